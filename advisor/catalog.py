@@ -1,0 +1,301 @@
+"""Catalogs as data: models, number formats, GPUs, prices and the guide's task tables.
+
+Everything is read once from `advisor/data/*.toml` (or an operator's price file) and
+validated into pydantic models, so a typo in a data file fails at start-up, not in a chat.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from advisor.models import Architecture, Kind
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+class DiffusionSpec(BaseModel):
+    denoiser: str
+    denoiser_params_b: float
+    text_encoders_params_b: list[float]
+    vae_params_b: float
+    latent_channels: int
+    default_resolution: int
+    guidance: bool
+    text_tokens: int
+    attn_tokens_divisor: int
+    attn_heads: int
+    denoiser_act_bytes_per_token: int
+    vae_force_upcast: bool
+    vae_decode_tensors: int
+
+
+class ModelSpec(BaseModel):
+    id: str
+    name: str
+    kind: Kind
+    family: str
+    aliases: list[str] = Field(default_factory=list)
+    params_b: float
+    active_params_b: float | None = None
+    default_format: str | None = None
+    source: str
+    checked: bool = False
+    arch: Architecture | None = None
+    diffusion: DiffusionSpec | None = None
+    activation_bytes_per_sample: int | None = None
+    reference_input: int | None = None
+
+    @property
+    def active_b(self) -> float:
+        return self.active_params_b or self.params_b
+
+
+class FormatSpec(BaseModel):
+    id: str
+    bits: float
+    scope: str  # "all" or "linear"
+    aliases: list[str]
+    source: str
+
+
+class GpuSpec(BaseModel):
+    id: str
+    name: str
+    vendor: str
+    segment: str
+    architecture: str
+    compute_capability: str | None = None
+    launch_year: int | None = None
+    vram_gb: float
+    usable_vram_gib: float
+    memory_type: str | None = None
+    memory_bandwidth_gbs: float
+    fp32_tflops: float | None = None
+    fp16_bf16_tensor_dense_tflops: float | None = None
+    bf16_supported: bool = True
+    fp8_supported: bool = False
+    fp8_tensor_dense_tflops: float | None = None
+    nvlink: bool | str = False
+    nvlink_bandwidth_gbs: float | None = None
+    pcie: str | None = None
+    tdp_w: float | None = None
+    china_variant_note: str | None = None
+    spec_confidence: str = "medium"
+    spec_notes: str | None = None
+    spec_read_date: str
+    aliases: list[str] = Field(default_factory=list)
+    shaky_fields: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+
+    @property
+    def usable_vram_bytes(self) -> int:
+        return int(self.usable_vram_gib * 2**30)
+
+    @property
+    def has_nvlink(self) -> bool:
+        return self.nvlink is True
+
+    @property
+    def cc(self) -> float:
+        try:
+            return float(self.compute_capability or 0)
+        except ValueError:
+            return 0.0
+
+    @property
+    def dense_tflops(self) -> float:
+        """16-bit tensor throughput; where unknown, fall back to fp32 vector rate."""
+        return self.fp16_bf16_tensor_dense_tflops or self.fp32_tflops or 10.0
+
+
+class PriceSpec(BaseModel):
+    gpu_id: str
+    platform: str
+    currency: str = Field(pattern=r"^(CNY|USD)$")
+    price_per_gpu_hour: float = Field(gt=0, le=1000)
+    tier: str = "on-demand"
+    region: str | None = None
+    confidence: str | None = None
+    note: str | None = None
+    source: str
+    source_date: str | None = None
+    read_date: str | None = None
+
+
+class TaskSpec(BaseModel):
+    id: str
+    kind: Kind
+    modes: list[str]
+    families: list[str] = Field(default_factory=list)
+    max_params_b: float
+    name_zh: str
+    name_en: str
+    vram_gb: list[int]
+    cards: str
+    gpu_ids: list[str]
+    note_zh: str
+    note_en: str
+
+
+def _load(name: str) -> dict:
+    with (DATA_DIR / name).open("rb") as fh:
+        return tomllib.load(fh)
+
+
+@cache
+def models() -> dict[str, ModelSpec]:
+    return {m["id"]: ModelSpec(**m) for m in _load("models.toml")["model"]}
+
+
+@cache
+def formats() -> dict[str, FormatSpec]:
+    raw = _load("formats.toml")
+    return {k: FormatSpec(id=k, **v) for k, v in raw.items() if k != "kv"}
+
+
+@cache
+def kv_cache_bytes_per_element() -> dict[str, float]:
+    return {k: v["bytes"] for k, v in _load("formats.toml")["kv"].items()}
+
+
+@cache
+def gpus() -> dict[str, GpuSpec]:
+    return {g["id"]: GpuSpec(**g) for g in _load("gpus.toml")["gpu"]}
+
+
+@cache
+def tasks() -> list[TaskSpec]:
+    return [TaskSpec(**t) for t in _load("tasks.toml")["task"]]
+
+
+def load_prices(path: Path | None = None) -> list[PriceSpec]:
+    """The packaged price list, or an operator's file of the same shape."""
+    if path is None:
+        return list(_default_prices())
+    with Path(path).open("rb") as fh:
+        raw = tomllib.load(fh)
+    return [PriceSpec(**p) for p in raw.get("price", [])]
+
+
+@cache
+def _default_prices() -> tuple[PriceSpec, ...]:
+    return tuple(PriceSpec(**p) for p in _load("prices.toml")["price"])
+
+
+def normalize_name(text: str) -> str:
+    """Lower-case, unify separators: 'Qwen2.5 7B-Instruct' -> 'qwen2.5-7b-instruct'."""
+    text = text.strip().lower()
+    text = text.split("/")[-1]  # an org/name HF id names the model by its last part
+    text = re.sub(r"[\s_]+", "-", text)
+    text = re.sub(r"-+", "-", text)
+    return text.strip("-")
+
+
+@cache
+def _model_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for spec in models().values():
+        for name in [spec.id, spec.name, *spec.aliases]:
+            index.setdefault(normalize_name(name), spec.id)
+            index.setdefault(normalize_name(name).replace("-", ""), spec.id)
+    return index
+
+
+def find_model(name: str) -> ModelSpec | None:
+    """Exact match on id, name or alias after normalisation (no fuzzy guess)."""
+    key = normalize_name(name)
+    index = _model_index()
+    model_id = index.get(key) or index.get(key.replace("-", ""))
+    if model_id is None:
+        # Instruction-tuned or chat variants share the base model's memory footprint.
+        stripped = re.sub(r"-(instruct|chat|it|base|hf|fp16|bf16)$", "", key)
+        model_id = index.get(stripped)
+    return models()[model_id] if model_id else None
+
+
+def close_model_names(name: str, n: int = 3) -> list[str]:
+    key = normalize_name(name)
+    ids = difflib.get_close_matches(key, list(_model_index()), n=n * 3, cutoff=0.6)
+    out: list[str] = []
+    for hit in ids:
+        model_id = _model_index()[hit]
+        if model_id not in out:
+            out.append(model_id)
+    return out[:n]
+
+
+@cache
+def _format_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for spec in formats().values():
+        for name in [spec.id, *spec.aliases]:
+            index.setdefault(name.lower(), spec.id)
+    return index
+
+
+def find_format(name: str) -> FormatSpec | None:
+    key = name.strip().lower().replace("_", "_")
+    fmt_id = _format_index().get(key) or _format_index().get(key.replace("-", "_"))
+    return formats()[fmt_id] if fmt_id else None
+
+
+@cache
+def _gpu_index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for spec in gpus().values():
+        names = [spec.id, spec.name, *spec.aliases]
+        for name in names:
+            key = re.sub(r"[\s_\-]+", "", name.lower())
+            index.setdefault(key, spec.id)
+    # Common short names pick the variant rental platforms list most often.
+    for short, gpu_id in {
+        "a100": "a100-80gb-pcie",
+        "a10080g": "a100-80gb-pcie",
+        "a10040g": "a100-40gb-pcie",
+        "h100": "h100-sxm",
+        "h10080g": "h100-sxm",
+        "v100": "tesla-v100",
+        "t4": "tesla-t4",
+        "4090": "rtx-4090",
+        "4090d": "rtx-4090d",
+        "3090": "rtx-3090",
+        "5090": "rtx-5090",
+        "a800": "a800-80gb",
+        "a6000": "rtx-a6000",
+        "6000ada": "rtx-6000-ada",
+        "910b": "ascend-910b",
+    }.items():
+        index.setdefault(short, gpu_id)
+    return index
+
+
+def find_gpu(name: str) -> GpuSpec | None:
+    key = re.sub(r"[\s_\-]+", "", name.strip().lower())
+    key = re.sub(r"^(nvidia|geforce|tesla)", "", key)
+    for candidate in (key, key.removeprefix("rtx"), "rtx" + key):
+        gpu_id = _gpu_index().get(candidate)
+        if gpu_id:
+            return gpus()[gpu_id]
+    return None
+
+
+def close_gpu_names(name: str, n: int = 3) -> list[str]:
+    key = re.sub(r"[\s_\-]+", "", name.strip().lower())
+    hits = difflib.get_close_matches(key, list(_gpu_index()), n=n * 3, cutoff=0.5)
+    out: list[str] = []
+    for hit in hits:
+        gpu_id = _gpu_index()[hit]
+        if gpu_id not in out:
+            out.append(gpu_id)
+    return out[:n]
+
+
+def catalog_version() -> str:
+    """A short stamp stored with each answer: which data it was computed from."""
+    return f"models:{len(models())}/gpus:{len(gpus())}/prices:{len(_default_prices())}@2026-11-30"

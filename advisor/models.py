@@ -1,0 +1,239 @@
+"""Typed inputs and outputs of the engine.
+
+Units live in field names (`*_bytes`, `*_b` for billions, `*_tokens`) so a number never
+travels without its unit. Every bound below exists to turn absurd input (10^30
+parameters, a batch of a billion) into a validation error naming the field instead of a
+nonsense answer.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Kind(StrEnum):
+    """What sort of workload: decides which estimator runs."""
+
+    llm = "llm"
+    diffusion = "diffusion"
+    classic = "classic"
+    rendering = "rendering"
+    video = "video"
+    simulation = "simulation"
+
+
+class Mode(StrEnum):
+    """What is done with the model."""
+
+    inference = "inference"
+    load_only = "load_only"
+    full = "full"  # full fine-tune (all weights trained)
+    pretrain = "pretrain"  # full training from scratch: memory as `full`, time from tokens
+    lora = "lora"
+    qlora = "qlora"
+    dora = "dora"
+    ia3 = "ia3"
+    prompt_tuning = "prompt_tuning"
+    freeze = "freeze"  # freeze-tuning: only the last layers train
+
+    @property
+    def is_training(self) -> bool:
+        return self not in (Mode.inference, Mode.load_only)
+
+    @property
+    def is_adapter(self) -> bool:
+        return self in (Mode.lora, Mode.qlora, Mode.dora, Mode.ia3, Mode.prompt_tuning)
+
+
+class Optimizer(StrEnum):
+    adamw = "adamw"
+    adamw_8bit = "adamw_8bit"
+    paged_adamw_8bit = "paged_adamw_8bit"
+    sgd = "sgd"
+    sgd_momentum = "sgd_momentum"
+    adafactor = "adafactor"
+    lion = "lion"
+
+
+class Attention(StrEnum):
+    eager = "eager"
+    sdpa = "sdpa"
+    flash = "flash"
+    sliced = "sliced"
+
+
+class Parallelism(StrEnum):
+    none = "none"
+    ddp = "ddp"
+    zero1 = "zero1"
+    zero2 = "zero2"
+    zero3 = "zero3"
+    fsdp = "fsdp"  # FULL_SHARD, memory as ZeRO-3
+    tp = "tp"
+    pp = "pp"
+
+
+class Offload(StrEnum):
+    none = "none"
+    optimizer = "optimizer"  # ZeRO-Offload: optimizer state (and its step) on the CPU
+    params = "params"  # parameters, gradients and optimizer state on the CPU (ZeRO-3/FSDP)
+    model = "model"  # diffusers enable_model_cpu_offload: one component on the GPU at a time
+    sequential = "sequential"  # diffusers enable_sequential_cpu_offload: weights streamed
+
+
+class Confidence(StrEnum):
+    high = "high"
+    medium = "medium"
+    low = "low"
+
+
+class Architecture(BaseModel):
+    """The fields of a transformer's config.json that memory depends on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    layers: int = Field(ge=1, le=1000)
+    hidden: int = Field(ge=16, le=200_000)
+    heads: int = Field(ge=1, le=1024)
+    kv_heads: int | None = Field(default=None, ge=1, le=1024)
+    head_dim: int | None = Field(default=None, ge=8, le=1024)
+    intermediate: int | None = Field(default=None, ge=16, le=1_000_000)
+    vocab: int = Field(default=32000, ge=2, le=2_000_000)
+    max_context_tokens: int = Field(default=4096, ge=64, le=10_000_000)
+    tied_embeddings: bool = False
+    gated_mlp: bool = True  # SwiGLU/GeGLU (3 matrices) vs GELU MLP (2)
+    experts: int | None = Field(default=None, ge=1, le=4096)
+    experts_per_token: int | None = Field(default=None, ge=1, le=4096)
+    moe_intermediate: int | None = Field(default=None, ge=16, le=1_000_000)
+    shared_experts: int = Field(default=0, ge=0, le=64)
+    sliding_window: int | None = Field(default=None, ge=16)
+    sliding_layers_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
+    kv_lora_rank: int | None = Field(default=None, ge=1)  # DeepSeek MLA compressed KV
+    qk_rope_head_dim: int | None = Field(default=None, ge=1)
+
+    @property
+    def kv_heads_(self) -> int:
+        return self.kv_heads or self.heads
+
+    @property
+    def head_dim_(self) -> int:
+        return self.head_dim or self.hidden // self.heads
+
+    @property
+    def intermediate_(self) -> int:
+        return self.intermediate or 4 * self.hidden
+
+
+class Workload(BaseModel):
+    """What the user wants to run. Everything is optional except what identifies the model
+    (a catalog name, a parameter count, an architecture or a task with no model)."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    kind: Kind | None = None
+    model: str | None = Field(default=None, max_length=200)
+    params_b: float | None = Field(default=None, gt=0, le=20_000)
+    active_params_b: float | None = Field(default=None, gt=0, le=20_000)
+    arch: Architecture | None = None
+
+    mode: Mode = Mode.inference
+    weights_format: str | None = Field(default=None, max_length=40)
+    text_encoder_format: str | None = Field(default=None, max_length=40)
+    compute_dtype: str | None = Field(default=None, pattern=r"^(fp32|fp16|bf16)$")
+    mixed_precision: bool | None = None
+
+    batch_size: int | None = Field(default=None, ge=1, le=65_536)
+    prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    new_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
+    context_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
+
+    image_width: int | None = Field(default=None, ge=64, le=16_384)
+    image_height: int | None = Field(default=None, ge=64, le=16_384)
+    images_per_prompt: int | None = Field(default=None, ge=1, le=256)
+    denoise_steps: int | None = Field(default=None, ge=1, le=1000)
+    guidance: bool | None = None
+    vae_slicing: bool = False
+    text_encoders_on_gpu: bool = True
+    tiny_vae: bool = False
+
+    optimizer: Optimizer | None = None
+    gradient_checkpointing: bool | None = None
+    attention: Attention | None = None
+    lora_rank: int | None = Field(default=None, ge=1, le=4096)
+    lora_targets: str | None = Field(default=None, max_length=300)
+    gradient_accumulation: int | None = Field(default=None, ge=1, le=100_000)
+    chunked_loss: bool = False
+    activation_offload: bool = False
+    optimizer_in_backward: bool = False
+
+    num_gpus: int = Field(default=1, ge=1, le=4096)
+    parallelism: Parallelism | None = None
+    cpu_offload: Offload = Offload.none
+    kv_cache_dtype: str | None = Field(default=None, pattern=r"^(fp32|fp16|bf16|fp8|q8_0|q4_0)$")
+    framework: str | None = Field(default=None, max_length=40)
+
+    train_tokens: int | None = Field(default=None, ge=1, le=10**15)
+
+    @model_validator(mode="after")
+    def _names_the_work(self) -> Workload:
+        if self.model is None and self.params_b is None and self.arch is None:
+            if self.kind in (None, Kind.llm, Kind.diffusion, Kind.classic):
+                raise ValueError("model: name a model, a parameter count (params_b) or an arch")
+        if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
+            raise ValueError("active_params_b: cannot exceed params_b")
+        return self
+
+
+class Term(BaseModel):
+    """One named piece of the memory breakdown with the arithmetic that produced it."""
+
+    name: str
+    bytes: int
+    formula: str
+
+
+class Estimate(BaseModel):
+    per_gpu: bool
+    num_gpus: int
+    terms: list[Term]
+    allocated_bytes: int  # what torch.cuda.max_memory_allocated would show
+    total_bytes: int  # what nvidia-smi would show (adds context, allocator slack)
+    low_bytes: int
+    high_bytes: int
+    confidence: Confidence
+
+    @property
+    def breakdown(self) -> dict[str, int]:
+        return {t.name: t.bytes for t in self.terms}
+
+
+class ResolvedModel(BaseModel):
+    """The model the estimate was made for, after the catalog lookup."""
+
+    id: str | None
+    name: str
+    kind: Kind
+    params_b: float
+    active_params_b: float
+    arch: Architecture | None
+    from_catalog: bool
+    source: str | None = None
+
+
+class Assumption(BaseModel):
+    field: str
+    value: str
+
+
+class EstimateResult(BaseModel):
+    workload: Workload
+    model: ResolvedModel
+    estimate: Estimate | None  # None for rendering/video/simulation: no formula exists
+    assumed: list[Assumption]
+
+    @property
+    def assumptions(self) -> list[str]:
+        return [f"{a.field} = {a.value}" for a in self.assumed]
