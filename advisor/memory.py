@@ -38,15 +38,16 @@ GIB = 2**30
 
 # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator. HF "Efficient
 # training on a single GPU" measured ~1343 MiB on a V100 (CUDA 11, eager module loading);
-# PyTorch >= 2.1 with lazy loading (CUDA 11.7+) needs ~0.5 GiB. 1 GiB covers both.
-CUDA_CONTEXT_BYTES = 1 * GIB
+# PyTorch >= 2.1 with lazy loading (CUDA 11.7+) needs ~0.5 GiB. We keep the larger figure:
+# an under-estimate is the costly error.
+CUDA_CONTEXT_BYTES = int(1.25 * GIB)
 # NCCL communicator buffers per card once more than one GPU talks (NCCL_BUFFSIZE 4 MiB
 # per channel x peers x protocols; ~0.5 GiB observed on 8-GPU nodes, llm-d non_torch 0.6).
 NCCL_BYTES = GIB // 2
 # Caching-allocator slack (reserved - allocated) at the peak: a few percent in inference,
-# ~10% in training where tensor sizes vary (PyTorch CUDA memory-management notes).
+# ~5% in training where tensor sizes vary (PyTorch CUDA memory-management notes).
 SLACK_INFERENCE = 0.03
-SLACK_TRAINING = 0.10
+SLACK_TRAINING = 0.05
 # KV cache length a static-cache framework pre-allocates when not told otherwise.
 STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}
 # HF generate() concatenates the cache each step (tuple / DynamicCache torch.cat): the old
@@ -345,7 +346,10 @@ def estimate(w: Workload) -> EstimateResult:
     acc = _Acc()
     if model.kind in (Kind.rendering, Kind.video, Kind.simulation):
         return EstimateResult(workload=w, model=model, estimate=None, assumed=[])
-    if model.kind == Kind.diffusion and spec is not None and spec.diffusion is not None:
+    if model.kind == Kind.diffusion:
+        if spec is None or spec.diffusion is None:
+            spec = generic_diffusion_spec(model.params_b)
+            acc.assume("pipeline", "generic DiT (all parameters in the denoiser)")
         est = _estimate_diffusion(w, spec, acc)
     elif model.kind == Kind.classic and (spec is None or spec.arch is None) and w.arch is None:
         est = _estimate_classic_cnn(w, model, spec, acc)
@@ -418,6 +422,8 @@ def _estimate_transformer(
     if w.attention is None:
         acc.assume("attention", "sdpa")
 
+    if fmt == "nf4" and framework == "torchtune":
+        fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
     weight_bytes = estimate_weight_bytes(params, arch, fmt)
     weight_formula = f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
@@ -467,13 +473,14 @@ def _estimate_transformer(
     if framework in ("vllm", "sglang"):
         prefill_tokens = min(prefill_tokens, 8192)
     h = arch.hidden
-    act_per_token = (8 * h + 6 * mlp_width(arch) / kv_split) * 2 / 2 * 2  # 16-bit values
+    act_per_token = (6 * h + 4 * mlp_width(arch) / kv_split) * 2  # 16-bit buffers of one layer
     attn = 0.0
     if attention == Attention.eager:
         attn = batch * arch.heads / kv_split * prompt * prompt * 6
     logits_tokens = prefill_tokens if concat else batch
     logits = logits_tokens * arch.vocab * 6 / kv_split  # 16-bit logits + fp32 upcast
-    prefill = prefill_tokens * act_per_token + attn + logits
+    # Layer buffers are freed before the lm_head runs: the prefill peak is one or the other.
+    prefill = max(prefill_tokens * act_per_token + attn, logits)
     decode_extra = kv if concat else 0.0  # the concatenated copy at each decode step
     if prefill >= decode_extra:
         act_b = acc.add(
@@ -528,7 +535,8 @@ def _estimate_training(
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
     mixed = w.mixed_precision if w.mixed_precision is not None else False
-    elem = 4 if compute == "fp32" else 2
+    # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
+    elem = 4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2)
     dropout = (spec is not None and spec.family in ENCODER_FAMILIES) or model.kind == Kind.classic
 
     trainable = trainable_params(w, arch, params)
@@ -554,8 +562,9 @@ def _estimate_training(
     # backward); ZeRO-3/FSDP gather 16-bit layers a few at a time instead.
     layer_params = (params - embedding_params(arch)) / arch.layers
     if split > 1 and par in (Parallelism.zero3, Parallelism.fsdp):
-        gathered = 2 * layer_params * 2 + embedding_params(arch) * 2 / (1 if offload_params else n)
-        acc.add("gathered_layers", gathered, "ZeRO-3/FSDP all-gather: ~2 layers in 16-bit + embeddings")
+        gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
+        gathered = 2 * layer_params * gather_bits / 8
+        acc.add("gathered_layers", gathered, f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits")
         w_b += int(gathered)
     elif fmt == "fp32" and compute != "fp32" and not offload_params:
         w_b += acc.add("compute_copy", params * 2 / split, f"{model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights")
@@ -601,9 +610,11 @@ def _estimate_training(
     has_lm = not (spec is not None and spec.family in ENCODER_FAMILIES)
     logits_b = 0
     if has_lm:
-        per = 3.0 if w.chunked_loss else (10.0 if elem == 2 else 12.0)
+        # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
+        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
+        per = 2.5 if w.chunked_loss else (12.0 if elem <= 2.5 else 16.0)
         logits_b = acc.add("logits", tokens * arch.vocab * per / tp, f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})")
-    transient = one_layer  # backward of one layer: its gradients of activations
+    transient = one_layer / 2  # backward of one layer: gradients of its activations
 
     grads_live = g_b if (ga > 1 or par == Parallelism.ddp) else 0
     forward_peak = grads_live + a_b + logits_b + transient
@@ -672,11 +683,15 @@ def _estimate_diffusion(w: Workload, spec: ModelSpec, acc: _Acc) -> Estimate:
     batch_eff = images * (2 if cfg else 1)
     latent_tokens = (width // 8) * (height // 8)
     attn_tokens = latent_tokens / d.attn_tokens_divisor
-    den_act = batch_eff * (attn_tokens + (d.text_tokens if d.denoiser == "dit" else 0)) * d.denoiser_act_bytes_per_token * compute_bytes / 2
+    # The per-token working set is taken as measured at 16-bit; fp32 pipelines are rare
+    # and their peak is the VAE decode, which does scale with the dtype below.
+    den_act = batch_eff * (attn_tokens + (d.text_tokens if d.denoiser == "dit" else 0)) * d.denoiser_act_bytes_per_token
+    # diffusers AttnProcessor: baddbmm input buffer, scores and probs are all score-sized.
+    scores = batch_eff * d.attn_heads * attn_tokens**2 * compute_bytes * 3
     if attention == Attention.eager:
-        den_act += batch_eff * d.attn_heads * attn_tokens**2 * 6
+        den_act += scores
     elif attention == Attention.sliced:
-        den_act += batch_eff * d.attn_heads * attn_tokens**2 * 6 / 2
+        den_act += scores / 2  # diffusers "auto" slicing: half the heads at a time
     decode_images = 1 if w.vae_slicing else images
     channels = 64 if w.tiny_vae else 128
     tensors = 3 if w.tiny_vae else d.vae_decode_tensors
@@ -713,6 +728,23 @@ def _estimate_diffusion(w: Workload, spec: ModelSpec, acc: _Acc) -> Estimate:
         else:
             allocated += acc.add("activations", den_act, f"denoiser at batch {batch_eff} ({images} images{' x 2 for CFG' if cfg else ''}), {int(attn_tokens)} attention tokens")
     return _finish(acc, allocated, w, False, (0.15, 0.25))
+
+
+def generic_diffusion_spec(params_b: float) -> ModelSpec:
+    """A diffusion model known only by its size: a FLUX-like DiT holding every parameter,
+    16 latent channels, text embeddings computed elsewhere."""
+    from advisor.catalog import DiffusionSpec
+
+    return ModelSpec(
+        id="generic-dit", name=f"{params_b:g}B diffusion transformer", kind=Kind.diffusion,
+        family="dit", params_b=params_b, source="assumed (no catalog entry)",
+        diffusion=DiffusionSpec(
+            denoiser="dit", denoiser_params_b=params_b, text_encoders_params_b=[],
+            vae_params_b=0.084, latent_channels=16, default_resolution=1024, guidance=False,
+            text_tokens=512, attn_tokens_divisor=4, attn_heads=max(int((params_b / 12) ** 0.5 * 24), 8),
+            denoiser_act_bytes_per_token=148000, vae_force_upcast=False, vae_decode_tensors=9,
+        ),
+    )
 
 
 def _estimate_diffusion_training(

@@ -46,7 +46,7 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
     (r"(?<!no )activation offloading", "activation_offload", True),
     (r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward", "optimizer_in_backward", True),
-    (r"on the transformer only|T5[^.;]*stay fp16|T5 and VAE fp16", "text_encoder_format", "compute"),
+    (r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16", "text_encoder_format", "compute"),
 ]
 
 OPTIMIZERS = {"adamw": "adamw", "adam": "adamw", "lora-fa": "adamw", "adamw_8bit": "adamw_8bit",
