@@ -202,6 +202,8 @@ def _model_index() -> dict[str, str]:
     index: dict[str, str] = {}
     for spec in models().values():
         for name in [spec.id, spec.name, *spec.aliases]:
+            if normalize_name(name).isdigit():
+                continue  # "vit-b/16" must not make "16" a model name
             index.setdefault(normalize_name(name), spec.id)
             index.setdefault(normalize_name(name).replace("-", ""), spec.id)
     return index
