@@ -1,0 +1,82 @@
+"""Command line: `python -m advisor "qwen2.5-72b int4 32k" [--json] [--lang zh|en]`
+or `python -m advisor --workload FILE.json --json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from advisor.memory import UnknownFormatError, UnknownModelError, estimate
+from advisor.models import Workload
+from advisor.parse import canonical_query, parse_query
+from advisor.recommend import recommend
+from advisor.report import estimate_json, recommendation_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m advisor", description="GPU advisor engine")
+    ap.add_argument("query", nargs="?", help='one line, e.g. "13B fp16" or "训练 llama3-8b lora"')
+    ap.add_argument("--workload", type=Path, help="a Workload as JSON (see README)")
+    ap.add_argument("--json", action="store_true", help="print JSON")
+    ap.add_argument("--lang", choices=("zh", "en"), default="en")
+    args = ap.parse_args(argv)
+
+    if args.workload:
+        try:
+            w = Workload.model_validate_json(args.workload.read_text(encoding="utf-8"))
+            out = estimate_json(estimate(w))
+        except (ValidationError, UnknownModelError, UnknownFormatError, ValueError) as exc:
+            print(json.dumps({"error": _error_text(exc)}, ensure_ascii=False))
+            return 2
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    if not args.query:
+        ap.print_usage()
+        return 2
+
+    parsed = parse_query(args.query)
+    if not parsed.ok:
+        if args.json:
+            print(json.dumps({"error": parsed.error.model_dump() if parsed.error else None,
+                              "understood": parsed.understood, "ignored": parsed.ignored}, ensure_ascii=False))
+        else:
+            from advisor.render import render
+
+            print(render("error", args.lang, error=parsed.error, parsed=parsed, plain=True))
+        return 2
+    assert parsed.workload is not None
+    try:
+        rec = recommend(
+            parsed.workload, gpu_id=parsed.gpu_id,
+            budget_per_hour=parsed.budget.amount if parsed.budget and parsed.budget.per_hour else None,
+            budget_total=parsed.budget.amount if parsed.budget and not parsed.budget.per_hour else None,
+            currency=parsed.budget.currency if parsed.budget else ("CNY" if args.lang == "zh" else "USD"),
+        )
+    except (UnknownModelError, UnknownFormatError, ValidationError, ValueError) as exc:
+        print(json.dumps({"error": _error_text(exc)}, ensure_ascii=False))
+        return 2
+    if args.json:
+        out = recommendation_json(rec, args.lang)
+        out["understood"], out["ignored"] = parsed.understood, parsed.ignored
+        out["canonical"] = canonical_query(parsed)
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    from advisor.render import render
+
+    print(render("answer", args.lang, rec=rec, parsed=parsed, canonical=canonical_query(parsed), plain=True))
+    return 0
+
+
+def _error_text(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Jinja rendering of replies: `templates/<lang>/<name>.j2`, autoescaped for Telegram HTML.
+
+The one place bytes become the unit users see (`gib` filter). `plain=True` strips the
+HTML tags for the terminal.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import cache
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+LANGS = ("zh", "en")
+
+
+def gib(value: float | int | None) -> str:
+    if value is None:
+        return "?"
+    v = value / 2**30
+    return f"{v:.1f} GiB" if v < 100 else f"{v:.0f} GiB"
+
+
+def bar(fraction: float, width: int = 10) -> str:
+    n = max(0, min(width, round(fraction * width)))
+    return "█" * n + "░" * (width - n)
+
+
+def money(price) -> str:  # noqa: ANN001
+    if price is None:
+        return "—"
+    sym = "¥" if price.currency == "CNY" else "$"
+    return f"{sym}{price.amount:.2f}/h"
+
+
+@cache
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=StrictUndefined,
+    )
+    env.filters.update(gib=gib, bar=bar, money=money)
+    return env
+
+
+def render(name: str, lang: str, plain: bool = False, **ctx: object) -> str:
+    lang = lang if lang in LANGS else "en"
+    text = _env().get_template(f"{lang}/{name}.j2").render(lang=lang, **ctx).strip()
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    if plain:
+        text = html.unescape(re.sub(r"</?(b|i|u|s|code|pre|blockquote)>", "", text))
+    return text

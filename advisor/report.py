@@ -1,0 +1,84 @@
+"""The public JSON shape of an answer (CLI `--json`, stored history summaries).
+
+Byte values are integers named `*_bytes`. Keys documented in the README are public:
+other tools read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.models import EstimateResult
+from advisor.recommend import Option, Recommendation
+
+
+def estimate_json(result: EstimateResult) -> dict[str, Any]:
+    est = result.estimate
+    out: dict[str, Any] = {
+        "workload": result.workload.model_dump(mode="json", exclude_none=True),
+        "model": result.model.model_dump(mode="json", exclude={"arch"}),
+        "assumptions": result.assumptions,
+        "estimate": None,
+    }
+    if result.model.arch is not None:
+        out["model"]["arch"] = result.model.arch.model_dump(mode="json", exclude_none=True)
+    if est is not None:
+        out["estimate"] = {
+            "per_gpu": est.per_gpu,
+            "num_gpus": est.num_gpus,
+            "allocated_bytes": est.allocated_bytes,
+            "total_bytes": est.total_bytes,
+            "low_bytes": est.low_bytes,
+            "high_bytes": est.high_bytes,
+            "confidence": est.confidence.value,
+            "breakdown": est.breakdown,
+            "terms": [t.model_dump() for t in est.terms],
+        }
+    return out
+
+
+def option_json(o: Option) -> dict[str, Any]:
+    return {
+        "gpu_id": o.gpu_id,
+        "gpu_name": o.gpu_name,
+        "count": o.count,
+        "fits": o.fits,
+        "risky": o.risky,
+        "multi_node": o.multi_node,
+        "per_gpu_bytes": o.per_gpu_bytes,
+        "usable_bytes": o.usable_bytes,
+        "headroom_fraction": o.headroom_fraction,
+        "price_per_hour": (
+            {"amount": o.price_per_hour.amount, "currency": o.price_per_hour.currency,
+             "platform": o.price_per_hour.platform, "source_date": o.price_per_hour.source_date}
+            if o.price_per_hour else None
+        ),
+        "decode_tokens_per_s": o.decode_tokens_per_s,
+        "train_hours": o.train_hours,
+        "job_cost": o.job_cost,
+        "images_per_min": o.images_per_min,
+        "why": o.why,
+    }
+
+
+def recommendation_json(rec: Recommendation, lang: str = "en") -> dict[str, Any]:
+    out = estimate_json(rec.result)
+    picks = [o for o in (rec.cheapest, rec.best_value, rec.fastest) if o is not None]
+    seen: set[tuple[str, int]] = set()
+    recs = []
+    for o in picks + rec.options:
+        key = (o.gpu_id, o.count)
+        if key in seen:
+            continue
+        seen.add(key)
+        recs.append(option_json(o))
+        if len(recs) >= 8:
+            break
+    out["recommendations"] = recs
+    out["named_gpu"] = option_json(rec.named) if rec.named else None
+    out["fixes"] = rec.fixes
+    out["pitfalls"] = [
+        {"code": p.code, "severity": p.severity, "message": p.message(lang)} for p in rec.pitfalls
+    ]
+    out["guide_task"] = rec.guide_task.id if rec.guide_task else None
+    return out
