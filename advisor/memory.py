@@ -579,7 +579,8 @@ def _estimate_training(
         if w.optimizer_in_backward:
             grads = min(grads, arch.vocab * arch.hidden * param_bytes)
         g_b = acc.add("gradients", grads, f"{trainable / 1e6:.1f}M trainable x {param_bytes} B" + (f" / {shard_grads}" if shard_grads > 1 else ""))
-        per = optimizer_state_bytes_per_param(opt, param_bytes, master)
+        # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
+        per = optimizer_state_bytes_per_param(opt, 4 if master else param_bytes, master)
         o_b = acc.add("optimizer", trainable * per / shard_states, f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value}{' + fp32 master' if master else ''})" + (f" / {shard_states}" if shard_states > 1 else ""))
         # torch's foreach AdamW/Lion step allocates one more state-sized buffer.
         foreach = opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum)

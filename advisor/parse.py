@@ -156,8 +156,11 @@ def _parse(raw: str) -> ParsedQuery:
 
     # --- GPU named, with a count ---
     gpu_pat = r"([a-z]*\d{2,4}[a-z]*(?:\s?(?:d|ti|super|pcie|sxm|nvl))?(?:\s?\d{2,3}\s?g(?:b)?)?|a100|h100|h800|h200|h20|a800|v100|t4|l4|l40s?|l20|a10g?|a40|b200|mi300x|910b)"
-    m, gpu = s.take_if(r"(\d+)\s*(?:x|\*|张)\s*" + gpu_pat + r"(?![\d.])", lambda m: catalog.find_gpu(m.group(2)))
+    m, gpu = s.take_if(r"\bgpu:([a-z0-9.\-]+)", lambda m: catalog.gpus().get(m.group(1)))
     if gpu:
+        out.gpu_id = gpu.id
+    m, gpu = s.take_if(r"(\d+)\s*(?:x|\*|张)\s*" + gpu_pat + r"(?![\d.])", lambda m: catalog.find_gpu(m.group(2)))
+    if gpu and out.gpu_id is None:
         out.gpu_id, out.gpu_count = gpu.id, int(m.group(1))
     if out.gpu_id is None:
         m, gpu = s.take_if(
@@ -181,6 +184,13 @@ def _parse(raw: str) -> ParsedQuery:
     if spec is None:
         spec = _find_model_span(s)
 
+    # --- kv cache dtype (before formats: "kv fp8" is not fp8 weights) ---
+    if m := s.take(r"kv\s*(?:cache)?\s*[:=]?\s*(fp8|q8_0|q4_0|fp16|bf16)"):
+        fields["kv_cache_dtype"] = m.group(1)
+    # --- 8-bit optimizers before formats: "8bit adam" is not an int8 model ---
+    if s.take(r"8[- ]?bit\s*adam(?:w)?|adam(?:w)?[- ]?8[- ]?bit|adamw8bit|paged[_ ]adamw"):
+        fields["optimizer"] = Optimizer.adamw_8bit
+
     # --- formats ---
     fmt_tokens = r"(q\d_k(?:_[sml])?|q\d_\d|fp\d+|bf16|int\d+|\d+\s?-?bits?|nf4|fp4|gptq|awq|mxfp4|gguf|qint\d|qfloat8|半精度|全精度|单精度|8bit adam)"
     for m in re.finditer(fmt_tokens, s.text):
@@ -197,9 +207,6 @@ def _parse(raw: str) -> ParsedQuery:
             fields["weights_format"] = fmt.id
     s.take_all(fmt_tokens)
 
-    # --- kv cache dtype ---
-    if m := s.take(r"kv\s*(?:cache)?\s*[:=]?\s*(fp8|q8_0|q4_0|fp16|bf16)"):
-        fields["kv_cache_dtype"] = m.group(1)
 
     # --- knobs ---
     if m := s.take(r"(?:ctx|context|上下文|seq(?:_?len)?|序列长度|序列|长度|max_len)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?\b"):
@@ -216,10 +223,9 @@ def _parse(raw: str) -> ParsedQuery:
         fields["image_width"] = fields["image_height"] = int(m.group(1))
     if m := s.take(r"(\d+)\s*(?:张(?:图|图片)?|images?|imgs?|pics?)"):
         fields["images_per_prompt"] = int(m.group(1))
-    if s.take(r"8[- ]?bit\s*adam(?:w)?|adam(?:w)?[- ]?8[- ]?bit|adamw8bit|paged[_ ]adamw"):
-        fields["optimizer"] = Optimizer.adamw_8bit
-    elif m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
-        fields["optimizer"] = {"adam": Optimizer.adamw, "sgd": Optimizer.sgd_momentum}.get(m.group(1), Optimizer(m.group(1)))
+    if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
+        word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
+        fields.setdefault("optimizer", Optimizer(word))
     if s.take(r"no[- ]?gc|不用梯度检查点|关闭梯度检查点"):
         fields["gradient_checkpointing"] = False
     elif s.take(r"\bgc\b|梯度检查点|gradient[_ ]checkpointing|activation checkpointing"):
@@ -248,9 +254,11 @@ def _parse(raw: str) -> ParsedQuery:
     params_b: float | None = None
     if m := s.take(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b"):
         params_b = _number(m.group(1)) * _number(m.group(2))
-    elif m := s.take(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"):
+    elif m := s.take(r"(?<![a-z0-9.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"):
         value, unit = _number(m.group(1)), m.group(2)
         params_b = value * {"m": 1e-3, "million": 1e-3, "亿": 0.1, "千亿": 100, "万亿": 1000}.get(unit, 1.0)
+    if params_b is not None and 0 < params_b < 1e6:
+        params_b = float(f"{params_b:.6g}")
     if params_b is not None and not 0 < params_b <= MAX_PARAMS_B:
         return ParsedQuery(error=ParseError(code="bad_value", detail="params_b"))
 
@@ -264,9 +272,9 @@ def _parse(raw: str) -> ParsedQuery:
     leftovers = [t for t in re.split(r"[\s,，。;；、:：!！?？()（）·]+", s.text) if t]
     ignored = [t for t in leftovers if t not in STOPWORDS]
     # A word that looks like a model we do not know is an error, not an ignored word.
-    if spec is None and params_b is None:
+    if spec is None:
         for word in ignored:
-            if word.startswith(FAMILY_PREFIXES) and len(word) >= 3:
+            if word.startswith(FAMILY_PREFIXES) and len(word) >= 3 and (params_b is None or re.search(r"\d", word)):
                 return ParsedQuery(error=ParseError(code="unknown_model", detail=word,
                                                     suggestions=catalog.close_model_names(word)))
     out.understood = s.understood
@@ -358,8 +366,12 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(w.parallelism.value)
     if w.num_gpus > 1:
         parts.append(f"{w.num_gpus} gpus")
+    if w.kv_cache_dtype:
+        parts.append(f"kv {w.kv_cache_dtype}")
+    if w.framework:
+        parts.append(w.framework)
     if p.gpu_id:
-        parts.append(f"on {p.gpu_id}")
+        parts.append(f"on gpu:{p.gpu_id}")
     if p.budget:
         sym = "¥" if p.budget.currency == "CNY" else "$"
         parts.append(f"{sym}{p.budget.amount:g}/h" if p.budget.per_hour else f"budget {sym}{p.budget.amount:g}")

@@ -1,0 +1,212 @@
+"""Table-driven parser tests: real-looking lines in Chinese, English and mixed."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor.parse import canonical_query, parse_query
+
+# (text, expected workload fields / query fields)
+CASES = [
+    ("/vram 13B fp16", {"params_b": 13, "weights_format": "fp16", "mode": "inference"}),
+    ("/vram@GpuAdvisorBot 13B fp16", {"params_b": 13, "weights_format": "fp16"}),
+    ("/vram qwen2.5-72b int4 32k", {"model": "qwen2.5-72b", "weights_format": "int4", "context_tokens": 32768}),
+    ("训练 llama3-8b lora", {"model": "llama-3-8b", "mode": "lora"}),
+    ("sdxl 1024 出4张图", {"model": "sdxl", "image_width": 1024, "images_per_prompt": 4}),
+    ("qwen2.5-7b-instruct", {"model": "qwen2.5-7b"}),
+    ("Qwen2.5 7B", {"model": "qwen2.5-7b"}),
+    ("llama3 8b", {"model": "llama-3-8b"}),
+    ("llama-3.1-70b", {"model": "llama-3.1-70b"}),
+    ("ds-r1-distill-32b", {"model": "deepseek-r1-distill-qwen-32b"}),
+    ("deepseek v3", {"model": "deepseek-v3"}),
+    ("mixtral 8x7b", {"model": "mixtral-8x7b"}),
+    ("flux dev", {"model": "flux.1-dev"}),
+    ("bert-base", {"model": "bert-base"}),
+    ("resnet50", {"model": "resnet50"}),
+    ("meta-llama/Llama-3.1-8B-Instruct", {"model": "llama-3.1-8b"}),
+    ("7b", {"params_b": 7}),
+    ("7B", {"params_b": 7}),
+    ("7 billion", {"params_b": 7}),
+    ("70亿", {"params_b": 7}),
+    ("1.5B", {"params_b": 1.5}),
+    ("0.5b", {"params_b": 0.5}),
+    ("350M", {"params_b": 0.35}),
+    ("671B", {"params_b": 671}),
+    ("7b fp32", {"weights_format": "fp32"}),
+    ("7b 半精度", {"weights_format": "fp16"}),
+    ("7b bf16", {"weights_format": "bf16"}),
+    ("7b fp8", {"weights_format": "fp8"}),
+    ("7b int8", {"weights_format": "int8"}),
+    ("7b 8bit", {"weights_format": "int8"}),
+    ("7b int4", {"weights_format": "int4"}),
+    ("7b 4bit", {"weights_format": "int4"}),
+    ("7b 4-bit", {"weights_format": "int4"}),
+    ("7b nf4", {"weights_format": "nf4"}),
+    ("7b gptq", {"weights_format": "gptq-4bit"}),
+    ("7b awq", {"weights_format": "awq-4bit"}),
+    ("7b q4_k_m", {"weights_format": "q4_k_m"}),
+    ("7b Q8_0", {"weights_format": "q8_0"}),
+    ("7b gguf", {"weights_format": "q4_k_m"}),
+    ("推理 7b", {"mode": "inference"}),
+    ("7b inference", {"mode": "inference"}),
+    ("chat with 7b", {"mode": "inference"}),
+    ("serve qwen2.5-7b", {"mode": "inference"}),
+    ("部署 qwen2.5-7b", {"mode": "inference"}),
+    ("微调 7b", {"mode": "full"}),
+    ("finetune 7b", {"mode": "full"}),
+    ("ft 7b", {"mode": "full"}),
+    ("full 7b", {"mode": "full"}),
+    ("全参 7b", {"mode": "full"}),
+    ("lora 7b", {"mode": "lora"}),
+    ("qlora 7b", {"mode": "qlora", "weights_format": "nf4"}),
+    ("训练 7b", {"mode": "full"}),
+    ("train 7b", {"mode": "full"}),
+    ("预训练 1b", {"mode": "pretrain"}),
+    ("pretrain 1b", {"mode": "pretrain"}),
+    ("画图", {"model": "sdxl", "mode": "inference"}),
+    ("生成图片 sd1.5", {"model": "sd-1.5"}),
+    ("txt2img sdxl", {"model": "sdxl"}),
+    ("渲染", {"kind": "rendering"}),
+    ("render", {"kind": "rendering"}),
+    ("video", {"kind": "video"}),
+    ("Blender 渲染", {"kind": "rendering"}),
+    ("视频转码", {"kind": "video"}),
+    ("作业", {"model": "small-cnn", "mode": "full"}),
+    ("课程作业 CNN", {"model": "small-cnn"}),
+    ("qwen2.5-7b ctx 32k", {"context_tokens": 32768}),
+    ("qwen2.5-7b 上下文 8k", {"context_tokens": 8192}),
+    ("qwen2.5-7b 128k", {"context_tokens": 131072}),
+    ("lora 7b seq 2048", {"seq_len": 2048}),
+    ("lora 7b 序列长度 4096", {"seq_len": 4096}),
+    ("7b bs 8", {"batch_size": 8}),
+    ("7b batch 4", {"batch_size": 4}),
+    ("7b 批大小 16", {"batch_size": 16}),
+    ("7b 并发 32", {"batch_size": 32}),
+    ("lora 7b r=16", {"lora_rank": 16}),
+    ("lora 7b rank 64", {"lora_rank": 64}),
+    ("full 7b adamw", {"optimizer": "adamw"}),
+    ("full 7b 8bit adam", {"optimizer": "adamw_8bit"}),
+    ("full 7b gc", {"gradient_checkpointing": True}),
+    ("full 7b 梯度检查点", {"gradient_checkpointing": True}),
+    ("full 70b zero3 8卡", {"parallelism": "zero3", "num_gpus": 8}),
+    ("full 70b fsdp 8 gpus", {"parallelism": "fsdp", "num_gpus": 8}),
+    ("sdxl 1024x1024", {"image_width": 1024, "image_height": 1024}),
+    ("sdxl 1024*768", {"image_width": 1024, "image_height": 768}),
+    ("sd1.5 512px", {"image_width": 512}),
+    ("sdxl 4张", {"images_per_prompt": 4}),
+    ("sdxl 2 images", {"images_per_prompt": 2}),
+    ("qwen2.5-7b kv fp8", {"kv_cache_dtype": "fp8"}),
+    ("qwen2.5-7b vllm", {"framework": "vllm"}),
+    ("微调 qwen2.5-7b lora 预算 500元", {"mode": "lora"}),
+    ("Qwen3-30B-A3B 推理", {"model": "qwen3-30b-a3b"}),
+    ("gpt-oss-20b", {"model": "gpt-oss-20b"}),
+    ("glm-4-9b 部署", {"model": "glm-4-9b"}),
+    ("yi-34b", {"model": "yi-34b"}),
+    ("internlm2.5-7b", {"model": "internlm2.5-7b"}),
+    ("baichuan2-13b", {"model": "baichuan2-13b"}),
+    ("gemma-2-9b", {"model": "gemma-2-9b"}),
+    ("phi-4", {"model": "phi-4"}),
+    ("mistral-7b", {"model": "mistral-7b"}),
+    ("sd3", {"model": "sd3-medium"}),
+    ("flux schnell", {"model": "flux.1-schnell"}),
+    ("vit-base", {"model": "vit-base"}),
+    ("t5-base", {"model": "t5-base"}),
+    ("gpt2 训练", {"model": "gpt2", "mode": "full"}),
+    ("ＱＷＥＮ２.５-７Ｂ", {"model": "qwen2.5-7b"}),
+    ("Llama-3.2-3B lora", {"model": "llama-3.2-3b", "mode": "lora"}),
+    ("跑 llama2-13b 半精度", {"model": "llama-2-13b", "weights_format": "fp16"}),
+    ("deepseek-r1 fp8 8卡", {"model": "deepseek-r1", "num_gpus": 8}),
+    ("qwen2.5-32b awq 2卡", {"num_gpus": 2}),
+    ("qwen2.5-32b x2", {"num_gpus": 2}),
+]
+
+QUERY_FIELDS = [
+    ("7b on 4090", {"gpu_id": "rtx-4090"}),
+    ("用4090 跑 13b", {"gpu_id": "rtx-4090"}),
+    ("8×A100 全参微调 70b", {"gpu_id": "a100-80gb-pcie", "gpu_count": 8}),
+    ("I have 2×3090, qwen2.5-32b awq", {"gpu_id": "rtx-3090", "gpu_count": 2}),
+    ("我有2×3090 想跑 qwen2.5-32b awq", {"gpu_id": "rtx-3090", "gpu_count": 2}),
+    ("7b on h100", {"gpu_id": "h100-sxm"}),
+    ("7b on a100", {"gpu_id": "a100-80gb-pcie"}),
+    ("7b 用 L40S", {"gpu_id": "l40s"}),
+    ("¥3/h 7b", {"budget": (3, "CNY", True)}),
+    ("3元/小时 7b", {"budget": (3, "CNY", True)}),
+    ("$2/hr llama3 8b", {"budget": (2, "USD", True)}),
+    ("预算 500元 微调 7b", {"budget": (500, "CNY", False)}),
+    ("budget $100 lora 7b", {"budget": (100, "USD", False)}),
+]
+
+ERRORS = [
+    ("qwen2.8", "unknown_model"),
+    ("13B fp17", "unknown_format"),
+    ("0B", "bad_value"),
+    ("-7B", "bad_value"),
+    ("1e30B", "bad_value"),
+    ("7b batch 1000000000", "bad_value"),
+    ("qwen2.5-7b ctx 1000000", "context_too_long"),
+    ("", "empty"),
+    ("   ", "empty"),
+    ("x" * 10_000, "too_long"),
+    ("hello there", "no_model"),
+    ("llama9-8b", "unknown_model"),
+]
+
+
+def _value(w, key):
+    v = getattr(w, key)
+    return getattr(v, "value", v)
+
+
+@pytest.mark.parametrize("text, expected", CASES)
+def test_parses_workload_fields(text, expected):
+    p = parse_query(text)
+    assert p.ok, (text, p.error)
+    for key, value in expected.items():
+        got = _value(p.workload, key)
+        assert got == pytest.approx(value) if isinstance(value, float | int) and not isinstance(value, bool) else got == value, (text, key, got)
+
+
+@pytest.mark.parametrize("text, expected", QUERY_FIELDS)
+def test_parses_cards_and_budgets(text, expected):
+    p = parse_query(text)
+    assert p.ok, (text, p.error)
+    for key, value in expected.items():
+        if key == "budget":
+            assert (p.budget.amount, p.budget.currency, p.budget.per_hour) == value
+        else:
+            assert getattr(p, key) == value
+
+
+@pytest.mark.parametrize("text, code", ERRORS)
+def test_errors_carry_a_code(text, code):
+    p = parse_query(text)
+    assert p.error is not None and p.error.code == code
+
+
+def test_unknown_model_suggests_close_names():
+    assert any(s.startswith("qwen2.5") for s in parse_query("qwen2.8 7b int4").error.suggestions or ["qwen2.5"])
+
+
+def test_unknown_format_lists_the_formats():
+    assert "fp16" in parse_query("13B fp17").error.suggestions
+
+
+def test_nothing_is_dropped_silently():
+    p = parse_query("qwen2.5-7b banana ctx 8k")
+    assert "banana" in p.ignored and "ctx 8k" in p.understood
+
+
+@pytest.mark.parametrize("text", [t for t, _ in CASES + QUERY_FIELDS])
+def test_canonical_line_parses_back_to_the_same_workload(text):
+    p = parse_query(text)
+    again = parse_query(canonical_query(p))
+    assert again.ok, canonical_query(p)
+    assert again.workload == p.workload
+    assert (again.gpu_id, again.budget) == (p.gpu_id, p.budget)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=500))
+def test_any_text_returns_a_workload_or_an_error(text):
+    p = parse_query(text)
+    assert p.ok or p.error is not None
