@@ -179,9 +179,9 @@ class Workload(BaseModel):
 
     @model_validator(mode="after")
     def _names_the_work(self) -> Workload:
-        if self.model is None and self.params_b is None and self.arch is None:
-            if self.kind in (None, Kind.llm, Kind.diffusion, Kind.classic):
-                raise ValueError("model: name a model, a parameter count (params_b) or an arch")
+        no_model = self.model is None and self.params_b is None and self.arch is None
+        if no_model and self.kind in (None, Kind.llm, Kind.diffusion, Kind.classic):
+            raise ValueError("model: name a model, a parameter count (params_b) or an arch")
         if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
             raise ValueError("active_params_b: cannot exceed params_b")
         return self

@@ -72,7 +72,7 @@ STOPWORDS = {
     "how", "much", "vram", "gpu", "model", "please", "using", "use", "what", "which", "can",
     "is", "and", "at", "by", "me", "do", "it", "have", "we", "our", "lab",
     "用", "跑", "的", "在", "想", "要", "我", "一下", "需要", "多少", "显存", "模型", "请问",
-    "个", "做", "我有", "想跑", "想", "帮我", "看看", "一个", "和", "跟", "上", "能", "吗", "么", "怎么", "选", "卡", "租", "张", "出", "图",
+    "个", "做", "我有", "想跑", "帮我", "看看", "一个", "和", "跟", "上", "能", "吗", "么", "怎么", "选", "卡", "租", "张", "出", "图",
     "/vram", "vram?",
 }
 FAMILY_PREFIXES = (
@@ -144,9 +144,7 @@ def _parse(raw: str) -> ParsedQuery:
     out = ParsedQuery()
 
     # --- budget (before sizes: "3元/小时" must not read as a size) ---
-    if m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"):
-        out.budget = Budget(amount=_number(m.group(1)), currency="CNY", per_hour=True)
-    elif m := s.take(r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"):
+    if (m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")) or (m := s.take(r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")):
         out.budget = Budget(amount=_number(m.group(1)), currency="CNY", per_hour=True)
     elif m := s.take(r"\$\s*(\d+(?:\.\d+)?)\s*(?:/|per\s*)\s*(?:hour|hr|h)"):
         out.budget = Budget(amount=_number(m.group(1)), currency="USD", per_hour=True)
