@@ -364,6 +364,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(w.parallelism.value)
     if w.num_gpus > 1:
         parts.append(f"{w.num_gpus} gpus")
+    if w.attention:
+        parts.append(w.attention.value)
     if w.kv_cache_dtype:
         parts.append(f"kv {w.kv_cache_dtype}")
     if w.framework:
