@@ -233,7 +233,7 @@ def _parse(raw: str) -> ParsedQuery:
         fields["parallelism"] = {"deepspeed": Parallelism.zero3, "张量并行": Parallelism.tp, "流水线并行": Parallelism.pp}.get(word) or Parallelism(word)
     if s.take(r"offload|卸载"):
         fields["cpu_offload"] = Offload.optimizer
-    if m := s.take(r"\b(flash[- ]?attn|flash[- ]?attention|sdpa|eager)\b"):
+    if m := s.take(r"\b(flash[- ]?attn|flash[- ]?attention|flash|sdpa|eager)\b"):
         fields["attention"] = Attention.flash if "flash" in m.group(1) else Attention(m.group(1))
     if m := s.take(r"\b(vllm|sglang|ollama|llama\.cpp|transformers|torchtune|unsloth|llama-factory)\b"):
         fields["framework"] = m.group(1)
