@@ -221,15 +221,17 @@ def find_model(name: str) -> ModelSpec | None:
     return models()[model_id] if model_id else None
 
 
-def close_model_names(name: str, n: int = 3) -> list[str]:
-    key = normalize_name(name)
-    ids = difflib.get_close_matches(key, list(_model_index()), n=n * 3, cutoff=0.6)
+def _close_ids(key: str, index: dict[str, str], n: int, cutoff: float) -> list[str]:
+    """Up to n distinct catalog ids whose index keys are close to `key`."""
     out: list[str] = []
-    for hit in ids:
-        model_id = _model_index()[hit]
-        if model_id not in out:
-            out.append(model_id)
+    for hit in difflib.get_close_matches(key, list(index), n=n * 3, cutoff=cutoff):
+        if index[hit] not in out:
+            out.append(index[hit])
     return out[:n]
+
+
+def close_model_names(name: str, n: int = 3) -> list[str]:
+    return _close_ids(normalize_name(name), _model_index(), n, cutoff=0.6)
 
 
 @cache
@@ -242,7 +244,7 @@ def _format_index() -> dict[str, str]:
 
 
 def find_format(name: str) -> FormatSpec | None:
-    key = name.strip().lower().replace("_", "_")
+    key = name.strip().lower()
     fmt_id = _format_index().get(key) or _format_index().get(key.replace("-", "_"))
     return formats()[fmt_id] if fmt_id else None
 
@@ -288,14 +290,7 @@ def find_gpu(name: str) -> GpuSpec | None:
 
 
 def close_gpu_names(name: str, n: int = 3) -> list[str]:
-    key = re.sub(r"[\s_\-]+", "", name.strip().lower())
-    hits = difflib.get_close_matches(key, list(_gpu_index()), n=n * 3, cutoff=0.5)
-    out: list[str] = []
-    for hit in hits:
-        gpu_id = _gpu_index()[hit]
-        if gpu_id not in out:
-            out.append(gpu_id)
-    return out[:n]
+    return _close_ids(re.sub(r"[\s_\-]+", "", name.strip().lower()), _gpu_index(), n, cutoff=0.5)
 
 
 def catalog_version() -> str:

@@ -67,7 +67,6 @@ class Recommendation(BaseModel):
     fixes: list[str]  # for a named card that does not fit: what change would fit
     pitfalls: list[Pitfall]
     guide_task: catalog.TaskSpec | None
-    mfu: float | None = None
 
 
 def cheapest_price(gpu_id: str, prices: list[PriceSpec], currency: str | None) -> Price | None:
@@ -131,8 +130,8 @@ def _speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> Non
     elif model.kind == Kind.diffusion:
         # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation.
         steps = w.denoise_steps or 30
-        width = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
-        flops = 2 * model.params_b * 0.5e9 * width * steps * 2
+        tokens = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
+        flops = 2 * model.params_b * 0.5e9 * tokens * steps * 2
         opt.images_per_min = round(60 / (flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
 
 
@@ -177,7 +176,9 @@ def recommend(
                 break  # fewer cards of the same type are always preferable
     if gpu_id is not None:
         named = _option_on(w, catalog.gpus()[gpu_id], max(w.num_gpus, 1), prices, currency)
-    comfortable = [o for o in options if not o.risky and o.gpu_id.startswith(("rtx", "tesla", "a", "l", "h", "b"))]
+    # Top picks: comfortable fits on NVIDIA cards (CUDA images just work); AMD/Ascend stay
+    # in the full ranked list.
+    comfortable = [o for o in options if not o.risky]
     comfortable = [o for o in comfortable if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"] or comfortable
     if budget_per_hour is not None:
         comfortable = [o for o in comfortable if o.price_per_hour is None or o.price_per_hour.amount <= budget_per_hour] or comfortable

@@ -14,7 +14,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.memory import estimate  # noqa: E402
-from advisor.models import Workload  # noqa: E402
 from advisor.parse import parse_query  # noqa: E402
 from advisor.recommend import recommend  # noqa: E402
 
@@ -45,7 +44,6 @@ def main() -> None:
     for name, fn, per, target in rows:
         med, p99 = timeit(fn, 200 if name != "recommend" else 30)
         print(f"{name:14} {med / per:10.3f} {p99 / per:8.3f} {target:10.1f}  {'ok' if med / per <= target else 'SLOW'}")
-    _ = Workload
 
 
 if __name__ == "__main__":
