@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from advisor.memory import UnknownFormatError, UnknownModelError, estimate
 from advisor.models import Workload
 from advisor.parse import canonical_query, parse_query
-from advisor.recommend import recommend
+from advisor.recommend import recommend_query
 from advisor.report import estimate_json, recommendation_json
 
 
@@ -50,12 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     assert parsed.workload is not None
     try:
-        rec = recommend(
-            parsed.workload, gpu_id=parsed.gpu_id,
-            budget_per_hour=parsed.budget.amount if parsed.budget and parsed.budget.per_hour else None,
-            budget_total=parsed.budget.amount if parsed.budget and not parsed.budget.per_hour else None,
-            currency=parsed.budget.currency if parsed.budget else ("CNY" if args.lang == "zh" else "USD"),
-        )
+        rec = recommend_query(parsed, default_currency="CNY" if args.lang == "zh" else "USD")
     except (UnknownModelError, UnknownFormatError, ValidationError, ValueError) as exc:
         print(json.dumps({"error": _error_text(exc)}, ensure_ascii=False))
         return 2

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pydantic import BaseModel
+
+from advisor import catalog
 from advisor.memory import estimate
 from advisor.models import Workload
+from advisor.recommend import HEADROOM
 
 
 def _largest(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
@@ -48,3 +52,62 @@ def max_context_tokens(w: Workload, limit_bytes: int, ceiling: int | None = None
 
 def max_batch_size(w: Workload, limit_bytes: int, ceiling: int = 4096) -> int | None:
     return _largest(1, ceiling, lambda b: _total(w.model_copy(update={"batch_size": b})) <= limit_bytes)
+
+
+# Model sizes users actually rent for (billions); the answer is the largest that fits.
+SIZE_LADDER_B = (0.5, 1.5, 3, 7, 8, 13, 14, 32, 34, 70, 72, 110, 180, 405)
+CONTEXT_PROBE_MODEL = "llama-3.1-8b"
+DIFFUSION_PROBES = ("sd-1.5", "sdxl", "sd3-medium", "flux.1-dev")
+
+
+class CardFit(BaseModel):
+    """What fits one card (or `count` cards) with the guide's 20% headroom."""
+
+    gpu_id: str
+    count: int
+    limit_bytes: int  # usable VRAM x count / 1.2
+    inference_b: dict[str, float | None]  # format -> largest size, 4k context, batch 1
+    finetune_b: dict[str, float | None]  # lora / qlora / full -> largest size, 2k tokens, batch 1
+    context_tokens_8b: int | None  # longest bf16 context for an 8B model
+    context_tokens_8b_int4: int | None
+    diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution, fp16
+
+
+def card_fit(gpu_id: str, count: int = 1) -> CardFit:
+    gpu = catalog.gpus()[gpu_id]
+    per_card = int(gpu.usable_vram_bytes / (1 + HEADROOM))
+
+    def largest(make: Callable[[float], Workload]) -> float | None:
+        best = None
+        for size in SIZE_LADDER_B:
+            if _total(make(size)) > per_card:
+                break
+            best = size
+        return best
+
+    def llm(size: float, **kw: object) -> Workload:
+        return Workload(params_b=size, num_gpus=count, **kw)  # type: ignore[arg-type]
+
+    shard = {"parallelism": "tp"} if count > 1 else {}
+    train_shard = {"parallelism": "fsdp"} if count > 1 else {}
+    inference = {
+        fmt: largest(lambda s, f=fmt: llm(s, weights_format=f, context_tokens=4096, batch_size=1, **shard))
+        for fmt in ("bf16", "int8", "int4")
+    }
+    finetune = {
+        "lora": largest(lambda s: llm(s, mode="lora", weights_format="bf16", seq_len=2048, batch_size=1,
+                                      gradient_checkpointing=True, **train_shard)),
+        "qlora": largest(lambda s: llm(s, mode="qlora", weights_format="nf4", seq_len=2048, batch_size=1,
+                                       gradient_checkpointing=True, **train_shard)),
+        "full": largest(lambda s: llm(s, mode="full", seq_len=2048, batch_size=1,
+                                      gradient_checkpointing=True, **train_shard)),
+    }
+    probe = Workload(model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard)  # type: ignore[arg-type]
+    ctx = max_context_tokens(probe, per_card)
+    ctx4 = max_context_tokens(probe.model_copy(update={"weights_format": "int4"}), per_card)
+    diffusion = {
+        m: _total(Workload(model=m, images_per_prompt=1, weights_format="fp16")) <= per_card
+        for m in DIFFUSION_PROBES
+    }
+    return CardFit(gpu_id=gpu_id, count=count, limit_bytes=per_card * count, inference_b=inference,
+                   finetune_b=finetune, context_tokens_8b=ctx, context_tokens_8b_int4=ctx4, diffusion=diffusion)

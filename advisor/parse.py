@@ -117,6 +117,9 @@ def _normalize(text: str) -> str:
     return text.strip()
 
 
+_SCALE = {"": 1.0, "k": 1e3, "万": 1e4, "m": 1e6, "亿": 1e8, "b": 1e9}
+
+
 def _number(s: str) -> float:
     return float(s.replace(",", ""))
 
@@ -206,6 +209,15 @@ def _parse(raw: str) -> ParsedQuery:
     s.take_all(fmt_tokens)
 
 
+    # --- training data: tokens or samples, times epochs (before sizes: "30m tokens" is data) ---
+    if m := s.take(r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?(?![\w.])|(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"):
+        value, unit = _number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
+        fields["_tokens"] = value * _SCALE[unit]
+    elif m := s.take(r"(\d+(?:\.\d+)?)\s*(k|万)?\s*(?:samples?|examples?|条(?:数据|样本)?)"):
+        fields["_samples"] = _number(m.group(1)) * _SCALE[m.group(2) or ""]
+    if m := s.take(r"(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)"):
+        fields["_epochs"] = _number(m.group(1))
+
     # --- knobs ---
     if m := s.take(r"(?:ctx|context|上下文|seq(?:_?len)?|序列长度|序列|长度|max_len)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?\b"):
         fields["_ctx"] = int(_number(m.group(1)) * (1024 if m.group(2) else 1))
@@ -219,7 +231,7 @@ def _parse(raw: str) -> ParsedQuery:
         fields["image_width"], fields["image_height"] = int(m.group(1)), int(m.group(2))
     elif m := s.take(r"(\d{3,5})\s*(?:px|p\b|分辨率)"):
         fields["image_width"] = fields["image_height"] = int(m.group(1))
-    if m := s.take(r"(\d+)\s*(?:张(?:图|图片)?|images?|imgs?|pics?)"):
+    if m := s.take(r"(?<![a-z\d])(\d+)\s*(?:张(?:图|图片)?|images?|imgs?|pics?)\b"):
         fields["images_per_prompt"] = int(m.group(1))
     if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
         word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
@@ -313,6 +325,20 @@ def _parse(raw: str) -> ParsedQuery:
         if spec is not None and spec.arch is not None and ctx > spec.arch.max_context_tokens:
             return ParsedQuery(error=ParseError(code="context_too_long", detail=str(spec.arch.max_context_tokens)))
         fields["seq_len" if fields["mode"].is_training else "context_tokens"] = ctx
+    tokens, samples, epochs = fields.pop("_tokens", None), fields.pop("_samples", None), fields.pop("_epochs", None)
+    if samples is not None:
+        tokens = samples * (fields.get("seq_len") or 1024)
+        out.assumed.append(f"{samples:g} samples x {fields.get('seq_len') or 1024} tokens")
+    if tokens is not None or epochs is not None:
+        if not fields["mode"].is_training:
+            out.ignored.append("data/epochs (not training)")
+        elif tokens is None:
+            out.ignored.append("epochs without a data size")
+        else:
+            total = int(tokens * (epochs or 1))
+            if not 1 <= total <= 10**15:
+                return ParsedQuery(error=ParseError(code="bad_value", detail="train_tokens"))
+            fields["train_tokens"] = total
     if out.gpu_count and out.gpu_count > 1:
         fields["num_gpus"] = out.gpu_count
     out.workload = Workload(**fields)
@@ -356,6 +382,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.images_per_prompt} images")
     if w.lora_rank:
         parts.append(f"rank {w.lora_rank}")
+    if w.train_tokens:
+        parts.append(f"data {w.train_tokens} tokens")
     if w.optimizer:
         parts.append("adamw8bit" if w.optimizer == Optimizer.adamw_8bit else w.optimizer.value.replace("sgd_momentum", "sgd"))
     if w.gradient_checkpointing is not None:

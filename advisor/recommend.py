@@ -16,6 +16,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Parallelism, Workload
+from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, find_pitfalls
 
 HEADROOM = 0.20  # the guide: keep at least 20% of VRAM free
@@ -299,3 +300,32 @@ def suggest_fixes(w: Workload, named: Option) -> list[str]:
         if est is not None and est.total_bytes <= limit:
             fixes.append(code)
     return fixes[:4]
+
+
+def recommend_query(parsed: ParsedQuery, default_currency: str = "CNY", prices_file: Path | None = None) -> Recommendation:
+    """`recommend` for a parsed one-line query: its named card and budget applied. The one
+    path from a user's text to an answer, shared by the CLI and the bot."""
+    if parsed.workload is None:
+        raise ValueError("recommend_query needs a parsed workload")
+    b = parsed.budget
+    return recommend(
+        parsed.workload,
+        gpu_id=parsed.gpu_id,
+        budget_per_hour=b.amount if b and b.per_hour else None,
+        budget_total=b.amount if b and not b.per_hour else None,
+        currency=b.currency if b else default_currency,
+        prices_file=prices_file,
+    )
+
+
+def summary(rec: Recommendation) -> dict:
+    """A few fields to store with a question (history, /stats)."""
+    pick = rec.named or rec.cheapest
+    est = rec.result.estimate
+    return {
+        "model": rec.result.model.id or rec.result.model.name,
+        "gpu": pick.gpu_id if pick else None,
+        "count": pick.count if pick else None,
+        "fits": pick.fits if pick else None,
+        "total_bytes": est.total_bytes if est else None,
+    }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -37,6 +38,20 @@ def money(price) -> str:  # noqa: ANN001
 
 
 @cache
+def labels(lang: str) -> dict[str, dict[str, str]]:
+    """Short wording (buttons, alerts, term names) from `templates/<lang>/labels.toml`."""
+    with (TEMPLATES / (lang if lang in LANGS else "en") / "labels.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def label(lang: str, key: str, **fmt: object) -> str:
+    """`label("zh", "button.skip")`; an unknown key shows as itself rather than failing a reply."""
+    section, _, name = key.partition(".")
+    text = labels(lang).get(section, {}).get(name, key)
+    return text.format(**fmt) if fmt else text
+
+
+@cache
 def _env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
@@ -51,8 +66,11 @@ def _env() -> Environment:
 
 def render(name: str, lang: str, plain: bool = False, **ctx: object) -> str:
     lang = lang if lang in LANGS else "en"
-    text = _env().get_template(f"{lang}/{name}.j2").render(lang=lang, **ctx).strip()
+    def t(key: str, **fmt: object) -> str:
+        return label(lang, key, **fmt)
+
+    text = _env().get_template(f"{lang}/{name}.j2").render(lang=lang, t=t, **ctx).strip()
     text = re.sub(r"\n{3,}", "\n\n", text)
     if plain:
-        text = html.unescape(re.sub(r"</?(b|i|u|s|code|pre|blockquote)>", "", text))
+        text = html.unescape(re.sub(r"<[^<>]+>", "", text))
     return text

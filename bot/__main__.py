@@ -1,0 +1,110 @@
+"""`python -m bot` runs the bot (long polling, token from `.env`);
+`python -m bot --local` tries the whole conversation in a terminal, no token needed;
+`python -m bot backup PATH` writes a consistent copy of the live database."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.ext import ApplicationBuilder
+
+from bot.settings import Settings, load_settings, settings_error_line
+from bot.storage import StorageError, backup_database
+
+
+class RedactToken(logging.Filter):
+    """HTTP client libraries log request URLs, and Bot API URLs contain the token."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.token:
+            msg = record.getMessage()
+            if self.token in msg:
+                record.msg, record.args = msg.replace(self.token, "<token>"), None
+        return True
+
+
+def setup_logging(settings: Settings) -> None:
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactToken(token))
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request, URL with token
+
+
+def fail(line: str) -> int:
+    print(f"error: {line}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bot", description="GPU advisor Telegram bot")
+    ap.add_argument("--local", action="store_true", help="try the bot in this terminal, no token needed")
+    ap.add_argument("--lang", choices=("zh", "en"), help="--local: the Telegram language of the pretend user")
+    sub = ap.add_subparsers(dest="command")
+    b = sub.add_parser("backup", help="copy the live database to PATH (SQLite online backup)")
+    b.add_argument("path", type=Path)
+    args = ap.parse_args(argv)
+
+    try:
+        settings = load_settings()
+    except ValidationError as exc:
+        return fail(settings_error_line(exc))
+
+    if args.command == "backup":
+        try:
+            backup_database(settings.database_path, args.path)
+        except StorageError as exc:
+            return fail(str(exc))
+        print(f"backed up {settings.database_path} to {args.path}")
+        return 0
+
+    setup_logging(settings)
+    if args.local:
+        from bot.local import run_local
+
+        return asyncio.run(run_local(settings, args.lang or settings.default_language))
+
+    if settings.telegram_bot_token is None:
+        return fail("TELEGRAM_BOT_TOKEN is not set (put it in .env; see .env.example), "
+                    "or try `python -m bot --local`")
+    return asyncio.run(_run(settings))
+
+
+async def _run(settings: Settings) -> int:
+    from bot.app import build_application
+    from bot.runner import serve
+
+    assert settings.telegram_bot_token is not None
+    builder = ApplicationBuilder().token(settings.telegram_bot_token.get_secret_value())
+    app = build_application(builder, settings)
+    stop_event = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop_event.set)
+    try:
+        await serve(app, stop_event)
+    except InvalidToken:
+        return fail("Telegram rejected TELEGRAM_BOT_TOKEN (401/404): check it with @BotFather")
+    except NetworkError as exc:
+        where = settings.telegram_api_base_url or "https://api.telegram.org"
+        return fail(f"cannot reach the Bot API at {where}: {exc}")
+    except StorageError as exc:
+        return fail(str(exc))
+    except TelegramError as exc:
+        return fail(f"Telegram refused to start the bot: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""The answer to a question: advisor → template → reply, stored in history, with buttons to
+change precision, budget or card, read the details, or start over."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from telegram import Update
+
+from advisor import catalog
+from advisor.parse import Budget, ParsedQuery, canonical_query, parse_query
+from advisor.recommend import Recommendation, recommend_query, summary
+from bot.app import Context
+from bot.callbacks import pack
+from bot.replies import Keyboard, send, t
+
+WIZARD_FILE = Path(__file__).with_name("wizard.toml")
+
+
+@cache
+def wizard_spec() -> dict:
+    with WIZARD_FILE.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def answer_choices(what: str) -> list[str]:
+    """The precision / card / budget choices offered under an answer."""
+    return wizard_spec()["answer"][{"f": "precisions", "g": "cards", "m": "budgets"}[what]]
+
+
+def compute(parsed: ParsedQuery, context: Context) -> Recommendation:
+    return recommend_query(
+        parsed,
+        default_currency="CNY" if context.lang == "zh" else "USD",
+        prices_file=context.settings.prices_file,
+    )
+
+
+def answer_keyboard(context: Context, hid: int) -> Keyboard:
+    return [
+        [(t(context, "button.precision"), pack("a", hid, "p")), (t(context, "button.budget"), pack("a", hid, "m")),
+         (t(context, "button.card"), pack("a", hid, "g"))],
+        [(t(context, "button.details"), pack("a", hid, "d")), (t(context, "button.new"), pack("w", 0, "n"))],
+    ]
+
+
+def view_keyboard(context: Context, hid: int, view: str) -> Keyboard:
+    """The sub-menu under an answer: choices for precision (p), card (g) or budget (m)."""
+    what = {"p": "f", "g": "g", "m": "m"}[view]
+    choices = answer_choices(what)
+    if what == "g":
+        names = [catalog.gpus()[g].name.replace("GeForce ", "").replace("NVIDIA ", "") for g in choices]
+    elif what == "f":
+        names = [c.upper() for c in choices]
+    else:
+        names = list(choices)
+    buttons = [(name, pack("c", hid, what, i)) for i, name in enumerate(names)]
+    if what == "m":
+        buttons.append((t(context, "button.any_budget"), pack("c", hid, "m", "x")))
+    rows: Keyboard = [buttons[i:i + 3] for i in range(0, len(buttons), 3)]
+    rows.append([(t(context, "button.to_answer"), pack("a", hid, "r"))])
+    return rows
+
+
+def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
+    """The same question with one thing changed by an answer button."""
+    assert parsed.workload is not None
+    if what == "f":
+        fmt = answer_choices("f")[int(choice)]
+        w = parsed.workload.model_copy(update={"weights_format": fmt})
+        return parsed.model_copy(update={"workload": w, "assumed": [], "ignored": []})
+    if what == "g":
+        return parsed.model_copy(update={"gpu_id": answer_choices("g")[int(choice)], "assumed": [], "ignored": []})
+    if choice == "x":
+        return parsed.model_copy(update={"budget": None, "assumed": [], "ignored": []})
+    budget = parse_query("1b " + answer_choices("m")[int(choice)]).budget
+    return parsed.model_copy(update={"budget": Budget.model_validate(budget.model_dump()) if budget else None,
+                                     "assumed": [], "ignored": []})
+
+
+async def reply_with_answer(
+    update: Update, context: Context, raw_text: str, parsed: ParsedQuery, *, edit: bool = False
+) -> int | None:
+    """Answer a parsed question (or explain the parse error); returns the history id."""
+    if not parsed.ok:
+        await send(update, context, "error", edit=edit, error=parsed.error, parsed=parsed)
+        return None
+    rec = compute(parsed, context)
+    canonical = canonical_query(parsed)
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None and parsed.workload is not None
+    hid = await context.repo.add_history(
+        user_id=user.id, chat_id=chat.id, raw_text=raw_text, canonical=canonical,
+        workload=parsed.workload.model_dump(mode="json", exclude_none=True), summary=summary(rec),
+        catalog_version=catalog.catalog_version(), update_id=update.update_id,
+    )
+    await send(update, context, "answer", answer_keyboard(context, hid), edit=edit,
+               rec=rec, parsed=parsed, canonical=canonical)
+    return hid
+
+
+async def show_view(update: Update, context: Context, hid: int, view: str, canonical: str) -> None:
+    """Edit an answer in place: back to the answer (r), the details (d) or a sub-menu."""
+    parsed = parse_query(canonical)
+    if not parsed.ok:  # the catalog changed since: say so rather than guess
+        await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
+        return
+    rec = compute(parsed, context)
+    if view == "d":
+        await send(update, context, "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]],
+                   edit=True, rec=rec, parsed=parsed, canonical=canonical)
+    elif view == "r":
+        await send(update, context, "answer", answer_keyboard(context, hid), edit=True,
+                   rec=rec, parsed=parsed, canonical=canonical)
+    else:
+        await send(update, context, "answer", view_keyboard(context, hid, view), edit=True,
+                   rec=rec, parsed=parsed, canonical=canonical)

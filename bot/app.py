@@ -1,0 +1,216 @@
+"""`build_application(builder, settings)`: the one factory, used by production, the local
+try-out, the tests and the load bench. It wires handlers, persistence, the rate limiter,
+the command menus and the error handler; the handlers live in `commands` and `wizard`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import logging
+import warnings
+from typing import Any
+
+from telegram import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+    BotCommandScopeDefault,
+    LinkPreviewOptions,
+    Update,
+)
+from telegram.constants import ParseMode
+from telegram.error import Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    ApplicationHandlerStop,
+    CallbackContext,
+    Defaults,
+    ExtBot,
+    TypeHandler,
+)
+from telegram.warnings import PTBUserWarning
+
+from advisor.render import label
+from bot.persistence import SQLitePersistence
+from bot.settings import Settings
+from bot.storage import Repository
+
+log = logging.getLogger(__name__)
+
+PRIVATE_COMMANDS = ("start", "vram", "gpus", "gpu", "fit", "history", "lang", "help", "cancel", "about", "forget")
+GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
+
+
+class AdvisorApplication(Application):
+    """PTB's Application with the bot's settings beside it."""
+
+    def __init__(self, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.settings = settings
+
+    @property
+    def repo(self) -> Repository:
+        assert isinstance(self.persistence, SQLitePersistence)
+        return self.persistence.repo
+
+
+class Context(CallbackContext[ExtBot, dict, dict, dict]):
+    """Per-update context: the reply language, settled once per update by `remember`."""
+
+    def __init__(self, application: Application, chat_id: int | None = None, user_id: int | None = None) -> None:
+        super().__init__(application, chat_id, user_id)
+        self.lang: str = application.settings.default_language  # type: ignore[attr-defined]
+
+    @property
+    def repo(self) -> Repository:
+        return self.application.repo  # type: ignore[attr-defined]
+
+    @property
+    def settings(self) -> Settings:
+        return self.application.settings  # type: ignore[attr-defined]
+
+
+def language_for(user_choice: str | None, chat_choice: str | None, tg_code: str | None, default: str) -> str:
+    """The user's own /lang choice, else the group's, else Telegram's language (zh* → zh,
+    anything else → en), else the operator's default."""
+    if user_choice in ("zh", "en"):
+        return user_choice
+    if chat_choice in ("zh", "en"):
+        return chat_choice
+    if tg_code:
+        return "zh" if tg_code.lower().startswith("zh") else "en"
+    return default
+
+
+async def remember(update: Update, context: Context) -> None:
+    """Runs before every handler (group -1): records who asked where, settles the language,
+    follows a group that became a supergroup, and drops updates from channels and bots."""
+    user, chat, msg = update.effective_user, update.effective_chat, update.effective_message
+    if chat is not None and chat.type == "channel" or user is not None and user.is_bot:
+        raise ApplicationHandlerStop
+    if msg is not None and msg.migrate_to_chat_id and chat is not None:
+        await context.repo.migrate_chat(chat.id, msg.migrate_to_chat_id)
+        context.application.migrate_chat_data(old_chat_id=chat.id, new_chat_id=msg.migrate_to_chat_id)
+        raise ApplicationHandlerStop
+    await context.repo.seen(
+        user.id if user else None,
+        user.first_name if user else None,
+        user.language_code if user else None,
+        chat.id if chat else None,
+        chat.type if chat else None,
+        chat.title if chat else None,
+    )
+    stored = await context.repo.user(user.id) if user else None
+    chat_lang = await context.repo.chat_language(chat.id) if chat and chat.type != "private" else None
+    context.lang = language_for(
+        stored["language"] if stored else None,
+        chat_lang,
+        user.language_code if user else None,
+        context.settings.default_language,
+    )
+
+
+async def save_state(update: object, context: Context) -> None:
+    """Runs after every handler (last group): write conversation state now, not within the
+    next `update_interval`, so a restart never loses the step a user just took."""
+    await context.application.update_persistence()
+
+
+async def on_error(update: object, context: Context) -> None:
+    """Log with the update; tell the user, briefly and in their language. Never a traceback
+    in a chat."""
+    err = context.error
+    if isinstance(err, Forbidden):
+        log.info("forbidden (user blocked the bot?): %s", err)
+        return
+    if isinstance(err, (NetworkError, TimedOut, RetryAfter)) and not isinstance(update, Update):
+        log.warning("network trouble while polling: %s", err)
+        return
+    summary = json.dumps(update.to_dict(), ensure_ascii=False)[:2000] if isinstance(update, Update) else repr(update)
+    log.error("handler failed for update %s", summary, exc_info=err)
+    if not isinstance(update, Update) or update.effective_chat is None:
+        return
+    try:
+        if update.callback_query is not None:
+            await update.callback_query.answer()
+        msg = update.effective_message
+        body = label(context.lang, "alert.sorry")
+        if msg is not None and update.callback_query is None:
+            await msg.reply_text(html.escape(body))
+        else:
+            await context.bot.send_message(update.effective_chat.id, html.escape(body))
+    except Exception as exc:  # noqa: BLE001 - the apology itself failed; the log has the cause
+        log.warning("could not send the apology: %s", exc)
+
+
+async def purge_old_history(context: Context) -> None:
+    days = context.application.settings.history_retention_days  # type: ignore[attr-defined]
+    removed = await context.application.repo.purge_history(days)  # type: ignore[attr-defined]
+    log.info("retention: removed %d questions older than %d days", removed, days)
+
+
+async def post_init(app: Application) -> None:
+    """Command menus for private and group chats, in Chinese and English (Telegram picks
+    by the user's language), and the daily retention job. PTB runs this only from
+    run_polling; `bot.runner.serve` calls it itself."""
+    for lang_code in ("", "zh", "en"):
+        lang = "zh" if lang_code == "zh" else "en"
+        private = [BotCommand(c, label(lang, f"cmd.{c}")) for c in PRIVATE_COMMANDS]
+        group = [BotCommand(c, label(lang, f"cmd.{c}")) for c in GROUP_COMMANDS]
+        await app.bot.set_my_commands(private, scope=BotCommandScopeAllPrivateChats(), language_code=lang_code or None)
+        await app.bot.set_my_commands(group, scope=BotCommandScopeAllGroupChats(), language_code=lang_code or None)
+        await app.bot.set_my_commands(private, scope=BotCommandScopeDefault(), language_code=lang_code or None)
+    if app.job_queue is not None:
+        app.job_queue.run_repeating(purge_old_history, interval=dt.timedelta(days=1), first=dt.timedelta(seconds=30),
+                                    name="retention")
+
+
+def build_application(builder: ApplicationBuilder, settings: Settings) -> AdvisorApplication:
+    """Production passes `ApplicationBuilder().token(...)`; tests add `.base_url(stand-in)`."""
+    from bot import commands, wizard
+
+    if settings.telegram_api_base_url:
+        builder = builder.base_url(settings.telegram_api_base_url)
+    app = (
+        builder.application_class(AdvisorApplication, kwargs={"settings": settings})
+        .context_types(_context_types())
+        .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
+        .persistence(SQLitePersistence(settings.database_path))
+        .rate_limiter(AIORateLimiter(
+            overall_max_rate=settings.rate_limit_overall_per_s, overall_time_period=1,
+            group_max_rate=settings.rate_limit_group_per_min, group_time_period=60, max_retries=3,
+        ))
+        # ConversationHandler needs updates one at a time (PTB docs); the load bench shows
+        # this is not the bottleneck.
+        .concurrent_updates(False)
+        .post_init(post_init)
+        .post_shutdown(_close_storage)
+        .build()
+    )
+    assert isinstance(app, AdvisorApplication)
+    app.add_handler(TypeHandler(Update, remember), group=-1)
+    # One group: the first handler that matches wins, so a member inside the wizard gets
+    # the wizard and everyone else the commands and fallbacks, never both.
+    with warnings.catch_warnings():
+        # per_message=False with CallbackQueryHandlers is deliberate: one wizard per member
+        # and chat, its buttons routed by their payload (see bot.callbacks).
+        warnings.filterwarnings("ignore", category=PTBUserWarning)
+        app.add_handler(wizard.conversation())
+    app.add_handlers(commands.handlers())
+    app.add_handler(TypeHandler(Update, save_state), group=99)
+    app.add_error_handler(on_error)
+    return app
+
+
+def _context_types():  # noqa: ANN202
+    from telegram.ext import ContextTypes
+
+    return ContextTypes(context=Context, bot_data=dict, chat_data=dict, user_data=dict)
+
+
+async def _close_storage(app: Application) -> None:
+    if isinstance(app.persistence, SQLitePersistence):
+        await app.persistence.close()

@@ -1,0 +1,279 @@
+"""Quick commands and the buttons under answers. Each handler: parse → advisor → template."""
+
+from __future__ import annotations
+
+import re
+
+from telegram import Update
+from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, MessageHandler, filters
+
+from advisor import catalog
+from advisor.fit import card_fit
+from advisor.parse import parse_query
+from advisor.recommend import cheapest_price
+from bot.answer import apply_change, reply_with_answer, show_view
+from bot.app import Context
+from bot.callbacks import pack, unpack
+from bot.replies import send, t
+from bot.wizard import refuse_not_owner
+
+GPU_LIST_LIMIT = 60
+
+
+def handlers() -> list[BaseHandler]:
+    return [
+        CommandHandler("vram", vram),
+        CommandHandler("gpus", gpus),
+        CommandHandler("gpu", gpu),
+        CommandHandler("fit", fit),
+        CommandHandler("history", history),
+        CommandHandler("lang", lang),
+        CommandHandler("help", help_),
+        CommandHandler("about", about),
+        CommandHandler("forget", forget),
+        CommandHandler("stats", stats),
+        CommandHandler("cancel", nothing_to_cancel),
+        CallbackQueryHandler(on_answer_button, pattern=r"^[ach]\|"),
+        CallbackQueryHandler(on_lang_button, pattern=r"^l\|"),
+        CallbackQueryHandler(on_forget_button, pattern=r"^f\|"),
+        CallbackQueryHandler(on_stale_button),  # anything else: an old wizard, a forged payload
+        MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND, free_text),
+        MessageHandler(filters.ChatType.GROUPS & filters.REPLY & filters.TEXT & ~filters.COMMAND, group_reply),
+    ]
+
+
+def _args_text(update: Update) -> str:
+    msg = update.effective_message
+    raw = (msg.text or "") if msg else ""
+    return re.sub(r"^/\w+(@\w+)?\s*", "", raw, count=1)
+
+
+def _price(gpu_id: str, context: Context):  # noqa: ANN202
+    prices = catalog.load_prices(context.settings.prices_file)
+    return cheapest_price(gpu_id, prices, "CNY" if context.lang == "zh" else "USD") or cheapest_price(gpu_id, prices, None)
+
+
+# --- quick questions -------------------------------------------------------------------------
+
+
+async def vram(update: Update, context: Context) -> None:
+    query = _args_text(update)
+    if not query.strip():
+        await send(update, context, "vram_usage")
+        return
+    await reply_with_answer(update, context, query, parse_query(query))
+
+
+async def free_text(update: Update, context: Context) -> None:
+    """Private chat, no wizard running: the text is a question."""
+    msg = update.effective_message
+    assert msg is not None and msg.text is not None
+    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+
+
+async def group_reply(update: Update, context: Context) -> None:
+    """Group, no wizard running for this member: a reply to one of our messages is a question."""
+    msg = update.effective_message
+    assert msg is not None and msg.text is not None
+    if msg.reply_to_message is None or msg.reply_to_message.from_user is None \
+            or msg.reply_to_message.from_user.id != context.bot.id:
+        return
+    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+
+
+# --- the catalog ----------------------------------------------------------------------------------
+
+
+async def gpus(update: Update, context: Context) -> None:
+    arg = _args_text(update).strip().lower()
+    cards = list(catalog.gpus().values())
+    min_gib = None
+    if m := re.fullmatch(r"(\d+)\s*g(?:b|ib)?", arg):
+        min_gib = int(m.group(1))
+        cards = [g for g in cards if g.usable_vram_gib >= min_gib * 0.93]  # "24g" includes 23.6 GiB cards
+    elif arg:
+        cards = [g for g in cards if arg in g.id or arg in g.name.lower() or any(arg == a for a in g.aliases)]
+    cards.sort(key=lambda g: (g.vram_gb, g.name))
+    rows = [(g, _price(g.id, context)) for g in cards[:GPU_LIST_LIMIT]]
+    await send(update, context, "gpus", rows=rows, query=arg, min_gib=min_gib, total=len(cards))
+
+
+async def gpu(update: Update, context: Context) -> None:
+    await _card(update, context, "gpu")
+
+
+async def fit(update: Update, context: Context) -> None:
+    await _card(update, context, "fit")
+
+
+async def _card(update: Update, context: Context, template: str) -> None:
+    arg = _args_text(update).strip()
+    if not arg:
+        await send(update, context, "card_usage", command=template)
+        return
+    m = re.match(r"(\d+)\s*[x×*]\s*(.+)", arg)
+    count = int(m.group(1)) if m else 1
+    name = m.group(2) if m else arg
+    spec = catalog.find_gpu(name)
+    if spec is None or not 1 <= count <= 8:
+        await send(update, context, "unknown_gpu", name=name, suggestions=catalog.close_gpu_names(name))
+        return
+    fits = card_fit(spec.id, count)
+    await send(update, context, template, gpu=spec, count=count, fit=fits, price=_price(spec.id, context))
+
+
+# --- history, language, forget, stats ------------------------------------------------------------
+
+
+async def history(update: Update, context: Context) -> None:
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None
+    entries = await context.repo.recent_history(user.id, chat.id, limit=10)
+    keyboard = [[(f"↻ {i}", pack("h", e.id)) for i, e in enumerate(entries[j:j + 5], start=j + 1)]
+                for j in range(0, len(entries), 5)]
+    await send(update, context, "history", keyboard, entries=entries)
+
+
+async def lang(update: Update, context: Context) -> None:
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None
+    rows = [[(t(context, "button.lang_zh"), pack("l", user.id, "u", "zh")),
+             (t(context, "button.lang_en"), pack("l", user.id, "u", "en"))]]
+    if chat.type != "private":
+        rows.append([(t(context, "button.group_zh"), pack("l", user.id, "g", "zh")),
+                     (t(context, "button.group_en"), pack("l", user.id, "g", "en"))])
+    await send(update, context, "lang", rows, group=chat.type != "private")
+
+
+async def on_lang_button(update: Update, context: Context) -> None:
+    query, user, chat = update.callback_query, update.effective_user, update.effective_chat
+    assert query is not None and user is not None and chat is not None
+    cb = unpack(query.data)
+    if cb is None or len(cb.args) != 2 or cb.args[1] not in ("zh", "en") or cb.args[0] not in ("u", "g"):
+        await query.answer(t(context, "alert.expired"), show_alert=True)
+        return
+    if cb.id != user.id:
+        await refuse_not_owner(update, context, cb.id)
+        return
+    target, choice = cb.args
+    if target == "g":
+        member = await context.bot.get_chat_member(chat.id, user.id)
+        if member.status not in ("administrator", "creator"):
+            await query.answer(t(context, "alert.admins_only"), show_alert=True)
+            return
+        await context.repo.set_chat_language(chat.id, choice)
+    else:
+        await context.repo.set_user_language(user.id, choice)
+    context.lang = choice
+    await query.answer()
+    await send(update, context, "lang_set", edit=True, group_default=target == "g")
+
+
+async def forget(update: Update, context: Context) -> None:
+    user = update.effective_user
+    assert user is not None
+    await send(update, context, "forget_confirm", [[(t(context, "button.forget_yes"), pack("f", user.id, "y")),
+                                                    (t(context, "button.forget_no"), pack("f", user.id, "n"))]])
+
+
+async def on_forget_button(update: Update, context: Context) -> None:
+    query, user = update.callback_query, update.effective_user
+    assert query is not None and user is not None
+    cb = unpack(query.data)
+    if cb is None or cb.args not in (("y",), ("n",)):
+        await query.answer(t(context, "alert.expired"), show_alert=True)
+        return
+    if cb.id != user.id:
+        await refuse_not_owner(update, context, cb.id)
+        return
+    await query.answer()
+    if cb.args == ("n",):
+        await send(update, context, "forget_kept", edit=True)
+        return
+    deleted = await context.repo.forget_user(user.id)
+    # The in-memory copies too, or the next persistence write would bring them back.
+    context.application.drop_user_data(user.id)
+    for key in [k for k in context.application.chat_data if k == user.id]:
+        context.application.drop_chat_data(key)
+    await send(update, context, "forget_done", edit=True, deleted=deleted)
+
+
+async def stats(update: Update, context: Context) -> None:
+    user = update.effective_user
+    assert user is not None
+    if user.id not in context.settings.admin_user_ids:
+        await send(update, context, "not_admin")
+        return
+    await send(update, context, "stats", stats=await context.repo.stats())
+
+
+# --- help, about, cancel ----------------------------------------------------------------------------
+
+
+async def help_(update: Update, context: Context) -> None:
+    chat = update.effective_chat
+    await send(update, context, "help", group=chat is not None and chat.type != "private",
+               bot_username=context.bot.username)
+
+
+async def about(update: Update, context: Context) -> None:
+    await send(update, context, "about", catalog_version=catalog.catalog_version(),
+               gpu_count=len(catalog.gpus()), model_count=len(catalog.models()),
+               custom_prices=context.settings.prices_file is not None)
+
+
+async def nothing_to_cancel(update: Update, context: Context) -> None:
+    await send(update, context, "nothing_to_cancel")
+
+
+# --- buttons under answers and history ---------------------------------------------------------------
+
+
+async def on_answer_button(update: Update, context: Context) -> None:
+    query, user = update.callback_query, update.effective_user
+    assert query is not None and user is not None
+    cb = unpack(query.data)
+    entry = await context.repo.history_entry(cb.id) if cb is not None else None
+    if cb is None or entry is None or entry.canonical is None:
+        await query.answer(t(context, "alert.expired"), show_alert=True)
+        return
+    if entry.user_id != user.id:
+        await refuse_not_owner(update, context, entry.user_id)
+        return
+    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r"):
+        await query.answer()
+        await show_view(update, context, entry.id, cb.args[0], entry.canonical)
+        return
+    if cb.kind == "h" and not cb.args:
+        await query.answer()
+        parsed = parse_query(entry.canonical)
+        await reply_with_answer(update, context, entry.raw_text, parsed)
+        return
+    if cb.kind == "c" and len(cb.args) == 2 and cb.args[0] in ("f", "g", "m"):
+        what, choice = cb.args
+        parsed = parse_query(entry.canonical)
+        valid = choice == "x" and what == "m" or choice.isdigit() and int(choice) < _choices_len(what)
+        if parsed.ok and valid:
+            await query.answer(t(context, "alert.working"))
+            await reply_with_answer(update, context, entry.raw_text, apply_change(parsed, what, choice), edit=True)
+            return
+    await query.answer(t(context, "alert.expired"), show_alert=True)
+
+
+def _choices_len(what: str) -> int:
+    from bot.answer import answer_choices
+
+    return len(answer_choices(what))
+
+
+async def on_stale_button(update: Update, context: Context) -> None:
+    """A wizard button whose conversation is over, one from another member, or a payload we
+    never made: say so, change nothing."""
+    query, user = update.callback_query, update.effective_user
+    assert query is not None and user is not None
+    cb = unpack(query.data)
+    if cb is not None and cb.kind == "w" and cb.id not in (0, user.id):
+        await refuse_not_owner(update, context, cb.id)
+        return
+    await query.answer(t(context, "alert.expired"), show_alert=True)
+

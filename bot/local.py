@@ -1,0 +1,83 @@
+"""`python -m bot --local`: the real application against the in-process Bot API stand-in,
+with a terminal as the chat. Type messages and commands; press a button by its number.
+Nothing leaves the machine; state goes to a separate database file beside the real one."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+import sys
+
+from telegram.ext import ApplicationBuilder
+
+from bot.app import build_application
+from bot.runner import start, stop
+from bot.settings import Settings
+from bot.standin import Call, FakeTelegram, User
+
+LOCAL_TOKEN = "123456:local-try-out-token-not-a-real-one-000"
+QUIET_S = 0.4
+
+
+def _plain(text: str) -> str:
+    return html.unescape(re.sub(r"<[^<>]+>", "", text))
+
+
+def _show(call: Call, buttons: list[str]) -> None:
+    result = call.result or {}
+    verb = "(edited)" if call.method == "editMessageText" else ""
+    print(f"\n🤖 {verb}\n{_plain(str(call.params.get('text', result.get('text', ''))))}")
+    markup = call.params.get("reply_markup") or {}
+    buttons.clear()
+    for row in markup.get("inline_keyboard", []) if isinstance(markup, dict) else []:
+        cells = []
+        for b in row:
+            buttons.append(b["callback_data"])
+            cells.append(f"[{len(buttons)}] {b['text']}")
+        print("   " + "  ".join(cells))
+
+
+async def run_local(settings: Settings, lang: str) -> int:
+    db = settings.database_path.with_name(settings.database_path.stem + "-local.sqlite3")
+    local = settings.model_copy(update={"database_path": db, "rate_limit_overall_per_s": 1000.0})
+    async with FakeTelegram() as tg:
+        local = local.model_copy(update={"telegram_api_base_url": tg.base_url})
+        app = build_application(ApplicationBuilder().token(LOCAL_TOKEN), local)
+        await start(app, poll_timeout=1)
+        user = User(id=1001, first_name="You", language_code="zh-hans" if lang == "zh" else "en")
+        print(f"Local try-out (database {db}). Type a message or /start; a number presses that "
+              "button; /quit or Ctrl-D leaves.")
+        buttons: list[str] = []
+        last_msg: dict | None = None
+        seen = 0
+        loop = asyncio.get_running_loop()
+        tg.user_sends(user, text="/start")
+        try:
+            while True:
+                # print what the bot sent until it has been quiet for a moment
+                idle = 0.0
+                while idle < QUIET_S:
+                    await asyncio.sleep(0.05)
+                    new = [c for c in tg.calls[seen:] if c.method in ("sendMessage", "editMessageText") and c.error is None]
+                    if len(tg.calls) > seen:
+                        idle = 0.0
+                        seen = len(tg.calls)
+                    else:
+                        idle += 0.05
+                    for c in new:
+                        _show(c, buttons)
+                        last_msg = c.result
+                line = await loop.run_in_executor(None, sys.stdin.readline)
+                if not line or line.strip() in ("/quit", "/exit"):
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                if line.isdigit() and buttons and 1 <= int(line) <= len(buttons) and last_msg:
+                    tg.user_clicks(user, last_msg, buttons[int(line) - 1])
+                else:
+                    tg.user_sends(user, text=line)
+        finally:
+            await stop(app)
+    return 0

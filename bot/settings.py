@@ -1,0 +1,76 @@
+"""Operator settings from the environment or `.env` (every one listed in `.env.example`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    # SecretStr: repr and logs show '**********', never the token.
+    telegram_bot_token: SecretStr | None = None
+    telegram_api_base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
+    database_path: Path = Path("data/advisor.sqlite3")
+    default_language: Literal["zh", "en"] = "zh"
+    admin_user_ids: Annotated[frozenset[int], NoDecode] = frozenset()
+    prices_file: Path | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    history_retention_days: int = Field(default=180, ge=1, le=36_500)
+    # Telegram's own caps (about 30 messages/s overall, 20/min per group); PTB's rate limiter
+    # queues to stay under them. Raise only for a self-hosted stand-in (the load bench).
+    rate_limit_overall_per_s: float = Field(default=30, gt=0)
+    rate_limit_group_per_min: float = Field(default=20, gt=0)
+
+    @field_validator("telegram_bot_token", mode="before")
+    @classmethod
+    def _blank_token_is_none(cls, v: object) -> object:
+        return None if isinstance(v, str) and not v.strip() else v
+
+    @field_validator("telegram_api_base_url", "prices_file", mode="before")
+    @classmethod
+    def _blank_is_none(cls, v: object) -> object:
+        return None if isinstance(v, str) and not v.strip() else v
+
+    @field_validator("telegram_bot_token")
+    @classmethod
+    def _token_shape(cls, v: SecretStr | None) -> SecretStr | None:
+        # BotFather tokens are <digits>:<35 url-safe characters>; checked here so a pasted
+        # typo is one clear line at start-up, not a 401 later.
+        import re
+
+        if v is not None and not re.fullmatch(r"\d{5,}:[\w-]{30,}", v.get_secret_value()):
+            raise ValueError("does not look like a BotFather token (<digits>:<letters>)")
+        return v
+
+    @field_validator("admin_user_ids", mode="before")
+    @classmethod
+    def _comma_list(cls, v: object) -> object:
+        if isinstance(v, str):
+            return frozenset(int(x) for x in v.replace(" ", "").split(",") if x)
+        return v
+
+    @field_validator("prices_file")
+    @classmethod
+    def _prices_file_exists(cls, v: Path | None) -> Path | None:
+        if v is not None and not v.is_file():
+            raise ValueError(f"no such file: {v}")
+        return v
+
+
+def load_settings(**overrides: object) -> Settings:
+    return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def settings_error_line(exc: ValidationError) -> str:
+    """One line per bad setting, named as in `.env` (the token's value never appears)."""
+    parts = []
+    for err in exc.errors():
+        name = str(err["loc"][0]).upper() if err["loc"] else "settings"
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{name}: {msg}")
+    return "bad setting: " + "; ".join(parts)

@@ -1,0 +1,337 @@
+"""The guided conversation: task → model → the knobs that matter for that task → budget →
+answer. The steps of each task are data (`wizard.toml`); every step has buttons, accepts
+free text through the query parser, and can go back or be cancelled.
+
+One conversation per member and chat (PTB's (chat, user) key). The draft lives in
+`user_data["wizard"][chat_id]`, persisted after every update. Buttons carry their owner and
+step (`bot.callbacks`), so a button pressed after a restart, or one state behind, still
+lands on the right step. In groups, where privacy mode hides plain text, typing goes
+through a ForceReply question addressed to the member.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+
+from telegram import ForceReply, Message, Update
+from telegram.error import BadRequest
+from telegram.ext import (
+    CallbackQueryHandler,
+    CommandHandler,
+    ConversationHandler,
+    MessageHandler,
+    filters,
+)
+
+from advisor.parse import ParsedQuery, parse_query
+from bot.answer import reply_with_answer, wizard_spec
+from bot.app import Context
+from bot.callbacks import Callback, pack, unpack
+from bot.replies import Keyboard, deliver, t, text
+
+ASKING = 0
+END = ConversationHandler.END
+
+
+def conversation() -> ConversationHandler:
+    button = CallbackQueryHandler(on_button, pattern=r"^w\|")
+    return ConversationHandler(
+        entry_points=[
+            CommandHandler("start", start),
+            CallbackQueryHandler(on_button, pattern=r"^w\|-?\d+\|[nt](\||$)"),
+        ],
+        states={ASKING: [button, MessageHandler(filters.TEXT & ~filters.COMMAND, on_text)]},
+        fallbacks=[CommandHandler("cancel", cancel)],
+        name="wizard",
+        persistent=True,
+        allow_reentry=True,
+    )
+
+
+# --- the draft -------------------------------------------------------------------------------
+
+
+def _drafts(context: Context) -> dict:
+    assert context.user_data is not None
+    return context.user_data.setdefault("wizard", {})
+
+
+def _draft(update: Update, context: Context) -> dict | None:
+    return _drafts(context).get(str(update.effective_chat.id))  # type: ignore[union-attr]
+
+
+def _new_draft(update: Update, context: Context) -> dict:
+    user = update.effective_user
+    assert user is not None
+    draft = {"owner": user.id, "task": None, "answers": {}, "path": [], "msg": None}
+    _drafts(context)[str(update.effective_chat.id)] = draft  # type: ignore[union-attr]
+    return draft
+
+
+def _drop_draft(update: Update, context: Context) -> None:
+    _drafts(context).pop(str(update.effective_chat.id), None)  # type: ignore[union-attr]
+
+
+def _steps(draft: dict) -> list[str]:
+    return wizard_spec()["tasks"][draft["task"]]["steps"] if draft["task"] else []
+
+
+def _query(draft: dict, extra: tuple[str, str] | None = None) -> str:
+    """The draft as one query line for the parser; `extra` = (step, text) being tried."""
+    answers = dict(draft["answers"])
+    if extra:
+        answers[extra[0]] = ["", extra[1]]
+    parts = [wizard_spec()["tasks"][draft["task"]]["token"]] if draft["task"] else []
+    parts += [answers[s][1] for s in _steps(draft) if s in answers and answers[s][1]]
+    return " ".join(parts)
+
+
+def _answered_by_text(step: str, parsed: ParsedQuery) -> bool:
+    """A step whose answer the user already typed earlier ("qwen2.5-7b int4 32k")."""
+    w = parsed.workload
+    if w is None:
+        return False
+    return {
+        "precision_infer": w.weights_format is not None,
+        "precision_image": w.weights_format is not None,
+        "context": w.context_tokens is not None,
+        "seqlen": w.seq_len is not None,
+        "batch": w.batch_size is not None,
+        "rank": w.lora_rank is not None,
+        "optimizer": w.optimizer is not None,
+        "data": w.train_tokens is not None,
+        "epochs": w.train_tokens is not None,  # epochs only scale a data size
+        "resolution": w.image_width is not None,
+        "images": w.images_per_prompt is not None,
+        "budget": parsed.budget is not None,
+    }.get(step, False)
+
+
+def _next_step(draft: dict) -> str | None:
+    parsed = parse_query(_query(draft)) if draft["answers"] else None
+    for step in _steps(draft):
+        if step in draft["answers"]:
+            continue
+        if parsed is not None and _answered_by_text(step, parsed):
+            continue
+        if step == "epochs" and not (draft["answers"].get("data") or ["", ""])[1]:
+            continue  # no data size: epochs change nothing
+        return step
+    return None
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -> Keyboard:
+    uid = draft["owner"]
+    group = update.effective_chat is not None and update.effective_chat.type != "private"
+    if step is None:
+        tasks = list(wizard_spec()["tasks"])
+        buttons = [(t(context, f"task.{k}"), pack("w", uid, "t", k)) for k in tasks]
+        rows = [buttons[i:i + 2] for i in range(0, len(buttons), 2)]
+        last = [(t(context, "button.cancel"), pack("w", uid, "x"))]
+        if group:
+            last.insert(0, (t(context, "button.type"), pack("w", uid, "k")))
+        return [*rows, last]
+    spec = wizard_spec()["steps"][step]
+    buttons = [(c["label"], pack("w", uid, "c", step, i)) for i, c in enumerate(spec["choices"])]
+    rows = [buttons[i:i + 3] for i in range(0, len(buttons), 3)]
+    nav = [(t(context, "button.back"), pack("w", uid, "b"))]
+    if spec.get("skip", True):
+        nav.append((t(context, "button.skip"), pack("w", uid, "s", step)))
+    nav.append((t(context, "button.cancel"), pack("w", uid, "x")))
+    rows.append(nav)
+    if group:
+        rows.append([(t(context, "button.type"), pack("w", uid, "k"))])
+    return rows
+
+
+def _page(update: Update, context: Context, draft: dict, step: str | None, error: ParsedQuery | None) -> str:
+    steps = _steps(draft)
+    picked = [
+        (t(context, f"step.{s}"), draft["answers"][s][0]) for s in draft["path"] if s in draft["answers"]
+    ]
+    user = update.effective_user
+    return text(
+        context, "wizard",
+        step=step, task=t(context, f"task.{draft['task']}") if draft["task"] else None,
+        step_no=steps.index(step) + 1 if step in steps else 0, step_total=len(steps),
+        step_label=t(context, f"step.{step}") if step else "",
+        picked=picked, error=error.error if error else None, parsed=error,
+        group=update.effective_chat is not None and update.effective_chat.type != "private",
+        mention=_mention(user.id, user.first_name) if user else "",
+    )
+
+
+def _mention(user_id: int, name: str) -> str:
+    return f'<a href="tg://user?id={user_id}">{html.escape(name)}</a>'
+
+
+async def _retire_menu(update: Update, context: Context, draft: dict | None) -> None:
+    """A typed answer sits below the old menu: take its buttons away so one menu is live."""
+    if draft and draft.get("msg") and update.effective_chat is not None:
+        with contextlib.suppress(BadRequest):
+            await context.bot.edit_message_reply_markup(update.effective_chat.id, draft["msg"], reply_markup=None)
+
+
+async def _show(update: Update, context: Context, draft: dict, step: str | None, *,
+                edit: bool, error: ParsedQuery | None = None) -> None:
+    body = _page(update, context, draft, step, error)
+    kb = _keyboard(update, context, draft, step)
+    if not edit:
+        await _retire_menu(update, context, draft)
+    sent = await deliver(update, context, body, kb, edit=edit)
+    if isinstance(sent, Message):
+        draft["msg"] = sent.message_id
+
+
+# --- handlers ----------------------------------------------------------------------------------
+
+
+async def start(update: Update, context: Context) -> int:
+    draft = _new_draft(update, context)
+    await _show(update, context, draft, None, edit=False)
+    return ASKING
+
+
+async def cancel(update: Update, context: Context) -> int:
+    draft = _draft(update, context)
+    _drop_draft(update, context)
+    await _retire_menu(update, context, draft)
+    await deliver(update, context, text(context, "cancelled"))
+    return END
+
+
+async def on_button(update: Update, context: Context) -> int | None:
+    query = update.callback_query
+    assert query is not None and update.effective_user is not None
+    cb = unpack(query.data)
+    if cb is None or cb.kind != "w":
+        await query.answer(t(context, "alert.expired"), show_alert=True)
+        return None
+    action = cb.args[0] if cb.args else ""
+    if action == "n":  # new question, for whoever pressed it
+        await query.answer()
+        draft = _new_draft(update, context)
+        await _show(update, context, draft, None, edit=False)
+        return ASKING
+    if cb.id != update.effective_user.id:
+        await refuse_not_owner(update, context, cb.id)
+        return None
+    draft = _draft(update, context)
+    if draft is None and action == "t":
+        draft = _new_draft(update, context)
+    if draft is None:
+        await query.answer(t(context, "alert.expired"), show_alert=True)
+        return END
+    await query.answer()
+    return await _apply(update, context, draft, cb)
+
+
+async def _apply(update: Update, context: Context, draft: dict, cb: Callback) -> int | None:
+    action, args = cb.args[0], cb.args[1:]
+    spec = wizard_spec()
+    if action == "t" and args and args[0] in spec["tasks"]:
+        draft.update(task=args[0], answers={}, path=[])
+    elif action == "c" and len(args) == 2 and args[0] in _steps(draft) and args[1].isdigit():
+        choices = spec["steps"][args[0]]["choices"]
+        if int(args[1]) >= len(choices):
+            return None
+        choice = choices[int(args[1])]
+        _record(draft, args[0], choice["label"], choice["token"])
+    elif action == "s" and args and args[0] in _steps(draft):
+        _record(draft, args[0], t(context, "button.skip").replace("⏭", "").strip(), spec["steps"][args[0]].get("default", ""))
+    elif action == "b":
+        if draft["path"]:
+            draft["answers"].pop(draft["path"].pop(), None)
+        else:
+            draft["task"] = None
+    elif action == "x":
+        _drop_draft(update, context)
+        await deliver(update, context, text(context, "cancelled"), edit=True)
+        return END
+    elif action == "k":
+        await _ask_to_type(update, context, draft)
+        return None
+    else:
+        return None
+    return await _advance(update, context, draft, edit=True)
+
+
+def _record(draft: dict, step: str, shown: str, token: str) -> None:
+    draft["answers"][step] = [shown, token]
+    if step in draft["path"]:
+        draft["path"].remove(step)
+    draft["path"].append(step)
+
+
+async def _advance(update: Update, context: Context, draft: dict, *, edit: bool) -> int | None:
+    if draft["task"] is None:
+        await _show(update, context, draft, None, edit=edit)
+        return ASKING
+    step = _next_step(draft)
+    if step is not None:
+        await _show(update, context, draft, step, edit=edit)
+        return ASKING
+    query = _query(draft)
+    parsed = parse_query(query)
+    if not parsed.ok:  # e.g. an answer typed earlier no longer fits: ask the last step again
+        last = draft["path"].pop() if draft["path"] else _steps(draft)[0]
+        draft["answers"].pop(last, None)
+        await _show(update, context, draft, last, edit=edit, error=parsed)
+        return ASKING
+    _drop_draft(update, context)
+    await reply_with_answer(update, context, query, parsed, edit=edit)
+    return END
+
+
+async def on_text(update: Update, context: Context) -> int | None:
+    msg = update.effective_message
+    assert msg is not None and msg.text is not None
+    draft = _draft(update, context)
+    if draft is None:
+        return END
+    step = _next_step(draft) if draft["task"] else None
+    if step is None:
+        # Typed at the first question: a whole question in one line ("13b fp16 on 4090").
+        parsed = parse_query(msg.text)
+        if parsed.ok:
+            _drop_draft(update, context)
+            await _retire_menu(update, context, draft)
+            await reply_with_answer(update, context, msg.text, parsed)
+            return END
+        await _show(update, context, draft, None, edit=False, error=parsed)
+        return ASKING
+    parsed = parse_query(_query(draft, (step, msg.text)))
+    if not parsed.ok:
+        await _show(update, context, draft, step, edit=False, error=parsed)
+        return ASKING
+    _record(draft, step, msg.text[:40], msg.text)
+    return await _advance(update, context, draft, edit=False)
+
+
+async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:
+    """Groups: plain text does not reach a bot in privacy mode, a reply to its message does."""
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None
+    step = _next_step(draft) if draft["task"] else None
+    msg = update.effective_message
+    thread = msg.message_thread_id if msg is not None and msg.is_topic_message else None
+    await context.bot.send_message(
+        chat.id,
+        text(context, "type_prompt", mention=_mention(user.id, user.first_name),
+             step_label=t(context, f"step.{step}") if step else ""),
+        reply_markup=ForceReply(selective=True, input_field_placeholder="13b fp16 / qwen2.5-7b"),
+        message_thread_id=thread,
+    )
+
+
+async def refuse_not_owner(update: Update, context: Context, owner_id: int) -> None:
+    """Someone pressed another member's button: say whose it is, change nothing."""
+    owner = await context.repo.user(owner_id)
+    name = (owner or {}).get("first_name") or "?"
+    assert update.callback_query is not None
+    await update.callback_query.answer(t(context, "alert.not_yours", name=name)[:200], show_alert=True)
+
