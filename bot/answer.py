@@ -68,8 +68,9 @@ def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
     """The same question with one thing changed by an answer button."""
     assert parsed.workload is not None
     if what == "f":
-        fmt = answer_choices("f")[int(choice)]
-        w = parsed.workload.model_copy(update={"weights_format": fmt})
+        fmt = catalog.find_format(answer_choices("f")[int(choice)])
+        assert fmt is not None, "wizard.toml names a format the catalog lacks"
+        w = parsed.workload.model_copy(update={"weights_format": fmt.id})
         return parsed.model_copy(update={"workload": w, "assumed": [], "ignored": []})
     if what == "g":
         return parsed.model_copy(update={"gpu_id": answer_choices("g")[int(choice)], "assumed": [], "ignored": []})

@@ -93,6 +93,7 @@ class Call:
     result: Any = None
     error: str | None = None
     at: float = 0.0
+    seq: int = 0  # position in FakeTelegram.calls
 
 
 @dataclass
@@ -165,6 +166,7 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict]] = {}
         self.messages: dict[tuple[int, int], dict] = {}
         self.blocked_users: set[int] = set()
+        self.admins: set[int] = set()  # getChatMember answers "creator" for these, else "member"
         self.migrated_chats: dict[int, int] = {}
         self.faults: list[_Fault] = []
         self.fault_plan: FaultPlan | None = None
@@ -173,6 +175,7 @@ class FakeTelegram:
         self._message_ids = itertools.count(1)
         self._callback_ids = itertools.count(1)
         self._new_update = asyncio.Event()
+        self.releasing = False  # while True, getUpdates answers at once (lets a poller stop fast)
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -273,6 +276,11 @@ class FakeTelegram:
             "message": self.messages.get((message["chat"]["id"], message["message_id"]), message),
         }})
 
+    def release_pollers(self, on: bool = True) -> None:
+        """Answer pending and future long polls at once (before stopping a bot), or stop doing so."""
+        self.releasing = on
+        self._new_update.set()
+
     # --- what tests read -------------------------------------------------------------------
 
     def sent(self, method: str | None = None, chat_id: int | None = None) -> list[Call]:
@@ -308,7 +316,7 @@ class FakeTelegram:
         for c in self.calls[start:]:
             if match(c):
                 return c
-        return await self.wait_for(lambda c: self.calls.index(c) >= start and match(c), timeout)
+        return await self.wait_for(lambda c: c.seq >= start and match(c), timeout)
 
     def fail_next(
         self,
@@ -351,9 +359,9 @@ class FakeTelegram:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
         params = await self._params(request)
-        injected = await self._inject(method, request)
+        injected = await self._inject(method, request, params)
         if injected is not None:
-            self.calls.append(Call(method, params, error=f"injected {injected.status}", at=time.perf_counter()))
+            self._record(Call(method, params, error=f"injected {injected.status}", at=time.perf_counter()))
             return injected
         if method == "getUpdates":
             return self._ok(await self._get_updates(params))
@@ -368,12 +376,13 @@ class FakeTelegram:
         return self._ok(call.result)
 
     def _record(self, call: Call) -> None:
+        call.seq = len(self.calls)
         self.calls.append(call)
         for predicate, fut in list(self._waiters):
             if not fut.done() and predicate(call):
                 fut.set_result(call)
 
-    async def _inject(self, method: str, request: web.Request) -> web.StreamResponse | None:
+    async def _inject(self, method: str, request: web.Request, params: dict) -> web.StreamResponse | None:
         fault = next((f for f in self.faults if f.method == method and f.remaining > 0), None)
         plan = self.fault_plan
         if fault is None and plan is not None and method in plan.methods:
@@ -397,6 +406,7 @@ class FakeTelegram:
         if fault.delay_s:
             await asyncio.sleep(fault.delay_s)
         if fault.drop:
+            self._record(Call(method, params, error="dropped", at=time.perf_counter()))
             if request.transport is not None:
                 request.transport.abort()
             raise ConnectionResetError("dropped by the stand-in")
@@ -411,7 +421,7 @@ class FakeTelegram:
         if offset:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
         deadline = time.monotonic() + timeout
-        while not self.updates and time.monotonic() < deadline:
+        while not self.updates and time.monotonic() < deadline and not self.releasing:
             self._new_update.clear()
             try:
                 await asyncio.wait_for(self._new_update.wait(), deadline - time.monotonic())
@@ -507,6 +517,11 @@ class FakeTelegram:
                                      "content and reply markup are exactly the same")
             self.messages[key] = new
             return new
+        if method == "getChatMember":
+            user = {"id": int(p["user_id"]), "is_bot": False, "first_name": "Member"}
+            if int(p["user_id"]) in self.admins:
+                return {"status": "creator", "user": user, "is_anonymous": False}
+            return {"status": "member", "user": user}
         if method == "deleteMessage":
             self._chat_for(p)
             return self.messages.pop((int(p["chat_id"]), int(p["message_id"])), None) is not None

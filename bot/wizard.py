@@ -101,7 +101,6 @@ def _answered_by_text(step: str, parsed: ParsedQuery) -> bool:
         "rank": w.lora_rank is not None,
         "optimizer": w.optimizer is not None,
         "data": w.train_tokens is not None,
-        "epochs": w.train_tokens is not None,  # epochs only scale a data size
         "resolution": w.image_width is not None,
         "images": w.images_per_prompt is not None,
         "budget": parsed.budget is not None,

@@ -1,0 +1,93 @@
+"""Fixtures: the Bot API stand-in on 127.0.0.1 and the real application, built by the
+production factory, polling it. Each test gets its own SQLite file in a temporary folder."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from telegram.ext import ApplicationBuilder
+
+from bot.app import AdvisorApplication, build_application
+from bot.runner import start, stop
+from bot.settings import Settings
+from bot.standin import Call, Chat, FakeTelegram, User
+
+TOKEN = "123456:test-token-for-the-stand-in-000000000"
+ADMIN_ID = 4242
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram() as fake:
+        yield fake
+
+
+def make_settings(tg: FakeTelegram, db: Path, **overrides: object) -> Settings:
+    values: dict = {
+        "telegram_api_base_url": tg.base_url,
+        "database_path": db,
+        "default_language": "en",
+        "admin_user_ids": str(ADMIN_ID),
+        # Telegram's per-group cap (20/min) would make a group test wait a minute.
+        "rate_limit_group_per_min": 10_000,
+        "rate_limit_overall_per_s": 10_000,
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def settings(tg: FakeTelegram, tmp_path: Path) -> Settings:
+    return make_settings(tg, tmp_path / "bot.sqlite3")
+
+
+async def launch(settings: Settings) -> AdvisorApplication:
+    app = build_application(ApplicationBuilder().token(TOKEN), settings)
+    await start(app, poll_timeout=1)
+    return app
+
+
+async def halt(tg: FakeTelegram, app: AdvisorApplication) -> None:
+    """Stop the application without waiting out its current long poll."""
+    tg.release_pollers()
+    try:
+        await stop(app)
+    finally:
+        tg.release_pollers(False)
+
+
+@pytest.fixture
+async def bot(tg: FakeTelegram, settings: Settings) -> AsyncIterator[AdvisorApplication]:
+    app = await launch(settings)
+    yield app
+    await halt(tg, app)
+
+
+# --- small helpers shared by the end-to-end tests ---
+
+
+async def say(tg: FakeTelegram, user: User, text: str, chat: Chat | None = None, **kw: object) -> Call:
+    return await tg.reply_to(tg.user_sends(user, chat, text, **kw))  # type: ignore[arg-type]
+
+
+def buttons(call: Call) -> list[tuple[str, str]]:
+    markup = call.params.get("reply_markup") or {}
+    return [(b["text"], b["callback_data"]) for row in markup.get("inline_keyboard", []) for b in row]
+
+
+def button(call: Call, label: str) -> str:
+    for text, data in buttons(call):
+        if label in text:
+            return data
+    raise AssertionError(f"no button {label!r} in {[t for t, _ in buttons(call)]}")
+
+
+async def press(tg: FakeTelegram, user: User, call: Call, label: str) -> Call:
+    return await tg.reply_to(tg.user_clicks(user, call.result, button(call, label)))
+
+
+def shown(call: Call) -> str:
+    """The text as Telegram shows it (tags parsed away by the stand-in)."""
+    return call.result["text"]

@@ -1,0 +1,153 @@
+"""The guided conversation, end to end: the real application through the Bot API stand-in."""
+
+from __future__ import annotations
+
+from conftest import button, buttons, press, say, shown
+
+from bot.standin import Chat, FakeTelegram, User
+
+
+async def test_whole_guided_conversation_in_english_edits_one_message(tg: FakeTelegram, bot) -> None:
+    ann = User(1001, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    assert "What do you want to do?" in shown(menu)
+    step = await press(tg, ann, menu, "Run an LLM")
+    assert step.method == "editMessageText" and "Step 1/5: Model" in shown(step)
+    step = await press(tg, ann, step, "Qwen2.5-7B")
+    assert "Step 2/5" in shown(step) and "✓ Model: Qwen2.5-7B" in shown(step)
+    step = await press(tg, ann, step, "INT8")
+    step = await press(tg, ann, step, "32k")
+    step = await press(tg, ann, step, "Skip")  # batch: the engine's default
+    assert "Step 5/5: Budget" in shown(step)
+    answer = await press(tg, ann, step, "¥10/h")
+    text = shown(answer)
+    assert answer.method == "editMessageText"
+    assert answer.result["message_id"] == menu.result["message_id"]  # one message, edited in place
+    assert "VRAM per card" in text and "Recommended" in text and "KV cache" in text
+    assert "qwen2.5-7b · int8 · inference · ctx 32768" in text
+    assert "¥" in text  # the budget's currency is used for prices
+    assert any("Details" in label for label, _ in buttons(answer))
+    rows = await bot.repo.recent_history(1001, 1001)
+    assert len(rows) == 1 and rows[0].canonical.startswith("qwen2.5-7b · int8 · inference · ctx 32768")
+
+
+async def test_whole_guided_conversation_in_chinese(tg: FakeTelegram, bot) -> None:
+    li = User(1002, "李雷", "zh-hans")
+    menu = await say(tg, li, "/start")
+    assert "你想做什么" in shown(menu)
+    step = await press(tg, li, menu, "LoRA 微调")
+    step = await press(tg, li, step, "Llama-3.1-8B")
+    assert "第 2/6 步：LoRA 秩" in shown(step)
+    step = await press(tg, li, step, "r=16")
+    step = await press(tg, li, step, "2k")
+    step = await press(tg, li, step, "100M tokens")
+    step = await press(tg, li, step, "3")
+    answer = await press(tg, li, step, "跳过")
+    text = shown(answer)
+    assert "每卡显存约" in text and "推荐" in text and "梯度" in text
+    assert "小时" in text  # 300M tokens: a training time is given
+
+
+async def test_typed_answer_is_parsed_and_fills_the_steps_it_names(tg: FakeTelegram, bot) -> None:
+    ann = User(1003, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    typed = await say(tg, ann, "llama-3.1-8b int4 32k")
+    # precision and context were in the text: the next question is the batch
+    assert typed.method == "sendMessage" and "Step 4/5: Batch" in shown(typed)
+    # the old menu lost its buttons: one live menu
+    retired = tg.messages[(1003, step.result["message_id"])]
+    assert "reply_markup" not in retired
+
+
+async def test_typed_unknown_model_explains_and_stays_on_the_step(tg: FakeTelegram, bot) -> None:
+    ann = User(1004, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    await press(tg, ann, menu, "Run an LLM")
+    reply = await say(tg, ann, "llama-9-900b")
+    assert "I don't know the model" in shown(reply) and "Step 1/5: Model" in shown(reply)
+
+
+async def test_a_whole_question_typed_at_the_first_step_is_answered(tg: FakeTelegram, bot) -> None:
+    ann = User(1005, "Ann", "en")
+    await say(tg, ann, "/start")
+    answer = await say(tg, ann, "qwen2.5-14b awq on 4090")
+    assert "On 1× GeForce RTX 4090" in shown(answer)
+
+
+async def test_back_returns_to_the_previous_step_and_cancel_ends(tg: FakeTelegram, bot) -> None:
+    ann = User(1006, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Image generation")
+    step = await press(tg, ann, step, "SDXL")
+    assert "Step 2/5: Precision" in shown(step)
+    step = await press(tg, ann, step, "Back")
+    assert "Step 1/5: Image model" in shown(step) and "✓" not in shown(step)
+    step = await press(tg, ann, step, "Back")
+    assert "What do you want to do?" in shown(step)
+    done = await press(tg, ann, step, "Cancel")
+    assert "Cancelled" in shown(done)
+    # a button of the finished menu is refused politely
+    old = tg.user_clicks(ann, menu.result, "w|1006|c|model_image|1")
+    alert = await tg.wait_for(lambda c: c.method == "answerCallbackQuery" and c.params["callback_query_id"] == old["callback_query"]["id"])
+    assert "expired" in alert.params["text"]
+
+
+async def test_cancel_command_inside_and_outside_a_conversation(tg: FakeTelegram, bot) -> None:
+    ann = User(1007, "Ann", "en")
+    await say(tg, ann, "/start")
+    assert "Cancelled" in shown(await say(tg, ann, "/cancel"))
+    assert "Nothing to cancel" in shown(await say(tg, ann, "/cancel"))
+
+
+async def test_rendering_task_gets_the_guides_table(tg: FakeTelegram, bot) -> None:
+    ann = User(1008, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "3D rendering")
+    answer = await press(tg, ann, step, "Skip")
+    assert "No VRAM formula exists" in shown(answer) and "Guide:" in shown(answer)
+
+
+async def test_answer_buttons_change_precision_and_show_details(tg: FakeTelegram, bot) -> None:
+    ann = User(1009, "Ann", "en")
+    answer = await say(tg, ann, "/vram qwen2.5-72b bf16")
+    menu = await press(tg, ann, answer, "Precision")
+    assert menu.method == "editMessageText" and "AWQ" in [t for t, _ in buttons(menu)]
+    changed = await press(tg, ann, menu, "AWQ")
+    assert "qwen2.5-72b · awq-4bit" in shown(changed)
+    details = await press(tg, ann, changed, "Details")
+    assert "How Qwen2.5 72B adds up" in shown(details) and "weights" in shown(details)
+    back = await press(tg, ann, details, "Back to answer")
+    assert "VRAM per card" in shown(back)
+    card = await press(tg, ann, back, "Card")
+    on_card = await press(tg, ann, card, "RTX 4090")
+    assert "On 1× GeForce RTX 4090" in shown(on_card)
+    budget = await press(tg, ann, on_card, "Budget")
+    cheap = await press(tg, ann, budget, "$1/h")
+    assert "$" in shown(cheap)
+    assert len(await bot.repo.recent_history(1009, 1009)) == 4  # the question and three changes
+
+
+async def test_new_question_button_starts_a_fresh_wizard_below_the_answer(tg: FakeTelegram, bot) -> None:
+    ann = User(1010, "Ann", "en")
+    answer = await say(tg, ann, "/vram 7b")
+    fresh = await press(tg, ann, answer, "New question")
+    assert fresh.method == "sendMessage" and "What do you want to do?" in shown(fresh)
+    assert "VRAM per card" in tg.messages[(1010, answer.result["message_id"])]["text"]  # answer kept
+
+
+async def test_free_text_in_private_chat_is_a_question(tg: FakeTelegram, bot) -> None:
+    ann = User(1011, "Ann", "en")
+    assert "VRAM per card" in shown(await say(tg, ann, "13b fp16"))
+
+
+async def test_private_wizard_and_group_wizard_of_one_member_are_separate(tg: FakeTelegram, bot) -> None:
+    ann = User(1012, "Ann", "en")
+    lab = Chat(-100500, "supergroup", "Lab")
+    private = await say(tg, ann, "/start")
+    group = await say(tg, ann, "/start@GpuAdvisorBot", lab)
+    step = await press(tg, ann, private, "Run an LLM")
+    assert "Step 1/5" in shown(step)
+    gstep = await press(tg, ann, group, "Image generation")
+    assert "Step 1/5: Image model" in shown(gstep)
+    assert button(step, "Qwen2.5-7B") != button(gstep, "SDXL")
