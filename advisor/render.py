@@ -64,12 +64,12 @@ def _env() -> Environment:
     return env
 
 
-def render(name: str, lang: str, plain: bool = False, **ctx: object) -> str:
+def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> str:
     lang = lang if lang in LANGS else "en"
     def t(key: str, **fmt: object) -> str:
         return label(lang, key, **fmt)
 
-    text = _env().get_template(f"{lang}/{name}.j2").render(lang=lang, t=t, **ctx).strip()
+    text = _env().get_template(f"{lang}/{template}.j2").render(lang=lang, t=t, **ctx).strip()
     text = re.sub(r"\n{3,}", "\n\n", text)
     if plain:
         text = html.unescape(re.sub(r"<[^<>]+>", "", text))

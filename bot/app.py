@@ -103,6 +103,11 @@ async def remember(update: Update, context: Context) -> None:
         chat.type if chat else None,
         chat.title if chat else None,
     )
+    await settle_language(update, context)
+
+
+async def settle_language(update: Update, context: Context) -> None:
+    user, chat = update.effective_user, update.effective_chat
     stored = await context.repo.user(user.id) if user else None
     chat_lang = await context.repo.chat_language(chat.id) if chat and chat.type != "private" else None
     context.lang = language_for(
@@ -134,6 +139,7 @@ async def on_error(update: object, context: Context) -> None:
     if not isinstance(update, Update) or update.effective_chat is None:
         return
     try:
+        await settle_language(update, context)  # the error handler gets a fresh context
         if update.callback_query is not None:
             await update.callback_query.answer()
         msg = update.effective_message

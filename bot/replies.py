@@ -59,8 +59,8 @@ def markup(rows: Keyboard | None) -> InlineKeyboardMarkup | None:
     )
 
 
-def text(context: Context, name: str, **ctx: object) -> str:
-    return render(name, context.lang, **ctx)
+def text(context: Context, template: str, /, **ctx: object) -> str:
+    return render(template, context.lang, **ctx)
 
 
 def t(context: Context, key: str, **fmt: object) -> str:
@@ -70,8 +70,9 @@ def t(context: Context, key: str, **fmt: object) -> str:
 async def send(
     update: Update,
     context: Context,
-    name: str,
+    template: str,
     keyboard: Keyboard | None = None,
+    /,
     *,
     edit: bool = False,
     **ctx: object,
@@ -79,7 +80,7 @@ async def send(
     """Render `name` and answer the update: edit the message whose button was pressed
     (edit=True), else reply to the asker's message (quotes it in groups, stays in the
     forum topic). Long replies go out in several messages, the keyboard on the last."""
-    body = text(context, name, **ctx)
+    body = text(context, template, **ctx)
     return await deliver(update, context, body, keyboard, edit=edit)
 
 

@@ -303,15 +303,22 @@ class FakeTelegram:
             self._waiters = [(p, f) for p, f in self._waiters if f is not fut]
 
     async def reply_to(self, update: dict | None, timeout: float = 5.0, method: str | None = None) -> Call:
-        """The first successful send/edit after `update` in that update's chat."""
+        """The first successful answer to `update`: in a group, a message quoting it; for a
+        button, an edit of that message or a new message in its chat."""
         assert update is not None, "the update was not delivered (privacy mode?)"
         start = len(self.calls)
-        msg = update.get("message") or update["callback_query"]["message"]
+        cq = update.get("callback_query")
+        msg = update.get("message") or cq["message"]
         chat_id = str(msg["chat"]["id"])
         methods = (method,) if method else ("sendMessage", "editMessageText")
 
         def match(c: Call) -> bool:
-            return c.error is None and c.method in methods and str(c.params.get("chat_id")) == chat_id
+            if c.error is not None or c.method not in methods or str(c.params.get("chat_id")) != chat_id:
+                return False
+            if cq is not None and c.method == "editMessageText":
+                return int(c.params["message_id"]) == msg["message_id"]
+            quoted = (c.params.get("reply_parameters") or {}).get("message_id")
+            return cq is not None or quoted is None or int(quoted) == msg["message_id"]
 
         for c in self.calls[start:]:
             if match(c):
@@ -341,8 +348,9 @@ class FakeTelegram:
         out: dict[str, Any] = {}
         for k, v in form.items():
             out[k] = v if isinstance(v, str) else "<file>"
+        # PTB JSON-encodes every non-string value of a form; decode the ones we read.
         for k in ("reply_markup", "commands", "scope", "reply_parameters", "link_preview_options",
-                  "allowed_updates"):
+                  "allowed_updates", "show_alert", "disable_notification", "drop_pending_updates"):
             if isinstance(out.get(k), str):
                 out[k] = json.loads(out[k])
         return out
