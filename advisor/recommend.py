@@ -296,6 +296,8 @@ def suggest_fixes(w: Workload, named: Option) -> list[str]:
             tries.append((f"cards:{count}", _workload_for(w, count)))
     fixes = []
     for code, trial in tries:
+        if code.startswith("cards:") and any(f.startswith("cards:") for f in fixes):
+            continue  # the fewest cards that fit is the advice
         est = estimate(trial).estimate
         if est is not None and est.total_bytes <= limit:
             fixes.append(code)

@@ -175,7 +175,8 @@ class FakeTelegram:
         self._message_ids = itertools.count(1)
         self._callback_ids = itertools.count(1)
         self._new_update = asyncio.Event()
-        self.releasing = False  # while True, getUpdates answers at once (lets a poller stop fast)
+        self.releasing = False
+        self.valid_token: str | None = None  # when set, any other token gets 401 like Telegram  # while True, getUpdates answers at once (lets a poller stop fast)
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -366,6 +367,8 @@ class FakeTelegram:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         method = request.match_info["method"]
+        if self.valid_token is not None and request.match_info["token"] != self.valid_token:
+            return self._err(401, "Unauthorized")
         params = await self._params(request)
         injected = await self._inject(method, request, params)
         if injected is not None:

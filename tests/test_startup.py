@@ -1,0 +1,101 @@
+"""Operator mistakes stop `python -m bot` with one line and a non-zero exit, no traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from bot.settings import Settings, settings_error_line
+from bot.standin import FakeTelegram
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD_TOKEN = "123456:test-token-for-the-stand-in-000000000"
+
+
+async def run_bot(tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 30) -> tuple[int, str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_", "ADMIN_"))}
+    full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
+    full.update(env)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", *args, cwd=tmp_path, env=full,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    return proc.returncode or 0, (out + err).decode()
+
+
+def _assert_one_clear_line(output: str, *needles: str) -> None:
+    assert "Traceback" not in output, output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, output
+    for needle in needles:
+        assert needle in errors[0], output
+
+
+async def test_missing_token_says_where_to_put_it(tmp_path: Path) -> None:
+    rc, out = await run_bot(tmp_path, {})
+    assert rc == 2
+    _assert_one_clear_line(out, "TELEGRAM_BOT_TOKEN is not set", "--local")
+
+
+async def test_malformed_settings_name_the_setting(tmp_path: Path) -> None:
+    rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": "oops", "DEFAULT_LANGUAGE": "fr", "ADMIN_USER_IDS": "1,x"})
+    assert rc == 2
+    _assert_one_clear_line(out, "TELEGRAM_BOT_TOKEN", "DEFAULT_LANGUAGE", "ADMIN_USER_IDS")
+    assert "oops" not in out  # the token's value is never printed
+
+
+async def test_wrong_token_is_one_line(tmp_path: Path) -> None:
+    async with FakeTelegram() as tg:
+        tg.valid_token = GOOD_TOKEN
+        rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": "999999:wrong-token-xxxxxxxxxxxxxxxxxxxxxxxxxx",
+                                           "TELEGRAM_API_BASE_URL": tg.base_url})
+    assert rc == 2
+    _assert_one_clear_line(out, "rejected TELEGRAM_BOT_TOKEN")
+    assert "wrong-token" not in out
+
+
+async def test_unreachable_bot_api_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN,
+                                       "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{port}/bot"})
+    assert rc == 2
+    _assert_one_clear_line(out, "cannot reach the Bot API")
+
+
+async def test_unwritable_database_path_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    async with FakeTelegram() as tg:
+        rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": tg.base_url,
+                                           "DATABASE_PATH": str(tmp_path / "file" / "db.sqlite3")})
+    assert rc == 2
+    _assert_one_clear_line(out, "cannot open database")
+
+
+async def test_backup_command_copies_the_database(tmp_path: Path) -> None:
+    from bot.storage import Repository
+
+    repo = await Repository.open(tmp_path / "db.sqlite3")
+    await repo.close()
+    rc, out = await run_bot(tmp_path, {}, "backup", str(tmp_path / "copy.sqlite3"))
+    assert rc == 0 and (tmp_path / "copy.sqlite3").stat().st_size > 0, out
+
+
+def test_settings_error_line_names_each_bad_setting() -> None:
+    with pytest.raises(ValidationError) as exc:
+        Settings(_env_file=None, history_retention_days=0, telegram_api_base_url="ftp://x")  # type: ignore[call-arg]
+    line = settings_error_line(exc.value)
+    assert "HISTORY_RETENTION_DAYS" in line and "TELEGRAM_API_BASE_URL" in line and "\n" not in line
+
+
+def test_token_never_appears_in_the_settings_repr() -> None:
+    s = Settings(_env_file=None, telegram_bot_token=GOOD_TOKEN)  # type: ignore[call-arg]
+    assert GOOD_TOKEN not in repr(s) and GOOD_TOKEN not in str(s.model_dump())

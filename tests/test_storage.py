@@ -1,0 +1,190 @@
+"""Storage against real SQLite files in a temporary folder."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import halt, launch, make_settings, press, say, shown
+
+from bot.standin import FakeTelegram, User
+from bot.storage import MIGRATIONS_DIR, Repository, StorageError, backup_database
+
+HOSTILE = [
+    "'; DROP TABLE history; --",
+    'Robert"); DELETE FROM users WHERE ("1"="1',
+    "<b>&amp;</b> \\x00 \x00 nul",
+    "🚀" * 1024,  # 4 kB of emoji
+    "\u202eRTL override\u202c and \ud7ff\ue000 and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    "line\r\nbreaks\n\ttabs",
+]
+
+
+def _copy_migrations(tmp_path: Path, extra: dict[str, str]) -> Path:
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    for f in MIGRATIONS_DIR.glob("*.sql"):
+        (folder / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    for name, sql in extra.items():
+        (folder / name).write_text(sql, encoding="utf-8")
+    return folder
+
+
+async def test_migrations_from_empty_create_every_table_and_record_the_version(tmp_path: Path) -> None:
+    repo = await Repository.open(tmp_path / "a.sqlite3")
+    assert await repo.schema_version() == len(list(MIGRATIONS_DIR.glob("*.sql")))
+    await repo.close()
+    con = sqlite3.connect(tmp_path / "a.sqlite3")
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"users", "chats", "history", "ptb_state", "schema_migrations"} <= tables
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    con.close()
+
+
+async def test_each_earlier_version_is_migrated_forward_keeping_its_rows(tmp_path: Path) -> None:
+    db = tmp_path / "b.sqlite3"
+    repo = await Repository.open(db)  # version 1, as shipped
+    await repo.add_history(user_id=1, chat_id=1, raw_text="7b", canonical="7b · inference", workload={},
+                           summary={}, catalog_version="v")
+    await repo.close()
+    newer = _copy_migrations(tmp_path, {"0002_notes.sql": "ALTER TABLE history ADD COLUMN note TEXT;"})
+    repo = await Repository.open(db, migrations_dir=newer)
+    assert await repo.schema_version() == 2
+    assert (await repo.recent_history(1, 1))[0].raw_text == "7b"
+    await repo.close()
+
+
+async def test_a_database_from_the_future_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    db = tmp_path / "c.sqlite3"
+    newer = _copy_migrations(tmp_path, {"0002_x.sql": "CREATE TABLE x (a INTEGER);"})
+    repo = await Repository.open(db, migrations_dir=newer)
+    await repo.close()
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    with pytest.raises(StorageError, match="schema version 2, newer than this code"):
+        await Repository.open(db)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+async def test_a_failed_migration_stops_start_up_and_changes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "d.sqlite3"
+    repo = await Repository.open(db)
+    await repo.close()
+    broken = _copy_migrations(tmp_path, {"0002_broken.sql": "CREATE TABLE half (a INTEGER);\nTHIS IS NOT SQL;"})
+    with pytest.raises(StorageError, match="0002_broken.sql failed"):
+        await Repository.open(db, migrations_dir=broken)
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 1
+    assert con.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
+    con.close()
+
+
+async def test_an_unwritable_path_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(StorageError, match="cannot open database"):
+        await Repository.open(blocker / "db.sqlite3")
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+async def test_hostile_text_is_stored_and_read_back_byte_for_byte(tmp_path: Path, text: str) -> None:
+    repo = await Repository.open(tmp_path / "e.sqlite3")
+    hid = await repo.add_history(user_id=7, chat_id=-7, raw_text=text, canonical=text, workload={"model": text},
+                                 summary={"model": text}, catalog_version="v")
+    entry = await repo.history_entry(hid)
+    assert entry is not None
+    assert entry.raw_text.encode("utf-8", "surrogatepass") == text.encode("utf-8", "surrogatepass")
+    assert entry.workload == {"model": text} and entry.canonical == text
+    await repo.close()
+
+
+async def test_hundred_concurrent_users_lose_no_row_and_never_see_locked(tmp_path: Path) -> None:
+    db = tmp_path / "f.sqlite3"
+    repos = [await Repository.open(db) for _ in range(4)]  # four connections contend for the file
+
+    async def user(i: int) -> None:
+        repo = repos[i % len(repos)]
+        for k in range(5):
+            await repo.seen(i, f"u{i}", "en", i, "private", None)
+            await repo.add_history(user_id=i, chat_id=i, raw_text=f"q{k}", canonical=None, workload=None,
+                                   summary=None, catalog_version="v", update_id=i * 10 + k)
+
+    await asyncio.gather(*(user(i) for i in range(100)))
+    assert await repos[0].count_history() == 500
+    assert len(await repos[1].recent_history(42, 42, limit=50)) == 5
+    for r in repos:
+        await r.close()
+
+
+async def test_a_redelivered_update_adds_no_second_row(tmp_path: Path) -> None:
+    repo = await Repository.open(tmp_path / "g.sqlite3")
+    first = await repo.add_history(user_id=1, chat_id=1, raw_text="a", canonical=None, workload=None,
+                                   summary=None, catalog_version="v", update_id=99)
+    again = await repo.add_history(user_id=1, chat_id=1, raw_text="a", canonical=None, workload=None,
+                                   summary=None, catalog_version="v", update_id=99)
+    assert first == again and await repo.count_history() == 1
+    await repo.close()
+
+
+async def test_retention_purges_only_old_questions(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite3"
+    repo = await Repository.open(db)
+    for day in ("2020-01-01T00:00:00+00:00", "2099-01-01T00:00:00+00:00"):
+        hid = await repo.add_history(user_id=1, chat_id=1, raw_text=day, canonical=None, workload=None,
+                                     summary=None, catalog_version="v")
+        await repo._db.execute("UPDATE history SET created_at = ? WHERE id = ?", (day, hid))
+    assert await repo.purge_history(180) == 1
+    assert [e.raw_text[:4] for e in await repo.recent_history(1, 1)] == ["2099"]
+    await repo.close()
+
+
+async def test_backup_of_a_live_database_is_consistent_and_restorable(tmp_path: Path) -> None:
+    db = tmp_path / "live.sqlite3"
+    repo = await Repository.open(db)
+    for i in range(20):
+        await repo.add_history(user_id=i, chat_id=i, raw_text=f"q{i}", canonical=None, workload=None,
+                               summary=None, catalog_version="v")
+    copy = tmp_path / "copy.sqlite3"
+    backup_database(db, copy)  # while `repo` still holds the file open
+    await repo.close()
+    restored = await Repository.open(copy)
+    assert await restored.count_history() == 20
+    await restored.close()
+    with pytest.raises(StorageError, match="exists"):
+        backup_database(db, copy)
+
+
+# --- through the bot ---
+
+
+async def test_a_conversation_resumes_after_a_full_application_restart(tg: FakeTelegram, tmp_path: Path) -> None:
+    settings = make_settings(tg, tmp_path / "bot.sqlite3")
+    ann = User(3001, "Ann", "en")
+    app = await launch(settings)
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "Qwen2.5-14B")
+    await halt(tg, app)  # stopped; a new application on the same file
+    app = await launch(settings)
+    step = await press(tg, ann, step, "AWQ")
+    assert "✓ Model: Qwen2.5-14B" in shown(step) and "✓ Precision / quantization: AWQ 4-bit" in shown(step)
+    typed = await say(tg, ann, "ctx 8192")  # the conversation state came back too, not just the draft
+    assert "Step 4/5: Batch" in shown(typed)
+    await halt(tg, app)
+
+
+async def test_state_is_written_at_once_not_at_the_next_interval(tg: FakeTelegram, tmp_path: Path) -> None:
+    settings = make_settings(tg, tmp_path / "bot.sqlite3")
+    app = await launch(settings)
+    ann = User(3002, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    await press(tg, ann, menu, "Image generation")
+    await asyncio.sleep(0.05)
+    con = sqlite3.connect(tmp_path / "bot.sqlite3")
+    rows = dict(con.execute("SELECT kind || ' ' || key, data FROM ptb_state").fetchall())
+    con.close()
+    assert rows["conversation:wizard [3002, 3002]"] == "0"
+    assert '"task": "image"' in rows["user_data 3002"]
+    await halt(tg, app)

@@ -1,0 +1,119 @@
+"""Every template, in both languages, with hostile values: valid Telegram HTML, within the
+length limit (or split into valid pieces), same information in zh and en."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from advisor import catalog
+from advisor.fit import card_fit
+from advisor.parse import ParseError, parse_query
+from advisor.recommend import recommend_query
+from advisor.render import TEMPLATES, label, labels, render
+from bot.replies import split_message
+from bot.standin import MAX_TEXT, TelegramHTMLError, utf16_len, visible_text
+from bot.storage import HistoryEntry, Stats
+
+EVIL = "<b>&\"'</i> 🚀 ${{ 7*7 }}"
+TEMPLATE_NAMES = sorted(p.stem for p in (TEMPLATES / "en").glob("*.j2"))
+
+
+def contexts() -> dict[str, dict]:
+    """A context for every template, each stuffed with hostile text where users can reach."""
+    parsed = parse_query("qwen2.5-72b int4 32k on 4090 ¥10/h")
+    rec = recommend_query(parsed)
+    evil_parsed = parsed.model_copy(update={"ignored": [EVIL] * 3, "assumed": [EVIL]})
+    gpu = catalog.gpus()["rtx-4090"]
+    entry = HistoryEntry(id=1, user_id=1, chat_id=1, raw_text=EVIL, canonical=EVIL, workload=None,
+                         summary={"gpu": EVIL, "count": 1}, catalog_version="v", created_at="2026-11-30T00:00:00")
+    error = ParseError(code="unknown_model", detail=EVIL, suggestions=[EVIL, "qwen2.5-7b"])
+    price = recommend_query(parsed).cheapest.price_per_hour  # type: ignore[union-attr]
+    return {
+        "answer": {"rec": rec, "parsed": evil_parsed, "canonical": EVIL},
+        "details": {"rec": rec, "parsed": evil_parsed, "canonical": EVIL},
+        "error": {"error": error, "parsed": evil_parsed},
+        "wizard": {"step": "model_llm", "task": EVIL, "step_no": 1, "step_total": 5, "step_label": EVIL,
+                   "picked": [(EVIL, EVIL)], "error": error, "parsed": evil_parsed, "group": True,
+                   "mention": '<a href="tg://user?id=1">x</a>'},
+        "type_prompt": {"mention": '<a href="tg://user?id=1">x</a>', "step_label": EVIL},
+        "gpus": {"rows": [(g, price) for g in catalog.gpus().values()], "query": EVIL, "min_gib": None,
+                 "total": len(catalog.gpus())},
+        "gpu": {"gpu": gpu, "count": 2, "fit": card_fit("rtx-4090", 2), "price": price},
+        "fit": {"gpu": gpu, "count": 1, "fit": card_fit("rtx-4090"), "price": None},
+        "fit_lines": {"fit": card_fit("rtx-4090")},
+        "card_usage": {"command": "gpu"},
+        "unknown_gpu": {"name": EVIL, "suggestions": [EVIL]},
+        "history": {"entries": [entry] * 10},
+        "lang": {"group": True},
+        "lang_set": {"group_default": True},
+        "forget_done": {"deleted": {"questions": 3, "saved_state": 1, "profile": 1}},
+        "stats": {"stats": Stats(users=1, chats=2, questions=3, per_day=[("2026-11-30", 3)],
+                                 top_models=[(EVIL, 2)], top_gpus=[(EVIL, 1)])},
+        "help": {"group": True, "bot_username": "GpuAdvisorBot"},
+        "about": {"catalog_version": "v", "gpu_count": 42, "model_count": 93, "custom_prices": True},
+    }
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("name", TEMPLATE_NAMES)
+def test_template_renders_valid_telegram_html_with_hostile_values(name: str, lang: str) -> None:
+    body = render(name, lang, **contexts().get(name, {}))
+    assert body.strip()
+    for chunk in split_message(body):
+        shown = visible_text(chunk, "HTML")  # raises where Telegram would answer 400
+        assert utf16_len(shown) <= MAX_TEXT
+    if EVIL in str(contexts().get(name, {})):
+        assert "<b>&\"'</i>" not in body  # never raw
+
+
+def test_both_languages_have_the_same_templates_and_labels() -> None:
+    assert sorted(p.name for p in (TEMPLATES / "zh").glob("*")) == sorted(p.name for p in (TEMPLATES / "en").glob("*"))
+    zh, en = labels("zh"), labels("en")
+    assert {s: sorted(v) for s, v in zh.items()} == {s: sorted(v) for s, v in en.items()}
+
+
+def test_every_memory_term_and_wizard_step_has_a_label() -> None:
+    source = (Path(__file__).parent.parent / "advisor" / "memory.py").read_text(encoding="utf-8")
+    terms = set(re.findall(r'\.add\(\s*"([a-z_]+)"', source)) | {"runtime_overhead"}
+    with (Path(__file__).parent.parent / "bot" / "wizard.toml").open("rb") as fh:
+        spec = tomllib.load(fh)
+    for lang in ("zh", "en"):
+        for key in [f"term.{t}" for t in terms] + [f"step.{s}" for s in spec["steps"]] + [f"task.{t}" for t in spec["tasks"]]:
+            assert label(lang, key) != key, f"{lang}: no label for {key}"
+
+
+def test_both_languages_carry_the_same_numbers_in_an_answer() -> None:
+    parsed = parse_query("llama-3.1-8b lora data 100m tokens on 3090")
+    rec = recommend_query(parsed)
+    numbers = [re.findall(r"\d+(?:\.\d+)?", visible_text(render("answer", lang, rec=rec, parsed=parsed, canonical="x"), "HTML"))
+               for lang in ("zh", "en")]
+    assert sorted(numbers[0]) == sorted(numbers[1])
+
+
+def test_split_message_cuts_at_section_boundaries_and_keeps_tags_whole() -> None:
+    sections = [f"<b>Section {i}</b>\n" + "\n".join(f"line {j} <code>x&amp;y</code> 显存" for j in range(40)) for i in range(8)]
+    body = "\n\n".join(sections)
+    chunks = split_message(body)
+    assert len(chunks) > 1 and "".join(chunks).count("<b>Section") == 8
+    for chunk in chunks:
+        visible_text(chunk, "HTML")
+        assert utf16_len(chunk) <= MAX_TEXT
+        assert chunk.startswith(("<b>Section", "line"))
+
+
+def test_split_message_survives_one_enormous_line() -> None:
+    chunks = split_message("<b>x</b> " + "🚀" * 5000)
+    assert all(utf16_len(c) <= MAX_TEXT for c in chunks) and len(chunks) >= 3
+    for chunk in chunks:
+        visible_text(chunk, "HTML")
+
+
+def test_the_html_checker_rejects_what_telegram_rejects() -> None:
+    for bad in ("<b>13B <fp16></b>", "a & b", "<b>open", "<div>x</div>", "<span>x</span>", "</b>"):
+        with pytest.raises(TelegramHTMLError):
+            visible_text(bad, "HTML")
+    assert visible_text("<b>a</b> &lt;&amp;&gt; &#128640;", "HTML") == "a <&> 🚀"
