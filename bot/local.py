@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import logging
 import re
 import sys
 
@@ -39,6 +40,7 @@ def _show(call: Call, buttons: list[str]) -> None:
 
 
 async def run_local(settings: Settings, lang: str) -> int:
+    logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))  # keep the chat readable
     db = settings.database_path.with_name(settings.database_path.stem + "-local.sqlite3")
     local = settings.model_copy(update={"database_path": db, "rate_limit_overall_per_s": 1000.0})
     async with FakeTelegram() as tg:

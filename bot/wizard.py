@@ -261,9 +261,8 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
 
 def _record(draft: dict, step: str, shown: str, token: str) -> None:
     draft["answers"][step] = [shown, token]
-    if step in draft["path"]:
-        draft["path"].remove(step)
-    draft["path"].append(step)
+    if step not in draft["path"]:
+        draft["path"].append(step)
 
 
 async def _advance(update: Update, context: Context, draft: dict, *, edit: bool) -> int | None:
@@ -303,6 +302,10 @@ async def on_text(update: Update, context: Context) -> int | None:
             return END
         await _show(update, context, draft, None, edit=False, error=parsed)
         return ASKING
+    alone = parse_query(msg.text)
+    model_step = _steps(draft)[0]
+    if step != model_step and alone.ok and model_step.startswith("model"):
+        step = model_step  # "llama-3.1-8b int4" typed later: a change of model, not a precision
     parsed = parse_query(_query(draft, (step, msg.text)))
     if not parsed.ok:
         await _show(update, context, draft, step, edit=False, error=parsed)

@@ -151,3 +151,13 @@ async def test_private_wizard_and_group_wizard_of_one_member_are_separate(tg: Fa
     gstep = await press(tg, ann, group, "Image generation")
     assert "Step 1/5: Image model" in shown(gstep)
     assert button(step, "Qwen2.5-7B") != button(gstep, "SDXL")
+
+
+async def test_a_model_typed_at_a_later_step_replaces_the_model(tg: FakeTelegram, bot) -> None:
+    ann = User(1013, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "Qwen2.5-7B")
+    typed = await say(tg, ann, "llama-3.1-8b int4")
+    assert "✓ Model: llama-3.1-8b int4" in shown(typed) and "Qwen2.5-7B" not in shown(typed)
+    assert "Step 3/5: Context" in shown(typed)
