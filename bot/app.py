@@ -4,6 +4,7 @@ the command menus and the error handler; the handlers live in `commands` and `wi
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import html
 import json
@@ -20,7 +21,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -42,6 +43,27 @@ log = logging.getLogger(__name__)
 
 PRIVATE_COMMANDS = ("start", "vram", "gpus", "gpu", "fit", "history", "lang", "help", "cancel", "about", "forget")
 GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
+
+
+NETWORK_RETRIES = 3
+
+
+class RetryingRateLimiter(AIORateLimiter):
+    """PTB's limiter (Telegram's caps, 429 retried after retry_after) that also retries a
+    send that failed on the network (5xx, dropped connection), so a flaky link does not lose
+    an answer. Trade-off: if Telegram did deliver before the connection died, the user sees
+    the answer twice; a lost answer is worse. getUpdates has the updater's own retry loop."""
+
+    async def process_request(self, callback, args, kwargs, endpoint, data, rate_limit_args):  # noqa: ANN001, ANN201
+        for attempt in range(NETWORK_RETRIES + 1):
+            try:
+                return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+            except NetworkError as exc:
+                if isinstance(exc, BadRequest) or endpoint == "getUpdates" or attempt == NETWORK_RETRIES:
+                    raise
+                log.warning("%s failed (%s); retry %d of %d", endpoint, exc, attempt + 1, NETWORK_RETRIES)
+                await asyncio.sleep(0.1 * 2**attempt)
+        raise AssertionError("unreachable")
 
 
 class AdvisorApplication(Application):
@@ -185,7 +207,7 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
         .context_types(_context_types())
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
         .persistence(SQLitePersistence(settings.database_path))
-        .rate_limiter(AIORateLimiter(
+        .rate_limiter(RetryingRateLimiter(
             overall_max_rate=settings.rate_limit_overall_per_s, overall_time_period=1,
             group_max_rate=settings.rate_limit_group_per_min, group_time_period=60, max_retries=3,
         ))

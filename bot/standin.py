@@ -176,7 +176,9 @@ class FakeTelegram:
         self._callback_ids = itertools.count(1)
         self._new_update = asyncio.Event()
         self.releasing = False
-        self.valid_token: str | None = None  # when set, any other token gets 401 like Telegram  # while True, getUpdates answers at once (lets a poller stop fast)
+        self.valid_token: str | None = None
+        self.polls = 0  # getUpdates requests seen
+        self._polled = asyncio.Event()  # when set, any other token gets 401 like Telegram  # while True, getUpdates answers at once (lets a poller stop fast)
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -277,6 +279,11 @@ class FakeTelegram:
             "message": self.messages.get((message["chat"]["id"], message["message_id"]), message),
         }})
 
+    async def wait_polling(self, timeout: float = 30.0) -> None:
+        """Until a bot asks for updates (a bot process has started)."""
+        self._polled.clear()
+        await asyncio.wait_for(self._polled.wait(), timeout)
+
     def release_pollers(self, on: bool = True) -> None:
         """Answer pending and future long polls at once (before stopping a bot), or stop doing so."""
         self.releasing = on
@@ -314,7 +321,9 @@ class FakeTelegram:
         methods = (method,) if method else ("sendMessage", "editMessageText")
 
         def match(c: Call) -> bool:
-            if c.error is not None or c.method not in methods or str(c.params.get("chat_id")) != chat_id:
+            # "not modified": the bot did answer, with what the message already shows
+            unchanged = c.error is not None and "not modified" in c.error
+            if c.error is not None and not unchanged or c.method not in methods or str(c.params.get("chat_id")) != chat_id:
                 return False
             if cq is not None and c.method == "editMessageText":
                 return int(c.params["message_id"]) == msg["message_id"]
@@ -426,6 +435,8 @@ class FakeTelegram:
         return self._err(fault.status, fault.description, fault.parameters)
 
     async def _get_updates(self, params: dict) -> list[dict]:
+        self.polls += 1
+        self._polled.set()
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
         limit = int(params.get("limit") or 100)
@@ -544,3 +555,32 @@ class _ApiError(Exception):
     def __init__(self, status: int, description: str, parameters: dict | None = None) -> None:
         super().__init__(description)
         self.status, self.description, self.parameters = status, description, parameters
+
+
+STANDIN_TOKEN = "123456:stand-in-token-not-a-real-one-0000000"
+
+
+async def spawn_bot(base_url: str, database_path: str, log_path: str | None = None, **env: str) -> asyncio.subprocess.Process:
+    """`python -m bot` as a separate process talking to a stand-in (crash tests, load bench).
+    Telegram's rate caps are lifted: a stand-in has none, and the bench measures our stack."""
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_", "ADMIN_", "RATE_"))}
+    full.update({
+        "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": STANDIN_TOKEN, "TELEGRAM_API_BASE_URL": base_url,
+        "DATABASE_PATH": database_path, "LOG_LEVEL": "WARNING", "DEFAULT_LANGUAGE": "en",
+        "RATE_LIMIT_OVERALL_PER_S": "100000", "RATE_LIMIT_GROUP_PER_MIN": "1000000",
+    })
+    full.update(env)
+    log = open(log_path, "ab") if log_path else None  # noqa: SIM115 - the child keeps it
+    try:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", cwd=str(root), env=full,
+            stdout=log or asyncio.subprocess.DEVNULL, stderr=log or asyncio.subprocess.DEVNULL,
+        )
+    finally:
+        if log:
+            log.close()

@@ -256,6 +256,14 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         return None
     else:
         return None
+    if action == "c" and draft["answers"]:
+        parsed = parse_query(_query(draft))
+        if not parsed.ok:  # e.g. 128k context on an 8k model: say so on this step
+            step = args[0]
+            draft["answers"].pop(step, None)
+            draft["path"].remove(step)
+            await _show(update, context, draft, step, edit=True, error=parsed)
+            return ASKING
     return await _advance(update, context, draft, edit=True)
 
 

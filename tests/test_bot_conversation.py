@@ -161,3 +161,17 @@ async def test_a_model_typed_at_a_later_step_replaces_the_model(tg: FakeTelegram
     typed = await say(tg, ann, "llama-3.1-8b int4")
     assert "✓ Model: llama-3.1-8b int4" in shown(typed) and "Qwen2.5-7B" not in shown(typed)
     assert "Step 3/5: Context" in shown(typed)
+
+
+async def test_a_choice_that_does_not_fit_the_model_is_explained_on_its_step(tg: FakeTelegram, bot) -> None:
+    ann = User(1014, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "Qwen3-30B-A3B")  # 40k context at most
+    step = await press(tg, ann, step, "BF16")
+    refused = await press(tg, ann, step, "128k")
+    assert "longer than the model supports" in shown(refused) and "Step 3/5: Context" in shown(refused)
+    again = await press(tg, ann, refused, "128k")  # same press, same page: answered, nothing new to show
+    assert again.error is not None and "not modified" in again.error
+    step = await press(tg, ann, refused, "8k")
+    assert "Step 4/5" in shown(step)

@@ -1,0 +1,189 @@
+"""Load bench: the real bot (`python -m bot`, its own process) against the Bot API stand-in
+on 127.0.0.1, driven by N simulated users running quick queries and guided conversations in
+private chats and lab groups.
+
+    python bench/load.py                  # 200 users, 20 s
+    python bench/load.py --users 50 --duration 10 --faults
+
+Prints updates handled per second, latency from update to reply (p50/p95/p99), the bot's
+peak RSS, and errors. With --faults the stand-in injects 429s, 5xx, dropped connections and
+slow answers; every update must still get exactly one reply. Bounded: it stops by itself
+after --duration seconds (plus a drain of at most --drain seconds).
+
+Telegram's own caps (30 msg/s, 20/min per group) are lifted in the bot for this run: they
+are Telegram's limits, not ours, and this bench measures our stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bot.standin import Call, Chat, FakeTelegram, FaultPlan, User, spawn_bot  # noqa: E402
+
+QUICK = [
+    "/vram 13B fp16", "/vram qwen2.5-72b int4 32k", "/vram llama-3.1-8b lora batch 4 on 4090",
+    "/vram qlora 70b 2x3090", "/vram sdxl 1024 4 images", "/vram deepseek-v3 fp8 8 gpus", "/vram 7b",
+    "/vram qwen2.5-14b 推理 用 3090", "/vram flux.1-dev", "/vram llama-9-900b", "/gpu 4090", "/gpus 24g",
+    "/help", "/history",
+]
+TASKS = ["Run an LLM", "LoRA", "Image generation", "Coursework"]
+BOT = "GpuAdvisorBot"
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    updates: int = 0
+    timeouts: int = 0
+    expected_replies: Counter = field(default_factory=Counter)  # chat id -> replies expected
+
+
+def pick_button(call: Call, rng: random.Random) -> str | None:
+    """What a user would tap next: a task or model at random, else a choice or skip."""
+    markup = call.params.get("reply_markup") or {}
+    rows = markup.get("inline_keyboard", []) if isinstance(markup, dict) else []
+    buttons = [(b["text"], b["callback_data"]) for row in rows for b in row]
+    choices = [d for t, d in buttons if d.split("|")[2:3] in (["t"], ["c"]) and not d.startswith("w|0|")]
+    tasks = [d for t, d in buttons if any(k in t for k in TASKS) and "|t|" in d]
+    if tasks:
+        return rng.choice(tasks)
+    if choices:
+        return rng.choice(choices)
+    return None
+
+
+async def one_user(tg: FakeTelegram, i: int, groups: list[Chat], deadline: float, stats: Stats, rng: random.Random) -> None:
+    user = User(10_000 + i, f"u{i}", rng.choice(["en", "zh-hans", None]))
+    chat = rng.choice(groups) if groups and rng.random() < 0.3 else Chat(user.id, "private")
+    suffix = f"@{BOT}" if chat.type != "private" else ""
+
+    async def act(update: dict | None) -> Call | None:
+        assert update is not None
+        stats.updates += 1
+        stats.expected_replies[chat.id] += 1
+        t0 = time.perf_counter()
+        try:
+            reply = await tg.reply_to(update, timeout=15)
+        except TimeoutError:
+            stats.timeouts += 1
+            return None
+        stats.latencies.append(time.perf_counter() - t0)
+        return reply
+
+    while time.perf_counter() < deadline:
+        if rng.random() < 0.6:
+            command, _, rest = rng.choice(QUICK).partition(" ")
+            await act(tg.user_sends(user, chat, f"{command}{suffix} {rest}".strip()))
+            continue
+        call = await act(tg.user_sends(user, chat, f"/start{suffix}"))
+        for _ in range(8):  # at most 8 taps to an answer
+            if call is None or time.perf_counter() >= deadline:
+                break
+            data = pick_button(call, rng)
+            if data is None:
+                break
+            call = await act(tg.user_clicks(user, call.result, data))
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+
+
+async def run(args: argparse.Namespace) -> dict:
+    rng = random.Random(args.seed)
+    workdir = Path(tempfile.mkdtemp(prefix="advisor-load-"))
+    async with FakeTelegram() as tg:
+        if args.faults:
+            tg.fault_plan = FaultPlan(p_429=0.01, p_5xx=0.02, p_drop=0.01, p_slow=0.02, slow_s=0.3, seed=args.seed)
+        proc = await spawn_bot(tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log"))
+        await tg.wait_polling(timeout=60)
+        groups = [Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))]
+        stats = Stats()
+        start = time.perf_counter()
+        deadline = start + args.duration
+        await asyncio.gather(*(one_user(tg, i, groups, deadline, stats, rng) for i in range(args.users)))
+        elapsed = time.perf_counter() - start
+        await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
+        rss = peak_rss_mb(proc.pid)
+        proc.send_signal(signal.SIGTERM)
+        tg.release_pollers()
+        try:
+            await asyncio.wait_for(proc.wait(), args.drain)
+        except TimeoutError:
+            proc.kill()
+        replies = Counter(
+            int(c.params["chat_id"]) for c in tg.calls
+            if (c.error is None or "not modified" in c.error) and c.method in ("sendMessage", "editMessageText")
+            and "force_reply" not in (c.params.get("reply_markup") or {})
+        )
+        rejected = [c for c in tg.calls if c.error and not c.error.startswith(("injected", "dropped"))
+                    and "not modified" not in c.error]
+    lost = sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
+    duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
+    return {
+        "users": args.users,
+        "duration_s": round(elapsed, 1),
+        "updates": stats.updates,
+        "updates_per_s": round(stats.updates / elapsed, 1),
+        "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
+        "peak_rss_mb": round(rss, 1) if rss else None,
+        "timeouts": stats.timeouts,
+        "lost_replies": lost,
+        "duplicate_replies": duplicated,
+        "rejected_by_api": len(rejected),
+        "faults_injected": dict(tg.injected),
+        "bot_log": str(workdir / "bot.log"),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--users", type=int, default=200)
+    ap.add_argument("--duration", type=float, default=20.0, help="seconds of traffic")
+    ap.add_argument("--drain", type=float, default=15.0, help="seconds to wait for the bot to stop")
+    ap.add_argument("--faults", action="store_true", help="inject 429 / 5xx / dropped / slow answers")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    result = asyncio.run(run(args))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        lat = result["latency_ms"]
+        print(f"users {result['users']} · {result['updates']} updates in {result['duration_s']} s · "
+              f"{result['updates_per_s']} updates/s · latency p50 {lat[50]} ms, p95 {lat[95]} ms, p99 {lat[99]} ms · "
+              f"peak RSS {result['peak_rss_mb']} MB")
+        print(f"errors: timeouts {result['timeouts']}, lost replies {result['lost_replies']}, "
+              f"duplicates {result['duplicate_replies']}, rejected by the API {result['rejected_by_api']}"
+              + (f" · faults injected {result['faults_injected']}" if result["faults_injected"] else ""))
+    ok = not (result["timeouts"] or result["lost_replies"] or result["duplicate_replies"] or result["rejected_by_api"])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
