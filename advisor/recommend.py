@@ -148,10 +148,14 @@ def recommend(
     base = estimate(w)
     options: list[Option] = []
     named: Option | None = None
+    by_count: dict[int, EstimateResult] = {}  # memory per card does not depend on which card
     for gpu in catalog.gpus().values():
+        card_price = cheapest_price(gpu.id, prices, currency)
         for count in COUNTS:
-            trial = _workload_for(w, count)
-            result = base if trial is w else estimate(trial)
+            if count not in by_count:
+                trial = _workload_for(w, count)
+                by_count[count] = base if trial is w else estimate(trial)
+            result = by_count[count]
             est = result.estimate
             usable = gpu.usable_vram_bytes
             need = est.total_bytes if est else 0
@@ -159,7 +163,7 @@ def recommend(
                 need = 0
             headroom = 1 - need / usable if usable else -1
             fits = need <= usable and _tp_ok(result, count)
-            price = cheapest_price(gpu.id, prices, currency)
+            price = card_price
             if price:
                 price = price.model_copy(update={"amount": round(price.amount * count, 2)})
             opt = Option(

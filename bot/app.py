@@ -10,6 +10,7 @@ import html
 import json
 import logging
 import warnings
+from collections.abc import Awaitable
 from typing import Any
 
 from telegram import (
@@ -27,6 +28,7 @@ from telegram.ext import (
     Application,
     ApplicationBuilder,
     ApplicationHandlerStop,
+    BaseUpdateProcessor,
     CallbackContext,
     Defaults,
     ExtBot,
@@ -64,6 +66,36 @@ class RetryingRateLimiter(AIORateLimiter):
                 log.warning("%s failed (%s); retry %d of %d", endpoint, exc, attempt + 1, NETWORK_RETRIES)
                 await asyncio.sleep(0.1 * 2**attempt)
         raise AssertionError("unreachable")
+
+
+class PerUserUpdateProcessor(BaseUpdateProcessor):
+    """Updates of one user run one at a time and in order (what ConversationHandler needs:
+    PTB's docs ask for no concurrency because a conversation's steps must not overlap);
+    different users run concurrently, so one member waiting on Telegram does not hold up
+    the whole lab. Tasks start in arrival order and asyncio locks are FIFO, so order holds."""
+
+    def __init__(self, max_concurrent_updates: int = 256) -> None:
+        super().__init__(max_concurrent_updates)
+        self._locks: dict[int, asyncio.Lock] = {}
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        key = 0
+        if isinstance(update, Update):
+            user, chat = update.effective_user, update.effective_chat
+            key = user.id if user else (chat.id if chat else 0)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        try:
+            async with lock:
+                await coroutine
+        finally:
+            if not lock.locked():
+                self._locks.pop(key, None)
+
+    async def initialize(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        return None
 
 
 class AdvisorApplication(Application):
@@ -211,9 +243,7 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
             overall_max_rate=settings.rate_limit_overall_per_s, overall_time_period=1,
             group_max_rate=settings.rate_limit_group_per_min, group_time_period=60, max_retries=3,
         ))
-        # ConversationHandler needs updates one at a time (PTB docs); the load bench shows
-        # this is not the bottleneck.
-        .concurrent_updates(False)
+        .concurrent_updates(PerUserUpdateProcessor())
         .post_init(post_init)
         .post_shutdown(_close_storage)
         .build()

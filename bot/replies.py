@@ -112,16 +112,15 @@ async def deliver(
 
 
 async def _send_new(update: Update, context: Context, chunk: str, kb: InlineKeyboardMarkup | None) -> Message:
+    """Reply to the message that asked, or whose button was pressed: in groups that quotes
+    it (who is answered is clear) and stays in its forum topic."""
     msg = update.effective_message
-    if msg is not None and update.callback_query is None:
-        try:
-            return await msg.reply_text(chunk, reply_markup=kb)
-        except ChatMigrated as exc:
-            return await context.bot.send_message(exc.new_chat_id, chunk, reply_markup=kb)
-    chat = update.effective_chat
-    assert chat is not None
-    thread_id = msg.message_thread_id if msg is not None and msg.is_topic_message else None
     try:
-        return await context.bot.send_message(chat.id, chunk, reply_markup=kb, message_thread_id=thread_id)
+        if isinstance(msg, Message):
+            return await msg.reply_text(chunk, reply_markup=kb)
+        chat = update.effective_chat
+        assert chat is not None
+        return await context.bot.send_message(chat.id, chunk, reply_markup=kb)
     except ChatMigrated as exc:
+        thread_id = msg.message_thread_id if isinstance(msg, Message) and msg.is_topic_message else None
         return await context.bot.send_message(exc.new_chat_id, chunk, reply_markup=kb, message_thread_id=thread_id)

@@ -325,10 +325,10 @@ class FakeTelegram:
             unchanged = c.error is not None and "not modified" in c.error
             if c.error is not None and not unchanged or c.method not in methods or str(c.params.get("chat_id")) != chat_id:
                 return False
-            if cq is not None and c.method == "editMessageText":
-                return int(c.params["message_id"]) == msg["message_id"]
+            if c.method == "editMessageText":  # an answer to a button edits that button's message
+                return cq is not None and int(c.params["message_id"]) == msg["message_id"]
             quoted = (c.params.get("reply_parameters") or {}).get("message_id")
-            return cq is not None or quoted is None or int(quoted) == msg["message_id"]
+            return quoted is None or int(quoted) == msg["message_id"]
 
         for c in self.calls[start:]:
             if match(c):
