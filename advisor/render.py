@@ -59,6 +59,7 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=StrictUndefined,
+        auto_reload=False,  # templates ship with the code; no stat() per reply
     )
     env.filters.update(gib=gib, bar=bar, money=money)
     return env

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import signal
 import statistics
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,12 +67,18 @@ def pick_button(call: Call, rng: random.Random) -> str | None:
     return None
 
 
-async def one_user(tg: FakeTelegram, i: int, groups: list[Chat], deadline: float, stats: Stats, rng: random.Random) -> None:
+async def one_user(tg: FakeTelegram, i: int, groups: list[Chat], deadline: float, stats: Stats, rng: random.Random,
+                   think_s: float = 0.0) -> None:
     user = User(10_000 + i, f"u{i}", rng.choice(["en", "zh-hans", None]))
     chat = rng.choice(groups) if groups and rng.random() < 0.3 else Chat(user.id, "private")
     suffix = f"@{BOT}" if chat.type != "private" else ""
 
-    async def act(update: dict | None) -> Call | None:
+    async def act(make: Callable[[], dict | None]) -> Call | None:
+        if think_s:  # a person reads the reply before the next tap: exponential pauses
+            await asyncio.sleep(rng.expovariate(1 / think_s))
+        if time.perf_counter() >= deadline:
+            return None
+        update = make()
         assert update is not None
         stats.updates += 1
         stats.expected_replies[chat.id] += 1
@@ -86,16 +94,25 @@ async def one_user(tg: FakeTelegram, i: int, groups: list[Chat], deadline: float
     while time.perf_counter() < deadline:
         if rng.random() < 0.6:
             command, _, rest = rng.choice(QUICK).partition(" ")
-            await act(tg.user_sends(user, chat, f"{command}{suffix} {rest}".strip()))
+            await act(lambda c=command, r=rest: tg.user_sends(user, chat, f"{c}{suffix} {r}".strip()))
             continue
-        call = await act(tg.user_sends(user, chat, f"/start{suffix}"))
+        call = await act(lambda: tg.user_sends(user, chat, f"/start{suffix}"))
         for _ in range(8):  # at most 8 taps to an answer
             if call is None or time.perf_counter() >= deadline:
                 break
             data = pick_button(call, rng)
             if data is None:
                 break
-            call = await act(tg.user_clicks(user, call.result, data))
+            call = await act(lambda c=call, d=data: tg.user_clicks(user, c.result, d))
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (/proc/<pid>/stat fields 14 and 15)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def peak_rss_mb(pid: int) -> float | None:
@@ -126,8 +143,11 @@ async def run(args: argparse.Namespace) -> dict:
         stats = Stats()
         start = time.perf_counter()
         deadline = start + args.duration
-        await asyncio.gather(*(one_user(tg, i, groups, deadline, stats, rng) for i in range(args.users)))
-        elapsed = time.perf_counter() - start
+        cpu0 = cpu_seconds(proc.pid) or 0.0
+        think = args.users / args.rate if args.rate else 0.0
+        await asyncio.gather(*(one_user(tg, i, groups, deadline, stats, rng, think) for i in range(args.users)))
+        elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
+        bot_cpu = (cpu_seconds(proc.pid) or 0.0) - cpu0
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
         proc.send_signal(signal.SIGTERM)
@@ -152,6 +172,8 @@ async def run(args: argparse.Namespace) -> dict:
         "updates_per_s": round(stats.updates / elapsed, 1),
         "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
         "peak_rss_mb": round(rss, 1) if rss else None,
+        "bot_cpu_ms_per_update": round(bot_cpu * 1000 / max(stats.updates, 1), 2),
+        "offered_rate": args.rate,
         "timeouts": stats.timeouts,
         "lost_replies": lost,
         "duplicate_replies": duplicated,
@@ -166,6 +188,8 @@ def main() -> int:
     ap.add_argument("--users", type=int, default=200)
     ap.add_argument("--duration", type=float, default=20.0, help="seconds of traffic")
     ap.add_argument("--drain", type=float, default=15.0, help="seconds to wait for the bot to stop")
+    ap.add_argument("--rate", type=float, default=320.0,
+                    help="updates/s all users together aim for (think time = users / rate); 0: no pauses")
     ap.add_argument("--faults", action="store_true", help="inject 429 / 5xx / dropped / slow answers")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
@@ -177,7 +201,7 @@ def main() -> int:
         lat = result["latency_ms"]
         print(f"users {result['users']} · {result['updates']} updates in {result['duration_s']} s · "
               f"{result['updates_per_s']} updates/s · latency p50 {lat[50]} ms, p95 {lat[95]} ms, p99 {lat[99]} ms · "
-              f"peak RSS {result['peak_rss_mb']} MB")
+              f"peak RSS {result['peak_rss_mb']} MB · bot CPU {result['bot_cpu_ms_per_update']} ms/update")
         print(f"errors: timeouts {result['timeouts']}, lost replies {result['lost_replies']}, "
               f"duplicates {result['duplicate_replies']}, rejected by the API {result['rejected_by_api']}"
               + (f" · faults injected {result['faults_injected']}" if result["faults_injected"] else ""))

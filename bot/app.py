@@ -37,6 +37,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
+from bot.http import AiohttpRequest
 from bot.persistence import SQLitePersistence
 from bot.settings import Settings
 from bot.storage import Repository
@@ -162,10 +163,10 @@ async def remember(update: Update, context: Context) -> None:
 
 async def settle_language(update: Update, context: Context) -> None:
     user, chat = update.effective_user, update.effective_chat
-    stored = await context.repo.user(user.id) if user else None
-    chat_lang = await context.repo.chat_language(chat.id) if chat and chat.type != "private" else None
+    group = chat is not None and chat.type != "private"
+    user_lang, chat_lang = await context.repo.language_choices(user.id if user else None, chat.id if group else None)  # type: ignore[union-attr]
     context.lang = language_for(
-        stored["language"] if stored else None,
+        user_lang,
         chat_lang,
         user.language_code if user else None,
         context.settings.default_language,
@@ -235,7 +236,9 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     if settings.telegram_api_base_url:
         builder = builder.base_url(settings.telegram_api_base_url)
     app = (
-        builder.application_class(AdvisorApplication, kwargs={"settings": settings})
+        builder.request(AiohttpRequest())
+        .get_updates_request(AiohttpRequest(connection_pool_size=1))
+        .application_class(AdvisorApplication, kwargs={"settings": settings})
         .context_types(_context_types())
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
         .persistence(SQLitePersistence(settings.database_path))

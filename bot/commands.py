@@ -191,6 +191,7 @@ async def on_forget_button(update: Update, context: Context) -> None:
         await send(update, context, "forget_kept", edit=True)
         return
     deleted = await context.repo.forget_user(user.id)
+    context.application.persistence.forget_written()  # type: ignore[union-attr]
     # The in-memory copies too, or the next persistence write would bring them back.
     context.application.drop_user_data(user.id)
     for key in [k for k in context.application.chat_data if k == user.id]:

@@ -28,6 +28,7 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
         self.path = path
         self._repo: Repository | None = None
         self._opening = asyncio.Lock()
+        self._written: dict[tuple[str, str], str | None] = {}  # what the database holds now
 
     @property
     def repo(self) -> Repository:
@@ -71,14 +72,27 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
 
     # --- writes ---
 
+    async def _save(self, kind: str, key: str, data: object | None) -> None:
+        """PTB hands over every touched user's data after each update; most of it did not
+        change, and an unchanged value is not written again."""
+        encoded = json.dumps(data, sort_keys=True) if data is not None else None
+        if self._written.get((kind, key), "unknown") == encoded:
+            return
+        await self.repo.save_state(kind, key, data)
+        self._written[(kind, key)] = encoded
+
+    def forget_written(self) -> None:
+        """After rows were deleted behind PTB's back (/forget): write everything again."""
+        self._written.clear()
+
     async def update_conversation(self, name: str, key: ConversationKey, new_state: object | None) -> None:
-        await self.repo.save_state(f"conversation:{name}", json.dumps(list(key)), new_state)
+        await self._save(f"conversation:{name}", json.dumps(list(key)), new_state)
 
     async def update_user_data(self, user_id: int, data: dict) -> None:
-        await self.repo.save_state("user_data", str(user_id), deepcopy(data) or None)
+        await self._save("user_data", str(user_id), deepcopy(data) or None)
 
     async def update_chat_data(self, chat_id: int, data: dict) -> None:
-        await self.repo.save_state("chat_data", str(chat_id), deepcopy(data) or None)
+        await self._save("chat_data", str(chat_id), deepcopy(data) or None)
 
     async def update_bot_data(self, data: dict) -> None:
         return None
@@ -87,10 +101,10 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
         return None
 
     async def drop_user_data(self, user_id: int) -> None:
-        await self.repo.save_state("user_data", str(user_id), None)
+        await self._save("user_data", str(user_id), None)
 
     async def drop_chat_data(self, chat_id: int) -> None:
-        await self.repo.save_state("chat_data", str(chat_id), None)
+        await self._save("chat_data", str(chat_id), None)
 
     async def refresh_user_data(self, user_id: int, user_data: dict) -> None:
         return None

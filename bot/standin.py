@@ -428,8 +428,8 @@ class FakeTelegram:
         if fault.drop:
             self._record(Call(method, params, error="dropped", at=time.perf_counter()))
             if request.transport is not None:
-                request.transport.abort()
-            raise ConnectionResetError("dropped by the stand-in")
+                request.transport.abort()  # the client sees the connection die mid-request
+            return web.Response(status=499)  # never arrives; keeps aiohttp's log quiet
         if fault.status == 0:
             return None  # slow only: answer normally, late
         return self._err(fault.status, fault.description, fault.parameters)

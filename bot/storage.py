@@ -11,6 +11,7 @@ import asyncio
 import json
 import re
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,8 @@ from pydantic import BaseModel
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 BUSY_TIMEOUT_MS = 5000
+SEEN_REFRESH_S = 300  # last_seen is kept to five minutes; saves two writes on most updates
+CACHE_LIMIT = 100_000
 
 
 class StorageError(Exception):
@@ -71,6 +74,10 @@ class Repository:
         self._db = conn
         self.path = path
         self._tx_lock = asyncio.Lock()
+        # One bot process owns the file (Telegram allows one poller per token), so these
+        # in-memory copies stay true; every write below that changes them clears them.
+        self._seen_at: dict[tuple, float] = {}
+        self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
 
     # --- opening, migrations -------------------------------------------------------------
 
@@ -168,6 +175,13 @@ class Repository:
         chat_type: str | None,
         chat_title: str | None,
     ) -> None:
+        signature = (user_id, first_name, tg_language, chat_id, chat_type, chat_title)
+        now = time.monotonic()
+        if now - self._seen_at.get(signature, -SEEN_REFRESH_S) < SEEN_REFRESH_S:
+            return
+        if len(self._seen_at) > CACHE_LIMIT:
+            self._seen_at.clear()
+        self._seen_at[signature] = now
         ts = now_iso()
         async with self._tx_lock:
             if user_id is not None:
@@ -196,18 +210,32 @@ class Repository:
             return None
         return {"user_id": row[0], "first_name": row[1], "language": row[2], "tg_language": row[3]}
 
+    async def language_choices(self, user_id: int | None, chat_id: int | None) -> tuple[str | None, str | None]:
+        """(the user's /lang choice, the group's default), each None when not chosen."""
+        key = (user_id, chat_id)
+        if key not in self._languages:
+            user = await self._one("SELECT language FROM users WHERE user_id = ?", (user_id,)) if user_id else None
+            chat = await self._one("SELECT language FROM chats WHERE chat_id = ?", (chat_id,)) if chat_id else None
+            if len(self._languages) > CACHE_LIMIT:
+                self._languages.clear()
+            self._languages[key] = (user[0] if user else None, chat[0] if chat else None)
+        return self._languages[key]
+
+    def _forget_cached(self) -> None:
+        self._languages.clear()
+        self._seen_at.clear()
+
     async def set_user_language(self, user_id: int, language: str | None) -> None:
         await self._db.execute("UPDATE users SET language = ? WHERE user_id = ?", (language, user_id))
-
-    async def chat_language(self, chat_id: int) -> str | None:
-        row = await self._one("SELECT language FROM chats WHERE chat_id = ?", (chat_id,))
-        return row[0] if row else None
+        self._forget_cached()
 
     async def set_chat_language(self, chat_id: int, language: str | None) -> None:
         await self._db.execute("UPDATE chats SET language = ? WHERE chat_id = ?", (language, chat_id))
+        self._forget_cached()
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
         """A group upgraded to a supergroup gets a new id; its history follows it."""
+        self._forget_cached()
         async with self._transaction() as db:
             await db.execute(
                 "UPDATE OR IGNORE chats SET chat_id = ?, type = 'supergroup' WHERE chat_id = ?",
@@ -281,6 +309,7 @@ class Repository:
 
     async def forget_user(self, user_id: int) -> dict[str, int]:
         """Delete everything stored about one user; returns what was deleted, by kind."""
+        self._forget_cached()
         async with self._transaction() as db:
             counts: dict[str, int] = {}
             async with db.execute("DELETE FROM history WHERE user_id = ?", (user_id,)) as cur:
