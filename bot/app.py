@@ -10,7 +10,7 @@ import html
 import json
 import logging
 import warnings
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import (
@@ -38,6 +38,7 @@ from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
 from bot.http import AiohttpRequest
+from bot.inbox import Inbox
 from bot.persistence import SQLitePersistence
 from bot.settings import Settings
 from bot.storage import Repository
@@ -78,6 +79,7 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
     def __init__(self, max_concurrent_updates: int = 256) -> None:
         super().__init__(max_concurrent_updates)
         self._locks: dict[int, asyncio.Lock] = {}
+        self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = 0
@@ -88,6 +90,8 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         try:
             async with lock:
                 await coroutine
+                if self.on_done is not None:
+                    await self.on_done(update)
         finally:
             if not lock.locked():
                 self._locks.pop(key, None)
@@ -105,6 +109,7 @@ class AdvisorApplication(Application):
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.settings = settings
+        self.inbox: Inbox | None = None
 
     @property
     def repo(self) -> Repository:
@@ -224,6 +229,7 @@ async def post_init(app: Application) -> None:
         await app.bot.set_my_commands(private, scope=BotCommandScopeAllPrivateChats(), language_code=lang_code or None)
         await app.bot.set_my_commands(group, scope=BotCommandScopeAllGroupChats(), language_code=lang_code or None)
         await app.bot.set_my_commands(private, scope=BotCommandScopeDefault(), language_code=lang_code or None)
+    await app.inbox.replay(app)  # type: ignore[attr-defined]
     if app.job_queue is not None:
         app.job_queue.run_repeating(purge_old_history, interval=dt.timedelta(days=1), first=dt.timedelta(seconds=30),
                                     name="retention")
@@ -235,9 +241,12 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
 
     if settings.telegram_api_base_url:
         builder = builder.base_url(settings.telegram_api_base_url)
+    inbox = Inbox()
+    processor = PerUserUpdateProcessor()
+    processor.on_done = inbox.done
     app = (
         builder.request(AiohttpRequest())
-        .get_updates_request(AiohttpRequest(connection_pool_size=1))
+        .get_updates_request(AiohttpRequest(connection_pool_size=1, on_response=inbox.received))
         .application_class(AdvisorApplication, kwargs={"settings": settings})
         .context_types(_context_types())
         .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
@@ -246,12 +255,14 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
             overall_max_rate=settings.rate_limit_overall_per_s, overall_time_period=1,
             group_max_rate=settings.rate_limit_group_per_min, group_time_period=60, max_retries=3,
         ))
-        .concurrent_updates(PerUserUpdateProcessor())
+        .concurrent_updates(processor)
         .post_init(post_init)
         .post_shutdown(_close_storage)
         .build()
     )
     assert isinstance(app, AdvisorApplication)
+    inbox.app = app
+    app.inbox = inbox
     app.add_handler(TypeHandler(Update, remember), group=-1)
     # One group: the first handler that matches wins, so a member inside the wizard gets
     # the wizard and everyone else the commands and fallbacks, never both.

@@ -10,6 +10,8 @@ uploads are refused rather than carried untested.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
@@ -28,13 +30,16 @@ class AiohttpRequest(BaseRequest):
         write_timeout: float | None = 5.0,
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 1.0,
+        on_response: Callable[[bytes], Awaitable[None]] | None = None,
     ) -> None:
+        """`on_response` sees every 200 answer's body before PTB does (the inbox uses it)."""
         self._pool_size = connection_pool_size
         self._read_timeout = read_timeout
         self._write_timeout = write_timeout
         self._connect_timeout = connect_timeout
         self._pool_timeout = pool_timeout
         self._session: aiohttp.ClientSession | None = None
+        self._on_response = on_response
 
     @property
     def read_timeout(self) -> float | None:
@@ -78,8 +83,11 @@ class AiohttpRequest(BaseRequest):
         data = request_data.json_parameters if request_data is not None else None
         try:
             async with self._session.request(method, url, data=data, timeout=timeout) as response:
-                return response.status, await response.read()
+                status, body = response.status, await response.read()
         except TimeoutError as exc:
             raise TimedOut(f"aiohttp: {exc.__class__.__name__}") from exc
         except aiohttp.ClientError as exc:
             raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
+        if status == 200 and self._on_response is not None:
+            await self._on_response(body)
+        return status, body

@@ -353,6 +353,21 @@ class Repository:
             top_gpus=[(r[0], r[1]) for r in gpus],
         )
 
+    # --- inbox (updates fetched, not yet handled) ------------------------------------------
+
+    async def inbox_add(self, updates: list[dict]) -> None:
+        ts = now_iso()
+        await self._db.executemany(
+            "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)",
+            [(u["update_id"], json.dumps(u, ensure_ascii=False), ts) for u in updates],
+        )
+
+    async def inbox_done(self, update_id: int) -> None:
+        await self._db.execute("DELETE FROM inbox WHERE update_id = ?", (update_id,))
+
+    async def inbox_pending(self) -> list[dict]:
+        return [json.loads(r[0]) for r in await self._all("SELECT data FROM inbox ORDER BY update_id")]
+
     # --- PTB persistence -------------------------------------------------------------------
 
     async def load_state(self, kind: str) -> dict[str, object]:

@@ -23,14 +23,20 @@ HOSTILE = [
 ]
 
 
-def _copy_migrations(tmp_path: Path, extra: dict[str, str]) -> Path:
-    folder = tmp_path / "migrations"
+def _migrations(tmp_path: Path, upto: int | None = None, extra: tuple[str, str] | None = None) -> Path:
+    """A copy of the shipped migrations (the first `upto` of them), plus one more after them
+    named `<next number>_<extra[0]>.sql` holding extra[1]."""
+    folder = tmp_path / f"migrations-{upto}-{extra[0] if extra else ''}"
     folder.mkdir()
-    for f in MIGRATIONS_DIR.glob("*.sql"):
+    shipped = sorted(MIGRATIONS_DIR.glob("*.sql"))[:upto]
+    for f in shipped:
         (folder / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
-    for name, sql in extra.items():
-        (folder / name).write_text(sql, encoding="utf-8")
+    if extra:
+        (folder / f"{len(shipped) + 1:04d}_{extra[0]}.sql").write_text(extra[1], encoding="utf-8")
     return folder
+
+
+SHIPPED = len(list(MIGRATIONS_DIR.glob("*.sql")))
 
 
 async def test_migrations_from_empty_create_every_table_and_record_the_version(tmp_path: Path) -> None:
@@ -39,31 +45,34 @@ async def test_migrations_from_empty_create_every_table_and_record_the_version(t
     await repo.close()
     con = sqlite3.connect(tmp_path / "a.sqlite3")
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"users", "chats", "history", "ptb_state", "schema_migrations"} <= tables
+    assert {"users", "chats", "history", "ptb_state", "inbox", "schema_migrations"} <= tables
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     con.close()
 
 
-async def test_each_earlier_version_is_migrated_forward_keeping_its_rows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", range(1, SHIPPED))
+async def test_each_earlier_version_is_migrated_forward_keeping_its_rows(tmp_path: Path, start: int) -> None:
     db = tmp_path / "b.sqlite3"
-    repo = await Repository.open(db)  # version 1, as shipped
+    repo = await Repository.open(db, migrations_dir=_migrations(tmp_path, upto=start))
+    assert await repo.schema_version() == start
     await repo.add_history(user_id=1, chat_id=1, raw_text="7b", canonical="7b · inference", workload={},
                            summary={}, catalog_version="v")
     await repo.close()
-    newer = _copy_migrations(tmp_path, {"0002_notes.sql": "ALTER TABLE history ADD COLUMN note TEXT;"})
-    repo = await Repository.open(db, migrations_dir=newer)
-    assert await repo.schema_version() == 2
+    repo = await Repository.open(db)  # this code's migrations
+    assert await repo.schema_version() == SHIPPED
     assert (await repo.recent_history(1, 1))[0].raw_text == "7b"
+    await repo.inbox_add([{"update_id": 5, "message": {"text": "hi"}}])  # 0002's table works
+    assert await repo.inbox_pending() == [{"update_id": 5, "message": {"text": "hi"}}]
     await repo.close()
 
 
 async def test_a_database_from_the_future_is_refused_and_left_untouched(tmp_path: Path) -> None:
     db = tmp_path / "c.sqlite3"
-    newer = _copy_migrations(tmp_path, {"0002_x.sql": "CREATE TABLE x (a INTEGER);"})
+    newer = _migrations(tmp_path, extra=("x", "CREATE TABLE x (a INTEGER);"))
     repo = await Repository.open(db, migrations_dir=newer)
     await repo.close()
     before = hashlib.sha256(db.read_bytes()).hexdigest()
-    with pytest.raises(StorageError, match="schema version 2, newer than this code"):
+    with pytest.raises(StorageError, match=f"schema version {SHIPPED + 1}, newer than this code"):
         await Repository.open(db)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
 
@@ -72,11 +81,11 @@ async def test_a_failed_migration_stops_start_up_and_changes_nothing(tmp_path: P
     db = tmp_path / "d.sqlite3"
     repo = await Repository.open(db)
     await repo.close()
-    broken = _copy_migrations(tmp_path, {"0002_broken.sql": "CREATE TABLE half (a INTEGER);\nTHIS IS NOT SQL;"})
-    with pytest.raises(StorageError, match="0002_broken.sql failed"):
+    broken = _migrations(tmp_path, extra=("broken", "CREATE TABLE half (a INTEGER);\nTHIS IS NOT SQL;"))
+    with pytest.raises(StorageError, match=f"{SHIPPED + 1:04d}_broken.sql failed"):
         await Repository.open(db, migrations_dir=broken)
     con = sqlite3.connect(db)
-    assert con.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == 1
+    assert con.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0] == SHIPPED
     assert con.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
     con.close()
 

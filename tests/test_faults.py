@@ -1,0 +1,79 @@
+"""What Telegram and the network do wrong: every answer still arrives, exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from conftest import buttons, press, say, shown
+
+from bot.standin import Chat, FakeTelegram, FaultPlan, User
+
+
+def successful(tg: FakeTelegram, method: str, chat_id: int) -> list:
+    return [c for c in tg.sent(method, chat_id) if c.error is None]
+
+
+async def test_a_5xx_on_send_is_retried_and_the_answer_arrives_once(tg: FakeTelegram, bot) -> None:
+    tg.fail_next("sendMessage", 500, count=2)
+    reply = await say(tg, User(5001, "Bo", "en"), "/vram 7b")
+    assert "VRAM per card" in shown(reply)
+    await asyncio.sleep(0.3)
+    assert [c.error for c in tg.sent("sendMessage", 5001)] == ["injected 500", "injected 500", None]
+
+
+async def test_a_dropped_connection_on_an_edit_is_retried(tg: FakeTelegram, bot) -> None:
+    ann = User(5002, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    tg.fail_next("editMessageText", drop=True)
+    step = await press(tg, ann, menu, "Run an LLM")
+    assert "Step 1/5" in shown(step)
+    assert [c.error for c in tg.sent("editMessageText", 5002)] == ["dropped", None]
+
+
+async def test_a_slow_answer_is_waited_for(tg: FakeTelegram, bot) -> None:
+    tg.fail_next("sendMessage", 0, delay_s=0.5)
+    reply = await say(tg, User(5003, "Bo", "en"), "/vram 7b")
+    assert "VRAM per card" in shown(reply) and len(successful(tg, "sendMessage", 5003)) == 1
+
+
+async def test_get_updates_failures_only_delay_polling(tg: FakeTelegram, bot) -> None:
+    tg.fail_next("getUpdates", 502)
+    tg.fail_next("getUpdates", drop=True)
+    reply = await say(tg, User(5004, "Bo", "en"), "/vram 7b")  # waits out the updater's back-off
+    assert "VRAM per card" in shown(reply)
+    assert tg.injected == {"502": 1, "drop": 1}
+
+
+async def test_random_faults_lose_and_duplicate_nothing(tg: FakeTelegram, bot) -> None:
+    tg.fault_plan = FaultPlan(p_429=0.03, p_5xx=0.05, p_drop=0.03, p_slow=0.05, slow_s=0.2, seed=3)
+    rng = random.Random(3)
+    lab = Chat(-105000, "supergroup", "lab")
+    expected: dict[int, int] = {}
+
+    async def member(i: int) -> None:
+        user = User(5100 + i, f"m{i}", "en")
+        chat = lab if i % 3 == 0 else Chat(user.id, "private")
+        suffix = "@GpuAdvisorBot" if chat.type != "private" else ""
+        for _ in range(3):
+            call = await say(tg, user, f"/start{suffix}", chat)
+            expected[chat.id] = expected.get(chat.id, 0) + 1
+            for _ in range(2):
+                data = rng.choice([d for t, d in buttons(call) if "|t|" in d or "|c|" in d])
+                call = await tg.reply_to(tg.user_clicks(user, call.result, data), timeout=15)
+                expected[chat.id] += 1
+            await say(tg, user, f"/vram{suffix} 13b fp16", chat)
+            expected[chat.id] += 1
+
+    await asyncio.gather(*(member(i) for i in range(6)))
+    await asyncio.sleep(0.5)  # a late duplicate would land here
+    assert sum(tg.injected.values()) > 0
+    for chat_id, n in expected.items():
+        got = [c for c in tg.calls if str(c.params.get("chat_id")) == str(chat_id)
+               and c.method in ("sendMessage", "editMessageText") and (c.error is None or "not modified" in c.error)]
+        assert len(got) == n, (chat_id, n, len(got))
+    history = 0
+    for i in range(6):
+        for chat_id in (lab.id, 5100 + i):
+            history += len(await bot.repo.recent_history(5100 + i, chat_id, limit=100))
+    assert history >= 6 * 3  # every /vram stored (wizard answers add more)
