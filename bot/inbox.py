@@ -36,8 +36,11 @@ class Inbox:
             return  # PTB reports the broken answer itself
         updates = body.get("result") if isinstance(body, dict) and body.get("ok") else None
         if updates:
-            repo = await self._persistence().open()
-            await repo.inbox_add([u for u in updates if isinstance(u, dict) and "update_id" in u])
+            try:
+                repo = await self._persistence().open()
+                await repo.inbox_add([u for u in updates if isinstance(u, dict) and "update_id" in u])
+            except Exception:  # noqa: BLE001 - never let the safety net stop the updates
+                log.exception("could not record %d update(s) in the inbox", len(updates))
 
     async def done(self, update: object) -> None:
         if isinstance(update, Update):

@@ -3,6 +3,7 @@ boundaries when longer than Telegram's 4096 characters, edited in place where po
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 from typing import TYPE_CHECKING
@@ -25,30 +26,72 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+_TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)[^<>]*>")
+
+
+def _cut_plain(segment: str, limit: int) -> list[str]:
+    """Last resort for one enormous segment: drop its tags, cut the text, escape each piece
+    again (so no entity is cut in half)."""
+    plain = html.unescape(_TAG.sub("", segment))
+    pieces, current = [], ""
+    for ch in plain:
+        if utf16_len(html.escape(current + ch, quote=False)) > limit:
+            pieces.append(html.escape(current, quote=False))
+            current = ""
+        current += ch
+    if current.strip():
+        pieces.append(html.escape(current, quote=False))
+    return pieces
+
+
 def split_message(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> list[str]:
-    """Cut at blank lines (sections), then at line ends; never inside a line, so never
-    inside a tag: every template keeps its tags within one line. Lengths are counted in
-    UTF-16 units of the HTML source, which is never shorter than the visible text."""
+    """Cut a reply into messages Telegram accepts: only at line ends where no tag is open
+    (user text with a newline inside <b>…</b> must not cut the tag), preferring blank lines
+    (section boundaries). Lengths count UTF-16 units of the HTML source, never shorter than
+    the visible text."""
     if utf16_len(text) <= limit:
         return [text]
-    chunks: list[str] = []
+    segments: list[str] = []  # runs of whole lines that end with no tag open
+    stack: list[str] = []
     current = ""
-    for block in re.split(r"(\n\n)", text):
-        pieces = [block] if utf16_len(block) <= limit else re.split(r"(\n)", block)
-        for piece in pieces:
-            if utf16_len(piece) > limit:  # one enormous line: plain text, cut it hard
-                piece = re.sub(r"<[^<>]*>", "", piece)
-                while utf16_len(piece) > limit:
-                    head, piece = piece[: limit // 2], piece[limit // 2:]
-                    chunks.append(head)
-            if utf16_len(current + piece) > limit:
-                if current.strip():
-                    chunks.append(current.strip("\n"))
-                current = ""
-            current += piece
-    if current.strip():
-        chunks.append(current.strip("\n"))
-    return chunks
+    for line in text.split("\n"):
+        for m in _TAG.finditer(line):
+            if m.group(1):
+                if stack and stack[-1] == m.group(2).lower():
+                    stack.pop()
+            else:
+                stack.append(m.group(2).lower())
+        current += line + "\n"
+        if not stack:
+            segments.append(current)
+            current = ""
+    if current:
+        segments.append(current)
+    chunks: list[str] = []
+    chunk = ""
+    for segment in segments:
+        if utf16_len(segment) > limit:
+            if chunk.strip():
+                chunks.append(chunk.strip("\n"))
+            chunks.extend(_cut_plain(segment, limit))
+            chunk = ""
+            continue
+        if utf16_len(chunk + segment) > limit:
+            # back up to the last blank line in this chunk if that keeps it reasonably full
+            cut = chunk.rfind("\n\n")
+            if cut > limit // 2:
+                chunks.append(chunk[:cut].strip("\n"))
+                chunk = chunk[cut:]
+            else:
+                chunks.append(chunk.strip("\n"))
+                chunk = ""
+            if utf16_len(chunk + segment) > limit:
+                chunks.append(chunk.strip("\n"))
+                chunk = ""
+        chunk += segment
+    if chunk.strip():
+        chunks.append(chunk.strip("\n"))
+    return [c for c in chunks if c.strip()]
 
 
 def markup(rows: Keyboard | None) -> InlineKeyboardMarkup | None:

@@ -359,7 +359,8 @@ class Repository:
         ts = now_iso()
         await self._db.executemany(
             "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)",
-            [(u["update_id"], json.dumps(u, ensure_ascii=False), ts) for u in updates],
+            # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
+            [(u["update_id"], json.dumps(u), ts) for u in updates],
         )
 
     async def inbox_done(self, update_id: int) -> None:

@@ -197,3 +197,14 @@ async def test_state_is_written_at_once_not_at_the_next_interval(tg: FakeTelegra
     assert rows["conversation:wizard [3002, 3002]"] == "0"
     assert '"task": "image"' in rows["user_data 3002"]
     await halt(tg, app)
+
+
+async def test_inbox_stores_any_update_even_text_telegram_would_never_send(tmp_path: Path) -> None:
+    repo = await Repository.open(tmp_path / "i.sqlite3")
+    odd = {"update_id": 1, "message": {"text": "lone \udc99 surrogate 🚀"}}
+    await repo.inbox_add([odd, {"update_id": 2}])
+    await repo.inbox_add([odd])  # fetched twice: stored once
+    assert await repo.inbox_pending() == [odd, {"update_id": 2}]
+    await repo.inbox_done(1)
+    assert await repo.inbox_pending() == [{"update_id": 2}]
+    await repo.close()

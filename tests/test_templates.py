@@ -117,3 +117,10 @@ def test_the_html_checker_rejects_what_telegram_rejects() -> None:
         with pytest.raises(TelegramHTMLError):
             visible_text(bad, "HTML")
     assert visible_text("<b>a</b> &lt;&amp;&gt; &#128640;", "HTML") == "a <&> 🚀"
+
+
+def test_split_message_never_cuts_inside_a_tag_that_spans_lines() -> None:
+    body = "<b>GPUs matching “" + "x\n" * 3000 + "”</b>\n\nnext section"
+    for chunk in split_message(body):
+        visible_text(chunk, "HTML")
+        assert utf16_len(chunk) <= MAX_TEXT
