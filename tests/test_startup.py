@@ -99,3 +99,21 @@ def test_settings_error_line_names_each_bad_setting() -> None:
 def test_token_never_appears_in_the_settings_repr() -> None:
     s = Settings(_env_file=None, telegram_bot_token=GOOD_TOKEN)  # type: ignore[call-arg]
     assert GOOD_TOKEN not in repr(s) and GOOD_TOKEN not in str(s.model_dump())
+
+
+async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path: Path) -> None:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_"))}
+    full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "--local", "--lang", "en", cwd=tmp_path, env=full,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )
+    # task 1 (run an LLM), model 1 (Qwen2.5-7B), then skip precision, context, batch, budget
+    keys = "1\n1\n8\n7\n8\n10\n/vram 13b fp16 on 3090\n/quit\n"
+    out, _ = await asyncio.wait_for(proc.communicate(keys.encode()), 60)
+    text = out.decode()
+    assert proc.returncode == 0, text
+    assert "What do you want to do?" in text and "Step 5/5: Budget" in text
+    assert text.count("VRAM per card") == 2 and "On 1× GeForce RTX 3090" in text
+    assert "Traceback" not in text
+    assert (tmp_path / "db-local.sqlite3").exists()  # apart from the real database
