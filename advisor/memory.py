@@ -481,7 +481,9 @@ def _estimate_transformer(
     logits = logits_tokens * arch.vocab * 6 / kv_split  # 16-bit logits + fp32 upcast
     # Layer buffers are freed before the lm_head runs: the prefill peak is one or the other.
     prefill = max(prefill_tokens * act_per_token + attn, logits)
-    decode_extra = kv if concat else 0.0  # the concatenated copy at each decode step
+    # The concatenated copy exists at decode steps only: generating one token is a prefill.
+    decodes = w.new_tokens is None or w.new_tokens > 1
+    decode_extra = kv if concat and decodes else 0.0
     if prefill >= decode_extra:
         act_b = acc.add(
             "activations",

@@ -185,6 +185,8 @@ def recommend(
     # in the full ranked list.
     comfortable = [o for o in options if not o.risky]
     comfortable = [o for o in comfortable if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"] or comfortable
+    # One machine beats a cluster whenever one machine will do.
+    comfortable = [o for o in comfortable if not o.multi_node] or comfortable
     if budget_per_hour is not None:
         comfortable = [o for o in comfortable if o.price_per_hour is None or o.price_per_hour.amount <= budget_per_hour] or comfortable
     if budget_total is not None:
@@ -198,7 +200,7 @@ def recommend(
         best_value = max(priced, key=lambda o: (o.decode_tokens_per_s or 0) / o.price_per_hour.amount)  # type: ignore[union-attr]
     else:
         best_value = cheapest
-    fastest = _fastest(comfortable)
+    fastest = _fastest([o for o in comfortable if o.price_per_hour is not None] or comfortable)
     for o in (cheapest, best_value, fastest):
         if o is not None:
             o.why = _why(o, cheapest, best_value, fastest)

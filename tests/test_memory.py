@@ -185,3 +185,18 @@ def test_catalog_has_60_models_42_gpus_and_sources():
     assert all(m.source for m in catalog.models().values())
     assert all(f.source for f in catalog.formats().values())
     assert all(p.source and p.read_date for p in catalog.load_prices())
+
+
+def test_generating_one_token_is_a_prefill_with_no_cache_concatenation():
+    """HF generate() concatenates the KV cache at decode steps; with max_new_tokens=1 there
+    is none (optimum benchmark_gptq.py: Llama-2-13B fp16, prompt 512, batch 16 peaks at
+    33.4 GiB prefill-only vs 50.3 GiB with 512 new tokens)."""
+    from advisor.memory import estimate
+    from advisor.models import Workload
+
+    base = {"model": "llama-2-13b", "weights_format": "fp16", "batch_size": 16, "prompt_tokens": 512,
+            "framework": "transformers"}
+    prefill = estimate(Workload(new_tokens=1, **base)).estimate
+    decoding = estimate(Workload(new_tokens=512, **base)).estimate
+    assert prefill.breakdown["activations"] < prefill.breakdown["kv_cache"] / 2
+    assert decoding.breakdown["activations"] >= decoding.breakdown["kv_cache"] * 0.9
