@@ -27,28 +27,33 @@ def test_4gb_card_for_stable_diffusion_is_oom():
 
 
 def test_rtx_3060_cannot_train_a_30b_model():
+    """Guide ch.4: training 30B on a 3060 12 GB. Expected: does not fit; pitfall OOM."""
     rec = _rec("训练 30b on 3060")
     assert not rec.named.fits and "oom" in _codes(rec)
 
 
 def test_h100_for_simple_7b_inference_is_waste():
+    """Guide typical mistake: an H100 for 7B chat. Expected: fits easily; pitfall over-provisioned."""
     rec = _rec("7b chat on h100")
     assert rec.named.fits and "overprovisioned" in _codes(rec)
 
 
 def test_13b_fp16_on_24gb_card_does_not_fit_and_quantizing_fixes_it():
+    """Guide: 13B fp16 needs more than 24 GB. Expected: a 4090 does not fit; quantizing is the fix."""
     rec = _rec("13b fp16 on 4090")
     assert not rec.named.fits
     assert any(f.startswith("quantize") for f in rec.fixes)
 
 
 def test_7b_lora_fits_a_4090_and_a100_is_not_needed():
+    """7B LoRA. Expected: fits a 4090; the cheapest pick is a card of 48 GB or less."""
     rec = _rec("lora 7b on 4090")
     assert rec.named.fits
     assert catalog.gpus()[rec.cheapest.gpu_id].vram_gb <= 48
 
 
 def test_7b_full_finetune_needs_several_big_cards_not_one_4090():
+    """Guide typical mistake: one card for a full fine-tune. Expected: no fit on a 4090; several cards or an 80 GB card; pitfall: full fine-tune needs multiple GPUs."""
     rec = _rec("全参微调 7b on 4090")
     assert not rec.named.fits
     assert "full_finetune_multi_gpu" in _codes(rec)
@@ -56,44 +61,198 @@ def test_7b_full_finetune_needs_several_big_cards_not_one_4090():
 
 
 def test_moe_warns_that_memory_is_total_params():
+    """Mixtral 8x7B. Expected pitfall: MoE memory is total, not active, parameters."""
     assert "moe_total_params" in _codes(_rec("mixtral 8x7b"))
 
 
 def test_v100_has_no_bf16():
+    """LoRA on a V100 (Volta). Expected pitfall: no bf16, use fp16."""
     assert "no_bf16" in _codes(_rec("lora 7b on v100"))
 
 
 def test_multi_4090_warns_about_no_nvlink():
+    """72B AWQ on 2x4090. Expected pitfall: 4090s have no NVLink or P2P."""
     assert "no_nvlink" in _codes(_rec("qwen2.5-72b awq on 2x4090"))
 
 
 def test_rendering_gets_the_guide_table():
+    """Blender rendering. Expected: the guide's rendering row; pitfall: no formula exists."""
     rec = _rec("Blender 渲染")
     assert rec.guide_task is not None and rec.guide_task.id == "rendering"
     assert "no_formula" in _codes(rec)
 
 
 def test_course_homework_cnn_is_one_consumer_card():
+    """Course homework CNN. Expected: one card."""
     rec = _rec("课程作业 CNN")
     assert rec.cheapest.count == 1
 
 
 def test_long_context_kv_warning():
+    """Llama-3.1-8B at 128k. Expected pitfall: long context blows up the KV cache."""
     assert "long_context_kv" in _codes(_rec("llama-3.1-8b 128k"))
 
 
 def test_training_time_and_cost_are_estimated_when_tokens_are_known():
+    """LoRA with a known token count. Expected: training hours and job cost on the cheapest pick."""
     w = Workload(model="llama-3.1-8b", mode="lora", train_tokens=100_000_000)
     rec = recommend(w, currency="CNY")
     assert rec.cheapest.train_hours and rec.cheapest.job_cost
 
 
 def test_budget_filters_expensive_cards():
+    """A ¥2/h budget for a 7B model. Expected: the cheapest pick costs at most ¥2/h."""
     rec = recommend(Workload(model="qwen2.5-7b"), budget_per_hour=2.0, currency="CNY")
     assert rec.cheapest.price_per_hour.amount <= 2.0
 
 
 def test_recommendations_keep_20pct_headroom():
+    """Qwen2.5-32B AWQ. Expected: every top pick keeps the guide's 20% headroom."""
     rec = _rec("qwen2.5-32b awq")
     for o in (rec.cheapest, rec.best_value, rec.fastest):
         assert o.headroom_fraction >= 0.2
+
+
+# --- more scenarios: each docstring says the expected pick class and pitfalls ---
+
+
+def _vram_gib(o) -> float:
+    return catalog.gpus()[o.gpu_id].usable_vram_gib * o.count
+
+
+def test_72b_int4_long_context_picks_one_machine_never_a_cluster():
+    """qwen2.5-72b AWQ-class int4 at 32k: ~62 GiB per card alone. Expected: 48 GB-class cards
+    in pairs or one 80 GB+ card, all on one machine; fastest is a priced card, not 16 cards."""
+    rec = _rec("qwen2.5-72b int4 32k")
+    for o in (rec.cheapest, rec.best_value, rec.fastest):
+        assert not o.multi_node and o.count <= 8 and o.price_per_hour is not None
+        assert catalog.gpus()[o.gpu_id].usable_vram_gib * 2**30 * 0.8 >= o.per_gpu_bytes  # 20% headroom
+
+
+def test_70b_fp16_inference_needs_at_least_160gb_across_cards_split_by_tensor_parallel():
+    """Llama-3.3-70B bf16: 140 GB of weights. Expected: 2-8 cards whose memory adds up to
+    well over 140 GB; card counts that divide 64 heads and 8 KV heads (2, 4, 8)."""
+    rec = _rec("llama-3.3-70b fp16")
+    o = rec.cheapest
+    assert o.count in (2, 4, 8) and _vram_gib(o) >= 160
+
+
+def test_deepseek_v3_fp8_needs_a_full_node_of_the_largest_cards_and_warns_moe():
+    """DeepSeek-V3 (671B total, 37B active) in fp8: ~650 GiB. Expected: 8 cards of 96 GB+
+    (8x80 GB is too small); pitfall: MoE memory is total parameters."""
+    rec = _rec("deepseek-v3 fp8")
+    assert rec.cheapest.count == 8 and catalog.gpus()[rec.cheapest.gpu_id].vram_gb >= 96
+    assert "moe_total_params" in _codes(rec)
+
+
+def test_qlora_70b_on_two_3090s_needs_fsdp_parameter_offload():
+    """QLoRA 70B on 2x3090 (24 GB): the NF4 shards alone are ~20 GiB per card. Expected: does
+    not fit as asked; the fix offered is FSDP with parameters on the CPU (the FSDP-QLoRA
+    recipe); pitfalls: OOM, QLoRA needs host RAM at load."""
+    rec = _rec("qlora 70b on 2x3090")
+    assert not rec.named.fits and "offload_params" in rec.fixes
+    assert {"oom", "qlora_host_ram"} <= _codes(rec)
+
+
+def test_sdxl_four_images_at_1024_does_not_fit_a_12gb_card():
+    """SDXL, 4 images at 1024x1024: diffusers measured 21.7 GiB. Expected: a 3060 12 GB does
+    not fit; a 24 GB+ card is recommended; pitfall OOM."""
+    rec = _rec("sdxl 1024 4 images on 3060")
+    assert not rec.named.fits and "oom" in _codes(rec)
+    assert catalog.gpus()[rec.cheapest.gpu_id].vram_gb >= 24
+
+
+def test_flux_dev_fp16_does_not_fit_a_4090_but_quantized_does():
+    """FLUX.1-dev in fp16: 12B transformer (24 GB) + T5-XXL: more than 24 GB. Expected:
+    4090 does not fit; a 4-bit transformer fits; pitfall OOM."""
+    rec = _rec("flux.1-dev fp16 on 4090")
+    assert not rec.named.fits and any(f.startswith("quantize") for f in rec.fixes)
+
+
+def test_total_budget_keeps_the_best_value_job_within_it():
+    """LoRA on Llama-3.1-8B over 100M tokens with a ¥50 total budget. Expected: the best-value
+    pick finishes the job for at most ¥50, with its training hours stated."""
+    p = parse_query("lora llama-3.1-8b data 100m tokens 预算 50元")
+    rec = recommend(p.workload, budget_total=p.budget.amount, currency="CNY")
+    assert rec.best_value.job_cost <= 50 and rec.best_value.train_hours > 0
+
+
+def test_fp8_weights_on_an_a100_warn_that_ampere_has_no_fp8():
+    """Qwen2.5-7B fp8 on an A100. Expected: fits; pitfalls: no fp8 on Ampere, and an A100 for
+    a 7B model is over-provisioned."""
+    rec = _rec("qwen2.5-7b fp8 on a100")
+    assert rec.named.fits and {"no_fp8", "overprovisioned"} <= _codes(rec)
+
+
+def test_below_four_bits_warns_about_quality():
+    """GGUF Q2_K. Expected: a small consumer card; pitfall: quality drops below 4 bits."""
+    rec = _rec("qwen2.5-7b q2_k")
+    assert "low_bit_quality" in _codes(rec) and catalog.gpus()[rec.cheapest.gpu_id].vram_gb <= 24
+
+
+def test_vllm_warns_about_preallocation():
+    """vLLM serving. Expected pitfall: vLLM takes 90% of VRAM up front, nvidia-smi looks full."""
+    assert "vllm_preallocates" in _codes(_rec("qwen2.5-7b vllm"))
+
+
+def test_rtx_5090_warns_about_cuda_12_8():
+    """RTX 5090 (Blackwell consumer). Expected: fits a 7B model; pitfall: needs CUDA 12.8+ /
+    PyTorch 2.7+."""
+    rec = _rec("qwen2.5-7b on 5090")
+    assert rec.named.fits and "blackwell_cuda" in _codes(rec)
+
+
+def test_export_variant_card_is_flagged():
+    """H800 (China export variant of H100). Expected: fits a 7B model; pitfalls: export variant
+    differs from the original; over-provisioned for 7B."""
+    assert {"export_variant", "overprovisioned"} <= _codes(_rec("7b on h800"))
+
+
+def test_video_transcoding_gets_the_guides_table_without_a_formula():
+    """Video transcoding: no VRAM formula. Expected: the guide's row for video and rendering
+    (one row in the guide), one card."""
+    rec = _rec("视频转码")
+    assert rec.result.estimate is None and "视频" in rec.guide_task.name_zh and rec.cheapest.count == 1
+    assert "no_formula" in _codes(rec)
+
+
+def test_llama_on_a_t4_does_not_fit_in_16bit_and_turing_lacks_bf16_and_flash_attention():
+    """Llama-3.1-8B bf16 on a T4 (16 GB, Turing). Expected: does not fit at 4k context;
+    int8 or 4-bit fits; pitfalls: OOM, no bf16, no FlashAttention-2."""
+    rec = _rec("llama-3.1-8b on t4")
+    assert not rec.named.fits and "quantize:int8" in rec.fixes
+    assert {"oom", "no_bf16", "no_flash_attention"} <= _codes(rec)
+
+
+def test_high_concurrency_long_context_is_dominated_by_the_kv_cache():
+    """Llama-3.1-8B, 64 concurrent requests of 8k tokens: the KV cache (64 GiB) dwarfs the
+    weights. Expected: several 80 GB-class cards; pitfall: long context blows up the KV cache."""
+    rec = _rec("llama-3.1-8b batch 64 ctx 8192")
+    e = rec.result.estimate
+    assert e.breakdown["kv_cache"] > 3 * e.breakdown["weights"]
+    assert "long_context_kv" in _codes(rec) and rec.cheapest.count >= 2
+
+
+def test_pretraining_on_a_cheap_card_takes_days_and_the_fastest_card_is_much_quicker():
+    """Pre-training 1B parameters on 10B tokens. Expected: the cheapest card needs more than
+    three days (pitfall: too little compute); the fastest pick finishes far sooner."""
+    rec = _rec("pretrain 1b data 10b tokens")
+    assert rec.cheapest.train_hours > 72 and "slow_compute" in _codes(rec)
+    assert rec.fastest.train_hours < rec.cheapest.train_hours / 5
+
+
+def test_tight_fit_is_shown_as_risky_not_hidden():
+    """Llama-3.1-8B LoRA on a 3090: fits with ~10% headroom. Expected: shown as fitting but
+    risky (below the guide's 20%), with QLoRA or a second card as the fix."""
+    rec = _rec("llama-3.1-8b lora on 3090")
+    assert rec.named.fits and rec.named.risky and "tight_headroom" in _codes(rec)
+    assert "qlora" in rec.fixes
+
+
+def test_multi_card_price_is_per_machine_not_per_card():
+    """2x 4090. Expected: the price shown is two cards' hourly price; pitfall: no NVLink/P2P
+    on 4090s."""
+    rec = _rec("qwen2.5-14b awq on 2x4090")
+    one = recommend(parse_query("qwen2.5-14b awq on 4090").workload, gpu_id="rtx-4090", currency="CNY").named
+    assert abs(rec.named.price_per_hour.amount - 2 * one.price_per_hour.amount) < 0.02
+    assert "no_nvlink" in _codes(rec)
