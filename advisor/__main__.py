@@ -41,8 +41,16 @@ def main(argv: list[str] | None = None) -> int:
     parsed = parse_query(args.query)
     if not parsed.ok:
         if args.json:
-            print(json.dumps({"error": parsed.error.model_dump() if parsed.error else None,
-                              "understood": parsed.understood, "ignored": parsed.ignored}, ensure_ascii=False))
+            print(
+                json.dumps(
+                    {
+                        "error": parsed.error.model_dump() if parsed.error else None,
+                        "understood": parsed.understood,
+                        "ignored": parsed.ignored,
+                    },
+                    ensure_ascii=False,
+                )
+            )
         else:
             from advisor.render import render
 
@@ -62,7 +70,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from advisor.render import render
 
-    print(render("answer", args.lang, rec=rec, parsed=parsed, canonical=canonical_query(parsed), plain=True))
+    print(
+        render(
+            "answer",
+            args.lang,
+            rec=rec,
+            parsed=parsed,
+            canonical=canonical_query(parsed),
+            plain=True,
+        )
+    )
     return 0
 
 

@@ -44,14 +44,18 @@ def max_context_tokens(w: Workload, limit_bytes: int, ceiling: int | None = None
         if w.mode.is_training:
             trial = w.model_copy(update={"seq_len": tokens})
         else:
-            trial = w.model_copy(update={"context_tokens": tokens, "prompt_tokens": None, "new_tokens": None})
+            trial = w.model_copy(
+                update={"context_tokens": tokens, "prompt_tokens": None, "new_tokens": None}
+            )
         return _total(trial) <= limit_bytes
 
     return _largest(256, max(top, 256), fits)
 
 
 def max_batch_size(w: Workload, limit_bytes: int, ceiling: int = 4096) -> int | None:
-    return _largest(1, ceiling, lambda b: _total(w.model_copy(update={"batch_size": b})) <= limit_bytes)
+    return _largest(
+        1, ceiling, lambda b: _total(w.model_copy(update={"batch_size": b})) <= limit_bytes
+    )
 
 
 # Model sizes users actually rent for (billions); the answer is the largest that fits.
@@ -91,23 +95,61 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
     shard = {"parallelism": "tp"} if count > 1 else {}
     train_shard = {"parallelism": "fsdp"} if count > 1 else {}
     inference = {
-        fmt: largest(lambda s, f=fmt: llm(s, weights_format=f, context_tokens=4096, batch_size=1, **shard))
+        fmt: largest(
+            lambda s, f=fmt: llm(s, weights_format=f, context_tokens=4096, batch_size=1, **shard)
+        )
         for fmt in ("bf16", "int8", "int4")
     }
     finetune = {
-        "lora": largest(lambda s: llm(s, mode="lora", weights_format="bf16", seq_len=2048, batch_size=1,
-                                      gradient_checkpointing=True, **train_shard)),
-        "qlora": largest(lambda s: llm(s, mode="qlora", weights_format="nf4", seq_len=2048, batch_size=1,
-                                       gradient_checkpointing=True, **train_shard)),
-        "full": largest(lambda s: llm(s, mode="full", seq_len=2048, batch_size=1,
-                                      gradient_checkpointing=True, **train_shard)),
+        "lora": largest(
+            lambda s: llm(
+                s,
+                mode="lora",
+                weights_format="bf16",
+                seq_len=2048,
+                batch_size=1,
+                gradient_checkpointing=True,
+                **train_shard,
+            )
+        ),
+        "qlora": largest(
+            lambda s: llm(
+                s,
+                mode="qlora",
+                weights_format="nf4",
+                seq_len=2048,
+                batch_size=1,
+                gradient_checkpointing=True,
+                **train_shard,
+            )
+        ),
+        "full": largest(
+            lambda s: llm(
+                s,
+                mode="full",
+                seq_len=2048,
+                batch_size=1,
+                gradient_checkpointing=True,
+                **train_shard,
+            )
+        ),
     }
-    probe = Workload(model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard)  # type: ignore[arg-type]
+    probe = Workload(
+        model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard
+    )  # type: ignore[arg-type]
     ctx = max_context_tokens(probe, per_card)
     ctx4 = max_context_tokens(probe.model_copy(update={"weights_format": "int4"}), per_card)
     diffusion = {
         m: _total(Workload(model=m, images_per_prompt=1, weights_format="fp16")) <= per_card
         for m in DIFFUSION_PROBES
     }
-    return CardFit(gpu_id=gpu_id, count=count, limit_bytes=per_card * count, inference_b=inference,
-                   finetune_b=finetune, context_tokens_8b=ctx, context_tokens_8b_int4=ctx4, diffusion=diffusion)
+    return CardFit(
+        gpu_id=gpu_id,
+        count=count,
+        limit_bytes=per_card * count,
+        inference_b=inference,
+        finetune_b=finetune,
+        context_tokens_8b=ctx,
+        context_tokens_8b_int4=ctx4,
+        diffusion=diffusion,
+    )

@@ -143,8 +143,13 @@ def resolve_model(w: Workload) -> tuple[ResolvedModel, ModelSpec | None]:
     kind = w.kind or Kind.llm
     if kind in (Kind.rendering, Kind.video, Kind.simulation):
         return ResolvedModel(
-            id=None, name=kind.value, kind=kind, params_b=0.0, active_params_b=0.0,
-            arch=None, from_catalog=False,
+            id=None,
+            name=kind.value,
+            kind=kind,
+            params_b=0.0,
+            active_params_b=0.0,
+            arch=None,
+            from_catalog=False,
         ), None
     params_b = w.params_b or _params_from_arch(w.arch)
     arch = w.arch or (assumed_architecture(params_b) if kind == Kind.llm else None)
@@ -198,7 +203,9 @@ def estimate_weight_bytes(params: float, arch: Architecture | None, fmt: str) ->
     return int(params * spec.bits / 8)
 
 
-def kv_bytes_per_token(arch: Architecture, kv_dtype: str, context: int, framework: str | None) -> float:
+def kv_bytes_per_token(
+    arch: Architecture, kv_dtype: str, context: int, framework: str | None
+) -> float:
     """Per token: sum over layers of 2 (K and V) x kv_heads x head_dim x bytes; sliding-
     window layers hold at most `window` tokens; DeepSeek MLA stores the compressed latent
     (kv_lora_rank + rope dim) per layer. Sources: llama.cpp llama-kv-cache.cpp
@@ -230,17 +237,27 @@ def _lora_target_dims(arch: Architecture, targets: str | None) -> list[tuple[int
     h, hd = arch.hidden, arch.head_dim_
     q_out, kv_out, inter = arch.heads * hd, arch.kv_heads_ * hd, mlp_width(arch)
     dims = {
-        "q": (h, q_out), "k": (h, kv_out), "v": (h, kv_out), "o": (q_out, h),
-        "gate": (h, inter), "up": (h, inter), "down": (inter, h),
+        "q": (h, q_out),
+        "k": (h, kv_out),
+        "v": (h, kv_out),
+        "o": (q_out, h),
+        "gate": (h, inter),
+        "up": (h, inter),
+        "down": (inter, h),
     }
     text = (targets or "q_proj,v_proj").lower()
     if "all" in text:
         return list(dims.values())
     picked: list[tuple[int, int]] = []
     for key, pattern in {
-        "q": r"\bq(_proj)?\b|to_q", "k": r"\bk(_proj)?\b|to_k", "v": r"\bv(_proj)?\b|to_v",
-        "o": r"o_proj|output_proj|to_out|out_proj", "gate": r"gate|w1", "up": r"up_proj|w3",
-        "down": r"down|w2", }.items():
+        "q": r"\bq(_proj)?\b|to_q",
+        "k": r"\bk(_proj)?\b|to_k",
+        "v": r"\bv(_proj)?\b|to_v",
+        "o": r"o_proj|output_proj|to_out|out_proj",
+        "gate": r"gate|w1",
+        "up": r"up_proj|w3",
+        "down": r"down|w2",
+    }.items():
         if re.search(pattern, text):
             picked.append(dims[key])
     if "mlp" in text and not any(k in text for k in ("gate", "w1", "up_proj", "down")):
@@ -310,7 +327,11 @@ def activation_bytes_per_token_layer(
         attn = arch.heads * seq * 3
     masks = 0.0
     if dropout:
-        masks = 2 * h + inter + (arch.heads * seq * (1 + 2 * scale) if attention == Attention.eager else 0)
+        masks = (
+            2 * h
+            + inter
+            + (arch.heads * seq * (1 + 2 * scale) if attention == Attention.eager else 0)
+        )
     return base + mlp + attn + masks
 
 
@@ -375,7 +396,9 @@ def _finish(
     )
     lo, hi = band
     width = max(lo, hi)
-    confidence = Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
+    confidence = (
+        Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
+    )
     return Estimate(
         per_gpu=True,
         num_gpus=w.num_gpus,
@@ -429,7 +452,21 @@ def _estimate_transformer(
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
     split = n if par in (Parallelism.tp, Parallelism.pp, Parallelism.zero3, Parallelism.fsdp) else 1
     if w.mode.is_training:
-        return _estimate_training(w, model, spec, acc, arch, params, fmt, weight_bytes, weight_formula, par, split, attention, framework)
+        return _estimate_training(
+            w,
+            model,
+            spec,
+            acc,
+            arch,
+            params,
+            fmt,
+            weight_bytes,
+            weight_formula,
+            par,
+            split,
+            attention,
+            framework,
+        )
 
     # ---- inference ----
     batch = w.batch_size or 1
@@ -446,7 +483,11 @@ def _estimate_transformer(
         prompt = context
         acc.assume("context_tokens", context)
     if w.mode == Mode.load_only:
-        allocated = acc.add("weights", weight_bytes / split, weight_formula + (f" / {split} cards" if split > 1 else ""))
+        allocated = acc.add(
+            "weights",
+            weight_bytes / split,
+            weight_formula + (f" / {split} cards" if split > 1 else ""),
+        )
         return _finish(acc, allocated, w, False, _band(model, spec, False))
 
     kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
@@ -460,7 +501,9 @@ def _estimate_transformer(
     kv = per_tok * cache_len * batch / kv_split
     concat = framework in CONCAT_CACHE_FRAMEWORKS
 
-    w_b = acc.add("weights", weight_bytes / split, weight_formula + (f" / {split} cards" if split > 1 else ""))
+    w_b = acc.add(
+        "weights", weight_bytes / split, weight_formula + (f" / {split} cards" if split > 1 else "")
+    )
     kv_b = acc.add(
         "kv_cache",
         kv,
@@ -515,9 +558,19 @@ def _band(model: ResolvedModel, spec: ModelSpec | None, training: bool) -> tuple
 
 
 def _estimate_training(
-    w: Workload, model: ResolvedModel, spec: ModelSpec | None, acc: _Acc, arch: Architecture,
-    params: float, fmt: str, weight_bytes: int, weight_formula: str, par: Parallelism,
-    split: int, attention: Attention, framework: str | None,
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    acc: _Acc,
+    arch: Architecture,
+    params: float,
+    fmt: str,
+    weight_bytes: int,
+    weight_formula: str,
+    par: Parallelism,
+    split: int,
+    attention: Attention,
+    framework: str | None,
 ) -> Estimate:
     n = w.num_gpus
     batch = w.batch_size or 1
@@ -552,43 +605,94 @@ def _estimate_training(
     offload_opt = w.cpu_offload in (Offload.optimizer, Offload.params)
     offload_params = w.cpu_offload == Offload.params
 
-    shard_states = n if par in (Parallelism.zero1, Parallelism.zero2, Parallelism.zero3, Parallelism.fsdp, Parallelism.tp, Parallelism.pp) else 1
-    shard_grads = n if par in (Parallelism.zero2, Parallelism.zero3, Parallelism.fsdp, Parallelism.tp, Parallelism.pp) else 1
+    shard_states = (
+        n
+        if par
+        in (
+            Parallelism.zero1,
+            Parallelism.zero2,
+            Parallelism.zero3,
+            Parallelism.fsdp,
+            Parallelism.tp,
+            Parallelism.pp,
+        )
+        else 1
+    )
+    shard_grads = (
+        n
+        if par
+        in (Parallelism.zero2, Parallelism.zero3, Parallelism.fsdp, Parallelism.tp, Parallelism.pp)
+        else 1
+    )
 
     # Weights.
     if offload_params:
         w_b = 0
     else:
-        w_b = acc.add("weights", weight_bytes / split, weight_formula + (f" / {split} cards" if split > 1 else ""))
+        w_b = acc.add(
+            "weights",
+            weight_bytes / split,
+            weight_formula + (f" / {split} cards" if split > 1 else ""),
+        )
     # AMP keeps a 16-bit copy of fp32 weights for the matmuls (autocast cache, saved for
     # backward); ZeRO-3/FSDP gather 16-bit layers a few at a time instead.
     layer_params = (params - embedding_params(arch)) / arch.layers
     if split > 1 and par in (Parallelism.zero3, Parallelism.fsdp):
         gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
         gathered = 2 * layer_params * gather_bits / 8
-        acc.add("gathered_layers", gathered, f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits")
+        acc.add(
+            "gathered_layers",
+            gathered,
+            f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
+        )
         w_b += int(gathered)
     elif fmt == "fp32" and compute != "fp32" and not offload_params:
-        w_b += acc.add("compute_copy", params * 2 / split, f"{model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights")
+        w_b += acc.add(
+            "compute_copy",
+            params * 2 / split,
+            f"{model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights",
+        )
 
     # Gradients and optimizer state.
     if offload_opt:
-        g_b = acc.add("gradients", min(trainable, 5e8) * param_bytes / shard_grads, "ZeRO-Offload: gradient buckets only (states on CPU)")
+        g_b = acc.add(
+            "gradients",
+            min(trainable, 5e8) * param_bytes / shard_grads,
+            "ZeRO-Offload: gradient buckets only (states on CPU)",
+        )
         o_b = 0
         step_temp = 0.0
     else:
         grads = trainable * param_bytes / shard_grads
         if w.optimizer_in_backward:
             grads = min(grads, arch.vocab * arch.hidden * param_bytes)
-        g_b = acc.add("gradients", grads, f"{trainable / 1e6:.1f}M trainable x {param_bytes} B" + (f" / {shard_grads}" if shard_grads > 1 else ""))
+        g_b = acc.add(
+            "gradients",
+            grads,
+            f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
+            + (f" / {shard_grads}" if shard_grads > 1 else ""),
+        )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(opt, 4 if master else param_bytes, master)
-        o_b = acc.add("optimizer", trainable * per / shard_states, f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value}{' + fp32 master' if master else ''})" + (f" / {shard_states}" if shard_states > 1 else ""))
+        o_b = acc.add(
+            "optimizer",
+            trainable * per / shard_states,
+            f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value}{' + fp32 master' if master else ''})"
+            + (f" / {shard_states}" if shard_states > 1 else ""),
+        )
         # torch's foreach AdamW/Lion step allocates one more state-sized buffer.
         foreach = opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum)
-        step_temp = trainable * param_bytes / shard_states if foreach and not w.optimizer_in_backward else 0.0
+        step_temp = (
+            trainable * param_bytes / shard_states
+            if foreach and not w.optimizer_in_backward
+            else 0.0
+        )
     if par == Parallelism.ddp:
-        g_b += acc.add("ddp_buckets", trainable * param_bytes, "DDP gradient buckets (a second copy of the gradients)")
+        g_b += acc.add(
+            "ddp_buckets",
+            trainable * param_bytes,
+            "DDP gradient buckets (a second copy of the gradients)",
+        )
 
     # Activations.
     tokens = batch * seq
@@ -600,9 +704,15 @@ def _estimate_training(
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
     one_layer = per_layer_tok * batch * seq_eff
     if gc:
-        ckpt = 0.0 if w.activation_offload else 2 * arch.hidden * (elem / 2) * tokens * arch.layers / tp
+        ckpt = (
+            0.0
+            if w.activation_offload
+            else 2 * arch.hidden * (elem / 2) * tokens * arch.layers / tp
+        )
         saved = ckpt + one_layer
-        formula = f"checkpointed: {arch.layers} layer inputs x {tokens} tokens + one layer recomputed"
+        formula = (
+            f"checkpointed: {arch.layers} layer inputs x {tokens} tokens + one layer recomputed"
+        )
     else:
         saved = one_layer * arch.layers
         formula = f"{arch.layers} layers x {tokens} tokens x {per_layer_tok / 1024:.0f} KiB (Korthikanti 2022, {attention.value})"
@@ -616,7 +726,11 @@ def _estimate_training(
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
         per = 2.5 if w.chunked_loss else (12.0 if elem <= 2.5 else 16.0)
-        logits_b = acc.add("logits", tokens * arch.vocab * per / tp, f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})")
+        logits_b = acc.add(
+            "logits",
+            tokens * arch.vocab * per / tp,
+            f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
+        )
     transient = one_layer / 2  # backward of one layer: gradients of its activations
 
     grads_live = g_b if (ga > 1 or par == Parallelism.ddp) else 0
@@ -627,7 +741,9 @@ def _estimate_training(
     if peak_extra == step_peak and step_temp > 0:
         acc.add("optimizer_step", step_temp, "foreach optimizer step: one more state-sized buffer")
     elif peak_extra == forward_peak and transient > 0:
-        acc.add("backward_transient", transient, "gradients of one layer's activations during backward")
+        acc.add(
+            "backward_transient", transient, "gradients of one layer's activations during backward"
+        )
     allocated = w_b + o_b + int(peak_extra)
     # Breakdown terms must add up to the allocated total shown.
     listed = sum(t.bytes for t in acc.terms)
@@ -688,7 +804,11 @@ def _estimate_diffusion(w: Workload, spec: ModelSpec, acc: _Acc) -> Estimate:
     attn_tokens = latent_tokens / d.attn_tokens_divisor
     # The per-token working set is taken as measured at 16-bit; fp32 pipelines are rare
     # and their peak is the VAE decode, which does scale with the dtype below.
-    den_act = batch_eff * (attn_tokens + (d.text_tokens if d.denoiser == "dit" else 0)) * d.denoiser_act_bytes_per_token
+    den_act = (
+        batch_eff
+        * (attn_tokens + (d.text_tokens if d.denoiser == "dit" else 0))
+        * d.denoiser_act_bytes_per_token
+    )
     # diffusers AttnProcessor: baddbmm input buffer, scores and probs are all score-sized.
     scores = batch_eff * d.attn_heads * attn_tokens**2 * compute_bytes * 3
     if attention == Attention.eager:
@@ -707,7 +827,9 @@ def _estimate_diffusion(w: Workload, spec: ModelSpec, acc: _Acc) -> Estimate:
     te_total = sum(te_w) if w.text_encoders_on_gpu else 0
     if offload == Offload.sequential:
         resident = max(den_w / 50, vae_w)  # one submodule at a time
-        allocated = acc.add("weights", resident, "sequential CPU offload: one submodule on the GPU at a time")
+        allocated = acc.add(
+            "weights", resident, "sequential CPU offload: one submodule on the GPU at a time"
+        )
         peak = max(den_act, decode)
         allocated += acc.add("activations", peak, "max(denoiser pass, VAE decode)")
     elif offload == Offload.model:
@@ -715,21 +837,50 @@ def _estimate_diffusion(w: Workload, spec: ModelSpec, acc: _Acc) -> Estimate:
         decode_phase = vae_w + decode
         text_phase = max(te_w) if te_w and w.text_encoders_on_gpu else 0
         if decode_phase >= denoise_phase:
-            allocated = acc.add("weights", vae_w, "model CPU offload: only the VAE is resident while decoding")
-            allocated += acc.add("vae_decode", decode, f"{decode_images} x {width}x{height} x {channels} ch x {dec_bytes} B x {tensors} maps")
+            allocated = acc.add(
+                "weights", vae_w, "model CPU offload: only the VAE is resident while decoding"
+            )
+            allocated += acc.add(
+                "vae_decode",
+                decode,
+                f"{decode_images} x {width}x{height} x {channels} ch x {dec_bytes} B x {tensors} maps",
+            )
         else:
-            allocated = acc.add("weights", den_w, "model CPU offload: only the denoiser is resident while denoising")
+            allocated = acc.add(
+                "weights", den_w, "model CPU offload: only the denoiser is resident while denoising"
+            )
             allocated += acc.add("activations", den_act, f"denoiser at batch {batch_eff}")
         allocated = max(allocated, int(text_phase))
     else:
-        allocated = acc.add("weights", den_w, f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits")  # type: ignore[union-attr]
+        allocated = acc.add(
+            "weights",
+            den_w,
+            f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",
+        )  # type: ignore[union-attr]
         if te_total:
-            allocated += acc.add("text_encoders", te_total, f"{' + '.join(f'{p:g}B' for p in d.text_encoders_params_b)} x {catalog.find_format(te_fmt).bits:g} bits")  # type: ignore[union-attr]
-        allocated += acc.add("vae", vae_w, f"VAE {d.vae_params_b:g}B x {vae_bytes} B" + (" (fp32 upcast)" if vae_bytes == 4 else ""))
+            allocated += acc.add(
+                "text_encoders",
+                te_total,
+                f"{' + '.join(f'{p:g}B' for p in d.text_encoders_params_b)} x {catalog.find_format(te_fmt).bits:g} bits",
+            )  # type: ignore[union-attr]
+        allocated += acc.add(
+            "vae",
+            vae_w,
+            f"VAE {d.vae_params_b:g}B x {vae_bytes} B"
+            + (" (fp32 upcast)" if vae_bytes == 4 else ""),
+        )
         if decode >= den_act:
-            allocated += acc.add("vae_decode", decode, f"{decode_images} image(s) x {width}x{height} x {channels} ch x {dec_bytes} B x {tensors} maps alive")
+            allocated += acc.add(
+                "vae_decode",
+                decode,
+                f"{decode_images} image(s) x {width}x{height} x {channels} ch x {dec_bytes} B x {tensors} maps alive",
+            )
         else:
-            allocated += acc.add("activations", den_act, f"denoiser at batch {batch_eff} ({images} images{' x 2 for CFG' if cfg else ''}), {int(attn_tokens)} attention tokens")
+            allocated += acc.add(
+                "activations",
+                den_act,
+                f"denoiser at batch {batch_eff} ({images} images{' x 2 for CFG' if cfg else ''}), {int(attn_tokens)} attention tokens",
+            )
     return _finish(acc, allocated, w, False, (0.15, 0.25))
 
 
@@ -739,13 +890,26 @@ def generic_diffusion_spec(params_b: float) -> ModelSpec:
     from advisor.catalog import DiffusionSpec
 
     return ModelSpec(
-        id="generic-dit", name=f"{params_b:g}B diffusion transformer", kind=Kind.diffusion,
-        family="dit", params_b=params_b, source="assumed (no catalog entry)",
+        id="generic-dit",
+        name=f"{params_b:g}B diffusion transformer",
+        kind=Kind.diffusion,
+        family="dit",
+        params_b=params_b,
+        source="assumed (no catalog entry)",
         diffusion=DiffusionSpec(
-            denoiser="dit", denoiser_params_b=params_b, text_encoders_params_b=[],
-            vae_params_b=0.084, latent_channels=16, default_resolution=1024, guidance=False,
-            text_tokens=512, attn_tokens_divisor=4, attn_heads=max(int((params_b / 12) ** 0.5 * 24), 8),
-            denoiser_act_bytes_per_token=148000, vae_force_upcast=False, vae_decode_tensors=9,
+            denoiser="dit",
+            denoiser_params_b=params_b,
+            text_encoders_params_b=[],
+            vae_params_b=0.084,
+            latent_channels=16,
+            default_resolution=1024,
+            guidance=False,
+            text_tokens=512,
+            attn_tokens_divisor=4,
+            attn_heads=max(int((params_b / 12) ** 0.5 * 24), 8),
+            denoiser_act_bytes_per_token=148000,
+            vae_force_upcast=False,
+            vae_decode_tensors=9,
         ),
     )
 
@@ -774,18 +938,32 @@ def _estimate_diffusion_training(
         layers = max(int(params / (12 * hidden * hidden)), 1)
         trainable = rank * 2 * hidden * n_targets * layers
         param_bytes = 4
-    allocated = acc.add("weights", den_w, f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits")  # type: ignore[union-attr]
-    grads = acc.add("gradients", trainable * param_bytes, f"{trainable / 1e6:.1f}M trainable x {param_bytes} B")
-    per = optimizer_state_bytes_per_param(opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2)
-    allocated += acc.add("optimizer", trainable * per, f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})")
-    tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor + (d.text_tokens if d.denoiser == "dit" else 0)
+    allocated = acc.add(
+        "weights",
+        den_w,
+        f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",
+    )  # type: ignore[union-attr]
+    grads = acc.add(
+        "gradients", trainable * param_bytes, f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
+    )
+    per = optimizer_state_bytes_per_param(
+        opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
+    )
+    allocated += acc.add(
+        "optimizer", trainable * per, f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})"
+    )
+    tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor + (
+        d.text_tokens if d.denoiser == "dit" else 0
+    )
     per_token_layer = 40 * hidden  # Korthikanti-style saved tensors per block, 16-bit
     layers = max(int(params / (12 * hidden * hidden)), 1)
     if gc:
         act = batch * tokens * (2 * hidden * layers + per_token_layer)
     else:
         act = batch * tokens * per_token_layer * layers
-    act_b = acc.add("activations", act, f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}")
+    act_b = acc.add(
+        "activations", act, f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}"
+    )
     foreach = opt in (Optimizer.adamw, Optimizer.lion) and full
     step = trainable * param_bytes if foreach else 0
     allocated += max(grads + act_b, grads + step)
@@ -811,16 +989,28 @@ def _estimate_classic_cnn(
         acc.assume("batch_size", 32)
     ref = (spec.reference_input if spec else None) or 224
     size = w.image_width or ref
-    per_sample = (spec.activation_bytes_per_sample if spec and spec.activation_bytes_per_sample else 50e6)
+    per_sample = (
+        spec.activation_bytes_per_sample if spec and spec.activation_bytes_per_sample else 50e6
+    )
     per_sample *= (size / ref) ** 2 * (0.55 if amp else 1.0)
-    allocated = acc.add("weights", params * catalog.find_format(fmt).bits / 8, f"{params / 1e6:.1f}M params x {fmt}")  # type: ignore[union-attr]
+    allocated = acc.add(
+        "weights", params * catalog.find_format(fmt).bits / 8, f"{params / 1e6:.1f}M params x {fmt}"
+    )  # type: ignore[union-attr]
     if w.mode.is_training:
         opt = w.optimizer or Optimizer.adamw
         if w.optimizer is None:
             acc.assume("optimizer", "adamw")
         allocated += acc.add("gradients", params * 4, "fp32 gradients")
-        allocated += acc.add("optimizer", params * optimizer_state_bytes_per_param(opt, 4, False), opt.value)
-        allocated += acc.add("activations", batch * per_sample, f"batch {batch} x {per_sample / 1e6:.0f} MB/sample at {size}px")
+        allocated += acc.add(
+            "optimizer", params * optimizer_state_bytes_per_param(opt, 4, False), opt.value
+        )
+        allocated += acc.add(
+            "activations",
+            batch * per_sample,
+            f"batch {batch} x {per_sample / 1e6:.0f} MB/sample at {size}px",
+        )
     else:
-        allocated += acc.add("activations", batch * per_sample / 4, f"inference: batch {batch}, no saved activations")
+        allocated += acc.add(
+            "activations", batch * per_sample / 4, f"inference: batch {batch}, no saved activations"
+        )
     return _finish(acc, allocated, w, w.mode.is_training, (0.3, 0.5))

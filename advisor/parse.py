@@ -55,29 +55,121 @@ MODE_WORDS: list[tuple[str, str]] = [
     (r"ia3", "ia3"),
     (r"prompt[- ]?tuning", "prompt_tuning"),
     (r"预训练|pre-?train(ing)?|from scratch|从头训练", "pretrain"),
-    (r"全参(数)?(微调)?|全量(微调)?|full[- ]?(fine[- ]?tune|ft|finetune)?\b|冻结微调|freeze", "full"),
+    (
+        r"全参(数)?(微调)?|全量(微调)?|full[- ]?(fine[- ]?tune|ft|finetune)?\b|冻结微调|freeze",
+        "full",
+    ),
     (r"微调|fine[- ]?tun(e|ing)|finetun(e|ing)|\bft\b|\bsft\b", "full"),
     (r"训练|train(ing)?", "full"),
     (r"推理|部署|聊天|对话|inference|infer|chat|serv(e|ing)|deploy|generate|生成文本", "inference"),
 ]
 KIND_WORDS: list[tuple[str, Kind, str]] = [
-    (r"画图|生成图片|出图|文生图|绘图|txt2img|text-to-image|image generation", Kind.diffusion, "image"),
+    (
+        r"画图|生成图片|出图|文生图|绘图|txt2img|text-to-image|image generation",
+        Kind.diffusion,
+        "image",
+    ),
     (r"渲染|render(ing)?|blender|3d|建模", Kind.rendering, "render"),
     (r"视频|video|转码|transcod(e|ing)|剪辑", Kind.video, "video"),
     (r"仿真|simulation|模拟", Kind.simulation, "simulation"),
     (r"作业|课程|course ?work|homework|assignment", Kind.classic, "coursework"),
 ]
 STOPWORDS = {
-    "on", "with", "a", "an", "the", "for", "in", "to", "of", "i", "want", "need", "run", "my",
-    "how", "much", "vram", "gpu", "model", "please", "using", "use", "what", "which", "can",
-    "is", "and", "at", "by", "me", "do", "it", "have", "we", "our", "lab",
-    "用", "跑", "的", "在", "想", "要", "我", "一下", "需要", "多少", "显存", "模型", "请问",
-    "个", "做", "我有", "想跑", "帮我", "看看", "一个", "和", "跟", "上", "能", "吗", "么", "怎么", "选", "卡", "租", "张", "出", "图",
-    "/vram", "vram?",
+    "on",
+    "with",
+    "a",
+    "an",
+    "the",
+    "for",
+    "in",
+    "to",
+    "of",
+    "i",
+    "want",
+    "need",
+    "run",
+    "my",
+    "how",
+    "much",
+    "vram",
+    "gpu",
+    "model",
+    "please",
+    "using",
+    "use",
+    "what",
+    "which",
+    "can",
+    "is",
+    "and",
+    "at",
+    "by",
+    "me",
+    "do",
+    "it",
+    "have",
+    "we",
+    "our",
+    "lab",
+    "用",
+    "跑",
+    "的",
+    "在",
+    "想",
+    "要",
+    "我",
+    "一下",
+    "需要",
+    "多少",
+    "显存",
+    "模型",
+    "请问",
+    "个",
+    "做",
+    "我有",
+    "想跑",
+    "帮我",
+    "看看",
+    "一个",
+    "和",
+    "跟",
+    "上",
+    "能",
+    "吗",
+    "么",
+    "怎么",
+    "选",
+    "卡",
+    "租",
+    "张",
+    "出",
+    "图",
+    "/vram",
+    "vram?",
 }
 FAMILY_PREFIXES = (
-    "llama", "qwen", "deepseek", "ds-", "mistral", "mixtral", "glm", "chatglm", "yi-", "internlm",
-    "baichuan", "gemma", "phi", "gpt", "sd", "flux", "bert", "resnet", "vit", "t5", "qwq", "roberta",
+    "llama",
+    "qwen",
+    "deepseek",
+    "ds-",
+    "mistral",
+    "mixtral",
+    "glm",
+    "chatglm",
+    "yi-",
+    "internlm",
+    "baichuan",
+    "gemma",
+    "phi",
+    "gpt",
+    "sd",
+    "flux",
+    "bert",
+    "resnet",
+    "vit",
+    "t5",
+    "qwq",
+    "roberta",
 )
 
 
@@ -90,7 +182,7 @@ class _Scan:
         m = re.search(pattern, self.text, flags)
         if m:
             self.understood.append(m.group(0).strip())
-            self.text = self.text[: m.start()] + " " * (m.end() - m.start()) + self.text[m.end():]
+            self.text = self.text[: m.start()] + " " * (m.end() - m.start()) + self.text[m.end() :]
         return m
 
     def take_if(self, pattern: str, accept, flags: int = re.I):  # noqa: ANN001
@@ -99,7 +191,9 @@ class _Scan:
             value = accept(m)
             if value:
                 self.understood.append(m.group(0).strip())
-                self.text = self.text[: m.start()] + " " * (m.end() - m.start()) + self.text[m.end():]
+                self.text = (
+                    self.text[: m.start()] + " " * (m.end() - m.start()) + self.text[m.end() :]
+                )
                 return m, value
         return None, None
 
@@ -147,25 +241,37 @@ def _parse(raw: str) -> ParsedQuery:
     out = ParsedQuery()
 
     # --- budget (before sizes: "3元/小时" must not read as a size) ---
-    if (m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")) or (m := s.take(r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")):
+    if (m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")) or (
+        m := s.take(
+            r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"
+        )
+    ):
         out.budget = Budget(amount=_number(m.group(1)), currency="CNY", per_hour=True)
     elif m := s.take(r"\$\s*(\d+(?:\.\d+)?)\s*(?:/|per\s*)\s*(?:hour|hr|h)"):
         out.budget = Budget(amount=_number(m.group(1)), currency="USD", per_hour=True)
-    elif m := s.take(r"(?:预算|budget)\s*[:：]?\s*([¥￥$])?\s*(\d+(?:\.\d+)?)\s*(元|块|rmb|cny|usd|dollars?)?"):
+    elif m := s.take(
+        r"(?:预算|budget)\s*[:：]?\s*([¥￥$])?\s*(\d+(?:\.\d+)?)\s*(元|块|rmb|cny|usd|dollars?)?"
+    ):
         usd = m.group(1) == "$" or (m.group(3) or "").startswith(("usd", "dollar"))
-        out.budget = Budget(amount=_number(m.group(2)), currency="USD" if usd else "CNY", per_hour=False)
+        out.budget = Budget(
+            amount=_number(m.group(2)), currency="USD" if usd else "CNY", per_hour=False
+        )
 
     # --- GPU named, with a count ---
     gpu_pat = r"([a-z]*\d{2,4}[a-z]*(?:\s?(?:d|ti|super|pcie|sxm|nvl))?(?:\s?\d{2,3}\s?g(?:b)?)?|a100|h100|h800|h200|h20|a800|v100|t4|l4|l40s?|l20|a10g?|a40|b200|mi300x|910b)"
     m, gpu = s.take_if(r"\bgpu:([a-z0-9.\-]+)", lambda m: catalog.gpus().get(m.group(1)))
     if gpu:
         out.gpu_id = gpu.id
-    m, gpu = s.take_if(r"(\d+)\s*(?:x|\*|张)\s*" + gpu_pat + r"(?![\d.])", lambda m: catalog.find_gpu(m.group(2)))
+    m, gpu = s.take_if(
+        r"(\d+)\s*(?:x|\*|张)\s*" + gpu_pat + r"(?![\d.])", lambda m: catalog.find_gpu(m.group(2))
+    )
     if gpu and out.gpu_id is None:
         out.gpu_id, out.gpu_count = gpu.id, int(m.group(1))
     if out.gpu_id is None:
         m, gpu = s.take_if(
-            r"(?:\bon|用|在|\bwith|\bhave|有)\s*(?:an?\s+|一张|一块|两张)?" + gpu_pat + r"(?:\s*[x*]\s*(\d+))?",
+            r"(?:\bon|用|在|\bwith|\bhave|有)\s*(?:an?\s+|一张|一块|两张)?"
+            + gpu_pat
+            + r"(?:\s*[x*]\s*(\d+))?",
             lambda m: catalog.find_gpu(m.group(1)),
         )
         if gpu:
@@ -199,18 +305,24 @@ def _parse(raw: str) -> ParsedQuery:
         if token == "8bitadam":
             continue
         if re.fullmatch(r"\d+-?bits?", token):
-            token = {"4": "int4", "8": "int8", "16": "fp16", "32": "fp32"}.get(re.match(r"\d+", token).group(0), token)  # type: ignore[union-attr]
+            token = {"4": "int4", "8": "int8", "16": "fp16", "32": "fp32"}.get(
+                re.match(r"\d+", token).group(0), token
+            )  # type: ignore[union-attr]
         fmt = catalog.find_format(token)
         if fmt is None:
-            return ParsedQuery(error=ParseError(code="unknown_format", detail=m.group(1),
-                                                suggestions=sorted(catalog.formats())))
+            return ParsedQuery(
+                error=ParseError(
+                    code="unknown_format", detail=m.group(1), suggestions=sorted(catalog.formats())
+                )
+            )
         if "weights_format" not in fields:
             fields["weights_format"] = fmt.id
     s.take_all(fmt_tokens)
 
-
     # --- training data: tokens or samples, times epochs (before sizes: "30m tokens" is data) ---
-    if m := s.take(r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?(?![\w.])|(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"):
+    if m := s.take(
+        r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?(?![\w.])|(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"
+    ):
         value, unit = _number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
         fields["_tokens"] = value * _SCALE[unit]
     elif m := s.take(r"(\d+(?:\.\d+)?)\s*(k|万)?\s*(?:samples?|examples?|条(?:数据|样本)?)"):
@@ -219,9 +331,13 @@ def _parse(raw: str) -> ParsedQuery:
         fields["_epochs"] = _number(m.group(1))
 
     # --- knobs ---
-    if m := s.take(r"(?:ctx|context|上下文|seq(?:_?len)?|序列长度|序列|长度|max_len)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?\b"):
+    if m := s.take(
+        r"(?:ctx|context|上下文|seq(?:_?len)?|序列长度|序列|长度|max_len)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?\b"
+    ):
         fields["_ctx"] = int(_number(m.group(1)) * (1024 if m.group(2) else 1))
-    if m := s.take(r"(?:bs|batch(?:[_ ]?size)?|批大小|批量|批次|并发(?:数)?|concurrency)\s*[:=：]?\s*(\d+)"):
+    if m := s.take(
+        r"(?:bs|batch(?:[_ ]?size)?|批大小|批量|批次|并发(?:数)?|concurrency)\s*[:=：]?\s*(\d+)"
+    ):
         fields["batch_size"] = int(m.group(1))
         if not 1 <= fields["batch_size"] <= 65_536:
             return ParsedQuery(error=ParseError(code="bad_value", detail="batch_size"))
@@ -242,12 +358,18 @@ def _parse(raw: str) -> ParsedQuery:
         fields["gradient_checkpointing"] = True
     if m := s.take(r"\b(zero[- ]?[123]|fsdp|ddp|deepspeed|tp|张量并行|流水线并行|pp)\b"):
         word = m.group(1).replace("-", "").replace(" ", "")
-        fields["parallelism"] = {"deepspeed": Parallelism.zero3, "张量并行": Parallelism.tp, "流水线并行": Parallelism.pp}.get(word) or Parallelism(word)
+        fields["parallelism"] = {
+            "deepspeed": Parallelism.zero3,
+            "张量并行": Parallelism.tp,
+            "流水线并行": Parallelism.pp,
+        }.get(word) or Parallelism(word)
     if s.take(r"offload|卸载"):
         fields["cpu_offload"] = Offload.optimizer
     if m := s.take(r"\b(flash[- ]?attn|flash[- ]?attention|flash|sdpa|eager)\b"):
         fields["attention"] = Attention.flash if "flash" in m.group(1) else Attention(m.group(1))
-    if m := s.take(r"\b(vllm|sglang|ollama|llama\.cpp|transformers|torchtune|unsloth|llama-factory)\b"):
+    if m := s.take(
+        r"\b(vllm|sglang|ollama|llama\.cpp|transformers|torchtune|unsloth|llama-factory)\b"
+    ):
         fields["framework"] = m.group(1)
 
     # --- what is done ---
@@ -264,9 +386,13 @@ def _parse(raw: str) -> ParsedQuery:
     params_b: float | None = None
     if m := s.take(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b"):
         params_b = _number(m.group(1)) * _number(m.group(2))
-    elif m := s.take(r"(?<![a-z0-9.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"):
+    elif m := s.take(
+        r"(?<![a-z0-9.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"
+    ):
         value, unit = _number(m.group(1)), m.group(2)
-        params_b = value * {"m": 1e-3, "million": 1e-3, "亿": 0.1, "千亿": 100, "万亿": 1000}.get(unit, 1.0)
+        params_b = value * {"m": 1e-3, "million": 1e-3, "亿": 0.1, "千亿": 100, "万亿": 1000}.get(
+            unit, 1.0
+        )
     if params_b is not None and 0 < params_b < 1e6:
         params_b = float(f"{params_b:.6g}")
     if params_b is not None and not 0 < params_b <= MAX_PARAMS_B:
@@ -275,7 +401,12 @@ def _parse(raw: str) -> ParsedQuery:
     # --- a bare long context like "128k", bare resolution for image models ---
     if "_ctx" not in fields and (m := s.take(r"\b(\d+(?:\.\d+)?)\s*k\b")):
         fields["_ctx"] = int(_number(m.group(1)) * 1024)
-    if spec is not None and spec.kind == Kind.diffusion and "image_width" not in fields and (m := s.take(r"\b(\d{3,4})\b")):
+    if (
+        spec is not None
+        and spec.kind == Kind.diffusion
+        and "image_width" not in fields
+        and (m := s.take(r"\b(\d{3,4})\b"))
+    ):
         fields["image_width"] = fields["image_height"] = int(m.group(1))
 
     # --- leftovers ---
@@ -284,18 +415,33 @@ def _parse(raw: str) -> ParsedQuery:
     # A word that looks like a model we do not know is an error, not an ignored word.
     if spec is None:
         for word in ignored:
-            if word.startswith(FAMILY_PREFIXES) and len(word) >= 3 and (params_b is None or re.search(r"\d", word)):
-                return ParsedQuery(error=ParseError(code="unknown_model", detail=word,
-                                                    suggestions=catalog.close_model_names(word)))
+            if (
+                word.startswith(FAMILY_PREFIXES)
+                and len(word) >= 3
+                and (params_b is None or re.search(r"\d", word))
+            ):
+                return ParsedQuery(
+                    error=ParseError(
+                        code="unknown_model",
+                        detail=word,
+                        suggestions=catalog.close_model_names(word),
+                    )
+                )
     out.understood = s.understood
     out.ignored = [raw_word for raw_word in ignored][:20]
 
-    if spec is None and params_b is None and kind not in (Kind.rendering, Kind.video, Kind.simulation, Kind.classic):
+    if (
+        spec is None
+        and params_b is None
+        and kind not in (Kind.rendering, Kind.video, Kind.simulation, Kind.classic)
+    ):
         if kind == Kind.diffusion:
             spec = catalog.find_model("sdxl")
             out.assumed.append("model = sdxl")
         else:
-            return ParsedQuery(error=ParseError(code="no_model"), understood=out.understood, ignored=out.ignored)
+            return ParsedQuery(
+                error=ParseError(code="no_model"), understood=out.understood, ignored=out.ignored
+            )
     if spec is None and kind == Kind.classic and params_b is None:
         spec = catalog.find_model("small-cnn")
         out.assumed.append("model = small-cnn")
@@ -323,9 +469,15 @@ def _parse(raw: str) -> ParsedQuery:
         if not 1 <= ctx <= 10_000_000:
             return ParsedQuery(error=ParseError(code="bad_value", detail="context_tokens"))
         if spec is not None and spec.arch is not None and ctx > spec.arch.max_context_tokens:
-            return ParsedQuery(error=ParseError(code="context_too_long", detail=str(spec.arch.max_context_tokens)))
+            return ParsedQuery(
+                error=ParseError(code="context_too_long", detail=str(spec.arch.max_context_tokens))
+            )
         fields["seq_len" if fields["mode"].is_training else "context_tokens"] = ctx
-    tokens, samples, epochs = fields.pop("_tokens", None), fields.pop("_samples", None), fields.pop("_epochs", None)
+    tokens, samples, epochs = (
+        fields.pop("_tokens", None),
+        fields.pop("_samples", None),
+        fields.pop("_epochs", None),
+    )
     if samples is not None:
         tokens = samples * (fields.get("seq_len") or 1024)
         out.assumed.append(f"{samples:g} samples x {fields.get('seq_len') or 1024} tokens")
@@ -346,7 +498,9 @@ def _parse(raw: str) -> ParsedQuery:
 
 
 def _find_model_span(s: _Scan) -> catalog.ModelSpec | None:
-    words = [(m.start(), m.end()) for m in re.finditer(r"[a-z0-9][a-z0-9.\-_]*|[\u4e00-\u9fff]+", s.text)]
+    words = [
+        (m.start(), m.end()) for m in re.finditer(r"[a-z0-9][a-z0-9.\-_]*|[\u4e00-\u9fff]+", s.text)
+    ]
     for size in (4, 3, 2, 1):
         for i in range(len(words) - size + 1):
             start, end = words[i][0], words[i + size - 1][1]
@@ -365,12 +519,25 @@ def canonical_query(p: ParsedQuery) -> str:
     w = p.workload
     if w is None:
         return ""
-    parts: list[str] = [w.model or (f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else ""))]
+    parts: list[str] = [
+        w.model or (f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else ""))
+    ]
     if w.weights_format:
         parts.append(w.weights_format)
-    parts.append({"inference": "inference", "full": "full", "pretrain": "pretrain", "lora": "lora",
-                  "qlora": "qlora", "dora": "dora", "ia3": "ia3", "prompt_tuning": "prompt-tuning",
-                  "freeze": "full", "load_only": "inference"}[w.mode.value])
+    parts.append(
+        {
+            "inference": "inference",
+            "full": "full",
+            "pretrain": "pretrain",
+            "lora": "lora",
+            "qlora": "qlora",
+            "dora": "dora",
+            "ia3": "ia3",
+            "prompt_tuning": "prompt-tuning",
+            "freeze": "full",
+            "load_only": "inference",
+        }[w.mode.value]
+    )
     ctx = w.seq_len if w.mode.is_training else w.context_tokens
     if ctx:
         parts.append(f"ctx {ctx}")
@@ -385,7 +552,11 @@ def canonical_query(p: ParsedQuery) -> str:
     if w.train_tokens:
         parts.append(f"data {w.train_tokens} tokens")
     if w.optimizer:
-        parts.append("adamw8bit" if w.optimizer == Optimizer.adamw_8bit else w.optimizer.value.replace("sgd_momentum", "sgd"))
+        parts.append(
+            "adamw8bit"
+            if w.optimizer == Optimizer.adamw_8bit
+            else w.optimizer.value.replace("sgd_momentum", "sgd")
+        )
     if w.gradient_checkpointing is not None:
         parts.append("gc" if w.gradient_checkpointing else "no-gc")
     if w.parallelism:
@@ -402,5 +573,9 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"on gpu:{p.gpu_id}")
     if p.budget:
         sym = "¥" if p.budget.currency == "CNY" else "$"
-        parts.append(f"{sym}{p.budget.amount:g}/h" if p.budget.per_hour else f"budget {sym}{p.budget.amount:g}")
+        parts.append(
+            f"{sym}{p.budget.amount:g}/h"
+            if p.budget.per_hour
+            else f"budget {sym}{p.budget.amount:g}"
+        )
     return " · ".join(x for x in parts if x)

@@ -38,7 +38,11 @@ def _texts() -> dict[str, dict[str, Any]]:
 
 
 def _p(code: str, **params: object) -> Pitfall:
-    return Pitfall(code=code, severity=_texts()[code]["severity"], params={k: str(v) for k, v in params.items()})
+    return Pitfall(
+        code=code,
+        severity=_texts()[code]["severity"],
+        params={k: str(v) for k, v in params.items()},
+    )
 
 
 def _gib(b: float) -> str:
@@ -55,16 +59,29 @@ def find_pitfalls(
         return out
     if gpu is not None and pick is not None:
         if not pick.fits:
-            out.append(_p("oom", need=_gib(pick.per_gpu_bytes), gpu=gpu.name, have=_gib(pick.usable_bytes)))
+            out.append(
+                _p("oom", need=_gib(pick.per_gpu_bytes), gpu=gpu.name, have=_gib(pick.usable_bytes))
+            )
         elif pick.risky:
             out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
         if (
-            cheapest is not None and cheapest.gpu_id != pick.gpu_id and pick.fits
-            and pick.price_per_hour and cheapest.price_per_hour
-            and pick.headroom_fraction > 0.6 and not w.mode.is_training
+            cheapest is not None
+            and cheapest.gpu_id != pick.gpu_id
+            and pick.fits
+            and pick.price_per_hour
+            and cheapest.price_per_hour
+            and pick.headroom_fraction > 0.6
+            and not w.mode.is_training
             and pick.price_per_hour.amount > 2 * cheapest.price_per_hour.amount
         ):
-            out.append(_p("overprovisioned", gpu=gpu.name, used=_gib(pick.per_gpu_bytes), cheaper=cheapest.gpu_name))
+            out.append(
+                _p(
+                    "overprovisioned",
+                    gpu=gpu.name,
+                    used=_gib(pick.per_gpu_bytes),
+                    cheaper=cheapest.gpu_name,
+                )
+            )
         if pick.train_hours is not None and pick.train_hours > 72:
             out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}"))
         if gpu.cc and gpu.cc < 8.0 and gpu.vendor == "NVIDIA":
@@ -82,7 +99,13 @@ def find_pitfalls(
             out.append(_p("export_variant", gpu=gpu.name, note=gpu.china_variant_note))
     arch = model.arch
     if arch is not None and arch.experts:
-        out.append(_p("moe_total_params", total=f"{model.params_b:g}B", active=f"{model.active_params_b:g}B"))
+        out.append(
+            _p(
+                "moe_total_params",
+                total=f"{model.params_b:g}B",
+                active=f"{model.active_params_b:g}B",
+            )
+        )
     kv = est.breakdown.get("kv_cache", 0)
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:
         out.append(_p("long_context_kv", kv=_gib(kv)))
@@ -96,9 +119,16 @@ def find_pitfalls(
     fmt = find_format(w.weights_format) if w.weights_format else None
     if fmt is not None and fmt.bits < 4.0:
         out.append(_p("low_bit_quality", fmt=fmt.id))
-    if w.mode in (Mode.full, Mode.pretrain) and model.params_b >= 3 and w.num_gpus == 1 and (pick is None or not pick.fits or pick.count > 1):
+    if (
+        w.mode in (Mode.full, Mode.pretrain)
+        and model.params_b >= 3
+        and w.num_gpus == 1
+        and (pick is None or not pick.fits or pick.count > 1)
+    ):
         out.append(_p("full_finetune_multi_gpu", params=f"{model.params_b:g}B"))
     if model.params_b >= 1:
-        out.append(_p("host_ram_disk", size=_gib(est.breakdown.get("weights", 0) * max(w.num_gpus, 1))))
+        out.append(
+            _p("host_ram_disk", size=_gib(est.breakdown.get("weights", 0) * max(w.num_gpus, 1)))
+        )
     out.append(_p("cuda_compat"))
     return out

@@ -72,7 +72,11 @@ class Recommendation(BaseModel):
 
 def cheapest_price(gpu_id: str, prices: list[PriceSpec], currency: str | None) -> Price | None:
     """The lowest on-demand price we know for one card, preferring the asked currency."""
-    mine = [p for p in prices if p.gpu_id == gpu_id and "spot" not in p.tier and "serverless" not in p.tier]
+    mine = [
+        p
+        for p in prices
+        if p.gpu_id == gpu_id and "spot" not in p.tier and "serverless" not in p.tier
+    ]
     if not mine:
         return None
 
@@ -83,8 +87,12 @@ def cheapest_price(gpu_id: str, prices: list[PriceSpec], currency: str | None) -
 
     pref = [p for p in mine if currency is None or p.currency == currency] or mine
     best = min(pref, key=in_currency)
-    return Price(amount=round(in_currency(best), 2), currency=currency or best.currency,
-                 platform=best.platform, source_date=best.source_date)
+    return Price(
+        amount=round(in_currency(best), 2),
+        currency=currency or best.currency,
+        platform=best.platform,
+        source_date=best.source_date,
+    )
 
 
 def _workload_for(w: Workload, count: int) -> Workload:
@@ -93,14 +101,21 @@ def _workload_for(w: Workload, count: int) -> Workload:
     par = w.parallelism
     if count > 1 and par in (None, Parallelism.none):
         par = Parallelism.zero3 if w.mode.is_training else Parallelism.tp
-    return w.model_copy(update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none})
+    return w.model_copy(
+        update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none}
+    )
 
 
 def _tp_ok(result: EstimateResult, count: int) -> bool:
     arch = result.model.arch
     if count == 1 or arch is None or result.workload.mode.is_training:
         return True
-    return arch.heads % count == 0 and arch.kv_heads_ % count == 0 or arch.kv_heads_ < count and count % arch.kv_heads_ == 0
+    return (
+        arch.heads % count == 0
+        and arch.kv_heads_ % count == 0
+        or arch.kv_heads_ < count
+        and count % arch.kv_heads_ == 0
+    )
 
 
 def _speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> None:
@@ -167,9 +182,15 @@ def recommend(
             if price:
                 price = price.model_copy(update={"amount": round(price.amount * count, 2)})
             opt = Option(
-                gpu_id=gpu.id, gpu_name=gpu.name, count=count, fits=fits,
-                risky=fits and headroom < HEADROOM, multi_node=count > 8,
-                per_gpu_bytes=need, usable_bytes=usable, headroom_fraction=round(headroom, 3),
+                gpu_id=gpu.id,
+                gpu_name=gpu.name,
+                count=count,
+                fits=fits,
+                risky=fits and headroom < HEADROOM,
+                multi_node=count > 8,
+                per_gpu_bytes=need,
+                usable_bytes=usable,
+                headroom_fraction=round(headroom, 3),
                 price_per_hour=price,
             )
             if fits:
@@ -184,37 +205,65 @@ def recommend(
     # Top picks: comfortable fits on NVIDIA cards (CUDA images just work); AMD/Ascend stay
     # in the full ranked list.
     comfortable = [o for o in options if not o.risky]
-    comfortable = [o for o in comfortable if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"] or comfortable
+    comfortable = [
+        o for o in comfortable if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"
+    ] or comfortable
     # One machine beats a cluster whenever one machine will do.
     comfortable = [o for o in comfortable if not o.multi_node] or comfortable
     if budget_per_hour is not None:
-        comfortable = [o for o in comfortable if o.price_per_hour is None or o.price_per_hour.amount <= budget_per_hour] or comfortable
+        comfortable = [
+            o
+            for o in comfortable
+            if o.price_per_hour is None or o.price_per_hour.amount <= budget_per_hour
+        ] or comfortable
     if budget_total is not None:
-        comfortable = [o for o in comfortable if o.job_cost is None or o.job_cost <= budget_total] or comfortable
+        comfortable = [
+            o for o in comfortable if o.job_cost is None or o.job_cost <= budget_total
+        ] or comfortable
     priced = [o for o in comfortable if o.price_per_hour is not None]
-    cheapest = min(priced, key=lambda o: (o.price_per_hour.amount, o.count)) if priced else (comfortable[0] if comfortable else None)  # type: ignore[union-attr]
+    cheapest = (
+        min(priced, key=lambda o: (o.price_per_hour.amount, o.count))
+        if priced
+        else (comfortable[0] if comfortable else None)
+    )  # type: ignore[union-attr]
     valued = [o for o in priced if o.job_cost is not None]
     if valued:
         best_value = min(valued, key=lambda o: o.job_cost)  # type: ignore[arg-type, return-value]
     elif priced and base.model.kind == Kind.llm and not w.mode.is_training:
-        best_value = max(priced, key=lambda o: (o.decode_tokens_per_s or 0) / o.price_per_hour.amount)  # type: ignore[union-attr]
+        best_value = max(
+            priced, key=lambda o: (o.decode_tokens_per_s or 0) / o.price_per_hour.amount
+        )  # type: ignore[union-attr]
     else:
         best_value = cheapest
     fastest = _fastest([o for o in comfortable if o.price_per_hour is not None] or comfortable)
     for o in (cheapest, best_value, fastest):
         if o is not None:
             o.why = _why(o, cheapest, best_value, fastest)
-    ranked = sorted(options, key=lambda o: (o.risky, o.price_per_hour.amount if o.price_per_hour else 1e9, o.count))
+    ranked = sorted(
+        options,
+        key=lambda o: (o.risky, o.price_per_hour.amount if o.price_per_hour else 1e9, o.count),
+    )
     fixes = suggest_fixes(w, named) if named is not None and (not named.fits or named.risky) else []
     pick = named if named is not None else cheapest
-    pitfalls = find_pitfalls(base, catalog.gpus().get(pick.gpu_id) if pick else None, pick, cheapest)
+    pitfalls = find_pitfalls(
+        base, catalog.gpus().get(pick.gpu_id) if pick else None, pick, cheapest
+    )
     return Recommendation(
-        result=base, options=ranked, cheapest=cheapest, best_value=best_value, fastest=fastest,
-        named=named, fixes=fixes, pitfalls=pitfalls, guide_task=guide_task(base),
+        result=base,
+        options=ranked,
+        cheapest=cheapest,
+        best_value=best_value,
+        fastest=fastest,
+        named=named,
+        fixes=fixes,
+        pitfalls=pitfalls,
+        guide_task=guide_task(base),
     )
 
 
-def _option_on(w: Workload, gpu: GpuSpec, count: int, prices: list[PriceSpec], currency: str | None) -> Option:
+def _option_on(
+    w: Workload, gpu: GpuSpec, count: int, prices: list[PriceSpec], currency: str | None
+) -> Option:
     result = estimate(_workload_for(w, count))
     need = result.estimate.total_bytes if result.estimate else 0
     usable = gpu.usable_vram_bytes
@@ -224,9 +273,16 @@ def _option_on(w: Workload, gpu: GpuSpec, count: int, prices: list[PriceSpec], c
     if price:
         price = price.model_copy(update={"amount": round(price.amount * count, 2)})
     opt = Option(
-        gpu_id=gpu.id, gpu_name=gpu.name, count=count, fits=fits, risky=fits and headroom < HEADROOM,
-        multi_node=count > 8, per_gpu_bytes=need, usable_bytes=usable,
-        headroom_fraction=round(headroom, 3), price_per_hour=price,
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        count=count,
+        fits=fits,
+        risky=fits and headroom < HEADROOM,
+        multi_node=count > 8,
+        per_gpu_bytes=need,
+        usable_bytes=usable,
+        headroom_fraction=round(headroom, 3),
+        price_per_hour=price,
     )
     _speed(result, gpu, count, opt)
     if opt.train_hours is not None and price is not None:
@@ -262,9 +318,11 @@ def _why(o: Option, cheapest: Option | None, value: Option | None, fastest: Opti
 def guide_task(result: EstimateResult) -> catalog.TaskSpec | None:
     """The guide's chapter 1-3 row for this workload."""
     kind, mode, params = result.model.kind, result.workload.mode.value, result.model.params_b
-    family = (catalog.models().get(result.model.id or "") or None)
+    family = catalog.models().get(result.model.id or "") or None
     for task in catalog.tasks():
-        if task.kind != kind and not (task.kind == Kind.rendering and kind in (Kind.video, Kind.simulation)):
+        if task.kind != kind and not (
+            task.kind == Kind.rendering and kind in (Kind.video, Kind.simulation)
+        ):
             continue
         if task.modes and mode not in task.modes:
             continue
@@ -286,12 +344,21 @@ def suggest_fixes(w: Workload, named: Option) -> list[str]:
             if gpu.fp8_supported or fmt != "fp8":
                 tries.append((f"quantize:{fmt}", w.model_copy(update={"weights_format": fmt})))
         if (w.context_tokens or 4096) > 2048:
-            tries.append(("shorter_context:2048", w.model_copy(update={"context_tokens": 2048, "prompt_tokens": None, "new_tokens": None})))
+            tries.append(
+                (
+                    "shorter_context:2048",
+                    w.model_copy(
+                        update={"context_tokens": 2048, "prompt_tokens": None, "new_tokens": None}
+                    ),
+                )
+            )
     else:
         if w.mode in (Mode.full, Mode.pretrain):
             tries.append(("lora", w.model_copy(update={"mode": Mode.lora})))
         if w.mode != Mode.qlora:
-            tries.append(("qlora", w.model_copy(update={"mode": Mode.qlora, "weights_format": "nf4"})))
+            tries.append(
+                ("qlora", w.model_copy(update={"mode": Mode.qlora, "weights_format": "nf4"}))
+            )
         if not w.gradient_checkpointing:
             tries.append(("checkpointing", w.model_copy(update={"gradient_checkpointing": True})))
         if (w.batch_size or 1) > 1:
@@ -299,8 +366,17 @@ def suggest_fixes(w: Workload, named: Option) -> list[str]:
         tries.append(("offload", w.model_copy(update={"cpu_offload": "optimizer"})))
         # Sharded weights on the CPU, gathered a layer at a time (FSDP-QLoRA's 70B-on-2x24GB
         # recipe; PEFT FSDP guide measured 19.6 GB/GPU with it, 35.6 GB without).
-        sharded = w.parallelism if w.parallelism in (Parallelism.zero3, Parallelism.fsdp) else Parallelism.fsdp
-        tries.append(("offload_params", w.model_copy(update={"cpu_offload": "params", "parallelism": sharded})))
+        sharded = (
+            w.parallelism
+            if w.parallelism in (Parallelism.zero3, Parallelism.fsdp)
+            else Parallelism.fsdp
+        )
+        tries.append(
+            (
+                "offload_params",
+                w.model_copy(update={"cpu_offload": "params", "parallelism": sharded}),
+            )
+        )
     for count in (2, 4, 8):
         if count > w.num_gpus:
             tries.append((f"cards:{count}", _workload_for(w, count)))
@@ -314,7 +390,9 @@ def suggest_fixes(w: Workload, named: Option) -> list[str]:
     return fixes[:4]
 
 
-def recommend_query(parsed: ParsedQuery, default_currency: str = "CNY", prices_file: Path | None = None) -> Recommendation:
+def recommend_query(
+    parsed: ParsedQuery, default_currency: str = "CNY", prices_file: Path | None = None
+) -> Recommendation:
     """`recommend` for a parsed one-line query: its named card and budget applied. The one
     path from a user's text to an answer, shared by the CLI and the bot."""
     if parsed.workload is None:

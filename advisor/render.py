@@ -67,6 +67,7 @@ def _env() -> Environment:
 
 def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> str:
     lang = lang if lang in LANGS else "en"
+
     def t(key: str, **fmt: object) -> str:
         return label(lang, key, **fmt)
 

@@ -49,9 +49,14 @@ def option_json(o: Option) -> dict[str, Any]:
         "usable_bytes": o.usable_bytes,
         "headroom_fraction": o.headroom_fraction,
         "price_per_hour": (
-            {"amount": o.price_per_hour.amount, "currency": o.price_per_hour.currency,
-             "platform": o.price_per_hour.platform, "source_date": o.price_per_hour.source_date}
-            if o.price_per_hour else None
+            {
+                "amount": o.price_per_hour.amount,
+                "currency": o.price_per_hour.currency,
+                "platform": o.price_per_hour.platform,
+                "source_date": o.price_per_hour.source_date,
+            }
+            if o.price_per_hour
+            else None
         ),
         "decode_tokens_per_s": o.decode_tokens_per_s,
         "train_hours": o.train_hours,

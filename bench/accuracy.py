@@ -32,7 +32,9 @@ from advisor.memory import estimate  # noqa: E402
 from advisor.models import Architecture, Kind, Workload  # noqa: E402
 
 GIB = 2**30
-DEFAULT_CASES = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "vram_cases.json"
+DEFAULT_CASES = (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "vram_cases.json"
+)
 ALLOCATED_VIEW = {"allocated", "reserved", "software_reported"}
 
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
@@ -42,18 +44,47 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"enable_sequential_cpu_offload|SEQUENTIAL offload", "cpu_offload", "sequential"),
     (r"enable_vae_slicing|VAE slicing", "vae_slicing", True),
     (r"AutoencoderTiny|taesd", "tiny_vae", True),
-    (r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU", "text_encoders_on_gpu", False),
+    (
+        r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU",
+        "text_encoders_on_gpu",
+        False,
+    ),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
     (r"(?<!no )activation offloading", "activation_offload", True),
-    (r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward", "optimizer_in_backward", True),
-    (r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16", "text_encoder_format", "compute"),
+    (
+        r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward",
+        "optimizer_in_backward",
+        True,
+    ),
+    (
+        r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
+        "text_encoder_format",
+        "compute",
+    ),
 ]
 
-OPTIMIZERS = {"adamw": "adamw", "adam": "adamw", "lora-fa": "adamw", "adamw_8bit": "adamw_8bit",
-              "paged_adamw_8bit": "paged_adamw_8bit", "adafactor": "adafactor", "sgd": "sgd",
-              "sgd_momentum": "sgd_momentum", "lion": "lion"}
-PARALLEL = {"none": "none", "fsdp": "fsdp", "tp": "tp", "pp": "pp", "ddp": "ddp",
-            "zero1": "zero1", "zero2": "zero2", "zero3": "zero3", "deepspeed-zero3": "zero3"}
+OPTIMIZERS = {
+    "adamw": "adamw",
+    "adam": "adamw",
+    "lora-fa": "adamw",
+    "adamw_8bit": "adamw_8bit",
+    "paged_adamw_8bit": "paged_adamw_8bit",
+    "adafactor": "adafactor",
+    "sgd": "sgd",
+    "sgd_momentum": "sgd_momentum",
+    "lion": "lion",
+}
+PARALLEL = {
+    "none": "none",
+    "fsdp": "fsdp",
+    "tp": "tp",
+    "pp": "pp",
+    "ddp": "ddp",
+    "zero1": "zero1",
+    "zero2": "zero2",
+    "zero3": "zero3",
+    "deepspeed-zero3": "zero3",
+}
 
 
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
@@ -75,12 +106,18 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     if kind != Kind.diffusion and {"layers", "hidden", "heads"} <= arch_raw.keys():
         base = spec.arch.model_dump() if spec is not None and spec.arch is not None else {}
         base.update(
-            layers=arch_raw["layers"], hidden=arch_raw["hidden"], heads=arch_raw["heads"],
-            kv_heads=arch_raw.get("kv_heads"), head_dim=arch_raw.get("head_dim"),
-            intermediate=arch_raw.get("intermediate"), vocab=arch_raw.get("vocab", base.get("vocab", 32000)),
+            layers=arch_raw["layers"],
+            hidden=arch_raw["hidden"],
+            heads=arch_raw["heads"],
+            kv_heads=arch_raw.get("kv_heads"),
+            head_dim=arch_raw.get("head_dim"),
+            intermediate=arch_raw.get("intermediate"),
+            vocab=arch_raw.get("vocab", base.get("vocab", 32000)),
         )
         if arch_raw.get("experts"):
-            base.update(experts=arch_raw["experts"], experts_per_token=arch_raw.get("experts_per_token"))
+            base.update(
+                experts=arch_raw["experts"], experts_per_token=arch_raw.get("experts_per_token")
+            )
         arch = Architecture(**base)
     fields: dict = {
         "kind": kind,
@@ -100,9 +137,13 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
         "image_height": wl.get("image_height"),
         "images_per_prompt": wl.get("images_per_prompt"),
         "denoise_steps": wl.get("denoise_steps"),
-        "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower()) if wl.get("optimizer") else None,
+        "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower())
+        if wl.get("optimizer")
+        else None,
         "gradient_checkpointing": wl.get("gradient_checkpointing"),
-        "attention": wl.get("attention") if wl.get("attention") in ("eager", "sdpa", "flash", "sliced") else None,
+        "attention": wl.get("attention")
+        if wl.get("attention") in ("eager", "sdpa", "flash", "sliced")
+        else None,
         "lora_rank": wl.get("lora_rank"),
         "lora_targets": wl.get("lora_targets"),
         "gradient_accumulation": wl.get("gradient_accumulation"),
@@ -112,8 +153,14 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
         "framework": wl.get("framework"),
     }
     if wl.get("cpu_offload"):
-        fields["cpu_offload"] = "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
-    if fields["weights_format"] == "fp32" and fields["mode"] in ("lora", "qlora") and fields["compute_dtype"] in ("bf16", "fp16"):
+        fields["cpu_offload"] = (
+            "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
+        )
+    if (
+        fields["weights_format"] == "fp32"
+        and fields["mode"] in ("lora", "qlora")
+        and fields["compute_dtype"] in ("bf16", "fp16")
+    ):
         pass  # fp32 base weights under AMP: the engine adds the 16-bit compute copy
     notes = case.get("notes") or ""
     for pattern, field, value in NOTE_KNOBS:
@@ -167,17 +214,38 @@ def score(cases: list[dict]) -> dict:
                 tokens = max_context_tokens(workload, int(limit)) or 0
                 ok = abs(tokens / bound["tokens"] - 1) <= 0.25
                 gok = False
-            bounds.append({"id": case["id"], "kind": kind, "ok": ok, "estimate_bytes": value, "knobs": knobs})
+            bounds.append(
+                {"id": case["id"], "kind": kind, "ok": ok, "estimate_bytes": value, "knobs": knobs}
+            )
             guide_bounds.append(gok)
             continue
         if measured.get("value_gib") is None:
             continue
         meas = measured["value_gib"] * GIB
-        rows.append({"id": case["id"], "estimate_bytes": int(value), "measured_bytes": int(meas),
-                     "view": view, "error": value / meas - 1, "knobs": knobs})
-        guide_rows.append({"id": case["id"], "estimate_bytes": int(guide), "measured_bytes": int(meas), "error": guide / meas - 1})
-    return {"rows": rows, "bounds": bounds, "summary": summarize(rows, bounds),
-            "guide_summary": summarize(guide_rows, [{"ok": b} for b in guide_bounds])}
+        rows.append(
+            {
+                "id": case["id"],
+                "estimate_bytes": int(value),
+                "measured_bytes": int(meas),
+                "view": view,
+                "error": value / meas - 1,
+                "knobs": knobs,
+            }
+        )
+        guide_rows.append(
+            {
+                "id": case["id"],
+                "estimate_bytes": int(guide),
+                "measured_bytes": int(meas),
+                "error": guide / meas - 1,
+            }
+        )
+    return {
+        "rows": rows,
+        "bounds": bounds,
+        "summary": summarize(rows, bounds),
+        "guide_summary": summarize(guide_rows, [{"ok": b} for b in guide_bounds]),
+    }
 
 
 def summarize(rows: list[dict], bounds: list[dict]) -> dict:
@@ -187,7 +255,9 @@ def summarize(rows: list[dict], bounds: list[dict]) -> dict:
     return {
         "cases_scored": n,
         "cases_failed": len(failed),
-        "median_abs_error_pct": round(statistics.median(abs(e) for e in errs) * 100, 1) if n else None,
+        "median_abs_error_pct": round(statistics.median(abs(e) for e in errs) * 100, 1)
+        if n
+        else None,
         "within_20pct": round(sum(abs(e) <= 0.2 for e in errs) / n, 3) if n else None,
         "under_10pct": round(sum(e < -0.1 for e in errs) / n, 3) if n else None,
         "bounds_satisfied": f"{sum(b['ok'] for b in bounds)}/{len(bounds)}",
@@ -195,9 +265,11 @@ def summarize(rows: list[dict], bounds: list[dict]) -> dict:
 
 
 def line(name: str, s: dict) -> str:
-    return (f"{name}: {s['cases_scored']} cases scored, median |error| {s['median_abs_error_pct']}%, "
-            f"{(s['within_20pct'] or 0) * 100:.0f}% within ±20%, {(s['under_10pct'] or 0) * 100:.0f}% under-estimated >10%, "
-            f"bounds satisfied {s['bounds_satisfied']}")
+    return (
+        f"{name}: {s['cases_scored']} cases scored, median |error| {s['median_abs_error_pct']}%, "
+        f"{(s['within_20pct'] or 0) * 100:.0f}% within ±20%, {(s['under_10pct'] or 0) * 100:.0f}% under-estimated >10%, "
+        f"bounds satisfied {s['bounds_satisfied']}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,7 +282,14 @@ def main(argv: list[str] | None = None) -> int:
     result = score(cases)
     if args.json:
         out = {
-            "rows": [{"id": r["id"], "estimate_bytes": r.get("estimate_bytes"), "measured_bytes": r.get("measured_bytes")} for r in result["rows"]],
+            "rows": [
+                {
+                    "id": r["id"],
+                    "estimate_bytes": r.get("estimate_bytes"),
+                    "measured_bytes": r.get("measured_bytes"),
+                }
+                for r in result["rows"]
+            ],
             "bounds": [{"id": b["id"], "kind": b["kind"], "ok": b["ok"]} for b in result["bounds"]],
             "summary": result["summary"],
             "guide_summary": result["guide_summary"],
@@ -224,7 +303,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         flag = " UNDER" if r["error"] < -0.1 else ""
         extra = f"  [{', '.join(r['knobs'])}]" if args.verbose and r["knobs"] else ""
-        print(f"{r['id']:44} {r['estimate_bytes'] / GIB:8.2f}G {r['measured_bytes'] / GIB:8.2f}G {r['error'] * 100:+6.1f}%  {r['view']}{flag}{extra}")
+        print(
+            f"{r['id']:44} {r['estimate_bytes'] / GIB:8.2f}G {r['measured_bytes'] / GIB:8.2f}G {r['error'] * 100:+6.1f}%  {r['view']}{flag}{extra}"
+        )
     for b in result["bounds"]:
         print(f"{b['id']:44} bound {b['kind']}: {'ok' if b['ok'] else 'FAILED'}")
     print(line("engine", result["summary"]))

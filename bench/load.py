@@ -36,10 +36,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.standin import Call, Chat, FakeTelegram, FaultPlan, User, spawn_bot  # noqa: E402
 
 QUICK = [
-    "/vram 13B fp16", "/vram qwen2.5-72b int4 32k", "/vram llama-3.1-8b lora batch 4 on 4090",
-    "/vram qlora 70b 2x3090", "/vram sdxl 1024 4 images", "/vram deepseek-v3 fp8 8 gpus", "/vram 7b",
-    "/vram qwen2.5-14b 推理 用 3090", "/vram flux.1-dev", "/vram llama-9-900b", "/gpu 4090", "/gpus 24g",
-    "/help", "/history",
+    "/vram 13B fp16",
+    "/vram qwen2.5-72b int4 32k",
+    "/vram llama-3.1-8b lora batch 4 on 4090",
+    "/vram qlora 70b 2x3090",
+    "/vram sdxl 1024 4 images",
+    "/vram deepseek-v3 fp8 8 gpus",
+    "/vram 7b",
+    "/vram qwen2.5-14b 推理 用 3090",
+    "/vram flux.1-dev",
+    "/vram llama-9-900b",
+    "/gpu 4090",
+    "/gpus 24g",
+    "/help",
+    "/history",
 ]
 TASKS = ["Run an LLM", "LoRA", "Image generation", "Coursework"]
 BOT = "GpuAdvisorBot"
@@ -58,7 +68,9 @@ def pick_button(call: Call, rng: random.Random) -> str | None:
     markup = call.params.get("reply_markup") or {}
     rows = markup.get("inline_keyboard", []) if isinstance(markup, dict) else []
     buttons = [(b["text"], b["callback_data"]) for row in rows for b in row]
-    choices = [d for t, d in buttons if d.split("|")[2:3] in (["t"], ["c"]) and not d.startswith("w|0|")]
+    choices = [
+        d for t, d in buttons if d.split("|")[2:3] in (["t"], ["c"]) and not d.startswith("w|0|")
+    ]
     tasks = [d for t, d in buttons if any(k in t for k in TASKS) and "|t|" in d]
     if tasks:
         return rng.choice(tasks)
@@ -67,8 +79,15 @@ def pick_button(call: Call, rng: random.Random) -> str | None:
     return None
 
 
-async def one_user(tg: FakeTelegram, i: int, groups: list[Chat], deadline: float, stats: Stats, rng: random.Random,
-                   think_s: float = 0.0) -> None:
+async def one_user(
+    tg: FakeTelegram,
+    i: int,
+    groups: list[Chat],
+    deadline: float,
+    stats: Stats,
+    rng: random.Random,
+    think_s: float = 0.0,
+) -> None:
     user = User(10_000 + i, f"u{i}", rng.choice(["en", "zh-hans", None]))
     chat = rng.choice(groups) if groups and rng.random() < 0.3 else Chat(user.id, "private")
     suffix = f"@{BOT}" if chat.type != "private" else ""
@@ -94,7 +113,9 @@ async def one_user(tg: FakeTelegram, i: int, groups: list[Chat], deadline: float
     while time.perf_counter() < deadline:
         if rng.random() < 0.6:
             command, _, rest = rng.choice(QUICK).partition(" ")
-            await act(lambda c=command, r=rest: tg.user_sends(user, chat, f"{c}{suffix} {r}".strip()))
+            await act(
+                lambda c=command, r=rest: tg.user_sends(user, chat, f"{c}{suffix} {r}".strip())
+            )
             continue
         call = await act(lambda: tg.user_sends(user, chat, f"/start{suffix}"))
         for _ in range(8):  # at most 8 taps to an answer
@@ -128,7 +149,11 @@ def peak_rss_mb(pid: int) -> float | None:
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+        if len(values) > 1
+        else values[0]
+    )
 
 
 async def run(args: argparse.Namespace) -> dict:
@@ -136,16 +161,24 @@ async def run(args: argparse.Namespace) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="advisor-load-"))
     async with FakeTelegram() as tg:
         if args.faults:
-            tg.fault_plan = FaultPlan(p_429=0.01, p_5xx=0.02, p_drop=0.01, p_slow=0.02, slow_s=0.3, seed=args.seed)
-        proc = await spawn_bot(tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log"))
+            tg.fault_plan = FaultPlan(
+                p_429=0.01, p_5xx=0.02, p_drop=0.01, p_slow=0.02, slow_s=0.3, seed=args.seed
+            )
+        proc = await spawn_bot(
+            tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log")
+        )
         await tg.wait_polling(timeout=60)
-        groups = [Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))]
+        groups = [
+            Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))
+        ]
         stats = Stats()
         start = time.perf_counter()
         deadline = start + args.duration
         cpu0 = cpu_seconds(proc.pid) or 0.0
         think = args.users / args.rate if args.rate else 0.0
-        await asyncio.gather(*(one_user(tg, i, groups, deadline, stats, rng, think) for i in range(args.users)))
+        await asyncio.gather(
+            *(one_user(tg, i, groups, deadline, stats, rng, think) for i in range(args.users))
+        )
         elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
         bot_cpu = (cpu_seconds(proc.pid) or 0.0) - cpu0
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
@@ -157,12 +190,19 @@ async def run(args: argparse.Namespace) -> dict:
         except TimeoutError:
             proc.kill()
         replies = Counter(
-            int(c.params["chat_id"]) for c in tg.calls
-            if (c.error is None or "not modified" in c.error) and c.method in ("sendMessage", "editMessageText")
+            int(c.params["chat_id"])
+            for c in tg.calls
+            if (c.error is None or "not modified" in c.error)
+            and c.method in ("sendMessage", "editMessageText")
             and "force_reply" not in (c.params.get("reply_markup") or {})
         )
-        rejected = [c for c in tg.calls if c.error and not c.error.startswith(("injected", "dropped"))
-                    and "not modified" not in c.error]
+        rejected = [
+            c
+            for c in tg.calls
+            if c.error
+            and not c.error.startswith(("injected", "dropped"))
+            and "not modified" not in c.error
+        ]
     lost = sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
     duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
     return {
@@ -184,13 +224,21 @@ async def run(args: argparse.Namespace) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--users", type=int, default=200)
     ap.add_argument("--duration", type=float, default=20.0, help="seconds of traffic")
     ap.add_argument("--drain", type=float, default=15.0, help="seconds to wait for the bot to stop")
-    ap.add_argument("--rate", type=float, default=320.0,
-                    help="updates/s all users together aim for (think time = users / rate); 0: no pauses")
-    ap.add_argument("--faults", action="store_true", help="inject 429 / 5xx / dropped / slow answers")
+    ap.add_argument(
+        "--rate",
+        type=float,
+        default=320.0,
+        help="updates/s all users together aim for (think time = users / rate); 0: no pauses",
+    )
+    ap.add_argument(
+        "--faults", action="store_true", help="inject 429 / 5xx / dropped / slow answers"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -199,13 +247,26 @@ def main() -> int:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
         lat = result["latency_ms"]
-        print(f"users {result['users']} · {result['updates']} updates in {result['duration_s']} s · "
-              f"{result['updates_per_s']} updates/s · latency p50 {lat[50]} ms, p95 {lat[95]} ms, p99 {lat[99]} ms · "
-              f"peak RSS {result['peak_rss_mb']} MB · bot CPU {result['bot_cpu_ms_per_update']} ms/update")
-        print(f"errors: timeouts {result['timeouts']}, lost replies {result['lost_replies']}, "
-              f"duplicates {result['duplicate_replies']}, rejected by the API {result['rejected_by_api']}"
-              + (f" · faults injected {result['faults_injected']}" if result["faults_injected"] else ""))
-    ok = not (result["timeouts"] or result["lost_replies"] or result["duplicate_replies"] or result["rejected_by_api"])
+        print(
+            f"users {result['users']} · {result['updates']} updates in {result['duration_s']} s · "
+            f"{result['updates_per_s']} updates/s · latency p50 {lat[50]} ms, p95 {lat[95]} ms, p99 {lat[99]} ms · "
+            f"peak RSS {result['peak_rss_mb']} MB · bot CPU {result['bot_cpu_ms_per_update']} ms/update"
+        )
+        print(
+            f"errors: timeouts {result['timeouts']}, lost replies {result['lost_replies']}, "
+            f"duplicates {result['duplicate_replies']}, rejected by the API {result['rejected_by_api']}"
+            + (
+                f" · faults injected {result['faults_injected']}"
+                if result["faults_injected"]
+                else ""
+            )
+        )
+    ok = not (
+        result["timeouts"]
+        or result["lost_replies"]
+        or result["duplicate_replies"]
+        or result["rejected_by_api"]
+    )
     return 0 if ok else 1
 
 

@@ -17,8 +17,14 @@ from advisor.memory import estimate  # noqa: E402
 from advisor.parse import parse_query  # noqa: E402
 from advisor.recommend import recommend  # noqa: E402
 
-QUERIES = ["/vram 13B fp16", "qwen2.5-72b int4 32k", "训练 llama3-8b lora", "sdxl 1024 出4张图",
-           "8×A100 全参微调 70b zero3", "我有2×3090 想跑 qwen2.5-32b awq ¥3/h"]
+QUERIES = [
+    "/vram 13B fp16",
+    "qwen2.5-72b int4 32k",
+    "训练 llama3-8b lora",
+    "sdxl 1024 出4张图",
+    "8×A100 全参微调 70b zero3",
+    "我有2×3090 想跑 qwen2.5-32b awq ¥3/h",
+]
 
 
 def timeit(fn, n: int) -> tuple[float, float]:
@@ -43,7 +49,9 @@ def main() -> None:
     print(f"{'operation':14} {'median ms':>10} {'p99 ms':>8} {'target ms':>10}")
     for name, fn, per, target in rows:
         med, p99 = timeit(fn, 200 if name != "recommend" else 30)
-        print(f"{name:14} {med / per:10.3f} {p99 / per:8.3f} {target:10.1f}  {'ok' if med / per <= target else 'SLOW'}")
+        print(
+            f"{name:14} {med / per:10.3f} {p99 / per:8.3f} {target:10.1f}  {'ok' if med / per <= target else 'SLOW'}"
+        )
 
 
 if __name__ == "__main__":

@@ -35,11 +35,15 @@ class RedactToken(logging.Filter):
 
 
 def setup_logging(settings: Settings) -> None:
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactToken(token))
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request, URL with token
+    logging.getLogger("httpx").setLevel(
+        logging.WARNING
+    )  # one INFO line per request, URL with token
 
 
 def fail(line: str) -> int:
@@ -49,8 +53,12 @@ def fail(line: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bot", description="GPU advisor Telegram bot")
-    ap.add_argument("--local", action="store_true", help="try the bot in this terminal, no token needed")
-    ap.add_argument("--lang", choices=("zh", "en"), help="--local: the Telegram language of the pretend user")
+    ap.add_argument(
+        "--local", action="store_true", help="try the bot in this terminal, no token needed"
+    )
+    ap.add_argument(
+        "--lang", choices=("zh", "en"), help="--local: the Telegram language of the pretend user"
+    )
     sub = ap.add_subparsers(dest="command")
     b = sub.add_parser("backup", help="copy the live database to PATH (SQLite online backup)")
     b.add_argument("path", type=Path)
@@ -76,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run_local(settings, args.lang or settings.default_language))
 
     if settings.telegram_bot_token is None:
-        return fail("TELEGRAM_BOT_TOKEN is not set (put it in .env; see .env.example), "
-                    "or try `python -m bot --local`")
+        return fail(
+            "TELEGRAM_BOT_TOKEN is not set (put it in .env; see .env.example), "
+            "or try `python -m bot --local`"
+        )
     return asyncio.run(_run(settings))
 
 

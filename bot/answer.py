@@ -40,9 +40,15 @@ def compute(parsed: ParsedQuery, context: Context) -> Recommendation:
 
 def answer_keyboard(context: Context, hid: int) -> Keyboard:
     return [
-        [(t(context, "button.precision"), pack("a", hid, "p")), (t(context, "button.budget"), pack("a", hid, "m")),
-         (t(context, "button.card"), pack("a", hid, "g"))],
-        [(t(context, "button.details"), pack("a", hid, "d")), (t(context, "button.new"), pack("w", 0, "n"))],
+        [
+            (t(context, "button.precision"), pack("a", hid, "p")),
+            (t(context, "button.budget"), pack("a", hid, "m")),
+            (t(context, "button.card"), pack("a", hid, "g")),
+        ],
+        [
+            (t(context, "button.details"), pack("a", hid, "d")),
+            (t(context, "button.new"), pack("w", 0, "n")),
+        ],
     ]
 
 
@@ -51,7 +57,9 @@ def view_keyboard(context: Context, hid: int, view: str) -> Keyboard:
     what = {"p": "f", "g": "g", "m": "m"}[view]
     choices = answer_choices(what)
     if what == "g":
-        names = [catalog.gpus()[g].name.replace("GeForce ", "").replace("NVIDIA ", "") for g in choices]
+        names = [
+            catalog.gpus()[g].name.replace("GeForce ", "").replace("NVIDIA ", "") for g in choices
+        ]
     elif what == "f":
         names = [c.upper() for c in choices]
     else:
@@ -59,7 +67,7 @@ def view_keyboard(context: Context, hid: int, view: str) -> Keyboard:
     buttons = [(name, pack("c", hid, what, i)) for i, name in enumerate(names)]
     if what == "m":
         buttons.append((t(context, "button.any_budget"), pack("c", hid, "m", "x")))
-    rows: Keyboard = [buttons[i:i + 3] for i in range(0, len(buttons), 3)]
+    rows: Keyboard = [buttons[i : i + 3] for i in range(0, len(buttons), 3)]
     rows.append([(t(context, "button.to_answer"), pack("a", hid, "r"))])
     return rows
 
@@ -73,12 +81,19 @@ def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
         w = parsed.workload.model_copy(update={"weights_format": fmt.id})
         return parsed.model_copy(update={"workload": w, "assumed": [], "ignored": []})
     if what == "g":
-        return parsed.model_copy(update={"gpu_id": answer_choices("g")[int(choice)], "assumed": [], "ignored": []})
+        return parsed.model_copy(
+            update={"gpu_id": answer_choices("g")[int(choice)], "assumed": [], "ignored": []}
+        )
     if choice == "x":
         return parsed.model_copy(update={"budget": None, "assumed": [], "ignored": []})
     budget = parse_query("1b " + answer_choices("m")[int(choice)]).budget
-    return parsed.model_copy(update={"budget": Budget.model_validate(budget.model_dump()) if budget else None,
-                                     "assumed": [], "ignored": []})
+    return parsed.model_copy(
+        update={
+            "budget": Budget.model_validate(budget.model_dump()) if budget else None,
+            "assumed": [],
+            "ignored": [],
+        }
+    )
 
 
 async def reply_with_answer(
@@ -93,12 +108,25 @@ async def reply_with_answer(
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
     hid = await context.repo.add_history(
-        user_id=user.id, chat_id=chat.id, raw_text=raw_text, canonical=canonical,
-        workload=parsed.workload.model_dump(mode="json", exclude_none=True), summary=summary(rec),
-        catalog_version=catalog.catalog_version(), update_id=update.update_id,
+        user_id=user.id,
+        chat_id=chat.id,
+        raw_text=raw_text,
+        canonical=canonical,
+        workload=parsed.workload.model_dump(mode="json", exclude_none=True),
+        summary=summary(rec),
+        catalog_version=catalog.catalog_version(),
+        update_id=update.update_id,
     )
-    await send(update, context, "answer", answer_keyboard(context, hid), edit=edit,
-               rec=rec, parsed=parsed, canonical=canonical)
+    await send(
+        update,
+        context,
+        "answer",
+        answer_keyboard(context, hid),
+        edit=edit,
+        rec=rec,
+        parsed=parsed,
+        canonical=canonical,
+    )
     return hid
 
 
@@ -110,11 +138,35 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
         return
     rec = compute(parsed, context)
     if view == "d":
-        await send(update, context, "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]],
-                   edit=True, rec=rec, parsed=parsed, canonical=canonical)
+        await send(
+            update,
+            context,
+            "details",
+            [[(t(context, "button.to_answer"), pack("a", hid, "r"))]],
+            edit=True,
+            rec=rec,
+            parsed=parsed,
+            canonical=canonical,
+        )
     elif view == "r":
-        await send(update, context, "answer", answer_keyboard(context, hid), edit=True,
-                   rec=rec, parsed=parsed, canonical=canonical)
+        await send(
+            update,
+            context,
+            "answer",
+            answer_keyboard(context, hid),
+            edit=True,
+            rec=rec,
+            parsed=parsed,
+            canonical=canonical,
+        )
     else:
-        await send(update, context, "answer", view_keyboard(context, hid, view), edit=True,
-                   rec=rec, parsed=parsed, canonical=canonical)
+        await send(
+            update,
+            context,
+            "answer",
+            view_keyboard(context, hid, view),
+            edit=True,
+            rec=rec,
+            parsed=parsed,
+            canonical=canonical,
+        )

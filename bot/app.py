@@ -45,7 +45,19 @@ from bot.storage import Repository
 
 log = logging.getLogger(__name__)
 
-PRIVATE_COMMANDS = ("start", "vram", "gpus", "gpu", "fit", "history", "lang", "help", "cancel", "about", "forget")
+PRIVATE_COMMANDS = (
+    "start",
+    "vram",
+    "gpus",
+    "gpu",
+    "fit",
+    "history",
+    "lang",
+    "help",
+    "cancel",
+    "about",
+    "forget",
+)
 GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
 
 
@@ -61,11 +73,19 @@ class RetryingRateLimiter(AIORateLimiter):
     async def process_request(self, callback, args, kwargs, endpoint, data, rate_limit_args):  # noqa: ANN001, ANN201
         for attempt in range(NETWORK_RETRIES + 1):
             try:
-                return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
+                return await super().process_request(
+                    callback, args, kwargs, endpoint, data, rate_limit_args
+                )
             except NetworkError as exc:
-                if isinstance(exc, BadRequest) or endpoint == "getUpdates" or attempt == NETWORK_RETRIES:
+                if (
+                    isinstance(exc, BadRequest)
+                    or endpoint == "getUpdates"
+                    or attempt == NETWORK_RETRIES
+                ):
                     raise
-                log.warning("%s failed (%s); retry %d of %d", endpoint, exc, attempt + 1, NETWORK_RETRIES)
+                log.warning(
+                    "%s failed (%s); retry %d of %d", endpoint, exc, attempt + 1, NETWORK_RETRIES
+                )
                 await asyncio.sleep(0.1 * 2**attempt)
         raise AssertionError("unreachable")
 
@@ -120,7 +140,9 @@ class AdvisorApplication(Application):
 class Context(CallbackContext[ExtBot, dict, dict, dict]):
     """Per-update context: the reply language, settled once per update by `remember`."""
 
-    def __init__(self, application: Application, chat_id: int | None = None, user_id: int | None = None) -> None:
+    def __init__(
+        self, application: Application, chat_id: int | None = None, user_id: int | None = None
+    ) -> None:
         super().__init__(application, chat_id, user_id)
         self.lang: str = application.settings.default_language  # type: ignore[attr-defined]
 
@@ -133,7 +155,9 @@ class Context(CallbackContext[ExtBot, dict, dict, dict]):
         return self.application.settings  # type: ignore[attr-defined]
 
 
-def language_for(user_choice: str | None, chat_choice: str | None, tg_code: str | None, default: str) -> str:
+def language_for(
+    user_choice: str | None, chat_choice: str | None, tg_code: str | None, default: str
+) -> str:
     """The user's own /lang choice, else the group's, else Telegram's language (zh* → zh,
     anything else → en), else the operator's default."""
     if user_choice in ("zh", "en"):
@@ -153,7 +177,9 @@ async def remember(update: Update, context: Context) -> None:
         raise ApplicationHandlerStop
     if msg is not None and msg.migrate_to_chat_id and chat is not None:
         await context.repo.migrate_chat(chat.id, msg.migrate_to_chat_id)
-        context.application.migrate_chat_data(old_chat_id=chat.id, new_chat_id=msg.migrate_to_chat_id)
+        context.application.migrate_chat_data(
+            old_chat_id=chat.id, new_chat_id=msg.migrate_to_chat_id
+        )
         raise ApplicationHandlerStop
     await context.repo.seen(
         user.id if user else None,
@@ -169,7 +195,9 @@ async def remember(update: Update, context: Context) -> None:
 async def settle_language(update: Update, context: Context) -> None:
     user, chat = update.effective_user, update.effective_chat
     group = chat is not None and chat.type != "private"
-    user_lang, chat_lang = await context.repo.language_choices(user.id if user else None, chat.id if group else None)  # type: ignore[union-attr]
+    user_lang, chat_lang = await context.repo.language_choices(
+        user.id if user else None, chat.id if group else None
+    )  # type: ignore[union-attr]
     context.lang = language_for(
         user_lang,
         chat_lang,
@@ -194,7 +222,11 @@ async def on_error(update: object, context: Context) -> None:
     if isinstance(err, (NetworkError, TimedOut, RetryAfter)) and not isinstance(update, Update):
         log.warning("network trouble while polling: %s", err)
         return
-    summary = json.dumps(update.to_dict(), ensure_ascii=False)[:2000] if isinstance(update, Update) else repr(update)
+    summary = (
+        json.dumps(update.to_dict(), ensure_ascii=False)[:2000]
+        if isinstance(update, Update)
+        else repr(update)
+    )
     log.error("handler failed for update %s", summary, exc_info=err)
     if not isinstance(update, Update) or update.effective_chat is None:
         return
@@ -226,13 +258,23 @@ async def post_init(app: Application) -> None:
         lang = "zh" if lang_code == "zh" else "en"
         private = [BotCommand(c, label(lang, f"cmd.{c}")) for c in PRIVATE_COMMANDS]
         group = [BotCommand(c, label(lang, f"cmd.{c}")) for c in GROUP_COMMANDS]
-        await app.bot.set_my_commands(private, scope=BotCommandScopeAllPrivateChats(), language_code=lang_code or None)
-        await app.bot.set_my_commands(group, scope=BotCommandScopeAllGroupChats(), language_code=lang_code or None)
-        await app.bot.set_my_commands(private, scope=BotCommandScopeDefault(), language_code=lang_code or None)
+        await app.bot.set_my_commands(
+            private, scope=BotCommandScopeAllPrivateChats(), language_code=lang_code or None
+        )
+        await app.bot.set_my_commands(
+            group, scope=BotCommandScopeAllGroupChats(), language_code=lang_code or None
+        )
+        await app.bot.set_my_commands(
+            private, scope=BotCommandScopeDefault(), language_code=lang_code or None
+        )
     await app.inbox.replay(app)  # type: ignore[attr-defined]
     if app.job_queue is not None:
-        app.job_queue.run_repeating(purge_old_history, interval=dt.timedelta(days=1), first=dt.timedelta(seconds=30),
-                                    name="retention")
+        app.job_queue.run_repeating(
+            purge_old_history,
+            interval=dt.timedelta(days=1),
+            first=dt.timedelta(seconds=30),
+            name="retention",
+        )
 
 
 def build_application(builder: ApplicationBuilder, settings: Settings) -> AdvisorApplication:
@@ -249,12 +291,21 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
         .get_updates_request(AiohttpRequest(connection_pool_size=1, on_response=inbox.received))
         .application_class(AdvisorApplication, kwargs={"settings": settings})
         .context_types(_context_types())
-        .defaults(Defaults(parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)))
+        .defaults(
+            Defaults(
+                parse_mode=ParseMode.HTML, link_preview_options=LinkPreviewOptions(is_disabled=True)
+            )
+        )
         .persistence(SQLitePersistence(settings.database_path))
-        .rate_limiter(RetryingRateLimiter(
-            overall_max_rate=settings.rate_limit_overall_per_s, overall_time_period=1,
-            group_max_rate=settings.rate_limit_group_per_min, group_time_period=60, max_retries=3,
-        ))
+        .rate_limiter(
+            RetryingRateLimiter(
+                overall_max_rate=settings.rate_limit_overall_per_s,
+                overall_time_period=1,
+                group_max_rate=settings.rate_limit_group_per_min,
+                group_time_period=60,
+                max_retries=3,
+            )
+        )
         .concurrent_updates(processor)
         .post_init(post_init)
         .post_shutdown(_close_storage)

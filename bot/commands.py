@@ -38,7 +38,9 @@ def handlers() -> list[BaseHandler]:
         CallbackQueryHandler(on_forget_button, pattern=r"^f\|"),
         CallbackQueryHandler(on_stale_button),  # anything else: an old wizard, a forged payload
         MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND, free_text),
-        MessageHandler(filters.ChatType.GROUPS & filters.REPLY & filters.TEXT & ~filters.COMMAND, group_reply),
+        MessageHandler(
+            filters.ChatType.GROUPS & filters.REPLY & filters.TEXT & ~filters.COMMAND, group_reply
+        ),
     ]
 
 
@@ -50,7 +52,9 @@ def _args_text(update: Update) -> str:
 
 def _price(gpu_id: str, context: Context):  # noqa: ANN202
     prices = catalog.load_prices(context.settings.prices_file)
-    return cheapest_price(gpu_id, prices, "CNY" if context.lang == "zh" else "USD") or cheapest_price(gpu_id, prices, None)
+    return cheapest_price(
+        gpu_id, prices, "CNY" if context.lang == "zh" else "USD"
+    ) or cheapest_price(gpu_id, prices, None)
 
 
 # --- quick questions -------------------------------------------------------------------------
@@ -75,8 +79,11 @@ async def group_reply(update: Update, context: Context) -> None:
     """Group, no wizard running for this member: a reply to one of our messages is a question."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
-    if msg.reply_to_message is None or msg.reply_to_message.from_user is None \
-            or msg.reply_to_message.from_user.id != context.bot.id:
+    if (
+        msg.reply_to_message is None
+        or msg.reply_to_message.from_user is None
+        or msg.reply_to_message.from_user.id != context.bot.id
+    ):
         return
     await reply_with_answer(update, context, msg.text, parse_query(msg.text))
 
@@ -90,9 +97,15 @@ async def gpus(update: Update, context: Context) -> None:
     min_gib = None
     if m := re.fullmatch(r"(\d+)\s*g(?:b|ib)?", arg):
         min_gib = int(m.group(1))
-        cards = [g for g in cards if g.usable_vram_gib >= min_gib * 0.93]  # "24g" includes 23.6 GiB cards
+        cards = [
+            g for g in cards if g.usable_vram_gib >= min_gib * 0.93
+        ]  # "24g" includes 23.6 GiB cards
     elif arg:
-        cards = [g for g in cards if arg in g.id or arg in g.name.lower() or any(arg == a for a in g.aliases)]
+        cards = [
+            g
+            for g in cards
+            if arg in g.id or arg in g.name.lower() or any(arg == a for a in g.aliases)
+        ]
     cards.sort(key=lambda g: (g.vram_gb, g.name))
     rows = [(g, _price(g.id, context)) for g in cards[:GPU_LIST_LIMIT]]
     await send(update, context, "gpus", rows=rows, query=arg, min_gib=min_gib, total=len(cards))
@@ -116,10 +129,14 @@ async def _card(update: Update, context: Context, template: str) -> None:
     name = m.group(2) if m else arg
     spec = catalog.find_gpu(name)
     if spec is None or not 1 <= count <= 8:
-        await send(update, context, "unknown_gpu", name=name, suggestions=catalog.close_gpu_names(name))
+        await send(
+            update, context, "unknown_gpu", name=name, suggestions=catalog.close_gpu_names(name)
+        )
         return
     fits = card_fit(spec.id, count)
-    await send(update, context, template, gpu=spec, count=count, fit=fits, price=_price(spec.id, context))
+    await send(
+        update, context, template, gpu=spec, count=count, fit=fits, price=_price(spec.id, context)
+    )
 
 
 # --- history, language, forget, stats ------------------------------------------------------------
@@ -129,19 +146,29 @@ async def history(update: Update, context: Context) -> None:
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None
     entries = await context.repo.recent_history(user.id, chat.id, limit=10)
-    keyboard = [[(f"↻ {i}", pack("h", e.id)) for i, e in enumerate(entries[j:j + 5], start=j + 1)]
-                for j in range(0, len(entries), 5)]
+    keyboard = [
+        [(f"↻ {i}", pack("h", e.id)) for i, e in enumerate(entries[j : j + 5], start=j + 1)]
+        for j in range(0, len(entries), 5)
+    ]
     await send(update, context, "history", keyboard, entries=entries)
 
 
 async def lang(update: Update, context: Context) -> None:
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None
-    rows = [[(t(context, "button.lang_zh"), pack("l", user.id, "u", "zh")),
-             (t(context, "button.lang_en"), pack("l", user.id, "u", "en"))]]
+    rows = [
+        [
+            (t(context, "button.lang_zh"), pack("l", user.id, "u", "zh")),
+            (t(context, "button.lang_en"), pack("l", user.id, "u", "en")),
+        ]
+    ]
     if chat.type != "private":
-        rows.append([(t(context, "button.group_zh"), pack("l", user.id, "g", "zh")),
-                     (t(context, "button.group_en"), pack("l", user.id, "g", "en"))])
+        rows.append(
+            [
+                (t(context, "button.group_zh"), pack("l", user.id, "g", "zh")),
+                (t(context, "button.group_en"), pack("l", user.id, "g", "en")),
+            ]
+        )
     await send(update, context, "lang", rows, group=chat.type != "private")
 
 
@@ -149,7 +176,12 @@ async def on_lang_button(update: Update, context: Context) -> None:
     query, user, chat = update.callback_query, update.effective_user, update.effective_chat
     assert query is not None and user is not None and chat is not None
     cb = unpack(query.data)
-    if cb is None or len(cb.args) != 2 or cb.args[1] not in ("zh", "en") or cb.args[0] not in ("u", "g"):
+    if (
+        cb is None
+        or len(cb.args) != 2
+        or cb.args[1] not in ("zh", "en")
+        or cb.args[0] not in ("u", "g")
+    ):
         await query.answer(t(context, "alert.expired"), show_alert=True)
         return
     if cb.id != user.id:
@@ -172,8 +204,17 @@ async def on_lang_button(update: Update, context: Context) -> None:
 async def forget(update: Update, context: Context) -> None:
     user = update.effective_user
     assert user is not None
-    await send(update, context, "forget_confirm", [[(t(context, "button.forget_yes"), pack("f", user.id, "y")),
-                                                    (t(context, "button.forget_no"), pack("f", user.id, "n"))]])
+    await send(
+        update,
+        context,
+        "forget_confirm",
+        [
+            [
+                (t(context, "button.forget_yes"), pack("f", user.id, "y")),
+                (t(context, "button.forget_no"), pack("f", user.id, "n")),
+            ]
+        ],
+    )
 
 
 async def on_forget_button(update: Update, context: Context) -> None:
@@ -213,14 +254,25 @@ async def stats(update: Update, context: Context) -> None:
 
 async def help_(update: Update, context: Context) -> None:
     chat = update.effective_chat
-    await send(update, context, "help", group=chat is not None and chat.type != "private",
-               bot_username=context.bot.username)
+    await send(
+        update,
+        context,
+        "help",
+        group=chat is not None and chat.type != "private",
+        bot_username=context.bot.username,
+    )
 
 
 async def about(update: Update, context: Context) -> None:
-    await send(update, context, "about", catalog_version=catalog.catalog_version(),
-               gpu_count=len(catalog.gpus()), model_count=len(catalog.models()),
-               custom_prices=context.settings.prices_file is not None)
+    await send(
+        update,
+        context,
+        "about",
+        catalog_version=catalog.catalog_version(),
+        gpu_count=len(catalog.gpus()),
+        model_count=len(catalog.models()),
+        custom_prices=context.settings.prices_file is not None,
+    )
 
 
 async def nothing_to_cancel(update: Update, context: Context) -> None:
@@ -253,10 +305,14 @@ async def on_answer_button(update: Update, context: Context) -> None:
     if cb.kind == "c" and len(cb.args) == 2 and cb.args[0] in ("f", "g", "m"):
         what, choice = cb.args
         parsed = parse_query(entry.canonical)
-        valid = choice == "x" and what == "m" or choice.isdigit() and int(choice) < _choices_len(what)
+        valid = (
+            choice == "x" and what == "m" or choice.isdigit() and int(choice) < _choices_len(what)
+        )
         if parsed.ok and valid:
             await query.answer(t(context, "alert.working"))
-            await reply_with_answer(update, context, entry.raw_text, apply_change(parsed, what, choice), edit=True)
+            await reply_with_answer(
+                update, context, entry.raw_text, apply_change(parsed, what, choice), edit=True
+            )
             return
     await query.answer(t(context, "alert.expired"), show_alert=True)
 
@@ -277,4 +333,3 @@ async def on_stale_button(update: Update, context: Context) -> None:
         await refuse_not_owner(update, context, cb.id)
         return
     await query.answer(t(context, "alert.expired"), show_alert=True)
-

@@ -48,7 +48,9 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._pool_size, enable_cleanup_closed=True)
-            self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self.USER_AGENT})
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers={"User-Agent": self.USER_AGENT}
+            )
 
     async def shutdown(self) -> None:
         if self._session is not None and not self._session.closed:
@@ -77,7 +79,9 @@ class AiohttpRequest(BaseRequest):
         write = self._pick(write_timeout, self._write_timeout)
         # aiohttp has no separate write timeout: a request's whole time is bounded instead.
         total = None if read is None else read + (write or 0) + (connect or 0) + (pool or 0)
-        timeout = aiohttp.ClientTimeout(total=total, connect=pool, sock_connect=connect, sock_read=read)
+        timeout = aiohttp.ClientTimeout(
+            total=total, connect=pool, sock_connect=connect, sock_read=read
+        )
         if request_data is not None and request_data.contains_files:
             raise NetworkError("AiohttpRequest does not upload files")
         data = request_data.json_parameters if request_data is not None else None

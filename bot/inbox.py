@@ -38,7 +38,9 @@ class Inbox:
         if updates:
             try:
                 repo = await self._persistence().open()
-                await repo.inbox_add([u for u in updates if isinstance(u, dict) and "update_id" in u])
+                await repo.inbox_add(
+                    [u for u in updates if isinstance(u, dict) and "update_id" in u]
+                )
             except Exception:  # noqa: BLE001 - never let the safety net stop the updates
                 log.exception("could not record %d update(s) in the inbox", len(updates))
 

@@ -40,7 +40,9 @@ def _show(call: Call, buttons: list[str]) -> None:
 
 
 async def run_local(settings: Settings, lang: str) -> int:
-    logging.getLogger().setLevel(max(logging.WARNING, logging.getLogger().level))  # keep the chat readable
+    logging.getLogger().setLevel(
+        max(logging.WARNING, logging.getLogger().level)
+    )  # keep the chat readable
     db = settings.database_path.with_name(settings.database_path.stem + "-local.sqlite3")
     local = settings.model_copy(update={"database_path": db, "rate_limit_overall_per_s": 1000.0})
     async with FakeTelegram() as tg:
@@ -48,8 +50,10 @@ async def run_local(settings: Settings, lang: str) -> int:
         app = build_application(ApplicationBuilder().token(LOCAL_TOKEN), local)
         await start(app, poll_timeout=1)
         user = User(id=1001, first_name="You", language_code="zh-hans" if lang == "zh" else "en")
-        print(f"Local try-out (database {db}). Type a message or /start; a number presses that "
-              "button; /quit or Ctrl-D leaves.")
+        print(
+            f"Local try-out (database {db}). Type a message or /start; a number presses that "
+            "button; /quit or Ctrl-D leaves."
+        )
         buttons: list[str] = []
         last_msg: dict | None = None
         seen = 0
@@ -61,7 +65,11 @@ async def run_local(settings: Settings, lang: str) -> int:
                 idle = 0.0
                 while idle < QUIET_S:
                     await asyncio.sleep(0.05)
-                    new = [c for c in tg.calls[seen:] if c.method in ("sendMessage", "editMessageText") and c.error is None]
+                    new = [
+                        c
+                        for c in tg.calls[seen:]
+                        if c.method in ("sendMessage", "editMessageText") and c.error is None
+                    ]
                     if len(tg.calls) > seen:
                         idle = 0.0
                         seen = len(tg.calls)

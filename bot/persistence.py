@@ -22,7 +22,9 @@ from bot.storage import Repository
 class SQLitePersistence(BasePersistence[dict, dict, dict]):
     def __init__(self, path: Path) -> None:
         super().__init__(
-            store_data=PersistenceInput(bot_data=False, chat_data=True, user_data=True, callback_data=False),
+            store_data=PersistenceInput(
+                bot_data=False, chat_data=True, user_data=True, callback_data=False
+            ),
             update_interval=60,
         )
         self.path = path
@@ -85,7 +87,9 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
         """After rows were deleted behind PTB's back (/forget): write everything again."""
         self._written.clear()
 
-    async def update_conversation(self, name: str, key: ConversationKey, new_state: object | None) -> None:
+    async def update_conversation(
+        self, name: str, key: ConversationKey, new_state: object | None
+    ) -> None:
         await self._save(f"conversation:{name}", json.dumps(list(key)), new_state)
 
     async def update_user_data(self, user_id: int, data: dict) -> None:

@@ -98,7 +98,11 @@ def markup(rows: Keyboard | None) -> InlineKeyboardMarkup | None:
     if not rows:
         return None
     return InlineKeyboardMarkup(
-        [[InlineKeyboardButton(text, callback_data=data) for text, data in row] for row in rows if row]
+        [
+            [InlineKeyboardButton(text, callback_data=data) for text, data in row]
+            for row in rows
+            if row
+        ]
     )
 
 
@@ -128,7 +132,12 @@ async def send(
 
 
 async def deliver(
-    update: Update, context: Context, body: str, keyboard: Keyboard | None = None, *, edit: bool = False
+    update: Update,
+    context: Context,
+    body: str,
+    keyboard: Keyboard | None = None,
+    *,
+    edit: bool = False,
 ) -> Message | None:
     chunks = split_message(body)
     kb = markup(keyboard)
@@ -149,12 +158,17 @@ async def deliver(
             sent = await _send_new(update, context, chunk, kb if last else None)
     except Forbidden:
         # The user blocked the bot or left: nothing to say to them, nothing to crash.
-        log.info("cannot write to chat %s: forbidden", update.effective_chat.id if update.effective_chat else "?")
+        log.info(
+            "cannot write to chat %s: forbidden",
+            update.effective_chat.id if update.effective_chat else "?",
+        )
         return None
     return sent
 
 
-async def _send_new(update: Update, context: Context, chunk: str, kb: InlineKeyboardMarkup | None) -> Message:
+async def _send_new(
+    update: Update, context: Context, chunk: str, kb: InlineKeyboardMarkup | None
+) -> Message:
     """Reply to the message that asked, or whose button was pressed: in groups that quotes
     it (who is answered is clear) and stays in its forum topic."""
     msg = update.effective_message
@@ -165,5 +179,9 @@ async def _send_new(update: Update, context: Context, chunk: str, kb: InlineKeyb
         assert chat is not None
         return await context.bot.send_message(chat.id, chunk, reply_markup=kb)
     except ChatMigrated as exc:
-        thread_id = msg.message_thread_id if isinstance(msg, Message) and msg.is_topic_message else None
-        return await context.bot.send_message(exc.new_chat_id, chunk, reply_markup=kb, message_thread_id=thread_id)
+        thread_id = (
+            msg.message_thread_id if isinstance(msg, Message) and msg.is_topic_message else None
+        )
+        return await context.bot.send_message(
+            exc.new_chat_id, chunk, reply_markup=kb, message_thread_id=thread_id
+        )

@@ -31,8 +31,22 @@ BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "GPU Advisor", "usernam
 MAX_TEXT = 4096
 MAX_CALLBACK_BYTES = 64
 ALLOWED_TAGS = {
-    "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a",
-    "code", "pre", "blockquote", "tg-emoji",
+    "b",
+    "strong",
+    "i",
+    "em",
+    "u",
+    "ins",
+    "s",
+    "strike",
+    "del",
+    "span",
+    "tg-spoiler",
+    "a",
+    "code",
+    "pre",
+    "blockquote",
+    "tg-emoji",
 }
 
 
@@ -48,7 +62,7 @@ class _HTMLChecker(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in ALLOWED_TAGS:
-            raise TelegramHTMLError(f"Can't parse entities: unsupported start tag \"{tag}\"")
+            raise TelegramHTMLError(f'Can\'t parse entities: unsupported start tag "{tag}"')
         if tag == "a" and not dict(attrs).get("href"):
             raise TelegramHTMLError("Can't parse entities: a tag without href")
         if tag == "span" and dict(attrs).get("class") != "tg-spoiler":
@@ -57,7 +71,7 @@ class _HTMLChecker(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if not self.stack or self.stack[-1] != tag:
-            raise TelegramHTMLError(f"Can't parse entities: unexpected end tag \"{tag}\"")
+            raise TelegramHTMLError(f'Can\'t parse entities: unexpected end tag "{tag}"')
         self.stack.pop()
 
     def handle_data(self, data: str) -> None:
@@ -70,15 +84,19 @@ def visible_text(text: str, parse_mode: str | None) -> str:
         return text
     bad_amp = re.search(r"&(?!(?:lt|gt|amp|quot|#\d+|#x[0-9a-fA-F]+);)", text)
     if bad_amp:
-        raise TelegramHTMLError(f"Can't parse entities: bad entity at byte offset {bad_amp.start()}")
+        raise TelegramHTMLError(
+            f"Can't parse entities: bad entity at byte offset {bad_amp.start()}"
+        )
     bad_lt = re.search(r"<(?!/?[a-zA-Z][\w-]*(?:\s[^<>]*)?>)", text)
     if bad_lt:
-        raise TelegramHTMLError(f"Can't parse entities: unexpected < at byte offset {bad_lt.start()}")
+        raise TelegramHTMLError(
+            f"Can't parse entities: unexpected < at byte offset {bad_lt.start()}"
+        )
     checker = _HTMLChecker()
     checker.feed(text)
     checker.close()
     if checker.stack:
-        raise TelegramHTMLError(f"Can't parse entities: unclosed tag \"{checker.stack[-1]}\"")
+        raise TelegramHTMLError(f'Can\'t parse entities: unclosed tag "{checker.stack[-1]}"')
     return html.unescape("".join(checker.text))
 
 
@@ -229,7 +247,9 @@ class FakeTelegram:
         if reply_to and reply_to.get("from", {}).get("id") == self.bot_user["id"]:
             return True
         m = re.match(r"/\w+(@(\w+))?", text)
-        return bool(m) and (m.group(2) is None or m.group(2).lower() == self.bot_user["username"].lower())
+        return bool(m) and (
+            m.group(2) is None or m.group(2).lower() == self.bot_user["username"].lower()
+        )
 
     def user_sends(
         self,
@@ -264,20 +284,33 @@ class FakeTelegram:
     def group_migrates(self, user: User, chat: Chat, new_chat_id: int) -> dict:
         """A group upgraded to a supergroup: the service message, and 400 on the old id."""
         self.migrated_chats[chat.id] = new_chat_id
-        return self._push({"message": {
-            "message_id": next(self._message_ids), "date": int(time.time()),
-            "chat": chat.json(), "from": user.json(), "migrate_to_chat_id": new_chat_id,
-        }})
+        return self._push(
+            {
+                "message": {
+                    "message_id": next(self._message_ids),
+                    "date": int(time.time()),
+                    "chat": chat.json(),
+                    "from": user.json(),
+                    "migrate_to_chat_id": new_chat_id,
+                }
+            }
+        )
 
     def user_clicks(self, user: User, message: dict, data: str) -> dict:
         """Press an inline button of a bot message (as returned by sendMessage)."""
-        return self._push({"callback_query": {
-            "id": str(next(self._callback_ids)),
-            "from": user.json(),
-            "chat_instance": f"ci{message['chat']['id']}",
-            "data": data,
-            "message": self.messages.get((message["chat"]["id"], message["message_id"]), message),
-        }})
+        return self._push(
+            {
+                "callback_query": {
+                    "id": str(next(self._callback_ids)),
+                    "from": user.json(),
+                    "chat_instance": f"ci{message['chat']['id']}",
+                    "data": data,
+                    "message": self.messages.get(
+                        (message["chat"]["id"], message["message_id"]), message
+                    ),
+                }
+            }
+        )
 
     async def wait_polling(self, timeout: float = 30.0) -> None:
         """Until a bot asks for updates (a bot process has started)."""
@@ -293,7 +326,8 @@ class FakeTelegram:
 
     def sent(self, method: str | None = None, chat_id: int | None = None) -> list[Call]:
         return [
-            c for c in self.calls
+            c
+            for c in self.calls
             if (method is None or c.method == method)
             and (chat_id is None or str(c.params.get("chat_id")) == str(chat_id))
         ]
@@ -310,7 +344,9 @@ class FakeTelegram:
         finally:
             self._waiters = [(p, f) for p, f in self._waiters if f is not fut]
 
-    async def reply_to(self, update: dict | None, timeout: float = 5.0, method: str | None = None) -> Call:
+    async def reply_to(
+        self, update: dict | None, timeout: float = 5.0, method: str | None = None
+    ) -> Call:
         """The first successful answer to `update`: in a group, a message quoting it; for a
         button, an edit of that message or a new message in its chat."""
         assert update is not None, "the update was not delivered (privacy mode?)"
@@ -323,7 +359,12 @@ class FakeTelegram:
         def match(c: Call) -> bool:
             # "not modified": the bot did answer, with what the message already shows
             unchanged = c.error is not None and "not modified" in c.error
-            if c.error is not None and not unchanged or c.method not in methods or str(c.params.get("chat_id")) != chat_id:
+            if (
+                c.error is not None
+                and not unchanged
+                or c.method not in methods
+                or str(c.params.get("chat_id")) != chat_id
+            ):
                 return False
             if c.method == "editMessageText":  # an answer to a button edits that button's message
                 return cq is not None and int(c.params["message_id"]) == msg["message_id"]
@@ -359,8 +400,17 @@ class FakeTelegram:
         for k, v in form.items():
             out[k] = v if isinstance(v, str) else "<file>"
         # PTB JSON-encodes every non-string value of a form; decode the ones we read.
-        for k in ("reply_markup", "commands", "scope", "reply_parameters", "link_preview_options",
-                  "allowed_updates", "show_alert", "disable_notification", "drop_pending_updates"):
+        for k in (
+            "reply_markup",
+            "commands",
+            "scope",
+            "reply_parameters",
+            "link_preview_options",
+            "allowed_updates",
+            "show_alert",
+            "disable_notification",
+            "drop_pending_updates",
+        ):
             if isinstance(out.get(k), str):
                 out[k] = json.loads(out[k])
         return out
@@ -382,7 +432,11 @@ class FakeTelegram:
         injected = await self._inject(method, request, params)
         if injected is not None:
             if injected.status != 499:  # a dropped connection was recorded as "dropped"
-                self._record(Call(method, params, error=f"injected {injected.status}", at=time.perf_counter()))
+                self._record(
+                    Call(
+                        method, params, error=f"injected {injected.status}", at=time.perf_counter()
+                    )
+                )
             return injected
         if method == "getUpdates":
             return self._ok(await self._get_updates(params))
@@ -403,17 +457,36 @@ class FakeTelegram:
             if not fut.done() and predicate(call):
                 fut.set_result(call)
 
-    async def _inject(self, method: str, request: web.Request, params: dict) -> web.StreamResponse | None:
+    async def _inject(
+        self, method: str, request: web.Request, params: dict
+    ) -> web.StreamResponse | None:
         fault = next((f for f in self.faults if f.method == method and f.remaining > 0), None)
         plan = self.fault_plan
         if fault is None and plan is not None and method in plan.methods:
             r = plan.rng.random()
             edges = itertools.accumulate((plan.p_429, plan.p_5xx, plan.p_drop, plan.p_slow))
-            kind = next((k for k, edge in zip(("429", "5xx", "drop", "slow"), edges, strict=True) if r < edge), None)
+            kind = next(
+                (
+                    k
+                    for k, edge in zip(("429", "5xx", "drop", "slow"), edges, strict=True)
+                    if r < edge
+                ),
+                None,
+            )
             if kind == "429":
-                fault = _Fault(method, 429, "Too Many Requests: retry after 1", {"retry_after": plan.retry_after}, False, 0.0, 1)
+                fault = _Fault(
+                    method,
+                    429,
+                    "Too Many Requests: retry after 1",
+                    {"retry_after": plan.retry_after},
+                    False,
+                    0.0,
+                    1,
+                )
             elif kind == "5xx":
-                fault = _Fault(method, plan.rng.choice((500, 502)), "Bad Gateway", None, False, 0.0, 1)
+                fault = _Fault(
+                    method, plan.rng.choice((500, 502)), "Bad Gateway", None, False, 0.0, 1
+                )
             elif kind == "drop":
                 fault = _Fault(method, 0, "", None, True, 0.0, 1)
             elif kind == "slow":
@@ -455,8 +528,11 @@ class FakeTelegram:
     def _chat_for(self, params: dict) -> int:
         chat_id = int(params["chat_id"])
         if chat_id in self.migrated_chats:
-            raise _ApiError(400, "Bad Request: group chat was upgraded to a supergroup chat",
-                            {"migrate_to_chat_id": self.migrated_chats[chat_id]})
+            raise _ApiError(
+                400,
+                "Bad Request: group chat was upgraded to a supergroup chat",
+                {"migrate_to_chat_id": self.migrated_chats[chat_id]},
+            )
         if chat_id in self.blocked_users:
             raise _ApiError(403, "Forbidden: bot was blocked by the user")
         return chat_id
@@ -487,8 +563,14 @@ class FakeTelegram:
     def _dispatch(self, method: str, p: dict) -> Any:
         if method == "getMe":
             return self.bot_user
-        if method in ("deleteWebhook", "setMyDescription", "setMyShortDescription", "sendChatAction",
-                      "answerCallbackQuery", "close"):
+        if method in (
+            "deleteWebhook",
+            "setMyDescription",
+            "setMyShortDescription",
+            "sendChatAction",
+            "answerCallbackQuery",
+            "close",
+        ):
             if method == "sendChatAction":
                 self._chat_for(p)
             return True
@@ -535,9 +617,14 @@ class FakeTelegram:
                 new["reply_markup"] = markup
             else:
                 new.pop("reply_markup", None)
-            if new.get("text") == old.get("text") and new.get("reply_markup") == old.get("reply_markup"):
-                raise _ApiError(400, "Bad Request: message is not modified: specified new message "
-                                     "content and reply markup are exactly the same")
+            if new.get("text") == old.get("text") and new.get("reply_markup") == old.get(
+                "reply_markup"
+            ):
+                raise _ApiError(
+                    400,
+                    "Bad Request: message is not modified: specified new message "
+                    "content and reply markup are exactly the same",
+                )
             self.messages[key] = new
             return new
         if method == "getChatMember":
@@ -561,7 +648,9 @@ class _ApiError(Exception):
 STANDIN_TOKEN = "123456:stand-in-token-not-a-real-one-0000000"
 
 
-async def spawn_bot(base_url: str, database_path: str, log_path: str | None = None, **env: str) -> asyncio.subprocess.Process:
+async def spawn_bot(
+    base_url: str, database_path: str, log_path: str | None = None, **env: str
+) -> asyncio.subprocess.Process:
     """`python -m bot` as a separate process talking to a stand-in (crash tests, load bench).
     Telegram's rate caps are lifted: a stand-in has none, and the bench measures our stack."""
     import os
@@ -569,18 +658,34 @@ async def spawn_bot(base_url: str, database_path: str, log_path: str | None = No
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_", "ADMIN_", "RATE_"))}
-    full.update({
-        "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": STANDIN_TOKEN, "TELEGRAM_API_BASE_URL": base_url,
-        "DATABASE_PATH": database_path, "LOG_LEVEL": "WARNING", "DEFAULT_LANGUAGE": "en",
-        "RATE_LIMIT_OVERALL_PER_S": "100000", "RATE_LIMIT_GROUP_PER_MIN": "1000000",
-    })
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TELEGRAM_", "DATABASE_", "ADMIN_", "RATE_"))
+    }
+    full.update(
+        {
+            "PYTHONPATH": str(root),
+            "TELEGRAM_BOT_TOKEN": STANDIN_TOKEN,
+            "TELEGRAM_API_BASE_URL": base_url,
+            "DATABASE_PATH": database_path,
+            "LOG_LEVEL": "WARNING",
+            "DEFAULT_LANGUAGE": "en",
+            "RATE_LIMIT_OVERALL_PER_S": "100000",
+            "RATE_LIMIT_GROUP_PER_MIN": "1000000",
+        }
+    )
     full.update(env)
     log = open(log_path, "ab") if log_path else None  # noqa: SIM115 - the child keeps it
     try:
         return await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", cwd=str(root), env=full,
-            stdout=log or asyncio.subprocess.DEVNULL, stderr=log or asyncio.subprocess.DEVNULL,
+            sys.executable,
+            "-m",
+            "bot",
+            cwd=str(root),
+            env=full,
+            stdout=log or asyncio.subprocess.DEVNULL,
+            stderr=log or asyncio.subprocess.DEVNULL,
         )
     finally:
         if log:

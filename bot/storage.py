@@ -210,12 +210,22 @@ class Repository:
             return None
         return {"user_id": row[0], "first_name": row[1], "language": row[2], "tg_language": row[3]}
 
-    async def language_choices(self, user_id: int | None, chat_id: int | None) -> tuple[str | None, str | None]:
+    async def language_choices(
+        self, user_id: int | None, chat_id: int | None
+    ) -> tuple[str | None, str | None]:
         """(the user's /lang choice, the group's default), each None when not chosen."""
         key = (user_id, chat_id)
         if key not in self._languages:
-            user = await self._one("SELECT language FROM users WHERE user_id = ?", (user_id,)) if user_id else None
-            chat = await self._one("SELECT language FROM chats WHERE chat_id = ?", (chat_id,)) if chat_id else None
+            user = (
+                await self._one("SELECT language FROM users WHERE user_id = ?", (user_id,))
+                if user_id
+                else None
+            )
+            chat = (
+                await self._one("SELECT language FROM chats WHERE chat_id = ?", (chat_id,))
+                if chat_id
+                else None
+            )
             if len(self._languages) > CACHE_LIMIT:
                 self._languages.clear()
             self._languages[key] = (user[0] if user else None, chat[0] if chat else None)
@@ -226,11 +236,15 @@ class Repository:
         self._seen_at.clear()
 
     async def set_user_language(self, user_id: int, language: str | None) -> None:
-        await self._db.execute("UPDATE users SET language = ? WHERE user_id = ?", (language, user_id))
+        await self._db.execute(
+            "UPDATE users SET language = ? WHERE user_id = ?", (language, user_id)
+        )
         self._forget_cached()
 
     async def set_chat_language(self, chat_id: int, language: str | None) -> None:
-        await self._db.execute("UPDATE chats SET language = ? WHERE chat_id = ?", (language, chat_id))
+        await self._db.execute(
+            "UPDATE chats SET language = ? WHERE chat_id = ?", (language, chat_id)
+        )
         self._forget_cached()
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
@@ -241,7 +255,9 @@ class Repository:
                 "UPDATE OR IGNORE chats SET chat_id = ?, type = 'supergroup' WHERE chat_id = ?",
                 (new_chat_id, old_chat_id),
             )
-            await db.execute("UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id))
+            await db.execute(
+                "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
+            )
 
     # --- history ---------------------------------------------------------------------------
 
@@ -263,10 +279,15 @@ class Repository:
             "summary_json, catalog_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT (update_id) DO UPDATE SET update_id = excluded.update_id RETURNING id",
             (
-                update_id, user_id, chat_id, raw_text, canonical,
+                update_id,
+                user_id,
+                chat_id,
+                raw_text,
+                canonical,
                 json.dumps(workload, ensure_ascii=False) if workload is not None else None,
                 json.dumps(summary, ensure_ascii=False) if summary is not None else None,
-                catalog_version, now_iso(),
+                catalog_version,
+                now_iso(),
             ),
         )
         assert row is not None
@@ -280,13 +301,20 @@ class Repository:
     @staticmethod
     def _entry(row: sqlite3.Row) -> HistoryEntry:
         return HistoryEntry(
-            id=row[0], user_id=row[1], chat_id=row[2], raw_text=row[3], canonical=row[4],
+            id=row[0],
+            user_id=row[1],
+            chat_id=row[2],
+            raw_text=row[3],
+            canonical=row[4],
             workload=json.loads(row[5]) if row[5] else None,
             summary=json.loads(row[6]) if row[6] else None,
-            catalog_version=row[7], created_at=row[8],
+            catalog_version=row[7],
+            created_at=row[8],
         )
 
-    async def recent_history(self, user_id: int, chat_id: int, limit: int = 10) -> list[HistoryEntry]:
+    async def recent_history(
+        self, user_id: int, chat_id: int, limit: int = 10
+    ) -> list[HistoryEntry]:
         rows = await self._all(
             f"SELECT {self._HISTORY_COLUMNS} FROM history WHERE user_id = ? AND chat_id = ? "
             "ORDER BY id DESC LIMIT ?",
@@ -295,7 +323,9 @@ class Repository:
         return [self._entry(r) for r in rows]
 
     async def history_entry(self, entry_id: int) -> HistoryEntry | None:
-        row = await self._one(f"SELECT {self._HISTORY_COLUMNS} FROM history WHERE id = ?", (entry_id,))
+        row = await self._one(
+            f"SELECT {self._HISTORY_COLUMNS} FROM history WHERE id = ?", (entry_id,)
+        )
         return self._entry(row) if row else None
 
     async def count_history(self) -> int:
@@ -322,7 +352,9 @@ class Repository:
                 counts["saved_state"] = cur.rowcount
             async with db.execute("DELETE FROM users WHERE user_id = ?", (user_id,)) as cur:
                 counts["profile"] = cur.rowcount
-            async with db.execute("DELETE FROM chats WHERE chat_id = ? AND type = 'private'", (user_id,)) as cur:
+            async with db.execute(
+                "DELETE FROM chats WHERE chat_id = ? AND type = 'private'", (user_id,)
+            ) as cur:
                 counts["private_chat"] = cur.rowcount
             return counts
 
@@ -367,7 +399,9 @@ class Repository:
         await self._db.execute("DELETE FROM inbox WHERE update_id = ?", (update_id,))
 
     async def inbox_pending(self) -> list[dict]:
-        return [json.loads(r[0]) for r in await self._all("SELECT data FROM inbox ORDER BY update_id")]
+        return [
+            json.loads(r[0]) for r in await self._all("SELECT data FROM inbox ORDER BY update_id")
+        ]
 
     # --- PTB persistence -------------------------------------------------------------------
 

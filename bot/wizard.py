@@ -129,14 +129,14 @@ def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -
     if step is None:
         tasks = list(wizard_spec()["tasks"])
         buttons = [(t(context, f"task.{k}"), pack("w", uid, "t", k)) for k in tasks]
-        rows = [buttons[i:i + 2] for i in range(0, len(buttons), 2)]
+        rows = [buttons[i : i + 2] for i in range(0, len(buttons), 2)]
         last = [(t(context, "button.cancel"), pack("w", uid, "x"))]
         if group:
             last.insert(0, (t(context, "button.type"), pack("w", uid, "k")))
         return [*rows, last]
     spec = wizard_spec()["steps"][step]
     buttons = [(c["label"], pack("w", uid, "c", step, i)) for i, c in enumerate(spec["choices"])]
-    rows = [buttons[i:i + 3] for i in range(0, len(buttons), 3)]
+    rows = [buttons[i : i + 3] for i in range(0, len(buttons), 3)]
     nav = [(t(context, "button.back"), pack("w", uid, "b"))]
     if spec.get("skip", True):
         nav.append((t(context, "button.skip"), pack("w", uid, "s", step)))
@@ -147,18 +147,27 @@ def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -
     return rows
 
 
-def _page(update: Update, context: Context, draft: dict, step: str | None, error: ParsedQuery | None) -> str:
+def _page(
+    update: Update, context: Context, draft: dict, step: str | None, error: ParsedQuery | None
+) -> str:
     steps = _steps(draft)
     picked = [
-        (t(context, f"step.{s}"), draft["answers"][s][0]) for s in draft["path"] if s in draft["answers"]
+        (t(context, f"step.{s}"), draft["answers"][s][0])
+        for s in draft["path"]
+        if s in draft["answers"]
     ]
     user = update.effective_user
     return text(
-        context, "wizard",
-        step=step, task=t(context, f"task.{draft['task']}") if draft["task"] else None,
-        step_no=steps.index(step) + 1 if step in steps else 0, step_total=len(steps),
+        context,
+        "wizard",
+        step=step,
+        task=t(context, f"task.{draft['task']}") if draft["task"] else None,
+        step_no=steps.index(step) + 1 if step in steps else 0,
+        step_total=len(steps),
         step_label=t(context, f"step.{step}") if step else "",
-        picked=picked, error=error.error if error else None, parsed=error,
+        picked=picked,
+        error=error.error if error else None,
+        parsed=error,
         group=update.effective_chat is not None and update.effective_chat.type != "private",
         mention=_mention(user.id, user.first_name) if user else "",
     )
@@ -172,11 +181,20 @@ async def _retire_menu(update: Update, context: Context, draft: dict | None) -> 
     """A typed answer sits below the old menu: take its buttons away so one menu is live."""
     if draft and draft.get("msg") and update.effective_chat is not None:
         with contextlib.suppress(BadRequest):
-            await context.bot.edit_message_reply_markup(update.effective_chat.id, draft["msg"], reply_markup=None)
+            await context.bot.edit_message_reply_markup(
+                update.effective_chat.id, draft["msg"], reply_markup=None
+            )
 
 
-async def _show(update: Update, context: Context, draft: dict, step: str | None, *,
-                edit: bool, error: ParsedQuery | None = None) -> None:
+async def _show(
+    update: Update,
+    context: Context,
+    draft: dict,
+    step: str | None,
+    *,
+    edit: bool,
+    error: ParsedQuery | None = None,
+) -> None:
     body = _page(update, context, draft, step, error)
     kb = _keyboard(update, context, draft, step)
     if not edit:
@@ -241,7 +259,12 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         choice = choices[int(args[1])]
         _record(draft, args[0], choice["label"], choice["token"])
     elif action == "s" and args and args[0] in _steps(draft):
-        _record(draft, args[0], t(context, "button.skip").replace("⏭", "").strip(), spec["steps"][args[0]].get("default", ""))
+        _record(
+            draft,
+            args[0],
+            t(context, "button.skip").replace("⏭", "").strip(),
+            spec["steps"][args[0]].get("default", ""),
+        )
     elif action == "b":
         if draft["path"]:
             draft["answers"].pop(draft["path"].pop(), None)
@@ -331,8 +354,12 @@ async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:
     thread = msg.message_thread_id if msg is not None and msg.is_topic_message else None
     await context.bot.send_message(
         chat.id,
-        text(context, "type_prompt", mention=_mention(user.id, user.first_name),
-             step_label=t(context, f"step.{step}") if step else ""),
+        text(
+            context,
+            "type_prompt",
+            mention=_mention(user.id, user.first_name),
+            step_label=t(context, f"step.{step}") if step else "",
+        ),
         reply_markup=ForceReply(selective=True, input_field_placeholder="13b fp16 / qwen2.5-7b"),
         message_thread_id=thread,
     )
@@ -343,5 +370,6 @@ async def refuse_not_owner(update: Update, context: Context, owner_id: int) -> N
     owner = await context.repo.user(owner_id)
     name = (owner or {}).get("first_name") or "?"
     assert update.callback_query is not None
-    await update.callback_query.answer(t(context, "alert.not_yours", name=name)[:200], show_alert=True)
-
+    await update.callback_query.answer(
+        t(context, "alert.not_yours", name=name)[:200], show_alert=True
+    )

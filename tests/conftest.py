@@ -68,13 +68,17 @@ async def bot(tg: FakeTelegram, settings: Settings) -> AsyncIterator[AdvisorAppl
 # --- small helpers shared by the end-to-end tests ---
 
 
-async def say(tg: FakeTelegram, user: User, text: str, chat: Chat | None = None, **kw: object) -> Call:
+async def say(
+    tg: FakeTelegram, user: User, text: str, chat: Chat | None = None, **kw: object
+) -> Call:
     return await tg.reply_to(tg.user_sends(user, chat, text, **kw))  # type: ignore[arg-type]
 
 
 def buttons(call: Call) -> list[tuple[str, str]]:
     markup = call.params.get("reply_markup") or {}
-    return [(b["text"], b["callback_data"]) for row in markup.get("inline_keyboard", []) for b in row]
+    return [
+        (b["text"], b["callback_data"]) for row in markup.get("inline_keyboard", []) for b in row
+    ]
 
 
 def button(call: Call, label: str) -> str:

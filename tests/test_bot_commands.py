@@ -36,24 +36,34 @@ LAB = Chat(-100777, "supergroup", "GPU lab")
         ("/cancel", "Nothing to cancel"),
     ],
 )
-async def test_every_command_answers_in_valid_telegram_html(tg: FakeTelegram, bot, command: str, expected: str) -> None:
+async def test_every_command_answers_in_valid_telegram_html(
+    tg: FakeTelegram, bot, command: str, expected: str
+) -> None:
     reply = await say(tg, User(2001, "Bo", "en"), command)
     assert expected in shown(reply)
-    assert not [c for c in tg.calls if c.error], "the stand-in rejected a reply (HTML, length or button data)"
+    assert not [c for c in tg.calls if c.error], (
+        "the stand-in rejected a reply (HTML, length or button data)"
+    )
 
 
-async def test_commands_answer_in_chinese_for_a_chinese_telegram_user(tg: FakeTelegram, bot) -> None:
+async def test_commands_answer_in_chinese_for_a_chinese_telegram_user(
+    tg: FakeTelegram, bot
+) -> None:
     wang = User(2002, "王", "zh-hans")
     assert "每卡显存约" in shown(await say(tg, wang, "/vram 13B fp16"))
     assert "能跑什么" in shown(await say(tg, wang, "/gpu 4090"))
     assert "数据从哪里来" in shown(await say(tg, wang, "/about"))
 
 
-async def test_command_menus_are_set_for_private_and_group_chats_in_both_languages(tg: FakeTelegram, bot) -> None:
+async def test_command_menus_are_set_for_private_and_group_chats_in_both_languages(
+    tg: FakeTelegram, bot
+) -> None:
     private_zh = {c["command"]: c["description"] for c in tg.commands[("all_private_chats", "zh")]}
     private_en = {c["command"]: c["description"] for c in tg.commands[("all_private_chats", "en")]}
     group_default = [c["command"] for c in tg.commands[("all_group_chats", "")]]
-    assert private_zh["vram"].startswith("快速估算") and private_en["vram"].startswith("Quick estimate")
+    assert private_zh["vram"].startswith("快速估算") and private_en["vram"].startswith(
+        "Quick estimate"
+    )
     assert set(private_zh) == set(private_en)
     assert "forget" in private_en and "forget" not in group_default and "vram" in group_default
 
@@ -71,7 +81,9 @@ async def test_group_default_language_needs_an_admin(tg: FakeTelegram, bot) -> N
     tg.admins.add(boss.id)
     menu = await say(tg, bo, "/lang@GpuAdvisorBot", LAB)
     tg.user_clicks(bo, menu.result, [d for t, d in buttons(menu) if "Group default: 中文" in t][0])
-    refused = await tg.wait_for(lambda c: c.method == "answerCallbackQuery" and c.params.get("show_alert"))
+    refused = await tg.wait_for(
+        lambda c: c.method == "answerCallbackQuery" and c.params.get("show_alert")
+    )
     assert "Only group admins" in refused.params["text"]
     menu = await say(tg, boss, "/lang@GpuAdvisorBot", LAB)
     await press(tg, boss, menu, "Group default: 中文")
@@ -91,7 +103,9 @@ async def test_history_lists_questions_and_asks_again(tg: FakeTelegram, bot) -> 
     await say(tg, bo, "/vram qwen2.5-7b int4")
     await say(tg, bo, "/vram 13b fp16")
     listing = await say(tg, bo, "/history")
-    assert "1. 13b · fp16 · inference" in shown(listing) and "2. qwen2.5-7b · int4" in shown(listing)
+    assert "1. 13b · fp16 · inference" in shown(listing) and "2. qwen2.5-7b · int4" in shown(
+        listing
+    )
     again = await press(tg, bo, listing, "↻ 2")
     assert "qwen2.5-7b · int4 · inference" in shown(again)
     assert len(await bot.repo.recent_history(bo.id, bo.id)) == 3
@@ -115,7 +129,9 @@ async def test_forget_deletes_after_confirmation_and_says_what(tg: FakeTelegram,
 # --- groups ---
 
 
-async def test_vram_addressed_to_the_bot_in_a_group_is_answered_quoting_the_asker(tg: FakeTelegram, bot) -> None:
+async def test_vram_addressed_to_the_bot_in_a_group_is_answered_quoting_the_asker(
+    tg: FakeTelegram, bot
+) -> None:
     bo = User(2010, "Bo", "en")
     update = tg.user_sends(bo, LAB, "/vram@GpuAdvisorBot 13B fp16")
     reply = await tg.reply_to(update)
@@ -123,7 +139,9 @@ async def test_vram_addressed_to_the_bot_in_a_group_is_answered_quoting_the_aske
     assert reply.params["reply_parameters"]["message_id"] == update["message"]["message_id"]
 
 
-async def test_commands_for_another_bot_and_plain_group_chatter_are_ignored(tg: FakeTelegram, bot) -> None:
+async def test_commands_for_another_bot_and_plain_group_chatter_are_ignored(
+    tg: FakeTelegram, bot
+) -> None:
     bo = User(2011, "Bo", "en")
     assert tg.user_sends(bo, LAB, "hello everyone") is None  # privacy mode: never delivered
     tg.user_sends(bo, LAB, "/vram@OtherBot 13B")
@@ -135,26 +153,45 @@ async def test_commands_for_another_bot_and_plain_group_chatter_are_ignored(tg: 
 
 async def test_two_members_run_wizards_in_one_group_at_the_same_time(tg: FakeTelegram, bot) -> None:
     ann, bo = User(2012, "Ann", "en"), User(2013, "Bo", "zh-hans")
-    menu_a, menu_b = await asyncio.gather(say(tg, ann, "/start@GpuAdvisorBot", LAB), say(tg, bo, "/start@GpuAdvisorBot", LAB))
-    step_a, step_b = await asyncio.gather(press(tg, ann, menu_a, "Run an LLM"), press(tg, bo, menu_b, "AI 画图"))
-    step_a, step_b = await asyncio.gather(press(tg, ann, step_a, "Llama-3.3-70B"), press(tg, bo, step_b, "FLUX.1-dev"))
+    menu_a, menu_b = await asyncio.gather(
+        say(tg, ann, "/start@GpuAdvisorBot", LAB), say(tg, bo, "/start@GpuAdvisorBot", LAB)
+    )
+    step_a, step_b = await asyncio.gather(
+        press(tg, ann, menu_a, "Run an LLM"), press(tg, bo, menu_b, "AI 画图")
+    )
+    step_a, step_b = await asyncio.gather(
+        press(tg, ann, step_a, "Llama-3.3-70B"), press(tg, bo, step_b, "FLUX.1-dev")
+    )
     assert "✓ Model: Llama-3.3-70B" in shown(step_a) and "✓ 画图模型：FLUX.1-dev" in shown(step_b)
     assert step_a.result["message_id"] == menu_a.result["message_id"]
     assert step_b.result["message_id"] == menu_b.result["message_id"]
 
 
-async def test_pressing_another_members_button_is_refused_politely_and_changes_nothing(tg: FakeTelegram, bot) -> None:
+async def test_pressing_another_members_button_is_refused_politely_and_changes_nothing(
+    tg: FakeTelegram, bot
+) -> None:
     ann, bo = User(2014, "Ann", "en"), User(2015, "Bo", "en")
     menu = await say(tg, ann, "/start@GpuAdvisorBot", LAB)
     edits_before = len(tg.sent("editMessageText"))
     click = tg.user_clicks(bo, menu.result, [d for t, d in buttons(menu) if "Run an LLM" in t][0])
-    alert = await tg.wait_for(lambda c: c.method == "answerCallbackQuery"
-                              and c.params["callback_query_id"] == click["callback_query"]["id"])
-    assert alert.params["text"].startswith("This menu belongs to Ann") and alert.params["show_alert"] is True
+    alert = await tg.wait_for(
+        lambda c: (
+            c.method == "answerCallbackQuery"
+            and c.params["callback_query_id"] == click["callback_query"]["id"]
+        )
+    )
+    assert (
+        alert.params["text"].startswith("This menu belongs to Ann")
+        and alert.params["show_alert"] is True
+    )
     answer = await say(tg, bo, "/vram@GpuAdvisorBot 7b", LAB)  # Bo is served normally meanwhile
     click = tg.user_clicks(ann, answer.result, [d for t, d in buttons(answer) if "Details" in t][0])
-    alert = await tg.wait_for(lambda c: c.method == "answerCallbackQuery"
-                              and c.params["callback_query_id"] == click["callback_query"]["id"])
+    alert = await tg.wait_for(
+        lambda c: (
+            c.method == "answerCallbackQuery"
+            and c.params["callback_query_id"] == click["callback_query"]["id"]
+        )
+    )
     assert alert.params["text"].startswith("This menu belongs to Bo")
     assert len(tg.sent("editMessageText")) == edits_before
     assert "What do you want to do?" in tg.messages[(LAB.id, menu.result["message_id"])]["text"]
@@ -166,8 +203,15 @@ async def test_group_wizard_takes_typed_answers_through_force_reply(tg: FakeTele
     step = await press(tg, ann, menu, "Run an LLM")
     assert "tap ✏️" in shown(step)
     tg.user_clicks(ann, step.result, [d for t, d in buttons(step) if "Type it" in t][0])
-    prompt = await tg.wait_for(lambda c: c.method == "sendMessage" and "force_reply" in (c.params.get("reply_markup") or {}))
-    assert prompt.params["reply_markup"]["selective"] is True and "tg://user?id=2016" in prompt.params["text"]
+    prompt = await tg.wait_for(
+        lambda c: (
+            c.method == "sendMessage" and "force_reply" in (c.params.get("reply_markup") or {})
+        )
+    )
+    assert (
+        prompt.params["reply_markup"]["selective"] is True
+        and "tg://user?id=2016" in prompt.params["text"]
+    )
     assert tg.user_sends(ann, LAB, "qwen2.5-32b") is None  # plain text: privacy mode hides it
     reply = await say(tg, ann, "qwen2.5-32b", LAB, reply_to=prompt.result)
     assert "✓ Model: qwen2.5-32b" in shown(reply) and "Step 2/5" in shown(reply)
@@ -181,7 +225,11 @@ async def test_forum_topic_replies_stay_in_the_topic(tg: FakeTelegram, bot) -> N
     menu = await say(tg, ann, "/start@GpuAdvisorBot", forum, thread_id=42)
     assert int(menu.params["message_thread_id"]) == 42
     tg.user_clicks(ann, menu.result, [d for t, d in buttons(menu) if "Type it" in t][0])
-    prompt = await tg.wait_for(lambda c: c.method == "sendMessage" and "force_reply" in (c.params.get("reply_markup") or {}))
+    prompt = await tg.wait_for(
+        lambda c: (
+            c.method == "sendMessage" and "force_reply" in (c.params.get("reply_markup") or {})
+        )
+    )
     assert int(prompt.params["message_thread_id"]) == 42
 
 
@@ -211,7 +259,9 @@ async def test_hostile_model_name_comes_back_escaped(tg: FakeTelegram, bot) -> N
     assert "llama&lt;b&gt;&amp;" in reply.params["text"]
 
 
-async def test_a_user_who_blocked_the_bot_does_not_stop_it_serving_others(tg: FakeTelegram, bot) -> None:
+async def test_a_user_who_blocked_the_bot_does_not_stop_it_serving_others(
+    tg: FakeTelegram, bot
+) -> None:
     gone, bo = User(2022, "Gone", "en"), User(2023, "Bo", "en")
     tg.blocked_users.add(gone.id)
     tg.user_sends(gone, text="/vram 7b")
@@ -220,7 +270,9 @@ async def test_a_user_who_blocked_the_bot_does_not_stop_it_serving_others(tg: Fa
     assert "VRAM per card" in shown(await say(tg, bo, "/vram 7b"))
 
 
-async def test_a_failing_handler_gets_an_apology_not_a_traceback(tg: FakeTelegram, bot, monkeypatch) -> None:
+async def test_a_failing_handler_gets_an_apology_not_a_traceback(
+    tg: FakeTelegram, bot, monkeypatch
+) -> None:
     import bot.commands as commands
 
     def boom(*args: object, **kwargs: object) -> None:
@@ -231,12 +283,27 @@ async def test_a_failing_handler_gets_an_apology_not_a_traceback(tg: FakeTelegra
     assert shown(reply).startswith("抱歉，我这边出错了") and "Traceback" not in shown(reply)
 
 
-@pytest.mark.parametrize("data", ["w|2025|c|bogus|99", "zzz", "a|999999|p", "c|1|f|999", "w|2025|t|nope", "l|2025|u|fr", "f|2025|maybe"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        "w|2025|c|bogus|99",
+        "zzz",
+        "a|999999|p",
+        "c|1|f|999",
+        "w|2025|t|nope",
+        "l|2025|u|fr",
+        "f|2025|maybe",
+    ],
+)
 async def test_forged_or_stale_buttons_are_refused(tg: FakeTelegram, bot, data: str) -> None:
     bo = User(2025, "Bo", "en")
     answer = await say(tg, bo, "/vram 7b")
     click = tg.user_clicks(bo, answer.result, data)
-    alert = await tg.wait_for(lambda c: c.method == "answerCallbackQuery"
-                              and c.params["callback_query_id"] == click["callback_query"]["id"])
+    alert = await tg.wait_for(
+        lambda c: (
+            c.method == "answerCallbackQuery"
+            and c.params["callback_query_id"] == click["callback_query"]["id"]
+        )
+    )
     assert "expired" in alert.params.get("text", "expired")
     assert "VRAM per card" in shown(await say(tg, bo, "/vram 7b"))

@@ -7,7 +7,9 @@ from conftest import button, buttons, press, say, shown
 from bot.standin import Chat, FakeTelegram, User
 
 
-async def test_whole_guided_conversation_in_english_edits_one_message(tg: FakeTelegram, bot) -> None:
+async def test_whole_guided_conversation_in_english_edits_one_message(
+    tg: FakeTelegram, bot
+) -> None:
     ann = User(1001, "Ann", "en")
     menu = await say(tg, ann, "/start")
     assert "What do you want to do?" in shown(menu)
@@ -28,7 +30,9 @@ async def test_whole_guided_conversation_in_english_edits_one_message(tg: FakeTe
     assert "¥" in text  # the budget's currency is used for prices
     assert any("Details" in label for label, _ in buttons(answer))
     rows = await bot.repo.recent_history(1001, 1001)
-    assert len(rows) == 1 and rows[0].canonical.startswith("qwen2.5-7b · int8 · inference · ctx 32768")
+    assert len(rows) == 1 and rows[0].canonical.startswith(
+        "qwen2.5-7b · int8 · inference · ctx 32768"
+    )
 
 
 async def test_whole_guided_conversation_in_chinese(tg: FakeTelegram, bot) -> None:
@@ -89,7 +93,12 @@ async def test_back_returns_to_the_previous_step_and_cancel_ends(tg: FakeTelegra
     assert "Cancelled" in shown(done)
     # a button of the finished menu is refused politely
     old = tg.user_clicks(ann, menu.result, "w|1006|c|model_image|1")
-    alert = await tg.wait_for(lambda c: c.method == "answerCallbackQuery" and c.params["callback_query_id"] == old["callback_query"]["id"])
+    alert = await tg.wait_for(
+        lambda c: (
+            c.method == "answerCallbackQuery"
+            and c.params["callback_query_id"] == old["callback_query"]["id"]
+        )
+    )
     assert "expired" in alert.params["text"]
 
 
@@ -128,12 +137,16 @@ async def test_answer_buttons_change_precision_and_show_details(tg: FakeTelegram
     assert len(await bot.repo.recent_history(1009, 1009)) == 4  # the question and three changes
 
 
-async def test_new_question_button_starts_a_fresh_wizard_below_the_answer(tg: FakeTelegram, bot) -> None:
+async def test_new_question_button_starts_a_fresh_wizard_below_the_answer(
+    tg: FakeTelegram, bot
+) -> None:
     ann = User(1010, "Ann", "en")
     answer = await say(tg, ann, "/vram 7b")
     fresh = await press(tg, ann, answer, "New question")
     assert fresh.method == "sendMessage" and "What do you want to do?" in shown(fresh)
-    assert "VRAM per card" in tg.messages[(1010, answer.result["message_id"])]["text"]  # answer kept
+    assert (
+        "VRAM per card" in tg.messages[(1010, answer.result["message_id"])]["text"]
+    )  # answer kept
 
 
 async def test_free_text_in_private_chat_is_a_question(tg: FakeTelegram, bot) -> None:
@@ -141,7 +154,9 @@ async def test_free_text_in_private_chat_is_a_question(tg: FakeTelegram, bot) ->
     assert "VRAM per card" in shown(await say(tg, ann, "13b fp16"))
 
 
-async def test_private_wizard_and_group_wizard_of_one_member_are_separate(tg: FakeTelegram, bot) -> None:
+async def test_private_wizard_and_group_wizard_of_one_member_are_separate(
+    tg: FakeTelegram, bot
+) -> None:
     ann = User(1012, "Ann", "en")
     lab = Chat(-100500, "supergroup", "Lab")
     private = await say(tg, ann, "/start")
@@ -163,15 +178,21 @@ async def test_a_model_typed_at_a_later_step_replaces_the_model(tg: FakeTelegram
     assert "Step 3/5: Context" in shown(typed)
 
 
-async def test_a_choice_that_does_not_fit_the_model_is_explained_on_its_step(tg: FakeTelegram, bot) -> None:
+async def test_a_choice_that_does_not_fit_the_model_is_explained_on_its_step(
+    tg: FakeTelegram, bot
+) -> None:
     ann = User(1014, "Ann", "en")
     menu = await say(tg, ann, "/start")
     step = await press(tg, ann, menu, "Run an LLM")
     step = await press(tg, ann, step, "Qwen3-30B-A3B")  # 40k context at most
     step = await press(tg, ann, step, "BF16")
     refused = await press(tg, ann, step, "128k")
-    assert "longer than the model supports" in shown(refused) and "Step 3/5: Context" in shown(refused)
-    again = await press(tg, ann, refused, "128k")  # same press, same page: answered, nothing new to show
+    assert "longer than the model supports" in shown(refused) and "Step 3/5: Context" in shown(
+        refused
+    )
+    again = await press(
+        tg, ann, refused, "128k"
+    )  # same press, same page: answered, nothing new to show
     assert again.error is not None and "not modified" in again.error
     step = await press(tg, ann, refused, "8k")
     assert "Step 4/5" in shown(step)

@@ -33,7 +33,9 @@ async def wait_until(predicate, timeout: float = 30.0) -> None:  # noqa: ANN001
         await asyncio.sleep(0.05)
 
 
-async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(tg: FakeTelegram, tmp_path: Path) -> None:
+async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
     db, log = tmp_path / "bot.sqlite3", str(tmp_path / "bot.log")
     # Slow answers stretch the run so the kill lands in the middle of it.
     tg.fault_plan = FaultPlan(p_slow=1.0, slow_s=0.15, methods=("sendMessage",))
@@ -44,7 +46,9 @@ async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(tg: FakeTelegram
         tg.user_sends(user, text="/start")
         for k in range(QUERIES):
             tg.user_sends(user, text=f"/vram {7 + k}b fp16")
-    await wait_until(lambda: len(tg.sent("sendMessage")) >= 2 * USERS)  # menus and some answers, not all
+    await wait_until(
+        lambda: len(tg.sent("sendMessage")) >= 2 * USERS
+    )  # menus and some answers, not all
     first.kill()
     await first.wait()
     answered_before = len(history_rows(db))
@@ -58,12 +62,20 @@ async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(tg: FakeTelegram
         await asyncio.sleep(0.5)  # a duplicate would arrive here
         rows = history_rows(db)
         assert len(rows) == USERS * QUERIES  # none lost, none twice
-        assert sorted(rows) == sorted((u.id, f"{7 + k}b fp16") for u in users for k in range(QUERIES))
+        assert sorted(rows) == sorted(
+            (u.id, f"{7 + k}b fp16") for u in users for k in range(QUERIES)
+        )
 
         # Every wizard started before the kill continues: press its first button.
         for user in users:
-            menu = next(c for c in reversed(tg.calls) if c.method == "sendMessage" and c.error is None
-                        and str(c.params["chat_id"]) == str(user.id) and "What do you want" in c.params["text"])
+            menu = next(
+                c
+                for c in reversed(tg.calls)
+                if c.method == "sendMessage"
+                and c.error is None
+                and str(c.params["chat_id"]) == str(user.id)
+                and "What do you want" in c.params["text"]
+            )
             data = next(d for t, d in buttons(menu) if "Run an LLM" in t)
             step = await tg.reply_to(tg.user_clicks(user, menu.result, data), timeout=15)
             assert "Step 1/5" in step.result["text"]

@@ -69,8 +69,13 @@ async def test_random_faults_lose_and_duplicate_nothing(tg: FakeTelegram, bot) -
     await asyncio.sleep(0.5)  # a late duplicate would land here
     assert sum(tg.injected.values()) > 0
     for chat_id, n in expected.items():
-        got = [c for c in tg.calls if str(c.params.get("chat_id")) == str(chat_id)
-               and c.method in ("sendMessage", "editMessageText") and (c.error is None or "not modified" in c.error)]
+        got = [
+            c
+            for c in tg.calls
+            if str(c.params.get("chat_id")) == str(chat_id)
+            and c.method in ("sendMessage", "editMessageText")
+            and (c.error is None or "not modified" in c.error)
+        ]
         assert len(got) == n, (chat_id, n, len(got))
     history = 0
     for i in range(6):

@@ -20,8 +20,29 @@ from bot.app import build_application
 from bot.runner import start, stop
 from bot.standin import Chat, FakeTelegram, User
 
-FRAGMENTS = ["<b>", "</i>", "&amp;", "&", "<", "'; DROP TABLE history;--", "\x00", "\u202e", "🚀", "/vram",
-             "@GpuAdvisorBot", "13b", "fp16", "显存", "\n", "x" * 300, "gpu:", "¥", "$", "k", "1e309"]
+FRAGMENTS = [
+    "<b>",
+    "</i>",
+    "&amp;",
+    "&",
+    "<",
+    "'; DROP TABLE history;--",
+    "\x00",
+    "\u202e",
+    "🚀",
+    "/vram",
+    "@GpuAdvisorBot",
+    "13b",
+    "fp16",
+    "显存",
+    "\n",
+    "x" * 300,
+    "gpu:",
+    "¥",
+    "$",
+    "k",
+    "1e309",
+]
 # Telegram carries valid Unicode only: no lone surrogates (category Cs).
 unicode = st.characters(blacklist_categories=("Cs",))
 texts = st.one_of(
@@ -29,11 +50,17 @@ texts = st.one_of(
     st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12).map(" ".join),
     st.text(alphabet=unicode, min_size=4000, max_size=4096),
 )
-prefixes = st.sampled_from(["", "/vram ", "/vram@GpuAdvisorBot ", "/gpu ", "/fit ", "/gpus ", "/start ", "/lang "])
+prefixes = st.sampled_from(
+    ["", "/vram ", "/vram@GpuAdvisorBot ", "/gpu ", "/fit ", "/gpus ", "/start ", "/lang "]
+)
 callback_data = st.one_of(
     st.text(alphabet=unicode, min_size=1, max_size=64).filter(lambda d: len(d.encode()) <= 64),
-    st.builds(lambda k, i, a: f"{k}|{i}|{a}", st.sampled_from("wachlfz"), st.integers(-10**15, 10**15),
-              st.text(alphabet="tcsbxkn|0123456789abcdefgpmrduyz_.-", max_size=30)),
+    st.builds(
+        lambda k, i, a: f"{k}|{i}|{a}",
+        st.sampled_from("wachlfz"),
+        st.integers(-(10**15), 10**15),
+        st.text(alphabet="tcsbxkn|0123456789abcdefgpmrduyz_.-", max_size=30),
+    ),
 )
 
 
@@ -54,7 +81,9 @@ def stack() -> Iterator[tuple[asyncio.Runner, FakeTelegram, ErrorsSeen]]:
     logging.getLogger("bot").addHandler(errors)
     with asyncio.Runner() as runner, tempfile.TemporaryDirectory() as tmp:
         tg = runner.run(FakeTelegram().start())
-        app = build_application(ApplicationBuilder().token(TOKEN), make_settings(tg, Path(tmp) / "bot.sqlite3"))
+        app = build_application(
+            ApplicationBuilder().token(TOKEN), make_settings(tg, Path(tmp) / "bot.sqlite3")
+        )
         runner.run(start(app, poll_timeout=1))
         yield runner, tg, errors
         tg.release_pollers()
@@ -68,14 +97,24 @@ async def _answered(tg: FakeTelegram, update: dict | None) -> None:
         return
     cq = update.get("callback_query")
     if cq is not None:
-        await tg.wait_for(lambda c: c.method == "answerCallbackQuery" and c.params["callback_query_id"] == cq["id"])
+        await tg.wait_for(
+            lambda c: (
+                c.method == "answerCallbackQuery" and c.params["callback_query_id"] == cq["id"]
+            )
+        )
     else:
         await tg.reply_to(update)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(prefix=prefixes, text=texts, data=callback_data, in_group=st.booleans())
-def test_hostile_input_gets_an_answer_or_is_ignored_never_a_failure(stack, prefix: str, text: str, data: str, in_group: bool) -> None:
+def test_hostile_input_gets_an_answer_or_is_ignored_never_a_failure(
+    stack, prefix: str, text: str, data: str, in_group: bool
+) -> None:
     runner, tg, errors = stack
     errors.records.clear()
     calls_before = len(tg.calls)
@@ -85,7 +124,9 @@ def test_hostile_input_gets_an_answer_or_is_ignored_never_a_failure(stack, prefi
     async def example() -> None:
         message = (prefix + text)[:4096]
         await _answered(tg, tg.user_sends(user, chat, message))
-        answer = await tg.reply_to(tg.user_sends(user, text="/vram 7b"))  # keeps an answerable message around
+        answer = await tg.reply_to(
+            tg.user_sends(user, text="/vram 7b")
+        )  # keeps an answerable message around
         await _answered(tg, tg.user_clicks(user, answer.result, data))
         bystander = await tg.reply_to(tg.user_sends(User(7002, "Bo", "en"), text="/vram 13b fp16"))
         assert "VRAM per card" in bystander.result["text"]

@@ -55,15 +55,28 @@ def test_13b_fp16_does_not_fit_a_24gb_card():
 
 def test_llama2_13b_batch16_generation_is_near_50_gib_not_the_formula_29():
     """Issue 2: measured 50 GiB where params x bytes x 1.2 says 29."""
-    w = Workload(model="llama-2-13b", weights_format="fp16", batch_size=16, prompt_tokens=512,
-                 new_tokens=512, framework="transformers")
+    w = Workload(
+        model="llama-2-13b",
+        weights_format="fp16",
+        batch_size=16,
+        prompt_tokens=512,
+        new_tokens=512,
+        framework="transformers",
+    )
     est = estimate(w).estimate
     assert 45 * GIB < est.total_bytes < 56 * GIB
 
 
 def test_pure_bf16_full_finetune_is_below_16_bytes_per_param():
-    w = Workload(model="llama-3.2-3b", mode="full", weights_format="bf16", batch_size=1, seq_len=256,
-                 gradient_checkpointing=True, optimizer="adamw")
+    w = Workload(
+        model="llama-3.2-3b",
+        mode="full",
+        weights_format="bf16",
+        batch_size=1,
+        seq_len=256,
+        gradient_checkpointing=True,
+        optimizer="adamw",
+    )
     est = estimate(w).estimate
     assert est.allocated_bytes < 3.21e9 * 16
     assert est.breakdown["optimizer"] == pytest.approx(3.21e9 * 4, rel=0.01)  # two bf16 moments
@@ -99,8 +112,15 @@ def test_gguf_q4_k_m_uses_its_real_bits_per_weight():
 
 
 def test_sdxl_four_images_at_1024_peaks_in_vae_decode_near_measured():
-    est = estimate(Workload(model="sdxl", weights_format="fp16", images_per_prompt=4,
-                            image_width=1024, image_height=1024)).estimate
+    est = estimate(
+        Workload(
+            model="sdxl",
+            weights_format="fp16",
+            images_per_prompt=4,
+            image_width=1024,
+            image_height=1024,
+        )
+    ).estimate
     assert 20 * GIB < est.allocated_bytes < 27 * GIB
     assert "vae_decode" in est.breakdown
 
@@ -108,7 +128,9 @@ def test_sdxl_four_images_at_1024_peaks_in_vae_decode_near_measured():
 def test_zero3_more_cards_never_raise_per_card_memory():
     prev = None
     for n in (1, 2, 4, 8):
-        w = Workload(model="llama-3.1-8b", mode="full", num_gpus=n, parallelism="zero3" if n > 1 else "none")
+        w = Workload(
+            model="llama-3.1-8b", mode="full", num_gpus=n, parallelism="zero3" if n > 1 else "none"
+        )
         b = estimate(w).estimate.total_bytes
         if prev is not None:
             assert b <= prev
@@ -118,9 +140,15 @@ def test_zero3_more_cards_never_raise_per_card_memory():
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 64), st.integers(1, 32))
 def test_inference_is_monotone_in_batch_and_context(batch, kctx):
-    a = estimate(Workload(model="qwen2.5-7b", batch_size=batch, context_tokens=kctx * 1024)).estimate
-    b = estimate(Workload(model="qwen2.5-7b", batch_size=batch + 1, context_tokens=kctx * 1024)).estimate
-    c = estimate(Workload(model="qwen2.5-7b", batch_size=batch, context_tokens=(kctx + 1) * 1024)).estimate
+    a = estimate(
+        Workload(model="qwen2.5-7b", batch_size=batch, context_tokens=kctx * 1024)
+    ).estimate
+    b = estimate(
+        Workload(model="qwen2.5-7b", batch_size=batch + 1, context_tokens=kctx * 1024)
+    ).estimate
+    c = estimate(
+        Workload(model="qwen2.5-7b", batch_size=batch, context_tokens=(kctx + 1) * 1024)
+    ).estimate
     assert b.total_bytes >= a.total_bytes and c.total_bytes >= a.total_bytes
 
 
@@ -139,7 +167,9 @@ def test_breakdown_terms_add_up_to_allocated_plus_overhead():
 
 def test_estimate_reports_assumed_defaults():
     r = estimate(Workload(model="qwen2.5-7b"))
-    assert "batch_size = 1" in r.assumptions and any(a.startswith("context_tokens") for a in r.assumptions)
+    assert "batch_size = 1" in r.assumptions and any(
+        a.startswith("context_tokens") for a in r.assumptions
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,8 +224,13 @@ def test_generating_one_token_is_a_prefill_with_no_cache_concatenation():
     from advisor.memory import estimate
     from advisor.models import Workload
 
-    base = {"model": "llama-2-13b", "weights_format": "fp16", "batch_size": 16, "prompt_tokens": 512,
-            "framework": "transformers"}
+    base = {
+        "model": "llama-2-13b",
+        "weights_format": "fp16",
+        "batch_size": 16,
+        "prompt_tokens": 512,
+        "framework": "transformers",
+    }
     prefill = estimate(Workload(new_tokens=1, **base)).estimate
     decoding = estimate(Workload(new_tokens=512, **base)).estimate
     assert prefill.breakdown["activations"] < prefill.breakdown["kv_cache"] / 2

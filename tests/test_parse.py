@@ -10,7 +10,10 @@ from advisor.parse import canonical_query, parse_query
 CASES = [
     ("/vram 13B fp16", {"params_b": 13, "weights_format": "fp16", "mode": "inference"}),
     ("/vram@GpuAdvisorBot 13B fp16", {"params_b": 13, "weights_format": "fp16"}),
-    ("/vram qwen2.5-72b int4 32k", {"model": "qwen2.5-72b", "weights_format": "int4", "context_tokens": 32768}),
+    (
+        "/vram qwen2.5-72b int4 32k",
+        {"model": "qwen2.5-72b", "weights_format": "int4", "context_tokens": 32768},
+    ),
     ("训练 llama3-8b lora", {"model": "llama-3-8b", "mode": "lora"}),
     ("sdxl 1024 出4张图", {"model": "sdxl", "image_width": 1024, "images_per_prompt": 4}),
     ("qwen2.5-7b-instruct", {"model": "qwen2.5-7b"}),
@@ -118,7 +121,10 @@ CASES = [
     ("deepseek-r1 fp8 8卡", {"model": "deepseek-r1", "num_gpus": 8}),
     ("qwen2.5-32b awq 2卡", {"num_gpus": 2}),
     ("qwen2.5-32b x2", {"num_gpus": 2}),
-    ("Qwen2.5-14B-Instruct 部署 并发 8 上下文 16k", {"model": "qwen2.5-14b", "batch_size": 8, "context_tokens": 16384}),
+    (
+        "Qwen2.5-14B-Instruct 部署 并发 8 上下文 16k",
+        {"model": "qwen2.5-14b", "batch_size": 8, "context_tokens": 16384},
+    ),
     ("llama2-7b 推理 int8", {"model": "llama-2-7b", "weights_format": "int8"}),
     ("qwen3-8b lora r=32 bs 4 seq 1024", {"lora_rank": 32, "batch_size": 4, "seq_len": 1024}),
     ("chatglm3-6b 微调 lora", {"model": "chatglm3-6b", "mode": "lora"}),
@@ -183,7 +189,11 @@ def test_parses_workload_fields(text, expected):
     assert p.ok, (text, p.error)
     for key, value in expected.items():
         got = _value(p.workload, key)
-        assert got == pytest.approx(value) if isinstance(value, float | int) and not isinstance(value, bool) else got == value, (text, key, got)
+        assert (
+            got == pytest.approx(value)
+            if isinstance(value, float | int) and not isinstance(value, bool)
+            else got == value
+        ), (text, key, got)
 
 
 @pytest.mark.parametrize("text, expected", QUERY_FIELDS)
@@ -204,7 +214,10 @@ def test_errors_carry_a_code(text, code):
 
 
 def test_unknown_model_suggests_close_names():
-    assert any(s.startswith("qwen2.5") for s in parse_query("qwen2.8 7b int4").error.suggestions or ["qwen2.5"])
+    assert any(
+        s.startswith("qwen2.5")
+        for s in parse_query("qwen2.8 7b int4").error.suggestions or ["qwen2.5"]
+    )
 
 
 def test_unknown_format_lists_the_formats():

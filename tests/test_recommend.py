@@ -126,7 +126,9 @@ def test_72b_int4_long_context_picks_one_machine_never_a_cluster():
     rec = _rec("qwen2.5-72b int4 32k")
     for o in (rec.cheapest, rec.best_value, rec.fastest):
         assert not o.multi_node and o.count <= 8 and o.price_per_hour is not None
-        assert catalog.gpus()[o.gpu_id].usable_vram_gib * 2**30 * 0.8 >= o.per_gpu_bytes  # 20% headroom
+        assert (
+            catalog.gpus()[o.gpu_id].usable_vram_gib * 2**30 * 0.8 >= o.per_gpu_bytes
+        )  # 20% headroom
 
 
 def test_70b_fp16_inference_needs_at_least_160gb_across_cards_split_by_tensor_parallel():
@@ -212,7 +214,9 @@ def test_video_transcoding_gets_the_guides_table_without_a_formula():
     """Video transcoding: no VRAM formula. Expected: the guide's row for video and rendering
     (one row in the guide), one card."""
     rec = _rec("视频转码")
-    assert rec.result.estimate is None and "视频" in rec.guide_task.name_zh and rec.cheapest.count == 1
+    assert (
+        rec.result.estimate is None and "视频" in rec.guide_task.name_zh and rec.cheapest.count == 1
+    )
     assert "no_formula" in _codes(rec)
 
 
@@ -253,6 +257,8 @@ def test_multi_card_price_is_per_machine_not_per_card():
     """2x 4090. Expected: the price shown is two cards' hourly price; pitfall: no NVLink/P2P
     on 4090s."""
     rec = _rec("qwen2.5-14b awq on 2x4090")
-    one = recommend(parse_query("qwen2.5-14b awq on 4090").workload, gpu_id="rtx-4090", currency="CNY").named
+    one = recommend(
+        parse_query("qwen2.5-14b awq on 4090").workload, gpu_id="rtx-4090", currency="CNY"
+    ).named
     assert abs(rec.named.price_per_hour.amount - 2 * one.price_per_hour.amount) < 0.02
     assert "no_nvlink" in _codes(rec)

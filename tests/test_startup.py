@@ -18,13 +18,25 @@ ROOT = Path(__file__).resolve().parent.parent
 GOOD_TOKEN = "123456:test-token-for-the-stand-in-000000000"
 
 
-async def run_bot(tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 30) -> tuple[int, str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_", "ADMIN_"))}
+async def run_bot(
+    tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 30
+) -> tuple[int, str]:
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TELEGRAM_", "DATABASE_", "ADMIN_"))
+    }
     full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
     full.update(env)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", *args, cwd=tmp_path, env=full,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        cwd=tmp_path,
+        env=full,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     return proc.returncode or 0, (out + err).decode()
@@ -45,7 +57,9 @@ async def test_missing_token_says_where_to_put_it(tmp_path: Path) -> None:
 
 
 async def test_malformed_settings_name_the_setting(tmp_path: Path) -> None:
-    rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": "oops", "DEFAULT_LANGUAGE": "fr", "ADMIN_USER_IDS": "1,x"})
+    rc, out = await run_bot(
+        tmp_path, {"TELEGRAM_BOT_TOKEN": "oops", "DEFAULT_LANGUAGE": "fr", "ADMIN_USER_IDS": "1,x"}
+    )
     assert rc == 2
     _assert_one_clear_line(out, "TELEGRAM_BOT_TOKEN", "DEFAULT_LANGUAGE", "ADMIN_USER_IDS")
     assert "oops" not in out  # the token's value is never printed
@@ -54,8 +68,13 @@ async def test_malformed_settings_name_the_setting(tmp_path: Path) -> None:
 async def test_wrong_token_is_one_line(tmp_path: Path) -> None:
     async with FakeTelegram() as tg:
         tg.valid_token = GOOD_TOKEN
-        rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": "999999:wrong-token-xxxxxxxxxxxxxxxxxxxxxxxxxx",
-                                           "TELEGRAM_API_BASE_URL": tg.base_url})
+        rc, out = await run_bot(
+            tmp_path,
+            {
+                "TELEGRAM_BOT_TOKEN": "999999:wrong-token-xxxxxxxxxxxxxxxxxxxxxxxxxx",
+                "TELEGRAM_API_BASE_URL": tg.base_url,
+            },
+        )
     assert rc == 2
     _assert_one_clear_line(out, "rejected TELEGRAM_BOT_TOKEN")
     assert "wrong-token" not in out
@@ -65,8 +84,10 @@ async def test_unreachable_bot_api_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN,
-                                       "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{port}/bot"})
+    rc, out = await run_bot(
+        tmp_path,
+        {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{port}/bot"},
+    )
     assert rc == 2
     _assert_one_clear_line(out, "cannot reach the Bot API")
 
@@ -74,8 +95,14 @@ async def test_unreachable_bot_api_is_one_line(tmp_path: Path) -> None:
 async def test_unwritable_database_path_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("not a folder")
     async with FakeTelegram() as tg:
-        rc, out = await run_bot(tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": tg.base_url,
-                                           "DATABASE_PATH": str(tmp_path / "file" / "db.sqlite3")})
+        rc, out = await run_bot(
+            tmp_path,
+            {
+                "TELEGRAM_BOT_TOKEN": GOOD_TOKEN,
+                "TELEGRAM_API_BASE_URL": tg.base_url,
+                "DATABASE_PATH": str(tmp_path / "file" / "db.sqlite3"),
+            },
+        )
     assert rc == 2
     _assert_one_clear_line(out, "cannot open database")
 
@@ -105,8 +132,17 @@ async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_"))}
     full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "--local", "--lang", "en", cwd=tmp_path, env=full,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-m",
+        "bot",
+        "--local",
+        "--lang",
+        "en",
+        cwd=tmp_path,
+        env=full,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     # task 1 (run an LLM), model 1 (Qwen2.5-7B), then skip precision, context, batch, budget
     keys = "1\n1\n8\n7\n8\n10\n/vram 13b fp16 on 3090\n/quit\n"

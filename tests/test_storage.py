@@ -23,7 +23,9 @@ HOSTILE = [
 ]
 
 
-def _migrations(tmp_path: Path, upto: int | None = None, extra: tuple[str, str] | None = None) -> Path:
+def _migrations(
+    tmp_path: Path, upto: int | None = None, extra: tuple[str, str] | None = None
+) -> Path:
     """A copy of the shipped migrations (the first `upto` of them), plus one more after them
     named `<next number>_<extra[0]>.sql` holding extra[1]."""
     folder = tmp_path / f"migrations-{upto}-{extra[0] if extra else ''}"
@@ -39,7 +41,9 @@ def _migrations(tmp_path: Path, upto: int | None = None, extra: tuple[str, str] 
 SHIPPED = len(list(MIGRATIONS_DIR.glob("*.sql")))
 
 
-async def test_migrations_from_empty_create_every_table_and_record_the_version(tmp_path: Path) -> None:
+async def test_migrations_from_empty_create_every_table_and_record_the_version(
+    tmp_path: Path,
+) -> None:
     repo = await Repository.open(tmp_path / "a.sqlite3")
     assert await repo.schema_version() == len(list(MIGRATIONS_DIR.glob("*.sql")))
     await repo.close()
@@ -51,12 +55,21 @@ async def test_migrations_from_empty_create_every_table_and_record_the_version(t
 
 
 @pytest.mark.parametrize("start", range(1, SHIPPED))
-async def test_each_earlier_version_is_migrated_forward_keeping_its_rows(tmp_path: Path, start: int) -> None:
+async def test_each_earlier_version_is_migrated_forward_keeping_its_rows(
+    tmp_path: Path, start: int
+) -> None:
     db = tmp_path / "b.sqlite3"
     repo = await Repository.open(db, migrations_dir=_migrations(tmp_path, upto=start))
     assert await repo.schema_version() == start
-    await repo.add_history(user_id=1, chat_id=1, raw_text="7b", canonical="7b · inference", workload={},
-                           summary={}, catalog_version="v")
+    await repo.add_history(
+        user_id=1,
+        chat_id=1,
+        raw_text="7b",
+        canonical="7b · inference",
+        workload={},
+        summary={},
+        catalog_version="v",
+    )
     await repo.close()
     repo = await Repository.open(db)  # this code's migrations
     assert await repo.schema_version() == SHIPPED
@@ -81,7 +94,9 @@ async def test_a_failed_migration_stops_start_up_and_changes_nothing(tmp_path: P
     db = tmp_path / "d.sqlite3"
     repo = await Repository.open(db)
     await repo.close()
-    broken = _migrations(tmp_path, extra=("broken", "CREATE TABLE half (a INTEGER);\nTHIS IS NOT SQL;"))
+    broken = _migrations(
+        tmp_path, extra=("broken", "CREATE TABLE half (a INTEGER);\nTHIS IS NOT SQL;")
+    )
     with pytest.raises(StorageError, match=f"{SHIPPED + 1:04d}_broken.sql failed"):
         await Repository.open(db, migrations_dir=broken)
     con = sqlite3.connect(db)
@@ -98,10 +113,19 @@ async def test_an_unwritable_path_is_a_clear_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text", HOSTILE)
-async def test_hostile_text_is_stored_and_read_back_byte_for_byte(tmp_path: Path, text: str) -> None:
+async def test_hostile_text_is_stored_and_read_back_byte_for_byte(
+    tmp_path: Path, text: str
+) -> None:
     repo = await Repository.open(tmp_path / "e.sqlite3")
-    hid = await repo.add_history(user_id=7, chat_id=-7, raw_text=text, canonical=text, workload={"model": text},
-                                 summary={"model": text}, catalog_version="v")
+    hid = await repo.add_history(
+        user_id=7,
+        chat_id=-7,
+        raw_text=text,
+        canonical=text,
+        workload={"model": text},
+        summary={"model": text},
+        catalog_version="v",
+    )
     entry = await repo.history_entry(hid)
     assert entry is not None
     assert entry.raw_text.encode("utf-8", "surrogatepass") == text.encode("utf-8", "surrogatepass")
@@ -117,8 +141,16 @@ async def test_hundred_concurrent_users_lose_no_row_and_never_see_locked(tmp_pat
         repo = repos[i % len(repos)]
         for k in range(5):
             await repo.seen(i, f"u{i}", "en", i, "private", None)
-            await repo.add_history(user_id=i, chat_id=i, raw_text=f"q{k}", canonical=None, workload=None,
-                                   summary=None, catalog_version="v", update_id=i * 10 + k)
+            await repo.add_history(
+                user_id=i,
+                chat_id=i,
+                raw_text=f"q{k}",
+                canonical=None,
+                workload=None,
+                summary=None,
+                catalog_version="v",
+                update_id=i * 10 + k,
+            )
 
     await asyncio.gather(*(user(i) for i in range(100)))
     assert await repos[0].count_history() == 500
@@ -129,10 +161,26 @@ async def test_hundred_concurrent_users_lose_no_row_and_never_see_locked(tmp_pat
 
 async def test_a_redelivered_update_adds_no_second_row(tmp_path: Path) -> None:
     repo = await Repository.open(tmp_path / "g.sqlite3")
-    first = await repo.add_history(user_id=1, chat_id=1, raw_text="a", canonical=None, workload=None,
-                                   summary=None, catalog_version="v", update_id=99)
-    again = await repo.add_history(user_id=1, chat_id=1, raw_text="a", canonical=None, workload=None,
-                                   summary=None, catalog_version="v", update_id=99)
+    first = await repo.add_history(
+        user_id=1,
+        chat_id=1,
+        raw_text="a",
+        canonical=None,
+        workload=None,
+        summary=None,
+        catalog_version="v",
+        update_id=99,
+    )
+    again = await repo.add_history(
+        user_id=1,
+        chat_id=1,
+        raw_text="a",
+        canonical=None,
+        workload=None,
+        summary=None,
+        catalog_version="v",
+        update_id=99,
+    )
     assert first == again and await repo.count_history() == 1
     await repo.close()
 
@@ -141,8 +189,15 @@ async def test_retention_purges_only_old_questions(tmp_path: Path) -> None:
     db = tmp_path / "h.sqlite3"
     repo = await Repository.open(db)
     for day in ("2020-01-01T00:00:00+00:00", "2099-01-01T00:00:00+00:00"):
-        hid = await repo.add_history(user_id=1, chat_id=1, raw_text=day, canonical=None, workload=None,
-                                     summary=None, catalog_version="v")
+        hid = await repo.add_history(
+            user_id=1,
+            chat_id=1,
+            raw_text=day,
+            canonical=None,
+            workload=None,
+            summary=None,
+            catalog_version="v",
+        )
         await repo._db.execute("UPDATE history SET created_at = ? WHERE id = ?", (day, hid))
     assert await repo.purge_history(180) == 1
     assert [e.raw_text[:4] for e in await repo.recent_history(1, 1)] == ["2099"]
@@ -153,8 +208,15 @@ async def test_backup_of_a_live_database_is_consistent_and_restorable(tmp_path: 
     db = tmp_path / "live.sqlite3"
     repo = await Repository.open(db)
     for i in range(20):
-        await repo.add_history(user_id=i, chat_id=i, raw_text=f"q{i}", canonical=None, workload=None,
-                               summary=None, catalog_version="v")
+        await repo.add_history(
+            user_id=i,
+            chat_id=i,
+            raw_text=f"q{i}",
+            canonical=None,
+            workload=None,
+            summary=None,
+            catalog_version="v",
+        )
     copy = tmp_path / "copy.sqlite3"
     backup_database(db, copy)  # while `repo` still holds the file open
     await repo.close()
@@ -168,7 +230,9 @@ async def test_backup_of_a_live_database_is_consistent_and_restorable(tmp_path: 
 # --- through the bot ---
 
 
-async def test_a_conversation_resumes_after_a_full_application_restart(tg: FakeTelegram, tmp_path: Path) -> None:
+async def test_a_conversation_resumes_after_a_full_application_restart(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
     settings = make_settings(tg, tmp_path / "bot.sqlite3")
     ann = User(3001, "Ann", "en")
     app = await launch(settings)
@@ -178,13 +242,19 @@ async def test_a_conversation_resumes_after_a_full_application_restart(tg: FakeT
     await halt(tg, app)  # stopped; a new application on the same file
     app = await launch(settings)
     step = await press(tg, ann, step, "AWQ")
-    assert "✓ Model: Qwen2.5-14B" in shown(step) and "✓ Precision / quantization: AWQ 4-bit" in shown(step)
-    typed = await say(tg, ann, "ctx 8192")  # the conversation state came back too, not just the draft
+    assert "✓ Model: Qwen2.5-14B" in shown(
+        step
+    ) and "✓ Precision / quantization: AWQ 4-bit" in shown(step)
+    typed = await say(
+        tg, ann, "ctx 8192"
+    )  # the conversation state came back too, not just the draft
     assert "Step 4/5: Batch" in shown(typed)
     await halt(tg, app)
 
 
-async def test_state_is_written_at_once_not_at_the_next_interval(tg: FakeTelegram, tmp_path: Path) -> None:
+async def test_state_is_written_at_once_not_at_the_next_interval(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
     settings = make_settings(tg, tmp_path / "bot.sqlite3")
     app = await launch(settings)
     ann = User(3002, "Ann", "en")

@@ -28,20 +28,42 @@ def contexts() -> dict[str, dict]:
     rec = recommend_query(parsed)
     evil_parsed = parsed.model_copy(update={"ignored": [EVIL] * 3, "assumed": [EVIL]})
     gpu = catalog.gpus()["rtx-4090"]
-    entry = HistoryEntry(id=1, user_id=1, chat_id=1, raw_text=EVIL, canonical=EVIL, workload=None,
-                         summary={"gpu": EVIL, "count": 1}, catalog_version="v", created_at="2026-11-30T00:00:00")
+    entry = HistoryEntry(
+        id=1,
+        user_id=1,
+        chat_id=1,
+        raw_text=EVIL,
+        canonical=EVIL,
+        workload=None,
+        summary={"gpu": EVIL, "count": 1},
+        catalog_version="v",
+        created_at="2026-11-30T00:00:00",
+    )
     error = ParseError(code="unknown_model", detail=EVIL, suggestions=[EVIL, "qwen2.5-7b"])
     price = recommend_query(parsed).cheapest.price_per_hour  # type: ignore[union-attr]
     return {
         "answer": {"rec": rec, "parsed": evil_parsed, "canonical": EVIL},
         "details": {"rec": rec, "parsed": evil_parsed, "canonical": EVIL},
         "error": {"error": error, "parsed": evil_parsed},
-        "wizard": {"step": "model_llm", "task": EVIL, "step_no": 1, "step_total": 5, "step_label": EVIL,
-                   "picked": [(EVIL, EVIL)], "error": error, "parsed": evil_parsed, "group": True,
-                   "mention": '<a href="tg://user?id=1">x</a>'},
+        "wizard": {
+            "step": "model_llm",
+            "task": EVIL,
+            "step_no": 1,
+            "step_total": 5,
+            "step_label": EVIL,
+            "picked": [(EVIL, EVIL)],
+            "error": error,
+            "parsed": evil_parsed,
+            "group": True,
+            "mention": '<a href="tg://user?id=1">x</a>',
+        },
         "type_prompt": {"mention": '<a href="tg://user?id=1">x</a>', "step_label": EVIL},
-        "gpus": {"rows": [(g, price) for g in catalog.gpus().values()], "query": EVIL, "min_gib": None,
-                 "total": len(catalog.gpus())},
+        "gpus": {
+            "rows": [(g, price) for g in catalog.gpus().values()],
+            "query": EVIL,
+            "min_gib": None,
+            "total": len(catalog.gpus()),
+        },
         "gpu": {"gpu": gpu, "count": 2, "fit": card_fit("rtx-4090", 2), "price": price},
         "fit": {"gpu": gpu, "count": 1, "fit": card_fit("rtx-4090"), "price": None},
         "fit_lines": {"fit": card_fit("rtx-4090")},
@@ -51,10 +73,23 @@ def contexts() -> dict[str, dict]:
         "lang": {"group": True},
         "lang_set": {"group_default": True},
         "forget_done": {"deleted": {"questions": 3, "saved_state": 1, "profile": 1}},
-        "stats": {"stats": Stats(users=1, chats=2, questions=3, per_day=[("2026-11-30", 3)],
-                                 top_models=[(EVIL, 2)], top_gpus=[(EVIL, 1)])},
+        "stats": {
+            "stats": Stats(
+                users=1,
+                chats=2,
+                questions=3,
+                per_day=[("2026-11-30", 3)],
+                top_models=[(EVIL, 2)],
+                top_gpus=[(EVIL, 1)],
+            )
+        },
         "help": {"group": True, "bot_username": "GpuAdvisorBot"},
-        "about": {"catalog_version": "v", "gpu_count": 42, "model_count": 93, "custom_prices": True},
+        "about": {
+            "catalog_version": "v",
+            "gpu_count": 42,
+            "model_count": 93,
+            "custom_prices": True,
+        },
     }
 
 
@@ -71,7 +106,9 @@ def test_template_renders_valid_telegram_html_with_hostile_values(name: str, lan
 
 
 def test_both_languages_have_the_same_templates_and_labels() -> None:
-    assert sorted(p.name for p in (TEMPLATES / "zh").glob("*")) == sorted(p.name for p in (TEMPLATES / "en").glob("*"))
+    assert sorted(p.name for p in (TEMPLATES / "zh").glob("*")) == sorted(
+        p.name for p in (TEMPLATES / "en").glob("*")
+    )
     zh, en = labels("zh"), labels("en")
     assert {s: sorted(v) for s, v in zh.items()} == {s: sorted(v) for s, v in en.items()}
 
@@ -82,20 +119,33 @@ def test_every_memory_term_and_wizard_step_has_a_label() -> None:
     with (Path(__file__).parent.parent / "bot" / "wizard.toml").open("rb") as fh:
         spec = tomllib.load(fh)
     for lang in ("zh", "en"):
-        for key in [f"term.{t}" for t in terms] + [f"step.{s}" for s in spec["steps"]] + [f"task.{t}" for t in spec["tasks"]]:
+        for key in (
+            [f"term.{t}" for t in terms]
+            + [f"step.{s}" for s in spec["steps"]]
+            + [f"task.{t}" for t in spec["tasks"]]
+        ):
             assert label(lang, key) != key, f"{lang}: no label for {key}"
 
 
 def test_both_languages_carry_the_same_numbers_in_an_answer() -> None:
     parsed = parse_query("llama-3.1-8b lora data 100m tokens on 3090")
     rec = recommend_query(parsed)
-    numbers = [re.findall(r"\d+(?:\.\d+)?", visible_text(render("answer", lang, rec=rec, parsed=parsed, canonical="x"), "HTML"))
-               for lang in ("zh", "en")]
+    numbers = [
+        re.findall(
+            r"\d+(?:\.\d+)?",
+            visible_text(render("answer", lang, rec=rec, parsed=parsed, canonical="x"), "HTML"),
+        )
+        for lang in ("zh", "en")
+    ]
     assert sorted(numbers[0]) == sorted(numbers[1])
 
 
 def test_split_message_cuts_at_section_boundaries_and_keeps_tags_whole() -> None:
-    sections = [f"<b>Section {i}</b>\n" + "\n".join(f"line {j} <code>x&amp;y</code> 显存" for j in range(40)) for i in range(8)]
+    sections = [
+        f"<b>Section {i}</b>\n"
+        + "\n".join(f"line {j} <code>x&amp;y</code> 显存" for j in range(40))
+        for i in range(8)
+    ]
     body = "\n\n".join(sections)
     chunks = split_message(body)
     assert len(chunks) > 1 and "".join(chunks).count("<b>Section") == 8

@@ -21,11 +21,28 @@ DATA = Path(__file__).resolve().parent.parent / "advisor" / "data"
 ECC_GDDR = {"tesla-t4", "a10", "a10g", "l4", "l20", "l40", "l40s", "a40"}
 
 SPEC_KEYS = [
-    "name", "vendor", "segment", "architecture", "compute_capability", "launch_year",
-    "vram_gb", "memory_type", "memory_bandwidth_gbs", "fp32_tflops",
-    "fp16_bf16_tensor_dense_tflops", "bf16_supported", "fp8_supported",
-    "fp8_tensor_dense_tflops", "nvlink", "nvlink_bandwidth_gbs", "pcie", "tdp_w",
-    "china_variant_note", "spec_confidence", "spec_notes", "spec_read_date",
+    "name",
+    "vendor",
+    "segment",
+    "architecture",
+    "compute_capability",
+    "launch_year",
+    "vram_gb",
+    "memory_type",
+    "memory_bandwidth_gbs",
+    "fp32_tflops",
+    "fp16_bf16_tensor_dense_tflops",
+    "bf16_supported",
+    "fp8_supported",
+    "fp8_tensor_dense_tflops",
+    "nvlink",
+    "nvlink_bandwidth_gbs",
+    "pcie",
+    "tdp_w",
+    "china_variant_note",
+    "spec_confidence",
+    "spec_notes",
+    "spec_read_date",
 ]
 
 
@@ -73,8 +90,18 @@ def main(src: str) -> None:
         for p in g.get("prices") or []:
             p_out.append("[[price]]")
             p_out.append(f"gpu_id = {q(g['id'])}")
-            for key in ("platform", "currency", "price_per_gpu_hour", "tier", "region",
-                        "confidence", "note", "source", "source_date", "read_date"):
+            for key in (
+                "platform",
+                "currency",
+                "price_per_gpu_hour",
+                "tier",
+                "region",
+                "confidence",
+                "note",
+                "source",
+                "source_date",
+                "read_date",
+            ):
                 if p.get(key) is not None:
                     p_out.append(f"{key} = {q(p[key])}")
             p_out.append("")
