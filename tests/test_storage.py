@@ -278,3 +278,36 @@ async def test_inbox_stores_any_update_even_text_telegram_would_never_send(tmp_p
     await repo.inbox_done(1)
     assert await repo.inbox_pending() == [{"update_id": 2}]
     await repo.close()
+
+
+async def test_the_daily_retention_job_is_scheduled_and_purges(
+    tg: FakeTelegram, tmp_path: Path
+) -> None:
+    app = await launch(make_settings(tg, tmp_path / "bot.sqlite3", history_retention_days=30))
+    try:
+        (job,) = app.job_queue.get_jobs_by_name("retention")
+        hid = await app.repo.add_history(
+            user_id=1,
+            chat_id=1,
+            raw_text="old",
+            canonical=None,
+            workload=None,
+            summary=None,
+            catalog_version="v",
+        )
+        await app.repo._db.execute(
+            "UPDATE history SET created_at = '2020-01-01T00:00:00+00:00' WHERE id = ?", (hid,)
+        )
+        await app.repo.add_history(
+            user_id=1,
+            chat_id=1,
+            raw_text="new",
+            canonical=None,
+            workload=None,
+            summary=None,
+            catalog_version="v",
+        )
+        await job.run(app)
+        assert [e.raw_text for e in await app.repo.recent_history(1, 1)] == ["new"]
+    finally:
+        await halt(tg, app)
