@@ -54,6 +54,9 @@ STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}
 # and new copies coexist at the step's peak. Measured: optimum benchmark_gptq.py,
 # Llama-2-13B fp16, 512+512 tokens, batch 1..16 (peak grows by 2 x KV).
 CONCAT_CACHE_FRAMEWORKS = {"transformers", "hf", "huggingface", "optimum"}
+# Frameworks whose default recipes use torch's fused AdamW (no foreach step buffer):
+# torchtune recipes/configs (e.g. llama3_2/3B_full_single_device.yaml, optimizer fused: True).
+FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
 ENCODER_FAMILIES = {"bert", "roberta", "vit"}  # classification heads, no LM logits
@@ -680,8 +683,11 @@ def _estimate_training(
             f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value}{' + fp32 master' if master else ''})"
             + (f" / {shard_states}" if shard_states > 1 else ""),
         )
-        # torch's foreach AdamW/Lion step allocates one more state-sized buffer.
-        foreach = opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum)
+        # torch's foreach AdamW/Lion step allocates one more state-sized buffer; the fused
+        # kernels do not, and torchtune's recipe configs ask for `fused: True`.
+        foreach = opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum) and (
+            (w.framework or "").lower() not in FUSED_OPTIMIZER_FRAMEWORKS
+        )
         step_temp = (
             trainable * param_bytes / shard_states
             if foreach and not w.optimizer_in_backward

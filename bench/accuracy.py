@@ -267,7 +267,7 @@ def summarize(rows: list[dict], bounds: list[dict]) -> dict:
 def line(name: str, s: dict) -> str:
     return (
         f"{name}: {s['cases_scored']} cases scored, median |error| {s['median_abs_error_pct']}%, "
-        f"{(s['within_20pct'] or 0) * 100:.0f}% within ±20%, {(s['under_10pct'] or 0) * 100:.0f}% under-estimated >10%, "
+        f"{(s['within_20pct'] or 0) * 100:.1f}% within ±20%, {(s['under_10pct'] or 0) * 100:.1f}% under-estimated >10%, "
         f"bounds satisfied {s['bounds_satisfied']}"
     )
 
