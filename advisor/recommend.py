@@ -170,34 +170,8 @@ def recommend(
             if count not in by_count:
                 trial = _workload_for(w, count)
                 by_count[count] = base if trial is w else estimate(trial)
-            result = by_count[count]
-            est = result.estimate
-            usable = gpu.usable_vram_bytes
-            need = est.total_bytes if est else 0
-            if est is None:  # rendering/video: the guide's table decides
-                need = 0
-            headroom = 1 - need / usable if usable else -1
-            fits = need <= usable and _tp_ok(result, count)
-            price = card_price
-            if price:
-                price = price.model_copy(update={"amount": round(price.amount * count, 2)})
-            opt = Option(
-                gpu_id=gpu.id,
-                gpu_name=gpu.name,
-                count=count,
-                fits=fits,
-                risky=fits and headroom < HEADROOM,
-                multi_node=count > 8,
-                per_gpu_bytes=need,
-                usable_bytes=usable,
-                headroom_fraction=round(headroom, 3),
-                price_per_hour=price,
-            )
-            if fits:
-                _speed(result, gpu, count, opt)
-                if opt.train_hours is not None and price is not None:
-                    opt.job_cost = round(opt.train_hours * price.amount, 2)
-            if fits:
+            opt = _option(by_count[count], gpu, count, card_price)
+            if opt.fits:
                 options.append(opt)
                 break  # fewer cards of the same type are always preferable
     if gpu_id is not None:
@@ -264,12 +238,24 @@ def recommend(
 def _option_on(
     w: Workload, gpu: GpuSpec, count: int, prices: list[PriceSpec], currency: str | None
 ) -> Option:
+    """The card the user named, fits or not."""
     result = estimate(_workload_for(w, count))
-    need = result.estimate.total_bytes if result.estimate else 0
+    return _option(result, gpu, count, cheapest_price(gpu.id, prices, currency), speed_always=True)
+
+
+def _option(
+    result: EstimateResult,
+    gpu: GpuSpec,
+    count: int,
+    card_price: Price | None,
+    speed_always: bool = False,
+) -> Option:
+    """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed."""
+    need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table decides
     usable = gpu.usable_vram_bytes
-    headroom = 1 - need / usable
+    headroom = 1 - need / usable if usable else -1
     fits = need <= usable and _tp_ok(result, count)
-    price = cheapest_price(gpu.id, prices, currency)
+    price = card_price
     if price:
         price = price.model_copy(update={"amount": round(price.amount * count, 2)})
     opt = Option(
@@ -284,9 +270,10 @@ def _option_on(
         headroom_fraction=round(headroom, 3),
         price_per_hour=price,
     )
-    _speed(result, gpu, count, opt)
-    if opt.train_hours is not None and price is not None:
-        opt.job_cost = round(opt.train_hours * price.amount, 2)
+    if fits or speed_always:
+        _speed(result, gpu, count, opt)
+        if opt.train_hours is not None and price is not None:
+            opt.job_cost = round(opt.train_hours * price.amount, 2)
     return opt
 
 

@@ -138,35 +138,11 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
         return
     rec = compute(parsed, context)
     if view == "d":
-        await send(
-            update,
-            context,
-            "details",
-            [[(t(context, "button.to_answer"), pack("a", hid, "r"))]],
-            edit=True,
-            rec=rec,
-            parsed=parsed,
-            canonical=canonical,
-        )
+        template, keyboard = "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]]
     elif view == "r":
-        await send(
-            update,
-            context,
-            "answer",
-            answer_keyboard(context, hid),
-            edit=True,
-            rec=rec,
-            parsed=parsed,
-            canonical=canonical,
-        )
+        template, keyboard = "answer", answer_keyboard(context, hid)
     else:
-        await send(
-            update,
-            context,
-            "answer",
-            view_keyboard(context, hid, view),
-            edit=True,
-            rec=rec,
-            parsed=parsed,
-            canonical=canonical,
-        )
+        template, keyboard = "answer", view_keyboard(context, hid, view)
+    await send(
+        update, context, template, keyboard, edit=True, rec=rec, parsed=parsed, canonical=canonical
+    )

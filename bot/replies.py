@@ -124,7 +124,7 @@ async def send(
     edit: bool = False,
     **ctx: object,
 ) -> Message | None:
-    """Render `name` and answer the update: edit the message whose button was pressed
+    """Render `template` and answer the update: edit the message whose button was pressed
     (edit=True), else reply to the asker's message (quotes it in groups, stays in the
     forum topic). Long replies go out in several messages, the keyboard on the last."""
     body = text(context, template, **ctx)
