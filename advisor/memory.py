@@ -740,13 +740,15 @@ def _estimate_training(
     transient = one_layer / 2  # backward of one layer: gradients of its activations
 
     grads_live = g_b if (ga > 1 or par == Parallelism.ddp) else 0
-    forward_peak = grads_live + a_b + logits_b + transient
+    # The loss's buffers are freed by its own backward before the first layer's backward
+    # starts: a layer's transient never coexists with the logits.
+    forward_peak = grads_live + a_b + max(logits_b, transient)
     step_peak = g_b + step_temp
     backward_peak = g_b + transient + (ckpt if gc and not w.activation_offload else 0) * 0.5
     peak_extra = max(forward_peak, step_peak, backward_peak)
     if peak_extra == step_peak and step_temp > 0:
         acc.add("optimizer_step", step_temp, "foreach optimizer step: one more state-sized buffer")
-    elif peak_extra == forward_peak and transient > 0:
+    elif peak_extra == forward_peak and transient > logits_b:
         acc.add(
             "backward_transient", transient, "gradients of one layer's activations during backward"
         )

@@ -235,3 +235,15 @@ def test_generating_one_token_is_a_prefill_with_no_cache_concatenation():
     decoding = estimate(Workload(new_tokens=512, **base)).estimate
     assert prefill.breakdown["activations"] < prefill.breakdown["kv_cache"] / 2
     assert decoding.breakdown["activations"] >= decoding.breakdown["kv_cache"] * 0.9
+
+
+def test_a_layers_backward_buffers_never_coexist_with_the_logits():
+    """The loss's buffers are freed by its own backward before any layer's backward runs:
+    the training peak counts the larger of the two, and the breakdown still sums to it."""
+    from advisor.memory import estimate
+    from advisor.models import Workload
+
+    e = estimate(Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, batch_size=2)).estimate
+    b = e.breakdown
+    assert "logits" in b and "backward_transient" not in b
+    assert sum(b.values()) == e.total_bytes
