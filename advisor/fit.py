@@ -74,6 +74,7 @@ class CardFit(BaseModel):
     finetune_b: dict[str, float | None]  # lora / qlora / full -> largest size, 2k tokens, batch 1
     context_tokens_8b: int | None  # longest bf16 context for an 8B model
     context_tokens_8b_int4: int | None
+    batch_8b: int | None  # most concurrent 4k-token sequences for an 8B model in bf16
     diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution, fp16
 
 
@@ -139,6 +140,9 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
     )  # type: ignore[arg-type]
     ctx = max_context_tokens(probe, per_card)
     ctx4 = max_context_tokens(probe.model_copy(update={"weights_format": "int4"}), per_card)
+    batch = max_batch_size(
+        probe.model_copy(update={"context_tokens": 4096}), per_card, ceiling=1024
+    )
     diffusion = {
         m: _total(Workload(model=m, images_per_prompt=1, weights_format="fp16")) <= per_card
         for m in DIFFUSION_PROBES
@@ -151,5 +155,6 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
         finetune_b=finetune,
         context_tokens_8b=ctx,
         context_tokens_8b_int4=ctx4,
+        batch_8b=batch,
         diffusion=diffusion,
     )
