@@ -48,7 +48,7 @@ async def test_whole_guided_conversation_in_chinese(tg: FakeTelegram, bot) -> No
     step = await press(tg, li, step, "3")
     answer = await press(tg, li, step, "跳过")
     text = shown(answer)
-    assert "每卡显存约" in text and "推荐" in text and "梯度" in text
+    assert "每卡显存约" in text and "推荐" in text and "模型权重" in text
     assert "小时" in text  # 300M tokens: a training time is given
 
 
