@@ -24,6 +24,7 @@ from telegram.ext import (
     filters,
 )
 
+from advisor.memory import estimate
 from advisor.parse import ParsedQuery, parse_query
 from bot.answer import reply_with_answer, wizard_spec
 from bot.app import Context
@@ -165,12 +166,41 @@ def _page(
         step_no=steps.index(step) + 1 if step in steps else 0,
         step_total=len(steps),
         step_label=t(context, f"step.{step}") if step else "",
+        default=_stated_default(draft, step) if step else None,
         picked=picked,
         error=error.error if error else None,
         parsed=error,
         group=update.effective_chat is not None and update.effective_chat.type != "private",
         mention=_mention(user.id, user.first_name) if user else "",
     )
+
+
+# The engine field whose assumed value a skipped step leaves in place.
+ASSUMED_FIELD = {
+    "precision_infer": "weights_format",
+    "precision_image": "weights_format",
+    "context": "context_tokens",
+    "seqlen": "seq_len",
+    "batch": "batch_size",
+    "optimizer": "optimizer",
+    "resolution": "resolution",
+    "images": "images",
+}
+
+
+def _stated_default(draft: dict, step: str) -> str | None:
+    """What skipping this step means, as the engine would assume it for this draft (the
+    model's own format, its context cap), else as wizard.toml states it."""
+    field = ASSUMED_FIELD.get(step)
+    parsed = parse_query(_query(draft)) if field and draft["answers"] else None
+    if parsed is not None and parsed.workload is not None:
+        for a in estimate(parsed.workload).assumed:
+            if a.field == field:
+                value = a.value
+                if value.isdigit() and int(value) >= 1024 and int(value) % 1024 == 0:
+                    value = f"{int(value) // 1024}k"
+                return value.upper() if field == "weights_format" else value
+    return wizard_spec()["steps"][step].get("shown_default")
 
 
 def _mention(user_id: int, name: str) -> str:
@@ -359,6 +389,7 @@ async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:
             "type_prompt",
             mention=_mention(user.id, user.first_name),
             step_label=t(context, f"step.{step}") if step else "",
+            default=_stated_default(draft, step) if step else None,
         ),
         reply_markup=ForceReply(selective=True, input_field_placeholder="13b fp16 / qwen2.5-7b"),
         message_thread_id=thread,

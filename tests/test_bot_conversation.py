@@ -196,3 +196,27 @@ async def test_a_choice_that_does_not_fit_the_model_is_explained_on_its_step(
     assert again.error is not None and "not modified" in again.error
     step = await press(tg, ann, refused, "8k")
     assert "Step 4/5" in shown(step)
+
+
+async def test_each_skippable_step_states_its_default(tg: FakeTelegram, bot) -> None:
+    ann = User(1015, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "Qwen2.5-7B")
+    assert "skip for BF16" in shown(step)
+    step = await press(tg, ann, step, "Skip")
+    assert "skip for 4k" in shown(step)
+
+
+async def test_the_stated_default_is_what_the_engine_assumes_for_that_model(
+    tg: FakeTelegram, bot
+) -> None:
+    ann = User(1016, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "DeepSeek-V3")
+    assert "skip for FP8" in shown(step)  # DeepSeek-V3 ships in fp8, not bf16
+    image = await press(tg, ann, await say(tg, ann, "/start"), "Image generation")
+    image = await press(tg, ann, image, "SDXL")
+    image = await press(tg, ann, image, "Skip")
+    assert "skip for 1024x1024" in shown(image)
