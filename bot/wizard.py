@@ -124,6 +124,11 @@ def _next_step(draft: dict) -> str | None:
 # --- rendering ---------------------------------------------------------------------------------
 
 
+def _choice_label(context: Context, choice: dict) -> str:
+    key = choice.get("label_key")
+    return t(context, key, amount=choice["label"]) if key else choice["label"]
+
+
 def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -> Keyboard:
     uid = draft["owner"]
     group = update.effective_chat is not None and update.effective_chat.type != "private"
@@ -136,7 +141,10 @@ def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -
             last.insert(0, (t(context, "button.type"), pack("w", uid, "k")))
         return [*rows, last]
     spec = wizard_spec()["steps"][step]
-    buttons = [(c["label"], pack("w", uid, "c", step, i)) for i, c in enumerate(spec["choices"])]
+    buttons = [
+        (_choice_label(context, c), pack("w", uid, "c", step, i))
+        for i, c in enumerate(spec["choices"])
+    ]
     rows = [buttons[i : i + 3] for i in range(0, len(buttons), 3)]
     nav = [(t(context, "button.back"), pack("w", uid, "b"))]
     if spec.get("skip", True):
@@ -287,7 +295,7 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         if int(args[1]) >= len(choices):
             return None
         choice = choices[int(args[1])]
-        _record(draft, args[0], choice["label"], choice["token"])
+        _record(draft, args[0], _choice_label(context, choice), choice["token"])
     elif action == "s" and args and args[0] in _steps(draft):
         _record(
             draft,

@@ -220,3 +220,12 @@ async def test_the_stated_default_is_what_the_engine_assumes_for_that_model(
     image = await press(tg, ann, image, "SDXL")
     image = await press(tg, ann, image, "Skip")
     assert "skip for 1024x1024" in shown(image)
+
+
+async def test_a_total_budget_button_picks_the_job_that_fits_it(tg: FakeTelegram, bot) -> None:
+    li = User(1017, "李", "zh-hans")
+    step = await press(tg, li, await say(tg, li, "/start"), "LoRA 微调")
+    for label in ("Llama-3.1-8B", "跳过", "跳过", "100M tokens", "跳过"):
+        step = await press(tg, li, step, label)
+    answer = await press(tg, li, step, "总预算 ¥200")
+    assert "budget ¥200" in shown(answer) and "小时" in shown(answer)
