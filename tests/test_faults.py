@@ -40,7 +40,8 @@ async def test_a_slow_answer_is_waited_for(tg: FakeTelegram, bot) -> None:
 async def test_get_updates_failures_only_delay_polling(tg: FakeTelegram, bot) -> None:
     tg.fail_next("getUpdates", 502)
     tg.fail_next("getUpdates", drop=True)
-    reply = await say(tg, User(5004, "Bo", "en"), "/vram 7b")  # waits out the updater's back-off
+    update = tg.user_sends(User(5004, "Bo", "en"), text="/vram 7b")
+    reply = await tg.reply_to(update, timeout=20)  # waits out the updater's back-off
     assert "VRAM per card" in shown(reply)
     assert tg.injected == {"502": 1, "drop": 1}
 
