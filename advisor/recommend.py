@@ -184,6 +184,15 @@ def recommend(
     ] or comfortable
     # One machine beats a cluster whenever one machine will do.
     comfortable = [o for o in comfortable if not o.multi_node] or comfortable
+    # Training in bf16 (the default when no 16-bit type is named) wants a card that has it:
+    # V100/T4 would need the code switched to fp16 with loss scaling.
+    if w.mode.is_training and (w.compute_dtype or w.weights_format or "bf16") not in (
+        "fp16",
+        "fp32",
+    ):
+        comfortable = [
+            o for o in comfortable if catalog.gpus()[o.gpu_id].bf16_supported
+        ] or comfortable
     if budget_per_hour is not None:
         comfortable = [
             o

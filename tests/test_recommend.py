@@ -262,3 +262,14 @@ def test_multi_card_price_is_per_machine_not_per_card():
     ).named
     assert abs(rec.named.price_per_hour.amount - 2 * one.price_per_hour.amount) < 0.02
     assert "no_nvlink" in _codes(rec)
+
+
+def test_bf16_training_is_not_sent_to_a_card_without_bf16():
+    """LoRA on Llama-3.1-8B (bf16 by default). Expected: no top pick is a V100 or T4 (no bf16);
+    they stay in the full list, and fp16 training may still pick them."""
+    rec = _rec("lora llama-3.1-8b")
+    for o in (rec.cheapest, rec.best_value, rec.fastest):
+        assert catalog.gpus()[o.gpu_id].bf16_supported
+    assert "no_bf16" not in _codes(rec)
+    fp16 = _rec("lora llama-3.1-8b fp16")
+    assert any(not catalog.gpus()[o.gpu_id].bf16_supported for o in fp16.options)
