@@ -5,6 +5,7 @@ the command menus and the error handler; the handlers live in `commands` and `wi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import html
 import json
@@ -22,7 +23,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -233,7 +234,8 @@ async def on_error(update: object, context: Context) -> None:
     try:
         await settle_language(update, context)  # the error handler gets a fresh context
         if update.callback_query is not None:
-            await update.callback_query.answer()
+            with contextlib.suppress(TelegramError):  # the handler may have answered it already
+                await update.callback_query.answer()
         msg = update.effective_message
         body = label(context.lang, "alert.sorry")
         if msg is not None and update.callback_query is None:
@@ -253,7 +255,7 @@ async def purge_old_history(context: Context) -> None:
 async def post_init(app: Application) -> None:
     """Command menus for private and group chats, in Chinese and English (Telegram picks
     by the user's language), and the daily retention job. PTB runs this only from
-    run_polling; `bot.runner.serve` calls it itself."""
+    run_polling; `bot.runner.start` calls it itself."""
     for lang_code in ("", "zh", "en"):
         lang = "zh" if lang_code == "zh" else "en"
         private = [BotCommand(c, label(lang, f"cmd.{c}")) for c in PRIVATE_COMMANDS]

@@ -184,7 +184,8 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict]] = {}
         self.messages: dict[tuple[int, int], dict] = {}
         self.blocked_users: set[int] = set()
-        self.admins: set[int] = set()  # getChatMember answers "creator" for these, else "member"
+        self.admins: set[int] = set()
+        self._answered: set[str] = set()  # getChatMember answers "creator" for these, else "member"
         self.migrated_chats: dict[int, int] = {}
         self.faults: list[_Fault] = []
         self.fault_plan: FaultPlan | None = None
@@ -563,6 +564,14 @@ class FakeTelegram:
     def _dispatch(self, method: str, p: dict) -> Any:
         if method == "getMe":
             return self.bot_user
+        if method == "answerCallbackQuery":  # Telegram takes one answer per query
+            if p["callback_query_id"] in self._answered:
+                raise _ApiError(
+                    400,
+                    "Bad Request: query is too old and response timeout expired or query ID is invalid",
+                )
+            self._answered.add(p["callback_query_id"])
+            return True
         if method in (
             "deleteWebhook",
             "setMyDescription",

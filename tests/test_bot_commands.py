@@ -307,3 +307,22 @@ async def test_forged_or_stale_buttons_are_refused(tg: FakeTelegram, bot, data: 
     )
     assert "expired" in alert.params.get("text", "expired")
     assert "VRAM per card" in shown(await say(tg, bo, "/vram 7b"))
+
+
+async def test_a_button_whose_handler_fails_still_gets_an_apology(
+    tg: FakeTelegram, bot, monkeypatch
+) -> None:
+    import bot.answer as answer
+
+    bo = User(2026, "Bo", "en")
+    reply = await say(tg, bo, "/vram 7b")
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(answer, "compute", boom)
+    tg.user_clicks(bo, reply.result, [d for t, d in buttons(reply) if "Details" in t][0])
+    sorry = await tg.wait_for(
+        lambda c: c.method == "sendMessage" and "Sorry" in c.params.get("text", "")
+    )
+    assert str(sorry.params["chat_id"]) == str(bo.id)
