@@ -101,39 +101,20 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
         )
         for fmt in ("bf16", "int8", "int4")
     }
+    # LoRA on 16-bit weights, QLoRA on NF4, full fine-tune with the engine's default format.
     finetune = {
-        "lora": largest(
-            lambda s: llm(
+        mode: largest(
+            lambda s, m=mode, f=fmt: llm(
                 s,
-                mode="lora",
-                weights_format="bf16",
+                mode=m,
+                weights_format=f,
                 seq_len=2048,
                 batch_size=1,
                 gradient_checkpointing=True,
                 **train_shard,
             )
-        ),
-        "qlora": largest(
-            lambda s: llm(
-                s,
-                mode="qlora",
-                weights_format="nf4",
-                seq_len=2048,
-                batch_size=1,
-                gradient_checkpointing=True,
-                **train_shard,
-            )
-        ),
-        "full": largest(
-            lambda s: llm(
-                s,
-                mode="full",
-                seq_len=2048,
-                batch_size=1,
-                gradient_checkpointing=True,
-                **train_shard,
-            )
-        ),
+        )
+        for mode, fmt in (("lora", "bf16"), ("qlora", "nf4"), ("full", None))
     }
     probe = Workload(
         model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard
