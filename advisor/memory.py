@@ -177,13 +177,6 @@ def _params_from_arch(arch: Architecture | None) -> float:
     return (arch.layers * per_layer + 2 * arch.vocab * arch.hidden) / 1e9
 
 
-def format_bits(name: str) -> float:
-    spec = catalog.find_format(name)
-    if spec is None:
-        raise UnknownFormatError(name)
-    return spec.bits
-
-
 # --------------------------------------------------------------------------------------
 # LLM terms
 # --------------------------------------------------------------------------------------

@@ -42,10 +42,6 @@ class Mode(StrEnum):
     def is_training(self) -> bool:
         return self not in (Mode.inference, Mode.load_only)
 
-    @property
-    def is_adapter(self) -> bool:
-        return self in (Mode.lora, Mode.qlora, Mode.dora, Mode.ia3, Mode.prompt_tuning)
-
 
 class Optimizer(StrEnum):
     adamw = "adamw"

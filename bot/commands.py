@@ -11,7 +11,7 @@ from advisor import catalog
 from advisor.fit import card_fit
 from advisor.parse import parse_query
 from advisor.recommend import cheapest_price
-from bot.answer import apply_change, reply_with_answer, show_view
+from bot.answer import answer_choices, apply_change, reply_with_answer, show_view
 from bot.app import Context
 from bot.callbacks import pack, unpack
 from bot.replies import send, t
@@ -235,8 +235,8 @@ async def on_forget_button(update: Update, context: Context) -> None:
     context.application.persistence.forget_written()  # type: ignore[union-attr]
     # The in-memory copies too, or the next persistence write would bring them back.
     context.application.drop_user_data(user.id)
-    for key in [k for k in context.application.chat_data if k == user.id]:
-        context.application.drop_chat_data(key)
+    if user.id in context.application.chat_data:  # the private chat's data
+        context.application.drop_chat_data(user.id)
     await send(update, context, "forget_done", edit=True, deleted=deleted)
 
 
@@ -306,7 +306,10 @@ async def on_answer_button(update: Update, context: Context) -> None:
         what, choice = cb.args
         parsed = parse_query(entry.canonical)
         valid = (
-            choice == "x" and what == "m" or choice.isdigit() and int(choice) < _choices_len(what)
+            choice == "x"
+            and what == "m"
+            or choice.isdigit()
+            and int(choice) < len(answer_choices(what))
         )
         if parsed.ok and valid:
             await query.answer(t(context, "alert.working"))
@@ -315,12 +318,6 @@ async def on_answer_button(update: Update, context: Context) -> None:
             )
             return
     await query.answer(t(context, "alert.expired"), show_alert=True)
-
-
-def _choices_len(what: str) -> int:
-    from bot.answer import answer_choices
-
-    return len(answer_choices(what))
 
 
 async def on_stale_button(update: Update, context: Context) -> None:

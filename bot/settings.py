@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -26,14 +27,10 @@ class Settings(BaseSettings):
     rate_limit_overall_per_s: float = Field(default=30, gt=0)
     rate_limit_group_per_min: float = Field(default=20, gt=0)
 
-    @field_validator("telegram_bot_token", mode="before")
-    @classmethod
-    def _blank_token_is_none(cls, v: object) -> object:
-        return None if isinstance(v, str) and not v.strip() else v
-
-    @field_validator("telegram_api_base_url", "prices_file", mode="before")
+    @field_validator("telegram_bot_token", "telegram_api_base_url", "prices_file", mode="before")
     @classmethod
     def _blank_is_none(cls, v: object) -> object:
+        # `.env.example` leaves optional settings empty (`PRICES_FILE=`): empty means unset.
         return None if isinstance(v, str) and not v.strip() else v
 
     @field_validator("telegram_bot_token")
@@ -41,8 +38,6 @@ class Settings(BaseSettings):
     def _token_shape(cls, v: SecretStr | None) -> SecretStr | None:
         # BotFather tokens are <digits>:<35 url-safe characters>; checked here so a pasted
         # typo is one clear line at start-up, not a 401 later.
-        import re
-
         if v is not None and not re.fullmatch(r"\d{5,}:[\w-]{30,}", v.get_secret_value()):
             raise ValueError("does not look like a BotFather token (<digits>:<letters>)")
         return v

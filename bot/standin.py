@@ -196,7 +196,6 @@ class FakeTelegram:
         self._new_update = asyncio.Event()
         self.releasing = False
         self.valid_token: str | None = None
-        self.polls = 0  # getUpdates requests seen
         self._polled = asyncio.Event()  # when set, any other token gets 401 like Telegram  # while True, getUpdates answers at once (lets a poller stop fast)
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
@@ -510,7 +509,6 @@ class FakeTelegram:
         return self._err(fault.status, fault.description, fault.parameters)
 
     async def _get_updates(self, params: dict) -> list[dict]:
-        self.polls += 1
         self._polled.set()
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)

@@ -397,7 +397,6 @@ async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:
             "type_prompt",
             mention=_mention(user.id, user.first_name),
             step_label=t(context, f"step.{step}") if step else "",
-            default=_stated_default(draft, step) if step else None,
         ),
         reply_markup=ForceReply(selective=True, input_field_placeholder="13b fp16 / qwen2.5-7b"),
         message_thread_id=thread,
