@@ -241,21 +241,7 @@ def _parse(raw: str) -> ParsedQuery:
     out = ParsedQuery()
 
     # --- budget (before sizes: "3元/小时" must not read as a size) ---
-    if (m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")) or (
-        m := s.take(
-            r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"
-        )
-    ):
-        out.budget = Budget(amount=_number(m.group(1)), currency="CNY", per_hour=True)
-    elif m := s.take(r"\$\s*(\d+(?:\.\d+)?)\s*(?:/|per\s*)\s*(?:hour|hr|h)"):
-        out.budget = Budget(amount=_number(m.group(1)), currency="USD", per_hour=True)
-    elif m := s.take(
-        r"(?:预算|budget)\s*[:：]?\s*([¥￥$])?\s*(\d+(?:\.\d+)?)\s*(元|块|rmb|cny|usd|dollars?)?"
-    ):
-        usd = m.group(1) == "$" or (m.group(3) or "").startswith(("usd", "dollar"))
-        out.budget = Budget(
-            amount=_number(m.group(2)), currency="USD" if usd else "CNY", per_hour=False
-        )
+    out.budget = _take_budget(s)
 
     # --- GPU named, with a count ---
     gpu_pat = r"([a-z]*\d{2,4}[a-z]*(?:\s?(?:d|ti|super|pcie|sxm|nvl))?(?:\s?\d{2,3}\s?g(?:b)?)?|a100|h100|h800|h200|h20|a800|v100|t4|l4|l40s?|l20|a10g?|a40|b200|mi300x|910b)"
@@ -495,6 +481,29 @@ def _parse(raw: str) -> ParsedQuery:
         fields["num_gpus"] = out.gpu_count
     out.workload = Workload(**fields)
     return out
+
+
+def _take_budget(s: _Scan) -> Budget | None:
+    """¥5/h, 3元/小时, $2/h (per hour) or 预算 500元, budget $100 (the whole job)."""
+    if (m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")) or (
+        m := s.take(
+            r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"
+        )
+    ):
+        return Budget(amount=_number(m.group(1)), currency="CNY", per_hour=True)
+    if m := s.take(r"\$\s*(\d+(?:\.\d+)?)\s*(?:/|per\s*)\s*(?:hour|hr|h)"):
+        return Budget(amount=_number(m.group(1)), currency="USD", per_hour=True)
+    if m := s.take(
+        r"(?:预算|budget)\s*[:：]?\s*([¥￥$])?\s*(\d+(?:\.\d+)?)\s*(元|块|rmb|cny|usd|dollars?)?"
+    ):
+        usd = m.group(1) == "$" or (m.group(3) or "").startswith(("usd", "dollar"))
+        return Budget(amount=_number(m.group(2)), currency="USD" if usd else "CNY", per_hour=False)
+    return None
+
+
+def parse_budget(text: str) -> Budget | None:
+    """A budget alone ("¥10/h", "budget $100"), read as parse_query reads one."""
+    return _take_budget(_Scan(_normalize(text).lower()))
 
 
 def _find_model_span(s: _Scan) -> catalog.ModelSpec | None:

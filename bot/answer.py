@@ -10,7 +10,7 @@ from pathlib import Path
 from telegram import Update
 
 from advisor import catalog
-from advisor.parse import Budget, ParsedQuery, canonical_query, parse_query
+from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
 from advisor.recommend import Recommendation, recommend_query, summary
 from bot.app import Context
 from bot.callbacks import pack
@@ -86,14 +86,8 @@ def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
         )
     if choice == "x":
         return parsed.model_copy(update={"budget": None, "assumed": [], "ignored": []})
-    budget = parse_query("1b " + answer_choices("m")[int(choice)]).budget
-    return parsed.model_copy(
-        update={
-            "budget": Budget.model_validate(budget.model_dump()) if budget else None,
-            "assumed": [],
-            "ignored": [],
-        }
-    )
+    budget = parse_budget(answer_choices("m")[int(choice)])
+    return parsed.model_copy(update={"budget": budget, "assumed": [], "ignored": []})
 
 
 async def reply_with_answer(

@@ -243,3 +243,22 @@ def test_canonical_line_parses_back_to_the_same_workload(text):
 def test_any_text_returns_a_workload_or_an_error(text):
     p = parse_query(text)
     assert p.ok or p.error is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "currency", "per_hour"),
+    [
+        ("¥10/h", 10, "CNY", True),
+        ("3元/小时", 3, "CNY", True),
+        ("$2/h", 2, "USD", True),
+        ("budget $100", 100, "USD", False),
+        ("预算 500元", 500, "CNY", False),
+    ],
+)
+def test_a_budget_alone_reads_as_it_does_inside_a_query(text, amount, currency, per_hour):
+    from advisor.parse import parse_budget
+
+    b = parse_budget(text)
+    assert (b.amount, b.currency, b.per_hour) == (amount, currency, per_hour)
+    assert parse_query(f"7b {text}").budget == b
+    assert parse_budget("7b fp16") is None
