@@ -293,6 +293,21 @@ def close_gpu_names(name: str, n: int = 3) -> list[str]:
     return _close_ids(re.sub(r"[\s_\-]+", "", name.strip().lower()), _gpu_index(), n, cutoff=0.5)
 
 
+def search_gpus(text: str) -> tuple[list[GpuSpec], int | None]:
+    """Cards for `/gpus <text>`, smallest first: "24g" means at least 24 GB (a 24 GB card
+    reports 23.6-23.8 GiB usable, hence the 7% allowance), anything else matches a name,
+    id or alias. Also returns the GB floor when one was asked for."""
+    text = text.strip().lower()
+    cards = list(gpus().values())
+    min_gb = None
+    if m := re.fullmatch(r"(\d+)\s*g(?:b|ib)?", text):
+        min_gb = int(m.group(1))
+        cards = [g for g in cards if g.usable_vram_gib >= min_gb * 0.93]
+    elif text:
+        cards = [g for g in cards if text in g.id or text in g.name.lower() or text in g.aliases]
+    return sorted(cards, key=lambda g: (g.vram_gb, g.name)), min_gb
+
+
 def catalog_version() -> str:
     """A short stamp stored with each answer: which data it was computed from."""
     return f"models:{len(models())}/gpus:{len(gpus())}/prices:{len(_default_prices())}@2026-11-30"

@@ -30,10 +30,15 @@ def answer_choices(what: str) -> list[str]:
     return wizard_spec()["answer"][{"f": "precisions", "g": "cards", "m": "budgets"}[what]]
 
 
+def currency_for(context: Context) -> str:
+    """Prices in yuan for Chinese replies, dollars for English, unless a budget says otherwise."""
+    return "CNY" if context.lang == "zh" else "USD"
+
+
 def compute(parsed: ParsedQuery, context: Context) -> Recommendation:
     return recommend_query(
         parsed,
-        default_currency="CNY" if context.lang == "zh" else "USD",
+        default_currency=currency_for(context),
         prices_file=context.settings.prices_file,
     )
 

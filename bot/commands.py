@@ -10,8 +10,8 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Mess
 from advisor import catalog
 from advisor.fit import card_fit
 from advisor.parse import parse_query
-from advisor.recommend import cheapest_price
-from bot.answer import answer_choices, apply_change, reply_with_answer, show_view
+from advisor.recommend import Price, cheapest_price
+from bot.answer import answer_choices, apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context
 from bot.callbacks import pack, unpack
 from bot.replies import send, t
@@ -50,11 +50,9 @@ def _args_text(update: Update) -> str:
     return re.sub(r"^/\w+(@\w+)?\s*", "", raw, count=1)
 
 
-def _price(gpu_id: str, context: Context):  # noqa: ANN202
+def _price(gpu_id: str, context: Context) -> Price | None:
     prices = catalog.load_prices(context.settings.prices_file)
-    return cheapest_price(
-        gpu_id, prices, "CNY" if context.lang == "zh" else "USD"
-    ) or cheapest_price(gpu_id, prices, None)
+    return cheapest_price(gpu_id, prices, currency_for(context))
 
 
 # --- quick questions -------------------------------------------------------------------------
@@ -92,23 +90,10 @@ async def group_reply(update: Update, context: Context) -> None:
 
 
 async def gpus(update: Update, context: Context) -> None:
-    arg = _args_text(update).strip().lower()
-    cards = list(catalog.gpus().values())
-    min_gib = None
-    if m := re.fullmatch(r"(\d+)\s*g(?:b|ib)?", arg):
-        min_gib = int(m.group(1))
-        cards = [
-            g for g in cards if g.usable_vram_gib >= min_gib * 0.93
-        ]  # "24g" includes 23.6 GiB cards
-    elif arg:
-        cards = [
-            g
-            for g in cards
-            if arg in g.id or arg in g.name.lower() or any(arg == a for a in g.aliases)
-        ]
-    cards.sort(key=lambda g: (g.vram_gb, g.name))
+    query = _args_text(update).strip()
+    cards, min_gb = catalog.search_gpus(query)
     rows = [(g, _price(g.id, context)) for g in cards[:GPU_LIST_LIMIT]]
-    await send(update, context, "gpus", rows=rows, query=arg, min_gib=min_gib, total=len(cards))
+    await send(update, context, "gpus", rows=rows, query=query, min_gib=min_gb, total=len(cards))
 
 
 async def gpu(update: Update, context: Context) -> None:
