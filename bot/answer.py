@@ -3,10 +3,6 @@ change precision, budget or card, read the details, or start over."""
 
 from __future__ import annotations
 
-import tomllib
-from functools import cache
-from pathlib import Path
-
 from telegram import Update
 
 from advisor import catalog
@@ -14,20 +10,8 @@ from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_quer
 from advisor.recommend import Recommendation, recommend_query, summary
 from bot.app import Context
 from bot.callbacks import pack
+from bot.choices import answer_choices
 from bot.replies import Keyboard, send, t
-
-WIZARD_FILE = Path(__file__).with_name("wizard.toml")
-
-
-@cache
-def wizard_spec() -> dict:
-    with WIZARD_FILE.open("rb") as fh:
-        return tomllib.load(fh)
-
-
-def answer_choices(what: str) -> list[str]:
-    """The precision / card / budget choices offered under an answer."""
-    return wizard_spec()["answer"][{"f": "precisions", "g": "cards", "m": "budgets"}[what]]
 
 
 def currency_for(context: Context) -> str:

@@ -11,9 +11,10 @@ from advisor import catalog
 from advisor.fit import card_fit
 from advisor.parse import parse_query
 from advisor.recommend import Price, cheapest_price
-from bot.answer import answer_choices, apply_change, currency_for, reply_with_answer, show_view
+from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context
 from bot.callbacks import pack, unpack
+from bot.choices import answer_choices
 from bot.replies import send, t
 from bot.wizard import refuse_not_owner
 

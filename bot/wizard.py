@@ -26,9 +26,10 @@ from telegram.ext import (
 
 from advisor.memory import estimate
 from advisor.parse import ParsedQuery, parse_query
-from bot.answer import reply_with_answer, wizard_spec
+from bot.answer import reply_with_answer
 from bot.app import Context
 from bot.callbacks import Callback, pack, unpack
+from bot.choices import wizard_spec
 from bot.replies import Keyboard, deliver, t, text
 
 ASKING = 0
@@ -90,22 +91,11 @@ def _query(draft: dict, extra: tuple[str, str] | None = None) -> str:
 
 def _answered_by_text(step: str, parsed: ParsedQuery) -> bool:
     """A step whose answer the user already typed earlier ("qwen2.5-7b int4 32k")."""
-    w = parsed.workload
-    if w is None:
+    fills = wizard_spec()["steps"][step].get("fills")
+    if parsed.workload is None or fills is None:
         return False
-    return {
-        "precision_infer": w.weights_format is not None,
-        "precision_image": w.weights_format is not None,
-        "context": w.context_tokens is not None,
-        "seqlen": w.seq_len is not None,
-        "batch": w.batch_size is not None,
-        "rank": w.lora_rank is not None,
-        "optimizer": w.optimizer is not None,
-        "data": w.train_tokens is not None,
-        "resolution": w.image_width is not None,
-        "images": w.images_per_prompt is not None,
-        "budget": parsed.budget is not None,
-    }.get(step, False)
+    source = parsed if fills == "budget" else parsed.workload
+    return getattr(source, fills) is not None
 
 
 def _next_step(draft: dict) -> str | None:
@@ -183,23 +173,10 @@ def _page(
     )
 
 
-# The engine field whose assumed value a skipped step leaves in place.
-ASSUMED_FIELD = {
-    "precision_infer": "weights_format",
-    "precision_image": "weights_format",
-    "context": "context_tokens",
-    "seqlen": "seq_len",
-    "batch": "batch_size",
-    "optimizer": "optimizer",
-    "resolution": "resolution",
-    "images": "images",
-}
-
-
 def _stated_default(draft: dict, step: str) -> str | None:
     """What skipping this step means, as the engine would assume it for this draft (the
     model's own format, its context cap), else as wizard.toml states it."""
-    field = ASSUMED_FIELD.get(step)
+    field = wizard_spec()["steps"][step].get("assumed")
     parsed = parse_query(_query(draft)) if field and draft["answers"] else None
     if parsed is not None and parsed.workload is not None:
         for a in estimate(parsed.workload).assumed:
@@ -297,12 +274,11 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         choice = choices[int(args[1])]
         _record(draft, args[0], _choice_label(context, choice), choice["token"])
     elif action == "s" and args and args[0] in _steps(draft):
-        _record(
-            draft,
-            args[0],
-            t(context, "button.skip").replace("⏭", "").strip(),
-            spec["steps"][args[0]].get("default", ""),
+        default = _stated_default(draft, args[0])
+        shown = (
+            t(context, "choice.default", value=default) if default else t(context, "choice.skipped")
         )
+        _record(draft, args[0], shown, spec["steps"][args[0]].get("default", ""))
     elif action == "b":
         if draft["path"]:
             draft["answers"].pop(draft["path"].pop(), None)
@@ -398,7 +374,9 @@ async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:
             mention=_mention(user.id, user.first_name),
             step_label=t(context, f"step.{step}") if step else "",
         ),
-        reply_markup=ForceReply(selective=True, input_field_placeholder="13b fp16 / qwen2.5-7b"),
+        reply_markup=ForceReply(
+            selective=True, input_field_placeholder=t(context, "choice.placeholder")
+        ),
         message_thread_id=thread,
     )
 

@@ -229,3 +229,20 @@ async def test_a_total_budget_button_picks_the_job_that_fits_it(tg: FakeTelegram
         step = await press(tg, li, step, label)
     answer = await press(tg, li, step, "总预算 ¥200")
     assert "budget ¥200" in shown(answer) and "小时" in shown(answer)
+
+
+async def test_a_skipped_step_shows_the_default_it_left_in_place(tg: FakeTelegram, bot) -> None:
+    ann = User(1018, "Ann", "en")
+    step = await press(tg, ann, await say(tg, ann, "/start"), "Run an LLM")
+    step = await press(tg, ann, step, "Qwen2.5-7B")
+    step = await press(tg, ann, step, "Skip")
+    assert "✓ Precision / quantization: default (BF16)" in shown(step)
+
+
+def test_every_step_field_in_wizard_toml_exists_in_the_engine() -> None:
+    from advisor.models import Workload
+    from bot.choices import wizard_spec
+
+    for name, step in wizard_spec()["steps"].items():
+        fills = step.get("fills")
+        assert fills is None or fills == "budget" or fills in Workload.model_fields, name
