@@ -25,9 +25,14 @@ def gib(value: float | int | None) -> str:
     return f"{v:.1f} GiB" if v < 100 else f"{v:.0f} GiB"
 
 
-def bar(fraction: float, width: int = 10) -> str:
-    n = max(0, min(width, round(fraction * width)))
+def bar(part: float, whole: float, width: int = 10) -> str:
+    """A text bar for part of a whole (a term of the VRAM total)."""
+    n = max(0, min(width, round(part / whole * width))) if whole else 0
     return "█" * n + "░" * (width - n)
+
+
+def pct(fraction: float) -> str:
+    return f"{fraction * 100:.0f}%"
 
 
 def money(price) -> str:  # noqa: ANN001
@@ -61,7 +66,7 @@ def _env() -> Environment:
         undefined=StrictUndefined,
         auto_reload=False,  # templates ship with the code; no stat() per reply
     )
-    env.filters.update(gib=gib, bar=bar, money=money)
+    env.filters.update(gib=gib, bar=bar, pct=pct, money=money)
     return env
 
 
