@@ -326,3 +326,60 @@ async def test_a_button_whose_handler_fails_still_gets_an_apology(
         lambda c: c.method == "sendMessage" and "Sorry" in c.params.get("text", "")
     )
     assert str(sorry.params["chat_id"]) == str(bo.id)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("/vram llama-9-900b", "我不认识模型"),
+        ("/vram", "一句话就能问"),
+        ("/gpus 24g", "显存 ≥ 24 GB"),
+        ("/gpu rtx 9999", "我不认识显卡"),
+        ("/fit 2x3090", "能跑什么"),
+        ("/history", "还没有提问"),
+        ("/help", "在群里"),
+        ("/stats", "只对机器人管理员开放"),
+        ("/forget", "要删除我保存的"),
+        ("/lang", "选择语言"),
+    ],
+)
+async def test_commands_in_a_group_in_chinese_quote_the_asker(
+    tg: FakeTelegram, bot, command: str, expected: str
+) -> None:
+    """The other language and the group path of each command: addressed with @BotName,
+    answered in Chinese, quoting the member who asked."""
+    name, _, rest = command.partition(" ")
+    update = tg.user_sends(User(2030, "王", "zh-hans"), LAB, f"{name}@GpuAdvisorBot {rest}".strip())
+    reply = await tg.reply_to(update)
+    assert expected in shown(reply)
+    assert reply.params["reply_parameters"]["message_id"] == update["message"]["message_id"]
+
+
+async def test_details_and_foreign_button_alerts_in_chinese(tg: FakeTelegram, bot) -> None:
+    wang, li = User(2031, "王", "zh-hans"), User(2032, "李", "zh-hans")
+    answer = await say(tg, wang, "/vram@GpuAdvisorBot qwen2.5-7b", LAB)
+    details = await press(tg, wang, answer, "详细解释")
+    assert "的显存是怎么算的" in shown(details)
+    click = tg.user_clicks(
+        li, details.result, [d for t, d in buttons(details) if "返回结果" in t][0]
+    )
+    alert = await tg.wait_for(
+        lambda c: (
+            c.method == "answerCallbackQuery"
+            and c.params["callback_query_id"] == click["callback_query"]["id"]
+        )
+    )
+    assert alert.params["text"].startswith("这个菜单属于 王")
+
+
+async def test_typing_prompt_in_a_group_in_chinese(tg: FakeTelegram, bot) -> None:
+    wang = User(2033, "王", "zh-hans")
+    step = await press(tg, wang, await say(tg, wang, "/start@GpuAdvisorBot", LAB), "运行大模型")
+    tg.user_clicks(wang, step.result, [d for t, d in buttons(step) if "手动输入" in t][0])
+    prompt = await tg.wait_for(
+        lambda c: (
+            c.method == "sendMessage" and "force_reply" in (c.params.get("reply_markup") or {})
+        )
+    )
+    assert "请直接回复这条消息" in prompt.params["text"]
+    assert prompt.params["reply_markup"]["input_field_placeholder"].startswith("例如")
