@@ -349,7 +349,8 @@ async def on_text(update: Update, context: Context) -> int | None:
         return ASKING
     alone = parse_query(msg.text)
     model_step = _steps(draft)[0]
-    if step != model_step and alone.ok and model_step.startswith("model"):
+    names_model = wizard_spec()["steps"][model_step].get("fills") == "model"
+    if step != model_step and alone.ok and names_model:
         step = model_step  # "llama-3.1-8b int4" typed later: a change of model, not a precision
     parsed = parse_query(_query(draft, (step, msg.text)))
     if not parsed.ok:
