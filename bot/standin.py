@@ -445,6 +445,8 @@ class FakeTelegram:
             call.result = self._dispatch(method, params)
         except _ApiError as exc:
             call.error = exc.description
+            if "not modified" in exc.description:  # the message stays as the user sees it
+                call.result = self.messages.get((int(params["chat_id"]), int(params["message_id"])))
             self._record(call)
             return self._err(exc.status, exc.description, exc.parameters)
         self._record(call)

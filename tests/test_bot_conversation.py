@@ -246,3 +246,16 @@ def test_every_step_field_in_wizard_toml_exists_in_the_engine() -> None:
     for name, step in wizard_spec()["steps"].items():
         fills = step.get("fills")
         assert fills is None or fills == "budget" or fills in Workload.model_fields, name
+
+
+async def test_an_unchanged_edit_still_leaves_pressable_buttons(tg: FakeTelegram, bot) -> None:
+    ann = User(1019, "Ann", "en")
+    step = await press(tg, ann, await say(tg, ann, "/start"), "Run an LLM")
+    step = await press(tg, ann, step, "Qwen3-30B-A3B")
+    step = await press(tg, ann, step, "BF16")
+    refused = await press(tg, ann, step, "128k")
+    again = await press(tg, ann, refused, "128k")
+    assert (
+        "not modified" in again.error and again.result["message_id"] == refused.result["message_id"]
+    )
+    assert "Step 4/5" in shown(await press(tg, ann, again, "8k"))
