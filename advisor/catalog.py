@@ -150,7 +150,16 @@ def _load(name: str) -> dict:
 
 @cache
 def models() -> dict[str, ModelSpec]:
-    return {m["id"]: ModelSpec(**m) for m in _load("models.toml")["model"]}
+    # models.toml plus one file per family under data/models/ (added as the catalog grows)
+    raw = list(_load("models.toml")["model"])
+    for path in sorted((DATA_DIR / "models").glob("*.toml")):
+        raw += _load(f"models/{path.name}")["model"]
+    specs = [ModelSpec(**m) for m in raw]
+    by_id = {m.id: m for m in specs}
+    if len(by_id) != len(specs):
+        dup = sorted({m.id for m in specs if sum(o.id == m.id for o in specs) > 1})
+        raise ValueError(f"models: duplicate ids {dup}")
+    return by_id
 
 
 @cache

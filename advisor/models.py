@@ -79,6 +79,27 @@ class Offload(StrEnum):
     sequential = "sequential"  # diffusers enable_sequential_cpu_offload: weights streamed
 
 
+class Runtime(StrEnum):
+    """The program that runs the model: each allocates memory its own way (issue 12).
+
+    Ollama and LM Studio run llama.cpp; ComfyUI and the WebUIs run diffusers-like pipelines.
+    They are kept apart because the answer names the program the user typed.
+    """
+
+    transformers = "transformers"
+    vllm = "vllm"
+    sglang = "sglang"
+    tgi = "tgi"
+    llamacpp = "llamacpp"
+    ollama = "ollama"
+    lmstudio = "lmstudio"
+    exllamav2 = "exllamav2"
+    mlx = "mlx"
+    diffusers = "diffusers"
+    comfyui = "comfyui"
+    webui = "webui"
+
+
 class Confidence(StrEnum):
     high = "high"
     medium = "medium"
@@ -170,6 +191,8 @@ class Workload(BaseModel):
     cpu_offload: Offload = Offload.none
     kv_cache_dtype: str | None = Field(default=None, pattern=r"^(fp32|fp16|bf16|fp8|q8_0|q4_0)$")
     framework: str | None = Field(default=None, max_length=40)
+    runtime: Runtime | None = None  # None: the engine picks the usual one and says so
+    concurrency: int | None = Field(default=None, ge=1, le=65_536)  # concurrent requests served
 
     train_tokens: int | None = Field(default=None, ge=1, le=10**15)
 
