@@ -211,7 +211,11 @@ class Term(BaseModel):
 
     name: str
     bytes: int
-    formula: str
+    formula: str  # English arithmetic, for logs and the CLI
+    # For answers in the user's language: `formula_key` names a line in
+    # templates/{lang}/formulas.toml, filled with `values` (None: show `formula`).
+    formula_key: str | None = None
+    values: dict[str, float | int | str] = {}
 
 
 class Estimate(BaseModel):

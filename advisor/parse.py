@@ -37,6 +37,7 @@ class ParsedQuery(BaseModel):
     workload: Workload | None = None
     gpu_id: str | None = None
     gpu_count: int | None = None
+    vram_gib: float | None = None  # a bare memory size ("我只有 12g 显存"): a card with that much
     budget: Budget | None = None
     understood: list[str] = []
     ignored: list[str] = []
