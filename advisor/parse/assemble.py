@@ -81,7 +81,9 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         fields["kind"] = kind
     mode = r.mode
     if mode is None:
-        mode = "full" if kind == Kind.classic else "inference"
+        served = vocab.load("tasks")["default_inference"]["id_prefixes"]
+        trained = kind == Kind.classic and not (r.spec and r.spec.id.startswith(tuple(served)))
+        mode = "full" if trained else "inference"
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
     if mode == "lora" and fields.get("weights_format") in ("int4", "nf4", "fp4"):
         mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
