@@ -79,7 +79,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         fields["params_b"] = r.params_b
     if kind is not None:
         fields["kind"] = kind
-    mode = r.mode
+    mode = r.mode or _implied_mode(fields, assumed)
     if mode is None:
         served = vocab.load("tasks")["default_inference"]["id_prefixes"]
         trained = kind == Kind.classic and not (r.spec and r.spec.id.startswith(tuple(served)))
@@ -101,6 +101,19 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         # as a batch does (one sequence each).
         fields.setdefault("batch_size", fields["concurrency"])
     return fields
+
+
+def _implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
+    """Training words without a mode word ("fsdp 4卡", "unsloth", "amp") still mean training."""
+    implied = vocab.load("runtimes")["implied_mode"]
+    parallelism = fields.get("parallelism")
+    mode = implied["parallelism"].get(parallelism.value if parallelism else "")
+    mode = mode or implied["framework"].get(fields.get("framework") or "")
+    if mode is None and fields.get("mixed_precision") is not None:
+        mode = implied["mixed_precision"]
+    if mode is not None:
+        assumed.append(f"mode = {mode} (training words)")
+    return mode
 
 
 def _place_context(fields: dict[str, Any], r: Reading) -> None:
