@@ -91,7 +91,9 @@ def recognize_formats(s: Scan, r: Reading) -> None:
 
 @cache
 def _vague() -> re.Pattern[str]:
-    return re.compile(vocab.alternation(vocab.load("quant")["vague"]["words"]))
+    vague = vocab.load("quant")["vague"]
+    not_after = "".join(f"(?<!{re.escape(w)})" for w in vague["not_after"])
+    return re.compile(not_after + vocab.alternation(vague["words"]))
 
 
 def recognize_vague_quant(s: Scan, r: Reading) -> None:
