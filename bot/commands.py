@@ -11,6 +11,7 @@ from advisor import catalog
 from advisor.fit import card_fit
 from advisor.parse import parse_query
 from advisor.recommend import Price, cheapest_price
+from bot import followup
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context
 from bot.callbacks import pack, unpack
@@ -68,14 +69,16 @@ async def vram(update: Update, context: Context) -> None:
 
 
 async def free_text(update: Update, context: Context) -> None:
-    """Private chat, no wizard running: the text is a question."""
+    """Private chat, no wizard running: the text is a question, or changes the last one."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
-    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+    last = await followup.last_question(update, context)
+    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
 
 
 async def group_reply(update: Update, context: Context) -> None:
-    """Group, no wizard running for this member: a reply to one of our messages is a question."""
+    """Group, no wizard running for this member: a reply to one of our messages is a question;
+    a reply to one of our answers may change that answer's question."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
     if (
@@ -84,7 +87,8 @@ async def group_reply(update: Update, context: Context) -> None:
         or msg.reply_to_message.from_user.id != context.bot.id
     ):
         return
-    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+    last = await followup.replied_question(update, context)
+    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
 
 
 # --- the catalog ----------------------------------------------------------------------------------
