@@ -56,12 +56,36 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "optimizer_in_backward",
         True,
     ),
+    (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
     (
         r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
         "text_encoder_format",
         "compute",
     ),
 ]
+
+# What the case's free-text `framework` says, read by a fixed word table: the runtime
+# that ran the model, and the training stack (first match wins).
+RUNTIME_WORDS: list[tuple[str, str]] = [
+    (r"vllm", "vllm"),
+    (r"sglang", "sglang"),
+    (r"llama\.?cpp|gguf", "llamacpp"),
+    (r"ollama", "ollama"),
+    (r"exllama", "exllamav2"),
+    (r"diffusers|sample_video", "diffusers"),
+    (r"transformers|optimum|peft|trl|torchtune|unsloth|torchtitan", "transformers"),
+]
+STACK_WORDS: list[tuple[str, str]] = [
+    (r"torchtune", "torchtune"),
+    (r"torchtitan", "torchtitan"),
+    (r"unsloth", "unsloth"),
+    (r"mmseg|mmcv", "mmsegmentation"),
+    (r"peft|trl", "peft"),
+    (r"optimum", "optimum"),
+    (r"deepspeed", "deepspeed"),
+    (r"transformers", "transformers"),
+]
+DTYPES = {"f16": "fp16", "fp8+bf16": "bf16", "f32": "fp32"}
 
 OPTIMIZERS = {
     "adamw": "adamw",
@@ -84,7 +108,13 @@ PARALLEL = {
     "zero2": "zero2",
     "zero3": "zero3",
     "deepspeed-zero3": "zero3",
+    "fsdp+tp": "fsdp",
+    "fsdp+tp+pp": "fsdp",
 }
+
+
+def _first(table: list[tuple[str, str]], text: str) -> str | None:
+    return next((v for pattern, v in table if re.search(pattern, text, re.I)), None)
 
 
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
@@ -137,21 +167,38 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
         "image_height": wl.get("image_height"),
         "images_per_prompt": wl.get("images_per_prompt"),
         "denoise_steps": wl.get("denoise_steps"),
-        "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower())
+        "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower().replace("-", "_"))
         if wl.get("optimizer")
         else None,
-        "gradient_checkpointing": wl.get("gradient_checkpointing"),
-        "attention": wl.get("attention")
-        if wl.get("attention") in ("eager", "sdpa", "flash", "sliced")
+        "gradient_checkpointing": bool(wl["gradient_checkpointing"])
+        if wl.get("gradient_checkpointing") is not None
         else None,
+        "selective_checkpointing": "selective" in str(wl.get("gradient_checkpointing")),
+        "attention": _first(
+            [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")],
+            str(wl.get("attention") or ""),
+        ),
         "lora_rank": wl.get("lora_rank"),
         "lora_targets": wl.get("lora_targets"),
         "gradient_accumulation": wl.get("gradient_accumulation"),
         "num_gpus": wl.get("num_gpus") or 1,
         "parallelism": PARALLEL.get(str(wl.get("parallelism") or "none").lower()),
-        "kv_cache_dtype": wl.get("kv_cache_dtype"),
-        "framework": wl.get("framework"),
+        "kv_cache_dtype": DTYPES.get(wl.get("kv_cache_dtype"), wl.get("kv_cache_dtype")),
+        "framework": _first(STACK_WORDS, wl.get("framework") or ""),
+        "runtime": _first(RUNTIME_WORDS, wl.get("framework") or ""),
     }
+    for key in ("weights_format", "compute_dtype"):
+        fields[key] = DTYPES.get(fields[key], fields[key])
+    par = str(wl.get("parallelism") or "")
+    if "+tp" in par:
+        # The quote names the degrees ("FSDP 32, TP 8"); without one, TP 8 inside a node.
+        m_tp = re.search(r"TP\s*(\d+)", case.get("quote") or "")
+        fields["tensor_parallel"] = int(m_tp.group(1)) if m_tp else 8
+    if "+pp" in par:
+        m_pp = re.search(r"PP\s*(\d+)", case.get("quote") or "")
+        fields["pipeline_parallel"] = int(m_pp.group(1)) if m_pp else 8
+    if fields["mode"] == "inference" and wl.get("seq_len") and not wl.get("prompt_tokens"):
+        fields["context_tokens"] = wl["seq_len"]
     if wl.get("cpu_offload"):
         fields["cpu_offload"] = (
             "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
@@ -169,9 +216,29 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
                 value = wl.get("compute_dtype") or "fp16"
             fields[field] = value
             knobs.append(f"{field}={value}")
+    fields.update(numbers_in_notes(notes, fields))
     if kind == Kind.diffusion and spec is None:
         fields["kind"] = Kind.llm if arch is not None else Kind.diffusion
     return Workload(**{k: v for k, v in fields.items() if v is not None}), knobs
+
+
+def numbers_in_notes(notes: str, fields: dict) -> dict:
+    """Settings the schema has no field for but every source of that kind states in its
+    notes: the frame count of a video, how many layers' MoE experts llama.cpp kept on the
+    host (its --n-cpu-moe), and the transformers generation (tuple KV cache and full-prompt
+    logits before 4.36/4.45; sources from 2023 name no version)."""
+    out: dict = {}
+    if m := re.search(r"(\d+) frames", notes):
+        out["video_frames"] = int(m.group(1))
+    if m := re.search(r"(\d+) of \d+ layers' experts on host", notes):
+        out["n_cpu_moe"] = int(m.group(1))
+    if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
+        version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
+        if version:
+            out["legacy_generate"] = (int(version.group(1)), int(version.group(2))) < (4, 36)
+        elif re.search(r"2023 transformers|PyTorch (1\.|2\.0)", notes):
+            out["legacy_generate"] = True
+    return out
 
 
 def guide_formula_bytes(case: dict) -> float:
