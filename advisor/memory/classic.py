@@ -5,10 +5,11 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import Breakdown, finish
+from advisor.memory.terms import Breakdown, family_band, finish
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.models import (
     Estimate,
+    Kind,
     Optimizer,
     ResolvedModel,
     Workload,
@@ -50,4 +51,6 @@ def estimate_classic_cnn(
         allocated += acc.add(
             "activations", batch * per_sample / 4, f"inference: batch {batch}, no saved activations"
         )
-    return finish(acc, allocated, w, w.mode.is_training, (0.3, 0.5))
+    return finish(
+        acc, allocated, w, w.mode.is_training, family_band(Kind.classic, w.mode.is_training)
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import Breakdown, finish, rebalance
+from advisor.memory.terms import Breakdown, family_band, finish, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -125,7 +125,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
                 den_act,
                 f"denoiser at batch {batch_eff} ({images} images{' x 2 for CFG' if cfg else ''}), {int(attn_tokens)} attention tokens",
             )
-    return finish(acc, allocated, w, False, (0.15, 0.25))
+    return finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
 
 
 def generic_diffusion_spec(params_b: float) -> ModelSpec:
@@ -214,4 +214,4 @@ def estimate_diffusion_training(
     listed = sum(t.bytes for t in acc.terms)
     if listed != allocated:
         rebalance(acc, allocated)
-    return finish(acc, allocated, w, True, (0.2, 0.3))
+    return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))

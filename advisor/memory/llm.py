@@ -5,21 +5,28 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.resolve import default_format
+from advisor.memory.runtimes import (
+    LLAMACPP_FAMILY,
+    SERVING_ENGINES,
+    InferenceSetup,
+    add_weights,
+    exllama,
+    llamacpp,
+    pick_runtime,
+    transformers,
+    vllm,
+)
 from advisor.memory.terms import Breakdown, band, finish
 from advisor.memory.training import estimate_training
-from advisor.memory.transformer import (
-    CONCAT_CACHE_FRAMEWORKS,
-    STATIC_CACHE_FRAMEWORKS,
-    estimate_weight_bytes,
-    kv_bytes_per_token,
-    mlp_width,
-)
+from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
+    Architecture,
     Attention,
     Estimate,
     Mode,
     Parallelism,
     ResolvedModel,
+    Runtime,
     Workload,
 )
 
@@ -64,9 +71,29 @@ def estimate_transformer(
             framework,
         )
 
-    # ---- inference ----
+    return estimate_inference(
+        w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, par, split, attention
+    )
+
+
+def estimate_inference(
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    acc: Breakdown,
+    arch: Architecture,
+    fmt: str,
+    weight_bytes: int,
+    weight_formula: str,
+    par: Parallelism,
+    split: int,
+    attention: Attention,
+) -> Estimate:
+    runtime, assumed = pick_runtime(w, model.kind, fmt)
+    if assumed:
+        acc.assume("runtime", runtime.value)
     batch = w.batch_size or 1
-    if w.batch_size is None:
+    if w.batch_size is None and w.concurrency is None:
         acc.assume("batch_size", 1)
     if w.context_tokens:
         prompt = w.prompt_tokens or max(w.context_tokens - (w.new_tokens or 0), 1)
@@ -78,64 +105,42 @@ def estimate_transformer(
         context = min(4096, arch.max_context_tokens)
         prompt = context
         acc.assume("context_tokens", context)
-    if w.mode == Mode.load_only:
-        allocated = acc.add(
-            "weights",
-            weight_bytes / split,
-            weight_formula + (f" / {split} cards" if split > 1 else ""),
-        )
-        return finish(acc, allocated, w, False, band(model, spec, False))
-
     kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
-    if w.kv_cache_dtype is None:
+    if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
+        kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
+    if w.kv_cache_dtype is None and w.mode != Mode.load_only:
         acc.assume("kv_cache_dtype", kv_dtype)
-    cache_len = context
-    if framework in STATIC_CACHE_FRAMEWORKS and w.context_tokens is None:
-        cache_len = max(context, min(arch.max_context_tokens, 8192))
-    per_tok = kv_bytes_per_token(arch, kv_dtype, cache_len, framework)
-    kv_split = n if par == Parallelism.tp else 1
-    kv = per_tok * cache_len * batch / kv_split
-    concat = framework in CONCAT_CACHE_FRAMEWORKS
-
-    w_b = acc.add(
-        "weights", weight_bytes / split, weight_formula + (f" / {split} cards" if split > 1 else "")
+    setup = InferenceSetup(
+        w=w,
+        model=model,
+        spec=spec,
+        arch=arch,
+        runtime=runtime,
+        fmt=fmt,
+        weight_bytes=weight_bytes,
+        weight_formula=weight_formula,
+        split=split,
+        tp=w.num_gpus if par == Parallelism.tp else 1,
+        batch=batch,
+        prompt=prompt,
+        context=context,
+        kv_dtype=kv_dtype,
+        attention=attention,
+        framework=w.framework.lower() if w.framework else None,
+        weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
     )
-    kv_b = acc.add(
-        "kv_cache",
-        kv,
-        f"{per_tok / 1024:.0f} KiB/token ({arch.layers} layers x {arch.kv_heads_} KV heads x "
-        f"{arch.head_dim_} x 2 x {kv_dtype}) x {cache_len} tokens x batch {batch}"
-        + (f" / {kv_split} cards" if kv_split > 1 else ""),
-    )
-    # Prefill: one layer's transients for every prompt token at once (engines chunk it).
-    prefill_tokens = batch * prompt
-    if framework in ("vllm", "sglang"):
-        prefill_tokens = min(prefill_tokens, 8192)
-    h = arch.hidden
-    act_per_token = (6 * h + 4 * mlp_width(arch) / kv_split) * 2  # 16-bit buffers of one layer
-    attn = 0.0
-    if attention == Attention.eager:
-        attn = batch * arch.heads / kv_split * prompt * prompt * 6
-    logits_tokens = prefill_tokens if concat else batch
-    logits = logits_tokens * arch.vocab * 6 / kv_split  # 16-bit logits + fp32 upcast
-    # Layer buffers are freed before the lm_head runs: the prefill peak is one or the other.
-    prefill = max(prefill_tokens * act_per_token + attn, logits)
-    # The concatenated copy exists at decode steps only: generating one token is a prefill.
-    decodes = w.new_tokens is None or w.new_tokens > 1
-    decode_extra = kv if concat and decodes else 0.0
-    if prefill >= decode_extra:
-        act_b = acc.add(
-            "activations",
-            prefill,
-            f"prefill of {prefill_tokens} tokens: hidden/MLP buffers of one layer"
-            + (" + eager attention scores" if attn else "")
-            + f" + logits over {arch.vocab} tokens",
-        )
+    if w.mode == Mode.load_only:
+        allocated = add_weights(setup, acc)
+    elif runtime in SERVING_ENGINES:
+        allocated = vllm.allocate(setup, acc)
+    elif runtime in LLAMACPP_FAMILY:
+        allocated = llamacpp.allocate(setup, acc)
+    elif runtime == Runtime.exllamav2:
+        allocated = exllama.allocate(setup, acc)
     else:
-        act_b = acc.add(
-            "activations",
-            decode_extra,
-            "decode step: generate() concatenates the KV cache, old and new copies coexist",
-        )
-    allocated = w_b + kv_b + act_b
-    return finish(acc, allocated, w, False, band(model, spec, False))
+        allocated = transformers.allocate(setup, acc)
+    est = finish(acc, allocated, w, False, band(model, spec, False))
+    est.runtime = runtime
+    est.kv_bytes_per_token = int(setup.kv_per_token)
+    est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")
+    return est

@@ -3,17 +3,24 @@ slack that turn tensors into what nvidia-smi shows, and the uncertainty band."""
 
 from __future__ import annotations
 
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
 from advisor.catalog import ModelSpec
 from advisor.models import (
     Assumption,
     Confidence,
     Estimate,
+    Kind,
     ResolvedModel,
     Term,
     Workload,
 )
 
 GIB = 2**30
+BAND_FILE = Path(__file__).resolve().parent.parent / "data" / "band.toml"
 
 # CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator. HF "Efficient
 # training on a single GPU" measured ~1343 MiB on a V100 (CUDA 11, eager module loading);
@@ -36,10 +43,27 @@ class Breakdown:
         self.terms: list[Term] = []
         self.assumed: list[Assumption] = []
 
-    def add(self, name: str, value: float, formula: str) -> int:
+    def add(
+        self,
+        name: str,
+        value: float,
+        formula: str,
+        key: str | None = None,
+        **values: float | int | str,
+    ) -> int:
+        """Add a term. `key` names its line in templates/{lang}/formulas.toml (default: the
+        term's name) and `values` fill that line's placeholders."""
         b = max(int(value), 0)
         if b > 0:
-            self.terms.append(Term(name=name, bytes=b, formula=formula))
+            self.terms.append(
+                Term(
+                    name=name,
+                    bytes=b,
+                    formula=formula,
+                    formula_key=key or name,
+                    values={"gib": round(b / GIB, 2), **values},
+                )
+            )
         return b
 
     def assume(self, field: str, value: object) -> None:
@@ -79,18 +103,35 @@ def finish(
         low_bytes=int(total * (1 - lo)),
         high_bytes=int(total * (1 + hi)),
         confidence=confidence,
+        band_low_fraction=lo,
+        band_high_fraction=hi,
     )
 
 
+@cache
+def _band_table() -> dict[str, Any]:
+    with BAND_FILE.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def band_family(kind: Kind, training: bool) -> str:
+    """The family whose measured spread sets the band: llm, diffusion or classic, by mode."""
+    group = kind.value if kind in (Kind.llm, Kind.diffusion) else "classic"
+    return f"{group}_{'training' if training else 'inference'}"
+
+
+def family_band(kind: Kind, training: bool) -> tuple[float, float]:
+    row = _band_table()[band_family(kind, training)]
+    return row["low"], row["high"]
+
+
 def band(model: ResolvedModel, spec: ModelSpec | None, training: bool) -> tuple[float, float]:
-    if spec is None:
-        lo, hi = 0.15, 0.40  # architecture guessed from the size alone
-    elif spec.checked:
-        lo, hi = 0.08, 0.10
-    else:
-        lo, hi = 0.10, 0.15
-    if training:
-        lo, hi = lo + 0.07, hi + 0.10
+    """The band's low and high fractions for this family (data/band.toml), wider when the
+    architecture was guessed from the size alone."""
+    table = _band_table()
+    lo, hi = family_band(model.kind, training)
+    if spec is None and model.arch is not None and not model.from_catalog:
+        lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
     return lo, hi
 
 
