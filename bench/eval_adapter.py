@@ -24,8 +24,13 @@ from advisor.models import Architecture, Kind, Workload  # noqa: E402
 # skipped by the lookbehind.
 NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"enable_model_cpu_offload|\bMODEL offload", "cpu_offload", "model"),
-    (r"enable_sequential_cpu_offload|SEQUENTIAL offload", "cpu_offload", "sequential"),
-    (r"enable_vae_slicing|VAE slicing", "vae_slicing", True),
+    (
+        r"enable_sequential_cpu_offload|SEQUENTIAL offload|[Ss]equential \(per-submodule\) CPU",
+        "cpu_offload",
+        "sequential",
+    ),
+    (r"(?<![Ss]equential )\bCPU offloading\b", "cpu_offload", "model"),
+    (r"(?<!no )(enable_vae_slicing|VAE slicing)", "vae_slicing", True),
     (r"AutoencoderTiny|taesd", "tiny_vae", True),
     (
         r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU",
@@ -40,6 +45,12 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         True,
     ),
     (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
+    (
+        r"transformer \+ T5|T5 \+ transformer|text encoder \+ transformer|transformer and all "
+        r"three text encoders|T5 encoder, transformer and VAE all quantized",
+        "text_encoder_format",
+        "weights",
+    ),
     (
         r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
         "text_encoder_format",
@@ -196,10 +207,17 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     ):
         pass  # fp32 base weights under AMP: the engine adds the 16-bit compute copy
     notes = case.get("notes") or ""
+    # The quote is read too: a table row's label ("4Bit + CPU offloading + VAE tiling")
+    # can be the only place a setting is named. Offload modes are diffusers' (inference).
+    text = f"{notes} {case.get('quote') or ''}"
     for pattern, field, value in NOTE_KNOBS:
-        if re.search(pattern, notes):
+        if field == "cpu_offload" and (kind != Kind.diffusion or wl["mode"] != "inference"):
+            continue
+        if re.search(pattern, text):
             if value == "compute":
                 value = wl.get("compute_dtype") or "fp16"
+            elif value == "weights":
+                value = wl.get("weights_precision")
             fields[field] = value
             knobs.append(f"{field}={value}")
     fields.update(numbers_in_notes(notes, fields))
