@@ -201,6 +201,7 @@ class Workload(BaseModel):
     video_frames: int | None = Field(default=None, ge=1, le=10_000)
     vae_tiling: bool = False
     selective_checkpointing: bool = False  # torchtitan/Megatron SAC: some activations kept
+    trainable_embeddings: bool = False  # PEFT modules_to_save: embeddings + lm_head train
     tensor_parallel: int | None = Field(default=None, ge=1, le=1024)  # TP inside FSDP/ZeRO
     pipeline_parallel: int | None = Field(default=None, ge=1, le=1024)
     max_num_batched_tokens: int | None = Field(default=None, ge=1, le=10_000_000)  # vLLM

@@ -37,6 +37,7 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "text_encoders_on_gpu",
         False,
     ),
+    (r"modules_to_save", "trainable_embeddings", True),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
     (r"(?<!no )activation offloading", "activation_offload", True),
     (
@@ -114,7 +115,8 @@ def _first(table: list[tuple[str, str]], text: str) -> str | None:
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     m, wl = case["model"], case["workload"]
     knobs: list[str] = []
-    spec = catalog.find_model(m.get("name") or "")
+    # "PSPNet R-50-D8 (Cityscapes)": the parenthesis names the data set, not the model.
+    spec = catalog.find_model(re.sub(r"\s*\([^)]*\)$", "", m.get("name") or ""))
     if spec is None and m.get("name"):
         # A quantized or re-uploaded checkpoint (TheBloke/...-GPTQ) names its base model.
         base = re.sub(r"(?i)[-_](gptq|awq|gguf|bnb.*|4bit|8bit)$", "", m["name"].split("/")[-1])

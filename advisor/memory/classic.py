@@ -26,11 +26,15 @@ def estimate_classic_cnn(
     if w.batch_size is None:
         acc.assume("batch_size", 32)
     ref = (spec.reference_input if spec else None) or 224
-    size = w.image_width or ref
+    width = w.image_width or ref
+    height = w.image_height or width
+    size = f"{width}x{height}"
     per_sample = (
         spec.activation_bytes_per_sample if spec and spec.activation_bytes_per_sample else 50e6
     )
-    per_sample *= (size / ref) ** 2 * (0.55 if amp else 1.0)
+    # Convolutional activations scale with the input area; AMP halves most of them (batch
+    # norm statistics and the loss stay fp32).
+    per_sample *= width * height / ref**2 * (0.55 if amp else 1.0)
     allocated = acc.add(
         "weights", params * catalog.find_format(fmt).bits / 8, f"{params / 1e6:.1f}M params x {fmt}"
     )  # type: ignore[union-attr]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.terms import Breakdown, band, finish, rebalance
@@ -28,6 +30,12 @@ from advisor.models import (
 FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
+# DeepSpeed's bf16/fp16 ZeRO optimizer keeps an fp32 gradient for its partition beside the
+# fp32 master weights and moments (stage_1_and_2.py single_partition_of_fp32_groups[i].grad,
+# stage3.py fp32_partitioned_groups_flat[i].grad): 4 more bytes per trained parameter.
+DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
+DEEPSPEED_FP32_GRAD_BYTES = 4
+SAC_SAVED_FRACTION = 0.5
 
 
 def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp32: bool) -> float:
@@ -129,7 +137,7 @@ def estimate_training(
     layer_params = (params - embedding_params(arch)) / arch.layers
     if split > 1 and par in (Parallelism.zero3, Parallelism.fsdp):
         gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
-        gathered = 2 * layer_params * gather_bits / 8
+        gathered = 2 * layer_params * gather_bits / 8 / (w.tensor_parallel or 1)
         acc.add(
             "gathered_layers",
             gathered,
@@ -164,11 +172,18 @@ def estimate_training(
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(opt, 4 if master else param_bytes, master)
+        if master and par in DEEPSPEED_ZERO:
+            per += DEEPSPEED_FP32_GRAD_BYTES
         o_b = acc.add(
             "optimizer",
             trainable * per / shard_states,
             f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value}{' + fp32 master' if master else ''})"
             + (f" / {shard_states}" if shard_states > 1 else ""),
+            key="optimizer",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=per,
+            optimizer=opt.value,
+            shards=shard_states,
         )
         # torch's foreach AdamW/Lion step allocates one more state-sized buffer; the fused
         # kernels do not, and torchtune's recipe configs ask for `fused: True`.
@@ -189,26 +204,33 @@ def estimate_training(
 
     # Activations.
     tokens = batch * seq
-    tp = n if par == Parallelism.tp else 1
+    tp = w.tensor_parallel or (n if par == Parallelism.tp else 1)
+    pp = w.pipeline_parallel or (n if par == Parallelism.pp else 1)
+    # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
+    # flight, about the whole local batch (torchtitan / Megatron schedules).
+    layers = math.ceil(arch.layers / pp)
     seq_eff = seq + (200 if w.mode == Mode.prompt_tuning else 0)
     per_layer_tok = activation_bytes_per_token_layer(arch, seq_eff, attention, elem, dropout) / tp
     if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and framework in PEFT_FRAMEWORKS:
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
     one_layer = per_layer_tok * batch * seq_eff
-    if gc:
-        ckpt = (
-            0.0
-            if w.activation_offload
-            else 2 * arch.hidden * (elem / 2) * tokens * arch.layers / tp
-        )
-        saved = ckpt + one_layer
+    ckpt = 0.0
+    if gc and w.selective_checkpointing:
+        # Selective (op-level) checkpointing keeps about half of each layer's saved
+        # tensors: torchtitan's default SAC policy saves every second matmul output and the
+        # attention output, recomputing the rest (torchtitan docs, activation_checkpoint).
+        saved = one_layer * layers * SAC_SAVED_FRACTION
         formula = (
-            f"checkpointed: {arch.layers} layer inputs x {tokens} tokens + one layer recomputed"
+            f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
         )
+    elif gc:
+        ckpt = 0.0 if w.activation_offload else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
+        saved = ckpt + one_layer
+        formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:
-        saved = one_layer * arch.layers
-        formula = f"{arch.layers} layers x {tokens} tokens x {per_layer_tok / 1024:.0f} KiB (Korthikanti 2022, {attention.value})"
+        saved = one_layer * layers
+        formula = f"{layers} layers x {tokens} tokens x {per_layer_tok / 1024:.0f} KiB (Korthikanti 2022, {attention.value})"
     if w.mode == Mode.dora:
         saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
         formula += " + DoRA weight-norm products"
@@ -231,7 +253,7 @@ def estimate_training(
     # starts: a layer's transient never coexists with the logits.
     forward_peak = grads_live + a_b + max(logits_b, transient)
     step_peak = g_b + step_temp
-    backward_peak = g_b + transient + (ckpt if gc and not w.activation_offload else 0) * 0.5
+    backward_peak = g_b + transient + ckpt * 0.5
     peak_extra = max(forward_peak, step_peak, backward_peak)
     if peak_extra == step_peak and step_temp > 0:
         acc.add("optimizer_step", step_temp, "foreach optimizer step: one more state-sized buffer")

@@ -116,7 +116,9 @@ def trainable_params(w: Workload, arch: Architecture | None, params: float) -> f
         per_layer = sum(rank * (i + o) for i, o in dims)
         if mode == Mode.dora:
             per_layer += sum(o for _, o in dims)  # magnitude vector per output
-        return per_layer * arch.layers
+        # PEFT modules_to_save=["embed_tokens", "lm_head"]: full trainable copies.
+        extra = embedding_params(arch) if w.trainable_embeddings else 0
+        return per_layer * arch.layers + extra
     if mode == Mode.ia3:
         return arch.layers * (2 * arch.kv_heads_ * arch.head_dim_ + mlp_width(arch))
     if mode == Mode.prompt_tuning:
