@@ -338,7 +338,10 @@ def suggest_fixes(w: Workload, named: Option) -> list[str]:
     if not w.mode.is_training:
         for fmt in ("fp8", "int8", "awq-4bit", "q4_k_m"):
             if gpu.fp8_supported or fmt != "fp8":
-                tries.append((f"quantize:{fmt}", w.model_copy(update={"weights_format": fmt})))
+                # A diffusion pipeline's text encoders are quantized too (the engine keeps
+                # them 16-bit unless told); an LLM ignores the field.
+                update = {"weights_format": fmt, "text_encoder_format": fmt}
+                tries.append((f"quantize:{fmt}", w.model_copy(update=update)))
         if (w.context_tokens or 4096) > 2048:
             tries.append(
                 (
