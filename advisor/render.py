@@ -14,6 +14,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from advisor.pitfalls import gpu_notes
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 LANGS = ("zh", "en")
 
@@ -99,7 +101,8 @@ def formulas(lang: str) -> dict[str, str]:
 
 def formula(lang: str, term) -> str:  # noqa: ANN001
     """A term's arithmetic in the reader's language: the formulas.toml line when the engine
-    names one, else (Chinese) the term's name and its size, never the English formula."""
+    names one; else in English the engine's formula, in Chinese the numbers that went in
+    (never the English formula), or nothing when there are none."""
     line = formulas(lang).get(term.formula_key or "")
     if line:
         try:
@@ -108,9 +111,9 @@ def formula(lang: str, term) -> str:  # noqa: ANN001
             pass
     if lang == "en":
         return term.formula
-    return label(
-        lang, "formula.fallback", term=label(lang, f"term.{term.name}"), size=gib(term.bytes)
-    )
+    numbers = [f"{v:g}" if isinstance(v, int | float) else str(v) for v in term.values.values()]
+    numbers = [n for n in numbers if re.fullmatch(r"[\d.eE+-]+", n)]
+    return label(lang, "formula.fallback", numbers="、".join(numbers)) if numbers else ""
 
 
 _ASSUMED = re.compile(r"^\s*([a-z_]+)\s*=\s*(.+?)\s*$")
@@ -157,6 +160,19 @@ def ignored(parsed) -> list[str]:  # noqa: ANN001
     return [f for f in (s.strip(" -·,，;；") for s in parsed.ignored) if re.search(r"\w", f)]
 
 
+_HF_SOURCE = re.compile(r"config\.json of (\S+) \(Hugging Face Hub\)")
+
+
+def model_source(lang: str, source: str | None) -> str:
+    """Where a model's architecture came from, in the reader's language: the Hugging Face
+    repo when the catalog cites one; English citations stay out of Chinese replies."""
+    if source and (m := _HF_SOURCE.search(source)):
+        return label(lang, "source.hf", repo=m.group(1))
+    if lang == "en" and source:
+        return source
+    return label(lang, "source.catalog")
+
+
 def workload_facts(result) -> dict[str, object]:  # noqa: ANN001
     """What the headline states about the job: mode, format, context, batch, cards, runtime
     (asked or assumed), for the templates to word."""
@@ -201,6 +217,8 @@ def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> s
         "assumptions": lambda parsed, result: assumptions(lang, parsed, result),
         "ignored": ignored,
         "facts": workload_facts,
+        "model_source": lambda source: model_source(lang, source),
+        "gpu_note": lambda gpu_id: gpu_notes().get(gpu_id, {}).get(lang, ""),
     }
     text = _env().get_template(f"{lang}/{template}.j2").render(lang=lang, **helpers, **ctx).strip()
     text = re.sub(r"\n{3,}", "\n\n", text)
