@@ -1,27 +1,30 @@
 """The one module that talks SQL: users, chats, question history and PTB's saved state.
 
-One aiosqlite connection in autocommit mode, WAL journal and a busy timeout. Every
-statement is parameterized. Multi-statement changes run in an explicit transaction under
-an asyncio lock, so two handlers never interleave inside one.
+Two connections, each owned by one thread (`bot.sqlite_worker`): the writer runs every
+write, each a single BEGIN IMMEDIATE … COMMIT with its results fetched inside, one after
+another; the reader serves reads, which in WAL mode see only committed rows and never
+wait for the writer. Every statement is parameterized.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
+import logging
+import os
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import quote
 
-import aiosqlite
 from pydantic import BaseModel
 
+from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker
+
+log = logging.getLogger(__name__)
+
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
-BUSY_TIMEOUT_MS = 5000
 SEEN_REFRESH_S = 300  # last_seen is kept to five minutes; saves two writes on most updates
 CACHE_LIMIT = 100_000
 
@@ -70,99 +73,70 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, str, Pa
 
 
 class Repository:
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
-        self._db = conn
+    def __init__(self, writer: SQLiteWorker, reader: SQLiteWorker, path: Path) -> None:
+        self._writer = writer
+        self._reader = reader
         self.path = path
-        self._tx_lock = asyncio.Lock()
-        # One bot process owns the file (Telegram allows one poller per token), so these
-        # in-memory copies stay true; every write below that changes them clears them.
+        # One bot process owns the file (the lock in bot.instance), so these in-memory
+        # copies stay true; every write below that changes them clears them.
         self._seen_at: dict[tuple, float] = {}
         self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
 
-    # --- opening, migrations -------------------------------------------------------------
+    # --- opening, checks, migrations -------------------------------------------------------
 
     @classmethod
     async def open(cls, path: Path | str, migrations_dir: Path = MIGRATIONS_DIR) -> Repository:
+        """Open (create, migrate) the database and prove it usable: a committed write and
+        `PRAGMA quick_check`. Any failure is a StorageError naming the file."""
         path = Path(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(path, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
+            _prepare_files(path)
+        except OSError as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
-        repo = cls(conn, path)
+        writer = SQLiteWorker(path, "writer")
+        reader = SQLiteWorker(path, "reader")
+        repo = cls(writer, reader, path)
         try:
-            await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            await repo._migrate(migration_files(migrations_dir))
-            await conn.execute("PRAGMA journal_mode = WAL")
-            await conn.execute("PRAGMA synchronous = NORMAL")
-            await conn.execute("PRAGMA foreign_keys = ON")
-        except StorageError:
-            await conn.close()
+            await writer.open(
+                f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+                "PRAGMA foreign_keys = ON",
+                # /forget: deleted rows are overwritten with zeros, not left in free pages
+                "PRAGMA secure_delete = ON",
+            )
+            version = await writer.run(
+                lambda conn: _migrate(conn, path, migration_files(migrations_dir))
+            )
+            await writer.run(_use_wal)
+            await writer.run(lambda conn: _check_usable(conn, version))
+            await reader.open(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}", "PRAGMA query_only = ON")
+        except BaseException as exc:
+            await reader.close()
+            await writer.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StorageError(f"cannot use database {path}: {exc}") from exc
             raise
-        except sqlite3.Error as exc:
-            await conn.close()
-            raise StorageError(f"cannot use database {path}: {exc}") from exc
+        _restrict(path)
         return repo
 
     async def schema_version(self) -> int:
-        rows = await self._all(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        )
-        if not rows:
-            return 0
-        row = await self._one("SELECT MAX(version) FROM schema_migrations")
-        return int(row[0] or 0)
-
-    async def _migrate(self, files: list[tuple[int, str, Path]]) -> None:
-        current = await self.schema_version()
-        known = files[-1][0] if files else 0
-        if current > known:
-            raise StorageError(
-                f"database {self.path} has schema version {current}, newer than this code "
-                f"(knows up to {known}); run a newer release or restore a backup"
-            )
-        for version, name, file in files:
-            if version <= current:
-                continue
-            script = (
-                "BEGIN IMMEDIATE;\n"
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);\n"
-                f"{file.read_text(encoding='utf-8')}\n;\n"
-                # version and name come from the file name pattern above (digits, word chars)
-                f"INSERT INTO schema_migrations VALUES ({version}, '{name}', '{now_iso()}');\n"
-                "COMMIT;"
-            )
-            try:
-                await self._db.executescript(script)
-            except sqlite3.Error as exc:
-                if self._db.in_transaction:
-                    await self._db.execute("ROLLBACK")
-                raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
+        return await self._reader.run(_schema_version)
 
     async def close(self) -> None:
-        await self._db.close()
+        await self._reader.close()
+        await self._writer.close()
 
     # --- small helpers ---------------------------------------------------------------------
 
-    async def _all(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
-        async with self._db.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+    async def _all(self, sql: str, params: tuple = ()) -> list[tuple]:
+        return await self._reader.run(lambda conn: conn.execute(sql, params).fetchall())
 
-    async def _one(self, sql: str, params: tuple = ()) -> sqlite3.Row | None:
-        async with self._db.execute(sql, params) as cur:
-            return await cur.fetchone()
+    async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
+        rows = await self._all(sql, params)
+        return rows[0] if rows else None
 
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._tx_lock:
-            await self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                await self._db.execute("ROLLBACK")
-                raise
-            await self._db.execute("COMMIT")
+    async def _write(self, sql: str, params: tuple = ()) -> int:
+        """One statement as one transaction; returns the rows it changed."""
+        return await self._writer.transaction(lambda conn: conn.execute(sql, params).rowcount)
 
     # --- users and chats -------------------------------------------------------------------
 
@@ -183,9 +157,10 @@ class Repository:
             self._seen_at.clear()
         self._seen_at[signature] = now
         ts = now_iso()
-        async with self._tx_lock:
+
+        def write(conn: sqlite3.Connection) -> None:
             if user_id is not None:
-                await self._db.execute(
+                conn.execute(
                     "INSERT INTO users (user_id, first_name, tg_language, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET "
                     "first_name = excluded.first_name, "
@@ -194,12 +169,14 @@ class Repository:
                     (user_id, first_name, tg_language, ts, ts),
                 )
             if chat_id is not None and chat_type is not None:
-                await self._db.execute(
+                conn.execute(
                     "INSERT INTO chats (chat_id, type, title, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
                     "type = excluded.type, title = excluded.title, last_seen = excluded.last_seen",
                     (chat_id, chat_type, chat_title, ts, ts),
                 )
+
+        await self._writer.transaction(write)
 
     async def user(self, user_id: int) -> dict | None:
         row = await self._one(
@@ -216,19 +193,23 @@ class Repository:
         """(the user's /lang choice, the group's default), each None when not chosen."""
         key = (user_id, chat_id)
         if key not in self._languages:
-            user = (
-                await self._one("SELECT language FROM users WHERE user_id = ?", (user_id,))
-                if user_id
-                else None
-            )
-            chat = (
-                await self._one("SELECT language FROM chats WHERE chat_id = ?", (chat_id,))
-                if chat_id
-                else None
-            )
+
+            def read(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
+                user = conn.execute(
+                    "SELECT language FROM users WHERE user_id = ?", (user_id,)
+                ).fetchall()
+                chat = conn.execute(
+                    "SELECT language FROM chats WHERE chat_id = ?", (chat_id,)
+                ).fetchall()
+                return (
+                    user[0][0] if user and user_id else None,
+                    chat[0][0] if chat and chat_id else None,
+                )
+
+            choices = await self._reader.run(read)
             if len(self._languages) > CACHE_LIMIT:
                 self._languages.clear()
-            self._languages[key] = (user[0] if user else None, chat[0] if chat else None)
+            self._languages[key] = choices
         return self._languages[key]
 
     def _forget_cached(self) -> None:
@@ -236,28 +217,34 @@ class Repository:
         self._seen_at.clear()
 
     async def set_user_language(self, user_id: int, language: str | None) -> None:
-        await self._db.execute(
-            "UPDATE users SET language = ? WHERE user_id = ?", (language, user_id)
-        )
+        await self._write("UPDATE users SET language = ? WHERE user_id = ?", (language, user_id))
         self._forget_cached()
 
     async def set_chat_language(self, chat_id: int, language: str | None) -> None:
-        await self._db.execute(
-            "UPDATE chats SET language = ? WHERE chat_id = ?", (language, chat_id)
-        )
+        await self._write("UPDATE chats SET language = ? WHERE chat_id = ?", (language, chat_id))
         self._forget_cached()
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
-        """A group upgraded to a supergroup gets a new id; its history follows it."""
-        self._forget_cached()
-        async with self._transaction() as db:
-            await db.execute(
-                "UPDATE OR IGNORE chats SET chat_id = ?, type = 'supergroup' WHERE chat_id = ?",
+        """A group upgraded to a supergroup gets a new id; its language and history follow.
+        Telegram sends two service messages (migrate_to in the old group, migrate_from in
+        the new one) in either order; the supergroup may have spoken first, so its row may
+        exist already. Running this twice is harmless."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO chats (chat_id, type, title, language, first_seen, last_seen) "
+                "SELECT ?, 'supergroup', title, language, first_seen, last_seen FROM chats "
+                "WHERE chat_id = ? ON CONFLICT (chat_id) DO UPDATE SET type = 'supergroup', "
+                "language = COALESCE(chats.language, excluded.language)",
                 (new_chat_id, old_chat_id),
             )
-            await db.execute(
+            conn.execute("DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
+            conn.execute(
                 "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
             )
+
+        await self._writer.transaction(write)
+        self._forget_cached()
 
     # --- history ---------------------------------------------------------------------------
 
@@ -274,24 +261,27 @@ class Repository:
         update_id: int | None = None,
     ) -> int:
         """Store one question; an update delivered twice (after a crash) keeps one row."""
-        row = await self._one(
-            "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, workload_json, "
-            "summary_json, catalog_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (update_id) DO UPDATE SET update_id = excluded.update_id RETURNING id",
-            (
-                update_id,
-                user_id,
-                chat_id,
-                raw_text,
-                canonical,
-                json.dumps(workload, ensure_ascii=False) if workload is not None else None,
-                json.dumps(summary, ensure_ascii=False) if summary is not None else None,
-                catalog_version,
-                now_iso(),
-            ),
+        params = (
+            update_id,
+            user_id,
+            chat_id,
+            raw_text,
+            canonical,
+            json.dumps(workload, ensure_ascii=False) if workload is not None else None,
+            json.dumps(summary, ensure_ascii=False) if summary is not None else None,
+            catalog_version,
+            now_iso(),
         )
-        assert row is not None
-        return int(row[0])
+        rows = await self._writer.transaction(
+            lambda conn: conn.execute(
+                "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, "
+                "workload_json, summary_json, catalog_version, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
+                "DO UPDATE SET update_id = excluded.update_id RETURNING id",
+                params,
+            ).fetchall()
+        )
+        return int(rows[0][0])
 
     _HISTORY_COLUMNS = (
         "id, user_id, chat_id, raw_text, canonical, workload_json, summary_json, "
@@ -299,7 +289,7 @@ class Repository:
     )
 
     @staticmethod
-    def _entry(row: sqlite3.Row) -> HistoryEntry:
+    def _entry(row: tuple) -> HistoryEntry:
         return HistoryEntry(
             id=row[0],
             user_id=row[1],
@@ -334,29 +324,33 @@ class Repository:
 
     async def purge_history(self, older_than_days: int) -> int:
         cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(timespec="seconds")
-        async with self._db.execute("DELETE FROM history WHERE created_at < ?", (cutoff,)) as cur:
-            return cur.rowcount
+        return await self._write("DELETE FROM history WHERE created_at < ?", (cutoff,))
 
     async def forget_user(self, user_id: int) -> dict[str, int]:
-        """Delete everything stored about one user; returns what was deleted, by kind."""
+        """Delete everything stored about one user; returns what was deleted, by kind. The
+        WAL is then checkpointed and truncated, so the deleted text does not linger in the
+        `-wal` file (secure_delete has zeroed it in the database file)."""
+
+        def delete(conn: sqlite3.Connection) -> dict[str, int]:
+            statements = {
+                "questions": ("DELETE FROM history WHERE user_id = ?", (user_id,)),
+                "saved_state": (
+                    "DELETE FROM ptb_state WHERE (kind IN ('user_data', 'chat_data') AND key = ?) "
+                    "OR (kind LIKE 'conversation:%' AND json_extract(key, '$[#-1]') = ?)",
+                    (str(user_id), user_id),
+                ),
+                "profile": ("DELETE FROM users WHERE user_id = ?", (user_id,)),
+                "private_chat": (
+                    "DELETE FROM chats WHERE chat_id = ? AND type = 'private'",
+                    (user_id,),
+                ),
+            }
+            return {kind: conn.execute(sql, p).rowcount for kind, (sql, p) in statements.items()}
+
+        counts = await self._writer.transaction(delete)
         self._forget_cached()
-        async with self._transaction() as db:
-            counts: dict[str, int] = {}
-            async with db.execute("DELETE FROM history WHERE user_id = ?", (user_id,)) as cur:
-                counts["questions"] = cur.rowcount
-            async with db.execute(
-                "DELETE FROM ptb_state WHERE (kind = 'user_data' AND key = ?) "
-                "OR (kind LIKE 'conversation:%' AND json_extract(key, '$[#-1]') = ?)",
-                (str(user_id), user_id),
-            ) as cur:
-                counts["saved_state"] = cur.rowcount
-            async with db.execute("DELETE FROM users WHERE user_id = ?", (user_id,)) as cur:
-                counts["profile"] = cur.rowcount
-            async with db.execute(
-                "DELETE FROM chats WHERE chat_id = ? AND type = 'private'", (user_id,)
-            ) as cur:
-                counts["private_chat"] = cur.rowcount
-            return counts
+        await self._writer.run(_checkpoint)
+        return counts
 
     async def stats(self, days: int = 14) -> Stats:
         cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
@@ -389,14 +383,16 @@ class Repository:
 
     async def inbox_add(self, updates: list[dict]) -> None:
         ts = now_iso()
-        await self._db.executemany(
-            "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)",
-            # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
-            [(u["update_id"], json.dumps(u), ts) for u in updates],
+        # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
+        rows = [(u["update_id"], json.dumps(u), ts) for u in updates]
+        await self._writer.transaction(
+            lambda conn: conn.executemany(
+                "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)", rows
+            )
         )
 
     async def inbox_done(self, update_id: int) -> None:
-        await self._db.execute("DELETE FROM inbox WHERE update_id = ?", (update_id,))
+        await self._write("DELETE FROM inbox WHERE update_id = ?", (update_id,))
 
     async def inbox_pending(self) -> list[dict]:
         return [
@@ -411,31 +407,141 @@ class Repository:
 
     async def save_state(self, kind: str, key: str, data: object | None) -> None:
         if data is None:
-            await self._db.execute("DELETE FROM ptb_state WHERE kind = ? AND key = ?", (kind, key))
+            await self._write("DELETE FROM ptb_state WHERE kind = ? AND key = ?", (kind, key))
         else:
-            await self._db.execute(
+            await self._write(
                 "INSERT INTO ptb_state (kind, key, data) VALUES (?, ?, ?) "
                 "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
                 (kind, key, json.dumps(data, ensure_ascii=False)),
             )
 
 
+# --- on the writer's thread, at open ---------------------------------------------------------
+
+
+def _prepare_files(path: Path) -> None:
+    """The folder (0700 when we create it) and the file (0600), created before SQLite does so
+    that no moment exists where others may read them. A missing folder or file is logged: a
+    deleted data folder or a start from another working directory must not pass unnoticed."""
+    folder = path.parent
+    if not folder.exists():
+        log.warning("data folder %s does not exist; creating it", folder.resolve())
+        folder.mkdir(mode=0o700, parents=True)
+    if not path.exists():
+        log.warning("no database at %s; starting a new, empty one", path.resolve())
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
+def _restrict(path: Path) -> None:
+    """Owner-only database files, even for a file an earlier release created world-readable.
+    SQLite gives -wal and -shm the database file's mode when it creates them."""
+    for suffix in ("", "-wal", "-shm"):
+        f = path.with_name(path.name + suffix)
+        try:
+            if f.exists() and f.stat().st_mode & 0o077:
+                f.chmod(0o600)
+        except OSError as exc:  # a file we do not own: say so, keep going
+            log.warning("could not make %s private: %s", f, exc)
+
+
+def _schema_version(conn: sqlite3.Connection) -> int:
+    if not conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchall():
+        return 0
+    return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchall()[0][0] or 0)
+
+
+def _migrate(conn: sqlite3.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
+    current = _schema_version(conn)
+    known = files[-1][0] if files else 0
+    if current > known:
+        raise StorageError(
+            f"database {path} has schema version {current}, newer than this code "
+            f"(knows up to {known}); run a newer release or restore a backup"
+        )
+    for version, name, file in files:
+        if version <= current:
+            continue
+        script = (
+            "BEGIN IMMEDIATE;\n"
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);\n"
+            f"{file.read_text(encoding='utf-8')}\n;\n"
+            # version and name come from the file name pattern above (digits, word chars)
+            f"INSERT INTO schema_migrations VALUES ({version}, '{name}', '{now_iso()}');\n"
+            "COMMIT;"
+        )
+        try:
+            conn.executescript(script)
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
+    return max(current, known)
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode = WAL").fetchall()
+    conn.execute("PRAGMA synchronous = NORMAL").fetchall()
+
+
+def _check_usable(conn: sqlite3.Connection, version: int) -> None:
+    """A read-only file or folder opens fine and fails at the first write; a damaged file
+    fails at some later read. Both are found here, at start-up, instead."""
+    problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+    if problems != ["ok"]:
+        raise StorageError(
+            f"database {_shown(conn)} is damaged (PRAGMA quick_check: {problems[0]}); "
+            "restore a backup"
+        )
+    try:
+        # a committed write: the schema version in the file header, where `file` shows it
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"PRAGMA user_version = {int(version)}")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise StorageError(f"database {_shown(conn)} is not writable: {exc}") from exc
+
+
+def _shown(conn: sqlite3.Connection) -> str:
+    return next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "?")
+
+
+def _checkpoint(conn: sqlite3.Connection) -> None:
+    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+    if busy:  # a reader was mid-query; the next checkpoint gets it
+        log.info("WAL checkpoint after /forget was busy; SQLite's next one completes it")
+
+
 def backup_database(source: Path, target: Path) -> None:
     """A consistent copy of a live database through SQLite's online backup API. Runs from the
-    command line (`python -m bot backup PATH`), never inside a handler."""
-    if not source.exists():
+    command line (`python -m bot backup PATH`), never inside a handler. The copy is created
+    owner-only (0600) before SQLite writes into it."""
+    if not source.is_file():
         raise StorageError(f"no database at {source}")
-    if target.exists():
-        raise StorageError(f"{target} exists; choose a new file name")
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
     try:
-        src.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        dst = sqlite3.connect(target)
+        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        raise StorageError(f"{target} exists; choose a new file name") from None
+    except OSError as exc:
+        raise StorageError(f"cannot create {target}: {exc}") from exc
+    os.close(fd)
+    try:
+        # A URI, so that mode=ro applies; the path is percent-encoded, or a '#', '?' or '%'
+        # in it would be read as URI syntax (an empty copy, or a traceback).
+        src = sqlite3.connect(f"file:{quote(str(source.resolve()))}?mode=ro", uri=True)
         try:
-            src.backup(dst)
+            src.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            dst = sqlite3.connect(target)
+            try:
+                src.backup(dst)
+            finally:
+                dst.close()
         finally:
-            dst.close()
+            src.close()
     except sqlite3.Error as exc:
+        target.unlink(missing_ok=True)
         raise StorageError(f"backup failed: {exc}") from exc
-    finally:
-        src.close()

@@ -41,6 +41,14 @@ def _migrations(
 SHIPPED = len(list(MIGRATIONS_DIR.glob("*.sql")))
 
 
+def _set_created_at(db: Path, history_id: int, created_at: str) -> None:
+    """Age a question from a second connection (the repository holds no lock between writes)."""
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE history SET created_at = ? WHERE id = ?", (created_at, history_id))
+    con.close()
+
+
 async def test_migrations_from_empty_create_every_table_and_record_the_version(
     tmp_path: Path,
 ) -> None:
@@ -198,7 +206,7 @@ async def test_retention_purges_only_old_questions(tmp_path: Path) -> None:
             summary=None,
             catalog_version="v",
         )
-        await repo._db.execute("UPDATE history SET created_at = ? WHERE id = ?", (day, hid))
+        _set_created_at(db, hid, day)
     assert await repo.purge_history(180) == 1
     assert [e.raw_text[:4] for e in await repo.recent_history(1, 1)] == ["2099"]
     await repo.close()
@@ -295,9 +303,7 @@ async def test_the_daily_retention_job_is_scheduled_and_purges(
             summary=None,
             catalog_version="v",
         )
-        await app.repo._db.execute(
-            "UPDATE history SET created_at = '2020-01-01T00:00:00+00:00' WHERE id = ?", (hid,)
-        )
+        _set_created_at(app.repo.path, hid, "2020-01-01T00:00:00+00:00")
         await app.repo.add_history(
             user_id=1,
             chat_id=1,
