@@ -62,7 +62,7 @@ def _gib(b: float) -> str:
 def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
     """What applies to running this workload on `pick` (a card and a count): shown beside a
     pick, and in the answer's list for the headline setup."""
-    from advisor.recommend.constraints import blockers
+    from advisor.recommend.constraints import blockers, nvlinked
 
     w, model = result.workload, result.model
     out = [_p(code, gpu=gpu.name) for code in blockers(gpu, result)]
@@ -82,7 +82,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         out.append(_p("no_flash_attention", gpu=gpu.name))
     if gpu.cc >= 10.0 and gpu.segment != "datacenter" or gpu.id.startswith("rtx-5"):
         out.append(_p("blackwell_cuda"))
-    if pick.count > 1 and not gpu.has_nvlink:
+    if pick.count > 1 and not nvlinked(gpu, pick.count):
         out.append(_p("no_nvlink", gpu=gpu.name))
     note = gpu_notes().get(gpu.id)
     if note is not None:

@@ -159,17 +159,24 @@ def _verdict(setup: EstimateResult, o: Option | None) -> tuple[Verdict | None, l
 
 def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
     """Free notebooks (Kaggle, Colab) when the job fits their card with the guide's headroom
-    and the card can run it: coursework rarely needs to rent."""
+    and the card can run it: coursework rarely needs to rent. Their T4 has no bf16, so
+    training is judged in fp16 mixed precision (the `fp16` flag tells the template)."""
     est = result.estimate
+    w = result.workload
     if est is None or result.model.kind not in (Kind.llm, Kind.classic, Kind.diffusion):
         return []
-    out = []
+    if w.num_gpus > 1:
+        return []
+    out: list[dict[str, str | int]] = []
     for tier in platforms()["free"]:
         gpu = catalog.gpus()[tier["gpu_id"]]
-        if blockers(gpu, result) or result.workload.num_gpus > 1:
+        trial = result
+        if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
+            trial = estimate(w.model_copy(update={"compute_dtype": "fp16"}))
+        if blockers(gpu, trial) or trial.estimate is None:
             continue
-        if est.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
-            out.append(tier)
+        if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
+            out.append({**tier, "fp16": int(trial is not result)})
     return out
 
 

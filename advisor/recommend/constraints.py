@@ -44,8 +44,16 @@ def speed_constants() -> dict[str, float]:
     return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
 
 
-def allreduce_latency_s(gpu: GpuSpec) -> float:
-    link = "nvlink" if gpu.has_nvlink else "pcie"
+def nvlinked(gpu: GpuSpec, count: int) -> bool:
+    """Whether `count` cards talk over NVLink: datacenter boards (SXM / HGX) link all eight;
+    consumer and workstation cards (3090, A6000) only in bridged pairs."""
+    if not gpu.has_nvlink:
+        return False
+    return gpu.segment == "datacenter" or count <= _data()["interconnect"]["bridge_pair_cards"]
+
+
+def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
+    link = "nvlink" if nvlinked(gpu, count) else "pcie"
     return _data()["interconnect"][link]["allreduce_latency_us"] * 1e-6
 
 
@@ -66,15 +74,26 @@ def compute_dtype(result: EstimateResult) -> str:
     w = result.workload
     if w.compute_dtype:
         return w.compute_dtype
-    fmt = find_format(w.weights_format) if w.weights_format else None
+    name = weights_format(result)
+    fmt = find_format(name) if name else None
     if fmt is not None and fmt.id in ("fp16", "fp32"):
         return fmt.id
     return "bf16"
 
 
+def weights_format(result: EstimateResult) -> str | None:
+    """The weights' format as computed: asked, else the one the engine assumed (a model's
+    own default: fp8 for DeepSeek-V3, MXFP4 for gpt-oss)."""
+    w = result.workload
+    if w.weights_format:
+        return w.weights_format
+    return next((a.value for a in result.assumed if a.field == "weights_format"), None)
+
+
 def _applies(req: Requirement, result: EstimateResult) -> bool:
     w = result.workload
-    fmt = find_format(w.weights_format) if w.weights_format else None
+    name = weights_format(result)
+    fmt = find_format(name) if name else None
     if req.formats and (fmt is None or fmt.id not in req.formats):
         return False
     if req.runtimes and runtime_of(result) not in req.runtimes:

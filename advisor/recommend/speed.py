@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from advisor.catalog import GpuSpec
 from advisor.models import EstimateResult, Kind, Mode
-from advisor.recommend.constraints import allreduce_latency_s, speed_constants
+from advisor.recommend.constraints import allreduce_latency_s, nvlinked, speed_constants
 from advisor.recommend.options import Option
 
 DEFAULT_LAYERS = 32  # a model without a known architecture: a 7B-class depth
@@ -32,7 +32,7 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     layers = model.arch.layers if model.arch else DEFAULT_LAYERS
     step = read_s + layers * c["layer_overhead_us"] * 1e-6
     if count > 1:
-        step += layers * 2 * allreduce_latency_s(gpu)
+        step += layers * 2 * allreduce_latency_s(gpu, count)
     return step
 
 
@@ -59,7 +59,7 @@ def add_speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> 
             return
         datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
         mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
-        if count > 1 and not gpu.has_nvlink:
+        if count > 1 and not nvlinked(gpu, count):
             mfu *= c["mfu_pcie_multi_card"]
         full = w.mode in (Mode.full, Mode.pretrain)
         # Adapters skip the weight-gradient matmuls: about 2/3 of a full step's FLOPs.
