@@ -12,7 +12,12 @@ LAB = Chat(-100991, "supergroup", "GPU lab")
 
 
 async def _canonicals(bot, user: User, chat_id: int) -> list[str]:
+    """The questions answered, oldest first, as the answers stored them."""
     return [row.canonical for row in await bot.repo.recent_history(user.id, chat_id)][::-1]
+
+
+async def _last(bot, user: User, chat_id: int) -> str:
+    return (await _canonicals(bot, user, chat_id))[-1]
 
 
 async def test_private_follow_ups_in_english_change_the_last_question(
@@ -20,13 +25,14 @@ async def test_private_follow_ups_in_english_change_the_last_question(
 ) -> None:
     ann = User(3001, "Ann", "en")
     first = await say(tg, ann, "qwen2.5-14b awq on a 3090")
-    assert "qwen2.5-14b · awq-4bit · inference" in shown(first)
+    assert "1× GeForce RTX 3090 (your setup)" in shown(first)
     more = await say(tg, ann, "what about 2 cards")
-    assert "qwen2.5-14b · awq-4bit · inference" in shown(more) and "2 gpus" in shown(more)
+    assert "Qwen2.5 14B · inference · awq-4bit" in shown(more)
+    assert "2× GeForce RTX 3090 (your setup)" in shown(more)
     batch = await say(tg, ann, "batch 16")
-    assert "batch 16" in shown(batch) and "2 gpus" in shown(batch)
+    assert "batch 16" in shown(batch) and "2× GeForce RTX 3090 (your setup)" in shown(batch)
     card = await say(tg, ann, "switch to an L40S")
-    assert "qwen2.5-14b · awq-4bit" in shown(card) and "batch 16" in shown(card)
+    assert "awq-4bit" in shown(card) and "batch 16" in shown(card) and "L40S" in shown(card)
     assert await _canonicals(bot, ann, ann.id) == [
         "qwen2.5-14b · awq-4bit · inference · on gpu:rtx-3090",
         "qwen2.5-14b · awq-4bit · inference · 2 gpus · on gpu:rtx-3090",
@@ -40,11 +46,14 @@ async def test_private_follow_ups_in_chinese_change_format_card_and_concurrency(
 ) -> None:
     li = User(3002, "李雷", "zh-hans")
     first = await say(tg, li, "用 vllm 部署 qwen2.5-14b 单卡 4090")
-    assert "qwen2.5-14b · inference" in shown(first)
+    assert "Qwen2.5 14B · 推理" in shown(first) and "RTX 4090（你的配置）" in shown(first)
     await say(tg, li, "换成 int4")
+    assert await _last(bot, li, li.id) == (
+        "qwen2.5-14b · int4 · inference · 1 gpus · vllm · on gpu:rtx-4090"
+    )
     await say(tg, li, "并发改成 8")
     last = await say(tg, li, "用 3090 呢")
-    assert "qwen2.5-14b · int4 · inference · concurrency 8 · batch 8" in shown(last)
+    assert "int4" in shown(last) and "RTX 3090（你的配置）" in shown(last)
     rows = await _canonicals(bot, li, li.id)
     assert rows[-1] == (
         "qwen2.5-14b · int4 · inference · concurrency 8 · batch 8 · 1 gpus · vllm · on gpu:rtx-3090"
@@ -55,7 +64,7 @@ async def test_a_new_question_after_an_answer_is_not_merged_into_it(tg: FakeTele
     ann = User(3003, "Ann", "en")
     await say(tg, ann, "qwen2.5-72b awq on 2x A100")
     fresh = await say(tg, ann, "llama-3.1-8b int8")
-    assert "llama-3.1-8b · int8 · inference" in shown(fresh)
+    assert "Llama 3.1 8B · inference · int8" in shown(fresh) and "your setup" not in shown(fresh)
     rows = await _canonicals(bot, ann, ann.id)
     assert rows[-1] == "llama-3.1-8b · int8 · inference"
 
@@ -72,13 +81,14 @@ async def test_a_follow_up_at_a_context_the_model_lacks_suggests_a_sibling(
 async def test_in_a_group_a_reply_to_an_answer_changes_that_question(tg: FakeTelegram, bot) -> None:
     wang, bo = User(3005, "王", "zh-hans"), User(3006, "Bo", "en")
     answer = await say(tg, wang, "/vram@GpuAdvisorBot qwen2.5-7b lora on 4090", LAB)
-    assert "qwen2.5-7b · lora" in shown(answer)
+    assert "Qwen2.5 7B · LoRA 微调" in shown(answer)
     changed = await say(tg, wang, "换成 qlora", LAB, reply_to=answer.result)
-    assert "qwen2.5-7b · nf4 · qlora" in shown(changed)
+    assert "Qwen2.5 7B · QLoRA" in shown(changed) and "nf4" in shown(changed)
+    assert await _last(bot, wang, LAB.id) == "qwen2.5-7b · nf4 · qlora · on gpu:rtx-4090"
     # someone else replying to the same answer changes the question it answered, not theirs
     other = await say(tg, bo, "what about 2 cards", LAB, reply_to=answer.result)
-    assert "qwen2.5-7b · lora" in shown(other) and "2 gpus" in shown(other)
-    assert "nf4" not in shown(other)
+    assert "Qwen2.5 7B · LoRA" in shown(other) and "2× GeForce RTX 4090" in shown(other)
+    assert await _last(bot, bo, LAB.id) == "qwen2.5-7b · lora · 2 gpus · on gpu:rtx-4090"
     # a plain group message (no reply) never reaches the bot in privacy mode
     assert tg.user_sends(wang, LAB, "batch 16") is None
 
@@ -103,7 +113,10 @@ async def test_a_bare_number_typed_at_the_batch_step_is_the_batch(tg: FakeTelegr
     typed = await say(tg, ann, "16")
     assert "Step 5/5: Budget" in shown(typed) and "concurrent requests: 16" in shown(typed)
     answer = await press(tg, ann, typed, "$1/h")
-    assert "qwen2.5-7b · int8 · inference · ctx 8192 · batch 16" in shown(answer)
+    assert "Qwen2.5 7B · inference · int8 · context 8k · batch 16" in shown(answer)
+    assert (await _last(bot, ann, ann.id)).startswith(
+        "qwen2.5-7b · int8 · inference · ctx 8192 · batch 16"
+    )
 
 
 async def test_a_precision_typed_at_the_context_step_goes_to_the_precision(
@@ -122,7 +135,7 @@ async def test_a_precision_typed_at_the_context_step_goes_to_the_precision(
     assert "Step 4/5: Batch" in shown(step)
     step = await press(tg, ann, step, "Skip")
     answer = await press(tg, ann, step, "$1/h")
-    assert "qwen2.5-7b · awq-4bit · inference · ctx 32768" in shown(answer)
+    assert "Qwen2.5 7B · inference · awq-4bit · context 32k" in shown(answer)
 
 
 async def test_typed_wizard_answers_in_chinese(tg: FakeTelegram, bot) -> None:
@@ -137,6 +150,7 @@ async def test_typed_wizard_answers_in_chinese(tg: FakeTelegram, bot) -> None:
     typed = await say(tg, li, "100m")
     typed = await say(tg, li, "2")
     answer = await press(tg, li, typed, "跳过")
-    text = shown(answer)
-    assert "qwen2.5-14b · lora · ctx 4096" in text and "rank 64" in text
-    assert "data 200000000 tokens" in text
+    assert "Qwen2.5 14B · LoRA 微调" in shown(answer) and "千问 14b = Qwen2.5 14B" in shown(answer)
+    assert await _last(bot, li, li.id) == (
+        "qwen2.5-14b · lora · ctx 4096 · rank 64 · data 200000000 tokens"
+    )
