@@ -48,7 +48,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
         # "on 2 A100", "with 4 3090s": an English count with no unit, after a preposition
         "count_prep": re.compile(
-            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?P<n>\d{{1,2}})\s+{_NAME}"
+            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?:a\s+)?"
+            rf"(?P<n>\d{{1,2}}|{_count_word()})\s+{_NAME}"
         ),
         "count_after": re.compile(
             rf"{_EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{_count_word()})"
@@ -157,9 +158,19 @@ def _vram_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return after, before
 
 
+@cache
+def _bare_size() -> re.Pattern[str]:
+    not_before = vocab.alternation(vocab.load("cards")["vram"]["not_before"])
+    return re.compile(
+        rf"{_EDGE}(?P<gb>\d{{1,3}}(?:\.\d+)?)\s*(?:gb|gib|g)(?![a-z0-9])(?!\s*{not_before})"
+    )
+
+
 def recognize_vram(s: Scan, r: Reading) -> None:
-    """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card")."""
-    for pattern in _vram_patterns():
+    """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
+    size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk."""
+    patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]
+    for pattern in patterns:
         if m := s.take(pattern):
             gib = float(m.group("gb"))
             if not 1 <= gib <= 2048:

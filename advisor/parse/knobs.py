@@ -60,7 +60,7 @@ def recognize_batch(s: Scan, r: Reading) -> None:
 
 
 def recognize_lora_rank(s: Scan, r: Reading) -> None:
-    if m := s.take(r"(?:\br\s*=\s*|\brank\s*[:=]?\s*|\br)(\d{1,4})\b"):
+    if m := s.take(r"(?:\b|(?<=_))(?:r|rank)\s*[:=]?\s*(\d{1,4})\b"):  # r=16, r 64, lora_r 8
         r.fields["lora_rank"] = int(m.group(1))
 
 
