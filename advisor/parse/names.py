@@ -214,8 +214,14 @@ def recognize_catalog_name(s: Scan, r: Reading) -> None:
     words = [
         (m.start(), m.end()) for m in re.finditer(r"[a-z0-9][a-z0-9.\-_]*|[\u4e00-\u9fff]+", s.text)
     ]
+    # a name starts with a letter, a CJK word or an expert count ("8x7b"), never a bare number
+    starts = {i for i, (a, b) in enumerate(words) if not re.fullmatch(r"[\d.\-_]+", s.text[a:b])}
     for size in (4, 3, 2, 1):
-        spans = [(words[i][0], words[i + size - 1][1]) for i in range(len(words) - size + 1)]
+        spans = [
+            (words[i][0], words[i + size - 1][1])
+            for i in range(len(words) - size + 1)
+            if i in starts
+        ]
         for start, end in sorted(spans, key=lambda se: se[0] - se[1]):  # longer text first
             candidate = s.text[start:end]
             if size > 1 and catalog.find_format(candidate.split()[-1]) is not None:

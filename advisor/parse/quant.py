@@ -50,7 +50,7 @@ def recognize_exl2(s: Scan, r: Reading) -> None:
     """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
     words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
     m = s.take(
-        rf"(?:{words}\s*)?(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
+        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
     )
     if m is None:
         return
