@@ -72,6 +72,28 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         super().__init__(max_concurrent_updates)
         self._locks: dict[int, asyncio.Lock] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
+        self._tasks: set[asyncio.Task] = set()
+        self._abandoning = False
+
+    async def process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if self._abandoning:  # stopping past its deadline: the inbox keeps it for next start
+            coroutine.close()  # type: ignore[attr-defined]
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await super().process_update(update, coroutine)
+        finally:
+            self._tasks.discard(task)
+
+    def abandon(self) -> int:
+        """Cancel every update still in progress and refuse new ones (shutdown deadline).
+        Their inbox rows stay, so the next start handles them again. Returns how many."""
+        self._abandoning = True
+        for task in self._tasks:
+            task.cancel()
+        return len(self._tasks)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = 0

@@ -197,9 +197,11 @@ class FakeTelegram:
         self._message_ids = itertools.count(1)
         self._callback_ids = itertools.count(1)
         self._new_update = asyncio.Event()
-        self.releasing = False
-        self.valid_token: str | None = None
-        self._polled = asyncio.Event()  # when set, any other token gets 401 like Telegram  # while True, getUpdates answers at once (lets a poller stop fast)
+        self.releasing = False  # while True, getUpdates answers at once (lets a poller stop fast)
+        self.valid_token: str | None = None  # when set, any other token gets 401 like Telegram
+        self._poll_seq = 0
+        self.conflicts = 0  # getUpdates answered 409 because another poller came
+        self._polled = asyncio.Event()  # set when a bot asks for updates
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -213,7 +215,10 @@ class FakeTelegram:
     async def start(self, port: int = 0) -> FakeTelegram:
         app = web.Application(client_max_size=8 * 2**20)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # a stand-in told to hang (fail_next delay_s) must not hold up its own stop
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
@@ -444,7 +449,10 @@ class FakeTelegram:
                 )
             return injected
         if method == "getUpdates":
-            return self._ok(await self._get_updates(params))
+            try:
+                return self._ok(await self._get_updates(params))
+            except _ApiError as exc:
+                return self._err(exc.status, exc.description, exc.parameters)
         call = Call(method, params, at=time.perf_counter())
         try:
             call.result = self._dispatch(method, params)
@@ -516,7 +524,12 @@ class FakeTelegram:
         return self._err(fault.status, fault.description, fault.parameters)
 
     async def _get_updates(self, params: dict) -> list[dict]:
+        """Long polling as Telegram does it, including its answer to two pollers: a new
+        getUpdates ends the one still waiting with 409 Conflict."""
         self._polled.set()
+        self._poll_seq += 1
+        mine = self._poll_seq
+        self._new_update.set()  # wakes a poller still waiting, which then sees it is superseded
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
         limit = int(params.get("limit") or 100)
@@ -529,6 +542,13 @@ class FakeTelegram:
                 await asyncio.wait_for(self._new_update.wait(), deadline - time.monotonic())
             except TimeoutError:
                 break
+            if self._poll_seq != mine:
+                self.conflicts += 1
+                raise _ApiError(
+                    409,
+                    "Conflict: terminated by other getUpdates request; make sure that only "
+                    "one bot instance is running",
+                )
         return [{k: v for k, v in u.items() if not k.startswith("_")} for u in self.updates[:limit]]
 
     def _chat_for(self, params: dict) -> int:
