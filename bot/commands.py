@@ -8,9 +8,11 @@ from telegram import Update
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, MessageHandler, filters
 
 from advisor import catalog
-from advisor.fit import card_fit
+from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
+from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import Price, cheapest_price
+from advisor.recommend.grid import precision_grid
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context
 from bot.callbacks import pack, unpack
@@ -120,8 +122,18 @@ async def _card(update: Update, context: Context, template: str) -> None:
         )
         return
     fits = card_fit(spec.id, count)
+    probe = catalog.models()[CONTEXT_PROBE_MODEL]
+    grid = precision_grid(Workload(model=probe.id), spec, count) if template == "gpu" else []
     await send(
-        update, context, template, gpu=spec, count=count, fit=fits, price=_price(spec.id, context)
+        update,
+        context,
+        template,
+        gpu=spec,
+        count=count,
+        fit=fits,
+        price=_price(spec.id, context),
+        grid=grid,
+        grid_model=probe.name,
     )
 
 

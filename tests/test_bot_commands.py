@@ -107,7 +107,7 @@ async def test_history_lists_questions_and_asks_again(tg: FakeTelegram, bot) -> 
         listing
     )
     again = await press(tg, bo, listing, "↻ 2")
-    assert "qwen2.5-7b · int4 · inference" in shown(again)
+    assert "Qwen2.5 7B · inference · int4" in shown(again)
     assert len(await bot.repo.recent_history(bo.id, bo.id)) == 3
 
 

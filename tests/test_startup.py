@@ -209,6 +209,6 @@ async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path:
     text = out.decode()
     assert proc.returncode == 0, text
     assert "What do you want to do?" in text and "Step 5/5: Budget" in text
-    assert text.count("VRAM per card") == 2 and "On 1× GeForce RTX 3090" in text
+    assert text.count("VRAM per card") == 2 and "1× GeForce RTX 3090 (your setup)" in text
     assert "Traceback" not in text
     assert (tmp_path / "db-local.sqlite3").exists()  # apart from the real database

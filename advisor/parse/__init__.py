@@ -1,0 +1,115 @@
+"""One line of Chinese, English or mixed text -> a Workload, or a parse error with a hint.
+
+Generous with what it accepts, strict about what it does not understand: every span it
+uses is listed in `understood`, every leftover word in `ignored`, every default it picks
+in `assumed`. Recognizers (one small function per kind of span, vocabularies in
+advisor/data/vocab/*.toml) run in the order declared in RECOGNIZERS; each consumes its span
+so a number is never read twice (the "2" of "2卡" is cards, not a batch size).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from pydantic import ValidationError
+
+from advisor.parse import budget, cards, knobs, names, quant, stack, tasks
+from advisor.parse.assemble import ParsedQuery, assemble, leftovers
+from advisor.parse.canonical import canonical_query
+from advisor.parse.scan import Budget, ParseError, Reading, Rejected, Scan, normalize
+
+MAX_QUERY_CHARS = 500
+
+Recognizer = Callable[[Scan, Reading], None]
+
+# The order is the grammar: budgets before sizes ("3元/小时"), names with their own
+# suffixes (repo ids, .gguf files, Ollama tags) before cards and formats, cards before
+# counts, model names before bare sizes ("qwen2.5-7b" is a name, "7b" a size), KV-cache and
+# 8-bit-optimizer words before formats, data sizes before parameter counts ("30m tokens").
+RECOGNIZERS: tuple[Recognizer, ...] = (
+    budget.recognize_budget,
+    names.recognize_repo_id,
+    names.recognize_gguf_file,
+    names.recognize_ollama_tag,
+    cards.recognize_cards,
+    cards.recognize_vram,
+    stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
+    names.recognize_distill,
+    names.recognize_phrase,
+    names.recognize_catalog_name,
+    names.recognize_family,
+    quant.recognize_kv_cache,
+    quant.recognize_8bit_optimizer,
+    stack.recognize_precision_recipe,
+    quant.recognize_quant_words,
+    quant.recognize_exl2,
+    stack.recognize_stack,
+    stack.recognize_parallelism,
+    stack.recognize_offload,
+    quant.recognize_formats,
+    quant.recognize_vague_quant,
+    knobs.recognize_data,
+    knobs.recognize_dataset,
+    knobs.recognize_context,
+    stack.recognize_concurrency,
+    knobs.recognize_batch,
+    knobs.recognize_lora_rank,
+    knobs.recognize_resolution,
+    knobs.recognize_images,
+    knobs.recognize_training_knobs,
+    tasks.recognize_mode,
+    tasks.recognize_kind,
+    knobs.recognize_size,
+    knobs.recognize_bare_context,
+)
+
+
+def read(text: str) -> tuple[Scan, Reading]:
+    """Run every recognizer over one normalized line. Raises Rejected on a user error."""
+    s = Scan(normalize(text).lower())
+    s.text = re.sub(r"^/\w+(@\w+)?", " ", s.text)  # a leading /vram or /vram@BotName
+    r = Reading()
+    for recognize in RECOGNIZERS:
+        recognize(s, r)
+    return s, r
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Parse one line. Never raises: bad input comes back as `error`."""
+    if text is None or not text.strip():
+        return ParsedQuery(error=ParseError(code="empty"))
+    if len(text) > MAX_QUERY_CHARS:
+        return ParsedQuery(error=ParseError(code="too_long", detail=str(MAX_QUERY_CHARS)))
+    s = None
+    try:
+        s, r = read(text)
+        return assemble(s, r)
+    except Rejected as exc:
+        if exc.error.code == "no_model" and s is not None:
+            return ParsedQuery(error=exc.error, understood=s.understood, ignored=leftovers(s))
+        return ParsedQuery(error=exc.error)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ())) or "query"
+        return ParsedQuery(error=ParseError(code="bad_value", detail=loc))
+    except (ValueError, OverflowError) as exc:
+        return ParsedQuery(error=ParseError(code="bad_value", detail=str(exc)[:80]))
+
+
+def parse_budget(text: str) -> Budget | None:
+    """A budget alone ("¥10/h", "budget $100"), read as parse_query reads one."""
+    return budget.take_budget(Scan(normalize(text).lower()))
+
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "RECOGNIZERS",
+    "Budget",
+    "ParseError",
+    "ParsedQuery",
+    "canonical_query",
+    "parse_budget",
+    "parse_query",
+    "read",
+]

@@ -1,0 +1,169 @@
+"""What the recognizers found -> a validated Workload, with what was assumed and ignored.
+
+A leftover word that looks like a model is an unknown model (with "did you mean"), never an
+ignored word; everything else left over is listed in `ignored`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.models import Kind, Mode, Workload
+from advisor.parse import vocab
+from advisor.parse.names import longer_context_siblings, suggest
+from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
+
+
+class ParsedQuery(BaseModel):
+    workload: Workload | None = None
+    gpu_id: str | None = None
+    gpu_count: int | None = None
+    vram_gib: float | None = None  # a bare memory size ("我只有 12g 显存"): a card with that much
+    budget: Budget | None = None
+    understood: list[str] = []
+    ignored: list[str] = []
+    assumed: list[str] = []
+    error: ParseError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.workload is not None
+
+
+# A leftover word shaped like a name with a size ("lama3-8b", "mistrel-7b"): a misspelt model
+_NAME_WITH_SIZE = re.compile(r"[a-z][a-z0-9.\-_]*[\-_.]?\d+(?:\.\d+)?b")
+_NO_MODEL_KINDS = (Kind.rendering, Kind.video, Kind.simulation, Kind.classic)
+
+
+def leftovers(s: Scan) -> list[str]:
+    words = [t for t in re.split(r"[\s,，。;；、:：!！?？()（）·]+", s.text) if t]
+    return [w for w in words if w not in vocab.stopwords()]
+
+
+def check_unknown_model(r: Reading, ignored: list[str]) -> None:
+    if r.spec is not None:
+        return
+    for word in ignored:
+        named = word.startswith(vocab.model_prefixes()) and len(word) >= 3
+        if (named and (r.params_b is None or re.search(r"\d", word))) or _NAME_WITH_SIZE.fullmatch(
+            word
+        ):
+            raise reject("unknown_model", word, suggest(word, size_b=r.params_b))
+
+
+def pick_model(r: Reading, assumed: list[str]) -> None:
+    """No model named: an image task means SDXL, coursework a small CNN; else an error."""
+    if r.spec is not None or r.params_b is not None or r.kind in _NO_MODEL_KINDS[:3]:
+        return
+    if r.kind == Kind.diffusion:
+        r.spec = catalog.find_model("sdxl")
+        assumed.append("model = sdxl")
+    elif r.kind == Kind.classic:
+        r.spec = catalog.find_model("small-cnn")
+        assumed.append("model = small-cnn")
+    else:
+        raise reject("no_model")
+
+
+def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[str, Any]:
+    fields = dict(r.fields)
+    kind = r.kind
+    if r.spec is not None:
+        fields["model"] = r.spec.id
+        kind = r.spec.kind
+    elif r.params_b is not None:
+        fields["params_b"] = r.params_b
+    if kind is not None:
+        fields["kind"] = kind
+    mode = r.mode or _implied_mode(fields, assumed)
+    if mode is None:
+        served = vocab.load("tasks")["default_inference"]["id_prefixes"]
+        trained = kind == Kind.classic and not (r.spec and r.spec.id.startswith(tuple(served)))
+        mode = "full" if trained else "inference"
+        assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
+    if mode == "lora" and fields.get("weights_format") in ("int4", "nf4", "fp4"):
+        mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
+        fields["weights_format"] = "nf4"
+        assumed.append("LoRA on 4-bit weights = QLoRA (NF4)")
+    if mode == "qlora" and "weights_format" not in fields:
+        fields["weights_format"] = "nf4"
+    fields["mode"] = Mode(mode)
+    _place_context(fields, r)
+    _place_data(fields, assumed, ignored)
+    if r.gpu_count and r.gpu_count > 1:
+        fields["num_gpus"] = r.gpu_count
+    if fields.get("concurrency") and fields["mode"] == Mode.inference:
+        # Until every runtime model reads `concurrency`, concurrent requests size the KV cache
+        # as a batch does (one sequence each).
+        fields.setdefault("batch_size", fields["concurrency"])
+    return fields
+
+
+def _implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
+    """Training words without a mode word ("fsdp 4卡", "unsloth", "amp") still mean training."""
+    implied = vocab.load("runtimes")["implied_mode"]
+    parallelism = fields.get("parallelism")
+    mode = implied["parallelism"].get(parallelism.value if parallelism else "")
+    mode = mode or implied["framework"].get(fields.get("framework") or "")
+    if mode is None and fields.get("mixed_precision") is not None:
+        mode = implied["mixed_precision"]
+    if mode is not None:
+        assumed.append(f"mode = {mode} (training words)")
+    return mode
+
+
+def _place_context(fields: dict[str, Any], r: Reading) -> None:
+    ctx = fields.pop("_ctx", None)
+    if ctx is None:
+        return
+    if not 1 <= ctx <= 10_000_000:
+        raise reject("bad_value", "context_tokens")
+    spec = r.spec
+    if spec is not None and spec.arch is not None and ctx > spec.arch.max_context_tokens:
+        raise reject(
+            "context_too_long",
+            str(spec.arch.max_context_tokens),
+            longer_context_siblings(spec, ctx),
+        )
+    fields["seq_len" if fields["mode"].is_training else "context_tokens"] = ctx
+
+
+def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) -> None:
+    tokens, samples, epochs = (fields.pop(k, None) for k in ("_tokens", "_samples", "_epochs"))
+    if samples is not None:
+        tokens = samples * (fields.get("seq_len") or 1024)
+        assumed.append(f"{samples:g} samples x {fields.get('seq_len') or 1024} tokens")
+    if tokens is None and epochs is None:
+        return
+    if not fields["mode"].is_training:
+        ignored.append("data/epochs (not training)")
+    elif tokens is None:
+        ignored.append("epochs without a data size")
+    else:
+        total = int(tokens * (epochs or 1))
+        if not 1 <= total <= 10**15:
+            raise reject("bad_value", "train_tokens")
+        fields["train_tokens"] = total
+
+
+def assemble(s: Scan, r: Reading) -> ParsedQuery:
+    ignored = leftovers(s)
+    check_unknown_model(r, ignored)
+    assumed = list(r.assumed)
+    understood = list(s.understood)
+    pick_model(r, assumed)
+    fields = workload_fields(r, assumed, ignored)
+    return ParsedQuery(
+        workload=Workload(**fields),
+        gpu_id=r.gpu_id,
+        gpu_count=r.gpu_count,
+        vram_gib=r.vram_gib,
+        budget=r.budget,
+        understood=understood,
+        ignored=ignored[:20],
+        assumed=assumed,
+    )

@@ -1,0 +1,92 @@
+"""A parsed question as one line the parser reads back to the same question."""
+
+from __future__ import annotations
+
+from advisor.models import Optimizer, Runtime
+from advisor.parse import vocab
+from advisor.parse.assemble import ParsedQuery
+
+_MODE_WORD = {
+    "inference": "inference",
+    "full": "full",
+    "pretrain": "pretrain",
+    "lora": "lora",
+    "qlora": "qlora",
+    "dora": "dora",
+    "ia3": "ia3",
+    "prompt_tuning": "prompt-tuning",
+    "freeze": "full",
+    "load_only": "inference",
+}
+# Runtime values -> a word the runtime recognizer reads back (vocab/runtimes.toml).
+_RUNTIME_WORD = {"llamacpp": "llama.cpp", "lmstudio": "lm studio", "exllamav2": "exllamav2"}
+
+
+def _runtime_framework(runtime: Runtime | None) -> str | None:
+    """The framework name a runtime word sets (vocab/runtimes.toml), so it is not repeated."""
+    return vocab.load("runtimes")["runtime"][runtime.value]["framework"] if runtime else None
+
+
+def canonical_query(p: ParsedQuery) -> str:
+    """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`."""
+    w = p.workload
+    if w is None:
+        return ""
+    parts: list[str] = [
+        w.model or (f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else ""))
+    ]
+    if w.weights_format:
+        parts.append(w.weights_format)
+    parts.append(_MODE_WORD[w.mode.value])
+    ctx = w.seq_len if w.mode.is_training else w.context_tokens
+    if ctx:
+        parts.append(f"ctx {ctx}")
+    if w.concurrency:
+        parts.append(f"concurrency {w.concurrency}")
+    if w.batch_size:
+        parts.append(f"batch {w.batch_size}")
+    if w.image_width and w.image_height:
+        parts.append(f"{w.image_width}x{w.image_height}")
+    if w.images_per_prompt:
+        parts.append(f"{w.images_per_prompt} images")
+    if w.lora_rank:
+        parts.append(f"rank {w.lora_rank}")
+    if w.train_tokens:
+        parts.append(f"data {w.train_tokens} tokens")
+    if w.optimizer:
+        parts.append(
+            "adamw8bit"
+            if w.optimizer == Optimizer.adamw_8bit
+            else w.optimizer.value.replace("sgd_momentum", "sgd")
+        )
+    if w.gradient_checkpointing is not None:
+        parts.append("gc" if w.gradient_checkpointing else "no-gc")
+    if w.mixed_precision is not None:
+        parts.append("amp" if w.mixed_precision else "pure bf16")
+    if w.parallelism:
+        parts.append(w.parallelism.value)
+    if w.cpu_offload.value in ("optimizer", "params"):
+        parts.append(f"offload {'optimizer' if w.cpu_offload.value == 'optimizer' else 'params'}")
+    count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None)
+    if count:
+        parts.append(f"{count} gpus")
+    if w.attention:
+        parts.append(w.attention.value)
+    if w.kv_cache_dtype:
+        parts.append(f"kv {w.kv_cache_dtype}")
+    if w.runtime:
+        parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
+    if w.framework and w.framework != _runtime_framework(w.runtime):
+        parts.append(w.framework)
+    if p.gpu_id:
+        parts.append(f"on gpu:{p.gpu_id}")
+    if p.vram_gib:
+        parts.append(f"{p.vram_gib:g}gb vram")
+    if p.budget:
+        sym = "¥" if p.budget.currency == "CNY" else "$"
+        parts.append(
+            f"{sym}{p.budget.amount:g}/h"
+            if p.budget.per_hour
+            else f"budget {sym}{p.budget.amount:g}"
+        )
+    return " · ".join(x for x in parts if x)

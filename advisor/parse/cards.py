@@ -1,0 +1,168 @@
+"""Cards, counts and memory sizes: "2x3090", "两张3090", "单卡A6000", "v100 32g", "4卡",
+"我只有 12g 显存". Names resolve through the catalog (gpus.toml) and vocab/cards.toml."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor import catalog
+from advisor.catalog import GpuSpec
+from advisor.parse import vocab
+from advisor.parse.scan import Reading, Scan, reject
+
+MAX_GPUS = 4096
+
+# A card token: letters, digits and the suffixes card names carry ("rtx 4060 ti", "a100 sxm",
+# "l40s", "910b", "4090d"); an optional memory variant ("32g", "16gb"). What is a card is
+# decided by the catalog, not by this shape.
+_NAME = (
+    r"(?:nvidia\s*|geforce\s*|tesla\s*|rtx\s*|昇腾\s*)*"
+    r"(?P<name>(?:pro\s?)?[a-z]{0,5}-?\d{1,4}[a-z]{0,5}"
+    r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|s|d)(?![a-z]))*)"
+    r"(?:[\s\-]?(?P<mem>\d{2,3})\s?g(?:b|ib)?(?![a-z0-9]))?"
+)
+_EDGE = r"(?<![a-z0-9.\-:/_])"
+
+
+@cache
+def _count_word() -> str:
+    words = vocab.load("cards")["count_words"]
+    return "(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")"
+
+
+def _count(text: str) -> int:
+    words = vocab.load("cards")["count_words"]
+    return int(text) if text.isdigit() else int(words[text])
+
+
+@cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    units = vocab.load("cards")["units"]
+    before = "(?:" + "|".join(re.escape(u) for u in units["before_card"]) + ")"
+    alone = "(?:" + "|".join(re.escape(u) for u in sorted(units["alone"], key=len, reverse=True))
+    alone += ")"
+    n = rf"(?P<n>\d{{1,4}}|{_count_word()})"
+    return {
+        "explicit": re.compile(r"\bgpu:(?P<id>[a-z0-9.\-]+)"),
+        "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
+        # "on 2 A100", "with 4 3090s": an English count with no unit, after a preposition
+        "count_prep": re.compile(
+            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?P<n>\d{{1,2}})\s+{_NAME}"
+        ),
+        "count_after": re.compile(
+            rf"{_EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{_count_word()})"
+            rf"\s*(?:张|块|卡|台))"
+        ),
+        "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
+        "count_only": re.compile(
+            rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
+        ),
+        "many": re.compile(r"多卡|multi[\s\-]?gpu|多张卡"),
+    }
+
+
+def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, float | None]:
+    """A catalog card for a spelling and optional memory variant. Returns the card and, where
+    the named memory is a variant the catalog lacks ("v100 16g"), that memory in GiB."""
+    key = vocab.squash(name)
+    spellings = {vocab.squash(k): v for k, v in vocab.load("cards")["spellings"].items()}
+    if mem:
+        for candidate in (f"{key}{mem}g", f"{key}{mem}gb", f"{key}-{mem}gb"):
+            spec = catalog.find_gpu(candidate) or _spelled(spellings, candidate)
+            if spec is not None and round(spec.vram_gb) == int(mem):
+                return spec, None
+    spec = catalog.find_gpu(key) or _spelled(spellings, key)
+    if spec is None and key.endswith("s") and len(key) > 3:  # "3090s", "a100s"
+        spec = catalog.find_gpu(key[:-1]) or _spelled(spellings, key[:-1])
+    if spec is None:
+        return None, None
+    if mem and round(spec.vram_gb) != int(mem):
+        sibling = _sibling_with_memory(spec, int(mem))
+        if sibling is not None:
+            return sibling, None
+        return spec, float(mem)
+    return spec, None
+
+
+def _spelled(spellings: dict[str, str], key: str) -> GpuSpec | None:
+    gpu_id = spellings.get(key) or spellings.get(key.removeprefix("rtx"))
+    return catalog.gpus()[gpu_id] if gpu_id else None
+
+
+def _sibling_with_memory(spec: GpuSpec, mem: int) -> GpuSpec | None:
+    """rtx-3080-10gb asked as "3080 12g" -> rtx-3080-12gb: same name stem, that memory."""
+    stem = re.sub(r"-\d+gb.*$", "", spec.id)
+    for other in catalog.gpus().values():
+        if other.id.startswith(stem) and round(other.vram_gb) == mem:
+            return other
+    return None
+
+
+def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
+    spec, odd_mem = resolve_card(m.group("name"), m.group("mem"))
+    return (spec, odd_mem) if spec is not None else None
+
+
+def _set_count(r: Reading, n: int) -> None:
+    if not 1 <= n <= MAX_GPUS:
+        raise reject("bad_value", "num_gpus")
+    r.gpu_count = n
+
+
+def _set_card(r: Reading, found: tuple[GpuSpec, float | None], named: str) -> None:
+    spec, odd_mem = found
+    r.gpu_id = spec.id
+    if odd_mem is not None:
+        r.vram_gib = odd_mem
+        r.assumed.append(f"{named.strip()}: {spec.name} with {odd_mem:g} GB")
+
+
+def recognize_cards(s: Scan, r: Reading) -> None:
+    """A named card, with its count before or after it, else a count alone."""
+    p = _patterns()
+    m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
+    if gpu:
+        r.gpu_id = gpu.id
+    for pattern in ("count_prep", "count_first"):
+        if r.gpu_id is not None:
+            break
+        m, found = s.take_if(p[pattern], _accept)
+        if found:
+            _set_card(r, found, m.group(0))
+            _set_count(r, _count(m.group("n")))
+    if r.gpu_id is None:
+        m, found = s.take_if(p["count_after"], _accept)
+        if found:
+            _set_card(r, found, m.group(0))
+            _set_count(r, _count(m.group("n") or m.group("n2")))
+    if r.gpu_id is None:
+        m, found = s.take_if(p["alone"], _accept)
+        if found:
+            _set_card(r, found, m.group(0))
+    if m := s.take(p["count_only"]):
+        _set_count(r, _count(m.group("n") or m.group("n2")))
+    elif r.gpu_count is None and s.take(p["many"]):
+        r.assumed.append("multi-GPU: count not given")
+
+
+@cache
+def _vram_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    words = vocab.load("cards")["vram"]
+    size = r"(?P<gb>\d{1,3}(?:\.\d+)?)\s*(?:g|gb|gib|G)(?![a-z0-9])"
+    after = re.compile(rf"{_EDGE}{size}\s*(?:的)?\s*{vocab.alternation(words['after'])}")
+    before = re.compile(
+        rf"{vocab.alternation(words['before'])}\s*[:：=]?\s*(?:只有|才|是)?\s*{size}"
+    )
+    return after, before
+
+
+def recognize_vram(s: Scan, r: Reading) -> None:
+    """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card")."""
+    for pattern in _vram_patterns():
+        if m := s.take(pattern):
+            gib = float(m.group("gb"))
+            if not 1 <= gib <= 2048:
+                raise reject("bad_value", "vram")
+            r.vram_gib = gib
+            return

@@ -1,0 +1,125 @@
+"""The numbers that size a run: context, batch, LoRA rank, resolution, images per prompt,
+training data and epochs, a dataset's input size, optimizer, checkpointing, attention; and
+a bare parameter count ("7b", "70亿") once model names have had their turn."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor.models import Attention, Optimizer
+from advisor.parse import vocab
+from advisor.parse.scan import SCALE, Reading, Scan, number, reject
+
+MAX_PARAMS_B = 20_000  # ~20T: beyond anything trained; larger is a typo
+
+
+def recognize_data(s: Scan, r: Reading) -> None:
+    """Training data in tokens or samples, and epochs (before sizes: "30m tokens" is data)."""
+    if m := s.take(
+        r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?(?![\w.])"
+        r"|(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"
+    ):
+        value, unit = number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
+        r.fields["_tokens"] = value * SCALE[unit]
+    elif m := s.take(r"(\d+(?:\.\d+)?)\s*(k|万)?\s*(?:samples?|examples?|条(?:数据|样本)?)"):
+        r.fields["_samples"] = number(m.group(1)) * SCALE[m.group(2) or ""]
+    if m := s.take(r"(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)"):
+        r.fields["_epochs"] = number(m.group(1))
+
+
+@cache
+def _datasets() -> tuple[re.Pattern[str], dict[str, int]]:
+    entries = vocab.load("datasets")["dataset"]
+    sizes = {vocab.squash(n): d["input_px"] for d in entries for n in d["names"]}
+    return re.compile(vocab.alternation([n for d in entries for n in d["names"]])), sizes
+
+
+def recognize_dataset(s: Scan, r: Reading) -> None:
+    """cifar10 -> 32 px, imagenet -> 224, coco -> 640: the input size the dataset implies."""
+    pattern, sizes = _datasets()
+    if m := s.take(pattern):
+        px = sizes[vocab.squash(m.group(0))]
+        r.fields.setdefault("image_width", px)
+        r.fields.setdefault("image_height", px)
+        r.assumed.append(f"{m.group(0)}: {px}x{px} input")
+
+
+def recognize_context(s: Scan, r: Reading) -> None:
+    if m := s.take(
+        rf"{vocab.knob_words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])"
+    ):
+        r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
+
+
+def recognize_batch(s: Scan, r: Reading) -> None:
+    if m := s.take(rf"{vocab.knob_words('batch')}\s*[:=：]?\s*(\d+)"):
+        r.fields["batch_size"] = int(m.group(1))
+        if not 1 <= r.fields["batch_size"] <= 65_536:
+            raise reject("bad_value", "batch_size")
+
+
+def recognize_lora_rank(s: Scan, r: Reading) -> None:
+    if m := s.take(r"(?:\br\s*=\s*|\brank\s*[:=]?\s*|\br)(\d{1,4})\b"):
+        r.fields["lora_rank"] = int(m.group(1))
+
+
+def recognize_resolution(s: Scan, r: Reading) -> None:
+    if m := s.take(r"(?<![\d.])(\d{2,5})\s*[x*]\s*(\d{2,5})(?![\d.])"):
+        r.fields["image_width"], r.fields["image_height"] = int(m.group(1)), int(m.group(2))
+    elif m := s.take(r"(\d{2,5})\s*(?:px|p\b|分辨率)"):
+        r.fields["image_width"] = r.fields["image_height"] = int(m.group(1))
+
+
+def recognize_images(s: Scan, r: Reading) -> None:
+    if m := s.take(r"(?<![a-z\d])(\d+)\s*(?:张(?:图|图片)?|images?|imgs?|pics?)\b"):
+        r.fields["images_per_prompt"] = int(m.group(1))
+
+
+def recognize_training_knobs(s: Scan, r: Reading) -> None:
+    """Optimizer, gradient checkpointing, attention kernel."""
+    if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
+        word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
+        r.fields.setdefault("optimizer", Optimizer(word))
+    if s.take(r"no[- ]?gc|不用梯度检查点|关闭梯度检查点"):
+        r.fields["gradient_checkpointing"] = False
+    elif s.take(r"\bgc\b|梯度检查点|gradient[_ ]checkpointing|activation checkpointing"):
+        r.fields["gradient_checkpointing"] = True
+    if m := s.take(r"\b(flash[- ]?attn\d?|flash[- ]?attention[- ]?\d?|flash|sdpa|eager)\b"):
+        word = m.group(1)
+        r.fields["attention"] = Attention.flash if "flash" in word else Attention(word)
+
+
+def recognize_size(s: Scan, r: Reading) -> None:
+    """A bare parameter count (after model names: "qwen2.5-7b" is a name, "7b" a size)."""
+    params_b: float | None = None
+    if m := s.take(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b"):
+        params_b = number(m.group(1)) * number(m.group(2))
+    elif m := s.take(
+        # not the tail of a name ("lama3-8b" is a misspelt model, not an 8B one)
+        r"(?<![a-z0-9.])(?<![a-z0-9.]-)(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*"
+        r"(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"
+    ):
+        value, unit = number(m.group(1)), m.group(2)
+        scale = {"m": 1e-3, "million": 1e-3, "亿": 0.1, "千亿": 100, "万亿": 1000}.get(unit, 1.0)
+        params_b = value * scale
+    if params_b is None:
+        return
+    if 0 < params_b < 1e6:
+        params_b = float(f"{params_b:.6g}")
+    if not 0 < params_b <= MAX_PARAMS_B:
+        raise reject("bad_value", "params_b")
+    r.params_b = params_b
+
+
+def recognize_bare_context(s: Scan, r: Reading) -> None:
+    """ "128k" alone is a context; a bare 3-4 digit number next to an image model a resolution."""
+    if "_ctx" not in r.fields and (m := s.take(r"\b(\d+(?:\.\d+)?)\s*k\b")):
+        r.fields["_ctx"] = int(number(m.group(1)) * 1024)
+    if (
+        r.spec is not None
+        and r.spec.kind.value == "diffusion"
+        and "image_width" not in r.fields
+        and (m := s.take(r"\b(\d{3,4})\b"))
+    ):
+        r.fields["image_width"] = r.fields["image_height"] = int(m.group(1))

@@ -1,0 +1,324 @@
+"""Model names as people write them: Hugging Face repo ids with suffixes, GGUF file names,
+Ollama tags, R1 distills, family shorthands ("千问 14b", "满血 r1"), catalog names; and
+"did you mean" for the ones the catalog lacks."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from functools import cache
+
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.parse import vocab
+from advisor.parse.scan import Reading, Scan, reject
+
+_SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
+
+
+def _use(r: Reading, spec: ModelSpec, word: str) -> None:
+    r.spec = spec
+    r.model_word = word.strip()
+
+
+def _set_format(r: Reading, fmt_id: str, origin: str) -> None:
+    if "weights_format" not in r.fields and catalog.formats().get(fmt_id) is not None:
+        r.fields["weights_format"] = fmt_id
+        r.format_origin = origin
+
+
+# --- names with suffixes: repo ids and file names ------------------------------------------
+
+
+@cache
+def _suffixes() -> list[tuple[list[str], str]]:
+    """Repo-name suffixes as token lists, longest first ("gptq-int4" before "int4")."""
+    table = vocab.load("models")["repo_suffixes"]
+    out = [(k.lower().split("-"), v) for k, v in table.items()]
+    return sorted(out, key=lambda kv: len(kv[0]), reverse=True)
+
+
+def strip_name(name: str) -> tuple[ModelSpec | None, str | None]:
+    """A repo or file name -> (catalog entry, format its suffixes name). Suffixes are peeled
+    off the end one at a time until the catalog knows the rest."""
+    key = catalog.normalize_name(name)
+    for prefix in vocab.load("models")["repo_prefixes"]:
+        if key.startswith(prefix) and catalog.find_model(key) is None:
+            key = key.removeprefix(prefix)
+    tokens = key.split("-")
+    fmt: str | None = None
+    while tokens:
+        # a suffix that names a format first, so "llama-3.1-70b-bf16" keeps its bf16
+        suffix = _suffix_at_end(tokens, with_format=True)
+        if suffix:
+            fmt = fmt or suffix[1]
+            del tokens[-len(suffix[0]) :]
+            continue
+        spec = catalog.find_model("-".join(tokens))
+        if spec is not None:
+            return spec, fmt
+        if len(tokens) > 1 and re.fullmatch(r"\d{4}", tokens[-1]):
+            tokens.pop()  # a release date: -2407, -2501, -0528
+            continue
+        suffix = _suffix_at_end(tokens, with_format=False)
+        if suffix is None:
+            return None, fmt
+        del tokens[-len(suffix[0]) :]
+    return None, fmt
+
+
+def _suffix_at_end(tokens: list[str], *, with_format: bool) -> tuple[list[str], str] | None:
+    for suffix, value in _suffixes():
+        fits = bool(value) == with_format and len(tokens) > len(suffix)
+        if fits and tokens[-len(suffix) :] == suffix:
+            return suffix, value
+    return None
+
+
+def _looks_like_model(name: str) -> bool:
+    key = catalog.normalize_name(name)
+    return key.startswith(vocab.model_prefixes()) or bool(re.search(r"\d+(\.\d+)?b\b", key))
+
+
+def recognize_repo_id(s: Scan, r: Reading) -> None:
+    """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ."""
+    pattern = r"(?<![\w/])(?P<org>[a-z0-9][\w.\-]*)/(?P<name>[a-z0-9][\w.\-]*[a-z0-9])"
+    for m in re.finditer(pattern, s.text, re.I):
+        name = re.sub(r"\.gguf$", "", m.group("name"))
+        spec, fmt = strip_name(name)
+        if spec is None:
+            if _looks_like_model(name):
+                raise reject("unknown_model", m.group(0), suggest(name))
+            continue
+        s._consume(m)
+        _use(r, spec, m.group(0))
+        if fmt:
+            _set_format(r, fmt, "repo")
+        runtime = vocab.load("models")["repo_orgs"].get(m.group("org").lower())
+        if runtime:
+            r.fields.setdefault("runtime", runtime)
+        return
+
+
+_GGUF_QUANT = r"[-_.](?P<quant>i?q\d(?:_[a-z0-9]+)*|f16|bf16|f32|fp16)$"
+
+
+def recognize_gguf_file(s: Scan, r: Reading) -> None:
+    """qwen2.5-7b-instruct-q4_k_m.gguf: the model and the quant type in the file name."""
+    m = re.search(r"(?<![\w/])(?P<stem>[a-z0-9][\w.\-]*?)\.gguf\b", s.text, re.I)
+    if m is None or r.spec is not None:
+        return
+    stem = m.group("stem")
+    quant = re.search(_GGUF_QUANT, stem, re.I)
+    fmt_id = _format_word(quant.group("quant")) if quant else None
+    if quant:
+        stem = stem[: quant.start()]
+    spec, suffix_fmt = strip_name(stem)
+    if spec is None:
+        raise reject("unknown_model", m.group(0), suggest(stem))
+    s._consume(m)
+    _use(r, spec, m.group(0))
+    if fmt_id is None:
+        fmt_id = "q4_k_m"
+        r.assumed.append("GGUF file without a quant type: Q4_K_M")
+    _set_format(r, fmt_id or suffix_fmt or "q4_k_m", "file")
+
+
+def _format_word(word: str) -> str | None:
+    word = word.lower().replace("f16", "fp16") if word.lower() in ("f16", "f32") else word
+    word = {"f32": "fp32"}.get(word.lower(), word)
+    fmt = catalog.find_format(word)
+    if fmt is not None:
+        return fmt.id
+    _, table = vocab.word_table("quant", "words")
+    return table.get(vocab.squash(word))
+
+
+def recognize_ollama_tag(s: Scan, r: Reading) -> None:
+    """name:tag from the Ollama library: gemma3:12b, deepseek-r1:14b, llama3.1:8b-instruct-q8_0,
+    qwen2.5:latest. Tags without a quant are Q4_K_M, as Ollama pulls them."""
+    if r.spec is not None:
+        return
+    table = vocab.load("ollama")
+    pattern = r"(?<![\w/:])(?P<name>[a-z][a-z0-9.\-]*):(?P<tag>latest|\d[\w.\-]*|[a-z]+\b)"
+    for m in re.finditer(pattern, s.text, re.I):
+        name, tag = m.group("name").lower(), m.group("tag").lower()
+        parts = tag.split("-")
+        size = table["latest"].get(name) if parts[0] == "latest" else parts[0]
+        if size is None:
+            continue
+        spec_id = table["tags"].get(f"{name}:{size}")
+        spec = catalog.models().get(spec_id) if spec_id else catalog.find_model(f"{name}-{size}")
+        if spec is None:
+            if _looks_like_model(name):
+                raise reject("unknown_model", m.group(0), suggest(f"{name}-{size}"))
+            continue
+        s._consume(m)
+        _use(r, spec, m.group(0))
+        quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
+        if quant is None:
+            quant = table.get("format_of", {}).get(name) or table["default_format"]
+            r.assumed.append(f"Ollama tag {m.group(0)}: {quant.upper()}")
+        _set_format(r, quant, "tag")
+        r.fields.setdefault("runtime", "ollama")
+        return
+
+
+# --- distills, phrases, families ------------------------------------------------------------
+
+
+@cache
+def _distill_patterns() -> list[re.Pattern[str]]:
+    d = vocab.load("models")["distill"]
+    word, base = vocab.alternation(d["words"]), vocab.alternation(d["base_words"])
+    family = r"(?:(?P<fam>qwen|llama|千问)[\s\-]*)?"
+    sep = r"[\s\-_]*(?:版|的)?[\s\-_]*"
+    return [
+        re.compile(rf"(?:{base}{sep})?{word}{sep}(?:{base}{sep})?{family}{_SIZE}"),
+        re.compile(rf"{base}{sep}{family}{_SIZE}{sep}{word}"),
+        re.compile(rf"{base}{sep}{_SIZE}"),  # "deepseek-r1 32b": no 32B original exists
+    ]
+
+
+def recognize_distill(s: Scan, r: Reading) -> None:
+    """R1 distills: a size with a distill word (or after "r1") is never the 671B original."""
+    if r.spec is not None:
+        return
+    sizes = vocab.load("models")["distill"]["sizes"]
+    for i, pattern in enumerate(_distill_patterns()):
+        m, spec_id = s.take_if(pattern, lambda m: sizes.get(f"{float(m.group('size')):g}"))
+        if spec_id:
+            _use(r, catalog.models()[spec_id], m.group(0))
+            if i == 2:
+                r.assumed.append(f"{m.group(0).strip()}: the distill, not the 671B original")
+            return
+
+
+@cache
+def _phrase_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
+    return vocab.word_table("models", "phrases")
+
+
+def recognize_phrase(s: Scan, r: Reading) -> None:
+    if r.spec is not None:
+        return
+    pattern, table = _phrase_pattern()
+    if m := s.take(pattern):
+        _use(r, catalog.models()[table[vocab.squash(m.group(0))]], m.group(0))
+
+
+def recognize_catalog_name(s: Scan, r: Reading) -> None:
+    """The longest run of up to 4 words that the catalog knows (id, name or alias)."""
+    if r.spec is not None:
+        return
+    words = [
+        (m.start(), m.end()) for m in re.finditer(r"[a-z0-9][a-z0-9.\-_]*|[\u4e00-\u9fff]+", s.text)
+    ]
+    for size in (4, 3, 2, 1):
+        spans = [(words[i][0], words[i + size - 1][1]) for i in range(len(words) - size + 1)]
+        for start, end in sorted(spans, key=lambda se: se[0] - se[1]):  # longer text first
+            candidate = s.text[start:end]
+            if size > 1 and catalog.find_format(candidate.split()[-1]) is not None:
+                continue  # "llama-3.1-70b bf16": the format is read as a format
+            spec, fmt = (
+                strip_name(candidate) if size == 1 else (catalog.find_model(candidate), None)
+            )
+            if spec is not None:
+                s.understood.append(candidate.strip())
+                s.text = s.text[:start] + " " * (end - start) + s.text[end:]
+                _use(r, spec, candidate)
+                if fmt:
+                    _set_format(r, fmt, "repo")
+                return
+
+
+@cache
+def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]:
+    families = vocab.load("models")["families"]
+    by_word = {vocab.squash(w): fam for fam, spec in families.items() for w in spec["words"]}
+    words = vocab.alternation([w for spec in families.values() for w in spec["words"]])
+    alone = [
+        w for spec in families.values() for w in spec["words"] if len(w) >= 4 or not w.isascii()
+    ]
+    with_size = re.compile(rf"{words}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
+    # alone: not the start of a longer name ("llama-9-900b" is an unknown model, not Llama)
+    return with_size, re.compile(vocab.alternation(alone) + r"(?=\s|$|[\u4e00-\u9fff])"), by_word
+
+
+def recognize_family(s: Scan, r: Reading) -> None:
+    """A family without a version: "千问 14b" -> the first generation with that size; "智谱"
+    alone -> the family's usual model. Both stated as assumptions."""
+    if r.spec is not None:
+        return
+    families = vocab.load("models")["families"]
+    with_size, alone, by_word = _family_pattern()
+
+    def sized(m: re.Match[str]) -> ModelSpec | None:
+        fam = families[
+            by_word[vocab.squash(m.group(0)[: m.start("size") - m.start()].strip(" -_的"))]
+        ]
+        for gen in fam["generations"]:
+            spec = catalog.find_model(f"{gen}-{float(m.group('size')):g}b")
+            if spec is not None:
+                return spec
+        return None
+
+    m, spec = s.take_if(with_size, sized)
+    if spec is None:
+        m, spec = s.take_if(
+            alone,
+            lambda m: catalog.models().get(families[by_word[vocab.squash(m.group(0))]]["default"]),
+        )
+    if spec is not None and m is not None:
+        _use(r, spec, m.group(0))
+        r.assumed.append(f"{m.group(0).strip()} = {spec.name}")
+
+
+# --- did you mean ---------------------------------------------------------------------------
+
+
+def _stem(key: str) -> str:
+    return re.split(r"[\d.\-]", key, maxsplit=1)[0]
+
+
+def _size(key: str) -> str | None:
+    m = re.search(r"(\d+(?:\.\d+)?)b(?![a-z])", key)
+    return m.group(1) if m else None
+
+
+def suggest(name: str, n: int = 3, size_b: float | None = None) -> list[str]:
+    """Catalog ids close to an unknown name: spelling (edit distance), then the same family
+    stem and the same size rank higher ("qwen2.8-7b" -> qwen2.5-7b first)."""
+    key = catalog.normalize_name(name)
+    stem, size = _stem(key), _size(key) or (f"{size_b:g}" if size_b else None)
+    scored: dict[str, float] = {}
+    for spec in catalog.models().values():
+        best = 0.0
+        for alias in [spec.id, *spec.aliases]:
+            other = catalog.normalize_name(alias)
+            score = difflib.SequenceMatcher(None, key, other).ratio()
+            if stem and _stem(other) == stem:
+                score += 0.15
+            elif stem and difflib.SequenceMatcher(None, stem, _stem(other)).ratio() >= 0.8:
+                score += 0.1
+            if size and _size(other) == size:
+                score += 0.15
+            best = max(best, score)
+        scored[spec.id] = best
+    ranked = sorted(scored.items(), key=lambda kv: -kv[1])
+    return [model_id for model_id, score in ranked[:n] if score >= 0.6]
+
+
+def longer_context_siblings(spec: ModelSpec, ctx: int) -> list[str]:
+    """Same family and size, with the context asked for: Llama-3-8B at 32k -> Llama-3.1-8B."""
+    out = []
+    for other in catalog.models().values():
+        if (
+            other.id != spec.id
+            and other.family == spec.family
+            and other.arch is not None
+            and other.arch.max_context_tokens >= ctx
+            and abs(other.params_b - spec.params_b) <= 0.1 * spec.params_b
+        ):
+            out.append(other.id)
+    return out[:3]

@@ -1,0 +1,103 @@
+"""Number formats: "q4", "4bit", "w4a16", "4位量化", "半精度", "exl2 4.0bpw", "mlx 4bit", awq,
+gptq, nf4, fp8; KV-cache types and 8-bit optimizers first, so "kv fp8" and "8bit adam" are
+not read as weight formats."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor import catalog
+from advisor.models import Optimizer
+from advisor.parse import vocab
+from advisor.parse.scan import Reading, Scan, reject
+
+# Shapes of format tokens; each is looked up in formats.toml (an unknown one, "fp17", is an
+# error with the list of formats rather than a silent default).
+_TOKEN = re.compile(
+    r"(?<![a-z0-9])(q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+\s?-?bits?|nf4|fp4|gptq|awq"
+    r"|mxfp4|gguf|qint\d|qfloat8|半精度|全精度|单精度)(?![a-z0-9])"
+)
+# Read only when nothing more specific is named ("gguf q5_k_m" is Q5_K_M).
+_GENERIC = {"int4", "int8", "q4_k_m_from_gguf"}
+
+
+def recognize_kv_cache(s: Scan, r: Reading) -> None:
+    if m := s.take(r"kv\s*(?:cache)?\s*(?:dtype)?\s*[:=]?\s*(fp8|q8_0|q4_0|fp16|bf16)"):
+        r.fields["kv_cache_dtype"] = m.group(1)
+
+
+def recognize_8bit_optimizer(s: Scan, r: Reading) -> None:
+    if s.take(
+        r"8[- ]?bit\s*adam(?:w)?|adam(?:w)?[- _]?8[- ]?bit|adamw8bit|paged[_ ]adamw(?:_?8bit)?"
+    ):
+        r.fields["optimizer"] = Optimizer.adamw_8bit
+
+
+def recognize_quant_words(s: Scan, r: Reading) -> None:
+    """Words from vocab/quant.toml ("4位量化", "w4a16", "bnb 4bit", "mlx 4bit", "iq4_xs")."""
+    pattern, table = vocab.word_table("quant", "words")
+    runtimes = {vocab.squash(k): v for k, v in vocab.load("quant")["runtime_of"].items()}
+    for m in s.take_all(pattern):
+        key = vocab.squash(m.group(0))
+        if "weights_format" not in r.fields:
+            r.fields["weights_format"] = table[key]
+        if key in runtimes:
+            r.fields.setdefault("runtime", runtimes[key])
+
+
+def recognize_exl2(s: Scan, r: Reading) -> None:
+    """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
+    words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
+    m = s.take(
+        rf"(?:{words}\s*)?(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
+    )
+    if m is None:
+        return
+    bpw = float(m.group(1) or m.group(2))
+    if not 1 <= bpw <= 16:
+        raise reject("bad_value", "bpw")
+    choices = [catalog.formats()[f] for f in vocab.load("quant")["exl2"]["formats"]]
+    closest = min((f for f in choices if f.bits >= bpw - 0.5), key=lambda f: f.bits)
+    if "weights_format" not in r.fields:
+        r.fields["weights_format"] = closest.id
+        r.assumed.append(f"exl2 {bpw:g} bpw ≈ {closest.id} ({closest.bits:g} bits)")
+    r.fields.setdefault("runtime", "exllamav2")
+
+
+def _token_format(token: str) -> str:
+    token = token.replace(" ", "")
+    bits = re.fullmatch(r"(\d+)-?bits?", token)
+    if bits:
+        token = {"4": "int4", "8": "int8", "16": "fp16", "32": "fp32"}.get(bits.group(1), token)
+    fmt = catalog.find_format(token)
+    if fmt is None:
+        raise reject("unknown_format", token, sorted(catalog.formats()))
+    return fmt.id
+
+
+def recognize_formats(s: Scan, r: Reading) -> None:
+    """Format tokens; the most specific one named wins (awq over 4bit, q5_k_m over gguf)."""
+    found = [(m.group(1), _token_format(m.group(1))) for m in _TOKEN.finditer(s.text)]
+    s.take_all(_TOKEN)
+    if not found or "weights_format" in r.fields:
+        return
+    specific = [f for token, f in found if token != "gguf" and f not in _GENERIC]
+    fmt = specific[0] if specific else found[0][1]
+    r.fields["weights_format"] = fmt
+    if [t for t, _ in found] == ["gguf"]:
+        r.assumed.append("GGUF without a quant type: Q4_K_M")
+
+
+@cache
+def _vague() -> re.Pattern[str]:
+    vague = vocab.load("quant")["vague"]
+    not_after = "".join(f"(?<!{re.escape(w)})" for w in vague["not_after"])
+    return re.compile(not_after + vocab.alternation(vague["words"]))
+
+
+def recognize_vague_quant(s: Scan, r: Reading) -> None:
+    """ "量化" / "quantized" with no bit count: 4-bit, said so."""
+    if s.take(_vague()) and "weights_format" not in r.fields:
+        r.fields["weights_format"] = vocab.load("quant")["vague"]["format"]
+        r.assumed.append("quantized, bits not given: 4-bit")

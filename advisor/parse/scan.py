@@ -1,0 +1,113 @@
+"""The text being read and what has been read from it so far.
+
+Each recognizer consumes the span it uses (blanked out, so a number is never read twice:
+the "2" of "2卡" is cards, not a batch size) and writes what it understood into `Reading`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor.catalog import ModelSpec
+from advisor.models import Kind
+
+
+class Budget(BaseModel):
+    amount: float
+    currency: str  # CNY or USD
+    per_hour: bool  # False: a total budget for the job
+
+
+class ParseError(BaseModel):
+    # empty | too_long | unknown_model | unknown_format | bad_value | no_model | context_too_long
+    code: str
+    detail: str = ""  # the offending text, for the template
+    suggestions: list[str] = []
+
+
+class Rejected(Exception):  # noqa: N818 - a recognizer's way to stop with a user-facing error
+    def __init__(self, error: ParseError) -> None:
+        super().__init__(error.code)
+        self.error = error
+
+
+def reject(code: str, detail: str = "", suggestions: list[str] | None = None) -> Rejected:
+    return Rejected(ParseError(code=code, detail=detail, suggestions=suggestions or []))
+
+
+@dataclass
+class Scan:
+    text: str
+    understood: list[str] = field(default_factory=list)
+
+    def _consume(self, m: re.Match[str], span: tuple[int, int] | None = None) -> None:
+        start, end = span or (m.start(), m.end())
+        self.understood.append(self.text[start:end].strip())
+        self.text = self.text[:start] + " " * (end - start) + self.text[end:]
+
+    def take(self, pattern: str | re.Pattern[str], flags: int = re.I) -> re.Match[str] | None:
+        m = (
+            re.search(pattern, self.text, flags)
+            if isinstance(pattern, str)
+            else pattern.search(self.text)
+        )
+        if m:
+            self._consume(m)
+        return m
+
+    def take_if(
+        self, pattern: str | re.Pattern[str], accept: Callable[[re.Match[str]], Any]
+    ) -> tuple[re.Match[str] | None, Any]:
+        """Consume the first match for which accept(match) returns something truthy."""
+        regex = re.compile(pattern, re.I) if isinstance(pattern, str) else pattern
+        for m in regex.finditer(self.text):
+            value = accept(m)
+            if value:
+                self._consume(m)
+                return m, value
+        return None, None
+
+    def take_all(self, pattern: str | re.Pattern[str], flags: int = re.I) -> list[re.Match[str]]:
+        out = []
+        while (m := self.take(pattern, flags)) is not None:
+            out.append(m)
+        return out
+
+
+@dataclass
+class Reading:
+    """Everything the recognizers found; `assemble` turns it into a ParsedQuery."""
+
+    fields: dict[str, Any] = field(default_factory=dict)  # Workload fields, and _ctx/_tokens/…
+    spec: ModelSpec | None = None
+    model_word: str | None = None  # the text that named the model, for messages
+    params_b: float | None = None
+    mode: str | None = None
+    kind: Kind | None = None
+    gpu_id: str | None = None
+    gpu_count: int | None = None
+    vram_gib: float | None = None
+    budget: Budget | None = None
+    format_origin: str | None = None  # "repo" / "tag" / "file": a format read from a name
+    assumed: list[str] = field(default_factory=list)
+
+
+def normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)  # full-width digits and letters -> ASCII
+    text = text.replace("×", "x").replace("＊", "*")
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    return text.strip()
+
+
+def number(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+# k, 万 (10^4), m, 亿 (10^8), b as multipliers of a count
+SCALE = {"": 1.0, "k": 1e3, "万": 1e4, "m": 1e6, "亿": 1e8, "b": 1e9}

@@ -1,0 +1,103 @@
+"""Runtimes (vLLM, Ollama, llama.cpp, …), training stacks (LLaMA-Factory, Unsloth, …),
+parallelism (ZeRO-1/2/3, FSDP, TP), CPU offload, mixed vs pure 16-bit, and concurrency."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor.models import Offload, Parallelism
+from advisor.parse import vocab
+from advisor.parse.scan import Reading, Scan, reject
+
+
+@cache
+def _runtime_table() -> tuple[re.Pattern[str], dict[str, tuple[str, str]]]:
+    table = vocab.load("runtimes")["runtime"]
+    lookup = {
+        vocab.squash(w): (rid, spec["framework"])
+        for rid, spec in table.items()
+        for w in spec["words"]
+    }
+    words = [w for spec in table.values() for w in spec["words"]]
+    return re.compile(vocab.alternation(words)), lookup
+
+
+def recognize_runtime(s: Scan, r: Reading) -> None:
+    pattern, lookup = _runtime_table()
+    for m in s.take_all(pattern):
+        runtime, framework = lookup[vocab.squash(m.group(0))]
+        r.fields.setdefault("runtime", runtime)
+        r.fields.setdefault("framework", framework)
+
+
+def recognize_stack(s: Scan, r: Reading) -> None:
+    pattern, table = vocab.word_table("runtimes", "stack")
+    if m := s.take(pattern):
+        r.fields["framework"] = table[vocab.squash(m.group(0))]
+
+
+def recognize_parallelism(s: Scan, r: Reading) -> None:
+    """ZeRO stages, FSDP, DDP, TP/PP; "tp 4" / "--tensor-parallel-size 4" also gives the count."""
+    if m := s.take(
+        r"(?:--?)?(?:tp|tensor[-_ ]parallel(?:[-_ ]size)?|张量并行)\s*[=:]?\s*(\d{1,3})\b"
+    ):
+        r.fields["parallelism"] = Parallelism.tp
+        n = int(m.group(1))
+        if not 1 <= n <= 4096:
+            raise reject("bad_value", "num_gpus")
+        if r.gpu_count is None:
+            r.gpu_count = n
+    if m := s.take(r"(?<![a-z0-9])zero[\s\-_]?(?:stage[\s\-_]?)?([123])(?![0-9])"):
+        r.fields.setdefault("parallelism", Parallelism(f"zero{m.group(1)}"))
+    pattern, table = vocab.word_table("runtimes", "parallelism")
+    for m in s.take_all(pattern):
+        value = Parallelism(table[vocab.squash(m.group(0))])
+        if "parallelism" not in r.fields:
+            r.fields["parallelism"] = value
+            if vocab.squash(m.group(0)) == "deepspeed":
+                r.assumed.append("DeepSpeed without a stage: ZeRO-3")
+
+
+def recognize_offload(s: Scan, r: Reading) -> None:
+    pattern, table = vocab.word_table("runtimes", "offload")
+    found = [vocab.squash(m.group(0)) for m in s.take_all(pattern)]
+    if not found:
+        return
+    explicit = [table[k] for k in found if k not in ("offload", "卸载", "cpuoffload")]
+    if explicit:
+        r.fields["cpu_offload"] = Offload(explicit[0])
+    elif r.fields.get("parallelism") in (Parallelism.zero3, Parallelism.fsdp):
+        r.fields["cpu_offload"] = Offload(vocab.load("runtimes")["offload"]["zero3_default"])
+    else:
+        r.fields["cpu_offload"] = Offload.optimizer
+
+
+@cache
+def _precision_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    p = vocab.load("runtimes")["precision"]
+    return re.compile(vocab.alternation(p["pure"])), re.compile(vocab.alternation(p["mixed"]))
+
+
+def recognize_precision_recipe(s: Scan, r: Reading) -> None:
+    """Mixed precision keeps fp32 master weights; pure bf16 does not: memory differs a lot."""
+    pure, mixed = _precision_patterns()
+    if m := s.take(pure):
+        r.fields["mixed_precision"] = False
+        r.fields.setdefault("weights_format", "fp16" if "fp16" in m.group(0) else "bf16")
+    elif s.take(mixed):
+        r.fields["mixed_precision"] = True
+
+
+def recognize_concurrency(s: Scan, r: Reading) -> None:
+    """ "并发 16", "16 users", "16路并发": concurrent requests served."""
+    before, after = vocab.knob_words("concurrency"), vocab.knob_words("concurrency_after")
+    m = s.take(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d+)(?![\d.])") or s.take(
+        rf"(?<![\d.])(\d+)\s*{after}"
+    )
+    if m is None:
+        return
+    n = int(m.group(1))
+    if not 1 <= n <= 65_536:
+        raise reject("bad_value", "concurrency")
+    r.fields["concurrency"] = n

@@ -1,0 +1,31 @@
+"""What is done (inference, LoRA, full fine-tune, pre-training, …) and what kind of work
+(image generation, rendering, video, simulation, coursework), from vocab/tasks.toml."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor.models import Kind
+from advisor.parse import vocab
+from advisor.parse.scan import Reading, Scan
+
+
+@cache
+def _groups(section: str) -> list[tuple[re.Pattern[str], str]]:
+    return [
+        (re.compile(vocab.alternation(g["zh"] + g["en"])), g["id"])
+        for g in vocab.load("tasks")[section]
+    ]
+
+
+def recognize_mode(s: Scan, r: Reading) -> None:
+    for pattern, mode in _groups("mode"):
+        if s.take_all(pattern):
+            r.mode = r.mode or mode
+
+
+def recognize_kind(s: Scan, r: Reading) -> None:
+    for pattern, kind in _groups("kind"):
+        if s.take_all(pattern):
+            r.kind = r.kind or Kind(kind)
