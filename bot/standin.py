@@ -28,6 +28,7 @@ from typing import Any
 from aiohttp import web
 
 BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "GPU Advisor", "username": "GpuAdvisorBot"}
+ANONYMOUS_ADMIN_ID = 1087968824  # Telegram's GroupAnonymousBot
 MAX_TEXT = 4096
 MAX_CALLBACK_BYTES = 64
 ALLOWED_TAGS = {
@@ -300,6 +301,57 @@ class FakeTelegram:
                     "chat": chat.json(),
                     "from": user.json(),
                     "migrate_to_chat_id": new_chat_id,
+                }
+            }
+        )
+
+    def supergroup_created_from(self, user: User, new_chat: Chat, old_chat_id: int) -> dict:
+        """The other half of a migration: the first message in the new supergroup, which
+        Telegram may deliver before or after the old group's migrate_to message."""
+        return self._push(
+            {
+                "message": {
+                    "message_id": next(self._message_ids),
+                    "date": int(time.time()),
+                    "chat": new_chat.json(),
+                    "from": user.json(),
+                    "migrate_from_chat_id": old_chat_id,
+                }
+            }
+        )
+
+    def anonymous_admin_sends(self, chat: Chat, text: str) -> dict | None:
+        """A group admin posting "as the group": `from` is Telegram's GroupAnonymousBot and
+        `sender_chat` the group itself."""
+        update = self.user_sends(User(ANONYMOUS_ADMIN_ID, "Group", None), chat, text)
+        if update is not None:
+            update["message"]["from"].update(is_bot=True, username="GroupAnonymousBot")
+            update["message"]["sender_chat"] = chat.json()
+        return update
+
+    def user_sends_media(self, user: User, kind: str) -> dict:
+        """A sticker, photo, voice note… in a private chat: no text at all."""
+        media = {
+            "sticker": {
+                "file_id": "s1",
+                "file_unique_id": "s1",
+                "width": 512,
+                "height": 512,
+                "is_animated": False,
+                "is_video": False,
+                "type": "regular",
+            },
+            "photo": [{"file_id": "p1", "file_unique_id": "p1", "width": 90, "height": 90}],
+            "voice": {"file_id": "v1", "file_unique_id": "v1", "duration": 2},
+        }[kind]
+        return self._push(
+            {
+                "message": {
+                    "message_id": next(self._message_ids),
+                    "date": int(time.time()),
+                    "chat": Chat(user.id).json(),
+                    "from": user.json(),
+                    kind: media,
                 }
             }
         )
