@@ -36,6 +36,9 @@ PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolot
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
 SAC_SAVED_FRACTION = 0.5
+# Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
+# the lm_head matmul and the log-softmax are fused per vocabulary block.
+CUT_CROSS_ENTROPY_FRAMEWORKS = {"unsloth"}
 
 
 def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp32: bool) -> float:
@@ -266,6 +269,8 @@ def estimate_training(
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
         per = 2.5 if w.chunked_loss else (12.0 if elem <= 2.5 else 16.0)
+        if framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
         logits_b = acc.add(
             "logits",
             tokens * arch.vocab * per / tp,
