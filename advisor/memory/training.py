@@ -6,6 +6,7 @@ import math
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
+from advisor.memory import multimodal
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
@@ -80,6 +81,7 @@ def estimate_training(
     seq = w.seq_len or w.context_tokens or min(2048, arch.max_context_tokens)
     if w.seq_len is None and w.context_tokens is None:
         acc.assume("seq_len", seq)
+    seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:
         acc.assume("optimizer", "adamw")
