@@ -42,7 +42,8 @@ def option(
     usable = gpu.usable_vram_bytes
     headroom = 1 - need / usable if usable else -1
     fits = need <= usable and tp_ok(result, count)
-    par = result.workload.parallelism
+    par = result.workload.parallelism  # else the split the engine assumed
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     opt = Option(
         gpu_id=gpu.id,
         gpu_name=gpu.name,
@@ -54,7 +55,7 @@ def option(
         usable_bytes=usable,
         headroom_fraction=round(headroom, 3),
         price_per_hour=times(card_price, count),
-        parallelism=par.value if par is not None and count > 1 else None,
+        parallelism=(par.value if par is not None else assumed) if count > 1 else None,
         blocked=blockers(gpu, result),
     )
     if fits or speed_always:
