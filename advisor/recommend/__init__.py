@@ -11,11 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor import catalog
+from advisor.catalog import PriceSpec
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import blockers, speed_constants
+from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
@@ -69,18 +70,23 @@ def recommend(
             by_count[count] = base if trial is w else estimate(trial)
         return by_count[count]
 
+    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
+    reqs = applicable(base)
+    by_gpu: dict[str, list[PriceSpec]] = {}
+    for p in prices:
+        by_gpu.setdefault(p.gpu_id, []).append(p)
     for gpu in catalog.gpus().values():
-        missing = blockers(gpu, base)
+        missing = blockers(gpu, base, reqs)
         if missing:
             excluded[gpu.id] = missing
             continue
-        card_price = cheapest_price(gpu.id, prices, currency)
+        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency)
         for count in COUNTS:
-            opt = option(at(count), gpu, count, card_price)
+            opt = option(at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
-                options.append(with_cheap_fix(opt, at(count), gpu))
+                options.append(with_cheap_fix(opt, at(count), gpu, trials))
                 break  # fewer cards of the same type are always preferable
 
     named = None

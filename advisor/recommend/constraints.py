@@ -40,6 +40,7 @@ def requirements() -> tuple[Requirement, ...]:
     return tuple(Requirement(**r) for r in _data()["requirement"])
 
 
+@cache
 def speed_constants() -> dict[str, float]:
     return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
 
@@ -117,9 +118,16 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and gpu.cc < req.min_cc)
 
 
-def blockers(gpu: GpuSpec, result: EstimateResult) -> list[str]:
+def applicable(result: EstimateResult) -> list[Requirement]:
+    """The requirements this workload has (the same for every card)."""
+    return [r for r in requirements() if _applies(r, result)]
+
+
+def blockers(
+    gpu: GpuSpec, result: EstimateResult, reqs: list[Requirement] | None = None
+) -> list[str]:
     """Codes of the requirements this workload has that the card misses."""
-    return [r.id for r in requirements() if _applies(r, result) and not _card_has(r, gpu)]
+    return [r.id for r in (applicable(result) if reqs is None else reqs) if not _card_has(r, gpu)]
 
 
 def requirement(code: str) -> Requirement:

@@ -33,6 +33,7 @@ def convert(amount: float, from_currency: str, to_currency: str) -> float:
     return amount * rate if to_currency == "CNY" else amount / rate
 
 
+@cache
 def payable_in_china(platform: str) -> bool:
     return any(platform.startswith(p) for p in platforms()["china"]["platforms"])
 
