@@ -242,3 +242,14 @@ def test_guide_lines_agree_with_the_figure():
     assert flux.guide_task is None or flux.guide_task.id != "sdxl_inference"
     long = _rec("llama-3.1-8b 128k on 2x a6000")
     assert long.guide_task is None or long.guide_task.cards != "1"
+
+
+def test_a_bare_memory_size_is_judged_as_the_users_card():
+    """'我只有 12g 显存 跑 qwen2.5-7b': a 12 GB card, nothing else known. Expected: the
+    headline judges a 12 GB card (does not fit in bf16, a 4-bit format is the change), no
+    speed is claimed for it, and the alternatives are real cards."""
+    rec = _rec("我只有 12g 显存 跑 qwen2.5-7b")
+    assert rec.headline is rec.named and rec.named.usable_bytes < 12 * 2**30
+    assert rec.verdict.state == "no_fit" and rec.verdict.fix.startswith("quantize:")
+    assert rec.named.decode_tokens_per_s is None
+    assert rec.cheapest is not None and rec.cheapest.gpu_id in catalog.gpus()

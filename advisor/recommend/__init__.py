@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor import catalog
-from advisor.catalog import PriceSpec
+from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
@@ -33,6 +33,9 @@ from advisor.recommend.rank import (
     with_cheap_fix,
     within_budget,
 )
+
+# What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
+USABLE_SHARE = 0.99
 
 __all__ = [
     "COUNTS",
@@ -58,6 +61,7 @@ def recommend(
     currency: str | None = None,
     prices_file: Path | None = None,
     gpu_count: int | None = None,
+    vram_gib: float | None = None,
 ) -> Recommendation:
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
@@ -89,14 +93,13 @@ def recommend(
                 options.append(with_cheap_fix(opt, at(count), gpu, trials))
                 break  # fewer cards of the same type are always preferable
 
-    named = None
-    if gpu_id is not None:
+    named, named_gpu = None, None
+    if gpu_id is not None or vram_gib is not None:
         count = gpu_count or max(w.num_gpus, 1)
-        gpu = catalog.gpus()[gpu_id]
-        named = option(
-            at(count), gpu, count, cheapest_price(gpu_id, prices, currency), speed_always=True
-        )
-        named.notes = card_pitfalls(at(count), gpu, named)
+        named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
+        price = cheapest_price(gpu_id, prices, currency) if gpu_id else None
+        named = option(at(count), named_gpu, count, price, speed_always=True)
+        named.notes = card_pitfalls(at(count), named_gpu, named)
 
     picks, over_budget = within_budget(top_picks(options), budget_per_hour, budget_total)
     cheapest = cheapest_of(picks)
@@ -109,8 +112,8 @@ def recommend(
 
     headline = named or cheapest or (picks[0] if picks else None)
     setup = at(headline.count) if headline else base
-    verdict, fixes = _verdict(setup, headline)
-    head_gpu = catalog.gpus()[headline.gpu_id] if headline else None
+    head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
+    verdict, fixes = _verdict(setup, headline, head_gpu)
     return Recommendation(
         result=base,
         setup=setup,
@@ -139,12 +142,30 @@ def recommend(
     )
 
 
-def _verdict(setup: EstimateResult, o: Option | None) -> tuple[Verdict | None, list[str]]:
+def card_with(vram_gib: float) -> GpuSpec:
+    """A card known only by its memory ("我只有 12g 显存"): judged on memory alone; its
+    kernels and bandwidth are unknown, so nothing is blocked and no speed is claimed."""
+    return GpuSpec(
+        id=f"vram-{vram_gib:g}g",
+        name=f"{vram_gib:g} GB GPU",
+        vendor="NVIDIA",
+        segment="consumer",
+        architecture="?",
+        vram_gb=vram_gib,
+        usable_vram_gib=round(vram_gib * USABLE_SHARE, 2),
+        memory_bandwidth_gbs=0,
+        spec_confidence="unknown",
+        spec_read_date="-",
+    )
+
+
+def _verdict(
+    setup: EstimateResult, o: Option | None, gpu: GpuSpec | None
+) -> tuple[Verdict | None, list[str]]:
     """Fits with headroom / fits tight (do X) / does not fit (cheapest change) / cannot run
     as asked on this card (what to change)."""
-    if o is None or setup.estimate is None:
+    if o is None or gpu is None or setup.estimate is None:
         return None, []
-    gpu = catalog.gpus()[o.gpu_id]
     if o.blocked:
         state = "blocked"
     elif o.fits and not o.risky:
@@ -201,7 +222,8 @@ def recommend_query(
         budget_total=b.amount if b and not b.per_hour else None,
         currency=b.currency if b else default_currency,
         prices_file=prices_file,
-        gpu_count=parsed.gpu_count if parsed.gpu_id else None,
+        gpu_count=parsed.gpu_count if parsed.gpu_id or parsed.vram_gib else None,
+        vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
     )
 
 

@@ -115,7 +115,7 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     if req.needs == "bf16" and not gpu.bf16_supported:
         return False
     # Compute capability is an NVIDIA notion; other vendors are judged by `vendors`.
-    return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and gpu.cc < req.min_cc)
+    return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and 0 < gpu.cc < req.min_cc)
 
 
 def applicable(result: EstimateResult) -> list[Requirement]:
@@ -126,7 +126,10 @@ def applicable(result: EstimateResult) -> list[Requirement]:
 def blockers(
     gpu: GpuSpec, result: EstimateResult, reqs: list[Requirement] | None = None
 ) -> list[str]:
-    """Codes of the requirements this workload has that the card misses."""
+    """Codes of the requirements this workload has that the card misses (none for a card
+    known only by its memory size)."""
+    if gpu.spec_confidence == "unknown":
+        return []
     return [r.id for r in (applicable(result) if reqs is None else reqs) if not _card_has(r, gpu)]
 
 

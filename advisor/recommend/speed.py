@@ -40,8 +40,8 @@ def add_speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> 
     """Fill the speed fields of `opt` for this workload on `count` cards of `gpu`."""
     c = speed_constants()
     w, model, est = result.workload, result.model, result.estimate
-    if est is None:
-        return
+    if est is None or gpu.memory_bandwidth_gbs <= 0:
+        return  # a card known only by its memory size: no speed claimed
     if model.kind == Kind.llm and not w.mode.is_training:
         step = decode_step_s(result, gpu, count)
         batch = w.concurrency or w.batch_size or 1
