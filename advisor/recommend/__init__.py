@@ -21,7 +21,7 @@ from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
-from advisor.recommend.pricing import cheapest_price, platforms
+from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platforms
 from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
@@ -62,6 +62,7 @@ def recommend(
     prices_file: Path | None = None,
     gpu_count: int | None = None,
     vram_gib: float | None = None,
+    region: str | None = None,
 ) -> Recommendation:
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
@@ -86,7 +87,7 @@ def recommend(
         if missing:
             excluded[gpu.id] = missing
             continue
-        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency)
+        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
         for count in COUNTS:
             opt = option(at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
@@ -97,7 +98,7 @@ def recommend(
     if gpu_id is not None or vram_gib is not None:
         count = gpu_count or max(w.num_gpus, 1)
         named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
-        price = cheapest_price(gpu_id, prices, currency) if gpu_id else None
+        price = cheapest_price(gpu_id, prices, currency, region) if gpu_id else None
         named = option(at(count), named_gpu, count, price, speed_always=True)
         named.notes = card_pitfalls(at(count), named_gpu, named)
 
@@ -132,6 +133,7 @@ def recommend(
             headline.count if headline else 1,
         ),
         currency=currency,
+        region=region or REGION_BY_CURRENCY.get(currency, "global"),
         budget_per_hour=budget_per_hour,
         budget_total=budget_total,
         over_budget=over_budget,
@@ -208,7 +210,10 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
 
 
 def recommend_query(
-    parsed: ParsedQuery, default_currency: str = "CNY", prices_file: Path | None = None
+    parsed: ParsedQuery,
+    default_currency: str = "CNY",
+    prices_file: Path | None = None,
+    region: str | None = None,
 ) -> Recommendation:
     """`recommend` for a parsed one-line query: its named card, count and budget applied. The
     one path from a user's text to an answer, shared by the CLI and the bot."""
@@ -224,6 +229,7 @@ def recommend_query(
         prices_file=prices_file,
         gpu_count=parsed.gpu_count if parsed.gpu_id or parsed.vram_gib else None,
         vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
+        region=region,
     )
 
 

@@ -80,6 +80,7 @@ class Recommendation(BaseModel):
     pitfalls: list[Pitfall]
     guide_task: catalog.TaskSpec | None
     currency: str = "CNY"
+    region: str = "china"  # whose platforms come first: china | global | all
     budget_per_hour: float | None = None
     budget_total: float | None = None
     over_budget: bool = False  # nothing that fits is within the budget: cheapest shown
