@@ -18,6 +18,7 @@ class Price(BaseModel):
     # Set when the listing was in another currency: what the platform actually charges.
     listed_amount: float | None = None
     listed_currency: str | None = None
+    cny_per_usd: float | None = None  # the rate used, shown with a conversion
     in_region: bool = True  # payable where the reply's reader pays (China for zh)
 
     @property

@@ -75,6 +75,7 @@ def cheapest_price(
         source_date=best.source_date,
         listed_amount=best.price_per_gpu_hour if converted else None,
         listed_currency=best.currency if converted else None,
+        cny_per_usd=cny_per_usd() if converted else None,
         in_region=local(best.platform),
     )
 
