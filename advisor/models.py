@@ -167,8 +167,9 @@ class Workload(BaseModel):
     context_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
 
-    image_width: int | None = Field(default=None, ge=64, le=16_384)
-    image_height: int | None = Field(default=None, ge=64, le=16_384)
+    # down to 16: classic datasets are small (MNIST 28 px, CIFAR 32 px)
+    image_width: int | None = Field(default=None, ge=16, le=16_384)
+    image_height: int | None = Field(default=None, ge=16, le=16_384)
     images_per_prompt: int | None = Field(default=None, ge=1, le=256)
     denoise_steps: int | None = Field(default=None, ge=1, le=1000)
     guidance: bool | None = None
@@ -195,6 +196,24 @@ class Workload(BaseModel):
     concurrency: int | None = Field(default=None, ge=1, le=65_536)  # concurrent requests served
 
     train_tokens: int | None = Field(default=None, ge=1, le=10**15)
+
+    # Runtime and recipe knobs (issue 12). None: the runtime's own default, stated in
+    # `assumed`.
+    video_frames: int | None = Field(default=None, ge=1, le=10_000)
+    vae_tiling: bool = False
+    selective_checkpointing: bool = False  # torchtitan/Megatron SAC: some activations kept
+    trainable_embeddings: bool = False  # PEFT modules_to_save: embeddings + lm_head train
+    tensor_parallel: int | None = Field(default=None, ge=1, le=1024)  # TP inside FSDP/ZeRO
+    pipeline_parallel: int | None = Field(default=None, ge=1, le=1024)
+    max_num_batched_tokens: int | None = Field(default=None, ge=1, le=10_000_000)  # vLLM
+    gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # vLLM/SGLang
+    n_gpu_layers: int | None = Field(default=None, ge=0, le=1000)  # llama.cpp -ngl
+    n_ubatch: int | None = Field(default=None, ge=1, le=65_536)  # llama.cpp micro-batch
+    n_cpu_moe: int | None = Field(default=None, ge=0, le=1000)  # llama.cpp --n-cpu-moe
+    # transformers < 4.36 kept the KV cache as tuples that generate() re-concatenated every
+    # step, and before 4.45 computed logits for every prompt token.
+    legacy_generate: bool = False
+    cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
 
     @model_validator(mode="after")
     def _names_the_work(self) -> Workload:
@@ -227,6 +246,14 @@ class Estimate(BaseModel):
     low_bytes: int
     high_bytes: int
     confidence: Confidence
+    # The band as fractions of the estimate, to apply to either view (allocated, total).
+    band_low_fraction: float = 0.0
+    band_high_fraction: float = 0.0
+    runtime: Runtime | None = None  # the runtime whose allocation the terms follow
+    # Serving engines (vLLM/SGLang): KV bytes per token per card and everything else, so a
+    # caller can say how much context x concurrency a card leaves room for.
+    kv_bytes_per_token: int | None = None
+    non_kv_bytes: int | None = None
 
     @property
     def breakdown(self) -> dict[str, int]:

@@ -1,275 +1,236 @@
 """Score the engine against measured VRAM cases.
 
-    python bench/accuracy.py [--cases PATH] [--json] [--verbose]
+    python bench/accuracy.py [--cases PATH] [--json] [--verbose] [--fit-band]
 
 Default cases: ../shared/eval/vram_cases.json (schema in its README). For each scorable
 case the engine's allocated view is compared with `allocated` / `reserved` /
 `software_reported` measurements and its total (nvidia-smi) view with `nvml` / `unknown`
-ones; bounds are checked as the README says. The guide's formula (params x bytes x 1.2,
-divided by the card count) is scored the same way, so the gain is visible.
+ones; a serving engine's own report is compared with the same parts of the breakdown
+under that runtime (vLLM: weights + activation profile + non-torch; llama.cpp: model +
+context + compute buffers). Bounds are checked as the README says. The guide's formula
+(params x bytes x 1.2, divided by the card count) is scored the same way.
 
-The adapter below maps each case's structured fields onto a Workload. A few settings the
-schema has no field for (diffusers offload/slicing, torchtune's chunked loss, optimizer in
-backward, activation offloading, precomputed text embeddings, which pipeline components a
-quantizer touched) are read from the case's `notes` by the fixed phrase table
-NOTE_KNOBS — the same for every case, never keyed by case id or model name.
+Reported: overall, per category, per runtime, per source group, and leave-one-source-out:
+for each source group, the figures on every other group's cases, and the band re-fitted
+without that group (the only coefficients fitted from the cases in bulk) judged on the
+group's own cases. `--fit-band` prints the band table for advisor/data/band.toml.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from advisor import catalog  # noqa: E402
+from eval_adapter import case_to_workload, guide_formula_bytes  # noqa: E402
+
 from advisor.fit import max_context_tokens  # noqa: E402
 from advisor.memory import estimate  # noqa: E402
-from advisor.models import Architecture, Kind, Workload  # noqa: E402
+from advisor.memory.runtimes import LLAMACPP_FAMILY, SERVING_ENGINES  # noqa: E402
+from advisor.memory.runtimes.llamacpp import BUFFER_TERMS  # noqa: E402
+from advisor.memory.runtimes.vllm import PROFILE_TERMS  # noqa: E402
+from advisor.memory.terms import band_family  # noqa: E402
 
 GIB = 2**30
 DEFAULT_CASES = (
     Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "vram_cases.json"
 )
 ALLOCATED_VIEW = {"allocated", "reserved", "software_reported"}
-
-# (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
-# skipped by the lookbehind.
-NOTE_KNOBS: list[tuple[str, str, object]] = [
-    (r"enable_model_cpu_offload|\bMODEL offload", "cpu_offload", "model"),
-    (r"enable_sequential_cpu_offload|SEQUENTIAL offload", "cpu_offload", "sequential"),
-    (r"enable_vae_slicing|VAE slicing", "vae_slicing", True),
-    (r"AutoencoderTiny|taesd", "tiny_vae", True),
-    (
-        r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU",
-        "text_encoders_on_gpu",
-        False,
-    ),
-    (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
-    (r"(?<!no )activation offloading", "activation_offload", True),
-    (
-        r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward",
-        "optimizer_in_backward",
-        True,
-    ),
-    (
-        r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
-        "text_encoder_format",
-        "compute",
-    ),
-]
-
-OPTIMIZERS = {
-    "adamw": "adamw",
-    "adam": "adamw",
-    "lora-fa": "adamw",
-    "adamw_8bit": "adamw_8bit",
-    "paged_adamw_8bit": "paged_adamw_8bit",
-    "adafactor": "adafactor",
-    "sgd": "sgd",
-    "sgd_momentum": "sgd_momentum",
-    "lion": "lion",
-}
-PARALLEL = {
-    "none": "none",
-    "fsdp": "fsdp",
-    "tp": "tp",
-    "pp": "pp",
-    "ddp": "ddp",
-    "zero1": "zero1",
-    "zero2": "zero2",
-    "zero3": "zero3",
-    "deepspeed-zero3": "zero3",
-}
+# The band must hold this share of measurements; each tail gets half the rest.
+BAND_COVERAGE = 0.90
 
 
-def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
-    m, wl = case["model"], case["workload"]
-    knobs: list[str] = []
-    spec = catalog.find_model(m.get("name") or "")
-    if spec is None and m.get("name"):
-        # A quantized or re-uploaded checkpoint (TheBloke/...-GPTQ) names its base model.
-        base = re.sub(r"(?i)[-_](gptq|awq|gguf|bnb.*|4bit|8bit)$", "", m["name"].split("/")[-1])
-        spec = catalog.find_model(base)
-    arch_raw = {k: v for k, v in (m.get("arch") or {}).items() if v is not None and k != "source"}
-    arch = None
-    kind = Kind.llm
-    cat = case["category"]
-    if cat.startswith("diffusion"):
-        kind = Kind.diffusion
-    elif cat.startswith("classic"):
-        kind = Kind.classic
-    if kind != Kind.diffusion and {"layers", "hidden", "heads"} <= arch_raw.keys():
-        base = spec.arch.model_dump() if spec is not None and spec.arch is not None else {}
-        base.update(
-            layers=arch_raw["layers"],
-            hidden=arch_raw["hidden"],
-            heads=arch_raw["heads"],
-            kv_heads=arch_raw.get("kv_heads"),
-            head_dim=arch_raw.get("head_dim"),
-            intermediate=arch_raw.get("intermediate"),
-            vocab=arch_raw.get("vocab", base.get("vocab", 32000)),
-        )
-        if arch_raw.get("experts"):
-            base.update(
-                experts=arch_raw["experts"], experts_per_token=arch_raw.get("experts_per_token")
-            )
-        arch = Architecture(**base)
-    fields: dict = {
-        "kind": kind,
-        "model": spec.id if spec is not None else None,
-        "params_b": None if (spec is not None and kind == Kind.diffusion) else m["params_b"],
-        "active_params_b": m.get("active_params_b"),
-        "arch": arch if kind != Kind.diffusion else None,
-        "mode": "inference" if wl["mode"] == "inference" else wl["mode"],
-        "weights_format": wl.get("weights_precision"),
-        "compute_dtype": wl.get("compute_dtype"),
-        "mixed_precision": wl.get("mixed_precision"),
-        "batch_size": wl.get("batch_size"),
-        "prompt_tokens": wl.get("prompt_tokens"),
-        "new_tokens": wl.get("new_tokens"),
-        "seq_len": wl.get("seq_len"),
-        "image_width": wl.get("image_width"),
-        "image_height": wl.get("image_height"),
-        "images_per_prompt": wl.get("images_per_prompt"),
-        "denoise_steps": wl.get("denoise_steps"),
-        "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower())
-        if wl.get("optimizer")
-        else None,
-        "gradient_checkpointing": wl.get("gradient_checkpointing"),
-        "attention": wl.get("attention")
-        if wl.get("attention") in ("eager", "sdpa", "flash", "sliced")
-        else None,
-        "lora_rank": wl.get("lora_rank"),
-        "lora_targets": wl.get("lora_targets"),
-        "gradient_accumulation": wl.get("gradient_accumulation"),
-        "num_gpus": wl.get("num_gpus") or 1,
-        "parallelism": PARALLEL.get(str(wl.get("parallelism") or "none").lower()),
-        "kv_cache_dtype": wl.get("kv_cache_dtype"),
-        "framework": wl.get("framework"),
+def source_group(case: dict) -> str:
+    """One group per publishing source: the repository, or the post for blog repos."""
+    src = case.get("source") or {}
+    repo = src.get("repo") or src.get("url") or "unknown"
+    if repo.endswith("/blog") or repo == "unknown":
+        return f"{repo}/{src.get('path') or src.get('title', '')[:40]}"
+    return repo
+
+
+def judged_bytes(est, measured_what: str) -> tuple[int, str]:
+    """The engine's figure in the view the measurement was taken in."""
+    if measured_what == "software_reported" and est.runtime in SERVING_ENGINES:
+        return sum(t.bytes for t in est.terms if t.name in PROFILE_TERMS), "vllm-profile"
+    if measured_what == "software_reported" and est.runtime in LLAMACPP_FAMILY:
+        return sum(t.bytes for t in est.terms if t.name in BUFFER_TERMS), "llamacpp-buffers"
+    if measured_what in ALLOCATED_VIEW:
+        return est.allocated_bytes, "allocated"
+    return est.total_bytes, "total"
+
+
+def score_case(case: dict) -> dict:
+    base = {
+        "id": case["id"],
+        "category": case["category"],
+        "group": source_group(case),
     }
-    if wl.get("cpu_offload"):
-        fields["cpu_offload"] = (
-            "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
-        )
-    if (
-        fields["weights_format"] == "fp32"
-        and fields["mode"] in ("lora", "qlora")
-        and fields["compute_dtype"] in ("bf16", "fp16")
-    ):
-        pass  # fp32 base weights under AMP: the engine adds the 16-bit compute copy
-    notes = case.get("notes") or ""
-    for pattern, field, value in NOTE_KNOBS:
-        if re.search(pattern, notes):
-            if value == "compute":
-                value = wl.get("compute_dtype") or "fp16"
-            fields[field] = value
-            knobs.append(f"{field}={value}")
-    if kind == Kind.diffusion and spec is None:
-        fields["kind"] = Kind.llm if arch is not None else Kind.diffusion
-    return Workload(**{k: v for k, v in fields.items() if v is not None}), knobs
-
-
-def guide_formula_bytes(case: dict) -> float:
-    bits = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "int8": 8}
-    prec = case["workload"].get("weights_precision") or "fp16"
-    b = bits.get(prec, 4 if any(x in prec for x in ("4", "nf4", "fp4")) else 8)
-    return case["model"]["params_b"] * 1e9 * b / 8 * 1.2 / (case["workload"].get("num_gpus") or 1)
-
-
-def score(cases: list[dict]) -> dict:
-    rows, guide_rows, bounds, guide_bounds = [], [], [], []
-    for case in cases:
-        if not case.get("scorable", True):
-            continue
-        measured = case["measured"]
-        try:
-            workload, knobs = case_to_workload(case)
-            result = estimate(workload)
-        except Exception as exc:  # a case the adapter cannot express is reported, not hidden
-            rows.append({"id": case["id"], "error": str(exc)})
-            continue
-        est = result.estimate
-        assert est is not None
-        view = "allocated" if measured["what"] in ALLOCATED_VIEW else "total"
-        value = est.allocated_bytes if view == "allocated" else est.total_bytes
-        guide = guide_formula_bytes(case)
-        bound = measured.get("bound")
-        if bound:
-            limit = bound["limit_gib"] * GIB
-            kind = bound["kind"]
-            if kind == "fits_under":
-                ok, gok = est.total_bytes <= limit, guide <= limit
-            elif kind == "oom_at":
-                ok, gok = est.total_bytes > limit, guide > limit
-            elif kind == "greater_than":
-                ok, gok = est.allocated_bytes > limit, guide > limit
-            elif kind == "less_than":
-                ok, gok = est.allocated_bytes < limit, guide < limit
-            else:  # max_context_tokens
-                tokens = max_context_tokens(workload, int(limit)) or 0
-                ok = abs(tokens / bound["tokens"] - 1) <= 0.25
-                gok = False
-            bounds.append(
-                {"id": case["id"], "kind": kind, "ok": ok, "estimate_bytes": value, "knobs": knobs}
-            )
-            guide_bounds.append(gok)
-            continue
-        if measured.get("value_gib") is None:
-            continue
-        meas = measured["value_gib"] * GIB
-        rows.append(
-            {
-                "id": case["id"],
-                "estimate_bytes": int(value),
-                "measured_bytes": int(meas),
-                "view": view,
-                "error": value / meas - 1,
-                "knobs": knobs,
-            }
-        )
-        guide_rows.append(
-            {
-                "id": case["id"],
-                "estimate_bytes": int(guide),
-                "measured_bytes": int(meas),
-                "error": guide / meas - 1,
-            }
-        )
+    measured = case["measured"]
+    try:
+        workload, knobs = case_to_workload(case)
+        result = estimate(workload)
+    except Exception as exc:  # a case the adapter cannot express is reported, not hidden
+        return {**base, "failed": str(exc).splitlines()[0]}
+    est = result.estimate
+    assert est is not None
+    value, view = judged_bytes(est, measured["what"])
+    base.update(
+        runtime=est.runtime.value if est.runtime else "transformers",
+        family=band_family(result.model.kind, workload.mode.is_training),
+        view=view,
+        estimate_bytes=int(value),
+        low_bytes=int(value * (1 - est.band_low_fraction)),
+        high_bytes=int(value * (1 + est.band_high_fraction)),
+        knobs=knobs,
+        guide_bytes=int(guide_formula_bytes(case)),
+    )
+    bound = measured.get("bound")
+    if bound:
+        limit = bound["limit_gib"] * GIB
+        kind = bound["kind"]
+        total, alloc = est.total_bytes, est.allocated_bytes
+        guide = base["guide_bytes"]
+        if kind == "fits_under":
+            ok, gok, judged = total <= limit, guide <= limit, total
+        elif kind == "oom_at":
+            ok, gok, judged = total > limit, guide > limit, total
+        elif kind == "greater_than":
+            ok, gok, judged = alloc > limit, guide > limit, alloc
+        elif kind == "less_than":
+            ok, gok, judged = alloc < limit, guide < limit, alloc
+        else:  # max_context_tokens: judged on the largest context that fits
+            judged = max_context_tokens(workload, int(limit)) or 0
+            ok, gok = abs(judged / bound["tokens"] - 1) <= 0.25, False
+        key = "context_tokens" if kind == "max_context_tokens" else "estimate_bytes"
+        return {**base, "bound": kind, "ok": ok, "guide_ok": gok, key: int(judged)}
+    if measured.get("value_gib") is None:
+        return {**base, "skipped": "no value"}
+    meas = measured["value_gib"] * GIB
     return {
-        "rows": rows,
-        "bounds": bounds,
-        "summary": summarize(rows, bounds),
-        "guide_summary": summarize(guide_rows, [{"ok": b} for b in guide_bounds]),
+        **base,
+        "measured_bytes": int(meas),
+        "error": value / meas - 1,
+        "guide_error": base["guide_bytes"] / meas - 1,
+        "in_band": base["low_bytes"] <= meas <= base["high_bytes"],
     }
 
 
-def summarize(rows: list[dict], bounds: list[dict]) -> dict:
-    errs = [r["error"] for r in rows if isinstance(r.get("error"), float)]
-    failed = [r for r in rows if not isinstance(r.get("error"), float)]
+def score(cases: list[dict]) -> list[dict]:
+    return [score_case(c) for c in cases if c.get("scorable", True)]
+
+
+def points(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if "error" in r]
+
+
+def summarize(rows: list[dict], error_key: str = "error", ok_key: str = "ok") -> dict:
+    pts = [r for r in rows if error_key in r]
+    errs = [r[error_key] for r in pts]
+    bounds = [r for r in rows if "bound" in r]
     n = len(errs)
     return {
         "cases_scored": n,
-        "cases_failed": len(failed),
+        "cases_failed": sum("failed" in r for r in rows),
         "median_abs_error_pct": round(statistics.median(abs(e) for e in errs) * 100, 1)
         if n
         else None,
         "within_20pct": round(sum(abs(e) <= 0.2 for e in errs) / n, 3) if n else None,
         "under_10pct": round(sum(e < -0.1 for e in errs) / n, 3) if n else None,
-        "bounds_satisfied": f"{sum(b['ok'] for b in bounds)}/{len(bounds)}",
+        "band_holds": round(sum(r.get("in_band", False) for r in pts) / n, 3)
+        if n and error_key == "error"
+        else None,
+        "bounds_satisfied": f"{sum(bool(b.get(ok_key)) for b in bounds)}/{len(bounds)}",
     }
 
 
 def line(name: str, s: dict) -> str:
+    pct = lambda v: f"{(v or 0) * 100:.1f}%"  # noqa: E731
     return (
-        f"{name}: {s['cases_scored']} cases scored, median |error| {s['median_abs_error_pct']}%, "
-        f"{(s['within_20pct'] or 0) * 100:.1f}% within ±20%, {(s['under_10pct'] or 0) * 100:.1f}% under-estimated >10%, "
-        f"bounds satisfied {s['bounds_satisfied']}"
+        f"{name}: {s['cases_scored']} scored, {s['cases_failed']} failed, median |error| "
+        f"{s['median_abs_error_pct']}%, {pct(s['within_20pct'])} within ±20%, "
+        f"{pct(s['under_10pct'])} under >10%, "
+        + (f"band holds {pct(s['band_holds'])}, " if s["band_holds"] is not None else "")
+        + f"bounds {s['bounds_satisfied']}"
     )
+
+
+def fit_band(rows: list[dict]) -> dict[str, tuple[float, float]]:
+    """Per family, the band [est x (1 - low), est x (1 + high)] that holds BAND_COVERAGE of
+    the measurements: each side is the (1 + coverage) / 2 quantile of that side's misses."""
+    q = (1 + BAND_COVERAGE) / 2
+    by_family: dict[str, list[float]] = defaultdict(list)
+    for r in points(rows):
+        by_family[r["family"]].append(r["measured_bytes"] / r["estimate_bytes"] - 1)
+    out = {}
+    for family, ratios in by_family.items():
+        ratios.sort()
+        hi = ratios[min(int(q * len(ratios)), len(ratios) - 1)]
+        lo = -ratios[max(int((1 - q) * len(ratios)), 0)]
+        out[family] = (round(max(lo, 0.03), 3), round(max(hi, 0.03), 3))
+    return out
+
+
+def band_holds_with(rows: list[dict], band: dict[str, tuple[float, float]]) -> float | None:
+    pts = [r for r in points(rows) if r["family"] in band]
+    if not pts:
+        return None
+    held = 0
+    for r in pts:
+        lo, hi = band[r["family"]]
+        held += (
+            r["estimate_bytes"] * (1 - lo) <= r["measured_bytes"] <= r["estimate_bytes"] * (1 + hi)
+        )
+    return held / len(pts)
+
+
+def grouped(rows: list[dict], key: str) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        out[str(r.get(key, "-"))].append(r)
+    return dict(sorted(out.items()))
+
+
+def leave_one_source_out(rows: list[dict]) -> list[dict]:
+    """For each source group: the engine on every other group's cases, and the band fitted
+    without the group, judged on the group's own cases."""
+    out = []
+    for group, own in grouped(rows, "group").items():
+        others = [r for r in rows if r.get("group") != group]
+        band = fit_band(others)
+        out.append(
+            {
+                "left_out": group,
+                "own_cases": len(points(own)),
+                "others": summarize(others),
+                "band_refit_holds_on_left_out": band_holds_with(own, band),
+            }
+        )
+    return out
+
+
+def print_table(rows: list[dict], verbose: bool) -> None:
+    print(f"{'case':52} {'estimate':>9} {'band':>15} {'measured':>9} {'error':>7}  view")
+    for r in rows:
+        if "failed" in r:
+            print(f"{r['id']:52} ERROR {r['failed']}")
+        elif "error" in r:
+            flag = " UNDER" if r["error"] < -0.1 else ""
+            flag += "" if r["in_band"] else " OUT"
+            extra = f"  [{', '.join(r['knobs'])}]" if verbose and r["knobs"] else ""
+            band = f"{r['low_bytes'] / GIB:.1f}-{r['high_bytes'] / GIB:.1f}G"
+            print(
+                f"{r['id']:52} {r['estimate_bytes'] / GIB:8.2f}G {band:>15} "
+                f"{r['measured_bytes'] / GIB:8.2f}G {r['error'] * 100:+6.1f}%  {r['view']}{flag}{extra}"
+            )
+        elif "bound" in r:
+            print(f"{r['id']:52} bound {r['bound']}: {'ok' if r['ok'] else 'FAILED'}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,39 +238,73 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--fit-band", action="store_true")
     args = ap.parse_args(argv)
-    cases = json.loads(args.cases.read_text(encoding="utf-8"))
-    result = score(cases)
+    try:
+        cases = json.loads(args.cases.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"accuracy: cannot read the cases at {args.cases} ({exc.__class__.__name__})")
+        return 2
+    rows = score(cases)
+    overall = summarize(rows)
+    guide = summarize(rows, "guide_error", "guide_ok")
+    views = {
+        "category": {k: summarize(v) for k, v in grouped(rows, "category").items()},
+        "runtime": {k: summarize(v) for k, v in grouped(rows, "runtime").items()},
+        "source_group": {k: summarize(v) for k, v in grouped(rows, "group").items()},
+    }
+    loso = leave_one_source_out(rows)
     if args.json:
+        keep = ("id", "category", "runtime", "group", "view", "estimate_bytes", "low_bytes")
+        keep += ("high_bytes", "measured_bytes", "error", "in_band", "failed")
         out = {
-            "rows": [
+            "rows": [{k: r[k] for k in keep if k in r} for r in rows if "bound" not in r],
+            "bounds": [
                 {
-                    "id": r["id"],
-                    "estimate_bytes": r.get("estimate_bytes"),
-                    "measured_bytes": r.get("measured_bytes"),
+                    k: r[k]
+                    for k in ("id", "bound", "ok", "estimate_bytes", "context_tokens")
+                    if k in r
                 }
-                for r in result["rows"]
+                for r in rows
+                if "bound" in r
             ],
-            "bounds": [{"id": b["id"], "kind": b["kind"], "ok": b["ok"]} for b in result["bounds"]],
-            "summary": result["summary"],
-            "guide_summary": result["guide_summary"],
+            "summary": overall,
+            "guide_summary": guide,
+            **views,
+            "leave_one_source_out": loso,
         }
         print(json.dumps(out, indent=2))
         return 0
-    print(f"{'case':44} {'estimate':>9} {'measured':>9} {'error':>7}  view")
-    for r in result["rows"]:
-        if "estimate_bytes" not in r:
-            print(f"{r['id']:44} ERROR {r['error']}")
-            continue
-        flag = " UNDER" if r["error"] < -0.1 else ""
-        extra = f"  [{', '.join(r['knobs'])}]" if args.verbose and r["knobs"] else ""
+    if args.fit_band:
+        for family, (lo, hi) in sorted(fit_band(rows).items()):
+            print(f"[{family}]\nlow = {lo}\nhigh = {hi}\n")
+        return 0
+    print_table(rows, args.verbose)
+    for title, table in views.items():
+        print(f"\nper {title}:")
+        for name, s in table.items():
+            print("  " + line(name, s))
+    print("\nleave one source out (engine on the other sources; band re-fitted without it):")
+    for x in loso:
+        held = x["band_refit_holds_on_left_out"]
         print(
-            f"{r['id']:44} {r['estimate_bytes'] / GIB:8.2f}G {r['measured_bytes'] / GIB:8.2f}G {r['error'] * 100:+6.1f}%  {r['view']}{flag}{extra}"
+            f"  {x['left_out'][:44]:44} own {x['own_cases']:3}  band on own "
+            f"{'-' if held is None else f'{held * 100:.0f}%':>5}  |  others: "
+            + line("", x["others"])[2:]
         )
-    for b in result["bounds"]:
-        print(f"{b['id']:44} bound {b['kind']}: {'ok' if b['ok'] else 'FAILED'}")
-    print(line("engine", result["summary"]))
-    print(line("guide formula (params x bytes x 1.2)", result["guide_summary"]))
+    judged = [x for x in loso if x["band_refit_holds_on_left_out"] is not None]
+    if judged:
+        worst = min(judged, key=lambda x: x["band_refit_holds_on_left_out"])
+        held = sum(x["band_refit_holds_on_left_out"] * x["own_cases"] for x in judged)
+        n = sum(x["own_cases"] for x in judged)
+        print(
+            f"  band re-fitted without each source, pooled over the left-out cases: "
+            f"{held / n * 100:.1f}% held (worst {worst['left_out']}: "
+            f"{worst['band_refit_holds_on_left_out'] * 100:.0f}%)"
+        )
+    print()
+    print(line("engine", overall))
+    print(line("guide formula (params x bytes x 1.2)", guide))
     return 0
 
 

@@ -23,9 +23,8 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     ApplicationHandlerStop,
@@ -38,6 +37,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
+from bot.delivery import RetryingRateLimiter
 from bot.http import AiohttpRequest
 from bot.inbox import Inbox
 from bot.persistence import SQLitePersistence
@@ -60,35 +60,6 @@ PRIVATE_COMMANDS = (
     "forget",
 )
 GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
-
-
-NETWORK_RETRIES = 3
-
-
-class RetryingRateLimiter(AIORateLimiter):
-    """PTB's limiter (Telegram's caps, 429 retried after retry_after) that also retries a
-    send that failed on the network (5xx, dropped connection), so a flaky link does not lose
-    an answer. Trade-off: if Telegram did deliver before the connection died, the user sees
-    the answer twice; a lost answer is worse. getUpdates has the updater's own retry loop."""
-
-    async def process_request(self, callback, args, kwargs, endpoint, data, rate_limit_args):  # noqa: ANN001, ANN201
-        for attempt in range(NETWORK_RETRIES + 1):
-            try:
-                return await super().process_request(
-                    callback, args, kwargs, endpoint, data, rate_limit_args
-                )
-            except NetworkError as exc:
-                if (
-                    isinstance(exc, BadRequest)
-                    or endpoint == "getUpdates"
-                    or attempt == NETWORK_RETRIES
-                ):
-                    raise
-                log.warning(
-                    "%s failed (%s); retry %d of %d", endpoint, exc, attempt + 1, NETWORK_RETRIES
-                )
-                await asyncio.sleep(0.1 * 2**attempt)
-        raise AssertionError("unreachable")
 
 
 class PerUserUpdateProcessor(BaseUpdateProcessor):
@@ -222,6 +193,11 @@ async def on_error(update: object, context: Context) -> None:
         return
     if isinstance(err, (NetworkError, TimedOut, RetryAfter)) and not isinstance(update, Update):
         log.warning("network trouble while polling: %s", err)
+        return
+    if isinstance(err, TimedOut):
+        # The answer may yet arrive (Telegram acts on requests it answers late); an apology
+        # now could follow it, and would meet the same slow Bot API (bot.delivery).
+        log.warning("a send timed out; no apology sent: %s", err)
         return
     summary = (
         json.dumps(update.to_dict(), ensure_ascii=False)[:2000]

@@ -184,8 +184,11 @@ class FakeTelegram:
         self.commands: dict[tuple[str, str], list[dict]] = {}
         self.messages: dict[tuple[int, int], dict] = {}
         self.blocked_users: set[int] = set()
-        self.admins: set[int] = set()
-        self._answered: set[str] = set()  # getChatMember answers "creator" for these, else "member"
+        self.admins: set[int] = set()  # getChatMember answers "creator" for these, else "member"
+        self._answered: set[str] = set()
+        # Telegram refuses an answer to a button press older than about 15 s; None: never.
+        self.callback_answer_window_s: float | None = None
+        self._pressed_at: dict[str, float] = {}
         self.migrated_chats: dict[int, int] = {}
         self.faults: list[_Fault] = []
         self.fault_plan: FaultPlan | None = None
@@ -298,10 +301,12 @@ class FakeTelegram:
 
     def user_clicks(self, user: User, message: dict, data: str) -> dict:
         """Press an inline button of a bot message (as returned by sendMessage)."""
+        query_id = str(next(self._callback_ids))
+        self._pressed_at[query_id] = time.monotonic()
         return self._push(
             {
                 "callback_query": {
-                    "id": str(next(self._callback_ids)),
+                    "id": query_id,
                     "from": user.json(),
                     "chat_instance": f"ci{message['chat']['id']}",
                     "data": data,
@@ -564,8 +569,12 @@ class FakeTelegram:
     def _dispatch(self, method: str, p: dict) -> Any:
         if method == "getMe":
             return self.bot_user
-        if method == "answerCallbackQuery":  # Telegram takes one answer per query
-            if p["callback_query_id"] in self._answered:
+        if method == "answerCallbackQuery":  # Telegram takes one answer per query, in time
+            window = self.callback_answer_window_s
+            pressed = self._pressed_at.get(p["callback_query_id"], time.monotonic())
+            if p["callback_query_id"] in self._answered or (
+                window is not None and time.monotonic() - pressed > window
+            ):
                 raise _ApiError(
                     400,
                     "Bad Request: query is too old and response timeout expired or query ID is invalid",

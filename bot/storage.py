@@ -385,11 +385,13 @@ class Repository:
         ts = now_iso()
         # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
         rows = [(u["update_id"], json.dumps(u), ts) for u in updates]
-        await self._writer.transaction(
-            lambda conn: conn.executemany(
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.executemany(
                 "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)", rows
             )
-        )
+
+        await self._writer.transaction(insert)
 
     async def inbox_done(self, update_id: int) -> None:
         await self._write("DELETE FROM inbox WHERE update_id = ?", (update_id,))

@@ -114,7 +114,8 @@ def test_both_languages_have_the_same_templates_and_labels() -> None:
 
 
 def test_every_memory_term_and_wizard_step_has_a_label() -> None:
-    source = (Path(__file__).parent.parent / "advisor" / "memory.py").read_text(encoding="utf-8")
+    memory = Path(__file__).parent.parent / "advisor" / "memory"
+    source = "\n".join(p.read_text(encoding="utf-8") for p in sorted(memory.rglob("*.py")))
     terms = set(re.findall(r'\.add\(\s*"([a-z_]+)"', source)) | {"runtime_overhead"}
     with (Path(__file__).parent.parent / "bot" / "wizard.toml").open("rb") as fh:
         spec = tomllib.load(fh)

@@ -57,8 +57,8 @@ def recognize_exl2(s: Scan, r: Reading) -> None:
     bpw = float(m.group(1) or m.group(2))
     if not 1 <= bpw <= 16:
         raise reject("bad_value", "bpw")
-    linear = [f for f in catalog.formats().values() if f.scope == "linear" or f.bits >= 16]
-    closest = min(linear, key=lambda f: (abs(f.bits - bpw), f.bits))
+    choices = [catalog.formats()[f] for f in vocab.load("quant")["exl2"]["formats"]]
+    closest = min((f for f in choices if f.bits >= bpw - 0.5), key=lambda f: f.bits)
     if "weights_format" not in r.fields:
         r.fields["weights_format"] = closest.id
         r.assumed.append(f"exl2 {bpw:g} bpw ≈ {closest.id} ({closest.bits:g} bits)")
@@ -91,7 +91,9 @@ def recognize_formats(s: Scan, r: Reading) -> None:
 
 @cache
 def _vague() -> re.Pattern[str]:
-    return re.compile(vocab.alternation(vocab.load("quant")["vague"]["words"]))
+    vague = vocab.load("quant")["vague"]
+    not_after = "".join(f"(?<!{re.escape(w)})" for w in vague["not_after"])
+    return re.compile(not_after + vocab.alternation(vague["words"]))
 
 
 def recognize_vague_quant(s: Scan, r: Reading) -> None:

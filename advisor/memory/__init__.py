@@ -1,0 +1,73 @@
+"""Peak GPU memory per card, as a breakdown of named terms.
+
+Each term is one small function with its formula and source in the docstring (the
+EleutherAI "Transformer Math 101" way), so the reply can show the same terms. Two views:
+
+* allocated — tensors only, what `torch.cuda.max_memory_allocated()` reports;
+* total — what nvidia-smi shows: allocated + CUDA context + caching-allocator slack.
+
+Where the physics is uncertain we err high: an under-estimate sends a user into OOM after
+they paid; an over-estimate costs them a slightly bigger card.
+
+One module per family or runtime: `transformer` (the physics of a decoder), `llm`
+(inference and training dispatch), `training` (recipes), `diffusion`, `classic`;
+`terms` holds the breakdown, overheads and the band; `resolve` the model lookup.
+"""
+
+from __future__ import annotations
+
+from advisor.memory.classic import estimate_classic_cnn
+from advisor.memory.diffusion import estimate_diffusion, generic_diffusion_spec
+from advisor.memory.llm import estimate_transformer
+from advisor.memory.resolve import (
+    UnknownFormatError,
+    UnknownModelError,
+    assumed_architecture,
+    resolve_model,
+)
+from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown
+from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.memory.transformer import (
+    activation_bytes_per_token_layer,
+    embedding_params,
+    estimate_weight_bytes,
+    kv_bytes_per_token,
+    mlp_width,
+    trainable_params,
+)
+from advisor.models import EstimateResult, Kind, Workload
+
+__all__ = [
+    "CUDA_CONTEXT_BYTES",
+    "GIB",
+    "UnknownFormatError",
+    "UnknownModelError",
+    "activation_bytes_per_token_layer",
+    "assumed_architecture",
+    "embedding_params",
+    "estimate",
+    "estimate_weight_bytes",
+    "kv_bytes_per_token",
+    "mlp_width",
+    "optimizer_state_bytes_per_param",
+    "resolve_model",
+    "trainable_params",
+]
+
+
+def estimate(w: Workload) -> EstimateResult:
+    """Estimate peak memory per GPU for a workload."""
+    model, spec = resolve_model(w)
+    acc = Breakdown()
+    if model.kind in (Kind.rendering, Kind.video, Kind.simulation):
+        return EstimateResult(workload=w, model=model, estimate=None, assumed=[])
+    if model.kind == Kind.diffusion:
+        if spec is None or spec.diffusion is None:
+            spec = generic_diffusion_spec(model.params_b)
+            acc.assume("pipeline", "generic DiT (all parameters in the denoiser)")
+        est = estimate_diffusion(w, spec, acc)
+    elif model.kind == Kind.classic and (spec is None or spec.arch is None) and w.arch is None:
+        est = estimate_classic_cnn(w, model, spec, acc)
+    else:
+        est = estimate_transformer(w, model, spec, acc)
+    return EstimateResult(workload=w, model=model, estimate=est, assumed=acc.assumed)

@@ -1,0 +1,281 @@
+"""Diffusion pipelines: denoiser, text encoders, VAE, offload modes."""
+
+from __future__ import annotations
+
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.memory import video
+from advisor.memory.resolve import default_format
+from advisor.memory.terms import Breakdown, family_band, finish, rebalance
+from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.memory.transformer import estimate_weight_bytes
+from advisor.models import (
+    Attention,
+    Estimate,
+    Kind,
+    Mode,
+    Offload,
+    Optimizer,
+    Workload,
+)
+
+# 16/32-bit formats: a text encoder given one of these is simply loaded in it.
+PLAIN_FORMATS = {"fp32", "fp16", "bf16"}
+# Tiled VAE decode (diffusers enable_tiling): tiles of 256 px (CogVideoX, HunyuanVideo,
+# SD/SDXL tile_sample_min_size) with overlap; two tiles' maps alive plus the blended output.
+TILE_PIXELS = 2 * 256 * 256
+
+
+def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
+    """A quantizer touches the components it is given. diffusers' documented usage passes
+    the quantization config to the transformer (bitsandbytes, GGUF and torchao guides), so
+    unless told otherwise the text encoders stay in the 16-bit compute dtype — the safe
+    side: if the user quantized them too, they need less."""
+    if w.text_encoder_format:
+        return w.text_encoder_format
+    if fmt in PLAIN_FORMATS:
+        return fmt
+    te = w.compute_dtype if w.compute_dtype in ("fp16", "bf16") else "bf16"
+    acc.assume("text_encoder_format", te)
+    return te
+
+
+def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate:
+    d = spec.diffusion
+    assert d is not None
+    fmt = default_format(w, spec, acc)
+    te_fmt = text_encoder_format(w, fmt, acc)
+    geo = video.geometry(spec.id)
+    width = w.image_width or (geo.width if geo else d.default_resolution)
+    height = w.image_height or (geo.height if geo else d.default_resolution)
+    if w.image_width is None:
+        acc.assume("resolution", f"{width}x{height}")
+    frames = 1
+    if geo is not None:
+        frames = w.video_frames or geo.frames
+        if w.video_frames is None:
+            acc.assume("video_frames", frames)
+    images = (w.images_per_prompt or 1) * (w.batch_size or 1)
+    if w.images_per_prompt is None and w.batch_size is None:
+        acc.assume("images", 1)
+
+    den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
+    te_w = [estimate_weight_bytes(p * 1e9, None, te_fmt) for p in d.text_encoders_params_b]
+    vae_bytes = 4 if (d.vae_force_upcast or fmt == "fp32") else 2
+    vae_w = d.vae_params_b * 1e9 * vae_bytes
+    if w.tiny_vae:
+        vae_w = 2.4e6 * 2
+
+    if w.mode.is_training:
+        return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
+
+    den_act, act_formula = denoiser_activations(w, spec, fmt, images, frames, width, height)
+    decode, decode_formula = vae_decode(w, spec, vae_bytes, images, frames, width, height)
+    te_total = sum(te_w) if w.text_encoders_on_gpu else 0
+    den_formula = f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits"  # type: ignore[union-attr]
+    offload = w.cpu_offload
+    if offload == Offload.sequential:
+        resident = max(den_w / 50, vae_w)  # one submodule at a time
+        allocated = acc.add(
+            "weights",
+            resident,
+            "sequential CPU offload: one submodule on the GPU at a time",
+            key="weights.sequential_offload",
+        )
+        if decode >= den_act:
+            allocated += acc.add("vae_decode", decode, decode_formula)
+        else:
+            allocated += acc.add("activations", den_act, act_formula, key="activations.denoiser")
+    elif offload == Offload.model:
+        # One component on the GPU at a time: the peak is the largest phase.
+        phases = {
+            "denoise": den_w + den_act,
+            "decode": vae_w + decode,
+            "text": max(te_w) if te_w and w.text_encoders_on_gpu else 0,
+        }
+        peak = max(phases, key=lambda k: phases[k])
+        if peak == "decode":
+            allocated = acc.add(
+                "vae", vae_w, "model CPU offload: only the VAE is resident while decoding"
+            )
+            allocated += acc.add("vae_decode", decode, decode_formula)
+        elif peak == "denoise":
+            allocated = acc.add(
+                "weights",
+                den_w,
+                "model CPU offload: only the denoiser is resident while denoising; " + den_formula,
+                key="weights.model_offload",
+            )
+            allocated += acc.add("activations", den_act, act_formula, key="activations.denoiser")
+        else:
+            allocated = acc.add(
+                "text_encoders",
+                phases["text"],
+                "model CPU offload: the largest text encoder alone",
+                key="text_encoders.model_offload",
+            )
+    else:
+        allocated = acc.add("weights", den_w, den_formula, key="weights.denoiser")
+        if te_total:
+            allocated += acc.add(
+                "text_encoders",
+                te_total,
+                f"{' + '.join(f'{p:g}B' for p in d.text_encoders_params_b)} x {catalog.find_format(te_fmt).bits:g} bits",  # type: ignore[union-attr]
+                params_b=round(sum(d.text_encoders_params_b), 3),
+                format=te_fmt,
+            )
+        allocated += acc.add(
+            "vae",
+            vae_w,
+            f"VAE {d.vae_params_b:g}B x {vae_bytes} B"
+            + (" (fp32 upcast)" if vae_bytes == 4 else ""),
+            params_b=d.vae_params_b,
+            bytes_per_param=vae_bytes,
+        )
+        if decode >= den_act:
+            allocated += acc.add("vae_decode", decode, decode_formula)
+        else:
+            allocated += acc.add("activations", den_act, act_formula, key="activations.denoiser")
+    return finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
+
+
+def denoiser_activations(
+    w: Workload, spec: ModelSpec, fmt: str, images: int, frames: int, width: int, height: int
+) -> tuple[float, str]:
+    """One denoiser pass: tokens x the per-token working set (measured at 16-bit), at the
+    batch the sampler runs (x 2 with classifier-free guidance); eager attention adds the
+    score matrices (diffusers AttnProcessor: baddbmm input, scores and probs)."""
+    d = spec.diffusion
+    assert d is not None
+    cfg = w.guidance if w.guidance is not None else d.guidance
+    batch_eff = images * (2 if cfg else 1)
+    geo = video.geometry(spec.id)
+    if geo is not None:
+        attn_tokens = float(video.transformer_tokens(geo, frames, width, height))
+    else:
+        attn_tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor
+    text = d.text_tokens if d.denoiser == "dit" else 0
+    act = batch_eff * (attn_tokens + text) * d.denoiser_act_bytes_per_token
+    compute_bytes = 4 if fmt == "fp32" else 2
+    scores = batch_eff * d.attn_heads * attn_tokens**2 * compute_bytes * 3
+    attention = w.attention or Attention.sdpa
+    if attention == Attention.eager:
+        act += scores
+    elif attention == Attention.sliced:
+        act += scores / 2  # diffusers "auto" slicing: half the heads at a time
+    return act, (
+        f"denoiser at batch {batch_eff} ({images} x{' 2 for CFG' if cfg else ' 1'}), "
+        f"{int(attn_tokens)} tokens + {text} text x {d.denoiser_act_bytes_per_token / 1024:.0f} KiB"
+    )
+
+
+def vae_decode(
+    w: Workload, spec: ModelSpec, vae_bytes: int, images: int, frames: int, width: int, height: int
+) -> tuple[float, str]:
+    """VAE decode peak: full-resolution 128-channel feature maps alive at once, for every
+    image (one with slicing) and every frame; tiling keeps two tiles' maps."""
+    d = spec.diffusion
+    assert d is not None
+    geo = video.geometry(spec.id)
+    pixels = video.decoded_pixels(geo, frames, width, height) if geo else width * height
+    decode_images = 1 if w.vae_slicing else images
+    channels = 64 if w.tiny_vae else 128
+    tensors = 3 if w.tiny_vae else d.vae_decode_tensors
+    dec_bytes = 2 if w.tiny_vae else vae_bytes
+    if w.vae_tiling:
+        pixels = min(pixels, TILE_PIXELS * (pixels / (width * height)))
+    decode = decode_images * pixels * channels * dec_bytes * tensors
+    what = f"{frames} frames x " if frames > 1 else ""
+    return decode, (
+        f"{decode_images} x {what}{width}x{height}{' (tiled)' if w.vae_tiling else ''} x "
+        f"{channels} ch x {dec_bytes} B x {tensors} maps alive"
+    )
+
+
+def generic_diffusion_spec(params_b: float) -> ModelSpec:
+    """A diffusion model known only by its size: a FLUX-like DiT holding every parameter,
+    16 latent channels, text embeddings computed elsewhere."""
+    from advisor.catalog import DiffusionSpec
+
+    return ModelSpec(
+        id="generic-dit",
+        name=f"{params_b:g}B diffusion transformer",
+        kind=Kind.diffusion,
+        family="dit",
+        params_b=params_b,
+        source="assumed (no catalog entry)",
+        diffusion=DiffusionSpec(
+            denoiser="dit",
+            denoiser_params_b=params_b,
+            text_encoders_params_b=[],
+            vae_params_b=0.084,
+            latent_channels=16,
+            default_resolution=1024,
+            guidance=False,
+            text_tokens=512,
+            attn_tokens_divisor=4,
+            attn_heads=max(int((params_b / 12) ** 0.5 * 24), 8),
+            denoiser_act_bytes_per_token=148000,
+            vae_force_upcast=False,
+            vae_decode_tensors=9,
+        ),
+    )
+
+
+def estimate_diffusion_training(
+    w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
+) -> Estimate:
+    """Only the denoiser trains; prompt embeddings and VAE latents are precomputed in the
+    diffusers training scripts (their --cache_latents / precompute paths)."""
+    d = spec.diffusion
+    assert d is not None
+    batch = w.batch_size or 1
+    opt = w.optimizer or Optimizer.adamw
+    if w.optimizer is None:
+        acc.assume("optimizer", "adamw")
+    gc = w.gradient_checkpointing if w.gradient_checkpointing is not None else True
+    full = w.mode in (Mode.full, Mode.pretrain)
+    params = d.denoiser_params_b * 1e9
+    param_bytes = 4 if fmt == "fp32" else 2
+    hidden = d.attn_heads * (128 if d.denoiser == "dit" else 64)
+    if full:
+        trainable = params
+    else:
+        rank = w.lora_rank or 16
+        n_targets = max(len((w.lora_targets or "to_q,to_k,to_v,to_out").split(",")), 1)
+        layers = max(int(params / (12 * hidden * hidden)), 1)
+        trainable = rank * 2 * hidden * n_targets * layers
+        param_bytes = 4
+    allocated = acc.add(
+        "weights",
+        den_w,
+        f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",
+    )  # type: ignore[union-attr]
+    grads = acc.add(
+        "gradients", trainable * param_bytes, f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
+    )
+    per = optimizer_state_bytes_per_param(
+        opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
+    )
+    allocated += acc.add(
+        "optimizer", trainable * per, f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})"
+    )
+    tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor + (
+        d.text_tokens if d.denoiser == "dit" else 0
+    )
+    per_token_layer = 40 * hidden  # Korthikanti-style saved tensors per block, 16-bit
+    layers = max(int(params / (12 * hidden * hidden)), 1)
+    if gc:
+        act = batch * tokens * (2 * hidden * layers + per_token_layer)
+    else:
+        act = batch * tokens * per_token_layer * layers
+    act_b = acc.add(
+        "activations", act, f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}"
+    )
+    foreach = opt in (Optimizer.adamw, Optimizer.lion) and full
+    step = trainable * param_bytes if foreach else 0
+    allocated += max(grads + act_b, grads + step)
+    listed = sum(t.bytes for t in acc.terms)
+    if listed != allocated:
+        rebalance(acc, allocated)
+    return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))

@@ -1,0 +1,146 @@
+"""Transformer workloads: inference through a runtime, or training through a recipe."""
+
+from __future__ import annotations
+
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.memory.resolve import default_format
+from advisor.memory.runtimes import (
+    LLAMACPP_FAMILY,
+    SERVING_ENGINES,
+    InferenceSetup,
+    add_weights,
+    exllama,
+    llamacpp,
+    pick_runtime,
+    transformers,
+    vllm,
+)
+from advisor.memory.terms import Breakdown, band, finish
+from advisor.memory.training import estimate_training
+from advisor.memory.transformer import estimate_weight_bytes
+from advisor.models import (
+    Architecture,
+    Attention,
+    Estimate,
+    Mode,
+    Parallelism,
+    ResolvedModel,
+    Runtime,
+    Workload,
+)
+
+
+def estimate_transformer(
+    w: Workload, model: ResolvedModel, spec: ModelSpec | None, acc: Breakdown
+) -> Estimate:
+    arch = model.arch
+    assert arch is not None
+    params = model.params_b * 1e9
+    fmt = default_format(w, spec, acc)
+    n = w.num_gpus
+    par = w.parallelism or (Parallelism.none if n == 1 else None)
+    if par is None:
+        par = Parallelism.tp if not w.mode.is_training else Parallelism.zero3
+        acc.assume("parallelism", par.value)
+    framework = w.framework.lower() if w.framework else None
+    attention = w.attention or Attention.sdpa
+    if w.attention is None:
+        acc.assume("attention", "sdpa")
+
+    if fmt == "nf4" and framework == "torchtune":
+        fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
+    weight_bytes = estimate_weight_bytes(params, arch, fmt)
+    weight_formula = f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
+    # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
+    split = n if par in (Parallelism.tp, Parallelism.pp, Parallelism.zero3, Parallelism.fsdp) else 1
+    if w.mode.is_training:
+        return estimate_training(
+            w,
+            model,
+            spec,
+            acc,
+            arch,
+            params,
+            fmt,
+            weight_bytes,
+            weight_formula,
+            par,
+            split,
+            attention,
+            framework,
+        )
+
+    return estimate_inference(
+        w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, par, split, attention
+    )
+
+
+def estimate_inference(
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    acc: Breakdown,
+    arch: Architecture,
+    fmt: str,
+    weight_bytes: int,
+    weight_formula: str,
+    par: Parallelism,
+    split: int,
+    attention: Attention,
+) -> Estimate:
+    runtime, assumed = pick_runtime(w, model.kind, fmt)
+    if assumed:
+        acc.assume("runtime", runtime.value)
+    batch = w.batch_size or 1
+    if w.batch_size is None and w.concurrency is None:
+        acc.assume("batch_size", 1)
+    if w.context_tokens:
+        prompt = w.prompt_tokens or max(w.context_tokens - (w.new_tokens or 0), 1)
+        context = w.context_tokens
+    elif w.prompt_tokens is not None or w.new_tokens is not None:
+        prompt = w.prompt_tokens or 1
+        context = prompt + (w.new_tokens or 0)
+    else:
+        context = min(4096, arch.max_context_tokens)
+        prompt = context
+        acc.assume("context_tokens", context)
+    kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
+    if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
+        kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
+    if w.kv_cache_dtype is None and w.mode != Mode.load_only:
+        acc.assume("kv_cache_dtype", kv_dtype)
+    setup = InferenceSetup(
+        w=w,
+        model=model,
+        spec=spec,
+        arch=arch,
+        runtime=runtime,
+        fmt=fmt,
+        weight_bytes=weight_bytes,
+        weight_formula=weight_formula,
+        split=split,
+        tp=w.num_gpus if par == Parallelism.tp else 1,
+        batch=batch,
+        prompt=prompt,
+        context=context,
+        kv_dtype=kv_dtype,
+        attention=attention,
+        framework=w.framework.lower() if w.framework else None,
+        weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+    )
+    if w.mode == Mode.load_only:
+        allocated = add_weights(setup, acc)
+    elif runtime in SERVING_ENGINES:
+        allocated = vllm.allocate(setup, acc)
+    elif runtime in LLAMACPP_FAMILY:
+        allocated = llamacpp.allocate(setup, acc)
+    elif runtime == Runtime.exllamav2:
+        allocated = exllama.allocate(setup, acc)
+    else:
+        allocated = transformers.allocate(setup, acc)
+    est = finish(acc, allocated, w, False, band(model, spec, False))
+    est.runtime = runtime
+    est.kv_bytes_per_token = int(setup.kv_per_token)
+    est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")
+    return est

@@ -1,0 +1,143 @@
+"""How each inference runtime allocates memory: one module per runtime, each mirroring the
+runtime's own accounting (vLLM's profile line, llama.cpp's buffers, generate()'s peak).
+
+`pick_runtime` chooses the usual runtime for a question when the user named none; the
+choice is always stated in the answer's assumptions.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.memory.terms import Breakdown
+from advisor.models import Architecture, Attention, Kind, Mode, ResolvedModel, Runtime, Workload
+
+DATA = Path(__file__).resolve().parent.parent.parent / "data" / "runtimes.toml"
+
+# Runtimes that run llama.cpp underneath, and engines that account like vLLM.
+LLAMACPP_FAMILY = {Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio}
+SERVING_ENGINES = {Runtime.vllm, Runtime.sglang, Runtime.tgi}
+# Free-text `framework` words that name a runtime (older callers put it there).
+_FRAMEWORK_RUNTIMES = {
+    "vllm": Runtime.vllm,
+    "sglang": Runtime.sglang,
+    "tgi": Runtime.tgi,
+    "llama.cpp": Runtime.llamacpp,
+    "llamacpp": Runtime.llamacpp,
+    "ollama": Runtime.ollama,
+    "lm studio": Runtime.lmstudio,
+    "lmstudio": Runtime.lmstudio,
+    "exllamav2": Runtime.exllamav2,
+    "exllama": Runtime.exllamav2,
+    "mlx": Runtime.mlx,
+}
+# Formats people serve with vLLM rather than run under generate().
+SERVING_FORMATS = {"awq-4bit", "gptq-4bit", "gptq-8bit", "fp8", "mxfp4"}
+
+
+@cache
+def runtime_data() -> dict[str, Any]:
+    with DATA.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def coefficient(runtime: str, key: str) -> Any:
+    return runtime_data()[runtime][key]
+
+
+def is_gguf(fmt: str) -> bool:
+    spec = catalog.find_format(fmt)
+    return spec is not None and spec.scope == "all" and fmt.startswith("q")
+
+
+def pick_runtime(w: Workload, kind: Kind, fmt: str | None) -> tuple[Runtime, bool]:
+    """The runtime the memory follows, and whether it was assumed (not given)."""
+    if w.runtime is not None:
+        return w.runtime, False
+    framework = (w.framework or "").lower()
+    for word, runtime in _FRAMEWORK_RUNTIMES.items():
+        if word in framework:
+            return runtime, False
+    if kind == Kind.diffusion:
+        return Runtime.diffusers, True
+    if w.mode.is_training or w.mode == Mode.load_only:
+        return Runtime.transformers, True
+    if fmt is not None and is_gguf(fmt):
+        return Runtime.llamacpp, True
+    if (w.concurrency or 1) > 1 or (fmt in SERVING_FORMATS):
+        return Runtime.vllm, True
+    return Runtime.transformers, True
+
+
+@dataclass
+class InferenceSetup:
+    """What every runtime's inference model starts from."""
+
+    w: Workload
+    model: ResolvedModel
+    spec: ModelSpec | None
+    arch: Architecture
+    runtime: Runtime
+    fmt: str
+    weight_bytes: int
+    weight_formula: str
+    split: int  # cards the weights are split over
+    tp: int  # tensor-parallel degree (KV heads and MLP columns split)
+    batch: int  # sequences at once
+    prompt: int
+    context: int
+    kv_dtype: str
+    attention: Attention
+    framework: str | None
+    weight_bits: float
+
+    @property
+    def kv_per_token(self) -> float:
+        """KV bytes per token per card for this setup's context."""
+        from advisor.memory.transformer import kv_bytes_per_token
+
+        return kv_bytes_per_token(self.arch, self.kv_dtype, self.context, self.runtime.value) / (
+            self.tp
+        )
+
+
+def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = None) -> int:
+    """Weights on each card: the checkpoint's bytes split over the cards."""
+    b = s.weight_bytes if weight_bytes is None else weight_bytes
+    return acc.add(
+        "weights",
+        b / s.split,
+        s.weight_formula + (f" / {s.split} cards" if s.split > 1 else ""),
+        key="weights",
+        params_b=round(s.model.params_b, 3),
+        bits=round(s.weight_bits, 2),
+        format=s.fmt,
+        cards=s.split,
+    )
+
+
+def add_kv(s: InferenceSetup, acc: Breakdown, per_tok: float, tokens: int, sequences: int) -> int:
+    """KV cache: per-token bytes (already divided by TP) x tokens x sequences."""
+    arch = s.arch
+    return acc.add(
+        "kv_cache",
+        per_tok * tokens * sequences,
+        f"{per_tok / 1024:.0f} KiB/token ({arch.layers} layers x {arch.kv_heads_} KV heads x "
+        f"{arch.head_dim_} x 2 x {s.kv_dtype}) x {tokens} tokens x {sequences} sequences"
+        + (f" / {s.tp} cards" if s.tp > 1 else ""),
+        key="kv_cache",
+        kib_per_token=round(per_tok / 1024, 1),
+        layers=arch.layers,
+        kv_heads=arch.kv_heads_,
+        head_dim=arch.head_dim_,
+        kv_dtype=s.kv_dtype,
+        tokens=tokens,
+        sequences=sequences,
+        cards=s.tp,
+    )

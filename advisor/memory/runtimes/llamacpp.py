@@ -1,0 +1,71 @@
+"""llama.cpp (and Ollama, LM Studio): the buffers llama.cpp prints at load.
+
+* model buffer: the weights of the layers offloaded with -ngl (the token-embedding matrix
+  stays in host memory); `--n-cpu-moe N` keeps the MoE experts of N layers on the host;
+* context buffer: the KV cache for n_ctx tokens (f16 unless -ctk/-ctv say otherwise),
+  for the offloaded layers;
+* compute buffer: one n_ubatch micro-batch's graph: fp32 logits and the widest fp32
+  intermediates; without flash attention also the n_ctx x n_ubatch score matrix.
+
+Coefficients and sources: data/runtimes.toml [llamacpp].
+"""
+
+from __future__ import annotations
+
+from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
+from advisor.memory.terms import Breakdown
+from advisor.memory.transformer import embedding_params, kv_bytes_per_token, mlp_width
+from advisor.models import Attention
+
+
+def expert_params_per_layer(s: InferenceSetup) -> float:
+    arch = s.arch
+    if not (arch.experts and arch.moe_intermediate):
+        return 0.0
+    return arch.experts * (3 if arch.gated_mlp else 2) * arch.hidden * arch.moe_intermediate
+
+
+def allocate(s: InferenceSetup, acc: Breakdown) -> int:
+    w, arch = s.w, s.arch
+    params = s.model.params_b * 1e9
+    bytes_per_param = s.weight_bytes / params
+    layers_on_gpu = arch.layers if w.n_gpu_layers is None else min(w.n_gpu_layers, arch.layers)
+    host_embedding = arch.vocab * arch.hidden  # tok_embd is never offloaded
+    per_layer = (params - embedding_params(arch)) / arch.layers
+    output = embedding_params(arch) - host_embedding if not arch.tied_embeddings else 0
+    on_gpu = per_layer * layers_on_gpu + (output if layers_on_gpu == arch.layers else 0)
+    if w.n_cpu_moe:
+        on_gpu -= expert_params_per_layer(s) * min(w.n_cpu_moe, layers_on_gpu)
+    allocated = add_weights(s, acc, max(on_gpu, 0) * bytes_per_param * s.split)
+    per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "llamacpp") / s.tp
+    per_tok *= layers_on_gpu / arch.layers
+    allocated += add_kv(s, acc, per_tok, s.context, s.batch)
+    allocated += add_compute_buffer(s, acc)
+    return allocated
+
+
+def add_compute_buffer(s: InferenceSetup, acc: Breakdown) -> int:
+    arch = s.arch
+    ubatch = s.w.n_ubatch or coefficient("llamacpp", "n_ubatch")
+    elem = coefficient("llamacpp", "compute_bytes_per_value")
+    width = (
+        arch.vocab
+        + coefficient("llamacpp", "compute_hidden_buffers") * arch.hidden
+        + coefficient("llamacpp", "compute_mlp_buffers") * mlp_width(arch)
+    )
+    scores = 0.0
+    if s.attention == Attention.eager:  # no flash attention: KQ for n_ctx x n_ubatch
+        scores = arch.heads * s.context * ubatch * elem
+    return acc.add(
+        "compute_buffer",
+        ubatch * width * elem + scores,
+        f"n_ubatch {ubatch} x ({arch.vocab} logits + layer intermediates) x fp32"
+        + (" + attention scores (no flash attention)" if scores else ""),
+        key="compute_buffer",
+        ubatch=ubatch,
+        vocab=arch.vocab,
+    )
+
+
+# Terms llama.cpp's memory breakdown prints (model + context + compute).
+BUFFER_TERMS = {"weights", "kv_cache", "compute_buffer"}

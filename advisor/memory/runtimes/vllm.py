@@ -1,0 +1,90 @@
+"""vLLM and SGLang: memory as the engine accounts for it at start-up.
+
+vLLM loads the weights, runs a profile forward of `max_num_batched_tokens` tokens (and a
+sampler pass over `max_num_seqs` rows) to find the activation peak, adds the non-torch
+memory (cuBLAS, NCCL and custom all-reduce buffers with TP > 1), then gives the KV cache
+whatever `gpu_memory_utilization` x the card leaves, and captures CUDA graphs. Its log
+line "Total non KV cache memory" = weights + activation peak + non-torch. We list those
+terms, the KV cache the user's context x concurrency needs, and the CUDA-graph pool; the
+card must hold their sum, and nvidia-smi will show gpu_memory_utilization x the card.
+Coefficients and sources: data/runtimes.toml [vllm], [sglang].
+"""
+
+from __future__ import annotations
+
+from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
+from advisor.memory.terms import GIB, Breakdown
+from advisor.memory.transformer import kv_bytes_per_token, mlp_width
+from advisor.models import Runtime
+
+
+def engine_key(s: InferenceSetup) -> str:
+    return "sglang" if s.runtime == Runtime.sglang else "vllm"
+
+
+def allocate(s: InferenceSetup, acc: Breakdown) -> int:
+    w, arch = s.w, s.arch
+    key = engine_key(s)
+    batched = w.max_num_batched_tokens or coefficient(key, "max_num_batched_tokens")
+    max_seqs = coefficient(key, "max_num_seqs")
+    if w.max_num_batched_tokens is None:
+        acc.assume("max_num_batched_tokens", batched)
+    allocated = add_weights(s, acc)
+    allocated += add_profile_activations(s, acc, batched, max_seqs)
+    allocated += add_non_torch(s, acc)
+    sequences = w.concurrency or s.batch
+    per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "vllm") / s.tp
+    allocated += add_kv(s, acc, per_tok, s.context, sequences)
+    if w.cuda_graphs is not False:
+        allocated += acc.add(
+            "cuda_graphs",
+            coefficient("vllm", "cuda_graph_gib") * GIB,
+            "CUDA graph pool captured after the profile",
+            key="cuda_graphs",
+            gib=coefficient("vllm", "cuda_graph_gib"),
+        )
+    return allocated
+
+
+def add_profile_activations(s: InferenceSetup, acc: Breakdown, batched: int, max_seqs: int) -> int:
+    """Torch peak of the profile run: one layer's buffers for `batched` tokens, or the
+    sampler's fp32 logits and probabilities for `max_seqs` rows, whichever is larger (the
+    sampler runs after the forward has freed its buffers)."""
+    arch = s.arch
+    elem = 4 if s.fmt == "fp32" else 2
+    per_token = (
+        coefficient("vllm", "profile_hidden_buffers") * arch.hidden
+        + coefficient("vllm", "profile_mlp_buffers") * mlp_width(arch) / s.tp
+    ) * elem
+    forward = batched * per_token
+    sampler = max_seqs * arch.vocab * coefficient("vllm", "sampler_bytes_per_logit")
+    return acc.add(
+        "activations",
+        forward + sampler,
+        f"profile run: {batched} tokens x {per_token / 1024:.0f} KiB + sampler {max_seqs} x "
+        f"{arch.vocab} vocab x fp32 logits and probs",
+        key="activations.profile",
+        tokens=batched,
+        kib_per_token=round(per_token / 1024, 1),
+        seqs=max_seqs,
+        vocab=arch.vocab,
+    )
+
+
+def add_non_torch(s: InferenceSetup, acc: Breakdown) -> int:
+    gib = coefficient(
+        "vllm", "non_torch_gib_tensor_parallel" if s.tp > 1 else "non_torch_gib_single"
+    )
+    return acc.add(
+        "non_torch",
+        gib * GIB,
+        "cuBLAS workspaces"
+        + (f" + NCCL / custom all-reduce buffers (TP {s.tp})" if s.tp > 1 else ""),
+        key="non_torch.tp" if s.tp > 1 else "non_torch",
+        gib=gib,
+        cards=s.tp,
+    )
+
+
+# Terms that vLLM's own "Total non KV cache memory" line counts.
+PROFILE_TERMS = {"weights", "activations", "non_torch"}

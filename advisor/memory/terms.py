@@ -1,0 +1,153 @@
+"""The breakdown a memory estimate is made of: named terms, the CUDA context and allocator
+slack that turn tensors into what nvidia-smi shows, and the uncertainty band."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from advisor.catalog import ModelSpec
+from advisor.models import (
+    Assumption,
+    Confidence,
+    Estimate,
+    Kind,
+    ResolvedModel,
+    Term,
+    Workload,
+)
+
+GIB = 2**30
+BAND_FILE = Path(__file__).resolve().parent.parent / "data" / "band.toml"
+
+# CUDA context + cuBLAS/cuDNN workspaces, outside torch's allocator. HF "Efficient
+# training on a single GPU" measured ~1343 MiB on a V100 (CUDA 11, eager module loading);
+# PyTorch >= 2.1 with lazy loading (CUDA 11.7+) needs ~0.5 GiB. We keep the larger figure:
+# an under-estimate is the costly error.
+CUDA_CONTEXT_BYTES = int(1.25 * GIB)
+# NCCL communicator buffers per card once more than one GPU talks (NCCL_BUFFSIZE 4 MiB
+# per channel x peers x protocols; ~0.5 GiB observed on 8-GPU nodes, llm-d non_torch 0.6).
+NCCL_BYTES = GIB // 2
+# Caching-allocator slack (reserved - allocated) at the peak: a few percent in inference,
+# ~5% in training where tensor sizes vary (PyTorch CUDA memory-management notes).
+SLACK_INFERENCE = 0.03
+SLACK_TRAINING = 0.05
+
+
+class Breakdown:
+    """Collects terms and the assumptions made while computing them."""
+
+    def __init__(self) -> None:
+        self.terms: list[Term] = []
+        self.assumed: list[Assumption] = []
+
+    def add(
+        self,
+        name: str,
+        value: float,
+        formula: str,
+        key: str | None = None,
+        **values: float | int | str,
+    ) -> int:
+        """Add a term. `key` names its line in templates/{lang}/formulas.toml (default: the
+        term's name) and `values` fill that line's placeholders."""
+        b = max(int(value), 0)
+        if b > 0:
+            self.terms.append(
+                Term(
+                    name=name,
+                    bytes=b,
+                    formula=formula,
+                    formula_key=key or name,
+                    values={"gib": round(b / GIB, 2), **values},
+                )
+            )
+        return b
+
+    def assume(self, field: str, value: object) -> None:
+        self.assumed.append(Assumption(field=field, value=str(value)))
+
+
+def gib(b: float) -> str:
+    return f"{b / GIB:.2f} GiB"
+
+
+def finish(
+    acc: Breakdown, allocated: int, w: Workload, training: bool, band: tuple[float, float]
+) -> Estimate:
+    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if w.num_gpus > 1 else 0)
+    slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
+    total = allocated + overhead + slack
+    acc.terms.append(
+        Term(
+            name="runtime_overhead",
+            bytes=overhead + slack,
+            formula=f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
+            + (f" + NCCL {gib(NCCL_BYTES)}" if w.num_gpus > 1 else "")
+            + f" + allocator slack {int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)}%",
+        )
+    )
+    lo, hi = band
+    width = max(lo, hi)
+    confidence = (
+        Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
+    )
+    return Estimate(
+        per_gpu=True,
+        num_gpus=w.num_gpus,
+        terms=acc.terms,
+        allocated_bytes=allocated,
+        total_bytes=total,
+        low_bytes=int(total * (1 - lo)),
+        high_bytes=int(total * (1 + hi)),
+        confidence=confidence,
+        band_low_fraction=lo,
+        band_high_fraction=hi,
+    )
+
+
+@cache
+def _band_table() -> dict[str, Any]:
+    with BAND_FILE.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def band_family(kind: Kind, training: bool) -> str:
+    """The family whose measured spread sets the band: llm, diffusion or classic, by mode."""
+    group = kind.value if kind in (Kind.llm, Kind.diffusion) else "classic"
+    return f"{group}_{'training' if training else 'inference'}"
+
+
+def family_band(kind: Kind, training: bool) -> tuple[float, float]:
+    row = _band_table()[band_family(kind, training)]
+    return row["low"], row["high"]
+
+
+def band(model: ResolvedModel, spec: ModelSpec | None, training: bool) -> tuple[float, float]:
+    """The band's low and high fractions for this family (data/band.toml), wider when the
+    architecture was guessed from the size alone."""
+    table = _band_table()
+    lo, hi = family_band(model.kind, training)
+    if spec is None and model.arch is not None and not model.from_catalog:
+        lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
+    return lo, hi
+
+
+def rebalance(acc: Breakdown, allocated: int) -> None:
+    """Terms that are not alive at the same time (gradients vs activations) are listed in
+    full; scale the non-resident ones so the breakdown sums to the peak."""
+    resident = {"weights", "gathered_layers", "compute_copy", "optimizer"}
+    fixed = sum(t.bytes for t in acc.terms if t.name in resident)
+    rest = [t for t in acc.terms if t.name not in resident]
+    total_rest = sum(t.bytes for t in rest)
+    target = max(allocated - fixed, 0)
+    if total_rest <= 0:
+        return
+    factor = target / total_rest
+    for t in rest:
+        t.bytes = int(t.bytes * factor)
+    drift = allocated - sum(t.bytes for t in acc.terms)
+    if rest:
+        rest[-1].bytes += drift

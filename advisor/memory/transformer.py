@@ -1,0 +1,160 @@
+"""The physics of a decoder transformer: weights per format, KV cache per token, trainable
+parameters per adapter method, activations per layer (Transformer Math 101 style)."""
+
+from __future__ import annotations
+
+import re
+
+from advisor import catalog
+from advisor.memory.resolve import UnknownFormatError
+from advisor.models import (
+    Architecture,
+    Attention,
+    Mode,
+    Workload,
+)
+
+# KV cache length a static-cache framework pre-allocates when not told otherwise.
+STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}
+# HF generate() concatenates the cache each step (tuple / DynamicCache torch.cat): the old
+# and new copies coexist at the step's peak. Measured: optimum benchmark_gptq.py,
+# Llama-2-13B fp16, 512+512 tokens, batch 1..16 (peak grows by 2 x KV).
+CONCAT_CACHE_FRAMEWORKS = {"transformers", "hf", "huggingface", "optimum"}
+# Frameworks whose default recipes use torch's fused AdamW (no foreach step buffer):
+# torchtune recipes/configs (e.g. llama3_2/3B_full_single_device.yaml, optimizer fused: True).
+
+ENCODER_FAMILIES = {"bert", "roberta", "vit"}  # classification heads, no LM logits
+
+
+def embedding_params(arch: Architecture) -> int:
+    """Input embedding plus lm_head (shared when tied): vocab x hidden each."""
+    return arch.vocab * arch.hidden * (1 if arch.tied_embeddings else 2)
+
+
+def estimate_weight_bytes(params: float, arch: Architecture | None, fmt: str) -> int:
+    """params x bits/8. Formats with scope "linear" (GPTQ, AWQ, bitsandbytes, fp8, quanto)
+    leave embeddings and lm_head in 16-bit, as their checkpoints do."""
+    spec = catalog.find_format(fmt)
+    if spec is None:
+        raise UnknownFormatError(fmt)
+    if spec.scope == "linear" and arch is not None:
+        emb = min(embedding_params(arch), params)
+        return int((params - emb) * spec.bits / 8 + emb * 2)
+    return int(params * spec.bits / 8)
+
+
+def kv_bytes_per_token(
+    arch: Architecture, kv_dtype: str, context: int, framework: str | None
+) -> float:
+    """Per token: sum over layers of 2 (K and V) x kv_heads x head_dim x bytes; sliding-
+    window layers hold at most `window` tokens; DeepSeek MLA stores the compressed latent
+    (kv_lora_rank + rope dim) per layer. Sources: llama.cpp llama-kv-cache.cpp
+    (n_embd_k_gqa), vLLM kv_cache_interface.py page_size_bytes, DeepSeek-V2 paper §2.1."""
+    b = catalog.kv_cache_bytes_per_element()[kv_dtype]
+    if arch.kv_lora_rank and framework not in CONCAT_CACHE_FRAMEWORKS:
+        return arch.layers * (arch.kv_lora_rank + (arch.qk_rope_head_dim or 64)) * b
+    per_layer = 2 * arch.kv_heads_ * arch.head_dim_ * b
+    if arch.sliding_window and arch.sliding_layers_fraction > 0 and context > 0:
+        swa_layers = arch.layers * arch.sliding_layers_fraction
+        full_layers = arch.layers - swa_layers
+        window_share = min(arch.sliding_window, context) / context
+        return per_layer * (full_layers + swa_layers * window_share)
+    return per_layer * arch.layers
+
+
+def mlp_width(arch: Architecture) -> int:
+    """Width of the MLP a token passes through: the dense intermediate, or the routed
+    experts' widths summed (top-k x expert width, plus shared experts)."""
+    if arch.experts and arch.moe_intermediate:
+        k = arch.experts_per_token or 2
+        return arch.moe_intermediate * (k + arch.shared_experts)
+    return arch.intermediate_
+
+
+def lora_target_dims(arch: Architecture, targets: str | None) -> list[tuple[int, int]]:
+    """(in, out) of each adapted Linear in one layer. PEFT's default for Llama-style models
+    is q_proj,v_proj; 'all-linear' adapts every projection."""
+    h, hd = arch.hidden, arch.head_dim_
+    q_out, kv_out, inter = arch.heads * hd, arch.kv_heads_ * hd, mlp_width(arch)
+    dims = {
+        "q": (h, q_out),
+        "k": (h, kv_out),
+        "v": (h, kv_out),
+        "o": (q_out, h),
+        "gate": (h, inter),
+        "up": (h, inter),
+        "down": (inter, h),
+    }
+    text = (targets or "q_proj,v_proj").lower()
+    if "all" in text:
+        return list(dims.values())
+    picked: list[tuple[int, int]] = []
+    for key, pattern in {
+        "q": r"\bq(_proj)?\b|to_q",
+        "k": r"\bk(_proj)?\b|to_k",
+        "v": r"\bv(_proj)?\b|to_v",
+        "o": r"o_proj|output_proj|to_out|out_proj",
+        "gate": r"gate|w1",
+        "up": r"up_proj|w3",
+        "down": r"down|w2",
+    }.items():
+        if re.search(pattern, text):
+            picked.append(dims[key])
+    if "mlp" in text and not any(k in text for k in ("gate", "w1", "up_proj", "down")):
+        picked += [dims["gate"], dims["up"], dims["down"]]
+    return picked or [dims["q"], dims["v"]]
+
+
+def trainable_params(w: Workload, arch: Architecture | None, params: float) -> float:
+    """How many parameters receive gradients and optimizer state."""
+    mode = w.mode
+    if mode in (Mode.full, Mode.pretrain) or arch is None:
+        return params if mode in (Mode.full, Mode.pretrain) else params * 0.01
+    if mode in (Mode.lora, Mode.qlora, Mode.dora):
+        rank = w.lora_rank or 8
+        dims = lora_target_dims(arch, w.lora_targets)
+        per_layer = sum(rank * (i + o) for i, o in dims)
+        if mode == Mode.dora:
+            per_layer += sum(o for _, o in dims)  # magnitude vector per output
+        # PEFT modules_to_save=["embed_tokens", "lm_head"]: full trainable copies.
+        extra = embedding_params(arch) if w.trainable_embeddings else 0
+        return per_layer * arch.layers + extra
+    if mode == Mode.ia3:
+        return arch.layers * (2 * arch.kv_heads_ * arch.head_dim_ + mlp_width(arch))
+    if mode == Mode.prompt_tuning:
+        return 200 * arch.hidden  # PEFT examples: 20-200 virtual tokens
+    if mode == Mode.freeze:
+        # LLaMA-Factory freeze-tuning default: the last 2 layers train.
+        return min(2, arch.layers) / arch.layers * (params - embedding_params(arch))
+    return 0.0
+
+
+def activation_bytes_per_token_layer(
+    arch: Architecture, seq: int, attention: Attention, elem_bytes: float, dropout: bool
+) -> float:
+    """Activations one transformer layer saves for backward, per token.
+
+    Korthikanti et al. 2022 (arXiv 2205.05198, Table 2) give sbh(34 + 5as/h) for a GELU
+    MLP at 16-bit. Written out per saved tensor for today's models: two fp32-upcast
+    RMSNorms (4+2+2 bytes x h each), q/k/v/attention-out (4h + 4h_kv), a gated MLP 8I
+    (gate, up, act, product) or GELU 4I; eager attention adds the softmax (fp32 + 16-bit
+    copy) heads x seq x 6; dropout adds 1-byte masks. Scaled by elem_bytes/2 for fp32.
+    """
+    h, kv = arch.hidden, arch.kv_heads_ * arch.head_dim_
+    inter = mlp_width(arch)
+    scale = elem_bytes / 2
+    base = (20 * h + 4 * kv) * scale
+    mlp = (8 if arch.gated_mlp else 4) * inter * scale
+    attn = 0.0
+    if attention == Attention.eager:
+        attn = arch.heads * seq * (6 if elem_bytes <= 2 else 8)
+    elif attention == Attention.sliced:
+        attn = arch.heads * seq * 3
+    masks = 0.0
+    if dropout:
+        masks = (
+            2 * h
+            + inter
+            + (arch.heads * seq * (1 + 2 * scale) if attention == Attention.eager else 0)
+        )
+    return base + mlp + attn + masks

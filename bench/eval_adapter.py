@@ -1,0 +1,256 @@
+"""Map a measured VRAM case (../shared/eval schema) onto a Workload.
+
+The adapter maps each case's structured fields onto a Workload. Free-text fields are read
+through fixed word tables (RUNTIME_WORDS, STACK_WORDS, DTYPES, OPTIMIZERS, PARALLEL), and
+the few settings the schema has no field for (diffusers offload/slicing/tiling, torchtune's
+chunked loss, optimizer in backward, activation offloading, precomputed text embeddings,
+which pipeline components a quantizer touched, frame counts, the transformers generation)
+from the case's `notes` by fixed phrase tables — the same for every case, never keyed by
+case id, model name or source.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from advisor import catalog  # noqa: E402
+from advisor.models import Architecture, Kind, Workload  # noqa: E402
+
+# (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
+# skipped by the lookbehind.
+NOTE_KNOBS: list[tuple[str, str, object]] = [
+    (r"enable_model_cpu_offload|\bMODEL offload", "cpu_offload", "model"),
+    (
+        r"enable_sequential_cpu_offload|SEQUENTIAL offload|[Ss]equential \(per-submodule\) CPU",
+        "cpu_offload",
+        "sequential",
+    ),
+    (r"(?<![Ss]equential )\bCPU offloading\b", "cpu_offload", "model"),
+    (r"(?<!no )(enable_vae_slicing|VAE slicing)", "vae_slicing", True),
+    (r"AutoencoderTiny|taesd", "tiny_vae", True),
+    (
+        r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU",
+        "text_encoders_on_gpu",
+        False,
+    ),
+    (r"modules_to_save", "trainable_embeddings", True),
+    (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
+    (r"(?<!no )activation offloading", "activation_offload", True),
+    (
+        r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward",
+        "optimizer_in_backward",
+        True,
+    ),
+    (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
+    (
+        r"transformer \+ T5|T5 \+ transformer|text encoder \+ transformer|transformer and all "
+        r"three text encoders|T5 encoder, transformer and VAE all quantized",
+        "text_encoder_format",
+        "weights",
+    ),
+    (
+        r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
+        "text_encoder_format",
+        "compute",
+    ),
+]
+
+# What the case's free-text `framework` says, read by a fixed word table: the runtime
+# that ran the model, and the training stack (first match wins).
+RUNTIME_WORDS: list[tuple[str, str]] = [
+    (r"vllm", "vllm"),
+    (r"sglang", "sglang"),
+    (r"llama\.?cpp|gguf", "llamacpp"),
+    (r"ollama", "ollama"),
+    (r"exllama", "exllamav2"),
+    (r"diffusers|sample_video", "diffusers"),
+    (r"transformers|optimum|peft|trl|torchtune|unsloth|torchtitan", "transformers"),
+]
+STACK_WORDS: list[tuple[str, str]] = [
+    (r"torchtune", "torchtune"),
+    (r"torchtitan", "torchtitan"),
+    (r"unsloth", "unsloth"),
+    (r"mmseg|mmcv", "mmsegmentation"),
+    (r"peft|trl", "peft"),
+    (r"optimum", "optimum"),
+    (r"deepspeed", "deepspeed"),
+    (r"transformers", "transformers"),
+]
+DTYPES = {"f16": "fp16", "fp8+bf16": "bf16", "f32": "fp32"}
+
+OPTIMIZERS = {
+    "adamw": "adamw",
+    "adam": "adamw",
+    "lora-fa": "adamw",
+    "adamw_8bit": "adamw_8bit",
+    "paged_adamw_8bit": "paged_adamw_8bit",
+    "adafactor": "adafactor",
+    "sgd": "sgd",
+    "sgd_momentum": "sgd_momentum",
+    "lion": "lion",
+}
+PARALLEL = {
+    "none": "none",
+    "fsdp": "fsdp",
+    "tp": "tp",
+    "pp": "pp",
+    "ddp": "ddp",
+    "zero1": "zero1",
+    "zero2": "zero2",
+    "zero3": "zero3",
+    "deepspeed-zero3": "zero3",
+    "fsdp+tp": "fsdp",
+    "fsdp+tp+pp": "fsdp",
+}
+
+
+def _first(table: list[tuple[str, str]], text: str) -> str | None:
+    return next((v for pattern, v in table if re.search(pattern, text, re.I)), None)
+
+
+def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
+    m, wl = case["model"], case["workload"]
+    knobs: list[str] = []
+    # "PSPNet R-50-D8 (Cityscapes)": the parenthesis names the data set, not the model.
+    spec = catalog.find_model(re.sub(r"\s*\([^)]*\)$", "", m.get("name") or ""))
+    if spec is None and m.get("name"):
+        # A quantized or re-uploaded checkpoint (TheBloke/...-GPTQ) names its base model.
+        base = re.sub(r"(?i)[-_](gptq|awq|gguf|bnb.*|4bit|8bit)$", "", m["name"].split("/")[-1])
+        spec = catalog.find_model(base)
+    arch_raw = {k: v for k, v in (m.get("arch") or {}).items() if v is not None and k != "source"}
+    arch = None
+    kind = Kind.llm
+    cat = case["category"]
+    if cat.startswith("diffusion"):
+        kind = Kind.diffusion
+    elif cat.startswith("classic"):
+        kind = Kind.classic
+    if kind != Kind.diffusion and {"layers", "hidden", "heads"} <= arch_raw.keys():
+        base = spec.arch.model_dump() if spec is not None and spec.arch is not None else {}
+        base.update(
+            layers=arch_raw["layers"],
+            hidden=arch_raw["hidden"],
+            heads=arch_raw["heads"],
+            kv_heads=arch_raw.get("kv_heads"),
+            head_dim=arch_raw.get("head_dim"),
+            intermediate=arch_raw.get("intermediate"),
+            vocab=arch_raw.get("vocab", base.get("vocab", 32000)),
+        )
+        if arch_raw.get("experts"):
+            # The schema's `intermediate` of an MoE model is the expert width.
+            base.update(
+                experts=arch_raw["experts"],
+                experts_per_token=arch_raw.get("experts_per_token"),
+                moe_intermediate=base.get("moe_intermediate") or arch_raw.get("intermediate"),
+            )
+        arch = Architecture(**base)
+    fields: dict = {
+        "kind": kind,
+        "model": spec.id if spec is not None else None,
+        "params_b": None if (spec is not None and kind == Kind.diffusion) else m["params_b"],
+        "active_params_b": m.get("active_params_b"),
+        "arch": arch if kind != Kind.diffusion else None,
+        "mode": "inference" if wl["mode"] == "inference" else wl["mode"],
+        "weights_format": wl.get("weights_precision"),
+        "compute_dtype": wl.get("compute_dtype"),
+        "mixed_precision": wl.get("mixed_precision"),
+        "batch_size": wl.get("batch_size"),
+        "prompt_tokens": wl.get("prompt_tokens"),
+        "new_tokens": wl.get("new_tokens"),
+        "seq_len": wl.get("seq_len"),
+        "image_width": wl.get("image_width"),
+        "image_height": wl.get("image_height"),
+        "images_per_prompt": wl.get("images_per_prompt"),
+        "denoise_steps": wl.get("denoise_steps"),
+        "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower().replace("-", "_"))
+        if wl.get("optimizer")
+        else None,
+        "gradient_checkpointing": bool(wl["gradient_checkpointing"])
+        if wl.get("gradient_checkpointing") is not None
+        else None,
+        "selective_checkpointing": "selective" in str(wl.get("gradient_checkpointing")),
+        "attention": _first(
+            [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")],
+            str(wl.get("attention") or ""),
+        ),
+        "lora_rank": wl.get("lora_rank"),
+        "lora_targets": wl.get("lora_targets"),
+        "gradient_accumulation": wl.get("gradient_accumulation"),
+        "num_gpus": wl.get("num_gpus") or 1,
+        "parallelism": PARALLEL.get(str(wl.get("parallelism") or "none").lower()),
+        "kv_cache_dtype": DTYPES.get(wl.get("kv_cache_dtype"), wl.get("kv_cache_dtype")),
+        "framework": _first(STACK_WORDS, wl.get("framework") or ""),
+        "runtime": _first(RUNTIME_WORDS, wl.get("framework") or ""),
+    }
+    for key in ("weights_format", "compute_dtype"):
+        fields[key] = DTYPES.get(fields[key], fields[key])
+    par = str(wl.get("parallelism") or "")
+    if "+tp" in par:
+        # The quote names the degrees ("FSDP 32, TP 8"); without one, TP 8 inside a node.
+        m_tp = re.search(r"TP\s*(\d+)", case.get("quote") or "")
+        fields["tensor_parallel"] = int(m_tp.group(1)) if m_tp else 8
+    if "+pp" in par:
+        m_pp = re.search(r"PP\s*(\d+)", case.get("quote") or "")
+        fields["pipeline_parallel"] = int(m_pp.group(1)) if m_pp else 8
+    if fields["mode"] == "inference" and wl.get("seq_len") and not wl.get("prompt_tokens"):
+        fields["context_tokens"] = wl["seq_len"]
+    if wl.get("cpu_offload"):
+        fields["cpu_offload"] = (
+            "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
+        )
+    if (
+        fields["weights_format"] == "fp32"
+        and fields["mode"] in ("lora", "qlora")
+        and fields["compute_dtype"] in ("bf16", "fp16")
+    ):
+        pass  # fp32 base weights under AMP: the engine adds the 16-bit compute copy
+    notes = case.get("notes") or ""
+    # The quote is read too: a table row's label ("4Bit + CPU offloading + VAE tiling")
+    # can be the only place a setting is named. Offload modes are diffusers' (inference).
+    text = f"{notes} {case.get('quote') or ''}"
+    for pattern, field, value in NOTE_KNOBS:
+        if field == "cpu_offload" and (kind != Kind.diffusion or wl["mode"] != "inference"):
+            continue
+        if re.search(pattern, text):
+            if value == "compute":
+                value = wl.get("compute_dtype") or "fp16"
+            elif value == "weights":
+                value = wl.get("weights_precision")
+            fields[field] = value
+            knobs.append(f"{field}={value}")
+    fields.update(numbers_in_notes(notes, fields))
+    if kind == Kind.diffusion and spec is None:
+        fields["kind"] = Kind.llm if arch is not None else Kind.diffusion
+    return Workload(**{k: v for k, v in fields.items() if v is not None}), knobs
+
+
+def numbers_in_notes(notes: str, fields: dict) -> dict:
+    """Settings the schema has no field for but every source of that kind states in its
+    notes: the frame count of a video, how many layers' MoE experts llama.cpp kept on the
+    host (its --n-cpu-moe), and the transformers generation (tuple KV cache and full-prompt
+    logits before 4.36/4.45; sources from 2023 name no version)."""
+    out: dict = {}
+    if m := re.search(r"(\d+) frames", notes):
+        out["video_frames"] = int(m.group(1))
+    if m := re.search(r"(\d+) of \d+ layers' experts on host", notes):
+        out["n_cpu_moe"] = int(m.group(1))
+    if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
+        version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
+        if version:
+            out["legacy_generate"] = (int(version.group(1)), int(version.group(2))) < (4, 36)
+        elif re.search(r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation", notes):
+            # Undated sources: the year, the PyTorch release, AutoGPTQ (2023-early 2024)
+            # or the concatenating cache itself place them before transformers 4.36.
+            out["legacy_generate"] = True
+    return out
+
+
+def guide_formula_bytes(case: dict) -> float:
+    bits = {"fp32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "int8": 8}
+    prec = case["workload"].get("weights_precision") or "fp16"
+    b = bits.get(prec, 4 if any(x in prec for x in ("4", "nf4", "fp4")) else 8)
+    return case["model"]["params_b"] * 1e9 * b / 8 * 1.2 / (case["workload"].get("num_gpus") or 1)
