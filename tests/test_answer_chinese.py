@@ -124,6 +124,17 @@ ALLOWED = {
     "token",
     "P100",
     "English",  # the language button names itself
+    "cuBLAS",
+    "NCCL",
+    "SGLang",
+    "TGI",
+    "Ollama",
+    "LM Studio",
+    "ExLlamaV2",
+    "MLX",
+    "diffusers",
+    "ComfyUI",
+    "WebUI",
 }
 
 

@@ -59,10 +59,14 @@ def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
 
 
 def runtime_of(result: EstimateResult) -> str | None:
-    """The runtime the answer assumes: the one asked for, else the usual one for the job."""
+    """The runtime the answer assumes: the one asked for, else the one the engine assumed,
+    else the usual one for the job."""
     w = result.workload
     if w.runtime is not None:
         return w.runtime.value
+    assumed = next((a.value for a in result.assumed if a.field == "runtime"), None)
+    if assumed:
+        return assumed
     if w.framework:
         return w.framework.lower()
     if result.model.kind == Kind.llm:
