@@ -237,3 +237,25 @@ def test_chinese_answers_carry_no_english_outside_the_allow_list() -> None:
 def test_the_allow_list_stays_short() -> None:
     """Names come from the catalogs; the hand-written list is for units and technique names."""
     assert len(ALLOWED) < 140
+
+
+def test_a_formula_is_shown_from_formulas_toml_and_never_in_english_in_chinese(
+    monkeypatch,  # noqa: ANN001
+) -> None:
+    from advisor import render as rendering
+    from advisor.models import Term
+
+    term = Term(
+        name="kv_cache",
+        bytes=2**30,
+        formula="56 KiB/token x 4096 tokens",
+        formula_key="kv_cache",
+        values={"gib": 1.0, "tokens": 4096},
+    )
+    monkeypatch.setattr(rendering, "formulas", lambda lang: {"kv_cache": "每 token × {tokens}"})
+    assert rendering.formula("zh", term) == "每 token × 4096"
+    monkeypatch.setattr(rendering, "formulas", lambda lang: {})
+    assert rendering.formula("zh", term) == "代入的数值：4096"  # numbers, not the English line
+    assert rendering.formula("en", term) == term.formula
+    bare = term.model_copy(update={"values": {"gib": 1.0}})
+    assert rendering.formula("zh", bare) == ""  # only its size, already shown
