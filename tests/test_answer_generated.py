@@ -80,10 +80,11 @@ def _guide_agrees(rec: Recommendation) -> bool:
     return task.vram_gb[0] / 2 <= gb <= task.vram_gb[1]
 
 
+@pytest.mark.parametrize("currency", ["CNY", "USD"])
 @pytest.mark.parametrize("chunk", range(8))
-def test_generated_answers_never_contradict_themselves(chunk: int) -> None:
+def test_generated_answers_never_contradict_themselves(chunk: int, currency: str) -> None:
     for q in QUESTIONS[chunk::8]:
-        parsed, rec = _answer(q)
+        parsed, rec = _answer(q, currency)
         picks = _picks(rec)
         for o in picks:
             gpu = catalog.gpus()[o.gpu_id]
