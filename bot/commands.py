@@ -313,7 +313,7 @@ async def on_answer_button(update: Update, context: Context) -> None:
     if entry.user_id != user.id:
         await refuse_not_owner(update, context, entry.user_id)
         return
-    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r"):
+    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r", "w"):
         await query.answer()
         await show_view(update, context, entry.id, cb.args[0], entry.canonical)
         return
