@@ -68,7 +68,13 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     out = [_p(code, gpu=gpu.name) for code in blockers(gpu, result)]
     if not pick.fits:
         out.append(
-            _p("oom", need=_gib(pick.per_gpu_bytes), gpu=gpu.name, have=_gib(pick.usable_bytes))
+            _p(
+                "oom",
+                need=_gib(pick.per_gpu_bytes),
+                gpu=gpu.name,
+                count=pick.count,
+                have=_gib(pick.usable_bytes),
+            )
         )
     elif pick.risky:
         out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
