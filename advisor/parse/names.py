@@ -229,6 +229,8 @@ def recognize_catalog_name(s: Scan, r: Reading) -> None:
             spec, fmt = (
                 strip_name(candidate) if size == 1 else (catalog.find_model(candidate), None)
             )
+            if spec is not None and _contradicted_by_size(s.text[end:], spec):
+                continue  # "qwen-vl 72b": the alias names the 7B; the size says otherwise
             if spec is not None:
                 s.understood.append(candidate.strip())
                 s.text = s.text[:start] + " " * (end - start) + s.text[end:]
@@ -236,6 +238,14 @@ def recognize_catalog_name(s: Scan, r: Reading) -> None:
                 if fmt:
                     _set_format(r, fmt, "repo")
                 return
+
+
+def _contradicted_by_size(after: str, spec: ModelSpec) -> bool:
+    m = re.match(r"\s*(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", after)
+    if m is None:
+        return False
+    size = float(m.group(1))
+    return abs(size - spec.params_b) > 0.25 * spec.params_b and abs(size - spec.active_b) > 1
 
 
 @cache
