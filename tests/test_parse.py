@@ -278,3 +278,80 @@ def test_every_id_the_vocabularies_name_is_in_the_catalogs():
     formats = set(vocab.load("quant")["words"].values())
     formats |= {v for v in models["repo_suffixes"].values() if v}
     assert sorted(formats - set(catalog.formats())) == []
+
+
+@pytest.mark.parametrize(
+    ("typo", "first"),
+    [
+        ("lama3-8b", "llama-3-8b"),
+        ("qwen2.8 7b int4", "qwen2.5-7b"),
+        ("mistrel-7b 推理", "mistral-7b"),
+        ("gemma-3-13b", "gemma-3-12b"),
+        ("deepseek-v4", "deepseek-v3"),
+    ],
+)
+def test_a_misspelt_model_gets_did_you_mean_by_spelling_family_and_size(typo, first):
+    p = parse_query(typo)
+    assert p.error is not None and p.error.code == "unknown_model"
+    assert p.error.suggestions[0] == first
+
+
+def test_a_model_asked_at_a_context_it_lacks_suggests_its_longer_sibling():
+    p = parse_query("Llama-3-8B 32k")
+    assert p.error.code == "context_too_long" and p.error.detail == "8192"
+    assert p.error.suggestions == ["llama-3.1-8b"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "r1 蒸馏 14b",
+        "deepseek-r1 14b",
+        "deepseek r1 14b q4",
+        "deepseek-r1:14b",
+        "ds r1 distill qwen 14b",
+        "蒸馏版 r1 14b",
+        "DeepSeek-R1-Distill-Qwen-14B-GGUF",
+        "r1 14b 蒸馏",
+    ],
+)
+def test_a_distill_never_reads_as_the_671b_original(text):
+    p = parse_query(text)
+    assert p.ok and p.workload.model == "deepseek-r1-distill-qwen-14b", (text, p.error)
+
+
+def test_nothing_in_the_table_that_would_be_read_alone_ends_in_ignored():
+    """A fragment the parser skipped in context must read as nothing on its own: if it names
+    a size, format, card or knob alone, the line lost something that changes memory."""
+    import tomllib
+    from pathlib import Path
+
+    from advisor.parse.followup import fields_named
+
+    rows = tomllib.loads((Path(__file__).parent / "data" / "parse_lines.toml").read_text())
+    dropped = []
+    for row in rows["line"]:
+        for fragment in parse_query(row["t"]).ignored:
+            named = fields_named(fragment)
+            alone = parse_query(fragment)
+            if (isinstance(named, set) and named) or alone.gpu_id or alone.vram_gib:
+                dropped.append((row["t"], fragment))
+    assert dropped == []
+
+
+def test_follow_ups_change_only_what_they_name():
+    from advisor.parse.followup import parse_followup
+
+    last = parse_query("qwen2.5-14b lora 2x3090 ctx 4k")
+    assert canonical_query(parse_followup("换成 int4", last)) == (
+        "qwen2.5-14b · int4 · lora · ctx 4096 · 2 gpus · on gpu:rtx-3090"
+    )
+    assert parse_followup("用 4090 呢", last).gpu_id == "rtx-4090"
+    assert parse_followup("what about 4 cards", last).workload.num_gpus == 4
+    inference = parse_followup("推理呢", last).workload
+    assert inference.mode.value == "inference" and inference.context_tokens == 4096
+    assert inference.lora_rank is None
+    assert parse_followup("qwen2.5-7b", last) is None  # a model alone is a new question
+    assert parse_followup("换成 qwen2.5-7b", last).workload.model == "qwen2.5-7b"
+    assert parse_followup("hello", last) is None
+    assert parse_followup("ctx 64k", parse_query("llama-3-8b")).error.code == "context_too_long"

@@ -308,9 +308,19 @@ def _size(key: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _numbers_near(key: str, other: str) -> float:
+    """1 when the numbers in two names match, less as they drift apart ("gemma-3-13b" is
+    nearer gemma-3-12b than gemma-3-1b; "deepseek-v4" nearer v3 than v2)."""
+    a = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", key)]
+    b = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", other)]
+    if not a or len(a) != len(b):
+        return 0.0
+    return sum(1 / (1 + abs(x - y)) for x, y in zip(a, b, strict=True)) / len(a)
+
+
 def suggest(name: str, n: int = 3, size_b: float | None = None) -> list[str]:
     """Catalog ids close to an unknown name: spelling (edit distance), then the same family
-    stem and the same size rank higher ("qwen2.8-7b" -> qwen2.5-7b first)."""
+    stem, the same size and nearby numbers rank higher ("qwen2.8-7b" -> qwen2.5-7b first)."""
     key = catalog.normalize_name(name)
     stem, size = _stem(key), _size(key) or (f"{size_b:g}" if size_b else None)
     scored: dict[str, float] = {}
@@ -325,6 +335,7 @@ def suggest(name: str, n: int = 3, size_b: float | None = None) -> list[str]:
                 score += 0.1
             if size and _size(other) == size:
                 score += 0.15
+            score += 0.3 * _numbers_near(key, other)
             best = max(best, score)
         scored[spec.id] = best
     ranked = sorted(scored.items(), key=lambda kv: -kv[1])
