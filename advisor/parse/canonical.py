@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.models import Optimizer, Runtime
+from advisor.models import Optimizer, Runtime, Workload
 from advisor.parse import vocab
 from advisor.parse.assemble import ParsedQuery
 
@@ -27,6 +27,30 @@ def _runtime_framework(runtime: Runtime | None) -> str | None:
     return vocab.load("runtimes")["runtime"][runtime.value]["framework"] if runtime else None
 
 
+def _training_parts(w: Workload) -> list[str]:
+    parts = []
+    if w.lora_rank:
+        parts.append(f"rank {w.lora_rank}")
+    if w.train_tokens:
+        parts.append(f"data {w.train_tokens} tokens")
+    if w.optimizer:
+        parts.append(
+            "adamw8bit"
+            if w.optimizer == Optimizer.adamw_8bit
+            else w.optimizer.value.replace("sgd_momentum", "sgd")
+        )
+    if w.gradient_checkpointing is not None:
+        parts.append("gc" if w.gradient_checkpointing else "no-gc")
+    if w.mixed_precision is not None:
+        pure = w.weights_format if w.weights_format in ("fp16", "bf16") else "bf16"
+        parts.append("amp" if w.mixed_precision else f"pure {pure}")
+    if w.parallelism:
+        parts.append(w.parallelism.value)
+    if w.cpu_offload.value in ("optimizer", "params"):
+        parts.append(f"offload {w.cpu_offload.value}")
+    return parts
+
+
 def canonical_query(p: ParsedQuery) -> str:
     """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`."""
     w = p.workload
@@ -49,24 +73,7 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.image_width}x{w.image_height}")
     if w.images_per_prompt:
         parts.append(f"{w.images_per_prompt} images")
-    if w.lora_rank:
-        parts.append(f"rank {w.lora_rank}")
-    if w.train_tokens:
-        parts.append(f"data {w.train_tokens} tokens")
-    if w.optimizer:
-        parts.append(
-            "adamw8bit"
-            if w.optimizer == Optimizer.adamw_8bit
-            else w.optimizer.value.replace("sgd_momentum", "sgd")
-        )
-    if w.gradient_checkpointing is not None:
-        parts.append("gc" if w.gradient_checkpointing else "no-gc")
-    if w.mixed_precision is not None:
-        parts.append("amp" if w.mixed_precision else "pure bf16")
-    if w.parallelism:
-        parts.append(w.parallelism.value)
-    if w.cpu_offload.value in ("optimizer", "params"):
-        parts.append(f"offload {'optimizer' if w.cpu_offload.value == 'optimizer' else 'params'}")
+    parts += _training_parts(w)
     count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None)
     if count:
         parts.append(f"{count} gpus")

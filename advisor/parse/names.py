@@ -18,13 +18,12 @@ _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
 
 def _use(r: Reading, spec: ModelSpec, word: str) -> None:
     r.spec = spec
-    r.model_word = word.strip()
 
 
 def _set_format(r: Reading, fmt_id: str, origin: str) -> None:
+    """A format named by a repo suffix, file name or tag (`origin`); the first one wins."""
     if "weights_format" not in r.fields and catalog.formats().get(fmt_id) is not None:
         r.fields["weights_format"] = fmt_id
-        r.format_origin = origin
 
 
 # --- names with suffixes: repo ids and file names ------------------------------------------

@@ -19,7 +19,7 @@ _TOKEN = re.compile(
     r"|mxfp4|gguf|qint\d|qfloat8|半精度|全精度|单精度)(?![a-z0-9])"
 )
 # Read only when nothing more specific is named ("gguf q5_k_m" is Q5_K_M).
-_GENERIC = {"int4", "int8", "q4_k_m_from_gguf"}
+_GENERIC = {"int4", "int8"}
 
 
 def recognize_kv_cache(s: Scan, r: Reading) -> None:

@@ -86,7 +86,6 @@ class Reading:
 
     fields: dict[str, Any] = field(default_factory=dict)  # Workload fields, and _ctx/_tokens/…
     spec: ModelSpec | None = None
-    model_word: str | None = None  # the text that named the model, for messages
     params_b: float | None = None
     mode: str | None = None
     kind: Kind | None = None
@@ -94,7 +93,6 @@ class Reading:
     gpu_count: int | None = None
     vram_gib: float | None = None
     budget: Budget | None = None
-    format_origin: str | None = None  # "repo" / "tag" / "file": a format read from a name
     assumed: list[str] = field(default_factory=list)
 
 
