@@ -42,3 +42,15 @@ def test_the_table_holds_at_least_400_lines_in_both_languages():
 @pytest.mark.parametrize("row", LINES, ids=[r["t"][:60] for r in LINES])
 def test_line_reads_as_meant(row):
     assert _reading(row["t"]) == _expected(row)
+
+
+@pytest.mark.parametrize("row", LINES, ids=[r["t"][:60] for r in LINES])
+def test_line_survives_the_canonical_round_trip(row):
+    """Answers are stored as their canonical line and re-read for buttons and follow-ups."""
+    from advisor.parse import canonical_query
+
+    p = parse_query(row["t"])
+    again = parse_query(canonical_query(p))
+    assert again.ok, canonical_query(p)
+    assert again.workload == p.workload
+    assert (again.gpu_id, again.gpu_count, again.vram_gib) == (p.gpu_id, p.gpu_count, p.vram_gib)

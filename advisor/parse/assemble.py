@@ -16,6 +16,7 @@ from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
 from advisor.parse.names import longer_context_siblings, suggest
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
+from advisor.parse.stack import framework_of
 
 
 class ParsedQuery(BaseModel):
@@ -103,6 +104,9 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     fields["mode"] = Mode(mode)
     _place_context(fields, r)
     _place_data(fields, assumed, ignored)
+    if fields.get("runtime") and "framework" not in fields:
+        # a runtime read from a tag, repo or quant ("gemma3:12b", "mlx-community/…")
+        fields["framework"] = framework_of(fields["runtime"])
     if r.gpu_count and r.gpu_count > 1:
         fields["num_gpus"] = r.gpu_count
     if fields.get("concurrency") and fields["mode"] == Mode.inference:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from advisor.models import Optimizer, Runtime, Workload
-from advisor.parse import vocab
+from advisor.models import Optimizer, Workload
 from advisor.parse.assemble import ParsedQuery
+from advisor.parse.stack import framework_of
 
 _MODE_WORD = {
     "inference": "inference",
@@ -20,11 +20,6 @@ _MODE_WORD = {
 }
 # Runtime values -> a word the runtime recognizer reads back (vocab/runtimes.toml).
 _RUNTIME_WORD = {"llamacpp": "llama.cpp", "lmstudio": "lm studio", "exllamav2": "exllamav2"}
-
-
-def _runtime_framework(runtime: Runtime | None) -> str | None:
-    """The framework name a runtime word sets (vocab/runtimes.toml), so it is not repeated."""
-    return vocab.load("runtimes")["runtime"][runtime.value]["framework"] if runtime else None
 
 
 def _training_parts(w: Workload) -> list[str]:
@@ -83,7 +78,7 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"kv {w.kv_cache_dtype}")
     if w.runtime:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
-    if w.framework and w.framework != _runtime_framework(w.runtime):
+    if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):
         parts.append(w.framework)
     if p.gpu_id:
         parts.append(f"on gpu:{p.gpu_id}")

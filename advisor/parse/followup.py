@@ -19,6 +19,7 @@ from advisor.parse import MAX_QUERY_CHARS, read, vocab
 from advisor.parse.assemble import ParsedQuery, leftovers
 from advisor.parse.names import longer_context_siblings
 from advisor.parse.scan import ParseError, Reading, Rejected
+from advisor.parse.stack import framework_of
 
 # Fields that only mean something while training: dropped when a follow-up switches to
 # inference ("推理呢" after a LoRA question).
@@ -133,6 +134,8 @@ def _apply_fields(w: dict[str, Any], r: Reading, mode: Mode, ignored: list[str])
         w["train_tokens"] = int(tokens * (epochs or 1))
     elif epochs is not None:
         ignored.append("epochs without a data size")
+    if fields.get("runtime") and "framework" not in fields:
+        fields["framework"] = framework_of(fields["runtime"])
     if "concurrency" in fields and mode == Mode.inference and "batch_size" not in fields:
         fields["batch_size"] = fields["concurrency"]  # as a new question reads it
     w.update(fields)

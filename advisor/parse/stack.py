@@ -23,6 +23,11 @@ def _runtime_table() -> tuple[re.Pattern[str], dict[str, tuple[str, str]]]:
     return re.compile(vocab.alternation(words)), lookup
 
 
+def framework_of(runtime: str) -> str:
+    """The framework name the engine keys on for a runtime (vocab/runtimes.toml)."""
+    return vocab.load("runtimes")["runtime"][runtime]["framework"]
+
+
 def recognize_runtime(s: Scan, r: Reading) -> None:
     pattern, lookup = _runtime_table()
     for m in s.take_all(pattern):
