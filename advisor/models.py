@@ -259,6 +259,17 @@ class Estimate(BaseModel):
         return {t.name: t.bytes for t in self.terms}
 
 
+class ServingFit(BaseModel):
+    """A serving engine (vLLM/SGLang) on one card: what nvidia-smi shows and what fits."""
+
+    gpu_memory_utilization: float
+    nvidia_smi_bytes: int  # the engine pre-allocates its share of the card
+    non_kv_bytes: int  # weights + activation profile + non-torch + CUDA graphs
+    kv_budget_bytes: int  # what is left for the KV cache (0: the model does not fit)
+    max_context_tokens: int  # longest single sequence the KV budget holds
+    max_concurrency: int  # sequences of the requested context held at once
+
+
 class ResolvedModel(BaseModel):
     """The model the estimate was made for, after the catalog lookup."""
 

@@ -59,6 +59,24 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
     return per + (4 if master_fp32 else 0)
 
 
+def precision_recipe(
+    full: bool, fmt: str, compute: str, master: bool, framework: str | None
+) -> str:
+    """Which bytes per trained parameter the figure assumes, as a stable value the answer
+    names in the user's language: AMP with fp32 master weights (HF Trainer / accelerate
+    `bf16=True` on 16-bit weights, DeepSpeed), AMP on fp32 weights, pure 16-bit (torchtune,
+    LLaMA-Factory `pure_bf16`), fp32, or adapters over a frozen base."""
+    if framework == "unsloth":
+        return "unsloth"
+    if not full:
+        return "adapters_fp32" if framework in PEFT_FRAMEWORKS else "adapters_16bit"
+    if compute == "fp32":
+        return "fp32"
+    if fmt == "fp32":
+        return "amp_fp32_weights"
+    return "amp_fp32_master" if master else "pure_16bit"
+
+
 def estimate_training(
     w: Workload,
     model: ResolvedModel,
@@ -105,6 +123,7 @@ def estimate_training(
     else:
         param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
     master = full and mixed and param_bytes == 2
+    acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
     offload_opt = w.cpu_offload in (Offload.optimizer, Offload.params)
     offload_params = w.cpu_offload == Offload.params
 
