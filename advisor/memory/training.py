@@ -36,6 +36,8 @@ PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolot
 # stage3.py fp32_partitioned_groups_flat[i].grad): 4 more bytes per trained parameter.
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
+DEEPSPEED_OVERLAP_FACTOR = 4.5
+DEEPSPEED_BUCKET_ELEMENTS = 2e8
 SAC_SAVED_FRACTION = 0.5
 # Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
 # the lm_head matmul and the log-softmax are fused per vocabulary block.
@@ -57,6 +59,27 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
         Optimizer.adafactor: 0.02 * param_bytes,
     }[opt]
     return per + (4 if master_fp32 else 0)
+
+
+def add_deepspeed_comm_buffers(
+    acc: Breakdown, par: Parallelism, trainable: float, hidden: int
+) -> int:
+    """DeepSpeed with overlap_comm (on in the HF integration's sample configs) keeps about
+    4.5 x the all-gather and reduce buckets in 16-bit: "overlap_comm ... uses 4.5x the
+    allgather_bucket_size and reduce_bucket_size values" (DeepSpeed config docs). ZeRO-1/2
+    buckets are 2e8 elements in those configs; ZeRO-3's "auto" buckets are hidden^2 (reduce)
+    and 0.9 x hidden^2 (prefetch). A bucket never exceeds what is trained."""
+    if par == Parallelism.zero3:
+        buckets = min(hidden * hidden, trainable) + min(0.9 * hidden * hidden, trainable)
+    else:
+        buckets = 2 * min(DEEPSPEED_BUCKET_ELEMENTS, trainable)
+    return acc.add(
+        "comm_buffers",
+        DEEPSPEED_OVERLAP_FACTOR * buckets * 2,
+        f"DeepSpeed overlap_comm: {DEEPSPEED_OVERLAP_FACTOR:g} x {buckets / 1e6:.0f}M bucket elements x 2 B",
+        elements_m=round(buckets / 1e6),
+        factor=DEEPSPEED_OVERLAP_FACTOR,
+    )
 
 
 def precision_recipe(
@@ -232,6 +255,8 @@ def estimate_training(
             if foreach and not w.optimizer_in_backward
             else 0.0
         )
+    if par in DEEPSPEED_ZERO:
+        g_b += add_deepspeed_comm_buffers(acc, par, trainable, arch.hidden)
     if par == Parallelism.ddp:
         g_b += acc.add(
             "ddp_buckets",
