@@ -167,8 +167,9 @@ class Workload(BaseModel):
     context_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
 
-    image_width: int | None = Field(default=None, ge=64, le=16_384)
-    image_height: int | None = Field(default=None, ge=64, le=16_384)
+    # down to 16: classic datasets are small (MNIST 28 px, CIFAR 32 px)
+    image_width: int | None = Field(default=None, ge=16, le=16_384)
+    image_height: int | None = Field(default=None, ge=16, le=16_384)
     images_per_prompt: int | None = Field(default=None, ge=1, le=256)
     denoise_steps: int | None = Field(default=None, ge=1, le=1000)
     guidance: bool | None = None

@@ -25,15 +25,25 @@ class Pitfall(BaseModel):
     code: str
     severity: str  # error | warning | info
     params: dict[str, str] = {}
+    # Parameters whose text differs by language (a catalog note): name -> {"zh": .., "en": ..}
+    lang_params: dict[str, dict[str, str]] = {}
 
     def message(self, lang: str = "en") -> str:
-        text = _texts()[self.code]["zh" if lang == "zh" else "en"]
-        return text.format(**self.params)
+        lang = "zh" if lang == "zh" else "en"
+        text = _texts()[self.code][lang]
+        return text.format(**self.params, **{k: v[lang] for k, v in self.lang_params.items()})
 
 
 @cache
 def _texts() -> dict[str, dict[str, Any]]:
     with (DATA_DIR / "pitfalls.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+@cache
+def gpu_notes() -> dict[str, dict[str, str]]:
+    """Catalog notes on export variants in both languages (data/gpu_notes.toml)."""
+    with (DATA_DIR / "gpu_notes.toml").open("rb") as fh:
         return tomllib.load(fh)
 
 
@@ -49,6 +59,45 @@ def _gib(b: float) -> str:
     return f"{b / GIB:.1f} GiB"
 
 
+def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
+    """What applies to running this workload on `pick` (a card and a count): shown beside a
+    pick, and in the answer's list for the headline setup."""
+    from advisor.recommend.constraints import blockers, nvlinked
+
+    w, model = result.workload, result.model
+    out = [_p(code, gpu=gpu.name) for code in blockers(gpu, result)]
+    if not pick.fits:
+        out.append(
+            _p(
+                "oom",
+                need=_gib(pick.per_gpu_bytes),
+                gpu=gpu.name,
+                count=pick.count,
+                have=_gib(pick.usable_bytes),
+            )
+        )
+    elif pick.risky:
+        out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
+    if pick.train_hours is not None and pick.train_hours > 72:
+        out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}"))
+    inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)
+    if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference:
+        out.append(_p("no_bf16_inference", gpu=gpu.name))
+    fa2_blocked = "flash_attention_needs_ampere" in {p.code for p in out}
+    if gpu.vendor == "NVIDIA" and 0 < gpu.cc < 8.0 and model.kind == Kind.llm and not fa2_blocked:
+        out.append(_p("no_flash_attention", gpu=gpu.name))
+    if gpu.cc >= 10.0 and gpu.segment != "datacenter" or gpu.id.startswith("rtx-5"):
+        out.append(_p("blackwell_cuda"))
+    if pick.count > 1 and not nvlinked(gpu, pick.count):
+        out.append(_p("no_nvlink", gpu=gpu.name))
+    note = gpu_notes().get(gpu.id)
+    if note is not None:
+        p = _p("export_variant", gpu=gpu.name)
+        p.lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
+        out.append(p)
+    return out
+
+
 def find_pitfalls(
     result: EstimateResult, gpu: GpuSpec | None, pick: Option | None, cheapest: Option | None
 ) -> list[Pitfall]:
@@ -58,12 +107,7 @@ def find_pitfalls(
         out.append(_p("no_formula"))
         return out
     if gpu is not None and pick is not None:
-        if not pick.fits:
-            out.append(
-                _p("oom", need=_gib(pick.per_gpu_bytes), gpu=gpu.name, have=_gib(pick.usable_bytes))
-            )
-        elif pick.risky:
-            out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
+        out += card_pitfalls(result, gpu, pick)
         if (
             cheapest is not None
             and cheapest.gpu_id != pick.gpu_id
@@ -82,21 +126,6 @@ def find_pitfalls(
                     cheaper=cheapest.gpu_name,
                 )
             )
-        if pick.train_hours is not None and pick.train_hours > 72:
-            out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}"))
-        if gpu.cc and gpu.cc < 8.0 and gpu.vendor == "NVIDIA":
-            out.append(_p("no_bf16", gpu=gpu.name))
-            if model.kind == Kind.llm:
-                out.append(_p("no_flash_attention", gpu=gpu.name))
-        fmt = find_format(w.weights_format) if w.weights_format else None
-        if fmt is not None and fmt.id == "fp8" and not gpu.fp8_supported:
-            out.append(_p("no_fp8", gpu=gpu.name))
-        if gpu.cc >= 10.0 and gpu.segment != "datacenter" or gpu.id.startswith("rtx-5"):
-            out.append(_p("blackwell_cuda"))
-        if pick.count > 1 and not gpu.has_nvlink:
-            out.append(_p("no_nvlink", gpu=gpu.name))
-        if gpu.china_variant_note and "China" in gpu.name:
-            out.append(_p("export_variant", gpu=gpu.name, note=gpu.china_variant_note))
     arch = model.arch
     if arch is not None and arch.experts:
         out.append(
@@ -109,7 +138,7 @@ def find_pitfalls(
     kv = est.breakdown.get("kv_cache", 0)
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:
         out.append(_p("long_context_kv", kv=_gib(kv)))
-    framework = (w.framework or "").lower()
+    framework = w.runtime.value if w.runtime else (w.framework or "").lower()
     if framework == "vllm":
         out.append(_p("vllm_preallocates"))
     if framework in ("transformers", "hf") and not w.mode.is_training:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from advisor.pitfalls import gpu_notes
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 LANGS = ("zh", "en")
 
@@ -35,11 +37,41 @@ def pct(fraction: float) -> str:
     return f"{fraction * 100:.0f}%"
 
 
+SYMBOLS = {"CNY": "¥", "USD": "$"}
+
+
 def money(price) -> str:  # noqa: ANN001
     if price is None:
         return "—"
-    sym = "¥" if price.currency == "CNY" else "$"
-    return f"{sym}{price.amount:.2f}/h"
+    return f"{SYMBOLS.get(price.currency, price.currency)}{price.amount:.2f}/h"
+
+
+def listed(price) -> str:  # noqa: ANN001
+    """What the platform itself charges, for a price converted from another currency."""
+    if price is None or price.listed_currency is None:
+        return ""
+    sym = SYMBOLS.get(price.listed_currency, price.listed_currency)
+    return f"{sym}{price.listed_amount:.2f}/h"
+
+
+def amount(value: float | None, currency: str) -> str:
+    """A total in a currency: ¥12.40, $3.10."""
+    if value is None:
+        return "—"
+    return f"{SYMBOLS.get(currency, currency)}{value:.2f}"
+
+
+def day(source_date: str | None) -> str:
+    """The date part of a price's source date ("~2026 (undated mirror)" -> "~2026")."""
+    m = re.match(r"~?[\d-]+", source_date or "")
+    return m.group(0) if m else "?"
+
+
+def tokens(n: int | None) -> str:
+    """4096 -> 4k, 131072 -> 128k: the way users write contexts."""
+    if n is None:
+        return "?"
+    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
 @cache
@@ -57,6 +89,112 @@ def label(lang: str, key: str, **fmt: object) -> str:
 
 
 @cache
+def formulas(lang: str) -> dict[str, str]:
+    """`templates/<lang>/formulas.toml` (written by the engine side): term formula lines with
+    {placeholders} filled from `Term.values`. Absent file: no lines."""
+    path = TEMPLATES / (lang if lang in LANGS else "en") / "formulas.toml"
+    if not path.exists():
+        return {}
+    with path.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def formula(lang: str, term) -> str:  # noqa: ANN001
+    """A term's arithmetic in the reader's language: the formulas.toml line when the engine
+    names one; else in English the engine's formula, in Chinese the numbers that went in
+    (never the English formula), or nothing when there are none."""
+    line = formulas(lang).get(term.formula_key or "")
+    if line:
+        try:
+            return line.format(**term.values)
+        except (KeyError, IndexError, ValueError):
+            pass
+    if lang == "en":
+        return term.formula
+    # `gib` is the term's own size, already shown beside its name.
+    numbers = [
+        f"{v:g}" if isinstance(v, int | float) else str(v)
+        for k, v in term.values.items()
+        if k != "gib"
+    ]
+    numbers = [n for n in numbers if re.fullmatch(r"[\d.eE+-]+", n)]
+    return label(lang, "formula.fallback", numbers="、".join(numbers)) if numbers else ""
+
+
+_ASSUMED = re.compile(r"^\s*([a-z_]+)\s*=\s*(.+?)\s*$")
+_SAMPLES = re.compile(r"^([\d.]+) samples x (\d+) tokens$")
+
+
+def assumption(lang: str, field: str, value: str) -> str:
+    """One assumption as a phrase: ("context_tokens", "4096") -> "上下文 4096 tokens"."""
+    words = labels(lang if lang in LANGS else "en")
+    shown = words.get("value", {}).get(value.lower().replace(" ", "_"), value)
+    phrase = words.get("assume", {}).get(field)
+    if phrase is None:
+        return label(lang, "assume.other", value=shown)
+    return phrase.format(value=shown)
+
+
+def assumption_text(lang: str, text: str) -> str:
+    """A parser assumption written as `field = value` (or a data-size phrase) as a phrase."""
+    if m := _SAMPLES.match(text):
+        return label(lang, "assume.samples", samples=m.group(1), tokens=m.group(2))
+    if m := _ASSUMED.match(text):
+        field, value = m.group(1), m.group(2)
+        value = re.sub(r"\s*\(.*\)$", "", value)  # "full (training)": the mode word is enough
+        return assumption(lang, field, value)
+    return text
+
+
+def assumptions(lang: str, parsed, result) -> list[str]:  # noqa: ANN001
+    """The parser's and the engine's assumptions as phrases, each once."""
+    out: list[str] = []
+    for text in parsed.assumed:
+        phrase = assumption_text(lang, text)
+        if phrase not in out:
+            out.append(phrase)
+    for a in result.assumed:
+        phrase = assumption(lang, a.field, a.value)
+        if phrase not in out:
+            out.append(phrase)
+    return out
+
+
+def ignored(parsed) -> list[str]:  # noqa: ANN001
+    """Fragments the parser skipped, without the bare punctuation between them."""
+    return [f for f in (s.strip(" -·,，;；") for s in parsed.ignored) if re.search(r"\w", f)]
+
+
+_HF_SOURCE = re.compile(r"config\.json of (\S+) \(Hugging Face Hub\)")
+
+
+def model_source(lang: str, source: str | None) -> str:
+    """Where a model's architecture came from, in the reader's language: the Hugging Face
+    repo when the catalog cites one; English citations stay out of Chinese replies."""
+    if source and (m := _HF_SOURCE.search(source)):
+        return label(lang, "source.hf", repo=m.group(1))
+    if lang == "en" and source:
+        return source
+    return label(lang, "source.catalog")
+
+
+def workload_facts(result) -> dict[str, object]:  # noqa: ANN001
+    """What the headline states about the job: mode, format, context, batch, cards, runtime
+    (asked or assumed), for the templates to word."""
+    w = result.workload
+    assumed = {a.field: a.value for a in result.assumed}
+    context = w.seq_len if w.mode.is_training else w.context_tokens
+    context = context or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
+    return {
+        "mode": w.mode.value,
+        "format": w.weights_format or assumed.get("weights_format"),
+        "context": tokens(int(context)) if context and str(context).isdigit() else None,
+        "batch": w.batch_size or assumed.get("batch_size"),
+        "runtime": w.runtime.value if w.runtime else None,
+    }
+
+
+@cache
 def _env() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
@@ -66,7 +204,9 @@ def _env() -> Environment:
         undefined=StrictUndefined,
         auto_reload=False,  # templates ship with the code; no stat() per reply
     )
-    env.filters.update(gib=gib, bar=bar, pct=pct, money=money)
+    env.filters.update(
+        gib=gib, bar=bar, pct=pct, money=money, listed=listed, amount=amount, tokens=tokens, day=day
+    )
     return env
 
 
@@ -76,7 +216,16 @@ def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> s
     def t(key: str, **fmt: object) -> str:
         return label(lang, key, **fmt)
 
-    text = _env().get_template(f"{lang}/{template}.j2").render(lang=lang, t=t, **ctx).strip()
+    helpers = {
+        "t": t,
+        "formula": lambda term: formula(lang, term),
+        "assumptions": lambda parsed, result: assumptions(lang, parsed, result),
+        "ignored": ignored,
+        "facts": workload_facts,
+        "model_source": lambda source: model_source(lang, source),
+        "gpu_note": lambda gpu_id: gpu_notes().get(gpu_id, {}).get(lang, ""),
+    }
+    text = _env().get_template(f"{lang}/{template}.j2").render(lang=lang, **helpers, **ctx).strip()
     text = re.sub(r"\n{3,}", "\n\n", text)
     if plain:
         text = html.unescape(re.sub(r"<[^<>]+>", "", text))

@@ -23,9 +23,8 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     ApplicationHandlerStop,
@@ -38,6 +37,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
+from bot.delivery import RetryingRateLimiter
 from bot.http import AiohttpRequest
 from bot.inbox import Inbox
 from bot.persistence import SQLitePersistence
@@ -62,35 +62,6 @@ PRIVATE_COMMANDS = (
 GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
 
 
-NETWORK_RETRIES = 3
-
-
-class RetryingRateLimiter(AIORateLimiter):
-    """PTB's limiter (Telegram's caps, 429 retried after retry_after) that also retries a
-    send that failed on the network (5xx, dropped connection), so a flaky link does not lose
-    an answer. Trade-off: if Telegram did deliver before the connection died, the user sees
-    the answer twice; a lost answer is worse. getUpdates has the updater's own retry loop."""
-
-    async def process_request(self, callback, args, kwargs, endpoint, data, rate_limit_args):  # noqa: ANN001, ANN201
-        for attempt in range(NETWORK_RETRIES + 1):
-            try:
-                return await super().process_request(
-                    callback, args, kwargs, endpoint, data, rate_limit_args
-                )
-            except NetworkError as exc:
-                if (
-                    isinstance(exc, BadRequest)
-                    or endpoint == "getUpdates"
-                    or attempt == NETWORK_RETRIES
-                ):
-                    raise
-                log.warning(
-                    "%s failed (%s); retry %d of %d", endpoint, exc, attempt + 1, NETWORK_RETRIES
-                )
-                await asyncio.sleep(0.1 * 2**attempt)
-        raise AssertionError("unreachable")
-
-
 class PerUserUpdateProcessor(BaseUpdateProcessor):
     """Updates of one user run one at a time and in order (what ConversationHandler needs:
     PTB's docs ask for no concurrency because a conversation's steps must not overlap);
@@ -101,6 +72,28 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         super().__init__(max_concurrent_updates)
         self._locks: dict[int, asyncio.Lock] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
+        self._tasks: set[asyncio.Task] = set()
+        self._abandoning = False
+
+    async def process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if self._abandoning:  # stopping past its deadline: the inbox keeps it for next start
+            coroutine.close()  # type: ignore[attr-defined]
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await super().process_update(update, coroutine)
+        finally:
+            self._tasks.discard(task)
+
+    def abandon(self) -> int:
+        """Cancel every update still in progress and refuse new ones (shutdown deadline).
+        Their inbox rows stay, so the next start handles them again. Returns how many."""
+        self._abandoning = True
+        for task in self._tasks:
+            task.cancel()
+        return len(self._tasks)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = 0
@@ -170,16 +163,30 @@ def language_for(
     return default
 
 
+def is_anonymous_admin(update: Update) -> bool:
+    """A group admin posting as the group: Telegram sends `from` = GroupAnonymousBot (a bot)
+    and `sender_chat` = the group. A channel's post forwarded into its discussion group has
+    `sender_chat` = the channel, and stays ignored."""
+    msg, chat = update.effective_message, update.effective_chat
+    return bool(msg and chat and msg.sender_chat and msg.sender_chat.id == chat.id)
+
+
 async def remember(update: Update, context: Context) -> None:
     """Runs before every handler (group -1): records who asked where, settles the language,
     follows a group that became a supergroup, and drops updates from channels and bots."""
     user, chat, msg = update.effective_user, update.effective_chat, update.effective_message
+    anonymous = is_anonymous_admin(update)
     if chat is not None and chat.type == "channel" or user is not None and user.is_bot:
-        raise ApplicationHandlerStop
-    if msg is not None and msg.migrate_to_chat_id and chat is not None:
-        await context.repo.migrate_chat(chat.id, msg.migrate_to_chat_id)
-        context.application.migrate_chat_data(
-            old_chat_id=chat.id, new_chat_id=msg.migrate_to_chat_id
+        if not anonymous:
+            raise ApplicationHandlerStop
+        user = None  # GroupAnonymousBot is nobody's profile
+    if (
+        msg is not None
+        and chat is not None
+        and (msg.migrate_to_chat_id or msg.migrate_from_chat_id)
+    ):
+        await _follow_migration(
+            context, msg.migrate_from_chat_id or chat.id, msg.migrate_to_chat_id or chat.id
         )
         raise ApplicationHandlerStop
     await context.repo.seen(
@@ -191,6 +198,14 @@ async def remember(update: Update, context: Context) -> None:
         chat.title if chat else None,
     )
     await settle_language(update, context)
+
+
+async def _follow_migration(context: Context, old_chat_id: int, new_chat_id: int) -> None:
+    """Telegram announces a group's upgrade twice (migrate_to in the old group, migrate_from
+    in the new supergroup), in either order; the second announcement finds nothing to move."""
+    await context.repo.migrate_chat(old_chat_id, new_chat_id)
+    if old_chat_id in context.application.chat_data:
+        context.application.migrate_chat_data(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
 
 
 async def settle_language(update: Update, context: Context) -> None:
@@ -222,6 +237,11 @@ async def on_error(update: object, context: Context) -> None:
         return
     if isinstance(err, (NetworkError, TimedOut, RetryAfter)) and not isinstance(update, Update):
         log.warning("network trouble while polling: %s", err)
+        return
+    if isinstance(err, TimedOut):
+        # The answer may yet arrive (Telegram acts on requests it answers late); an apology
+        # now could follow it, and would meet the same slow Bot API (bot.delivery).
+        log.warning("a send timed out; no apology sent: %s", err)
         return
     summary = (
         json.dumps(update.to_dict(), ensure_ascii=False)[:2000]

@@ -13,6 +13,7 @@ import json
 import logging
 
 from telegram import Update
+from telegram.error import NetworkError
 from telegram.ext import Application
 
 from bot.persistence import SQLitePersistence
@@ -29,7 +30,10 @@ class Inbox:
         return self.app.persistence
 
     async def received(self, payload: bytes) -> None:
-        """Called with the raw getUpdates answer, before PTB parses it."""
+        """Called with the raw getUpdates answer, before PTB parses it. Returns once the
+        batch is committed; PTB confirms it to Telegram (the next getUpdates' offset) only
+        after that. If it cannot be stored, the getUpdates fails: the updater retries it
+        with the same offset, so Telegram keeps the updates until they are on disk."""
         try:
             body = json.loads(payload)
         except ValueError:
@@ -41,12 +45,17 @@ class Inbox:
                 await repo.inbox_add(
                     [u for u in updates if isinstance(u, dict) and "update_id" in u]
                 )
-            except Exception:  # noqa: BLE001 - never let the safety net stop the updates
-                log.exception("could not record %d update(s) in the inbox", len(updates))
+            except Exception as exc:
+                log.error("could not record %d update(s) in the inbox: %s", len(updates), exc)
+                raise NetworkError(f"updates not stored, fetched again later: {exc}") from exc
 
     async def done(self, update: object) -> None:
-        if isinstance(update, Update):
+        if not isinstance(update, Update):
+            return
+        try:
             await self._persistence().repo.inbox_done(update.update_id)
+        except Exception as exc:  # noqa: BLE001 - handled; a replay of it later is harmless
+            log.warning("could not mark update %d handled: %s", update.update_id, exc)
 
     async def replay(self, app: Application) -> int:
         """Queue the updates a previous run received but did not finish."""

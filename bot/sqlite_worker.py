@@ -66,7 +66,9 @@ class SQLiteWorker:
 
     async def transaction(self, operation: Callable[[sqlite3.Connection], T]) -> T:
         """Run `operation` as one BEGIN IMMEDIATE … COMMIT; any error rolls it all back.
-        `operation` must fetch what it needs (fetchall) before it returns."""
+        `operation` must fetch what it needs (fetchall) before it returns, and return plain
+        values, never a cursor: a cursor finalized later on another thread would reset a
+        cached statement this thread is using ("bad parameter or other API misuse")."""
 
         def in_transaction(conn: sqlite3.Connection) -> T:
             conn.execute("BEGIN IMMEDIATE")

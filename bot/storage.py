@@ -90,7 +90,7 @@ class Repository:
         `PRAGMA quick_check`. Any failure is a StorageError naming the file."""
         path = Path(path)
         try:
-            _prepare_files(path)
+            prepare_files(path)
         except OSError as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         writer = SQLiteWorker(path, "writer")
@@ -385,11 +385,13 @@ class Repository:
         ts = now_iso()
         # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
         rows = [(u["update_id"], json.dumps(u), ts) for u in updates]
-        await self._writer.transaction(
-            lambda conn: conn.executemany(
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.executemany(
                 "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)", rows
             )
-        )
+
+        await self._writer.transaction(insert)
 
     async def inbox_done(self, update_id: int) -> None:
         await self._write("DELETE FROM inbox WHERE update_id = ?", (update_id,))
@@ -419,7 +421,7 @@ class Repository:
 # --- on the writer's thread, at open ---------------------------------------------------------
 
 
-def _prepare_files(path: Path) -> None:
+def prepare_files(path: Path) -> None:
     """The folder (0700 when we create it) and the file (0600), created before SQLite does so
     that no moment exists where others may read them. A missing folder or file is logged: a
     deleted data folder or a start from another working directory must not pass unnoticed."""

@@ -26,7 +26,7 @@ async def test_whole_guided_conversation_in_english_edits_one_message(
     assert answer.method == "editMessageText"
     assert answer.result["message_id"] == menu.result["message_id"]  # one message, edited in place
     assert "VRAM per card" in text and "Recommended" in text and "KV cache" in text
-    assert "qwen2.5-7b · int8 · inference · ctx 32768" in text
+    assert "Qwen2.5 7B · inference · int8 · context 32k" in text
     assert "¥" in text  # the budget's currency is used for prices
     assert any("Details" in label for label, _ in buttons(answer))
     rows = await bot.repo.recent_history(1001, 1001)
@@ -76,7 +76,7 @@ async def test_a_whole_question_typed_at_the_first_step_is_answered(tg: FakeTele
     ann = User(1005, "Ann", "en")
     await say(tg, ann, "/start")
     answer = await say(tg, ann, "qwen2.5-14b awq on 4090")
-    assert "On 1× GeForce RTX 4090" in shown(answer)
+    assert "1× GeForce RTX 4090 (your setup)" in shown(answer)
 
 
 async def test_back_returns_to_the_previous_step_and_cancel_ends(tg: FakeTelegram, bot) -> None:
@@ -123,14 +123,14 @@ async def test_answer_buttons_change_precision_and_show_details(tg: FakeTelegram
     menu = await press(tg, ann, answer, "Precision")
     assert menu.method == "editMessageText" and "AWQ" in [t for t, _ in buttons(menu)]
     changed = await press(tg, ann, menu, "AWQ")
-    assert "qwen2.5-72b · awq-4bit" in shown(changed)
+    assert "Qwen2.5 72B · inference · awq-4bit" in shown(changed)
     details = await press(tg, ann, changed, "Details")
     assert "How Qwen2.5 72B adds up" in shown(details) and "weights" in shown(details)
     back = await press(tg, ann, details, "Back to answer")
     assert "VRAM per card" in shown(back)
     card = await press(tg, ann, back, "Card")
     on_card = await press(tg, ann, card, "RTX 4090")
-    assert "On 1× GeForce RTX 4090" in shown(on_card)
+    assert "1× GeForce RTX 4090 (your setup)" in shown(on_card)
     budget = await press(tg, ann, on_card, "Budget")
     cheap = await press(tg, ann, budget, "$1/h")
     assert "$" in shown(cheap)
@@ -228,7 +228,7 @@ async def test_a_total_budget_button_picks_the_job_that_fits_it(tg: FakeTelegram
     for label in ("Llama-3.1-8B", "跳过", "跳过", "100M tokens", "跳过"):
         step = await press(tg, li, step, label)
     answer = await press(tg, li, step, "总预算 ¥200")
-    assert "budget ¥200" in shown(answer) and "小时" in shown(answer)
+    assert "总共 ≤ ¥200.00" in shown(answer) and "小时" in shown(answer)
 
 
 async def test_a_skipped_step_shows_the_default_it_left_in_place(tg: FakeTelegram, bot) -> None:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 
 from conftest import buttons, press, say, shown
+from telegram.error import BadRequest, NetworkError, TimedOut
 
+from bot.delivery import RetryingRateLimiter
 from bot.standin import Chat, FakeTelegram, FaultPlan, User
 
 
@@ -83,3 +86,58 @@ async def test_random_faults_lose_and_duplicate_nothing(tg: FakeTelegram, bot) -
         for chat_id in (lab.id, 5100 + i):
             history += len(await bot.repo.recent_history(5100 + i, chat_id, limit=100))
     assert history >= 6 * 3  # every /vram stored (wizard answers add more)
+
+
+async def test_updates_not_stored_in_the_inbox_are_not_confirmed_and_come_again(
+    tg: FakeTelegram, bot, monkeypatch
+) -> None:
+    stored = bot.repo.inbox_add
+    calls: list[list[int]] = []
+
+    async def full_disk_once(updates: list[dict]) -> None:
+        calls.append([u["update_id"] for u in updates])
+        if len(calls) == 1:
+            raise sqlite3.OperationalError("database or disk is full")
+        await stored(updates)
+
+    monkeypatch.setattr(bot.repo, "inbox_add", full_disk_once)
+    update = tg.user_sends(User(5005, "Bo", "en"), text="/vram 7b")
+    reply = await tg.reply_to(update, timeout=20)  # after the updater's back-off
+    assert "VRAM per card" in shown(reply)
+    assert calls[:2] == [[update["update_id"]], [update["update_id"]]]  # fetched again
+    await asyncio.sleep(0.3)
+    assert len(successful(tg, "sendMessage", 5005)) == 1
+
+
+async def _attempts(endpoint: str, error: Exception) -> tuple[int, Exception | None]:
+    limiter = RetryingRateLimiter(overall_max_rate=0, group_max_rate=0)
+    attempts = 0
+
+    async def call(*args: object, **kwargs: object) -> bool:
+        nonlocal attempts
+        attempts += 1
+        raise error
+
+    await limiter.initialize()
+    try:
+        await limiter.process_request(call, (), {}, endpoint, {"chat_id": 1}, None)
+    except Exception as exc:  # noqa: BLE001 - the test reads it
+        return attempts, exc
+    return attempts, None
+
+
+async def test_a_timed_out_send_is_sent_again_at_most_once() -> None:
+    attempts, raised = await _attempts("sendMessage", TimedOut())
+    assert (attempts, type(raised)) == (2, TimedOut)
+
+
+async def test_a_timed_out_edit_is_retried_like_a_5xx() -> None:
+    assert (await _attempts("editMessageText", TimedOut()))[0] == 4
+    assert (await _attempts("sendMessage", NetworkError("Bad Gateway")))[0] == 4
+
+
+async def test_an_answer_refused_as_too_old_is_not_an_error() -> None:
+    too_old = BadRequest("Query is too old and response timeout expired or query id is invalid")
+    assert await _attempts("answerCallbackQuery", too_old) == (1, None)
+    attempts, raised = await _attempts("sendMessage", BadRequest("message text is empty"))
+    assert attempts == 1 and isinstance(raised, BadRequest)

@@ -262,3 +262,19 @@ def test_a_budget_alone_reads_as_it_does_inside_a_query(text, amount, currency, 
     assert (b.amount, b.currency, b.per_hour) == (amount, currency, per_hour)
     assert parse_query(f"7b {text}").budget == b
     assert parse_budget("7b fp16") is None
+
+
+def test_every_id_the_vocabularies_name_is_in_the_catalogs():
+    from advisor import catalog
+    from advisor.parse import vocab
+
+    models = vocab.load("models")
+    named = set(models["phrases"].values()) | set(models["distill"]["sizes"].values())
+    named |= {f["default"] for f in models["families"].values()}
+    named |= set(vocab.load("ollama")["tags"].values())
+    assert sorted(named - set(catalog.models())) == []
+    gpu_ids = set(vocab.load("cards")["spellings"].values())
+    assert sorted(gpu_ids - set(catalog.gpus())) == []
+    formats = set(vocab.load("quant")["words"].values())
+    formats |= {v for v in models["repo_suffixes"].values() if v}
+    assert sorted(formats - set(catalog.formats())) == []

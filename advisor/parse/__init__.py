@@ -34,6 +34,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     names.recognize_ollama_tag,
     cards.recognize_cards,
     cards.recognize_vram,
+    stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
     names.recognize_distill,
     names.recognize_phrase,
     names.recognize_catalog_name,
@@ -43,7 +44,6 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     stack.recognize_precision_recipe,
     quant.recognize_quant_words,
     quant.recognize_exl2,
-    stack.recognize_runtime,
     stack.recognize_stack,
     stack.recognize_parallelism,
     stack.recognize_offload,

@@ -79,14 +79,16 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         fields["params_b"] = r.params_b
     if kind is not None:
         fields["kind"] = kind
-    mode = r.mode
+    mode = r.mode or _implied_mode(fields, assumed)
     if mode is None:
-        mode = "full" if kind == Kind.classic else "inference"
+        served = vocab.load("tasks")["default_inference"]["id_prefixes"]
+        trained = kind == Kind.classic and not (r.spec and r.spec.id.startswith(tuple(served)))
+        mode = "full" if trained else "inference"
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
     if mode == "lora" and fields.get("weights_format") in ("int4", "nf4", "fp4"):
         mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
         fields["weights_format"] = "nf4"
-        assumed.append("LoRA on 4-bit weights = QLoRA (NF4)")
+        assumed.append("mode = qlora (LoRA on 4-bit weights)")
     if mode == "qlora" and "weights_format" not in fields:
         fields["weights_format"] = "nf4"
     fields["mode"] = Mode(mode)
@@ -99,6 +101,19 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         # as a batch does (one sequence each).
         fields.setdefault("batch_size", fields["concurrency"])
     return fields
+
+
+def _implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
+    """Training words without a mode word ("fsdp 4卡", "unsloth", "amp") still mean training."""
+    implied = vocab.load("runtimes")["implied_mode"]
+    parallelism = fields.get("parallelism")
+    mode = implied["parallelism"].get(parallelism.value if parallelism else "")
+    mode = mode or implied["framework"].get(fields.get("framework") or "")
+    if mode is None and fields.get("mixed_precision") is not None:
+        mode = implied["mixed_precision"]
+    if mode is not None:
+        assumed.append(f"mode = {mode} (training words)")
+    return mode
 
 
 def _place_context(fields: dict[str, Any], r: Reading) -> None:

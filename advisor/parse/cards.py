@@ -46,6 +46,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     return {
         "explicit": re.compile(r"\bgpu:(?P<id>[a-z0-9.\-]+)"),
         "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
+        # "on 2 A100", "with 4 3090s": an English count with no unit, after a preposition
+        "count_prep": re.compile(
+            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?P<n>\d{{1,2}})\s+{_NAME}"
+        ),
         "count_after": re.compile(
             rf"{_EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{_count_word()})"
             rf"\s*(?:张|块|卡|台))"
@@ -69,6 +73,8 @@ def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, flo
             if spec is not None and round(spec.vram_gb) == int(mem):
                 return spec, None
     spec = catalog.find_gpu(key) or _spelled(spellings, key)
+    if spec is None and key.endswith("s") and len(key) > 3:  # "3090s", "a100s"
+        spec = catalog.find_gpu(key[:-1]) or _spelled(spellings, key[:-1])
     if spec is None:
         return None, None
     if mem and round(spec.vram_gb) != int(mem):
@@ -109,7 +115,7 @@ def _set_card(r: Reading, found: tuple[GpuSpec, float | None], named: str) -> No
     r.gpu_id = spec.id
     if odd_mem is not None:
         r.vram_gib = odd_mem
-        r.assumed.append(f"{named.strip()}: {spec.name} with {odd_mem:g} GB")
+        r.assumed.append(f"card_memory = {spec.name} {odd_mem:g} GB")
 
 
 def recognize_cards(s: Scan, r: Reading) -> None:
@@ -118,8 +124,10 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
     if gpu:
         r.gpu_id = gpu.id
-    if r.gpu_id is None:
-        m, found = s.take_if(p["count_first"], _accept)
+    for pattern in ("count_prep", "count_first"):
+        if r.gpu_id is not None:
+            break
+        m, found = s.take_if(p[pattern], _accept)
         if found:
             _set_card(r, found, m.group(0))
             _set_count(r, _count(m.group("n")))
@@ -135,7 +143,7 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     if m := s.take(p["count_only"]):
         _set_count(r, _count(m.group("n") or m.group("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
-        r.assumed.append("multi-GPU: count not given")
+        r.assumed.append("multi_gpu = ?")
 
 
 @cache

@@ -41,20 +41,38 @@ def _suffixes() -> list[tuple[list[str], str]]:
 def strip_name(name: str) -> tuple[ModelSpec | None, str | None]:
     """A repo or file name -> (catalog entry, format its suffixes name). Suffixes are peeled
     off the end one at a time until the catalog knows the rest."""
-    tokens = catalog.normalize_name(name).split("-")
+    key = catalog.normalize_name(name)
+    for prefix in vocab.load("models")["repo_prefixes"]:
+        if key.startswith(prefix) and catalog.find_model(key) is None:
+            key = key.removeprefix(prefix)
+    tokens = key.split("-")
     fmt: str | None = None
     while tokens:
+        # a suffix that names a format first, so "llama-3.1-70b-bf16" keeps its bf16
+        suffix = _suffix_at_end(tokens, with_format=True)
+        if suffix:
+            fmt = fmt or suffix[1]
+            del tokens[-len(suffix[0]) :]
+            continue
         spec = catalog.find_model("-".join(tokens))
         if spec is not None:
             return spec, fmt
-        for suffix, value in _suffixes():
-            if len(tokens) > len(suffix) and tokens[-len(suffix) :] == suffix:
-                del tokens[-len(suffix) :]
-                fmt = fmt or value or None
-                break
-        else:
+        if len(tokens) > 1 and re.fullmatch(r"\d{4}", tokens[-1]):
+            tokens.pop()  # a release date: -2407, -2501, -0528
+            continue
+        suffix = _suffix_at_end(tokens, with_format=False)
+        if suffix is None:
             return None, fmt
+        del tokens[-len(suffix[0]) :]
     return None, fmt
+
+
+def _suffix_at_end(tokens: list[str], *, with_format: bool) -> tuple[list[str], str] | None:
+    for suffix, value in _suffixes():
+        fits = bool(value) == with_format and len(tokens) > len(suffix)
+        if fits and tokens[-len(suffix) :] == suffix:
+            return suffix, value
+    return None
 
 
 def _looks_like_model(name: str) -> bool:
@@ -102,7 +120,7 @@ def recognize_gguf_file(s: Scan, r: Reading) -> None:
     _use(r, spec, m.group(0))
     if fmt_id is None:
         fmt_id = "q4_k_m"
-        r.assumed.append("GGUF file without a quant type: Q4_K_M")
+        r.assumed.append("gguf_quant = Q4_K_M")
     _set_format(r, fmt_id or suffix_fmt or "q4_k_m", "file")
 
 
@@ -140,7 +158,7 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
         if quant is None:
             quant = table.get("format_of", {}).get(name) or table["default_format"]
-            r.assumed.append(f"Ollama tag {m.group(0)}: {quant.upper()}")
+            r.assumed.append(f"ollama_quant = {quant.upper()}")
         _set_format(r, quant, "tag")
         r.fields.setdefault("runtime", "ollama")
         return
@@ -172,7 +190,7 @@ def recognize_distill(s: Scan, r: Reading) -> None:
         if spec_id:
             _use(r, catalog.models()[spec_id], m.group(0))
             if i == 2:
-                r.assumed.append(f"{m.group(0).strip()}: the distill, not the 671B original")
+                r.assumed.append(f"distill = {r.spec.name}")
             return
 
 
@@ -197,9 +215,11 @@ def recognize_catalog_name(s: Scan, r: Reading) -> None:
         (m.start(), m.end()) for m in re.finditer(r"[a-z0-9][a-z0-9.\-_]*|[\u4e00-\u9fff]+", s.text)
     ]
     for size in (4, 3, 2, 1):
-        for i in range(len(words) - size + 1):
-            start, end = words[i][0], words[i + size - 1][1]
+        spans = [(words[i][0], words[i + size - 1][1]) for i in range(len(words) - size + 1)]
+        for start, end in sorted(spans, key=lambda se: se[0] - se[1]):  # longer text first
             candidate = s.text[start:end]
+            if size > 1 and catalog.find_format(candidate.split()[-1]) is not None:
+                continue  # "llama-3.1-70b bf16": the format is read as a format
             spec, fmt = (
                 strip_name(candidate) if size == 1 else (catalog.find_model(candidate), None)
             )
@@ -251,7 +271,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
         )
     if spec is not None and m is not None:
         _use(r, spec, m.group(0))
-        r.assumed.append(f"{m.group(0).strip()} = {spec.name}")
+        r.assumed.append(f"model = {spec.name}")
 
 
 # --- did you mean ---------------------------------------------------------------------------

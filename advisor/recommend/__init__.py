@@ -1,0 +1,246 @@
+"""Which GPU, how many cards, what it costs — for one workload and an optional budget.
+
+The setup the user named (card and count) is judged first: its per-card figure, the split
+assumed, a verdict and the cheapest change. Then the alternatives: every card at the fewest
+cards that run the job as asked (constraints first), budgets as hard filters, ranked
+cheapest per hour, best value (cost to finish the job) and fastest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor import catalog
+from advisor.catalog import GpuSpec, PriceSpec
+from advisor.memory import estimate
+from advisor.models import EstimateResult, Kind, Workload
+from advisor.parse import ParsedQuery
+from advisor.pitfalls import card_pitfalls, find_pitfalls
+from advisor.recommend.constraints import applicable, blockers, speed_constants
+from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
+from advisor.recommend.grid import precision_grid
+from advisor.recommend.guide import guide_task
+from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
+from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platforms
+from advisor.recommend.rank import (
+    best_value_of,
+    cheapest_of,
+    fastest_of,
+    option,
+    price_key,
+    tag,
+    top_picks,
+    with_cheap_fix,
+    within_budget,
+)
+
+# What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
+USABLE_SHARE = 0.99
+
+__all__ = [
+    "COUNTS",
+    "HEADROOM",
+    "GridCell",
+    "Option",
+    "Price",
+    "Recommendation",
+    "Verdict",
+    "cheapest_price",
+    "guide_task",
+    "recommend",
+    "recommend_query",
+    "summary",
+]
+
+
+def recommend(
+    w: Workload,
+    gpu_id: str | None = None,
+    budget_per_hour: float | None = None,
+    budget_total: float | None = None,
+    currency: str | None = None,
+    prices_file: Path | None = None,
+    gpu_count: int | None = None,
+    vram_gib: float | None = None,
+    region: str | None = None,
+) -> Recommendation:
+    prices = catalog.load_prices(prices_file)
+    currency = currency or "CNY"
+    base = estimate(w)
+    by_count: dict[int, EstimateResult] = {}  # memory per card does not depend on which card
+
+    def at(count: int) -> EstimateResult:
+        if count not in by_count:
+            trial = workload_for(w, count)
+            by_count[count] = base if trial is w else estimate(trial)
+        return by_count[count]
+
+    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
+    options: list[Option] = []
+    excluded: dict[str, list[str]] = {}
+    reqs = applicable(base)
+    by_gpu: dict[str, list[PriceSpec]] = {}
+    for p in prices:
+        by_gpu.setdefault(p.gpu_id, []).append(p)
+    for gpu in catalog.gpus().values():
+        missing = blockers(gpu, base, reqs)
+        if missing:
+            excluded[gpu.id] = missing
+            continue
+        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
+        for count in COUNTS:
+            opt = option(at(count), gpu, count, card_price, blocked=[])
+            if opt.fits:
+                options.append(with_cheap_fix(opt, at(count), gpu, trials))
+                break  # fewer cards of the same type are always preferable
+
+    named, named_gpu = None, None
+    if gpu_id is not None or vram_gib is not None:
+        count = gpu_count or max(w.num_gpus, 1)
+        named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
+        price = cheapest_price(gpu_id, prices, currency, region) if gpu_id else None
+        named = option(at(count), named_gpu, count, price, speed_always=True)
+        named.notes = card_pitfalls(at(count), named_gpu, named)
+
+    picks, over_budget = within_budget(top_picks(options), budget_per_hour, budget_total)
+    cheapest = cheapest_of(picks)
+    best_value = best_value_of(picks, base)
+    fastest = fastest_of(picks, cheapest)
+    for o in (cheapest, best_value, fastest):
+        if o is not None:
+            o.why = tag(o, cheapest, best_value, fastest)
+            o.notes = card_pitfalls(at(o.count), catalog.gpus()[o.gpu_id], o)
+
+    headline = named or cheapest or (picks[0] if picks else None)
+    setup = at(headline.count) if headline else base
+    head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
+    verdict, fixes = _verdict(setup, headline, head_gpu)
+    return Recommendation(
+        result=base,
+        setup=setup,
+        options=sorted(options, key=lambda o: (not o.fits or o.risky and not o.fix, price_key(o))),
+        cheapest=cheapest,
+        best_value=best_value,
+        fastest=fastest,
+        named=named,
+        headline=headline,
+        verdict=verdict,
+        fixes=fixes,
+        pitfalls=find_pitfalls(base, head_gpu, headline, cheapest),
+        guide_task=guide_task(
+            base,
+            headline.per_gpu_bytes if headline and setup.estimate else None,
+            headline.count if headline else 1,
+        ),
+        currency=currency,
+        region=region or REGION_BY_CURRENCY.get(currency, "global"),
+        budget_per_hour=budget_per_hour,
+        budget_total=budget_total,
+        over_budget=over_budget,
+        excluded=excluded,
+        free=_free_tiers(base),
+        grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
+        decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
+    )
+
+
+def card_with(vram_gib: float) -> GpuSpec:
+    """A card known only by its memory ("我只有 12g 显存"): judged on memory alone; its
+    kernels and bandwidth are unknown, so nothing is blocked and no speed is claimed."""
+    return GpuSpec(
+        id=f"vram-{vram_gib:g}g",
+        name=f"{vram_gib:g} GB GPU",
+        vendor="NVIDIA",
+        segment="consumer",
+        architecture="?",
+        vram_gb=vram_gib,
+        usable_vram_gib=round(vram_gib * USABLE_SHARE, 2),
+        memory_bandwidth_gbs=0,
+        spec_confidence="unknown",
+        spec_read_date="-",
+    )
+
+
+def _verdict(
+    setup: EstimateResult, o: Option | None, gpu: GpuSpec | None
+) -> tuple[Verdict | None, list[str]]:
+    """Fits with headroom / fits tight (do X) / does not fit (cheapest change) / cannot run
+    as asked on this card (what to change)."""
+    if o is None or gpu is None or setup.estimate is None:
+        return None, []
+    if o.blocked:
+        state = "blocked"
+    elif o.fits and not o.risky:
+        return Verdict(state="fits", headroom_fraction=o.headroom_fraction), []
+    else:
+        state = "tight" if o.fits else "no_fit"
+    found = fixes_for(setup, gpu)
+    if not found and state != "tight":
+        found = fixes_for(setup, gpu, comfortable=False)
+    codes = [code for code, _ in found]
+    return (
+        Verdict(
+            state=state, headroom_fraction=o.headroom_fraction, fix=codes[0] if codes else None
+        ),
+        codes,
+    )
+
+
+def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
+    """Free notebooks (Kaggle, Colab) when the job fits their card with the guide's headroom
+    and the card can run it: coursework rarely needs to rent. Their T4 has no bf16, so
+    training is judged in fp16 mixed precision (the `fp16` flag tells the template)."""
+    est = result.estimate
+    w = result.workload
+    if est is None or result.model.kind not in (Kind.llm, Kind.classic, Kind.diffusion):
+        return []
+    if w.num_gpus > 1:
+        return []
+    out: list[dict[str, str | int]] = []
+    for tier in platforms()["free"]:
+        gpu = catalog.gpus()[tier["gpu_id"]]
+        trial = result
+        if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
+            trial = estimate(w.model_copy(update={"compute_dtype": "fp16"}))
+        if blockers(gpu, trial) or trial.estimate is None:
+            continue
+        if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
+            out.append({**tier, "fp16": int(trial is not result)})
+    return out
+
+
+def recommend_query(
+    parsed: ParsedQuery,
+    default_currency: str = "CNY",
+    prices_file: Path | None = None,
+    region: str | None = None,
+) -> Recommendation:
+    """`recommend` for a parsed one-line query: its named card, count and budget applied. The
+    one path from a user's text to an answer, shared by the CLI and the bot."""
+    if parsed.workload is None:
+        raise ValueError("recommend_query needs a parsed workload")
+    b = parsed.budget
+    return recommend(
+        parsed.workload,
+        gpu_id=parsed.gpu_id,
+        budget_per_hour=b.amount if b and b.per_hour else None,
+        budget_total=b.amount if b and not b.per_hour else None,
+        currency=b.currency if b else default_currency,
+        prices_file=prices_file,
+        gpu_count=parsed.gpu_count if parsed.gpu_id or parsed.vram_gib else None,
+        vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
+        region=region,
+    )
+
+
+def summary(rec: Recommendation) -> dict:
+    """A few fields to store with a question (history, /stats)."""
+    pick = rec.headline
+    est = rec.result.estimate
+    return {
+        "model": rec.result.model.id or rec.result.model.name,
+        "gpu": pick.gpu_id if pick else None,
+        "count": pick.count if pick else None,
+        "fits": pick.fits if pick else None,
+        "total_bytes": est.total_bytes if est else None,
+    }

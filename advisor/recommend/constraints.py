@@ -1,0 +1,141 @@
+"""What a card can run: the requirements in data/capabilities.toml checked against a card's
+facts (gpus.toml). Applied before ranking: a card that misses one is never a pick."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+
+from pydantic import BaseModel
+
+from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.models import EstimateResult, Kind, Runtime
+
+# The runtime an LLM answer assumes when none is named: vLLM serves, transformers trains.
+SERVING_DEFAULT = Runtime.vllm
+
+
+class Requirement(BaseModel):
+    id: str
+    formats: list[str] = []
+    runtimes: list[str] = []
+    training: bool | None = None
+    compute: list[str] = []
+    attention: list[str] = []
+    needs: str | None = None  # a card flag: fp8 | bf16
+    min_cc: float | None = None
+    vendors: list[str] = []
+    source: str
+    read_date: str
+
+
+@cache
+def _data() -> dict:
+    with (DATA_DIR / "capabilities.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+@cache
+def requirements() -> tuple[Requirement, ...]:
+    return tuple(Requirement(**r) for r in _data()["requirement"])
+
+
+@cache
+def speed_constants() -> dict[str, float]:
+    return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
+
+
+def nvlinked(gpu: GpuSpec, count: int) -> bool:
+    """Whether `count` cards talk over NVLink: datacenter boards (SXM / HGX) link all eight;
+    consumer and workstation cards (3090, A6000) only in bridged pairs."""
+    if not gpu.has_nvlink:
+        return False
+    return gpu.segment == "datacenter" or count <= _data()["interconnect"]["bridge_pair_cards"]
+
+
+def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
+    link = "nvlink" if nvlinked(gpu, count) else "pcie"
+    return _data()["interconnect"][link]["allreduce_latency_us"] * 1e-6
+
+
+def runtime_of(result: EstimateResult) -> str | None:
+    """The runtime the answer assumes: the one asked for, else the one the engine assumed,
+    else the usual one for the job."""
+    w = result.workload
+    if w.runtime is not None:
+        return w.runtime.value
+    assumed = next((a.value for a in result.assumed if a.field == "runtime"), None)
+    if assumed:
+        return assumed
+    if w.framework:
+        return w.framework.lower()
+    if result.model.kind == Kind.llm:
+        return "transformers" if w.mode.is_training else SERVING_DEFAULT.value
+    return None
+
+
+def compute_dtype(result: EstimateResult) -> str:
+    """The 16-bit type the workload computes in: named, else bf16 (the usual default)."""
+    w = result.workload
+    if w.compute_dtype:
+        return w.compute_dtype
+    name = weights_format(result)
+    fmt = find_format(name) if name else None
+    if fmt is not None and fmt.id in ("fp16", "fp32"):
+        return fmt.id
+    return "bf16"
+
+
+def weights_format(result: EstimateResult) -> str | None:
+    """The weights' format as computed: asked, else the one the engine assumed (a model's
+    own default: fp8 for DeepSeek-V3, MXFP4 for gpt-oss)."""
+    w = result.workload
+    if w.weights_format:
+        return w.weights_format
+    return next((a.value for a in result.assumed if a.field == "weights_format"), None)
+
+
+def _applies(req: Requirement, result: EstimateResult) -> bool:
+    w = result.workload
+    name = weights_format(result)
+    fmt = find_format(name) if name else None
+    if req.formats and (fmt is None or fmt.id not in req.formats):
+        return False
+    if req.runtimes and runtime_of(result) not in req.runtimes:
+        return False
+    if req.training is not None and req.training != w.mode.is_training:
+        return False
+    if req.compute and compute_dtype(result) not in req.compute:
+        return False
+    attention = w.attention.value if w.attention is not None else None
+    return not req.attention or attention in req.attention
+
+
+def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
+    if req.vendors and gpu.vendor not in req.vendors:
+        return False
+    if req.needs == "fp8" and not gpu.fp8_supported:
+        return False
+    if req.needs == "bf16" and not gpu.bf16_supported:
+        return False
+    # Compute capability is an NVIDIA notion; other vendors are judged by `vendors`.
+    return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and 0 < gpu.cc < req.min_cc)
+
+
+def applicable(result: EstimateResult) -> list[Requirement]:
+    """The requirements this workload has (the same for every card)."""
+    return [r for r in requirements() if _applies(r, result)]
+
+
+def blockers(
+    gpu: GpuSpec, result: EstimateResult, reqs: list[Requirement] | None = None
+) -> list[str]:
+    """Codes of the requirements this workload has that the card misses (none for a card
+    known only by its memory size)."""
+    if gpu.spec_confidence == "unknown":
+        return []
+    return [r.id for r in (applicable(result) if reqs is None else reqs) if not _card_has(r, gpu)]
+
+
+def requirement(code: str) -> Requirement:
+    return next(r for r in requirements() if r.id == code)

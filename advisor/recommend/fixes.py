@@ -1,0 +1,189 @@
+"""What to change when a setup is tight or does not fit, cheapest change first.
+
+Cost to the user, lowest first: settings that change nothing about the result (batch 1
+with gradient accumulation, gradient checkpointing, a fused loss, an 8-bit optimizer, an
+fp8 KV cache), then a shorter context, then a smaller number format, then a different
+recipe (LoRA / QLoRA), then offload, and last more cards. Every fix is checked by running
+the estimate again, and must leave the card able to run the job (constraints)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from advisor.catalog import GpuSpec, find_format
+from advisor.memory import estimate
+from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Parallelism, Workload
+from advisor.recommend.constraints import blockers
+
+HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
+COUNTS = (1, 2, 4, 8, 16, 32)
+# Fixes that leave the model, its format and the user's recipe as they are: offered on
+# other cards too, so a 24 GB card that fits with one of them beats a 48 GB card.
+CHEAP = ("batch", "checkpointing", "chunked_loss", "optimizer_8bit", "kv_fp8")
+
+
+def workload_for(w: Workload, count: int) -> Workload:
+    """The same work on `count` cards: tensor parallel for inference, ZeRO-3 for training,
+    unless the user named a split."""
+    if count == w.num_gpus:
+        return w
+    par = w.parallelism
+    if count > 1 and par in (None, Parallelism.none):
+        par = Parallelism.zero3 if w.mode.is_training else Parallelism.tp
+    return w.model_copy(
+        update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none}
+    )
+
+
+def _context_of(result: EstimateResult) -> tuple[str, int] | None:
+    """The field that holds the sequence length and its value (assumed or asked)."""
+    w = result.workload
+    if result.model.kind != Kind.llm:
+        return None
+    if w.mode.is_training:
+        return "seq_len", w.seq_len or _assumed_int(result, "seq_len") or 2048
+    return "context_tokens", w.context_tokens or _assumed_int(result, "context_tokens") or 4096
+
+
+def _assumed_int(result: EstimateResult, field: str) -> int | None:
+    for a in result.assumed:
+        if a.field == field and a.value.isdigit():
+            return int(a.value)
+    return None
+
+
+# Formats to switch to when the card cannot run the one asked (AWQ on a V100 -> GPTQ).
+SWITCH_FORMATS = ("gptq-4bit", "int8", "awq-4bit", "q4_k_m", "fp16")
+
+
+def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """Changes that remove a card's missing requirement: another number format, fp16
+    instead of bf16 for training, sdpa instead of FlashAttention-2."""
+    w = result.workload
+    if w.mode.is_training:
+        if w.compute_dtype != "fp16":
+            yield "fp16_training", lambda: w.model_copy(update={"compute_dtype": "fp16"})
+    elif result.model.kind == Kind.llm:
+        current = find_format(w.weights_format) if w.weights_format else None
+        for fmt in SWITCH_FORMATS:
+            if current is None or current.id != fmt:
+                yield f"quantize:{fmt}", lambda f=fmt: w.model_copy(update={"weights_format": f})
+    if w.attention is not None and w.attention.value == "flash":
+        yield "attention_sdpa", lambda: w.model_copy(update={"attention": "sdpa"})
+
+
+def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """(code, changed workload) in order of cost to the user."""
+    w, model = result.workload, result.model
+    training = w.mode.is_training
+    if training and (w.batch_size or 1) > 1:
+        yield "batch:1", lambda: w.model_copy(update={"batch_size": 1})
+    if training and not w.gradient_checkpointing:
+        yield "checkpointing", lambda: w.model_copy(update={"gradient_checkpointing": True})
+    if training and model.kind == Kind.llm and not w.chunked_loss:
+        yield "chunked_loss", lambda: w.model_copy(update={"chunked_loss": True})
+    full = w.mode in (Mode.full, Mode.pretrain)
+    if full and w.optimizer not in (Optimizer.adamw_8bit, Optimizer.paged_adamw_8bit):
+        yield (
+            "optimizer_8bit",
+            lambda: w.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit}),
+        )
+    if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
+        yield "kv_fp8", lambda: w.model_copy(update={"kv_cache_dtype": "fp8"})
+    ctx = _context_of(result)
+    if ctx is not None:
+        field, value = ctx
+        floor = 512 if training else 2048
+        shorter = value // 2
+        while shorter >= floor:
+            extra = {} if training else {"prompt_tokens": None, "new_tokens": None}
+            yield (
+                f"shorter_context:{shorter}",
+                lambda s=shorter, e=extra: w.model_copy(update={field: s, **e}),
+            )
+            shorter //= 2
+    if not training and model.kind in (Kind.llm, Kind.diffusion):
+        bits = _bits(w, result)
+        for fmt in ("fp8", "int8", "awq-4bit", "q4_k_m"):
+            target = find_format(fmt)
+            if target is not None and target.bits < bits:
+                # A diffusion pipeline's text encoders are quantized too (the engine keeps
+                # them 16-bit unless told); an LLM ignores the field.
+                update = {"weights_format": fmt, "text_encoder_format": fmt}
+                yield f"quantize:{fmt}", lambda u=update: w.model_copy(update=u)
+    if full:
+        yield "lora", lambda: w.model_copy(update={"mode": Mode.lora})
+    if training and w.mode != Mode.qlora and model.kind == Kind.llm:
+        yield "qlora", lambda: w.model_copy(update={"mode": Mode.qlora, "weights_format": "nf4"})
+    if training and w.cpu_offload == Offload.none:
+        yield "offload", lambda: w.model_copy(update={"cpu_offload": Offload.optimizer})
+        # Sharded weights on the CPU, gathered a layer at a time (FSDP-QLoRA's 70B-on-2x24GB
+        # recipe; the PEFT FSDP guide measured 19.6 GB/GPU with it, 35.6 GB without).
+        sharded = (
+            w.parallelism
+            if w.parallelism in (Parallelism.zero3, Parallelism.fsdp)
+            else Parallelism.fsdp
+        )
+        yield (
+            "offload_params",
+            lambda: w.model_copy(update={"cpu_offload": Offload.params, "parallelism": sharded}),
+        )
+    if not training and model.kind == Kind.diffusion and w.cpu_offload == Offload.none:
+        yield "offload_model", lambda: w.model_copy(update={"cpu_offload": Offload.model})
+    for count in (2, 4, 8):
+        if count > w.num_gpus:
+            yield f"cards:{count}", lambda c=count: workload_for(w, c)
+
+
+def _bits(w: Workload, result: EstimateResult) -> float:
+    fmt = find_format(w.weights_format) if w.weights_format else None
+    if fmt is None:
+        for a in result.assumed:
+            if a.field == "weights_format":
+                fmt = find_format(a.value)
+    return fmt.bits if fmt is not None else 16.0
+
+
+def fixes_for(
+    result: EstimateResult,
+    gpu: GpuSpec,
+    *,
+    comfortable: bool = True,
+    only_cheap: bool = False,
+    limit: int = 4,
+    trials: dict[tuple[int, str], EstimateResult] | None = None,
+) -> list[tuple[str, EstimateResult]]:
+    """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
+    cheapest first, each with its new estimate. One card-count fix at most: the fewest.
+    `trials` keeps estimates across cards: a changed workload weighs the same on any card."""
+    cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
+    out: list[tuple[str, EstimateResult]] = []
+    seen_kinds: set[str] = set()
+    candidates = candidate_fixes(result)
+    if blockers(gpu, result):
+        candidates = unblocking_fixes(result)  # first make the card able to run it at all
+    for code, make in candidates:
+        kind = code.partition(":")[0]
+        if only_cheap and kind not in CHEAP:
+            continue
+        if kind in seen_kinds and kind in ("cards", "shorter_context", "quantize"):
+            continue  # the least change of each kind is the advice
+        key = (id(result), code)
+        if trials is not None and key in trials:
+            trial = trials[key]
+        else:
+            try:
+                trial = estimate(make())
+            except ValueError:
+                continue
+            if trials is not None:
+                trials[key] = trial
+        if trial.estimate is None or trial.estimate.total_bytes > cap:
+            continue
+        if blockers(gpu, trial):
+            continue
+        out.append((code, trial))
+        seen_kinds.add(kind)
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,49 @@
+""" "Can my card run it?": one model on one setup over precisions x contexts."""
+
+from __future__ import annotations
+
+from advisor.catalog import GpuSpec
+from advisor.memory import estimate
+from advisor.models import Kind, Workload
+from advisor.recommend.constraints import blockers
+from advisor.recommend.fixes import HEADROOM, workload_for
+from advisor.recommend.options import GridCell
+from advisor.recommend.rank import tp_ok
+
+GRID_FORMATS = ("bf16", "fp8", "int8", "int4")
+GRID_CONTEXTS = (4096, 32768, 131072)
+
+
+def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
+    """✅ fits with the guide's headroom, ⚠️ fits tight, ❌ does not fit, or the card cannot
+    run that format (constraints) / the model does not take that context."""
+    base = workload_for(w, count)
+    cells: list[GridCell] = []
+    for fmt in GRID_FORMATS:
+        for ctx in GRID_CONTEXTS:
+            trial = base.model_copy(
+                update={
+                    "weights_format": fmt,
+                    "context_tokens": ctx,
+                    "prompt_tokens": None,
+                    "new_tokens": None,
+                }
+            )
+            result = estimate(trial)
+            model, est = result.model, result.estimate
+            if est is None or model.kind != Kind.llm:
+                return []
+            if model.arch is not None and ctx > model.arch.max_context_tokens:
+                cells.append(GridCell(format=fmt, context_tokens=ctx, state="beyond"))
+                continue
+            need = est.total_bytes
+            if blockers(gpu, result):
+                state = "unsupported"
+            elif need > gpu.usable_vram_bytes or not tp_ok(result, count):
+                state = "no"
+            elif need > gpu.usable_vram_bytes * (1 - HEADROOM):
+                state = "tight"
+            else:
+                state = "ok"
+            cells.append(GridCell(format=fmt, context_tokens=ctx, state=state, per_gpu_bytes=need))
+    return cells

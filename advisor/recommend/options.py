@@ -1,0 +1,91 @@
+"""The shapes of an answer: a price, one candidate setup (card x count), the whole
+recommendation. Amounts are per hour for all `count` cards, in `Price.currency`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.models import EstimateResult
+from advisor.pitfalls import Pitfall
+
+
+class Price(BaseModel):
+    amount: float
+    currency: str
+    platform: str
+    source_date: str | None
+    # Set when the listing was in another currency: what the platform actually charges.
+    listed_amount: float | None = None
+    listed_currency: str | None = None
+    cny_per_usd: float | None = None  # the rate used, shown with a conversion
+    in_region: bool = True  # payable where the reply's reader pays (China for zh)
+
+    @property
+    def converted(self) -> bool:
+        return self.listed_currency is not None
+
+
+class Option(BaseModel):
+    gpu_id: str
+    gpu_name: str
+    count: int
+    fits: bool
+    risky: bool  # fits, but with less than 20% headroom
+    multi_node: bool
+    per_gpu_bytes: int
+    usable_bytes: int
+    headroom_fraction: float
+    price_per_hour: Price | None  # for all `count` cards
+    parallelism: str | None = None  # how the work is split over `count` cards
+    blocked: list[str] = []  # requirement codes the card misses (constraints.py)
+    fix: str | None = None  # a cheap change that makes it fit with headroom (fixes.py)
+    fixed_bytes: int | None = None  # per-card figure after `fix`
+    notes: list[Pitfall] = []  # pitfalls that apply to this pick, shown beside it
+    decode_tokens_per_s: float | None = None  # one request
+    decode_total_tokens_per_s: float | None = None  # all `concurrency` requests together
+    concurrency: int = 1
+    prefill_s: float | None = None
+    train_hours: float | None = None
+    job_cost: float | None = None
+    images_per_min: float | None = None
+    why: str = ""
+
+
+class GridCell(BaseModel):
+    format: str
+    context_tokens: int
+    state: str  # ok | tight | no | unsupported | beyond (longer than the model's context)
+    per_gpu_bytes: int | None = None
+
+
+class Verdict(BaseModel):
+    """The one-line answer about the setup asked about (or the top pick)."""
+
+    state: str  # fits | tight | no_fit | blocked
+    headroom_fraction: float
+    fix: str | None = None  # the cheapest change (a fix code), if one was found
+
+
+class Recommendation(BaseModel):
+    result: EstimateResult  # the workload as asked (the user's card count)
+    setup: EstimateResult | None = None  # the headline setup's estimate (per card)
+    options: list[Option]  # every runnable candidate that fits, ranked
+    cheapest: Option | None
+    best_value: Option | None
+    fastest: Option | None
+    named: Option | None  # the card the user named (at the user's count), fits or not
+    headline: Option | None = None  # named, else the top pick
+    verdict: Verdict | None = None
+    fixes: list[str]  # for the headline setup when it is tight or does not fit
+    pitfalls: list[Pitfall]
+    guide_task: catalog.TaskSpec | None
+    currency: str = "CNY"
+    region: str = "china"  # whose platforms come first: china | global | all
+    budget_per_hour: float | None = None
+    budget_total: float | None = None
+    over_budget: bool = False  # nothing that fits is within the budget: cheapest shown
+    excluded: dict[str, list[str]] = {}  # gpu id -> requirement codes it misses
+    free: list[dict[str, str | int]] = []  # free tiers the job fits (platforms.toml)
+    grid: list[GridCell] = []  # the named card: precision x context
+    decode_efficiency: float = 0.0  # share of memory bandwidth a decode step is assumed to reach

@@ -1,0 +1,90 @@
+"""Prices for one card: the listing's own currency and platform, conversions labelled.
+
+A Chinese reply prefers platforms payable from China (data/platforms.toml); an English one
+the global platforms. A listing in the other currency is converted for comparison only and
+keeps what the platform actually charges beside it."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+
+from advisor.catalog import DATA_DIR, PriceSpec
+from advisor.recommend.options import Price
+
+# Reply currency -> the region whose platforms come first.
+REGION_BY_CURRENCY = {"CNY": "china", "USD": "global"}
+ALL_REGIONS = "all"  # the reader asked for every platform, ranked by price alone
+
+
+@cache
+def platforms() -> dict:
+    with (DATA_DIR / "platforms.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def cny_per_usd() -> float:
+    return platforms()["conversion"]["cny_per_usd"]
+
+
+def convert(amount: float, from_currency: str, to_currency: str) -> float:
+    if from_currency == to_currency:
+        return amount
+    rate = cny_per_usd()
+    return amount * rate if to_currency == "CNY" else amount / rate
+
+
+@cache
+def payable_in_china(platform: str) -> bool:
+    return any(platform.startswith(p) for p in platforms()["china"]["platforms"])
+
+
+def region_of(platform: str) -> str:
+    return "china" if payable_in_china(platform) else "global"
+
+
+def cheapest_price(
+    gpu_id: str, prices: list[PriceSpec], currency: str | None, region: str | None = None
+) -> Price | None:
+    """The lowest on-demand price we know for one card. Listings in the reader's region come
+    first (region defaults from the currency: CNY -> China, USD -> global; "all": none
+    first); among them the lowest, converted to `currency` only when the listing is in the
+    other one."""
+    mine = [
+        p
+        for p in prices
+        if p.gpu_id == gpu_id and "spot" not in p.tier and "serverless" not in p.tier
+    ]
+    if not mine:
+        return None
+    want = currency or mine[0].currency
+    region = region or REGION_BY_CURRENCY.get(want, "global")
+
+    def local(platform: str) -> bool:
+        return region == ALL_REGIONS or region_of(platform) == region
+
+    def key(p: PriceSpec) -> tuple[bool, float]:
+        return (not local(p.platform), convert(p.price_per_gpu_hour, p.currency, want))
+
+    best = min(mine, key=key)
+    converted = best.currency != want
+    return Price(
+        amount=round(convert(best.price_per_gpu_hour, best.currency, want), 2),
+        currency=want,
+        platform=best.platform,
+        source_date=best.source_date,
+        listed_amount=best.price_per_gpu_hour if converted else None,
+        listed_currency=best.currency if converted else None,
+        cny_per_usd=cny_per_usd() if converted else None,
+        in_region=local(best.platform),
+    )
+
+
+def times(price: Price | None, count: int) -> Price | None:
+    """The price for `count` cards."""
+    if price is None:
+        return None
+    listed = round(price.listed_amount * count, 2) if price.listed_amount is not None else None
+    return price.model_copy(
+        update={"amount": round(price.amount * count, 2), "listed_amount": listed}
+    )

@@ -1,0 +1,169 @@
+"""Candidates and ranking: every card at the fewest cards that run the job, constraints
+first (constraints.py), budgets as hard filters, then cheapest / best value / fastest."""
+
+from __future__ import annotations
+
+from advisor import catalog
+from advisor.catalog import GpuSpec
+from advisor.models import EstimateResult, Kind
+from advisor.recommend.constraints import blockers
+from advisor.recommend.fixes import HEADROOM, fixes_for
+from advisor.recommend.options import Option, Price
+from advisor.recommend.pricing import times
+from advisor.recommend.speed import add_speed, speed_key
+
+# "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
+# a B200 is not the answer for bert-base.
+FASTEST_PRICE_FACTOR = 4.0
+
+
+def tp_ok(result: EstimateResult, count: int) -> bool:
+    """Tensor parallelism splits attention heads: the count must divide them."""
+    arch = result.model.arch
+    if count == 1 or arch is None or result.workload.mode.is_training:
+        return True
+    return (
+        arch.heads % count == 0
+        and arch.kv_heads_ % count == 0
+        or arch.kv_heads_ < count
+        and count % arch.kv_heads_ == 0
+    )
+
+
+def option(
+    result: EstimateResult,
+    gpu: GpuSpec,
+    count: int,
+    card_price: Price | None,
+    speed_always: bool = False,
+    blocked: list[str] | None = None,
+) -> Option:
+    """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed.
+    `blocked`: the card's missing requirements when the caller already knows them."""
+    need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
+    usable = gpu.usable_vram_bytes
+    headroom = 1 - need / usable if usable else -1
+    fits = need <= usable and tp_ok(result, count)
+    par = result.workload.parallelism  # else the split the engine assumed
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    opt = Option(
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        count=count,
+        fits=fits,
+        risky=fits and headroom < HEADROOM,
+        multi_node=count > 8,
+        per_gpu_bytes=need,
+        usable_bytes=usable,
+        headroom_fraction=round(headroom, 3),
+        price_per_hour=times(card_price, count),
+        parallelism=(par.value if par is not None else assumed) if count > 1 else None,
+        blocked=blockers(gpu, result) if blocked is None else blocked,
+    )
+    if fits or speed_always:
+        add_speed(result, gpu, count, opt)
+        if opt.train_hours is not None and opt.price_per_hour is not None:
+            opt.job_cost = round(opt.train_hours * opt.price_per_hour.amount, 2)
+    return opt
+
+
+def with_cheap_fix(
+    opt: Option,
+    result: EstimateResult,
+    gpu: GpuSpec,
+    trials: dict[tuple[int, str], EstimateResult] | None = None,
+) -> Option:
+    """A tight fit that one cheap setting (batch 1, a fused loss, an 8-bit optimizer, an fp8
+    KV cache) makes comfortable: kept as a comfortable pick that names the setting."""
+    if not opt.risky:
+        return opt
+    found = fixes_for(result, gpu, only_cheap=True, limit=1, trials=trials)
+    if not found:
+        return opt
+    code, trial = found[0]
+    assert trial.estimate is not None
+    return opt.model_copy(update={"fix": code, "fixed_bytes": trial.estimate.total_bytes})
+
+
+def comfortable(o: Option) -> bool:
+    return o.fits and not o.blocked and (not o.risky or o.fix is not None)
+
+
+def price_key(o: Option) -> tuple[bool, float, int]:
+    """Listings payable where the reader pays first, then the amount; no price last."""
+    p = o.price_per_hour
+    if p is None:
+        return (True, float("inf"), o.count)
+    return (not p.in_region, p.amount, o.count)
+
+
+def top_picks(options: list[Option]) -> list[Option]:
+    """The options worth a headline: comfortable, NVIDIA (CUDA images just work), one
+    machine when one machine will do."""
+    picks = [o for o in options if comfortable(o)]
+    picks = [o for o in picks if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"] or picks
+    return [o for o in picks if not o.multi_node] or picks
+
+
+def within_budget(
+    picks: list[Option], per_hour: float | None, total: float | None
+) -> tuple[list[Option], bool]:
+    """Budgets are hard filters: a setup with no known price cannot be shown to meet one.
+    Returns the picks within budget, or (cheapest priced picks, True) when none is."""
+    if per_hour is None and total is None:
+        return picks, False
+    ok = [
+        o
+        for o in picks
+        if o.price_per_hour is not None
+        and (per_hour is None or o.price_per_hour.amount <= per_hour)
+        and (total is None or o.job_cost is None or o.job_cost <= total)
+    ]
+    if ok:
+        return ok, False
+    return [o for o in picks if o.price_per_hour is not None], True
+
+
+def cheapest_of(picks: list[Option]) -> Option | None:
+    priced = [o for o in picks if o.price_per_hour is not None]
+    return min(priced, key=price_key) if priced else None
+
+
+def best_value_of(picks: list[Option], result: EstimateResult) -> Option | None:
+    priced = [o for o in picks if o.price_per_hour is not None and o.price_per_hour.amount > 0]
+    valued = [o for o in priced if o.job_cost is not None]
+    if valued:
+        return min(valued, key=lambda o: (not o.price_per_hour.in_region, o.job_cost))  # type: ignore[union-attr]
+    if priced and result.model.kind == Kind.llm and not result.workload.mode.is_training:
+        return max(
+            priced,
+            key=lambda o: (
+                o.price_per_hour.in_region,  # type: ignore[union-attr]
+                (o.decode_total_tokens_per_s or 0) / o.price_per_hour.amount,  # type: ignore[union-attr]
+            ),
+        )
+    return cheapest_of(picks)
+
+
+def fastest_of(picks: list[Option], cheapest: Option | None) -> Option | None:
+    """The fastest among setups that make sense for the job: priced, and at most
+    FASTEST_PRICE_FACTOR times the cheapest per hour."""
+    priced = [o for o in picks if o.price_per_hour is not None]
+    if cheapest is not None and cheapest.price_per_hour is not None:
+        cap = cheapest.price_per_hour.amount * FASTEST_PRICE_FACTOR
+        priced = [o for o in priced if o.price_per_hour.amount <= cap]  # type: ignore[union-attr]
+    priced = [o for o in priced if o.price_per_hour.in_region] or priced  # type: ignore[union-attr]
+    if not priced:
+        return None
+    return max(priced, key=lambda o: speed_key(o, catalog.gpus()[o.gpu_id]))
+
+
+def tag(o: Option, cheapest: Option | None, value: Option | None, fastest: Option | None) -> str:
+    tags = []
+    if o is cheapest:
+        tags.append("cheapest")
+    if o is value:
+        tags.append("best_value")
+    if o is fastest:
+        tags.append("fastest")
+    return ",".join(tags)
