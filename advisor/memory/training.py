@@ -94,7 +94,7 @@ def precision_recipe(
     if not full:
         return "adapters_fp32" if framework in PEFT_FRAMEWORKS else "adapters_16bit"
     if compute == "fp32":
-        return "fp32"
+        return "fp32_training"
     if fmt == "fp32":
         return "amp_fp32_weights"
     return "amp_fp32_master" if master else "pure_16bit"
