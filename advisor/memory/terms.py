@@ -55,8 +55,10 @@ class Breakdown:
         term's name) and `values` fill that line's placeholders."""
         b = max(int(value), 0)
         if b > 0:
+            # model_construct: the fields are built here with their types; validating each of
+            # the dozen terms of every estimate was most of an estimate's time.
             self.terms.append(
-                Term(
+                Term.model_construct(
                     name=name,
                     bytes=b,
                     formula=formula,
@@ -67,7 +69,7 @@ class Breakdown:
         return b
 
     def assume(self, field: str, value: object) -> None:
-        self.assumed.append(Assumption(field=field, value=str(value)))
+        self.assumed.append(Assumption.model_construct(field=field, value=str(value)))
 
 
 def gib(b: float) -> str:

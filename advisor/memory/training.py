@@ -289,7 +289,10 @@ def estimate_training(
             f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
         )
     elif gc:
-        ckpt = 0.0 if w.activation_offload else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
+        # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
+        # to CPU memory, as torchtune's enable_activation_offloading does.
+        offloaded = w.activation_offload or framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+        ckpt = 0.0 if offloaded else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
         saved = ckpt + one_layer
         formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:
