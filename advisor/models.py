@@ -214,6 +214,9 @@ class Workload(BaseModel):
     # step, and before 4.45 computed logits for every prompt token.
     legacy_generate: bool = False
     cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
+    # Scripts that load 16-bit weights onto the GPU and quantize them there (torchao's
+    # quantize_, quanto's quantize/freeze on a model already moved): the load is a peak too.
+    quantize_after_load: bool = False
 
     @model_validator(mode="after")
     def _names_the_work(self) -> Workload:

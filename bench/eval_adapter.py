@@ -38,6 +38,12 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         False,
     ),
     (r"modules_to_save", "trainable_embeddings", True),
+    (
+        r"(16-bit|bf16|fp16) weights (on|onto|to) the GPU before quantiz|load peak|"
+        r"(loaded|loads) in (bf16|fp16|16-bit)[^.]*then quantiz",
+        "quantize_after_load",
+        True,
+    ),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
     (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
     (

@@ -446,3 +446,13 @@ def test_exllamav2_sizes_its_cache_for_the_model_maximum_unless_told():
     kv = 32 * 8 * 128 * 2 * 2
     assert default.estimate.breakdown["kv_cache"] == pytest.approx(131072 * kv, rel=0.01)
     assert told.estimate.breakdown["kv_cache"] == pytest.approx(8192 * kv, rel=0.01)
+
+
+def test_quantizing_on_the_gpu_after_a_16bit_load_peaks_at_the_load():
+    base = dict(model="flux.1-dev", weights_format="torchao-int8")
+    after = estimate(Workload(**base, quantize_after_load=True)).estimate
+    on_load = estimate(Workload(**base)).estimate
+    assert after.breakdown["weights"] > 1.3 * on_load.breakdown["weights"]
+    assert after.terms[0].formula_key == "weights.before_quantization"
+    llm = estimate(Workload(model="llama-3.1-8b", weights_format="int8", quantize_after_load=True))
+    assert llm.estimate.breakdown["weights"] == pytest.approx(8.03e9 * 2, rel=0.01)

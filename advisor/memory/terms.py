@@ -162,3 +162,17 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         rest[-1].bytes += drift
     for t in rest:
         t.values["gib"] = round(t.bytes / GIB, 2)
+
+
+def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:
+    """Weights loaded in 16-bit and quantized on the GPU: if that load is the larger peak,
+    the breakdown becomes the load (the quantized run's terms were never alive with it)."""
+    if load_bytes <= allocated:
+        return allocated
+    acc.terms.clear()
+    return acc.add(
+        "weights",
+        load_bytes,
+        "16-bit weights on the GPU before they are quantized (load peak)",
+        key="weights.before_quantization",
+    )
