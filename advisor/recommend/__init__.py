@@ -15,7 +15,7 @@ from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
-from advisor.pitfalls import card_pitfalls, find_pitfalls
+from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
@@ -126,7 +126,7 @@ def recommend(
         headline=headline,
         verdict=verdict,
         fixes=fixes,
-        pitfalls=find_pitfalls(base, head_gpu, headline, cheapest),
+        pitfalls=_not_beside(find_pitfalls(base, head_gpu, headline, cheapest), headline, named),
         guide_task=guide_task(
             base,
             headline.per_gpu_bytes if headline and setup.estimate else None,
@@ -142,6 +142,21 @@ def recommend(
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
     )
+
+
+def _not_beside(
+    pitfalls: list[Pitfall], headline: Option | None, named: Option | None
+) -> list[Pitfall]:
+    """The answer's list without what is already said beside the top pick (when the
+    headline is a pick, its warnings and catalog note sit under it)."""
+    if headline is None or headline is named:
+        return pitfalls
+    beside = {
+        (n.code, tuple(sorted(n.params.items())))
+        for n in headline.notes
+        if n.severity != "info" or n.code == "export_variant"
+    }
+    return [p for p in pitfalls if (p.code, tuple(sorted(p.params.items()))) not in beside]
 
 
 def card_with(vram_gib: float) -> GpuSpec:
