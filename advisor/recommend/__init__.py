@@ -102,7 +102,12 @@ def recommend(
         named = option(at(count), named_gpu, count, price, speed_always=True)
         named.notes = card_pitfalls(at(count), named_gpu, named)
 
-    picks, over_budget = within_budget(top_picks(options), budget_per_hour, budget_total)
+    top = top_picks(options)
+    if base.estimate is None:
+        # No memory formula (rendering, video, simulation): the guide's cards for the job.
+        task = guide_task(base)
+        top = [o for o in top if task is None or o.gpu_id in task.gpu_ids] or top
+    picks, over_budget = within_budget(top, budget_per_hour, budget_total)
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
