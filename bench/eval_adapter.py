@@ -39,7 +39,7 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     ),
     (r"modules_to_save", "trainable_embeddings", True),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
-    (r"(?<!no )activation offloading", "activation_offload", True),
+    (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
     (
         r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward",
         "optimizer_in_backward",
@@ -80,6 +80,7 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"deepspeed", "deepspeed"),
     (r"transformers", "transformers"),
 ]
+CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
 DTYPES = {"f16": "fp16", "fp8+bf16": "bf16", "f32": "fp32"}
 
 OPTIMIZERS = {
@@ -214,6 +215,10 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     text = f"{notes} {case.get('quote') or ''}"
     for pattern, field, value in NOTE_KNOBS:
         if field == "cpu_offload" and (kind != Kind.diffusion or wl["mode"] != "inference"):
+            continue
+        # Chunked losses and activation offloading are torchtune / Unsloth features; an HF
+        # row's notes may describe them only to contrast the two.
+        if field in CHUNK_OFFLOAD_KNOBS and fields.get("framework") not in ("torchtune", "unsloth"):
             continue
         if re.search(pattern, text):
             if value == "compute":

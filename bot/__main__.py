@@ -12,11 +12,14 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
-from telegram.error import InvalidToken, NetworkError, TelegramError
+from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 from telegram.ext import ApplicationBuilder
 
+from bot.instance import InstanceLock
 from bot.settings import Settings, load_settings, settings_error_line
 from bot.storage import StorageError, backup_database
+
+log = logging.getLogger("bot")
 
 
 class RedactToken(logging.Filter):
@@ -44,9 +47,17 @@ def setup_logging(settings: Settings) -> None:
     logging.getLogger("httpx").setLevel(
         logging.WARNING
     )  # one INFO line per request, URL with token
+    # PTB logs a traceback for an answer that is not JSON (a wrong base URL gives an HTML
+    # 404) and then raises; the raised error is what we report, in one line.
+    logging.getLogger("telegram.request").setLevel(logging.CRITICAL)
 
 
-def fail(line: str) -> int:
+def fail(line: str, settings: Settings | None = None) -> int:
+    """The one error line. It goes to stderr directly, around the logging filter, so the
+    token is taken out here too (an error can quote a request URL)."""
+    token = settings.telegram_bot_token if settings is not None else None
+    if token is not None:
+        line = line.replace(token.get_secret_value(), "<token>")
     print(f"error: {line}", file=sys.stderr)
     return 2
 
@@ -88,7 +99,15 @@ def main(argv: list[str] | None = None) -> int:
             "TELEGRAM_BOT_TOKEN is not set (put it in .env; see .env.example), "
             "or try `python -m bot --local`"
         )
-    return asyncio.run(_run(settings))
+    lock = InstanceLock(settings.database_path)
+    try:
+        lock.acquire()  # before anything polls Telegram or reads the inbox
+    except StorageError as exc:
+        return fail(str(exc), settings)
+    try:
+        return asyncio.run(_run(settings))
+    finally:
+        lock.release()
 
 
 async def _run(settings: Settings) -> int:
@@ -96,6 +115,8 @@ async def _run(settings: Settings) -> int:
     from bot.runner import serve
 
     assert settings.telegram_bot_token is not None
+    # A relative DATABASE_PATH is relative to the working directory: say which file it is.
+    log.info("database: %s", settings.database_path.resolve())
     builder = ApplicationBuilder().token(settings.telegram_bot_token.get_secret_value())
     app = build_application(builder, settings)
     stop_event = asyncio.Event()
@@ -106,13 +127,19 @@ async def _run(settings: Settings) -> int:
         await serve(app, stop_event)
     except InvalidToken:
         return fail("Telegram rejected TELEGRAM_BOT_TOKEN (401/404): check it with @BotFather")
+    except Conflict:
+        return fail(
+            "another process is polling Telegram with this token (409 Conflict); "
+            "run one bot per token",
+            settings,
+        )
     except NetworkError as exc:
         where = settings.telegram_api_base_url or "https://api.telegram.org"
-        return fail(f"cannot reach the Bot API at {where}: {exc}")
+        return fail(f"cannot reach the Bot API at {where}: {exc}", settings)
     except StorageError as exc:
-        return fail(str(exc))
+        return fail(str(exc), settings)
     except TelegramError as exc:
-        return fail(f"Telegram refused to start the bot: {exc}")
+        return fail(f"Telegram refused to start the bot: {exc}", settings)
     return 0
 
 

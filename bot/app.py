@@ -72,6 +72,28 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         super().__init__(max_concurrent_updates)
         self._locks: dict[int, asyncio.Lock] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
+        self._tasks: set[asyncio.Task] = set()
+        self._abandoning = False
+
+    async def process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if self._abandoning:  # stopping past its deadline: the inbox keeps it for next start
+            coroutine.close()  # type: ignore[attr-defined]
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            await super().process_update(update, coroutine)
+        finally:
+            self._tasks.discard(task)
+
+    def abandon(self) -> int:
+        """Cancel every update still in progress and refuse new ones (shutdown deadline).
+        Their inbox rows stay, so the next start handles them again. Returns how many."""
+        self._abandoning = True
+        for task in self._tasks:
+            task.cancel()
+        return len(self._tasks)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         key = 0
@@ -141,16 +163,30 @@ def language_for(
     return default
 
 
+def is_anonymous_admin(update: Update) -> bool:
+    """A group admin posting as the group: Telegram sends `from` = GroupAnonymousBot (a bot)
+    and `sender_chat` = the group. A channel's post forwarded into its discussion group has
+    `sender_chat` = the channel, and stays ignored."""
+    msg, chat = update.effective_message, update.effective_chat
+    return bool(msg and chat and msg.sender_chat and msg.sender_chat.id == chat.id)
+
+
 async def remember(update: Update, context: Context) -> None:
     """Runs before every handler (group -1): records who asked where, settles the language,
     follows a group that became a supergroup, and drops updates from channels and bots."""
     user, chat, msg = update.effective_user, update.effective_chat, update.effective_message
+    anonymous = is_anonymous_admin(update)
     if chat is not None and chat.type == "channel" or user is not None and user.is_bot:
-        raise ApplicationHandlerStop
-    if msg is not None and msg.migrate_to_chat_id and chat is not None:
-        await context.repo.migrate_chat(chat.id, msg.migrate_to_chat_id)
-        context.application.migrate_chat_data(
-            old_chat_id=chat.id, new_chat_id=msg.migrate_to_chat_id
+        if not anonymous:
+            raise ApplicationHandlerStop
+        user = None  # GroupAnonymousBot is nobody's profile
+    if (
+        msg is not None
+        and chat is not None
+        and (msg.migrate_to_chat_id or msg.migrate_from_chat_id)
+    ):
+        await _follow_migration(
+            context, msg.migrate_from_chat_id or chat.id, msg.migrate_to_chat_id or chat.id
         )
         raise ApplicationHandlerStop
     await context.repo.seen(
@@ -162,6 +198,14 @@ async def remember(update: Update, context: Context) -> None:
         chat.title if chat else None,
     )
     await settle_language(update, context)
+
+
+async def _follow_migration(context: Context, old_chat_id: int, new_chat_id: int) -> None:
+    """Telegram announces a group's upgrade twice (migrate_to in the old group, migrate_from
+    in the new supergroup), in either order; the second announcement finds nothing to move."""
+    await context.repo.migrate_chat(old_chat_id, new_chat_id)
+    if old_chat_id in context.application.chat_data:
+        context.application.migrate_chat_data(old_chat_id=old_chat_id, new_chat_id=new_chat_id)
 
 
 async def settle_language(update: Update, context: Context) -> None:

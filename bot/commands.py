@@ -13,14 +13,16 @@ from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import Price, cheapest_price
 from advisor.recommend.grid import precision_grid
+from bot import followup
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
-from bot.app import Context
+from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
 from bot.choices import answer_choices
 from bot.replies import send, t
 from bot.wizard import refuse_not_owner
 
 GPU_LIST_LIMIT = 60
+GPU_NAME_SHOWN = 60  # characters of an unknown card's name echoed back
 
 
 def handlers() -> list[BaseHandler]:
@@ -43,6 +45,13 @@ def handlers() -> list[BaseHandler]:
         MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND, free_text),
         MessageHandler(
             filters.ChatType.GROUPS & filters.REPLY & filters.TEXT & ~filters.COMMAND, group_reply
+        ),
+        MessageHandler(
+            filters.UpdateType.MESSAGE
+            & filters.ChatType.PRIVATE
+            & ~filters.TEXT
+            & ~filters.StatusUpdate.ALL,
+            not_text,
         ),
     ]
 
@@ -70,14 +79,21 @@ async def vram(update: Update, context: Context) -> None:
 
 
 async def free_text(update: Update, context: Context) -> None:
-    """Private chat, no wizard running: the text is a question."""
+    """Private chat, no wizard running: the text is a question, or changes the last one."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
-    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+    last = await followup.last_question(update, context)
+    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
+
+
+async def not_text(update: Update, context: Context) -> None:
+    """A sticker, photo, voice note… in a private chat: say, briefly, that questions are text."""
+    await send(update, context, "not_text")
 
 
 async def group_reply(update: Update, context: Context) -> None:
-    """Group, no wizard running for this member: a reply to one of our messages is a question."""
+    """Group, no wizard running for this member: a reply to one of our messages is a question;
+    a reply to one of our answers may change that answer's question."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
     if (
@@ -86,7 +102,8 @@ async def group_reply(update: Update, context: Context) -> None:
         or msg.reply_to_message.from_user.id != context.bot.id
     ):
         return
-    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+    last = await followup.replied_question(update, context)
+    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
 
 
 # --- the catalog ----------------------------------------------------------------------------------
@@ -117,8 +134,10 @@ async def _card(update: Update, context: Context, template: str) -> None:
     name = m.group(2) if m else arg
     spec = catalog.find_gpu(name)
     if spec is None or not 1 <= count <= 8:
+        # a pasted paragraph is echoed as its start, so the reply stays one message
+        shown = name if len(name) <= GPU_NAME_SHOWN else name[: GPU_NAME_SHOWN - 1] + "…"
         await send(
-            update, context, "unknown_gpu", name=name, suggestions=catalog.close_gpu_names(name)
+            update, context, "unknown_gpu", name=shown, suggestions=catalog.close_gpu_names(name)
         )
         return
     fits = card_fit(spec.id, count)
@@ -154,17 +173,20 @@ async def history(update: Update, context: Context) -> None:
 async def lang(update: Update, context: Context) -> None:
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None
+    # An anonymous admin's menu belongs to whoever presses (owner 0); the admin check on the
+    # group buttons still applies to the presser.
+    owner = 0 if is_anonymous_admin(update) else user.id
     rows = [
         [
-            (t(context, "button.lang_zh"), pack("l", user.id, "u", "zh")),
-            (t(context, "button.lang_en"), pack("l", user.id, "u", "en")),
+            (t(context, "button.lang_zh"), pack("l", owner, "u", "zh")),
+            (t(context, "button.lang_en"), pack("l", owner, "u", "en")),
         ]
     ]
     if chat.type != "private":
         rows.append(
             [
-                (t(context, "button.group_zh"), pack("l", user.id, "g", "zh")),
-                (t(context, "button.group_en"), pack("l", user.id, "g", "en")),
+                (t(context, "button.group_zh"), pack("l", owner, "g", "zh")),
+                (t(context, "button.group_en"), pack("l", owner, "g", "en")),
             ]
         )
     await send(update, context, "lang", rows, group=chat.type != "private")
@@ -182,7 +204,7 @@ async def on_lang_button(update: Update, context: Context) -> None:
     ):
         await query.answer(t(context, "alert.expired"), show_alert=True)
         return
-    if cb.id != user.id:
+    if cb.id not in (0, user.id):
         await refuse_not_owner(update, context, cb.id)
         return
     target, choice = cb.args

@@ -6,44 +6,103 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 from telegram import Update
+from telegram.error import Conflict, TelegramError
 from telegram.ext import Application
 
 log = logging.getLogger(__name__)
 
+# SIGTERM to exit, whatever the Bot API does meanwhile (a service manager kills at 90 s).
+STOP_BUDGET_S = 10.0
+# Kept back from the budget for what must still happen after in-flight updates are given
+# up: the last persistence write, closing the HTTP sessions and the database.
+STOP_RESERVE_S = 2.0
 
-async def start(app: Application, *, poll_timeout: float = 10) -> None:
-    await app.initialize()  # getMe (checks the token), opens the database, loads state
+
+async def start(
+    app: Application,
+    *,
+    poll_timeout: float = 10,
+    on_conflict: Callable[[Conflict], None] | None = None,
+) -> None:
+    """`on_conflict`: called when Telegram answers getUpdates with 409 (another process
+    polls with this token); None logs it like any polling error."""
     try:
+        await app.initialize()  # getMe (checks the token), opens the database, loads state
         if app.post_init:
             await app.post_init(app)
         assert app.updater is not None
         await app.updater.start_polling(
-            allowed_updates=Update.ALL_TYPES, timeout=int(poll_timeout), poll_interval=0.0
+            allowed_updates=Update.ALL_TYPES,
+            timeout=int(poll_timeout),
+            poll_interval=0.0,
+            error_callback=lambda exc: _polling_error(exc, on_conflict),
         )
         await app.start()
     except BaseException:
         await app.shutdown()
+        # initialize() may have failed after opening its HTTP sessions (getMe refused):
+        # app.shutdown() skips a half-initialized app, so close them here, or asyncio
+        # prints "Unclosed client session" after the one error line.
+        await app.bot.shutdown()
         if app.post_shutdown:
             await app.post_shutdown(app)
         raise
 
 
-async def stop(app: Application) -> None:
+def _polling_error(exc: TelegramError, on_conflict: Callable[[Conflict], None] | None) -> None:
+    if isinstance(exc, Conflict) and on_conflict is not None:
+        on_conflict(exc)
+        return
+    log.warning("polling: %s", exc)
+
+
+async def stop(app: Application, budget_s: float = STOP_BUDGET_S) -> None:
+    """Stop within `budget_s`: stop polling, let updates in progress finish while the
+    budget lasts, then cancel the rest (they stay in the inbox and run at the next start)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + budget_s - STOP_RESERVE_S
     if app.updater is not None and app.updater.running:
-        await app.updater.stop()
+        try:
+            # its last getUpdates confirms the fetched offset; a hung Bot API must not hold it
+            await asyncio.wait_for(app.updater.stop(), max(0.1, deadline - loop.time()))
+        except TimeoutError:
+            log.warning("the Bot API did not answer the last getUpdates; stopping anyway")
     if app.running:
-        await app.stop()  # writes persistence one last time
+        stopping = asyncio.ensure_future(app.stop())  # waits for updates in progress
+        done, _ = await asyncio.wait({stopping}, timeout=max(0.1, deadline - loop.time()))
+        if not done:
+            processor = app.update_processor
+            abandoned = processor.abandon() if hasattr(processor, "abandon") else 0
+            log.warning(
+                "stopping: %d update(s) still in progress after %.0f s; left for the next start",
+                abandoned,
+                budget_s - STOP_RESERVE_S,
+            )
+        await stopping  # writes persistence one last time
     await app.shutdown()
     if app.post_shutdown:
         await app.post_shutdown(app)
 
 
 async def serve(app: Application, stop_event: asyncio.Event) -> None:
-    await start(app)
+    """Run until `stop_event` is set; raises Conflict if another process polled with the
+    same token (after stopping cleanly)."""
+    conflicts: list[Conflict] = []
+
+    def on_conflict(exc: Conflict) -> None:
+        if not conflicts:
+            log.error("409 Conflict: another process is polling with this token; stopping")
+        conflicts.append(exc)
+        stop_event.set()
+
+    await start(app, on_conflict=on_conflict)
     log.info("bot @%s is polling", app.bot.username)
     try:
         await stop_event.wait()
     finally:
         await stop(app)
+    if conflicts:
+        raise conflicts[0]

@@ -33,6 +33,17 @@ class Settings(BaseSettings):
         # `.env.example` leaves optional settings empty (`PRICES_FILE=`): empty means unset.
         return None if isinstance(v, str) and not v.strip() else v
 
+    @field_validator("telegram_api_base_url")
+    @classmethod
+    def _ends_with_bot(cls, v: str | None) -> str | None:
+        # PTB appends the token to this URL; without the trailing /bot the request goes to
+        # "host:port<token>/getMe", which fails in ways that quote the token.
+        if v is not None and not v.rstrip("/").endswith("/bot") and "{token}" not in v:
+            raise ValueError(
+                "must end with /bot (the token is appended), e.g. http://host:8081/bot"
+            )
+        return v.rstrip("/") if v is not None and "{token}" not in v else v
+
     @field_validator("telegram_bot_token")
     @classmethod
     def _token_shape(cls, v: SecretStr | None) -> SecretStr | None:

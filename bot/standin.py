@@ -28,6 +28,7 @@ from typing import Any
 from aiohttp import web
 
 BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "GPU Advisor", "username": "GpuAdvisorBot"}
+ANONYMOUS_ADMIN_ID = 1087968824  # Telegram's GroupAnonymousBot
 MAX_TEXT = 4096
 MAX_CALLBACK_BYTES = 64
 ALLOWED_TAGS = {
@@ -197,9 +198,11 @@ class FakeTelegram:
         self._message_ids = itertools.count(1)
         self._callback_ids = itertools.count(1)
         self._new_update = asyncio.Event()
-        self.releasing = False
-        self.valid_token: str | None = None
-        self._polled = asyncio.Event()  # when set, any other token gets 401 like Telegram  # while True, getUpdates answers at once (lets a poller stop fast)
+        self.releasing = False  # while True, getUpdates answers at once (lets a poller stop fast)
+        self.valid_token: str | None = None  # when set, any other token gets 401 like Telegram
+        self._poll_seq = 0
+        self.conflicts = 0  # getUpdates answered 409 because another poller came
+        self._polled = asyncio.Event()  # set when a bot asks for updates
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -213,7 +216,10 @@ class FakeTelegram:
     async def start(self, port: int = 0) -> FakeTelegram:
         app = web.Application(client_max_size=8 * 2**20)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # a stand-in told to hang (fail_next delay_s) must not hold up its own stop
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
@@ -295,6 +301,57 @@ class FakeTelegram:
                     "chat": chat.json(),
                     "from": user.json(),
                     "migrate_to_chat_id": new_chat_id,
+                }
+            }
+        )
+
+    def supergroup_created_from(self, user: User, new_chat: Chat, old_chat_id: int) -> dict:
+        """The other half of a migration: the first message in the new supergroup, which
+        Telegram may deliver before or after the old group's migrate_to message."""
+        return self._push(
+            {
+                "message": {
+                    "message_id": next(self._message_ids),
+                    "date": int(time.time()),
+                    "chat": new_chat.json(),
+                    "from": user.json(),
+                    "migrate_from_chat_id": old_chat_id,
+                }
+            }
+        )
+
+    def anonymous_admin_sends(self, chat: Chat, text: str) -> dict | None:
+        """A group admin posting "as the group": `from` is Telegram's GroupAnonymousBot and
+        `sender_chat` the group itself."""
+        update = self.user_sends(User(ANONYMOUS_ADMIN_ID, "Group", None), chat, text)
+        if update is not None:
+            update["message"]["from"].update(is_bot=True, username="GroupAnonymousBot")
+            update["message"]["sender_chat"] = chat.json()
+        return update
+
+    def user_sends_media(self, user: User, kind: str) -> dict:
+        """A sticker, photo, voice note… in a private chat: no text at all."""
+        media = {
+            "sticker": {
+                "file_id": "s1",
+                "file_unique_id": "s1",
+                "width": 512,
+                "height": 512,
+                "is_animated": False,
+                "is_video": False,
+                "type": "regular",
+            },
+            "photo": [{"file_id": "p1", "file_unique_id": "p1", "width": 90, "height": 90}],
+            "voice": {"file_id": "v1", "file_unique_id": "v1", "duration": 2},
+        }[kind]
+        return self._push(
+            {
+                "message": {
+                    "message_id": next(self._message_ids),
+                    "date": int(time.time()),
+                    "chat": Chat(user.id).json(),
+                    "from": user.json(),
+                    kind: media,
                 }
             }
         )
@@ -444,7 +501,10 @@ class FakeTelegram:
                 )
             return injected
         if method == "getUpdates":
-            return self._ok(await self._get_updates(params))
+            try:
+                return self._ok(await self._get_updates(params))
+            except _ApiError as exc:
+                return self._err(exc.status, exc.description, exc.parameters)
         call = Call(method, params, at=time.perf_counter())
         try:
             call.result = self._dispatch(method, params)
@@ -516,7 +576,12 @@ class FakeTelegram:
         return self._err(fault.status, fault.description, fault.parameters)
 
     async def _get_updates(self, params: dict) -> list[dict]:
+        """Long polling as Telegram does it, including its answer to two pollers: a new
+        getUpdates ends the one still waiting with 409 Conflict."""
         self._polled.set()
+        self._poll_seq += 1
+        mine = self._poll_seq
+        self._new_update.set()  # wakes a poller still waiting, which then sees it is superseded
         offset = int(params.get("offset") or 0)
         timeout = float(params.get("timeout") or 0)
         limit = int(params.get("limit") or 100)
@@ -529,6 +594,13 @@ class FakeTelegram:
                 await asyncio.wait_for(self._new_update.wait(), deadline - time.monotonic())
             except TimeoutError:
                 break
+            if self._poll_seq != mine:
+                self.conflicts += 1
+                raise _ApiError(
+                    409,
+                    "Conflict: terminated by other getUpdates request; make sure that only "
+                    "one bot instance is running",
+                )
         return [{k: v for k, v in u.items() if not k.startswith("_")} for u in self.updates[:limit]]
 
     def _chat_for(self, params: dict) -> int:

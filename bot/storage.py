@@ -90,7 +90,7 @@ class Repository:
         `PRAGMA quick_check`. Any failure is a StorageError naming the file."""
         path = Path(path)
         try:
-            _prepare_files(path)
+            prepare_files(path)
         except OSError as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         writer = SQLiteWorker(path, "writer")
@@ -421,7 +421,7 @@ class Repository:
 # --- on the writer's thread, at open ---------------------------------------------------------
 
 
-def _prepare_files(path: Path) -> None:
+def prepare_files(path: Path) -> None:
     """The folder (0700 when we create it) and the file (0600), created before SQLite does so
     that no moment exists where others may read them. A missing folder or file is logged: a
     deleted data folder or a start from another working directory must not pass unnoticed."""

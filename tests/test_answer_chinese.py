@@ -50,6 +50,7 @@ ALLOWED = {
     "ZeRO",
     "Offload",
     "FSDP",
+    "EXL2",
     "TP",
     "PP",
     "DDP",

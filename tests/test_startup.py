@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -78,6 +79,7 @@ async def test_wrong_token_is_one_line(tmp_path: Path) -> None:
     assert rc == 2
     _assert_one_clear_line(out, "rejected TELEGRAM_BOT_TOKEN")
     assert "wrong-token" not in out
+    assert "Unclosed" not in out  # the HTTP sessions were closed before exiting
 
 
 async def test_unreachable_bot_api_is_one_line(tmp_path: Path) -> None:
@@ -90,6 +92,57 @@ async def test_unreachable_bot_api_is_one_line(tmp_path: Path) -> None:
     )
     assert rc == 2
     _assert_one_clear_line(out, "cannot reach the Bot API")
+    assert "Unclosed" not in out and GOOD_TOKEN not in out
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/", "http://127.0.0.1:9", "https://x.org/api/"])
+async def test_a_base_url_without_bot_is_one_line_without_the_token(
+    tmp_path: Path, url: str
+) -> None:
+    rc, out = await run_bot(
+        tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": url}
+    )
+    assert rc == 2
+    _assert_one_clear_line(out, "TELEGRAM_API_BASE_URL", "must end with /bot")
+    assert GOOD_TOKEN not in out and GOOD_TOKEN.split(":")[1] not in out
+
+
+async def test_a_damaged_database_is_one_line_at_start_up(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE filler (x TEXT)")
+    con.executemany("INSERT INTO filler VALUES (?)", [("x" * 500,)] * 200)
+    con.commit()
+    page = con.execute("PRAGMA page_size").fetchone()[0]
+    con.close()
+    with db.open("r+b") as f:
+        f.seek(page * 10)
+        f.write(b"\xff" * page)
+    async with FakeTelegram() as tg:
+        rc, out = await run_bot(
+            tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": tg.base_url}
+        )
+    assert rc == 2
+    _assert_one_clear_line(out, str(db))
+    assert "damaged" in out or "malformed" in out
+    assert "Unclosed" not in out
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file permissions")
+async def test_a_read_only_database_is_one_line_at_start_up(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    sqlite3.connect(db).close()
+    db.chmod(0o400)
+    tmp_path.chmod(0o500)  # nor can SQLite create the -wal file beside it
+    try:
+        async with FakeTelegram() as tg:
+            rc, out = await run_bot(
+                tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": tg.base_url}
+            )
+    finally:
+        tmp_path.chmod(0o700)
+    assert rc == 2
+    _assert_one_clear_line(out, str(db))
 
 
 async def test_unwritable_database_path_is_one_line(tmp_path: Path) -> None:
@@ -114,6 +167,12 @@ async def test_backup_command_copies_the_database(tmp_path: Path) -> None:
     await repo.close()
     rc, out = await run_bot(tmp_path, {}, "backup", str(tmp_path / "copy.sqlite3"))
     assert rc == 0 and (tmp_path / "copy.sqlite3").stat().st_size > 0, out
+    odd = tmp_path / "copy #1?.sqlite3"  # a '#' or '?' once made an empty copy
+    rc, out = await run_bot(tmp_path, {}, "backup", str(odd))
+    assert rc == 0, out
+    con = sqlite3.connect(odd)
+    assert con.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] >= 2
+    con.close()
 
 
 def test_settings_error_line_names_each_bad_setting() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
+from advisor.memory import multimodal
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
     LLAMACPP_FAMILY,
@@ -105,6 +106,9 @@ def estimate_inference(
         context = min(4096, arch.max_context_tokens)
         prompt = context
         acc.assume("context_tokens", context)
+    # Images (VLM) and audio frames (Whisper) are prompt tokens to the decoder.
+    media = multimodal.extra_prompt_tokens(model.id, w, acc)
+    prompt, context = prompt + media, context + media
     kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
     if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
         kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16

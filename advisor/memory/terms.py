@@ -87,6 +87,13 @@ def finish(
             formula=f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
             + (f" + NCCL {gib(NCCL_BYTES)}" if w.num_gpus > 1 else "")
             + f" + allocator slack {int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)}%",
+            formula_key="runtime_overhead.nccl" if w.num_gpus > 1 else "runtime_overhead",
+            values={
+                "gib": round((overhead + slack) / GIB, 2),
+                "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
+                "nccl_gib": round(NCCL_BYTES / GIB, 2),
+                "slack_pct": int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100),
+            },
         )
     )
     lo, hi = band
@@ -151,3 +158,5 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
     drift = allocated - sum(t.bytes for t in acc.terms)
     if rest:
         rest[-1].bytes += drift
+    for t in rest:
+        t.values["gib"] = round(t.bytes / GIB, 2)

@@ -6,6 +6,7 @@ import math
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
+from advisor.memory import multimodal
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
@@ -36,6 +37,9 @@ PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolot
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
 SAC_SAVED_FRACTION = 0.5
+# Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
+# the lm_head matmul and the log-softmax are fused per vocabulary block.
+CUT_CROSS_ENTROPY_FRAMEWORKS = {"unsloth"}
 
 
 def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp32: bool) -> float:
@@ -77,6 +81,7 @@ def estimate_training(
     seq = w.seq_len or w.context_tokens or min(2048, arch.max_context_tokens)
     if w.seq_len is None and w.context_tokens is None:
         acc.assume("seq_len", seq)
+    seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:
         acc.assume("optimizer", "adamw")
@@ -131,6 +136,11 @@ def estimate_training(
             "weights",
             weight_bytes / split,
             weight_formula + (f" / {split} cards" if split > 1 else ""),
+            key="weights",
+            params_b=round(model.params_b, 3),
+            bits=round(catalog.find_format(fmt).bits, 2),  # type: ignore[union-attr]
+            format=fmt,
+            cards=split,
         )
     # AMP keeps a 16-bit copy of fp32 weights for the matmuls (autocast cache, saved for
     # backward); ZeRO-3/FSDP gather 16-bit layers a few at a time instead.
@@ -142,6 +152,7 @@ def estimate_training(
             "gathered_layers",
             gathered,
             f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
+            bits=gather_bits,
         )
         w_b += int(gathered)
     elif fmt == "fp32" and compute != "fp32" and not offload_params:
@@ -149,6 +160,8 @@ def estimate_training(
             "compute_copy",
             params * 2 / split,
             f"{model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights",
+            params_b=round(model.params_b, 3),
+            cards=split,
         )
 
     # Gradients and optimizer state.
@@ -157,6 +170,7 @@ def estimate_training(
             "gradients",
             min(trainable, 5e8) * param_bytes / shard_grads,
             "ZeRO-Offload: gradient buckets only (states on CPU)",
+            key="gradients.offload",
         )
         o_b = 0
         step_temp = 0.0
@@ -169,6 +183,10 @@ def estimate_training(
             grads,
             f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
             + (f" / {shard_grads}" if shard_grads > 1 else ""),
+            key="gradients",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=param_bytes,
+            shards=shard_grads,
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(opt, 4 if master else param_bytes, master)
@@ -200,6 +218,8 @@ def estimate_training(
             "ddp_buckets",
             trainable * param_bytes,
             "DDP gradient buckets (a second copy of the gradients)",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=param_bytes,
         )
 
     # Activations.
@@ -234,17 +254,33 @@ def estimate_training(
     if w.mode == Mode.dora:
         saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
         formula += " + DoRA weight-norm products"
-    a_b = acc.add("activations", saved, formula)
+    a_b = acc.add(
+        "activations",
+        saved,
+        formula,
+        key="activations."
+        + ("selective" if gc and w.selective_checkpointing else "checkpointed" if gc else "full"),
+        layers=layers,
+        tokens=tokens,
+        kib_per_token_layer=round(per_layer_tok / 1024, 1),
+        fraction=SAC_SAVED_FRACTION,
+    )
     has_lm = not (spec is not None and spec.family in ENCODER_FAMILIES)
     logits_b = 0
     if has_lm:
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
         per = 2.5 if w.chunked_loss else (12.0 if elem <= 2.5 else 16.0)
+        if framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
         logits_b = acc.add(
             "logits",
             tokens * arch.vocab * per / tp,
             f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
+            key="logits.chunked" if w.chunked_loss else "logits",
+            tokens=tokens,
+            vocab=arch.vocab,
+            bytes_per_logit=per,
         )
     transient = one_layer / 2  # backward of one layer: gradients of its activations
 
@@ -256,7 +292,12 @@ def estimate_training(
     backward_peak = g_b + transient + ckpt * 0.5
     peak_extra = max(forward_peak, step_peak, backward_peak)
     if peak_extra == step_peak and step_temp > 0:
-        acc.add("optimizer_step", step_temp, "foreach optimizer step: one more state-sized buffer")
+        acc.add(
+            "optimizer_step",
+            step_temp,
+            "foreach optimizer step: one more state-sized buffer",
+            params_m=round(trainable / 1e6, 1),
+        )
     elif peak_extra == forward_peak and transient > logits_b:
         acc.add(
             "backward_transient", transient, "gradients of one layer's activations during backward"

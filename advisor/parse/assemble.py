@@ -88,7 +88,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     if mode == "lora" and fields.get("weights_format") in ("int4", "nf4", "fp4"):
         mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
         fields["weights_format"] = "nf4"
-        assumed.append("LoRA on 4-bit weights = QLoRA (NF4)")
+        assumed.append("mode = qlora (LoRA on 4-bit weights)")
     if mode == "qlora" and "weights_format" not in fields:
         fields["weights_format"] = "nf4"
     fields["mode"] = Mode(mode)

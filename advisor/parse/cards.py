@@ -115,7 +115,7 @@ def _set_card(r: Reading, found: tuple[GpuSpec, float | None], named: str) -> No
     r.gpu_id = spec.id
     if odd_mem is not None:
         r.vram_gib = odd_mem
-        r.assumed.append(f"{named.strip()}: {spec.name} with {odd_mem:g} GB")
+        r.assumed.append(f"card_memory = {spec.name} {odd_mem:g} GB")
 
 
 def recognize_cards(s: Scan, r: Reading) -> None:
@@ -143,7 +143,7 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     if m := s.take(p["count_only"]):
         _set_count(r, _count(m.group("n") or m.group("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
-        r.assumed.append("multi-GPU: count not given")
+        r.assumed.append("multi_gpu = ?")
 
 
 @cache

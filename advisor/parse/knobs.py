@@ -42,7 +42,7 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
         px = sizes[vocab.squash(m.group(0))]
         r.fields.setdefault("image_width", px)
         r.fields.setdefault("image_height", px)
-        r.assumed.append(f"{m.group(0)}: {px}x{px} input")
+        r.assumed.append(f"dataset = {m.group(0)} {px}x{px}")
 
 
 def recognize_context(s: Scan, r: Reading) -> None:

@@ -120,7 +120,7 @@ def recognize_gguf_file(s: Scan, r: Reading) -> None:
     _use(r, spec, m.group(0))
     if fmt_id is None:
         fmt_id = "q4_k_m"
-        r.assumed.append("GGUF file without a quant type: Q4_K_M")
+        r.assumed.append("gguf_quant = Q4_K_M")
     _set_format(r, fmt_id or suffix_fmt or "q4_k_m", "file")
 
 
@@ -158,7 +158,7 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
         if quant is None:
             quant = table.get("format_of", {}).get(name) or table["default_format"]
-            r.assumed.append(f"Ollama tag {m.group(0)}: {quant.upper()}")
+            r.assumed.append(f"ollama_quant = {quant.upper()}")
         _set_format(r, quant, "tag")
         r.fields.setdefault("runtime", "ollama")
         return
@@ -190,7 +190,7 @@ def recognize_distill(s: Scan, r: Reading) -> None:
         if spec_id:
             _use(r, catalog.models()[spec_id], m.group(0))
             if i == 2:
-                r.assumed.append(f"{m.group(0).strip()}: the distill, not the 671B original")
+                r.assumed.append(f"distill = {r.spec.name}")
             return
 
 
@@ -271,7 +271,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
         )
     if spec is not None and m is not None:
         _use(r, spec, m.group(0))
-        r.assumed.append(f"{m.group(0).strip()} = {spec.name}")
+        r.assumed.append(f"model = {spec.name}")
 
 
 # --- did you mean ---------------------------------------------------------------------------

@@ -107,7 +107,10 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
         for fmt in ("fp8", "int8", "awq-4bit", "q4_k_m"):
             target = find_format(fmt)
             if target is not None and target.bits < bits:
-                yield f"quantize:{fmt}", lambda f=fmt: w.model_copy(update={"weights_format": f})
+                # A diffusion pipeline's text encoders are quantized too (the engine keeps
+                # them 16-bit unless told); an LLM ignores the field.
+                update = {"weights_format": fmt, "text_encoder_format": fmt}
+                yield f"quantize:{fmt}", lambda u=update: w.model_copy(update=u)
     if full:
         yield "lora", lambda: w.model_copy(update={"mode": Mode.lora})
     if training and w.mode != Mode.qlora and model.kind == Kind.llm:
