@@ -48,6 +48,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     stack.recognize_parallelism,
     stack.recognize_offload,
     quant.recognize_formats,
+    quant.recognize_quant_backend,
     quant.recognize_vague_quant,
     knobs.recognize_data,
     knobs.recognize_dataset,

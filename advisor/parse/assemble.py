@@ -99,8 +99,8 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
         fields["weights_format"] = "nf4"
         assumed.append("mode = qlora (LoRA on 4-bit weights)")
-    if mode == "qlora" and "weights_format" not in fields:
-        fields["weights_format"] = "nf4"
+    if mode == "qlora" and fields.get("weights_format") in (None, "int4"):
+        fields["weights_format"] = "nf4"  # QLoRA's 4-bit is bitsandbytes NF4
     fields["mode"] = Mode(mode)
     _place_context(fields, r)
     _place_data(fields, assumed, ignored)

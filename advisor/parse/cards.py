@@ -183,9 +183,19 @@ def _bare_size() -> re.Pattern[str]:
     )
 
 
+def _take_named_card_memory(s: Scan, r: Reading) -> None:
+    """ "12g 3060", "2x 3090 (48GB total)": a size that is the named card's memory, or all of
+    them together, says nothing new; it is read, not ignored."""
+    spec = catalog.gpus()[r.gpu_id or ""]
+    sizes = {round(spec.vram_gb), round(spec.vram_gb) * (r.gpu_count or 1)}
+    s.take_if(_bare_size(), lambda m: round(float(m.group("gb"))) in sizes)
+
+
 def recognize_vram(s: Scan, r: Reading) -> None:
     """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
     size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk."""
+    if r.gpu_id is not None:
+        _take_named_card_memory(s, r)
     patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]
     for pattern in patterns:
         if m := s.take(pattern):

@@ -89,6 +89,15 @@ def recognize_formats(s: Scan, r: Reading) -> None:
         r.assumed.append("gguf_quant = Q4_K_M")
 
 
+def recognize_quant_backend(s: Scan, r: Reading) -> None:
+    """ "4bit with bitsandbytes" is NF4, "bnb 8bit" LLM.int8(): the library decides the format."""
+    for backend in vocab.load("quant")["backends"].values():
+        if s.take(vocab.alternation(backend["words"])):
+            current = r.fields.get("weights_format") or ""
+            if current in backend["formats"]:
+                r.fields["weights_format"] = backend["formats"][current]
+
+
 @cache
 def _vague() -> re.Pattern[str]:
     vague = vocab.load("quant")["vague"]
