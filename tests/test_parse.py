@@ -354,4 +354,7 @@ def test_follow_ups_change_only_what_they_name():
     assert parse_followup("qwen2.5-7b", last) is None  # a model alone is a new question
     assert parse_followup("换成 qwen2.5-7b", last).workload.model == "qwen2.5-7b"
     assert parse_followup("hello", last) is None
+    assert parse_followup("如果是两张呢", last).gpu_count == 2
+    assert parse_followup("72b 呢", last).workload.model == "qwen2.5-72b"  # same line, new size
+    assert parse_followup("上下文改成 8k", last).workload.seq_len == 8192  # training: seq_len
     assert parse_followup("ctx 64k", parse_query("llama-3-8b")).error.code == "context_too_long"

@@ -61,6 +61,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
         ),
         "many": re.compile(r"多卡|multi[\s\-]?gpu|多张卡"),
+        # "两张" with no card after it: cards, unless pictures follow ("两张图"); digits
+        # before 张 stay image counts ("sdxl 4张")
+        "count_words_only": re.compile(rf"(?P<n>{_count_word()})\s*(?:张|块)(?!图|图片|照片)"),
     }
 
 
@@ -158,8 +161,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         r.gpu_id = gpu.id
     elif not _find_card(s, r, _accept, _set_card):
         _find_card(s, r, _accept_memory_only, _set_memory_only)
-    if m := s.take(p["count_only"]):
-        _set_count(r, _count(m.group("n") or m.group("n2")))
+    if m := s.take(p["count_only"]) or s.take(p["count_words_only"]):
+        _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
 

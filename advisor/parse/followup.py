@@ -74,9 +74,13 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
             w.pop(key, None)
         w["model"], w["kind"] = r.spec.id, r.spec.kind
     elif r.params_b is not None:
-        for key in ("model", "active_params_b", "arch"):
+        sibling = _sibling_of_size(w.get("model"), r.params_b)
+        for key in ("model", "params_b", "active_params_b", "arch"):
             w.pop(key, None)
-        w["params_b"] = r.params_b
+        if sibling is not None:  # "72b 呢" after qwen2.5-14b: Qwen2.5-72B
+            w["model"], w["kind"] = sibling.id, sibling.kind
+        else:
+            w["params_b"] = r.params_b
     old_mode = last.workload.mode
     mode = Mode(r.mode) if r.mode else old_mode
     if mode.is_training != old_mode.is_training:
@@ -110,6 +114,15 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         understood=understood,
         ignored=ignored,
         assumed=assumed,
+    )
+
+
+def _sibling_of_size(model_id: str | None, params_b: float) -> catalog.ModelSpec | None:
+    """The same model line at another size: qwen2.5-14b + 72b -> qwen2.5-72b."""
+    if not model_id or not re.search(r"\d+(?:\.\d+)?b(?![a-z])", model_id):
+        return None
+    return catalog.find_model(
+        re.sub(r"\d+(?:\.\d+)?b(?![a-z])", f"{params_b:g}b", model_id, count=1)
     )
 
 
