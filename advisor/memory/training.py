@@ -29,6 +29,9 @@ from advisor.models import (
 )
 
 FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
+# Stacks whose full fine-tune recipes default to pure bf16 (no fp32 master): torchtune's
+# configs set `dtype: bf16` with no mixed-precision wrapper (docs, read 2026-11-30).
+PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
 # DeepSpeed's bf16/fp16 ZeRO optimizer keeps an fp32 gradient for its partition beside the
@@ -133,7 +136,11 @@ def estimate_training(
     ga = w.gradient_accumulation or 1
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
-    mixed = w.mixed_precision if w.mixed_precision is not None else False
+    # Not told: a full fine-tune keeps fp32 master weights and fp32 Adam moments (16 B per
+    # parameter), as DeepSpeed and FSDP mixed precision always do and LLaMA-Factory does
+    # unless `pure_bf16`; only torchtune's recipes train in pure bf16 by default. Assuming
+    # pure bf16 here would halve the optimizer state and send a user into OOM.
+    mixed = w.mixed_precision if w.mixed_precision is not None else framework not in PURE_16BIT
     # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
     elem = 4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2)
     dropout = (spec is not None and spec.family in ENCODER_FAMILIES) or model.kind == Kind.classic
