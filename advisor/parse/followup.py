@@ -36,8 +36,15 @@ _TRAINING_ONLY = (
 
 @cache
 def _words() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(words that ask for a change, words removed before reading)."""
     f = vocab.load("words")["followup"]
-    return re.compile(vocab.alternation(f["change"])), re.compile(vocab.alternation(f["ask"]))
+    asks = re.compile(vocab.alternation(f["change"] + f["ask"]))
+    return asks, re.compile(vocab.alternation(f["change"] + f["drop"]))
+
+
+@cache
+def _size_ask() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("words")["followup"]["size_ask"]))
 
 
 def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
@@ -46,14 +53,16 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     with its error (e.g. a context the model lacks)."""
     if last.workload is None or not text or not text.strip() or len(text) > MAX_QUERY_CHARS:
         return None  # too long: read as a question, which says so
-    change, ask = _words()
+    asks, dropped = _words()
     lowered = text.lower()
-    asks_change = bool(change.search(lowered) or ask.search(lowered))
+    asks_change = bool(asks.search(lowered))
     try:
-        s, r = read(change.sub(" ", lowered))
+        s, r = read(dropped.sub(" ", lowered))
     except Rejected:
         return None  # read as a new question, which reports the same error
     names_model = r.spec is not None or r.params_b is not None
+    if r.spec is None and r.params_b is not None and _size_ask().search(lowered):
+        asks_change = True
     if (names_model and not asks_change) or not s.understood:
         return None
     try:
