@@ -4,7 +4,7 @@ reply to the answer), and a typed answer in the guided conversation lands on its
 
 from __future__ import annotations
 
-from conftest import press, say, shown
+from conftest import buttons, press, say, shown
 
 from bot.standin import Chat, FakeTelegram, User
 
@@ -154,3 +154,23 @@ async def test_typed_wizard_answers_in_chinese(tg: FakeTelegram, bot) -> None:
     assert await _last(bot, li, li.id) == (
         "qwen2.5-14b · lora · ctx 4096 · rank 64 · data 200000000 tokens"
     )
+
+
+async def test_in_a_group_a_typed_precision_at_the_context_step_lands_on_the_precision(
+    tg: FakeTelegram, bot
+) -> None:
+    wang = User(3011, "王", "zh-hans")
+    menu = await say(tg, wang, "/start@GpuAdvisorBot", LAB)
+    step = await press(tg, wang, menu, "运行大模型")
+    step = await press(tg, wang, step, "Qwen2.5-7B")
+    step = await press(tg, wang, step, "BF16")
+    assert "第 3/5 步" in shown(step)
+    tg.user_clicks(wang, step.result, [d for t, d in buttons(step) if "✏️" in t][0])
+    prompt = await tg.wait_for(
+        lambda c: (
+            c.method == "sendMessage" and "force_reply" in (c.params.get("reply_markup") or {})
+        )
+    )
+    typed = await say(tg, wang, "awq", LAB, reply_to=prompt.result)
+    assert "✓ 精度 / 量化：awq" in shown(typed) and "上下文长度：awq" not in shown(typed)
+    assert "第 3/5 步：上下文长度" in shown(typed)
