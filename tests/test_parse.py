@@ -363,3 +363,16 @@ def test_follow_ups_change_only_what_they_name():
     assert parse_followup("72b 呢", last).workload.model == "qwen2.5-72b"  # same line, new size
     assert parse_followup("上下文改成 8k", last).workload.seq_len == 8192  # training: seq_len
     assert parse_followup("ctx 64k", parse_query("llama-3-8b")).error.code == "context_too_long"
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("lora qwen2.5-7b 10w条数据 3 epochs seq 1024", 100_000 * 1024 * 3),
+        ("lora qwen2.5-7b 5000 samples epoch 2", 5000 * 1024 * 2),
+        ("lora 7b 1万条 2轮", 10_000 * 1024 * 2),
+        ("lora 7b data 100m tokens 3 epochs", 300_000_000),
+    ],
+)
+def test_training_data_in_samples_or_tokens_times_epochs(text, tokens):
+    assert parse_query(text).workload.train_tokens == tokens

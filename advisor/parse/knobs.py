@@ -15,19 +15,24 @@ MAX_PARAMS_B = 20_000  # ~20T: beyond anything trained; larger is a typo
 
 
 def recognize_data(s: Scan, r: Reading) -> None:
-    """Training data in tokens or samples, and epochs (before sizes: "30m tokens" is data)."""
+    """Training data in samples or tokens, and epochs (before sizes: "30m tokens" is data).
+    Samples first: in "10w条数据 3 epochs" the 3 is epochs, not a data size."""
     if m := s.take(
-        r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?(?![\w.])"
+        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万|w)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
+    ):
+        unit = {"w": "万"}.get(m.group(2) or "", m.group(2) or "")  # 10w条 = 10万条
+        r.fields["_samples"] = number(m.group(1)) * SCALE[unit]
+    elif m := s.take(
+        r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?"
+        r"(?![\w.])(?!\s*(?:epochs?|轮))"
         r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"
     ):
         value, unit = number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
         r.fields["_tokens"] = value * SCALE[unit]
-    elif m := s.take(
-        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
+    if m := s.take(
+        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)|\bepochs?\s*[:=]?\s*(\d+)\b"
     ):
-        r.fields["_samples"] = number(m.group(1)) * SCALE[m.group(2) or ""]
-    if m := s.take(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)"):
-        r.fields["_epochs"] = number(m.group(1))
+        r.fields["_epochs"] = number(m.group(1) or m.group(2))
 
 
 @cache
