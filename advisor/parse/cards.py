@@ -32,6 +32,12 @@ def _count_word() -> str:
     return "(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")"
 
 
+@cache
+def _english_count_word() -> str:
+    words = [w for w in vocab.load("cards")["count_words"] if w.isascii()]
+    return "(?:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+
+
 def _count(text: str) -> int:
     words = vocab.load("cards")["count_words"]
     return int(text) if text.isdigit() else int(words[text])
@@ -47,6 +53,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     return {
         "explicit": re.compile(r"\bgpu:(?P<id>[a-z0-9.\-]+)"),
         "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
+        # "two 3090s", "dual 3090", "4 RTX 3090": a count and a space, when the count is a
+        # word or the card carries its brand
+        "count_space": re.compile(
+            rf"{_EDGE}(?:(?P<n>{_english_count_word()})\s+|(?P<n2>\d{{1,2}})\s+"
+            rf"(?=nvidia|geforce|tesla|rtx)){_NAME}"
+        ),
         # "on 2 A100", "with 4 3090s": an English count with no unit, after a preposition
         "count_prep": re.compile(
             rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?:a\s+)?"
@@ -142,7 +154,7 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> bool:
     """The card with its count before ("两张3090", "on 2 A100") or after ("a100*8"), else
     alone; `accept` decides what is a card, `apply` records it."""
     p = _patterns()
-    for pattern in ("count_prep", "count_first", "count_after", "alone"):
+    for pattern in ("count_prep", "count_first", "count_space", "count_after", "alone"):
         m, found = s.take_if(p[pattern], accept)
         if found and m is not None:
             apply(r, found)
