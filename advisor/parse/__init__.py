@@ -69,7 +69,8 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
 def read(text: str) -> tuple[Scan, Reading]:
     """Run every recognizer over one normalized line. Raises Rejected on a user error."""
     s = Scan(normalize(text).lower())
-    s.text = re.sub(r"^/\w+(@\w+)?", " ", s.text)  # a leading /vram or /vram@BotName
+    # a leading /vram or /vram@BotName, blanked so positions match the original text
+    s.text = re.sub(r"^/\w+(@\w+)?", lambda m: " " * len(m.group(0)), s.text)
     r = Reading()
     for recognize in RECOGNIZERS:
         recognize(s, r)

@@ -112,6 +112,8 @@ def recognize_size(s: Scan, r: Reading) -> None:
         params_b = value * scale
     if params_b is None:
         return
+    if params_b < 0 and m is not None and s.joined_before(m.start()):
+        params_b = -params_b  # "foo-chat-7b" after "chat" was read: a hyphen, not a minus
     if 0 < params_b < 1e6:
         params_b = float(f"{params_b:.6g}")
     if not 0 < params_b <= MAX_PARAMS_B:

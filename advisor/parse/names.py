@@ -256,7 +256,8 @@ def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]
         w for spec in families.values() for w in spec["words"] if len(w) >= 4 or not w.isascii()
     ]
     version = r"(?:[\s\-_]?(?P<ver>\d+(?:\.\d+)?)(?![\d.]*\s*b))?"
-    with_size = re.compile(rf"(?P<fam>{words}){version}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
+    # not inside a longer hyphenated name ("deepseek-r1-distil-qwen-7b" is no Qwen)
+    with_size = re.compile(rf"(?<![\-_/.])(?P<fam>{words}){version}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
     # alone: not the start of a longer name ("llama-9-900b" is an unknown model, not Llama)
     return with_size, re.compile(alternation_alone(alone)), by_word
 

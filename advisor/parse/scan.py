@@ -45,6 +45,15 @@ def reject(code: str, detail: str = "", suggestions: list[str] | None = None) ->
 class Scan:
     text: str
     understood: list[str] = field(default_factory=list)
+    original: str = ""  # the text before any span was blanked (same positions)
+
+    def __post_init__(self) -> None:
+        self.original = self.original or self.text
+
+    def joined_before(self, pos: int) -> bool:
+        """Whether the original text has a word character right before `pos` (so a "-" at
+        `pos` joins words, as in "foo-chat-7b", rather than signing a number)."""
+        return pos > 0 and bool(re.match(r"\w", self.original[pos - 1]))
 
     def _consume(self, m: re.Match[str], span: tuple[int, int] | None = None) -> None:
         start, end = span or (m.start(), m.end())
