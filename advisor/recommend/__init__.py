@@ -15,7 +15,7 @@ from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
-from advisor.pitfalls import card_pitfalls, find_pitfalls
+from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
@@ -53,6 +53,56 @@ __all__ = [
 ]
 
 
+class _Setups:
+    """The workload's estimate at each card count (memory per card does not depend on which
+    card), computed once per answer."""
+
+    def __init__(self, w: Workload) -> None:
+        self.w = w
+        self.base = estimate(w)
+        self._by_count: dict[int, EstimateResult] = {}
+
+    def at(self, count: int) -> EstimateResult:
+        if count not in self._by_count:
+            trial = workload_for(self.w, count)
+            self._by_count[count] = self.base if trial is self.w else estimate(trial)
+        return self._by_count[count]
+
+
+def _candidates(
+    setups: _Setups, prices: list[PriceSpec], currency: str, region: str | None
+) -> tuple[list[Option], dict[str, list[str]]]:
+    """Every card at the fewest cards that fit, and the cards that cannot run the job."""
+    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
+    options: list[Option] = []
+    excluded: dict[str, list[str]] = {}
+    reqs = applicable(setups.base)
+    by_gpu: dict[str, list[PriceSpec]] = {}
+    for p in prices:
+        by_gpu.setdefault(p.gpu_id, []).append(p)
+    for gpu in catalog.gpus().values():
+        missing = blockers(gpu, setups.base, reqs)
+        if missing:
+            excluded[gpu.id] = missing
+            continue
+        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
+        for count in COUNTS:
+            opt = option(setups.at(count), gpu, count, card_price, blocked=[])
+            if opt.fits:
+                options.append(with_cheap_fix(opt, setups.at(count), gpu, trials))
+                break  # fewer cards of the same type are always preferable
+    return options, excluded
+
+
+def _worth_a_headline(options: list[Option], base: EstimateResult) -> list[Option]:
+    top = top_picks(options)
+    if base.estimate is None:
+        # No memory formula (rendering, video, simulation): the guide's cards for the job.
+        task = guide_task(base)
+        top = [o for o in top if task is None or o.gpu_id in task.gpu_ids] or top
+    return top
+
+
 def recommend(
     w: Workload,
     gpu_id: str | None = None,
@@ -66,53 +116,31 @@ def recommend(
 ) -> Recommendation:
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
-    base = estimate(w)
-    by_count: dict[int, EstimateResult] = {}  # memory per card does not depend on which card
-
-    def at(count: int) -> EstimateResult:
-        if count not in by_count:
-            trial = workload_for(w, count)
-            by_count[count] = base if trial is w else estimate(trial)
-        return by_count[count]
-
-    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
-    options: list[Option] = []
-    excluded: dict[str, list[str]] = {}
-    reqs = applicable(base)
-    by_gpu: dict[str, list[PriceSpec]] = {}
-    for p in prices:
-        by_gpu.setdefault(p.gpu_id, []).append(p)
-    for gpu in catalog.gpus().values():
-        missing = blockers(gpu, base, reqs)
-        if missing:
-            excluded[gpu.id] = missing
-            continue
-        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
-        for count in COUNTS:
-            opt = option(at(count), gpu, count, card_price, blocked=[])
-            if opt.fits:
-                options.append(with_cheap_fix(opt, at(count), gpu, trials))
-                break  # fewer cards of the same type are always preferable
+    setups = _Setups(w)
+    base = setups.base
+    options, excluded = _candidates(setups, prices, currency, region)
 
     named, named_gpu = None, None
     if gpu_id is not None or vram_gib is not None:
         count = gpu_count or max(w.num_gpus, 1)
         named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
         price = cheapest_price(gpu_id, prices, currency, region) if gpu_id else None
-        named = option(at(count), named_gpu, count, price, speed_always=True)
-        named.notes = card_pitfalls(at(count), named_gpu, named)
+        named = option(setups.at(count), named_gpu, count, price, speed_always=True)
+        named.notes = card_pitfalls(setups.at(count), named_gpu, named)
 
-    picks, over_budget = within_budget(top_picks(options), budget_per_hour, budget_total)
+    picks, over_budget = within_budget(
+        _worth_a_headline(options, base), budget_per_hour, budget_total
+    )
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
     for o in (cheapest, best_value, fastest):
         if o is not None:
             o.why = tag(o, cheapest, best_value, fastest)
-            o.notes = card_pitfalls(at(o.count), catalog.gpus()[o.gpu_id], o)
+            o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
 
     headline = named or cheapest or (picks[0] if picks else None)
-    setup = at(headline.count) if headline else base
+    setup = setups.at(headline.count) if headline else base
     head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
     verdict, fixes = _verdict(setup, headline, head_gpu)
     return Recommendation(
@@ -126,7 +154,7 @@ def recommend(
         headline=headline,
         verdict=verdict,
         fixes=fixes,
-        pitfalls=find_pitfalls(base, head_gpu, headline, cheapest),
+        pitfalls=_not_beside(find_pitfalls(base, head_gpu, headline, cheapest), headline, named),
         guide_task=guide_task(
             base,
             headline.per_gpu_bytes if headline and setup.estimate else None,
@@ -142,6 +170,21 @@ def recommend(
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
     )
+
+
+def _not_beside(
+    pitfalls: list[Pitfall], headline: Option | None, named: Option | None
+) -> list[Pitfall]:
+    """The answer's list without what is already said beside the top pick (when the
+    headline is a pick, its warnings and catalog note sit under it)."""
+    if headline is None or headline is named:
+        return pitfalls
+    beside = {
+        (n.code, tuple(sorted(n.params.items())))
+        for n in headline.notes
+        if n.severity != "info" or n.code == "export_variant"
+    }
+    return [p for p in pitfalls if (p.code, tuple(sorted(p.params.items()))) not in beside]
 
 
 def card_with(vram_gib: float) -> GpuSpec:

@@ -137,5 +137,17 @@ def blockers(
     return [r.id for r in (applicable(result) if reqs is None else reqs) if not _card_has(r, gpu)]
 
 
+@cache
+def advisories_table() -> tuple[Requirement, ...]:
+    return tuple(Requirement(**r) for r in _data().get("advisory", []))
+
+
+def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
+    """Codes of kernels this workload would like that the card lacks (runs, but slower)."""
+    if gpu.spec_confidence == "unknown":
+        return []
+    return [r.id for r in advisories_table() if _applies(r, result) and not _card_has(r, gpu)]
+
+
 def requirement(code: str) -> Requirement:
     return next(r for r in requirements() if r.id == code)

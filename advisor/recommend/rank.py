@@ -15,6 +15,7 @@ from advisor.recommend.speed import add_speed, speed_key
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
 FASTEST_PRICE_FACTOR = 4.0
+FASTEST_JOB_COST_FACTOR = 2.0
 
 
 def tp_ok(result: EstimateResult, count: int) -> bool:
@@ -147,9 +148,15 @@ def best_value_of(picks: list[Option], result: EstimateResult) -> Option | None:
 
 def fastest_of(picks: list[Option], cheapest: Option | None) -> Option | None:
     """The fastest among setups that make sense for the job: priced, and at most
-    FASTEST_PRICE_FACTOR times the cheapest per hour."""
+    FASTEST_PRICE_FACTOR times the cheapest per hour — or, when the whole job's cost is
+    known, at most FASTEST_JOB_COST_FACTOR times the lowest job cost (a faster card that
+    finishes sooner can cost less in all)."""
     priced = [o for o in picks if o.price_per_hour is not None]
-    if cheapest is not None and cheapest.price_per_hour is not None:
+    costed = [o for o in priced if o.job_cost is not None]
+    if costed:
+        cap = min(o.job_cost for o in costed) * FASTEST_JOB_COST_FACTOR  # type: ignore[misc]
+        priced = [o for o in costed if o.job_cost <= cap]  # type: ignore[operator]
+    elif cheapest is not None and cheapest.price_per_hour is not None:
         cap = cheapest.price_per_hour.amount * FASTEST_PRICE_FACTOR
         priced = [o for o in priced if o.price_per_hour.amount <= cap]  # type: ignore[union-attr]
     priced = [o for o in priced if o.price_per_hour.in_region] or priced  # type: ignore[union-attr]
