@@ -18,6 +18,7 @@ from advisor.models import (
     Mode,
     Offload,
     Optimizer,
+    Runtime,
     Workload,
 )
 
@@ -96,6 +97,8 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
     if w.mode.is_training:
         return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
+    if w.runtime is None:
+        acc.assume("runtime", Runtime.diffusers.value)  # ComfyUI / WebUI allocate alike
     vae_bytes = 4 if (d.vae_force_upcast or fmt == "fp32") else 2
     den_act, act_formula, act_values = denoiser_activations(
         w, spec, fmt, images, frames, width, height
@@ -137,7 +140,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
                     estimate_weight_bytes(x * 1e9, None, "bf16") for x in d.text_encoders_params_b
                 )
             allocated = load_peak(acc, allocated, sixteen)
-    return finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
+    est = finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
+    est.runtime = w.runtime or Runtime.diffusers
+    return est
 
 
 def denoiser_formula(p: PipelineMemory) -> str:

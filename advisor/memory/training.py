@@ -26,6 +26,7 @@ from advisor.models import (
     Optimizer,
     Parallelism,
     ResolvedModel,
+    Runtime,
     Workload,
 )
 
@@ -261,7 +262,9 @@ def estimate_training(
     listed = sum(term.bytes for term in acc.terms)
     if listed != allocated:
         rebalance(acc, allocated)
-    return finish(acc, allocated, w, True, band(model, spec, True))
+    est = finish(acc, allocated, w, True, band(model, spec, True))
+    est.runtime = Runtime.transformers  # PyTorch training; the stack is `framework`
+    return est
 
 
 def add_resident_weights(
