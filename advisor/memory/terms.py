@@ -134,12 +134,14 @@ def family_band(kind: Kind, training: bool) -> tuple[float, float]:
     return row["low"], row["high"]
 
 
-def band(model: ResolvedModel, spec: ModelSpec | None, training: bool) -> tuple[float, float]:
+def band(
+    model: ResolvedModel, spec: ModelSpec | None, training: bool, arch_given: bool = False
+) -> tuple[float, float]:
     """The band's low and high fractions for this family (data/band.toml), wider when the
-    architecture was guessed from the size alone."""
+    architecture was guessed from the size alone (no catalog entry, none given)."""
     table = _band_table()
     lo, hi = family_band(model.kind, training)
-    if spec is None and model.arch is not None and not model.from_catalog:
+    if spec is None and not arch_given and model.arch is not None:
         lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
     return lo, hi
 

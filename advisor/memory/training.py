@@ -262,7 +262,7 @@ def estimate_training(
     listed = sum(term.bytes for term in acc.terms)
     if listed != allocated:
         rebalance(acc, allocated)
-    est = finish(acc, allocated, w, True, band(model, spec, True))
+    est = finish(acc, allocated, w, True, band(model, spec, True, w.arch is not None))
     est.runtime = Runtime.transformers  # PyTorch training; the stack is `framework`
     return est
 
