@@ -469,3 +469,10 @@ def test_llama_cpp_says_how_many_layers_of_a_70b_fit_a_24gb_card():
     more = estimate(on_card.model_copy(update={"n_gpu_layers": n + 1})).estimate
     assert fits.total_bytes <= 24 * GIB < more.total_bytes
     assert layers_that_fit(Workload(model="llama-3.1-8b", weights_format="q4_k_m"), 24 * GIB) == 32
+
+
+def test_chunked_prefill_under_transformers_holds_one_chunk_of_buffers():
+    base = dict(model="qwen2.5-7b", runtime="transformers", prompt_tokens=30000, new_tokens=10)
+    single = estimate(Workload(**base)).estimate.breakdown["activations"]
+    chunked = estimate(Workload(**base, max_num_batched_tokens=2048)).estimate.breakdown
+    assert chunked.get("activations", 0) < single / 10
