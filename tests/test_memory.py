@@ -90,10 +90,23 @@ def test_pure_bf16_full_finetune_is_below_16_bytes_per_param():
         seq_len=256,
         gradient_checkpointing=True,
         optimizer="adamw",
+        mixed_precision=False,
     )
     est = estimate(w).estimate
     assert est.allocated_bytes < 3.21e9 * 16
     assert est.breakdown["optimizer"] == pytest.approx(3.21e9 * 4, rel=0.01)  # two bf16 moments
+
+
+def test_full_finetune_not_told_the_recipe_assumes_fp32_master_and_says_so():
+    """DeepSpeed, FSDP and LLaMA-Factory keep fp32 master weights and moments unless told
+    otherwise; assuming pure bf16 would halve the optimizer state (an OOM after paying)."""
+    told = dict(model="llama-3.2-3b", mode="full", weights_format="bf16", parallelism="zero3")
+    default = estimate(Workload(**told, num_gpus=4))
+    amp = estimate(Workload(**told, num_gpus=4, mixed_precision=True)).estimate
+    assert default.estimate.breakdown["optimizer"] == amp.breakdown["optimizer"]
+    assert ("training_recipe", "amp_fp32_master") in [(a.field, a.value) for a in default.assumed]
+    pure = estimate(Workload(**told, num_gpus=4, framework="torchtune")).estimate
+    assert pure.breakdown["optimizer"] < amp.breakdown["optimizer"] / 2
 
 
 def test_mixed_precision_adamw_keeps_fp32_master_and_moments():

@@ -31,6 +31,9 @@ from advisor.models import (
 )
 
 FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
+# Stacks whose full fine-tune recipes default to pure bf16 (no fp32 master): torchtune's
+# configs set `dtype: bf16` with no mixed-precision wrapper (docs, read 2026-11-30).
+PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
 # DeepSpeed's bf16/fp16 ZeRO optimizer keeps an fp32 gradient for its partition beside the
@@ -176,13 +179,18 @@ def training_setup(
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
     params = model.params_b * 1e9
+    # Not told: a full fine-tune keeps fp32 master weights and fp32 Adam moments (16 B per
+    # parameter), as DeepSpeed and FSDP mixed precision always do and LLaMA-Factory does
+    # unless `pure_bf16`; only torchtune's recipes train in pure bf16 by default. Assuming
+    # pure bf16 here would halve the optimizer state and send a user into OOM.
+    mixed = w.mixed_precision if w.mixed_precision is not None else framework not in PURE_16BIT
     # Parameter storage dtype of the trained weights: fp32 under AMP (fp32 weights), else
     # the weights' own 16-bit type. PEFT adapters are kept in fp32.
     if full:
         param_bytes = 4 if fmt == "fp32" else 2
     else:
         param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
-    master = full and bool(w.mixed_precision) and param_bytes == 2
+    master = full and mixed and param_bytes == 2
     acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
     sharded = par in SHARDED_STATES
     tp = w.tensor_parallel or (n if par == Parallelism.tp else 1)
