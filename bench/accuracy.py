@@ -114,6 +114,9 @@ def score_case(case: dict) -> dict:
         else:  # max_context_tokens: judged on the largest context that fits
             judged = max_context_tokens(workload, int(limit)) or 0
             ok, gok = abs(judged / bound["tokens"] - 1) <= 0.25, False
+        if kind == "max_context_tokens":  # judged on the context, not on bytes
+            for k in ("estimate_bytes", "low_bytes", "high_bytes"):
+                base.pop(k)
         key = "context_tokens" if kind == "max_context_tokens" else "estimate_bytes"
         return {**base, "bound": kind, "ok": ok, "guide_ok": gok, key: int(judged)}
     if measured.get("value_gib") is None:
