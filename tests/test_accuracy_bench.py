@@ -66,3 +66,19 @@ def test_without_the_cases_file_it_says_so_in_one_line_and_fails(tmp_path: Path)
     out = run("--cases", str(tmp_path / "missing.json"))
     assert out.returncode != 0
     assert len(out.stdout.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_the_adapter_names_no_case_and_no_source() -> None:
+    """The phrase tables are the same for every case: no case id or source repository
+    appears in the adapter (skipped where the shared cases are absent)."""
+    import pytest
+
+    cases_path = BENCH.parent.parent.parent / "shared" / "eval" / "vram_cases.json"
+    if not cases_path.exists():
+        pytest.skip("no shared cases here")
+    source = (BENCH.parent / "eval_adapter.py").read_text(encoding="utf-8").lower()
+    for case in json.loads(cases_path.read_text(encoding="utf-8")):
+        assert case["id"].lower() not in source
+        repo = (case.get("source") or {}).get("repo")
+        if repo:
+            assert repo.lower() not in source
