@@ -103,7 +103,9 @@ def finish(
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-    return Estimate(
+    # Built from values computed here: no re-validation (an estimate runs ~10 times per
+    # recommendation).
+    return Estimate.model_construct(
         per_gpu=True,
         num_gpus=w.num_gpus,
         terms=acc.terms,
