@@ -469,3 +469,23 @@ def test_quantizing_on_the_gpu_after_a_16bit_load_peaks_at_the_load():
     assert after.terms[0].formula_key == "weights.before_quantization"
     llm = estimate(Workload(model="llama-3.1-8b", weights_format="int8", quantize_after_load=True))
     assert llm.estimate.breakdown["weights"] == pytest.approx(8.03e9 * 2, rel=0.01)
+
+
+def test_llama_cpp_says_how_many_layers_of_a_70b_fit_a_24gb_card():
+    from advisor.memory.runtimes.llamacpp import layers_that_fit
+
+    w = Workload(model="llama-3.1-70b", weights_format="q4_k_m", context_tokens=4096)
+    n = layers_that_fit(w, 24 * GIB)
+    assert 30 < n < 60  # ~0.5 GiB per layer at q4_k_m: about half of the 80 layers
+    on_card = Workload(**w.model_dump(exclude_unset=True), runtime="llamacpp")
+    fits = estimate(on_card.model_copy(update={"n_gpu_layers": n})).estimate
+    more = estimate(on_card.model_copy(update={"n_gpu_layers": n + 1})).estimate
+    assert fits.total_bytes <= 24 * GIB < more.total_bytes
+    assert layers_that_fit(Workload(model="llama-3.1-8b", weights_format="q4_k_m"), 24 * GIB) == 32
+
+
+def test_chunked_prefill_under_transformers_holds_one_chunk_of_buffers():
+    base = dict(model="qwen2.5-7b", runtime="transformers", prompt_tokens=30000, new_tokens=10)
+    single = estimate(Workload(**base)).estimate.breakdown["activations"]
+    chunked = estimate(Workload(**base, max_num_batched_tokens=2048)).estimate.breakdown
+    assert chunked.get("activations", 0) < single / 10
