@@ -263,7 +263,7 @@ def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]
 
 
 def alternation_alone(words: list[str]) -> str:
-    return vocab.alternation(words) + r"(?=\s|$|[\u4e00-\u9fff])"
+    return vocab.alternation(words) + r"(?=[\s,.!?;:)\]]|$|[\u4e00-\u9fff])"
 
 
 def recognize_family(s: Scan, r: Reading) -> None:
