@@ -38,6 +38,12 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         False,
     ),
     (r"modules_to_save", "trainable_embeddings", True),
+    (
+        r"(16-bit|bf16|fp16) weights (on|onto|to) the GPU before quantiz|load peak|"
+        r"(loaded|loads) in (bf16|fp16|16-bit)[^.]*then quantiz",
+        "quantize_after_load",
+        True,
+    ),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
     (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
     (
@@ -247,9 +253,12 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
         version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
         if version:
             out["legacy_generate"] = (int(version.group(1)), int(version.group(2))) < (4, 36)
-        elif re.search(r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation", notes):
-            # Undated sources: the year, the PyTorch release, AutoGPTQ (2023-early 2024)
-            # or the concatenating cache itself place them before transformers 4.36.
+        elif re.search(
+            r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation|benchmark_gptq", notes
+        ):
+            # Undated sources: the year, the PyTorch release, AutoGPTQ (2023-early 2024),
+            # optimum's benchmark_gptq.py (written for transformers 4.32, Aug 2023) or the
+            # concatenating cache itself place them before transformers 4.36.
             out["legacy_generate"] = True
     return out
 

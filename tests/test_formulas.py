@@ -48,6 +48,7 @@ SWEEP = [
     dict(model="flux.1-dev", cpu_offload="model", images_per_prompt=8),
     dict(model="flux.1-dev", mode="lora"),
     dict(model="hunyuanvideo", vae_tiling=True),
+    dict(model="flux.1-dev", weights_format="torchao-int8", quantize_after_load=True),
     dict(model="resnet50", mode="full"),
     dict(model="resnet50"),
     dict(model="bert-large", mode="full"),

@@ -424,3 +424,35 @@ def test_the_band_is_given_as_fractions_that_match_the_total_view():
     assert est.low_bytes == int(est.total_bytes * (1 - est.band_low_fraction))
     assert est.high_bytes == int(est.total_bytes * (1 + est.band_high_fraction))
     assert est.band_high_fraction >= 0.1
+
+
+def test_vllm_on_an_80gb_card_shows_90_percent_and_says_how_much_context_fits():
+    from advisor.memory.runtimes.vllm import serving_fit
+
+    est = estimate(Workload(model="llama-3.1-8b", runtime="vllm", context_tokens=8192)).estimate
+    fit = serving_fit(est, 8192, 80 * GIB)
+    assert fit.nvidia_smi_bytes == int(80 * GIB * 0.9)
+    kv_per_token = 32 * 8 * 128 * 2 * 2  # 128 KiB
+    assert fit.max_context_tokens == fit.kv_budget_bytes // kv_per_token
+    assert 300_000 < fit.max_context_tokens < 450_000  # ~50 GiB of KV after ~20 GiB non-KV
+    assert fit.max_concurrency == fit.max_context_tokens // 8192
+    assert serving_fit(est, 8192, 16 * GIB).max_context_tokens == 0  # 8B bf16 needs >16 GB
+
+
+def test_exllamav2_sizes_its_cache_for_the_model_maximum_unless_told():
+    default = estimate(Workload(model="llama-3.1-8b", runtime="exllamav2"))
+    told = estimate(Workload(model="llama-3.1-8b", runtime="exllamav2", context_tokens=8192))
+    assert _assumed(default)["cache_tokens"] == "131072"
+    kv = 32 * 8 * 128 * 2 * 2
+    assert default.estimate.breakdown["kv_cache"] == pytest.approx(131072 * kv, rel=0.01)
+    assert told.estimate.breakdown["kv_cache"] == pytest.approx(8192 * kv, rel=0.01)
+
+
+def test_quantizing_on_the_gpu_after_a_16bit_load_peaks_at_the_load():
+    base = dict(model="flux.1-dev", weights_format="torchao-int8")
+    after = estimate(Workload(**base, quantize_after_load=True)).estimate
+    on_load = estimate(Workload(**base)).estimate
+    assert after.breakdown["weights"] > 1.3 * on_load.breakdown["weights"]
+    assert after.terms[0].formula_key == "weights.before_quantization"
+    llm = estimate(Workload(model="llama-3.1-8b", weights_format="int8", quantize_after_load=True))
+    assert llm.estimate.breakdown["weights"] == pytest.approx(8.03e9 * 2, rel=0.01)

@@ -6,7 +6,7 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import video
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import Breakdown, family_band, finish, rebalance
+from advisor.memory.terms import Breakdown, family_band, finish, load_peak, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -156,6 +156,14 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
             allocated += acc.add(
                 "activations", den_act, act_formula, key="activations.denoiser", **act_values
             )
+    if w.quantize_after_load and fmt not in PLAIN_FORMATS and offload == Offload.none:
+        sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + vae_w
+        sixteen += (
+            sum(estimate_weight_bytes(p * 1e9, None, "bf16") for p in d.text_encoders_params_b)
+            if w.text_encoders_on_gpu
+            else 0
+        )
+        allocated = load_peak(acc, allocated, sixteen)
     return finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
 
 

@@ -17,7 +17,7 @@ from advisor.memory.runtimes import (
     transformers,
     vllm,
 )
-from advisor.memory.terms import Breakdown, band, finish
+from advisor.memory.terms import Breakdown, band, finish, load_peak
 from advisor.memory.training import estimate_training
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -143,6 +143,8 @@ def estimate_inference(
         allocated = exllama.allocate(setup, acc)
     else:
         allocated = transformers.allocate(setup, acc)
+    if w.quantize_after_load and setup.weight_bits < 16:
+        allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
     est = finish(acc, allocated, w, False, band(model, spec, False))
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)

@@ -36,6 +36,8 @@ PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolot
 # stage3.py fp32_partitioned_groups_flat[i].grad): 4 more bytes per trained parameter.
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
+DEEPSPEED_OVERLAP_FACTOR = 4.5
+DEEPSPEED_BUCKET_ELEMENTS = 2e8
 SAC_SAVED_FRACTION = 0.5
 # Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
 # the lm_head matmul and the log-softmax are fused per vocabulary block.
@@ -57,6 +59,45 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
         Optimizer.adafactor: 0.02 * param_bytes,
     }[opt]
     return per + (4 if master_fp32 else 0)
+
+
+def add_deepspeed_comm_buffers(
+    acc: Breakdown, par: Parallelism, trainable: float, hidden: int
+) -> int:
+    """DeepSpeed with overlap_comm (on in the HF integration's sample configs) keeps about
+    4.5 x the all-gather and reduce buckets in 16-bit: "overlap_comm ... uses 4.5x the
+    allgather_bucket_size and reduce_bucket_size values" (DeepSpeed config docs). ZeRO-1/2
+    buckets are 2e8 elements in those configs; ZeRO-3's "auto" buckets are hidden^2 (reduce)
+    and 0.9 x hidden^2 (prefetch). A bucket never exceeds what is trained."""
+    if par == Parallelism.zero3:
+        buckets = min(hidden * hidden, trainable) + min(0.9 * hidden * hidden, trainable)
+    else:
+        buckets = 2 * min(DEEPSPEED_BUCKET_ELEMENTS, trainable)
+    return acc.add(
+        "comm_buffers",
+        DEEPSPEED_OVERLAP_FACTOR * buckets * 2,
+        f"DeepSpeed overlap_comm: {DEEPSPEED_OVERLAP_FACTOR:g} x {buckets / 1e6:.0f}M bucket elements x 2 B",
+        elements_m=round(buckets / 1e6),
+        factor=DEEPSPEED_OVERLAP_FACTOR,
+    )
+
+
+def precision_recipe(
+    full: bool, fmt: str, compute: str, master: bool, framework: str | None
+) -> str:
+    """Which bytes per trained parameter the figure assumes, as a stable value the answer
+    names in the user's language: AMP with fp32 master weights (HF Trainer / accelerate
+    `bf16=True` on 16-bit weights, DeepSpeed), AMP on fp32 weights, pure 16-bit (torchtune,
+    LLaMA-Factory `pure_bf16`), fp32, or adapters over a frozen base."""
+    if framework == "unsloth":
+        return "unsloth"
+    if not full:
+        return "adapters_fp32" if framework in PEFT_FRAMEWORKS else "adapters_16bit"
+    if compute == "fp32":
+        return "fp32_training"
+    if fmt == "fp32":
+        return "amp_fp32_weights"
+    return "amp_fp32_master" if master else "pure_16bit"
 
 
 def estimate_training(
@@ -105,6 +146,7 @@ def estimate_training(
     else:
         param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
     master = full and mixed and param_bytes == 2
+    acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
     offload_opt = w.cpu_offload in (Offload.optimizer, Offload.params)
     offload_params = w.cpu_offload == Offload.params
 
@@ -213,6 +255,8 @@ def estimate_training(
             if foreach and not w.optimizer_in_backward
             else 0.0
         )
+    if par in DEEPSPEED_ZERO:
+        g_b += add_deepspeed_comm_buffers(acc, par, trainable, arch.hidden)
     if par == Parallelism.ddp:
         g_b += acc.add(
             "ddp_buckets",
@@ -245,7 +289,10 @@ def estimate_training(
             f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
         )
     elif gc:
-        ckpt = 0.0 if w.activation_offload else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
+        # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
+        # to CPU memory, as torchtune's enable_activation_offloading does.
+        offloaded = w.activation_offload or framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+        ckpt = 0.0 if offloaded else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
         saved = ckpt + one_layer
         formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from advisor import catalog
 from advisor.models import Mode, Workload
-from advisor.parse import read, vocab
+from advisor.parse import MAX_QUERY_CHARS, read, vocab
 from advisor.parse.assemble import ParsedQuery, leftovers
 from advisor.parse.names import longer_context_siblings
 from advisor.parse.scan import ParseError, Reading, Rejected
@@ -43,8 +43,8 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     """The last question changed by `text`, or None when `text` is not a follow-up (a new
     question, or nothing the parser reads). A follow-up that makes no sense comes back
     with its error (e.g. a context the model lacks)."""
-    if last.workload is None or not text or not text.strip():
-        return None
+    if last.workload is None or not text or not text.strip() or len(text) > MAX_QUERY_CHARS:
+        return None  # too long: read as a question, which says so
     change, ask = _words()
     lowered = text.lower()
     asks_change = bool(change.search(lowered) or ask.search(lowered))

@@ -15,7 +15,7 @@ from advisor.parse.scan import Reading, Scan, reject
 # Shapes of format tokens; each is looked up in formats.toml (an unknown one, "fp17", is an
 # error with the list of formats rather than a silent default).
 _TOKEN = re.compile(
-    r"(?<![a-z0-9])(q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+\s?-?bits?|nf4|fp4|gptq|awq"
+    r"(?<![a-z0-9.])(q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+(?:\.\d+)?\s?-?bits?|nf4|fp4|gptq|awq"
     r"|mxfp4|gguf|qint\d|qfloat8|半精度|全精度|单精度)(?![a-z0-9])"
 )
 # Read only when nothing more specific is named ("gguf q5_k_m" is Q5_K_M).
@@ -50,7 +50,7 @@ def recognize_exl2(s: Scan, r: Reading) -> None:
     """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
     words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
     m = s.take(
-        rf"(?:{words}\s*)?(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
+        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
     )
     if m is None:
         return
