@@ -16,7 +16,7 @@ from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import applicable, blockers, speed_constants
+from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
 from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
@@ -73,7 +73,7 @@ def _candidates(
     setups: _Setups, prices: list[PriceSpec], currency: str, region: str | None
 ) -> tuple[list[Option], dict[str, list[str]]]:
     """Every card at the fewest cards that fit, and the cards that cannot run the job."""
-    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] = {}  # by cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)

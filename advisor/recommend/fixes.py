@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from advisor.catalog import GpuSpec, find_format
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Parallelism, Workload
-from advisor.recommend.constraints import blockers
+from advisor.recommend.constraints import Requirement, applicable, blockers
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
 COUNTS = (1, 2, 4, 8, 16, 32)
@@ -151,16 +151,18 @@ def fixes_for(
     comfortable: bool = True,
     only_cheap: bool = False,
     limit: int = 4,
-    trials: dict[tuple[int, str], EstimateResult] | None = None,
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
+    blocked: bool | None = None,
 ) -> list[tuple[str, EstimateResult]]:
     """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
     cheapest first, each with its new estimate. One card-count fix at most: the fewest.
-    `trials` keeps estimates across cards: a changed workload weighs the same on any card."""
+    `trials` keeps estimates (and their requirements) across cards: a changed workload
+    weighs the same on any card."""
     cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
     out: list[tuple[str, EstimateResult]] = []
     seen_kinds: set[str] = set()
     candidates = candidate_fixes(result)
-    if blockers(gpu, result):
+    if blocked if blocked is not None else blockers(gpu, result):
         candidates = unblocking_fixes(result)  # first make the card able to run it at all
     for code, make in candidates:
         kind = code.partition(":")[0]
@@ -170,17 +172,18 @@ def fixes_for(
             continue  # the least change of each kind is the advice
         key = (id(result), code)
         if trials is not None and key in trials:
-            trial = trials[key]
+            trial, reqs = trials[key]
         else:
             try:
                 trial = estimate(make())
             except ValueError:
                 continue
+            reqs = applicable(trial)
             if trials is not None:
-                trials[key] = trial
+                trials[key] = (trial, reqs)
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
-        if blockers(gpu, trial):
+        if blockers(gpu, trial, reqs):
             continue
         out.append((code, trial))
         seen_kinds.add(kind)
