@@ -234,6 +234,7 @@ def test_chinese_answers_carry_no_english_outside_the_allow_list() -> None:
         # are: neither is our wording.
         text = re.sub(r"「[^」]*」", "", text)
         text = re.sub(r"/[a-z]+\b", "", text)
+        text = re.sub(r"--[a-z-]+", "", text)  # a program's flags, typed as they are
         text = re.sub(r"\{[a-z_]+\}", "", text)  # a label's placeholders
         for word in _words(text):
             if word.lower() not in allowed:

@@ -13,13 +13,24 @@ from collections.abc import Callable, Iterator
 from advisor.catalog import GpuSpec, find_format
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Parallelism, Workload
-from advisor.recommend.constraints import Requirement, applicable, blockers
+from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
 COUNTS = (1, 2, 4, 8, 16, 32)
 # Fixes that leave the model, its format and the user's recipe as they are: offered on
 # other cards too, so a 24 GB card that fits with one of them beats a 48 GB card.
-CHEAP = ("batch", "checkpointing", "chunked_loss", "optimizer_8bit", "kv_fp8")
+CHEAP = (
+    "batch",
+    "checkpointing",
+    "chunked_loss",
+    "optimizer_8bit",
+    "batched_tokens",
+    "eager",
+    "eager_batched",
+    "kv_fp8",
+)
+VLLM_LIKE = ("vllm", "sglang")
+SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 
 
 def workload_for(w: Workload, count: int) -> Workload:
@@ -88,6 +99,22 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             "optimizer_8bit",
             lambda: w.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit}),
         )
+    if not training and runtime_of(result) in VLLM_LIKE:
+        # Serving-engine settings that change no answer: a smaller prefill chunk shrinks the
+        # profiled activations; eager mode drops the CUDA-graph pool.
+        if (w.max_num_batched_tokens or 8192) > SMALL_BATCHED_TOKENS:
+            yield (
+                f"batched_tokens:{SMALL_BATCHED_TOKENS}",
+                lambda: w.model_copy(update={"max_num_batched_tokens": SMALL_BATCHED_TOKENS}),
+            )
+        if w.cuda_graphs is not False:
+            yield "eager", lambda: w.model_copy(update={"cuda_graphs": False})
+            yield (
+                f"eager_batched:{SMALL_BATCHED_TOKENS}",
+                lambda: w.model_copy(
+                    update={"cuda_graphs": False, "max_num_batched_tokens": SMALL_BATCHED_TOKENS}
+                ),
+            )
     if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
         yield "kv_fp8", lambda: w.model_copy(update={"kv_cache_dtype": "fp8"})
     ctx = _context_of(result)
