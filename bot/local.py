@@ -44,6 +44,10 @@ async def run_local(settings: Settings, lang: str) -> int:
         max(logging.WARNING, logging.getLogger().level)
     )  # keep the chat readable
     db = settings.database_path.with_name(settings.database_path.stem + "-local.sqlite3")
+    # The stand-in numbers messages from 1 on every run: a database kept from a previous run
+    # would tie this run's buttons to last run's questions. Each try-out starts empty.
+    for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        leftover.unlink(missing_ok=True)
     local = settings.model_copy(update={"database_path": db, "rate_limit_overall_per_s": 1000.0})
     async with FakeTelegram() as tg:
         local = local.model_copy(update={"telegram_api_base_url": tg.base_url})

@@ -12,7 +12,8 @@ from advisor.models import Workload
 from advisor.parse import ParseError, parse_query
 from advisor.recommend import cheapest_price, recommend_query
 from advisor.recommend.grid import precision_grid
-from advisor.render import labels, render
+from advisor.render import label, labels, render
+from bot.choices import wizard_spec
 from tests.test_answer_generated import QUESTIONS
 
 # Words a Chinese reader sees in Chinese tech writing as they are: units, technique and
@@ -215,6 +216,11 @@ def _chinese_corpus() -> list[tuple[str, str]]:
         out.append((code, render("error", "zh", plain=True, error=error, parsed=parse_query(""))))
     for section, words in labels("zh").items():
         out += [(f"labels.{section}", text) for text in words.values()]
+    for step, spec in wizard_spec()["steps"].items():  # the wizard's buttons
+        for choice in spec.get("choices", []):
+            key = choice.get("label_key")
+            shown = label("zh", key, amount=choice["label"]) if key else choice["label"]
+            out.append((f"wizard.{step}", shown))
     return out
 
 
@@ -228,6 +234,7 @@ def test_chinese_answers_carry_no_english_outside_the_allow_list() -> None:
         # are: neither is our wording.
         text = re.sub(r"「[^」]*」", "", text)
         text = re.sub(r"/[a-z]+\b", "", text)
+        text = re.sub(r"--[a-z-]+", "", text)  # a program's flags, typed as they are
         text = re.sub(r"\{[a-z_]+\}", "", text)  # a label's placeholders
         for word in _words(text):
             if word.lower() not in allowed:

@@ -257,3 +257,20 @@ def test_a_bare_memory_size_is_judged_as_the_users_card():
     assert rec.verdict.state == "no_fit" and rec.verdict.fix.startswith("quantize:")
     assert rec.named.decode_tokens_per_s is None
     assert rec.cheapest is not None and rec.cheapest.gpu_id in catalog.gpus()
+
+
+def test_a_32b_model_on_one_3090_is_told_to_quantize_before_renting_four_cards():
+    """Qwen2.5-32B (bf16, ~66 GiB) on the user's one 3090. Expected: does not fit; the
+    cheapest change keeps the card (a 4-bit format), more cards come last."""
+    rec = _rec("qwen2.5-32b 3090")
+    assert rec.verdict.state == "no_fit"
+    assert rec.verdict.fix.startswith("quantize:") and rec.fixes[-1].startswith("cards:")
+
+
+def test_32b_awq_on_one_4090_is_told_the_vllm_settings_before_a_second_card():
+    """Qwen2.5-32B AWQ under vLLM on a 4090: the CUDA-graph pool and the 8k prefill profile
+    push it just over 24 GB. Expected: the cheapest change is vLLM's eager mode with a
+    smaller prefill chunk (same answers), before a second card."""
+    rec = _rec("qwen2.5-32b awq on 4090")
+    assert rec.verdict.state == "no_fit" and rec.verdict.fix.startswith("eager")
+    assert rec.fixes[-1] == "cards:2"

@@ -212,3 +212,24 @@ async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path:
     assert text.count("VRAM per card") == 2 and "1× GeForce RTX 3090 (your setup)" in text
     assert "Traceback" not in text
     assert (tmp_path / "db-local.sqlite3").exists()  # apart from the real database
+
+
+async def test_each_local_try_out_starts_with_an_empty_database(tmp_path: Path) -> None:
+    """The stand-in numbers messages from 1 on every run, so a database left by the last
+    try-out would tie this run's buttons to its old questions: each run starts empty."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_"))}
+    full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
+
+    async def run(keys: str) -> str:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot", "--local", "--lang", "en",
+            cwd=tmp_path, env=full, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(proc.communicate(keys.encode()), 60)
+        assert proc.returncode == 0, out.decode()
+        return out.decode()
+
+    await run("/vram 13b fp16\n/quit\n")
+    text = await run("/vram qwen2.5-7b\n/history\n/quit\n")
+    assert "qwen2.5-7b" in text and "13b · fp16" not in text  # last run's question is gone

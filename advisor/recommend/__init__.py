@@ -16,7 +16,7 @@ from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import applicable, blockers, speed_constants
+from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
 from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
@@ -73,7 +73,7 @@ def _candidates(
     setups: _Setups, prices: list[PriceSpec], currency: str, region: str | None
 ) -> tuple[list[Option], dict[str, list[str]]]:
     """Every card at the fewest cards that fit, and the cards that cannot run the job."""
-    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] = {}  # by cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
@@ -217,16 +217,33 @@ def _verdict(
         return Verdict(state="fits", headroom_fraction=o.headroom_fraction), []
     else:
         state = "tight" if o.fits else "no_fit"
-    found = fixes_for(setup, gpu)
-    if not found and state != "tight":
-        found = fixes_for(setup, gpu, comfortable=False)
-    codes = [code for code, _ in found]
+    codes, tight = _fixes_by_cost(setup, gpu, state)
     return (
         Verdict(
-            state=state, headroom_fraction=o.headroom_fraction, fix=codes[0] if codes else None
+            state=state,
+            headroom_fraction=o.headroom_fraction,
+            fix=codes[0] if codes else None,
+            fix_tight=bool(codes) and codes[0] in tight,
         ),
         codes,
     )
+
+
+def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list[str], set[str]]:
+    """The changes for the user's setup, cheapest first: those that leave the guide's
+    headroom; else (for a setup that does not fit at all) those that fit tight; more cards
+    always last, since renting more is the costliest change. Also returns the tight ones."""
+    comfortable = fixes_for(setup, gpu, limit=6)
+    same_cards = [c for c, _ in comfortable if not c.startswith("cards:")]
+    more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
+    tight: set[str] = set()
+    if not same_cards and state != "tight":
+        loose = fixes_for(setup, gpu, comfortable=False, limit=6)
+        same_cards = [c for c, _ in loose if not c.startswith("cards:")][:2]
+        tight = set(same_cards)
+        more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
+        tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    return (same_cards + more_cards)[:4], tight
 
 
 def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:

@@ -13,13 +13,24 @@ from collections.abc import Callable, Iterator
 from advisor.catalog import GpuSpec, find_format
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Parallelism, Workload
-from advisor.recommend.constraints import blockers
+from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
 COUNTS = (1, 2, 4, 8, 16, 32)
 # Fixes that leave the model, its format and the user's recipe as they are: offered on
 # other cards too, so a 24 GB card that fits with one of them beats a 48 GB card.
-CHEAP = ("batch", "checkpointing", "chunked_loss", "optimizer_8bit", "kv_fp8")
+CHEAP = (
+    "batch",
+    "checkpointing",
+    "chunked_loss",
+    "optimizer_8bit",
+    "batched_tokens",
+    "eager",
+    "eager_batched",
+    "kv_fp8",
+)
+VLLM_LIKE = ("vllm", "sglang")
+SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 
 
 def workload_for(w: Workload, count: int) -> Workload:
@@ -88,6 +99,22 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             "optimizer_8bit",
             lambda: w.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit}),
         )
+    if not training and runtime_of(result) in VLLM_LIKE:
+        # Serving-engine settings that change no answer: a smaller prefill chunk shrinks the
+        # profiled activations; eager mode drops the CUDA-graph pool.
+        if (w.max_num_batched_tokens or 8192) > SMALL_BATCHED_TOKENS:
+            yield (
+                f"batched_tokens:{SMALL_BATCHED_TOKENS}",
+                lambda: w.model_copy(update={"max_num_batched_tokens": SMALL_BATCHED_TOKENS}),
+            )
+        if w.cuda_graphs is not False:
+            yield "eager", lambda: w.model_copy(update={"cuda_graphs": False})
+            yield (
+                f"eager_batched:{SMALL_BATCHED_TOKENS}",
+                lambda: w.model_copy(
+                    update={"cuda_graphs": False, "max_num_batched_tokens": SMALL_BATCHED_TOKENS}
+                ),
+            )
     if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
         yield "kv_fp8", lambda: w.model_copy(update={"kv_cache_dtype": "fp8"})
     ctx = _context_of(result)
@@ -151,16 +178,18 @@ def fixes_for(
     comfortable: bool = True,
     only_cheap: bool = False,
     limit: int = 4,
-    trials: dict[tuple[int, str], EstimateResult] | None = None,
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
+    blocked: bool | None = None,
 ) -> list[tuple[str, EstimateResult]]:
     """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
     cheapest first, each with its new estimate. One card-count fix at most: the fewest.
-    `trials` keeps estimates across cards: a changed workload weighs the same on any card."""
+    `trials` keeps estimates (and their requirements) across cards: a changed workload
+    weighs the same on any card."""
     cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
     out: list[tuple[str, EstimateResult]] = []
     seen_kinds: set[str] = set()
     candidates = candidate_fixes(result)
-    if blockers(gpu, result):
+    if blocked if blocked is not None else blockers(gpu, result):
         candidates = unblocking_fixes(result)  # first make the card able to run it at all
     for code, make in candidates:
         kind = code.partition(":")[0]
@@ -170,17 +199,18 @@ def fixes_for(
             continue  # the least change of each kind is the advice
         key = (id(result), code)
         if trials is not None and key in trials:
-            trial = trials[key]
+            trial, reqs = trials[key]
         else:
             try:
                 trial = estimate(make())
             except ValueError:
                 continue
+            reqs = applicable(trial)
             if trials is not None:
-                trials[key] = trial
+                trials[key] = (trial, reqs)
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
-        if blockers(gpu, trial):
+        if blockers(gpu, trial, reqs):
             continue
         out.append((code, trial))
         seen_kinds.add(kind)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.catalog import GpuSpec
+from advisor.catalog import GpuSpec, find_format
 from advisor.memory import estimate
 from advisor.models import Kind, Workload
 from advisor.recommend.constraints import blockers
@@ -14,12 +14,23 @@ GRID_FORMATS = ("bf16", "fp8", "int8", "int4")
 GRID_CONTEXTS = (4096, 32768, 131072)
 
 
+def _rows(w: Workload) -> list[str]:
+    """The grid's formats; the one the user asked for takes the row of its width (AWQ in the
+    4-bit row), so the grid and the verdict judge the same thing."""
+    asked = find_format(w.weights_format) if w.weights_format else None
+    rows = list(GRID_FORMATS)
+    if asked is None or asked.id in rows:
+        return rows
+    width = "int4" if asked.bits < 6 else "int8" if asked.bits < 12 else "bf16"
+    return [asked.id if f == width else f for f in rows]
+
+
 def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     """✅ fits with the guide's headroom, ⚠️ fits tight, ❌ does not fit, or the card cannot
     run that format (constraints) / the model does not take that context."""
     base = workload_for(w, count)
     cells: list[GridCell] = []
-    for fmt in GRID_FORMATS:
+    for fmt in _rows(w):
         for ctx in GRID_CONTEXTS:
             trial = base.model_copy(
                 update={

@@ -65,6 +65,7 @@ class Verdict(BaseModel):
     state: str  # fits | tight | no_fit | blocked
     headroom_fraction: float
     fix: str | None = None  # the cheapest change (a fix code), if one was found
+    fix_tight: bool = False  # the change makes it fit, but with less than the guide's headroom
 
 
 class Recommendation(BaseModel):

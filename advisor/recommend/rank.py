@@ -6,7 +6,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.models import EstimateResult, Kind
-from advisor.recommend.constraints import blockers
+from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, fixes_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
@@ -72,13 +72,15 @@ def with_cheap_fix(
     opt: Option,
     result: EstimateResult,
     gpu: GpuSpec,
-    trials: dict[tuple[int, str], EstimateResult] | None = None,
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
 ) -> Option:
     """A tight fit that one cheap setting (batch 1, a fused loss, an 8-bit optimizer, an fp8
     KV cache) makes comfortable: kept as a comfortable pick that names the setting."""
     if not opt.risky:
         return opt
-    found = fixes_for(result, gpu, only_cheap=True, limit=1, trials=trials)
+    found = fixes_for(
+        result, gpu, only_cheap=True, limit=1, trials=trials, blocked=bool(opt.blocked)
+    )
     if not found:
         return opt
     code, trial = found[0]
