@@ -354,6 +354,7 @@ def test_follow_ups_change_only_what_they_name():
     assert parse_followup("qwen2.5-7b", last) is None  # a model alone is a new question
     assert parse_followup("换成 qwen2.5-7b", last).workload.model == "qwen2.5-7b"
     assert parse_followup("hello", last) is None
+    assert parse_followup("画图", last) is None and parse_followup("渲染", last) is None
     # a whole new question in ordinary words is not merged into the last one
     assert parse_followup("want to run llama-3.1-8b with vllm on 3090", last) is None
     assert parse_followup("用 4090 跑 qwen2.5-7b 呢", last) is None
