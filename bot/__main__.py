@@ -18,6 +18,7 @@ from telegram.ext import ApplicationBuilder
 from bot.instance import InstanceLock
 from bot.settings import Settings, load_settings, settings_error_line
 from bot.storage import StorageError, backup_database
+from bot.warmup import EngineError
 
 log = logging.getLogger("bot")
 
@@ -136,7 +137,7 @@ async def _run(settings: Settings) -> int:
     except NetworkError as exc:
         where = settings.telegram_api_base_url or "https://api.telegram.org"
         return fail(f"cannot reach the Bot API at {where}: {exc}", settings)
-    except StorageError as exc:
+    except (StorageError, EngineError) as exc:
         return fail(str(exc), settings)
     except TelegramError as exc:
         return fail(f"Telegram refused to start the bot: {exc}", settings)

@@ -12,6 +12,8 @@ from telegram import Update
 from telegram.error import Conflict, TelegramError
 from telegram.ext import Application
 
+from bot.warmup import warm_engine
+
 log = logging.getLogger(__name__)
 
 # SIGTERM to exit, whatever the Bot API does meanwhile (a service manager kills at 90 s).
@@ -30,6 +32,9 @@ async def start(
     """`on_conflict`: called when Telegram answers getUpdates with 409 (another process
     polls with this token); None logs it like any polling error."""
     try:
+        settings = getattr(app, "settings", None)
+        if settings is not None:
+            warm_engine(settings.prices_file)  # before any update waits on a cold engine
         await app.initialize()  # getMe (checks the token), opens the database, loads state
         if app.post_init:
             await app.post_init(app)
