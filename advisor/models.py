@@ -214,6 +214,9 @@ class Workload(BaseModel):
     # step, and before 4.45 computed logits for every prompt token.
     legacy_generate: bool = False
     cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
+    # Scripts that load 16-bit weights onto the GPU and quantize them there (torchao's
+    # quantize_, quanto's quantize/freeze on a model already moved): the load is a peak too.
+    quantize_after_load: bool = False
 
     @model_validator(mode="after")
     def _names_the_work(self) -> Workload:
@@ -258,6 +261,17 @@ class Estimate(BaseModel):
     @property
     def breakdown(self) -> dict[str, int]:
         return {t.name: t.bytes for t in self.terms}
+
+
+class ServingFit(BaseModel):
+    """A serving engine (vLLM/SGLang) on one card: what nvidia-smi shows and what fits."""
+
+    gpu_memory_utilization: float
+    nvidia_smi_bytes: int  # the engine pre-allocates its share of the card
+    non_kv_bytes: int  # weights + activation profile + non-torch + CUDA graphs
+    kv_budget_bytes: int  # what is left for the KV cache (0: the model does not fit)
+    max_context_tokens: int  # longest single sequence the KV budget holds
+    max_concurrency: int  # sequences of the requested context held at once
 
 
 class ResolvedModel(BaseModel):

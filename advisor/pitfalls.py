@@ -62,13 +62,22 @@ def _gib(b: float) -> str:
 def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
     """What applies to running this workload on `pick` (a card and a count): shown beside a
     pick, and in the answer's list for the headline setup."""
-    from advisor.recommend.constraints import blockers, nvlinked
+    from advisor.recommend.constraints import advisories, blockers, nvlinked
 
     w, model = result.workload, result.model
-    out = [_p(code, gpu=gpu.name) for code in blockers(gpu, result)]
+    missing = blockers(gpu, result)
+    out = [_p(code, gpu=gpu.name) for code in missing]
+    if not missing:
+        out += [_p(code, gpu=gpu.name) for code in advisories(gpu, result)]
     if not pick.fits:
         out.append(
-            _p("oom", need=_gib(pick.per_gpu_bytes), gpu=gpu.name, have=_gib(pick.usable_bytes))
+            _p(
+                "oom",
+                need=_gib(pick.per_gpu_bytes),
+                gpu=gpu.name,
+                count=pick.count,
+                have=_gib(pick.usable_bytes),
+            )
         )
     elif pick.risky:
         out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))

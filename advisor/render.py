@@ -111,7 +111,12 @@ def formula(lang: str, term) -> str:  # noqa: ANN001
             pass
     if lang == "en":
         return term.formula
-    numbers = [f"{v:g}" if isinstance(v, int | float) else str(v) for v in term.values.values()]
+    # `gib` is the term's own size, already shown beside its name.
+    numbers = [
+        f"{v:g}" if isinstance(v, int | float) else str(v)
+        for k, v in term.values.items()
+        if k != "gib"
+    ]
     numbers = [n for n in numbers if re.fullmatch(r"[\d.eE+-]+", n)]
     return label(lang, "formula.fallback", numbers="、".join(numbers)) if numbers else ""
 

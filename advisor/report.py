@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.models import EstimateResult
-from advisor.recommend import Option, Recommendation
+from advisor.recommend import Option, Price, Recommendation
 
 
 def estimate_json(result: EstimateResult) -> dict[str, Any]:
@@ -37,6 +37,20 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
     return out
 
 
+def _price_json(p: Price | None) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {
+        "amount": p.amount,
+        "currency": p.currency,
+        "platform": p.platform,
+        "source_date": p.source_date,
+        "listed_amount": p.listed_amount,  # set when converted from the listing's currency
+        "listed_currency": p.listed_currency,
+        "in_region": p.in_region,
+    }
+
+
 def option_json(o: Option) -> dict[str, Any]:
     return {
         "gpu_id": o.gpu_id,
@@ -48,17 +62,15 @@ def option_json(o: Option) -> dict[str, Any]:
         "per_gpu_bytes": o.per_gpu_bytes,
         "usable_bytes": o.usable_bytes,
         "headroom_fraction": o.headroom_fraction,
-        "price_per_hour": (
-            {
-                "amount": o.price_per_hour.amount,
-                "currency": o.price_per_hour.currency,
-                "platform": o.price_per_hour.platform,
-                "source_date": o.price_per_hour.source_date,
-            }
-            if o.price_per_hour
-            else None
-        ),
+        "price_per_hour": _price_json(o.price_per_hour),
+        "parallelism": o.parallelism,
+        "blocked": o.blocked,
+        "fix": o.fix,
+        "fixed_bytes": o.fixed_bytes,
+        "notes": [p.code for p in o.notes],
         "decode_tokens_per_s": o.decode_tokens_per_s,
+        "decode_total_tokens_per_s": o.decode_total_tokens_per_s,
+        "concurrency": o.concurrency,
         "train_hours": o.train_hours,
         "job_cost": o.job_cost,
         "images_per_min": o.images_per_min,
@@ -81,7 +93,13 @@ def recommendation_json(rec: Recommendation, lang: str = "en") -> dict[str, Any]
             break
     out["recommendations"] = recs
     out["named_gpu"] = option_json(rec.named) if rec.named else None
+    out["headline"] = option_json(rec.headline) if rec.headline else None
+    out["verdict"] = rec.verdict.model_dump() if rec.verdict else None
     out["fixes"] = rec.fixes
+    out["over_budget"] = rec.over_budget
+    out["excluded"] = rec.excluded
+    out["free"] = [t["id"] for t in rec.free]
+    out["grid"] = [c.model_dump() for c in rec.grid]
     out["pitfalls"] = [
         {"code": p.code, "severity": p.severity, "message": p.message(lang)} for p in rec.pitfalls
     ]

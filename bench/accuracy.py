@@ -44,6 +44,9 @@ DEFAULT_CASES = (
 ALLOCATED_VIEW = {"allocated", "reserved", "software_reported"}
 # The band must hold this share of measurements; each tail gets half the rest.
 BAND_COVERAGE = 0.90
+# Families with fewer measured cases use the pooled spread; no side narrower than 10%.
+MIN_FAMILY_CASES = 8
+BAND_FLOOR = 0.10
 
 
 def source_group(case: dict) -> str:
@@ -164,17 +167,24 @@ def line(name: str, s: dict) -> str:
 def fit_band(rows: list[dict]) -> dict[str, tuple[float, float]]:
     """Per family, the band [est x (1 - low), est x (1 + high)] that holds BAND_COVERAGE of
     the measurements: each side is the (1 + coverage) / 2 quantile of that side's misses."""
-    q = (1 + BAND_COVERAGE) / 2
     by_family: dict[str, list[float]] = defaultdict(list)
     for r in points(rows):
         by_family[r["family"]].append(r["measured_bytes"] / r["estimate_bytes"] - 1)
+    pooled = sorted(x for ratios in by_family.values() for x in ratios)
     out = {}
     for family, ratios in by_family.items():
-        ratios.sort()
-        hi = ratios[min(int(q * len(ratios)), len(ratios) - 1)]
-        lo = -ratios[max(int((1 - q) * len(ratios)), 0)]
-        out[family] = (round(max(lo, 0.03), 3), round(max(hi, 0.03), 3))
+        # A family with few cases borrows the spread of all of them.
+        out[family] = _band_sides(sorted(ratios) if len(ratios) >= MIN_FAMILY_CASES else pooled)
     return out
+
+
+def _band_sides(ratios: list[float]) -> tuple[float, float]:
+    """Each side: the (1 + coverage) / 2 quantile of measured / estimate - 1 on that side,
+    never narrower than BAND_FLOOR."""
+    q = (1 + BAND_COVERAGE) / 2
+    hi = ratios[min(int(q * len(ratios)), len(ratios) - 1)]
+    lo = -ratios[max(int((1 - q) * len(ratios)), 0)]
+    return round(max(lo, BAND_FLOOR), 3), round(max(hi, BAND_FLOOR), 3)
 
 
 def band_holds_with(rows: list[dict], band: dict[str, tuple[float, float]]) -> float | None:

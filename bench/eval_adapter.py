@@ -38,8 +38,14 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         False,
     ),
     (r"modules_to_save", "trainable_embeddings", True),
+    (
+        r"(16-bit|bf16|fp16) weights (on|onto|to) the GPU before quantiz|load peak|"
+        r"(loaded|loads) in (bf16|fp16|16-bit)[^.]*then quantiz",
+        "quantize_after_load",
+        True,
+    ),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
-    (r"(?<!no )activation offloading", "activation_offload", True),
+    (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
     (
         r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward",
         "optimizer_in_backward",
@@ -80,6 +86,7 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"deepspeed", "deepspeed"),
     (r"transformers", "transformers"),
 ]
+CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
 DTYPES = {"f16": "fp16", "fp8+bf16": "bf16", "f32": "fp32"}
 
 OPTIMIZERS = {
@@ -215,6 +222,10 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     for pattern, field, value in NOTE_KNOBS:
         if field == "cpu_offload" and (kind != Kind.diffusion or wl["mode"] != "inference"):
             continue
+        # Chunked losses and activation offloading are torchtune / Unsloth features; an HF
+        # row's notes may describe them only to contrast the two.
+        if field in CHUNK_OFFLOAD_KNOBS and fields.get("framework") not in ("torchtune", "unsloth"):
+            continue
         if re.search(pattern, text):
             if value == "compute":
                 value = wl.get("compute_dtype") or "fp16"
@@ -242,9 +253,12 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
         version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
         if version:
             out["legacy_generate"] = (int(version.group(1)), int(version.group(2))) < (4, 36)
-        elif re.search(r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation", notes):
-            # Undated sources: the year, the PyTorch release, AutoGPTQ (2023-early 2024)
-            # or the concatenating cache itself place them before transformers 4.36.
+        elif re.search(
+            r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation|benchmark_gptq", notes
+        ):
+            # Undated sources: the year, the PyTorch release, AutoGPTQ (2023-early 2024),
+            # optimum's benchmark_gptq.py (written for transformers 4.32, Aug 2023) or the
+            # concatenating cache itself place them before transformers 4.36.
             out["legacy_generate"] = True
     return out
 

@@ -8,6 +8,7 @@ from telegram import Update
 from advisor import catalog
 from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
 from advisor.recommend import Recommendation, recommend_query, summary
+from advisor.recommend.pricing import ALL_REGIONS
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
@@ -19,15 +20,23 @@ def currency_for(context: Context) -> str:
     return "CNY" if context.lang == "zh" else "USD"
 
 
-def compute(parsed: ParsedQuery, context: Context) -> Recommendation:
+def compute(parsed: ParsedQuery, context: Context, region: str | None = None) -> Recommendation:
     return recommend_query(
         parsed,
         default_currency=currency_for(context),
         prices_file=context.settings.prices_file,
+        region=region,
     )
 
 
-def answer_keyboard(context: Context, hid: int) -> Keyboard:
+def answer_keyboard(context: Context, hid: int, all_platforms: bool = False) -> Keyboard:
+    """Under an answer. The platforms button flips between the reader's usual platforms
+    first (China-payable for Chinese) and every platform ranked by price alone."""
+    platforms = (
+        (t(context, "button.usual_platforms"), pack("a", hid, "r"))
+        if all_platforms
+        else (t(context, "button.all_platforms"), pack("a", hid, "w"))
+    )
     return [
         [
             (t(context, "button.precision"), pack("a", hid, "p")),
@@ -36,6 +45,7 @@ def answer_keyboard(context: Context, hid: int) -> Keyboard:
         ],
         [
             (t(context, "button.details"), pack("a", hid, "d")),
+            platforms,
             (t(context, "button.new"), pack("w", 0, "n")),
         ],
     ]
@@ -114,16 +124,17 @@ async def reply_with_answer(
 
 
 async def show_view(update: Update, context: Context, hid: int, view: str, canonical: str) -> None:
-    """Edit an answer in place: back to the answer (r), the details (d) or a sub-menu."""
+    """Edit an answer in place: back to the answer (r), the same with every platform ranked
+    by price (w), the details (d) or a sub-menu."""
     parsed = parse_query(canonical)
     if not parsed.ok:  # the catalog changed since: say so rather than guess
         await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
         return
-    rec = compute(parsed, context)
+    rec = compute(parsed, context, region=ALL_REGIONS if view == "w" else None)
     if view == "d":
         template, keyboard = "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]]
-    elif view == "r":
-        template, keyboard = "answer", answer_keyboard(context, hid)
+    elif view in ("r", "w"):
+        template, keyboard = "answer", answer_keyboard(context, hid, all_platforms=view == "w")
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
     await send(

@@ -13,6 +13,7 @@ from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import Price, cheapest_price
 from advisor.recommend.grid import precision_grid
+from bot import followup
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
@@ -78,10 +79,11 @@ async def vram(update: Update, context: Context) -> None:
 
 
 async def free_text(update: Update, context: Context) -> None:
-    """Private chat, no wizard running: the text is a question."""
+    """Private chat, no wizard running: the text is a question, or changes the last one."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
-    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+    last = await followup.last_question(update, context)
+    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
 
 
 async def not_text(update: Update, context: Context) -> None:
@@ -90,7 +92,8 @@ async def not_text(update: Update, context: Context) -> None:
 
 
 async def group_reply(update: Update, context: Context) -> None:
-    """Group, no wizard running for this member: a reply to one of our messages is a question."""
+    """Group, no wizard running for this member: a reply to one of our messages is a question;
+    a reply to one of our answers may change that answer's question."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
     if (
@@ -99,7 +102,8 @@ async def group_reply(update: Update, context: Context) -> None:
         or msg.reply_to_message.from_user.id != context.bot.id
     ):
         return
-    await reply_with_answer(update, context, msg.text, parse_query(msg.text))
+    last = await followup.replied_question(update, context)
+    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
 
 
 # --- the catalog ----------------------------------------------------------------------------------
@@ -309,7 +313,7 @@ async def on_answer_button(update: Update, context: Context) -> None:
     if entry.user_id != user.id:
         await refuse_not_owner(update, context, entry.user_id)
         return
-    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r"):
+    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r", "w"):
         await query.answer()
         await show_view(update, context, entry.id, cb.args[0], entry.canonical)
         return

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import re
 
 from telegram import ForceReply, Message, Update
 from telegram.error import BadRequest
@@ -26,6 +27,7 @@ from telegram.ext import (
 
 from advisor.memory import estimate
 from advisor.parse import ParsedQuery, parse_query
+from advisor.parse.followup import fields_named
 from bot.answer import reply_with_answer
 from bot.app import Context
 from bot.callbacks import Callback, pack, unpack
@@ -347,17 +349,43 @@ async def on_text(update: Update, context: Context) -> int | None:
             return END
         await _show(update, context, draft, None, edit=False, error=parsed)
         return ASKING
-    alone = parse_query(msg.text)
-    model_step = _steps(draft)[0]
-    names_model = wizard_spec()["steps"][model_step].get("fills") == "model"
-    if step != model_step and alone.ok and names_model:
-        step = model_step  # "llama-3.1-8b int4" typed later: a change of model, not a precision
-    parsed = parse_query(_query(draft, (step, msg.text)))
+    typed = _typed_token(step, msg.text)
+    step = _step_for_text(draft, step, typed)
+    parsed = parse_query(_query(draft, (step, typed)))
     if not parsed.ok:
         await _show(update, context, draft, step, edit=False, error=parsed)
         return ASKING
-    _record(draft, step, msg.text[:40], msg.text)
+    _record(draft, step, msg.text[:40], typed)
     return await _advance(update, context, draft, edit=False)
+
+
+def _typed_token(step: str, text: str) -> str:
+    """A bare number answers the step it was typed at: "16" at the batch step is "batch 16",
+    "32k" at the context step "ctx 32k" (wizard.toml `typed`)."""
+    template = wizard_spec()["steps"][step].get("typed")
+    bare = text.strip()
+    if template and re.fullmatch(r"\d+(?:\.\d+)?\s*[kKmMbB]?", bare):
+        return template.format(bare)
+    return text
+
+
+def _step_for_text(draft: dict, asked: str, typed: str) -> str:
+    """The step a typed answer belongs to: the asked one if the text sets what it asks,
+    else the step of this task whose field the text sets ("awq" typed at the context step
+    is a precision; "llama-3.1-8b int4" a change of model)."""
+    named = fields_named(typed)
+    if not isinstance(named, set):
+        return asked
+    steps = wizard_spec()["steps"]
+
+    def field(step: str) -> str:
+        return steps[step].get("fills") or step
+
+    if "model" in named:  # a model with its precision is a new model, not a precision
+        return next((s for s in _steps(draft) if field(s) == "model"), asked)
+    if field(asked) in named:
+        return asked
+    return next((s for s in _steps(draft) if field(s) in named), asked)
 
 
 async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:

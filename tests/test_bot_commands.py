@@ -383,3 +383,18 @@ async def test_typing_prompt_in_a_group_in_chinese(tg: FakeTelegram, bot) -> Non
     )
     assert "请直接回复这条消息" in prompt.params["text"]
     assert prompt.params["reply_markup"]["input_field_placeholder"].startswith("例如")
+
+
+async def test_a_chinese_answer_can_switch_to_every_platform_and_back(
+    tg: FakeTelegram, bot
+) -> None:
+    """Chinese answers rank China-payable platforms first; the platforms button re-ranks by
+    price alone over every platform, and the other button brings the usual order back."""
+    wang = User(2031, "王", "zh-hans")
+    answer = await say(tg, wang, "/vram qwen2.5-7b")
+    assert "优先列国内可付款的平台" in shown(answer) and "矩池云" in shown(answer)
+    everywhere = await press(tg, wang, answer, "🌐 全部平台")
+    assert everywhere.method == "editMessageText"
+    assert "全部平台只按价格排序" in shown(everywhere)
+    back = await press(tg, wang, everywhere, "🏠 国内平台优先")
+    assert "优先列国内可付款的平台" in shown(back)

@@ -262,3 +262,197 @@ def test_a_layers_backward_buffers_never_coexist_with_the_logits():
     b = e.breakdown
     assert "logits" in b and "backward_transient" not in b
     assert sum(b.values()) == e.total_bytes
+
+
+# --- runtimes (issue 12) ---------------------------------------------------------------
+
+
+def _assumed(result) -> dict[str, str]:
+    return {a.field: a.value for a in result.assumed}
+
+
+def test_a_gguf_question_runs_under_llama_cpp_and_says_so():
+    r = estimate(Workload(model="llama-3.1-8b", weights_format="q4_k_m"))
+    assert r.estimate.runtime == "llamacpp" and _assumed(r)["runtime"] == "llamacpp"
+    assert "compute_buffer" in r.estimate.breakdown
+
+
+def test_awq_serving_runs_under_vllm_with_kv_for_every_concurrent_request():
+    one = estimate(Workload(model="qwen2.5-7b", weights_format="awq-4bit", concurrency=1))
+    many = estimate(Workload(model="qwen2.5-7b", weights_format="awq-4bit", concurrency=16))
+    assert _assumed(many)["runtime"] == "vllm"
+    assert many.estimate.breakdown["kv_cache"] == pytest.approx(
+        16 * one.estimate.breakdown["kv_cache"], rel=0.01
+    )
+    assert {"non_torch", "cuda_graphs"} <= many.estimate.breakdown.keys()
+
+
+def test_vllm_tensor_parallel_adds_nccl_buffers_and_halves_the_weights():
+    base = dict(model="qwen2.5-72b", runtime="vllm", context_tokens=8192)
+    tp1 = estimate(Workload(**base)).estimate.breakdown
+    tp2 = estimate(Workload(**base, num_gpus=2, parallelism="tp")).estimate.breakdown
+    assert tp2["non_torch"] > 4 * tp1["non_torch"]
+    assert tp2["weights"] == pytest.approx(tp1["weights"] / 2, rel=0.01)
+
+
+def test_vllm_profile_of_llama_8b_is_near_its_logged_non_kv_memory():
+    """vLLM 0.19 logs 'Total non KV cache memory' for Llama-3.1-8B w4a16 at 7.51 GiB and
+    Qwen2.5-72B TP 2 at 72.19 GiB (llm-d-planner PR #205)."""
+    from advisor.memory.runtimes.vllm import PROFILE_TERMS
+
+    def profile(**kw) -> float:
+        est = estimate(Workload(runtime="vllm", context_tokens=8192, **kw)).estimate
+        return sum(t.bytes for t in est.terms if t.name in PROFILE_TERMS) / GIB
+
+    assert 7.5 * 0.9 < profile(model="qwen2.5-72b", num_gpus=2) / 72.19 * 7.5 < 7.5 * 1.1
+    assert 7.51 * 0.85 < profile(model="llama-3.1-8b", weights_format="gptq-4bit") < 7.51 * 1.4
+
+
+def test_llama_cpp_partial_offload_keeps_fewer_layers_and_their_cache_on_the_card():
+    full = estimate(Workload(model="llama-3.1-8b", runtime="llamacpp")).estimate.breakdown
+    part = estimate(
+        Workload(model="llama-3.1-8b", runtime="llamacpp", n_gpu_layers=16)
+    ).estimate.breakdown
+    assert part["weights"] < 0.6 * full["weights"]
+    assert part["kv_cache"] == pytest.approx(full["kv_cache"] / 2, rel=0.01)
+
+
+def test_llama_cpp_leaves_the_token_embeddings_in_host_memory():
+    est = estimate(Workload(model="llama-3.1-8b", runtime="llamacpp", weights_format="fp16"))
+    assert est.estimate.breakdown["weights"] < 8.03e9 * 2 - 128256 * 4096 * 2 * 0.9
+
+
+# --- training recipes --------------------------------------------------------------------
+
+
+def test_deepspeed_zero_keeps_an_fp32_gradient_partition_beside_master_and_moments():
+    base = dict(model="llama-3.2-3b", mode="full", weights_format="bf16", mixed_precision=True)
+    plain = estimate(Workload(**base)).estimate.breakdown["optimizer"]
+    zero = estimate(Workload(**base, parallelism="zero1")).estimate.breakdown["optimizer"]
+    assert zero == pytest.approx(plain * 16 / 12, rel=0.01)
+
+
+def test_selective_checkpointing_keeps_more_than_full_and_less_than_none():
+    base = dict(model="llama-3.1-8b", mode="full", batch_size=2, seq_len=4096)
+
+    def act(**kw) -> int:
+        return estimate(Workload(**base, **kw)).estimate.breakdown["activations"]
+
+    full = act(gradient_checkpointing=True)
+    sac = act(gradient_checkpointing=True, selective_checkpointing=True)
+    none = act(gradient_checkpointing=False)
+    assert full < sac < none
+
+
+def test_tensor_parallel_inside_fsdp_divides_the_activations():
+    base = dict(model="llama-3.1-70b", mode="full", num_gpus=64, parallelism="fsdp")
+    base |= dict(gradient_checkpointing=True, batch_size=2, seq_len=8192)
+    alone = estimate(Workload(**base)).estimate.breakdown["activations"]
+    with_tp = estimate(Workload(**base, tensor_parallel=8)).estimate.breakdown["activations"]
+    assert with_tp < alone / 4  # /8, less what the breakdown's rebalancing moves
+
+
+def test_trainable_embeddings_add_two_vocab_matrices_of_state():
+    base = dict(model="llama-3.1-8b", mode="lora", lora_rank=8)
+    plain = estimate(Workload(**base)).estimate.breakdown["optimizer"]
+    emb = estimate(Workload(**base, trainable_embeddings=True)).estimate.breakdown["optimizer"]
+    assert emb - plain > 2 * 128256 * 4096 * 8 * 0.9
+
+
+# --- families ----------------------------------------------------------------------------
+
+
+def test_video_tokens_and_decode_grow_with_frames_for_a_whole_video_vae():
+    def b(frames: int) -> dict[str, int]:
+        return estimate(Workload(model="hunyuanvideo", video_frames=frames)).estimate.breakdown
+
+    short, long = b(33), b(129)
+    assert long["vae_decode"] > 3 * short["vae_decode"]
+
+
+def test_cogvideox_decodes_in_frame_batches_so_more_frames_cost_no_more_decode():
+    def decode(frames: int) -> int:
+        w = Workload(model="cogvideox-5b", video_frames=frames)
+        return estimate(w).estimate.breakdown["vae_decode"]
+
+    assert decode(49) == decode(121)
+
+
+def test_vae_tiling_shrinks_the_decode_peak():
+    base = dict(model="hunyuanvideo", image_width=1280, image_height=720)
+    plain = estimate(Workload(**base)).estimate.total_bytes
+    tiled = estimate(Workload(**base, vae_tiling=True)).estimate.total_bytes
+    assert tiled < 0.8 * plain
+
+
+def test_a_quantized_pipeline_keeps_text_encoders_16bit_unless_told_and_says_so():
+    r = estimate(Workload(model="flux.1-dev", weights_format="nf4"))
+    assert _assumed(r)["text_encoder_format"] == "bf16"
+    told = estimate(Workload(model="flux.1-dev", weights_format="nf4", text_encoder_format="nf4"))
+    assert told.estimate.breakdown["text_encoders"] < 0.4 * r.estimate.breakdown["text_encoders"]
+
+
+def test_images_become_prompt_tokens_for_a_vision_language_model():
+    one = estimate(Workload(model="qwen2.5-vl-7b", images_per_prompt=1)).estimate
+    four = estimate(Workload(model="qwen2.5-vl-7b", images_per_prompt=4)).estimate
+    per_image = (four.breakdown["kv_cache"] - one.breakdown["kv_cache"]) / 3
+    kv_per_token = 28 * 4 * 128 * 2 * 2
+    assert per_image == pytest.approx(37 * 37 * kv_per_token, rel=0.02)  # 1024 px / 28
+
+
+def test_whisper_decoder_attends_to_1500_encoder_frames():
+    est = estimate(Workload(model="whisper-large-v3", context_tokens=100)).estimate
+    per_token = 32 * 20 * 64 * 2 * 2
+    assert est.breakdown["kv_cache"] == pytest.approx(1600 * per_token, rel=0.01)
+
+
+def test_mxfp4_quantizes_only_the_experts():
+    est = estimate(Workload(model="gpt-oss-20b", weights_format="mxfp4", mode="load_only"))
+    assert 12e9 < est.estimate.breakdown["weights"] < 15e9  # all-linear 4.25 bits: ~11 GB
+
+
+def test_segmentation_activations_scale_with_the_crop_area():
+    def act(size: int) -> int:
+        w = Workload(model="pspnet-r50", mode="full", batch_size=2, image_width=size)
+        return estimate(w).estimate.breakdown["activations"]
+
+    assert act(1024) == pytest.approx(4 * act(512), rel=0.01)
+
+
+def test_the_band_is_given_as_fractions_that_match_the_total_view():
+    est = estimate(Workload(model="llama-3.1-8b")).estimate
+    assert est.low_bytes == int(est.total_bytes * (1 - est.band_low_fraction))
+    assert est.high_bytes == int(est.total_bytes * (1 + est.band_high_fraction))
+    assert est.band_high_fraction >= 0.1
+
+
+def test_vllm_on_an_80gb_card_shows_90_percent_and_says_how_much_context_fits():
+    from advisor.memory.runtimes.vllm import serving_fit
+
+    est = estimate(Workload(model="llama-3.1-8b", runtime="vllm", context_tokens=8192)).estimate
+    fit = serving_fit(est, 8192, 80 * GIB)
+    assert fit.nvidia_smi_bytes == int(80 * GIB * 0.9)
+    kv_per_token = 32 * 8 * 128 * 2 * 2  # 128 KiB
+    assert fit.max_context_tokens == fit.kv_budget_bytes // kv_per_token
+    assert 300_000 < fit.max_context_tokens < 450_000  # ~50 GiB of KV after ~20 GiB non-KV
+    assert fit.max_concurrency == fit.max_context_tokens // 8192
+    assert serving_fit(est, 8192, 16 * GIB).max_context_tokens == 0  # 8B bf16 needs >16 GB
+
+
+def test_exllamav2_sizes_its_cache_for_the_model_maximum_unless_told():
+    default = estimate(Workload(model="llama-3.1-8b", runtime="exllamav2"))
+    told = estimate(Workload(model="llama-3.1-8b", runtime="exllamav2", context_tokens=8192))
+    assert _assumed(default)["cache_tokens"] == "131072"
+    kv = 32 * 8 * 128 * 2 * 2
+    assert default.estimate.breakdown["kv_cache"] == pytest.approx(131072 * kv, rel=0.01)
+    assert told.estimate.breakdown["kv_cache"] == pytest.approx(8192 * kv, rel=0.01)
+
+
+def test_quantizing_on_the_gpu_after_a_16bit_load_peaks_at_the_load():
+    base = dict(model="flux.1-dev", weights_format="torchao-int8")
+    after = estimate(Workload(**base, quantize_after_load=True)).estimate
+    on_load = estimate(Workload(**base)).estimate
+    assert after.breakdown["weights"] > 1.3 * on_load.breakdown["weights"]
+    assert after.terms[0].formula_key == "weights.before_quantization"
+    llm = estimate(Workload(model="llama-3.1-8b", weights_format="int8", quantize_after_load=True))
+    assert llm.estimate.breakdown["weights"] == pytest.approx(8.03e9 * 2, rel=0.01)

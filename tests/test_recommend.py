@@ -243,7 +243,8 @@ def test_pretraining_on_a_cheap_card_takes_days_and_the_fastest_card_is_much_qui
     """Pre-training 1B parameters on 10B tokens. Expected: the cheapest card needs more than
     three days (pitfall: too little compute); the fastest pick finishes far sooner."""
     rec = _rec("pretrain 1b data 10b tokens")
-    assert rec.cheapest.train_hours > 72 and "slow_compute" in _codes(rec)
+    beside = {n.code for n in rec.cheapest.notes}  # said under the pick itself
+    assert rec.cheapest.train_hours > 72 and "slow_compute" in _codes(rec) | beside
     assert rec.fastest.train_hours < rec.cheapest.train_hours / 5
 
 

@@ -64,7 +64,7 @@ def estimate(w: Workload) -> EstimateResult:
     if model.kind == Kind.diffusion:
         if spec is None or spec.diffusion is None:
             spec = generic_diffusion_spec(model.params_b)
-            acc.assume("pipeline", "generic DiT (all parameters in the denoiser)")
+            acc.assume("pipeline", "generic_dit")  # all parameters in the denoiser
         est = estimate_diffusion(w, spec, acc)
     elif model.kind == Kind.classic and (spec is None or spec.arch is None) and w.arch is None:
         est = estimate_classic_cnn(w, model, spec, acc)

@@ -35,25 +35,53 @@ def estimate_classic_cnn(
     # Convolutional activations scale with the input area; AMP halves most of them (batch
     # norm statistics and the loss stay fp32).
     per_sample *= width * height / ref**2 * (0.55 if amp else 1.0)
+    bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     allocated = acc.add(
-        "weights", params * catalog.find_format(fmt).bits / 8, f"{params / 1e6:.1f}M params x {fmt}"
-    )  # type: ignore[union-attr]
+        "weights",
+        params * bits / 8,
+        f"{params / 1e6:.1f}M params x {fmt}",
+        key="weights.small",
+        params_m=round(params / 1e6, 1),
+        format=fmt,
+    )
     if w.mode.is_training:
         opt = w.optimizer or Optimizer.adamw
         if w.optimizer is None:
             acc.assume("optimizer", "adamw")
-        allocated += acc.add("gradients", params * 4, "fp32 gradients")
         allocated += acc.add(
-            "optimizer", params * optimizer_state_bytes_per_param(opt, 4, False), opt.value
+            "gradients",
+            params * 4,
+            "fp32 gradients",
+            params_m=round(params / 1e6, 1),
+            bytes_per_param=4,
+            shards=1,
+        )
+        per = optimizer_state_bytes_per_param(opt, 4, False)
+        allocated += acc.add(
+            "optimizer",
+            params * per,
+            opt.value,
+            params_m=round(params / 1e6, 1),
+            bytes_per_param=per,
+            optimizer=opt.value,
+            shards=1,
         )
         allocated += acc.add(
             "activations",
             batch * per_sample,
             f"batch {batch} x {per_sample / 1e6:.0f} MB/sample at {size}px",
+            key="activations.per_sample",
+            batch=batch,
+            mb_per_sample=round(per_sample / 1e6),
+            size=size,
         )
     else:
         allocated += acc.add(
-            "activations", batch * per_sample / 4, f"inference: batch {batch}, no saved activations"
+            "activations",
+            batch * per_sample / 4,
+            f"inference: batch {batch}, no saved activations",
+            key="activations.inference_small",
+            batch=batch,
         )
     return finish(
         acc, allocated, w, w.mode.is_training, family_band(Kind.classic, w.mode.is_training)

@@ -6,7 +6,7 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import video
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import Breakdown, family_band, finish, rebalance
+from advisor.memory.terms import Breakdown, family_band, finish, load_peak, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -69,8 +69,12 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     if w.mode.is_training:
         return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
 
-    den_act, act_formula = denoiser_activations(w, spec, fmt, images, frames, width, height)
-    decode, decode_formula = vae_decode(w, spec, vae_bytes, images, frames, width, height)
+    den_act, act_formula, act_values = denoiser_activations(
+        w, spec, fmt, images, frames, width, height
+    )
+    decode, decode_formula, decode_values = vae_decode(
+        w, spec, vae_bytes, images, frames, width, height
+    )
     te_total = sum(te_w) if w.text_encoders_on_gpu else 0
     den_formula = f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits"  # type: ignore[union-attr]
     offload = w.cpu_offload
@@ -83,9 +87,11 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
             key="weights.sequential_offload",
         )
         if decode >= den_act:
-            allocated += acc.add("vae_decode", decode, decode_formula)
+            allocated += acc.add("vae_decode", decode, decode_formula, **decode_values)
         else:
-            allocated += acc.add("activations", den_act, act_formula, key="activations.denoiser")
+            allocated += acc.add(
+                "activations", den_act, act_formula, key="activations.denoiser", **act_values
+            )
     elif offload == Offload.model:
         # One component on the GPU at a time: the peak is the largest phase.
         phases = {
@@ -96,9 +102,12 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         peak = max(phases, key=lambda k: phases[k])
         if peak == "decode":
             allocated = acc.add(
-                "vae", vae_w, "model CPU offload: only the VAE is resident while decoding"
+                "vae",
+                vae_w,
+                "model CPU offload: only the VAE is resident while decoding",
+                key="vae.model_offload",
             )
-            allocated += acc.add("vae_decode", decode, decode_formula)
+            allocated += acc.add("vae_decode", decode, decode_formula, **decode_values)
         elif peak == "denoise":
             allocated = acc.add(
                 "weights",
@@ -106,7 +115,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
                 "model CPU offload: only the denoiser is resident while denoising; " + den_formula,
                 key="weights.model_offload",
             )
-            allocated += acc.add("activations", den_act, act_formula, key="activations.denoiser")
+            allocated += acc.add(
+                "activations", den_act, act_formula, key="activations.denoiser", **act_values
+            )
         else:
             allocated = acc.add(
                 "text_encoders",
@@ -115,7 +126,14 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
                 key="text_encoders.model_offload",
             )
     else:
-        allocated = acc.add("weights", den_w, den_formula, key="weights.denoiser")
+        allocated = acc.add(
+            "weights",
+            den_w,
+            den_formula,
+            key="weights.denoiser",
+            params_b=d.denoiser_params_b,
+            bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+        )
         if te_total:
             allocated += acc.add(
                 "text_encoders",
@@ -133,15 +151,25 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
             bytes_per_param=vae_bytes,
         )
         if decode >= den_act:
-            allocated += acc.add("vae_decode", decode, decode_formula)
+            allocated += acc.add("vae_decode", decode, decode_formula, **decode_values)
         else:
-            allocated += acc.add("activations", den_act, act_formula, key="activations.denoiser")
+            allocated += acc.add(
+                "activations", den_act, act_formula, key="activations.denoiser", **act_values
+            )
+    if w.quantize_after_load and fmt not in PLAIN_FORMATS and offload == Offload.none:
+        sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + vae_w
+        sixteen += (
+            sum(estimate_weight_bytes(p * 1e9, None, "bf16") for p in d.text_encoders_params_b)
+            if w.text_encoders_on_gpu
+            else 0
+        )
+        allocated = load_peak(acc, allocated, sixteen)
     return finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
 
 
 def denoiser_activations(
     w: Workload, spec: ModelSpec, fmt: str, images: int, frames: int, width: int, height: int
-) -> tuple[float, str]:
+) -> tuple[float, str, dict]:
     """One denoiser pass: tokens x the per-token working set (measured at 16-bit), at the
     batch the sampler runs (x 2 with classifier-free guidance); eager attention adds the
     score matrices (diffusers AttnProcessor: baddbmm input, scores and probs)."""
@@ -163,15 +191,20 @@ def denoiser_activations(
         act += scores
     elif attention == Attention.sliced:
         act += scores / 2  # diffusers "auto" slicing: half the heads at a time
-    return act, (
-        f"denoiser at batch {batch_eff} ({images} x{' 2 for CFG' if cfg else ' 1'}), "
-        f"{int(attn_tokens)} tokens + {text} text x {d.denoiser_act_bytes_per_token / 1024:.0f} KiB"
+    values = {"batch": batch_eff, "tokens": int(attn_tokens + text)}
+    return (
+        act,
+        (
+            f"denoiser at batch {batch_eff} ({images} x{' 2 for CFG' if cfg else ' 1'}), "
+            f"{int(attn_tokens)} tokens + {text} text x {d.denoiser_act_bytes_per_token / 1024:.0f} KiB"
+        ),
+        values,
     )
 
 
 def vae_decode(
     w: Workload, spec: ModelSpec, vae_bytes: int, images: int, frames: int, width: int, height: int
-) -> tuple[float, str]:
+) -> tuple[float, str, dict]:
     """VAE decode peak: full-resolution 128-channel feature maps alive at once, for every
     image (one with slicing) and every frame; tiling keeps two tiles' maps."""
     d = spec.diffusion
@@ -186,9 +219,15 @@ def vae_decode(
         pixels = min(pixels, TILE_PIXELS * (pixels / (width * height)))
     decode = decode_images * pixels * channels * dec_bytes * tensors
     what = f"{frames} frames x " if frames > 1 else ""
-    return decode, (
-        f"{decode_images} x {what}{width}x{height}{' (tiled)' if w.vae_tiling else ''} x "
-        f"{channels} ch x {dec_bytes} B x {tensors} maps alive"
+    values = {"images": decode_images, "frames": frames, "size": f"{width}x{height}"}
+    values["maps"] = tensors
+    return (
+        decode,
+        (
+            f"{decode_images} x {what}{width}x{height}{' (tiled)' if w.vae_tiling else ''} x "
+            f"{channels} ch x {dec_bytes} B x {tensors} maps alive"
+        ),
+        values,
     )
 
 
@@ -249,16 +288,30 @@ def estimate_diffusion_training(
     allocated = acc.add(
         "weights",
         den_w,
-        f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",
-    )  # type: ignore[union-attr]
+        f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",  # type: ignore[union-attr]
+        key="weights.denoiser",
+        params_b=d.denoiser_params_b,
+        bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+    )
     grads = acc.add(
-        "gradients", trainable * param_bytes, f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
+        "gradients",
+        trainable * param_bytes,
+        f"{trainable / 1e6:.1f}M trainable x {param_bytes} B",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=param_bytes,
+        shards=1,
     )
     per = optimizer_state_bytes_per_param(
         opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
     )
     allocated += acc.add(
-        "optimizer", trainable * per, f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})"
+        "optimizer",
+        trainable * per,
+        f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=per,
+        optimizer=opt.value,
+        shards=1,
     )
     tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor + (
         d.text_tokens if d.denoiser == "dit" else 0
@@ -270,7 +323,12 @@ def estimate_diffusion_training(
     else:
         act = batch * tokens * per_token_layer * layers
     act_b = acc.add(
-        "activations", act, f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}"
+        "activations",
+        act,
+        f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}",
+        key="activations.denoiser_training",
+        batch=batch,
+        tokens=int(tokens),
     )
     foreach = opt in (Optimizer.adamw, Optimizer.lion) and full
     step = trainable * param_bytes if foreach else 0

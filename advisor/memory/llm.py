@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
+from advisor.memory import multimodal
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
     LLAMACPP_FAMILY,
@@ -16,7 +17,7 @@ from advisor.memory.runtimes import (
     transformers,
     vllm,
 )
-from advisor.memory.terms import Breakdown, band, finish
+from advisor.memory.terms import Breakdown, band, finish, load_peak
 from advisor.memory.training import estimate_training
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -105,6 +106,9 @@ def estimate_inference(
         context = min(4096, arch.max_context_tokens)
         prompt = context
         acc.assume("context_tokens", context)
+    # Images (VLM) and audio frames (Whisper) are prompt tokens to the decoder.
+    media = multimodal.extra_prompt_tokens(model.id, w, acc)
+    prompt, context = prompt + media, context + media
     kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
     if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
         kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
@@ -139,6 +143,8 @@ def estimate_inference(
         allocated = exllama.allocate(setup, acc)
     else:
         allocated = transformers.allocate(setup, acc)
+    if w.quantize_after_load and setup.weight_bits < 16:
+        allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
     est = finish(acc, allocated, w, False, band(model, spec, False))
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)

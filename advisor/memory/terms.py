@@ -55,8 +55,10 @@ class Breakdown:
         term's name) and `values` fill that line's placeholders."""
         b = max(int(value), 0)
         if b > 0:
+            # model_construct: the fields are built here with their types; validating each of
+            # the dozen terms of every estimate was most of an estimate's time.
             self.terms.append(
-                Term(
+                Term.model_construct(
                     name=name,
                     bytes=b,
                     formula=formula,
@@ -67,7 +69,7 @@ class Breakdown:
         return b
 
     def assume(self, field: str, value: object) -> None:
-        self.assumed.append(Assumption(field=field, value=str(value)))
+        self.assumed.append(Assumption.model_construct(field=field, value=str(value)))
 
 
 def gib(b: float) -> str:
@@ -87,6 +89,13 @@ def finish(
             formula=f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
             + (f" + NCCL {gib(NCCL_BYTES)}" if w.num_gpus > 1 else "")
             + f" + allocator slack {int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)}%",
+            formula_key="runtime_overhead.nccl" if w.num_gpus > 1 else "runtime_overhead",
+            values={
+                "gib": round((overhead + slack) / GIB, 2),
+                "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
+                "nccl_gib": round(NCCL_BYTES / GIB, 2),
+                "slack_pct": int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100),
+            },
         )
     )
     lo, hi = band
@@ -151,3 +160,19 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
     drift = allocated - sum(t.bytes for t in acc.terms)
     if rest:
         rest[-1].bytes += drift
+    for t in rest:
+        t.values["gib"] = round(t.bytes / GIB, 2)
+
+
+def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:
+    """Weights loaded in 16-bit and quantized on the GPU: if that load is the larger peak,
+    the breakdown becomes the load (the quantized run's terms were never alive with it)."""
+    if load_bytes <= allocated:
+        return allocated
+    acc.terms.clear()
+    return acc.add(
+        "weights",
+        load_bytes,
+        "16-bit weights on the GPU before they are quantized (load peak)",
+        key="weights.before_quantization",
+    )

@@ -6,6 +6,7 @@ import math
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
+from advisor.memory import multimodal
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
@@ -35,7 +36,12 @@ PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolot
 # stage3.py fp32_partitioned_groups_flat[i].grad): 4 more bytes per trained parameter.
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
+DEEPSPEED_OVERLAP_FACTOR = 4.5
+DEEPSPEED_BUCKET_ELEMENTS = 2e8
 SAC_SAVED_FRACTION = 0.5
+# Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
+# the lm_head matmul and the log-softmax are fused per vocabulary block.
+CUT_CROSS_ENTROPY_FRAMEWORKS = {"unsloth"}
 
 
 def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp32: bool) -> float:
@@ -53,6 +59,45 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
         Optimizer.adafactor: 0.02 * param_bytes,
     }[opt]
     return per + (4 if master_fp32 else 0)
+
+
+def add_deepspeed_comm_buffers(
+    acc: Breakdown, par: Parallelism, trainable: float, hidden: int
+) -> int:
+    """DeepSpeed with overlap_comm (on in the HF integration's sample configs) keeps about
+    4.5 x the all-gather and reduce buckets in 16-bit: "overlap_comm ... uses 4.5x the
+    allgather_bucket_size and reduce_bucket_size values" (DeepSpeed config docs). ZeRO-1/2
+    buckets are 2e8 elements in those configs; ZeRO-3's "auto" buckets are hidden^2 (reduce)
+    and 0.9 x hidden^2 (prefetch). A bucket never exceeds what is trained."""
+    if par == Parallelism.zero3:
+        buckets = min(hidden * hidden, trainable) + min(0.9 * hidden * hidden, trainable)
+    else:
+        buckets = 2 * min(DEEPSPEED_BUCKET_ELEMENTS, trainable)
+    return acc.add(
+        "comm_buffers",
+        DEEPSPEED_OVERLAP_FACTOR * buckets * 2,
+        f"DeepSpeed overlap_comm: {DEEPSPEED_OVERLAP_FACTOR:g} x {buckets / 1e6:.0f}M bucket elements x 2 B",
+        elements_m=round(buckets / 1e6),
+        factor=DEEPSPEED_OVERLAP_FACTOR,
+    )
+
+
+def precision_recipe(
+    full: bool, fmt: str, compute: str, master: bool, framework: str | None
+) -> str:
+    """Which bytes per trained parameter the figure assumes, as a stable value the answer
+    names in the user's language: AMP with fp32 master weights (HF Trainer / accelerate
+    `bf16=True` on 16-bit weights, DeepSpeed), AMP on fp32 weights, pure 16-bit (torchtune,
+    LLaMA-Factory `pure_bf16`), fp32, or adapters over a frozen base."""
+    if framework == "unsloth":
+        return "unsloth"
+    if not full:
+        return "adapters_fp32" if framework in PEFT_FRAMEWORKS else "adapters_16bit"
+    if compute == "fp32":
+        return "fp32_training"
+    if fmt == "fp32":
+        return "amp_fp32_weights"
+    return "amp_fp32_master" if master else "pure_16bit"
 
 
 def estimate_training(
@@ -77,6 +122,7 @@ def estimate_training(
     seq = w.seq_len or w.context_tokens or min(2048, arch.max_context_tokens)
     if w.seq_len is None and w.context_tokens is None:
         acc.assume("seq_len", seq)
+    seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:
         acc.assume("optimizer", "adamw")
@@ -100,6 +146,7 @@ def estimate_training(
     else:
         param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
     master = full and mixed and param_bytes == 2
+    acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
     offload_opt = w.cpu_offload in (Offload.optimizer, Offload.params)
     offload_params = w.cpu_offload == Offload.params
 
@@ -131,6 +178,11 @@ def estimate_training(
             "weights",
             weight_bytes / split,
             weight_formula + (f" / {split} cards" if split > 1 else ""),
+            key="weights",
+            params_b=round(model.params_b, 3),
+            bits=round(catalog.find_format(fmt).bits, 2),  # type: ignore[union-attr]
+            format=fmt,
+            cards=split,
         )
     # AMP keeps a 16-bit copy of fp32 weights for the matmuls (autocast cache, saved for
     # backward); ZeRO-3/FSDP gather 16-bit layers a few at a time instead.
@@ -142,6 +194,7 @@ def estimate_training(
             "gathered_layers",
             gathered,
             f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
+            bits=gather_bits,
         )
         w_b += int(gathered)
     elif fmt == "fp32" and compute != "fp32" and not offload_params:
@@ -149,6 +202,8 @@ def estimate_training(
             "compute_copy",
             params * 2 / split,
             f"{model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights",
+            params_b=round(model.params_b, 3),
+            cards=split,
         )
 
     # Gradients and optimizer state.
@@ -157,6 +212,7 @@ def estimate_training(
             "gradients",
             min(trainable, 5e8) * param_bytes / shard_grads,
             "ZeRO-Offload: gradient buckets only (states on CPU)",
+            key="gradients.offload",
         )
         o_b = 0
         step_temp = 0.0
@@ -169,6 +225,10 @@ def estimate_training(
             grads,
             f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
             + (f" / {shard_grads}" if shard_grads > 1 else ""),
+            key="gradients",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=param_bytes,
+            shards=shard_grads,
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(opt, 4 if master else param_bytes, master)
@@ -195,11 +255,15 @@ def estimate_training(
             if foreach and not w.optimizer_in_backward
             else 0.0
         )
+    if par in DEEPSPEED_ZERO:
+        g_b += add_deepspeed_comm_buffers(acc, par, trainable, arch.hidden)
     if par == Parallelism.ddp:
         g_b += acc.add(
             "ddp_buckets",
             trainable * param_bytes,
             "DDP gradient buckets (a second copy of the gradients)",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=param_bytes,
         )
 
     # Activations.
@@ -225,7 +289,10 @@ def estimate_training(
             f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
         )
     elif gc:
-        ckpt = 0.0 if w.activation_offload else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
+        # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
+        # to CPU memory, as torchtune's enable_activation_offloading does.
+        offloaded = w.activation_offload or framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+        ckpt = 0.0 if offloaded else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
         saved = ckpt + one_layer
         formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:
@@ -234,17 +301,33 @@ def estimate_training(
     if w.mode == Mode.dora:
         saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
         formula += " + DoRA weight-norm products"
-    a_b = acc.add("activations", saved, formula)
+    a_b = acc.add(
+        "activations",
+        saved,
+        formula,
+        key="activations."
+        + ("selective" if gc and w.selective_checkpointing else "checkpointed" if gc else "full"),
+        layers=layers,
+        tokens=tokens,
+        kib_per_token_layer=round(per_layer_tok / 1024, 1),
+        fraction=SAC_SAVED_FRACTION,
+    )
     has_lm = not (spec is not None and spec.family in ENCODER_FAMILIES)
     logits_b = 0
     if has_lm:
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
         per = 2.5 if w.chunked_loss else (12.0 if elem <= 2.5 else 16.0)
+        if framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
         logits_b = acc.add(
             "logits",
             tokens * arch.vocab * per / tp,
             f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
+            key="logits.chunked" if w.chunked_loss else "logits",
+            tokens=tokens,
+            vocab=arch.vocab,
+            bytes_per_logit=per,
         )
     transient = one_layer / 2  # backward of one layer: gradients of its activations
 
@@ -256,7 +339,12 @@ def estimate_training(
     backward_peak = g_b + transient + ckpt * 0.5
     peak_extra = max(forward_peak, step_peak, backward_peak)
     if peak_extra == step_peak and step_temp > 0:
-        acc.add("optimizer_step", step_temp, "foreach optimizer step: one more state-sized buffer")
+        acc.add(
+            "optimizer_step",
+            step_temp,
+            "foreach optimizer step: one more state-sized buffer",
+            params_m=round(trainable / 1e6, 1),
+        )
     elif peak_extra == forward_peak and transient > logits_b:
         acc.add(
             "backward_transient", transient, "gradients of one layer's activations during backward"

@@ -33,11 +33,15 @@ def embedding_params(arch: Architecture) -> int:
 
 def estimate_weight_bytes(params: float, arch: Architecture | None, fmt: str) -> int:
     """params x bits/8. Formats with scope "linear" (GPTQ, AWQ, bitsandbytes, fp8, quanto)
-    leave embeddings and lm_head in 16-bit, as their checkpoints do."""
+    leave embeddings and lm_head in 16-bit, as their checkpoints do; scope "experts"
+    (gpt-oss MXFP4) quantizes only the MoE experts' weights."""
     spec = catalog.find_format(fmt)
     if spec is None:
         raise UnknownFormatError(fmt)
-    if spec.scope == "linear" and arch is not None:
+    if spec.scope == "experts" and arch is not None and arch.experts and arch.moe_intermediate:
+        experts = min(arch.layers * arch.experts * 3 * arch.hidden * arch.moe_intermediate, params)
+        return int(experts * spec.bits / 8 + (params - experts) * 2)
+    if spec.scope in ("linear", "experts") and arch is not None:
         emb = min(embedding_params(arch), params)
         return int((params - emb) * spec.bits / 8 + emb * 2)
     return int(params * spec.bits / 8)

@@ -36,12 +36,21 @@ class ParsedQuery(BaseModel):
 
 # A leftover word shaped like a name with a size ("lama3-8b", "mistrel-7b"): a misspelt model
 _NAME_WITH_SIZE = re.compile(r"[a-z][a-z0-9.\-_]*[\-_.]?\d+(?:\.\d+)?b")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _NO_MODEL_KINDS = (Kind.rendering, Kind.video, Kind.simulation, Kind.classic)
 
 
 def leftovers(s: Scan) -> list[str]:
-    words = [t for t in re.split(r"[\s,，。;；、:：!！?？()（）·]+", s.text) if t]
-    return [w for w in words if w not in vocab.stopwords()]
+    words = [t for t in re.split(r"[\s,，。;；、:：!！?？()（）·+]+", s.text) if t]
+    out = []
+    for word in words:
+        if word in vocab.stopwords():
+            continue
+        if _CJK.search(word):  # Chinese has no spaces: drop filler inside the run
+            word = vocab.cjk_filler().sub("", word)
+        if re.search(r"\w", word):
+            out.append(word)
+    return out
 
 
 def check_unknown_model(r: Reading, ignored: list[str]) -> None:
@@ -88,7 +97,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     if mode == "lora" and fields.get("weights_format") in ("int4", "nf4", "fp4"):
         mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
         fields["weights_format"] = "nf4"
-        assumed.append("LoRA on 4-bit weights = QLoRA (NF4)")
+        assumed.append("mode = qlora (LoRA on 4-bit weights)")
     if mode == "qlora" and "weights_format" not in fields:
         fields["weights_format"] = "nf4"
     fields["mode"] = Mode(mode)

@@ -8,7 +8,7 @@ from advisor.parse.scan import Budget, Reading, Scan, number
 def take_budget(s: Scan) -> Budget | None:
     if (m := s.take(r"[¥￥]\s*(\d+(?:\.\d+)?)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)")) or (
         m := s.take(
-            r"(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"
+            r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:元|块|rmb|cny)\s*(?:/|每|per\s*)\s*(?:hour|hr|h|小时|时)"
         )
     ):
         return Budget(amount=number(m.group(1)), currency="CNY", per_hour=True)

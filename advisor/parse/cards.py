@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 
 from advisor import catalog
@@ -48,7 +49,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
         # "on 2 A100", "with 4 3090s": an English count with no unit, after a preposition
         "count_prep": re.compile(
-            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?P<n>\d{{1,2}})\s+{_NAME}"
+            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?:a\s+)?"
+            rf"(?P<n>\d{{1,2}}|{_count_word()})\s+{_NAME}"
         ),
         "count_after": re.compile(
             rf"{_EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{_count_word()})"
@@ -104,18 +106,48 @@ def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
     return (spec, odd_mem) if spec is not None else None
 
 
+def _accept_memory_only(m: re.Match[str]) -> tuple[str, float] | None:
+    """A card the catalog lacks but whose memory is known (vocab/cards.toml memory_only)."""
+    table = {vocab.squash(k): v for k, v in vocab.load("cards")["memory_only"].items()}
+    card = table.get(vocab.squash(m.group("name")))
+    if card is None:
+        return None
+    return card["name"], float(m.group("mem") or card["gb"])
+
+
 def _set_count(r: Reading, n: int) -> None:
     if not 1 <= n <= MAX_GPUS:
         raise reject("bad_value", "num_gpus")
     r.gpu_count = n
 
 
-def _set_card(r: Reading, found: tuple[GpuSpec, float | None], named: str) -> None:
+def _set_card(r: Reading, found: tuple[GpuSpec, float | None]) -> None:
     spec, odd_mem = found
     r.gpu_id = spec.id
     if odd_mem is not None:
         r.vram_gib = odd_mem
-        r.assumed.append(f"{named.strip()}: {spec.name} with {odd_mem:g} GB")
+        r.assumed.append(f"card_memory = {spec.name} {odd_mem:g} GB")
+
+
+def _set_memory_only(r: Reading, found: tuple[str, float]) -> None:
+    name, gib = found
+    r.vram_gib = gib
+    r.assumed.append(f"card_outside = {name} {gib:g} GB")
+
+
+def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> bool:
+    """The card with its count before ("两张3090", "on 2 A100") or after ("a100*8"), else
+    alone; `accept` decides what is a card, `apply` records it."""
+    p = _patterns()
+    for pattern in ("count_prep", "count_first", "count_after", "alone"):
+        m, found = s.take_if(p[pattern], accept)
+        if found and m is not None:
+            apply(r, found)
+            n = m.groupdict().get("n") or m.groupdict().get("n2")
+            if n:
+                _set_count(r, _count(n))
+            return True
+    return False
 
 
 def recognize_cards(s: Scan, r: Reading) -> None:
@@ -124,26 +156,12 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
     if gpu:
         r.gpu_id = gpu.id
-    for pattern in ("count_prep", "count_first"):
-        if r.gpu_id is not None:
-            break
-        m, found = s.take_if(p[pattern], _accept)
-        if found:
-            _set_card(r, found, m.group(0))
-            _set_count(r, _count(m.group("n")))
-    if r.gpu_id is None:
-        m, found = s.take_if(p["count_after"], _accept)
-        if found:
-            _set_card(r, found, m.group(0))
-            _set_count(r, _count(m.group("n") or m.group("n2")))
-    if r.gpu_id is None:
-        m, found = s.take_if(p["alone"], _accept)
-        if found:
-            _set_card(r, found, m.group(0))
+    elif not _find_card(s, r, _accept, _set_card):
+        _find_card(s, r, _accept_memory_only, _set_memory_only)
     if m := s.take(p["count_only"]):
         _set_count(r, _count(m.group("n") or m.group("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
-        r.assumed.append("multi-GPU: count not given")
+        r.assumed.append("multi_gpu = ?")
 
 
 @cache
@@ -157,9 +175,19 @@ def _vram_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return after, before
 
 
+@cache
+def _bare_size() -> re.Pattern[str]:
+    not_before = vocab.alternation(vocab.load("cards")["vram"]["not_before"])
+    return re.compile(
+        rf"{_EDGE}(?P<gb>\d{{1,3}}(?:\.\d+)?)\s*(?:gb|gib|g)(?![a-z0-9])(?!\s*{not_before})"
+    )
+
+
 def recognize_vram(s: Scan, r: Reading) -> None:
-    """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card")."""
-    for pattern in _vram_patterns():
+    """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
+    size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk."""
+    patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]
+    for pattern in patterns:
         if m := s.take(pattern):
             gib = float(m.group("gb"))
             if not 1 <= gib <= 2048:

@@ -18,13 +18,15 @@ def recognize_data(s: Scan, r: Reading) -> None:
     """Training data in tokens or samples, and epochs (before sizes: "30m tokens" is data)."""
     if m := s.take(
         r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?(?![\w.])"
-        r"|(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"
+        r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"
     ):
         value, unit = number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
         r.fields["_tokens"] = value * SCALE[unit]
-    elif m := s.take(r"(\d+(?:\.\d+)?)\s*(k|万)?\s*(?:samples?|examples?|条(?:数据|样本)?)"):
+    elif m := s.take(
+        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
+    ):
         r.fields["_samples"] = number(m.group(1)) * SCALE[m.group(2) or ""]
-    if m := s.take(r"(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)"):
+    if m := s.take(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)"):
         r.fields["_epochs"] = number(m.group(1))
 
 
@@ -42,7 +44,7 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
         px = sizes[vocab.squash(m.group(0))]
         r.fields.setdefault("image_width", px)
         r.fields.setdefault("image_height", px)
-        r.assumed.append(f"{m.group(0)}: {px}x{px} input")
+        r.assumed.append(f"dataset = {m.group(0)} {px}x{px}")
 
 
 def recognize_context(s: Scan, r: Reading) -> None:
@@ -60,7 +62,7 @@ def recognize_batch(s: Scan, r: Reading) -> None:
 
 
 def recognize_lora_rank(s: Scan, r: Reading) -> None:
-    if m := s.take(r"(?:\br\s*=\s*|\brank\s*[:=]?\s*|\br)(\d{1,4})\b"):
+    if m := s.take(r"(?:\b|(?<=_))(?:r|rank)\s*[:=]?\s*(\d{1,4})\b"):  # r=16, r 64, lora_r 8
         r.fields["lora_rank"] = int(m.group(1))
 
 
@@ -93,7 +95,7 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
 def recognize_size(s: Scan, r: Reading) -> None:
     """A bare parameter count (after model names: "qwen2.5-7b" is a name, "7b" a size)."""
     params_b: float | None = None
-    if m := s.take(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b"):
+    if m := s.take(r"(?<![\d.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b"):
         params_b = number(m.group(1)) * number(m.group(2))
     elif m := s.take(
         # not the tail of a name ("lama3-8b" is a misspelt model, not an 8B one)

@@ -120,7 +120,7 @@ def recognize_gguf_file(s: Scan, r: Reading) -> None:
     _use(r, spec, m.group(0))
     if fmt_id is None:
         fmt_id = "q4_k_m"
-        r.assumed.append("GGUF file without a quant type: Q4_K_M")
+        r.assumed.append("gguf_quant = Q4_K_M")
     _set_format(r, fmt_id or suffix_fmt or "q4_k_m", "file")
 
 
@@ -158,7 +158,7 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
         if quant is None:
             quant = table.get("format_of", {}).get(name) or table["default_format"]
-            r.assumed.append(f"Ollama tag {m.group(0)}: {quant.upper()}")
+            r.assumed.append(f"ollama_quant = {quant.upper()}")
         _set_format(r, quant, "tag")
         r.fields.setdefault("runtime", "ollama")
         return
@@ -190,7 +190,7 @@ def recognize_distill(s: Scan, r: Reading) -> None:
         if spec_id:
             _use(r, catalog.models()[spec_id], m.group(0))
             if i == 2:
-                r.assumed.append(f"{m.group(0).strip()}: the distill, not the 671B original")
+                r.assumed.append(f"distill = {r.spec.name}")
             return
 
 
@@ -214,8 +214,14 @@ def recognize_catalog_name(s: Scan, r: Reading) -> None:
     words = [
         (m.start(), m.end()) for m in re.finditer(r"[a-z0-9][a-z0-9.\-_]*|[\u4e00-\u9fff]+", s.text)
     ]
+    # a name starts with a letter, a CJK word or an expert count ("8x7b"), never a bare number
+    starts = {i for i, (a, b) in enumerate(words) if not re.fullmatch(r"[\d.\-_]+", s.text[a:b])}
     for size in (4, 3, 2, 1):
-        spans = [(words[i][0], words[i + size - 1][1]) for i in range(len(words) - size + 1)]
+        spans = [
+            (words[i][0], words[i + size - 1][1])
+            for i in range(len(words) - size + 1)
+            if i in starts
+        ]
         for start, end in sorted(spans, key=lambda se: se[0] - se[1]):  # longer text first
             candidate = s.text[start:end]
             if size > 1 and catalog.find_format(candidate.split()[-1]) is not None:
@@ -240,25 +246,31 @@ def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]
     alone = [
         w for spec in families.values() for w in spec["words"] if len(w) >= 4 or not w.isascii()
     ]
-    with_size = re.compile(rf"{words}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
+    version = r"(?:[\s\-_]?(?P<ver>\d+(?:\.\d+)?)(?![\d.]*\s*b))?"
+    with_size = re.compile(rf"(?P<fam>{words}){version}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
     # alone: not the start of a longer name ("llama-9-900b" is an unknown model, not Llama)
-    return with_size, re.compile(vocab.alternation(alone) + r"(?=\s|$|[\u4e00-\u9fff])"), by_word
+    return with_size, re.compile(alternation_alone(alone)), by_word
+
+
+def alternation_alone(words: list[str]) -> str:
+    return vocab.alternation(words) + r"(?=\s|$|[\u4e00-\u9fff])"
 
 
 def recognize_family(s: Scan, r: Reading) -> None:
     """A family without a version: "千问 14b" -> the first generation with that size; "智谱"
-    alone -> the family's usual model. Both stated as assumptions."""
+    alone -> the family's usual model; "千问2.5 7b" -> that generation. Stated as assumptions."""
     if r.spec is not None:
         return
     families = vocab.load("models")["families"]
     with_size, alone, by_word = _family_pattern()
 
     def sized(m: re.Match[str]) -> ModelSpec | None:
-        fam = families[
-            by_word[vocab.squash(m.group(0)[: m.start("size") - m.start()].strip(" -_的"))]
-        ]
+        fam = families[by_word[vocab.squash(m.group("fam"))]]
+        size = f"{float(m.group('size')):g}b"
+        if m.group("ver") and "version_prefix" in fam:
+            return catalog.find_model(f"{fam['version_prefix']}{m.group('ver')}-{size}")
         for gen in fam["generations"]:
-            spec = catalog.find_model(f"{gen}-{float(m.group('size')):g}b")
+            spec = catalog.find_model(f"{gen}-{size}")
             if spec is not None:
                 return spec
         return None
@@ -271,7 +283,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
         )
     if spec is not None and m is not None:
         _use(r, spec, m.group(0))
-        r.assumed.append(f"{m.group(0).strip()} = {spec.name}")
+        r.assumed.append(f"model = {spec.name}")
 
 
 # --- did you mean ---------------------------------------------------------------------------

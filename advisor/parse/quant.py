@@ -15,7 +15,7 @@ from advisor.parse.scan import Reading, Scan, reject
 # Shapes of format tokens; each is looked up in formats.toml (an unknown one, "fp17", is an
 # error with the list of formats rather than a silent default).
 _TOKEN = re.compile(
-    r"(?<![a-z0-9])(q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+\s?-?bits?|nf4|fp4|gptq|awq"
+    r"(?<![a-z0-9.])(q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+(?:\.\d+)?\s?-?bits?|nf4|fp4|gptq|awq"
     r"|mxfp4|gguf|qint\d|qfloat8|半精度|全精度|单精度)(?![a-z0-9])"
 )
 # Read only when nothing more specific is named ("gguf q5_k_m" is Q5_K_M).
@@ -50,7 +50,7 @@ def recognize_exl2(s: Scan, r: Reading) -> None:
     """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
     words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
     m = s.take(
-        rf"(?:{words}\s*)?(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
+        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
     )
     if m is None:
         return
@@ -61,7 +61,7 @@ def recognize_exl2(s: Scan, r: Reading) -> None:
     closest = min((f for f in choices if f.bits >= bpw - 0.5), key=lambda f: f.bits)
     if "weights_format" not in r.fields:
         r.fields["weights_format"] = closest.id
-        r.assumed.append(f"exl2 {bpw:g} bpw ≈ {closest.id} ({closest.bits:g} bits)")
+        r.assumed.append(f"exllama_bpw = {bpw:g} bpw ≈ {closest.id}")
     r.fields.setdefault("runtime", "exllamav2")
 
 
@@ -86,7 +86,7 @@ def recognize_formats(s: Scan, r: Reading) -> None:
     fmt = specific[0] if specific else found[0][1]
     r.fields["weights_format"] = fmt
     if [t for t, _ in found] == ["gguf"]:
-        r.assumed.append("GGUF without a quant type: Q4_K_M")
+        r.assumed.append("gguf_quant = Q4_K_M")
 
 
 @cache
@@ -100,4 +100,4 @@ def recognize_vague_quant(s: Scan, r: Reading) -> None:
     """ "量化" / "quantized" with no bit count: 4-bit, said so."""
     if s.take(_vague()) and "weights_format" not in r.fields:
         r.fields["weights_format"] = vocab.load("quant")["vague"]["format"]
-        r.assumed.append("quantized, bits not given: 4-bit")
+        r.assumed.append("quantized = 4-bit")

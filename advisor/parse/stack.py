@@ -56,7 +56,7 @@ def recognize_parallelism(s: Scan, r: Reading) -> None:
         if "parallelism" not in r.fields:
             r.fields["parallelism"] = value
             if vocab.squash(m.group(0)) == "deepspeed":
-                r.assumed.append("DeepSpeed without a stage: ZeRO-3")
+                r.assumed.append("parallelism = zero3 (DeepSpeed without a stage)")
 
 
 def recognize_offload(s: Scan, r: Reading) -> None:

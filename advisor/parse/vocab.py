@@ -67,3 +67,10 @@ def model_prefixes() -> tuple[str, ...]:
 @cache
 def knob_words(name: str) -> str:
     return alternation(load("words")["knobs"][name])
+
+
+@cache
+def cjk_filler() -> re.Pattern[str]:
+    """The Chinese stopwords as one pattern, longest first, to strip from unread runs."""
+    words = sorted((w for w in load("words")["stopwords"]["zh"]), key=len, reverse=True)
+    return re.compile("|".join(re.escape(w) for w in words))

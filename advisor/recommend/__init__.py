@@ -11,16 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from advisor import catalog
+from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
-from advisor.pitfalls import card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import blockers, speed_constants
+from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
+from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
-from advisor.recommend.pricing import cheapest_price, platforms
+from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platforms
 from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
@@ -32,6 +33,9 @@ from advisor.recommend.rank import (
     with_cheap_fix,
     within_budget,
 )
+
+# What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
+USABLE_SHARE = 0.99
 
 __all__ = [
     "COUNTS",
@@ -49,6 +53,56 @@ __all__ = [
 ]
 
 
+class _Setups:
+    """The workload's estimate at each card count (memory per card does not depend on which
+    card), computed once per answer."""
+
+    def __init__(self, w: Workload) -> None:
+        self.w = w
+        self.base = estimate(w)
+        self._by_count: dict[int, EstimateResult] = {}
+
+    def at(self, count: int) -> EstimateResult:
+        if count not in self._by_count:
+            trial = workload_for(self.w, count)
+            self._by_count[count] = self.base if trial is self.w else estimate(trial)
+        return self._by_count[count]
+
+
+def _candidates(
+    setups: _Setups, prices: list[PriceSpec], currency: str, region: str | None
+) -> tuple[list[Option], dict[str, list[str]]]:
+    """Every card at the fewest cards that fit, and the cards that cannot run the job."""
+    trials: dict[tuple[int, str], EstimateResult] = {}  # fix estimates, shared by cards
+    options: list[Option] = []
+    excluded: dict[str, list[str]] = {}
+    reqs = applicable(setups.base)
+    by_gpu: dict[str, list[PriceSpec]] = {}
+    for p in prices:
+        by_gpu.setdefault(p.gpu_id, []).append(p)
+    for gpu in catalog.gpus().values():
+        missing = blockers(gpu, setups.base, reqs)
+        if missing:
+            excluded[gpu.id] = missing
+            continue
+        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
+        for count in COUNTS:
+            opt = option(setups.at(count), gpu, count, card_price, blocked=[])
+            if opt.fits:
+                options.append(with_cheap_fix(opt, setups.at(count), gpu, trials))
+                break  # fewer cards of the same type are always preferable
+    return options, excluded
+
+
+def _worth_a_headline(options: list[Option], base: EstimateResult) -> list[Option]:
+    top = top_picks(options)
+    if base.estimate is None:
+        # No memory formula (rendering, video, simulation): the guide's cards for the job.
+        task = guide_task(base)
+        top = [o for o in top if task is None or o.gpu_id in task.gpu_ids] or top
+    return top
+
+
 def recommend(
     w: Workload,
     gpu_id: str | None = None,
@@ -57,54 +111,38 @@ def recommend(
     currency: str | None = None,
     prices_file: Path | None = None,
     gpu_count: int | None = None,
+    vram_gib: float | None = None,
+    region: str | None = None,
 ) -> Recommendation:
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
-    base = estimate(w)
-    by_count: dict[int, EstimateResult] = {}  # memory per card does not depend on which card
+    setups = _Setups(w)
+    base = setups.base
+    options, excluded = _candidates(setups, prices, currency, region)
 
-    def at(count: int) -> EstimateResult:
-        if count not in by_count:
-            trial = workload_for(w, count)
-            by_count[count] = base if trial is w else estimate(trial)
-        return by_count[count]
-
-    options: list[Option] = []
-    excluded: dict[str, list[str]] = {}
-    for gpu in catalog.gpus().values():
-        missing = blockers(gpu, base)
-        if missing:
-            excluded[gpu.id] = missing
-            continue
-        card_price = cheapest_price(gpu.id, prices, currency)
-        for count in COUNTS:
-            opt = option(at(count), gpu, count, card_price)
-            if opt.fits:
-                options.append(with_cheap_fix(opt, at(count), gpu))
-                break  # fewer cards of the same type are always preferable
-
-    named = None
-    if gpu_id is not None:
+    named, named_gpu = None, None
+    if gpu_id is not None or vram_gib is not None:
         count = gpu_count or max(w.num_gpus, 1)
-        gpu = catalog.gpus()[gpu_id]
-        named = option(
-            at(count), gpu, count, cheapest_price(gpu_id, prices, currency), speed_always=True
-        )
-        named.notes = card_pitfalls(at(count), gpu, named)
+        named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
+        price = cheapest_price(gpu_id, prices, currency, region) if gpu_id else None
+        named = option(setups.at(count), named_gpu, count, price, speed_always=True)
+        named.notes = card_pitfalls(setups.at(count), named_gpu, named)
 
-    picks, over_budget = within_budget(top_picks(options), budget_per_hour, budget_total)
+    picks, over_budget = within_budget(
+        _worth_a_headline(options, base), budget_per_hour, budget_total
+    )
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
     for o in (cheapest, best_value, fastest):
         if o is not None:
             o.why = tag(o, cheapest, best_value, fastest)
-            o.notes = card_pitfalls(at(o.count), catalog.gpus()[o.gpu_id], o)
+            o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
 
     headline = named or cheapest or (picks[0] if picks else None)
-    setup = at(headline.count) if headline else base
-    verdict, fixes = _verdict(setup, headline)
-    head_gpu = catalog.gpus()[headline.gpu_id] if headline else None
+    setup = setups.at(headline.count) if headline else base
+    head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
+    verdict, fixes = _verdict(setup, headline, head_gpu)
     return Recommendation(
         result=base,
         setup=setup,
@@ -116,13 +154,14 @@ def recommend(
         headline=headline,
         verdict=verdict,
         fixes=fixes,
-        pitfalls=find_pitfalls(base, head_gpu, headline, cheapest),
+        pitfalls=_not_beside(find_pitfalls(base, head_gpu, headline, cheapest), headline, named),
         guide_task=guide_task(
             base,
             headline.per_gpu_bytes if headline and setup.estimate else None,
             headline.count if headline else 1,
         ),
         currency=currency,
+        region=region or REGION_BY_CURRENCY.get(currency, "global"),
         budget_per_hour=budget_per_hour,
         budget_total=budget_total,
         over_budget=over_budget,
@@ -133,12 +172,45 @@ def recommend(
     )
 
 
-def _verdict(setup: EstimateResult, o: Option | None) -> tuple[Verdict | None, list[str]]:
+def _not_beside(
+    pitfalls: list[Pitfall], headline: Option | None, named: Option | None
+) -> list[Pitfall]:
+    """The answer's list without what is already said beside the top pick (when the
+    headline is a pick, its warnings and catalog note sit under it)."""
+    if headline is None or headline is named:
+        return pitfalls
+    beside = {
+        (n.code, tuple(sorted(n.params.items())))
+        for n in headline.notes
+        if n.severity != "info" or n.code == "export_variant"
+    }
+    return [p for p in pitfalls if (p.code, tuple(sorted(p.params.items()))) not in beside]
+
+
+def card_with(vram_gib: float) -> GpuSpec:
+    """A card known only by its memory ("我只有 12g 显存"): judged on memory alone; its
+    kernels and bandwidth are unknown, so nothing is blocked and no speed is claimed."""
+    return GpuSpec(
+        id=f"vram-{vram_gib:g}g",
+        name=f"{vram_gib:g} GB GPU",
+        vendor="NVIDIA",
+        segment="consumer",
+        architecture="?",
+        vram_gb=vram_gib,
+        usable_vram_gib=round(vram_gib * USABLE_SHARE, 2),
+        memory_bandwidth_gbs=0,
+        spec_confidence="unknown",
+        spec_read_date="-",
+    )
+
+
+def _verdict(
+    setup: EstimateResult, o: Option | None, gpu: GpuSpec | None
+) -> tuple[Verdict | None, list[str]]:
     """Fits with headroom / fits tight (do X) / does not fit (cheapest change) / cannot run
     as asked on this card (what to change)."""
-    if o is None or setup.estimate is None:
+    if o is None or gpu is None or setup.estimate is None:
         return None, []
-    gpu = catalog.gpus()[o.gpu_id]
     if o.blocked:
         state = "blocked"
     elif o.fits and not o.risky:
@@ -181,7 +253,10 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
 
 
 def recommend_query(
-    parsed: ParsedQuery, default_currency: str = "CNY", prices_file: Path | None = None
+    parsed: ParsedQuery,
+    default_currency: str = "CNY",
+    prices_file: Path | None = None,
+    region: str | None = None,
 ) -> Recommendation:
     """`recommend` for a parsed one-line query: its named card, count and budget applied. The
     one path from a user's text to an answer, shared by the CLI and the bot."""
@@ -195,7 +270,9 @@ def recommend_query(
         budget_total=b.amount if b and not b.per_hour else None,
         currency=b.currency if b else default_currency,
         prices_file=prices_file,
-        gpu_count=parsed.gpu_count if parsed.gpu_id else None,
+        gpu_count=parsed.gpu_count if parsed.gpu_id or parsed.vram_gib else None,
+        vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
+        region=region,
     )
 
 

@@ -40,6 +40,7 @@ def requirements() -> tuple[Requirement, ...]:
     return tuple(Requirement(**r) for r in _data()["requirement"])
 
 
+@cache
 def speed_constants() -> dict[str, float]:
     return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
 
@@ -58,10 +59,14 @@ def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
 
 
 def runtime_of(result: EstimateResult) -> str | None:
-    """The runtime the answer assumes: the one asked for, else the usual one for the job."""
+    """The runtime the answer assumes: the one asked for, else the one the engine assumed,
+    else the usual one for the job."""
     w = result.workload
     if w.runtime is not None:
         return w.runtime.value
+    assumed = next((a.value for a in result.assumed if a.field == "runtime"), None)
+    if assumed:
+        return assumed
     if w.framework:
         return w.framework.lower()
     if result.model.kind == Kind.llm:
@@ -114,12 +119,34 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     if req.needs == "bf16" and not gpu.bf16_supported:
         return False
     # Compute capability is an NVIDIA notion; other vendors are judged by `vendors`.
-    return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and gpu.cc < req.min_cc)
+    return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and 0 < gpu.cc < req.min_cc)
 
 
-def blockers(gpu: GpuSpec, result: EstimateResult) -> list[str]:
-    """Codes of the requirements this workload has that the card misses."""
-    return [r.id for r in requirements() if _applies(r, result) and not _card_has(r, gpu)]
+def applicable(result: EstimateResult) -> list[Requirement]:
+    """The requirements this workload has (the same for every card)."""
+    return [r for r in requirements() if _applies(r, result)]
+
+
+def blockers(
+    gpu: GpuSpec, result: EstimateResult, reqs: list[Requirement] | None = None
+) -> list[str]:
+    """Codes of the requirements this workload has that the card misses (none for a card
+    known only by its memory size)."""
+    if gpu.spec_confidence == "unknown":
+        return []
+    return [r.id for r in (applicable(result) if reqs is None else reqs) if not _card_has(r, gpu)]
+
+
+@cache
+def advisories_table() -> tuple[Requirement, ...]:
+    return tuple(Requirement(**r) for r in _data().get("advisory", []))
+
+
+def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
+    """Codes of kernels this workload would like that the card lacks (runs, but slower)."""
+    if gpu.spec_confidence == "unknown":
+        return []
+    return [r.id for r in advisories_table() if _applies(r, result) and not _card_has(r, gpu)]
 
 
 def requirement(code: str) -> Requirement:

@@ -52,6 +52,26 @@ def _assumed_int(result: EstimateResult, field: str) -> int | None:
     return None
 
 
+# Formats to switch to when the card cannot run the one asked (AWQ on a V100 -> GPTQ).
+SWITCH_FORMATS = ("gptq-4bit", "int8", "awq-4bit", "q4_k_m", "fp16")
+
+
+def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """Changes that remove a card's missing requirement: another number format, fp16
+    instead of bf16 for training, sdpa instead of FlashAttention-2."""
+    w = result.workload
+    if w.mode.is_training:
+        if w.compute_dtype != "fp16":
+            yield "fp16_training", lambda: w.model_copy(update={"compute_dtype": "fp16"})
+    elif result.model.kind == Kind.llm:
+        current = find_format(w.weights_format) if w.weights_format else None
+        for fmt in SWITCH_FORMATS:
+            if current is None or current.id != fmt:
+                yield f"quantize:{fmt}", lambda f=fmt: w.model_copy(update={"weights_format": f})
+    if w.attention is not None and w.attention.value == "flash":
+        yield "attention_sdpa", lambda: w.model_copy(update={"attention": "sdpa"})
+
+
 def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
     """(code, changed workload) in order of cost to the user."""
     w, model = result.workload, result.model
@@ -87,7 +107,10 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
         for fmt in ("fp8", "int8", "awq-4bit", "q4_k_m"):
             target = find_format(fmt)
             if target is not None and target.bits < bits:
-                yield f"quantize:{fmt}", lambda f=fmt: w.model_copy(update={"weights_format": f})
+                # A diffusion pipeline's text encoders are quantized too (the engine keeps
+                # them 16-bit unless told); an LLM ignores the field.
+                update = {"weights_format": fmt, "text_encoder_format": fmt}
+                yield f"quantize:{fmt}", lambda u=update: w.model_copy(update=u)
     if full:
         yield "lora", lambda: w.model_copy(update={"mode": Mode.lora})
     if training and w.mode != Mode.qlora and model.kind == Kind.llm:
@@ -128,22 +151,33 @@ def fixes_for(
     comfortable: bool = True,
     only_cheap: bool = False,
     limit: int = 4,
+    trials: dict[tuple[int, str], EstimateResult] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
     """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
-    cheapest first, each with its new estimate. One card-count fix at most: the fewest."""
+    cheapest first, each with its new estimate. One card-count fix at most: the fewest.
+    `trials` keeps estimates across cards: a changed workload weighs the same on any card."""
     cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
     out: list[tuple[str, EstimateResult]] = []
     seen_kinds: set[str] = set()
-    for code, make in candidate_fixes(result):
+    candidates = candidate_fixes(result)
+    if blockers(gpu, result):
+        candidates = unblocking_fixes(result)  # first make the card able to run it at all
+    for code, make in candidates:
         kind = code.partition(":")[0]
         if only_cheap and kind not in CHEAP:
             continue
         if kind in seen_kinds and kind in ("cards", "shorter_context", "quantize"):
             continue  # the least change of each kind is the advice
-        try:
-            trial = estimate(make())
-        except ValueError:
-            continue
+        key = (id(result), code)
+        if trials is not None and key in trials:
+            trial = trials[key]
+        else:
+            try:
+                trial = estimate(make())
+            except ValueError:
+                continue
+            if trials is not None:
+                trials[key] = trial
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
         if blockers(gpu, trial):

@@ -18,6 +18,7 @@ class Price(BaseModel):
     # Set when the listing was in another currency: what the platform actually charges.
     listed_amount: float | None = None
     listed_currency: str | None = None
+    cny_per_usd: float | None = None  # the rate used, shown with a conversion
     in_region: bool = True  # payable where the reply's reader pays (China for zh)
 
     @property
@@ -80,6 +81,7 @@ class Recommendation(BaseModel):
     pitfalls: list[Pitfall]
     guide_task: catalog.TaskSpec | None
     currency: str = "CNY"
+    region: str = "china"  # whose platforms come first: china | global | all
     budget_per_hour: float | None = None
     budget_total: float | None = None
     over_budget: bool = False  # nothing that fits is within the budget: cheapest shown

@@ -14,6 +14,7 @@ from advisor.recommend.options import Price
 
 # Reply currency -> the region whose platforms come first.
 REGION_BY_CURRENCY = {"CNY": "china", "USD": "global"}
+ALL_REGIONS = "all"  # the reader asked for every platform, ranked by price alone
 
 
 @cache
@@ -33,6 +34,7 @@ def convert(amount: float, from_currency: str, to_currency: str) -> float:
     return amount * rate if to_currency == "CNY" else amount / rate
 
 
+@cache
 def payable_in_china(platform: str) -> bool:
     return any(platform.startswith(p) for p in platforms()["china"]["platforms"])
 
@@ -45,8 +47,9 @@ def cheapest_price(
     gpu_id: str, prices: list[PriceSpec], currency: str | None, region: str | None = None
 ) -> Price | None:
     """The lowest on-demand price we know for one card. Listings in the reader's region come
-    first (region defaults from the currency: CNY -> China, USD -> global); among them the
-    lowest, converted to `currency` only when the listing is in the other one."""
+    first (region defaults from the currency: CNY -> China, USD -> global; "all": none
+    first); among them the lowest, converted to `currency` only when the listing is in the
+    other one."""
     mine = [
         p
         for p in prices
@@ -57,8 +60,11 @@ def cheapest_price(
     want = currency or mine[0].currency
     region = region or REGION_BY_CURRENCY.get(want, "global")
 
+    def local(platform: str) -> bool:
+        return region == ALL_REGIONS or region_of(platform) == region
+
     def key(p: PriceSpec) -> tuple[bool, float]:
-        return (region_of(p.platform) != region, convert(p.price_per_gpu_hour, p.currency, want))
+        return (not local(p.platform), convert(p.price_per_gpu_hour, p.currency, want))
 
     best = min(mine, key=key)
     converted = best.currency != want
@@ -69,7 +75,8 @@ def cheapest_price(
         source_date=best.source_date,
         listed_amount=best.price_per_gpu_hour if converted else None,
         listed_currency=best.currency if converted else None,
-        in_region=region_of(best.platform) == region,
+        cny_per_usd=cny_per_usd() if converted else None,
+        in_region=local(best.platform),
     )
 
 

@@ -15,6 +15,7 @@ from advisor.recommend.speed import add_speed, speed_key
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
 FASTEST_PRICE_FACTOR = 4.0
+FASTEST_JOB_COST_FACTOR = 2.0
 
 
 def tp_ok(result: EstimateResult, count: int) -> bool:
@@ -36,13 +37,16 @@ def option(
     count: int,
     card_price: Price | None,
     speed_always: bool = False,
+    blocked: list[str] | None = None,
 ) -> Option:
-    """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed."""
+    """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed.
+    `blocked`: the card's missing requirements when the caller already knows them."""
     need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
     usable = gpu.usable_vram_bytes
     headroom = 1 - need / usable if usable else -1
     fits = need <= usable and tp_ok(result, count)
-    par = result.workload.parallelism
+    par = result.workload.parallelism  # else the split the engine assumed
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     opt = Option(
         gpu_id=gpu.id,
         gpu_name=gpu.name,
@@ -54,8 +58,8 @@ def option(
         usable_bytes=usable,
         headroom_fraction=round(headroom, 3),
         price_per_hour=times(card_price, count),
-        parallelism=par.value if par is not None and count > 1 else None,
-        blocked=blockers(gpu, result),
+        parallelism=(par.value if par is not None else assumed) if count > 1 else None,
+        blocked=blockers(gpu, result) if blocked is None else blocked,
     )
     if fits or speed_always:
         add_speed(result, gpu, count, opt)
@@ -64,12 +68,17 @@ def option(
     return opt
 
 
-def with_cheap_fix(opt: Option, result: EstimateResult, gpu: GpuSpec) -> Option:
+def with_cheap_fix(
+    opt: Option,
+    result: EstimateResult,
+    gpu: GpuSpec,
+    trials: dict[tuple[int, str], EstimateResult] | None = None,
+) -> Option:
     """A tight fit that one cheap setting (batch 1, a fused loss, an 8-bit optimizer, an fp8
     KV cache) makes comfortable: kept as a comfortable pick that names the setting."""
     if not opt.risky:
         return opt
-    found = fixes_for(result, gpu, only_cheap=True, limit=1)
+    found = fixes_for(result, gpu, only_cheap=True, limit=1, trials=trials)
     if not found:
         return opt
     code, trial = found[0]
@@ -139,9 +148,15 @@ def best_value_of(picks: list[Option], result: EstimateResult) -> Option | None:
 
 def fastest_of(picks: list[Option], cheapest: Option | None) -> Option | None:
     """The fastest among setups that make sense for the job: priced, and at most
-    FASTEST_PRICE_FACTOR times the cheapest per hour."""
+    FASTEST_PRICE_FACTOR times the cheapest per hour — or, when the whole job's cost is
+    known, at most FASTEST_JOB_COST_FACTOR times the lowest job cost (a faster card that
+    finishes sooner can cost less in all)."""
     priced = [o for o in picks if o.price_per_hour is not None]
-    if cheapest is not None and cheapest.price_per_hour is not None:
+    costed = [o for o in priced if o.job_cost is not None]
+    if costed:
+        cap = min(o.job_cost for o in costed) * FASTEST_JOB_COST_FACTOR  # type: ignore[misc]
+        priced = [o for o in costed if o.job_cost <= cap]  # type: ignore[operator]
+    elif cheapest is not None and cheapest.price_per_hour is not None:
         cap = cheapest.price_per_hour.amount * FASTEST_PRICE_FACTOR
         priced = [o for o in priced if o.price_per_hour.amount <= cap]  # type: ignore[union-attr]
     priced = [o for o in priced if o.price_per_hour.in_region] or priced  # type: ignore[union-attr]

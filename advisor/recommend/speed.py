@@ -24,11 +24,16 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     assert est is not None
     weights = est.breakdown.get("weights", 0)
     kv = est.breakdown.get("kv_cache", 0)
-    active = model.active_params_b / max(model.params_b, 1e-9)
-    moe = model.arch is not None and bool(model.arch.experts) and active < 1
-    eff = c["moe_bandwidth_efficiency"] if moe else c["decode_bandwidth_efficiency"]
+    share = model.active_params_b / max(model.params_b, 1e-9)  # of the weights read per step
+    moe = model.arch is not None and bool(model.arch.experts) and share < 1
+    eff = c["decode_bandwidth_efficiency"]
+    if moe:
+        share, loaded = _moe_read_share(result, share)
+        # Scattered expert reads are slower than one dense matmul; the more experts a step
+        # loads, the closer to dense.
+        eff = c["moe_bandwidth_efficiency"] + (eff - c["moe_bandwidth_efficiency"]) * loaded
     bandwidth = gpu.memory_bandwidth_gbs * 1e9
-    read_s = (weights * active + kv) / (eff * bandwidth)
+    read_s = (weights * share + kv) / (eff * bandwidth)
     layers = model.arch.layers if model.arch else DEFAULT_LAYERS
     step = read_s + layers * c["layer_overhead_us"] * 1e-6
     if count > 1:
@@ -36,12 +41,33 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     return step
 
 
+def _moe_read_share(result: EstimateResult, active_share: float) -> tuple[float, float]:
+    """Share of the weights one decode step reads, and the share of experts it loads.
+
+    A step over `batch` tokens reads every expert any token routes to: E x (1 - (1 - k/E)^b)
+    distinct experts per layer, not k (expert loading). Attention, embeddings and shared
+    experts are read once whatever the batch."""
+    model, w = result.model, result.workload
+    arch = model.arch
+    assert arch is not None and arch.experts
+    k = arch.experts_per_token or 1
+    e = arch.experts
+    batch = w.concurrency or w.batch_size or 1
+    loaded = e * (1 - (1 - k / e) ** batch)
+    if not arch.moe_intermediate:
+        return min(1.0, active_share * loaded / k), loaded / e
+    expert_params = arch.layers * 3 * arch.hidden * arch.moe_intermediate  # one expert, all layers
+    always = max(model.active_params_b * 1e9 - k * expert_params, 0.0)
+    read = always + loaded * expert_params
+    return min(1.0, read / (model.params_b * 1e9)), loaded / e
+
+
 def add_speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> None:
     """Fill the speed fields of `opt` for this workload on `count` cards of `gpu`."""
     c = speed_constants()
     w, model, est = result.workload, result.model, result.estimate
-    if est is None:
-        return
+    if est is None or gpu.memory_bandwidth_gbs <= 0:
+        return  # a card known only by its memory size: no speed claimed
     if model.kind == Kind.llm and not w.mode.is_training:
         step = decode_step_s(result, gpu, count)
         batch = w.concurrency or w.batch_size or 1

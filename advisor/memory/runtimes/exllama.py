@@ -12,8 +12,14 @@ from advisor.memory.transformer import kv_bytes_per_token, mlp_width
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     arch = s.arch
     allocated = add_weights(s, acc)
-    per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "exllamav2") / s.tp
-    allocated += add_kv(s, acc, per_tok, s.context, s.batch)
+    # ExLlamaV2Cache(model) is sized for config.max_seq_len, the model's own maximum,
+    # unless the user sets a shorter one (TabbyAPI's max_seq_len, exui's cache size).
+    cache_len = s.context
+    if s.w.context_tokens is None and s.w.prompt_tokens is None:
+        cache_len = max(s.context, arch.max_context_tokens)
+        acc.assume("cache_tokens", cache_len)
+    per_tok = kv_bytes_per_token(arch, s.kv_dtype, cache_len, "exllamav2") / s.tp
+    allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
     chunk = min(coefficient("exllamav2", "chunk_tokens"), max(s.batch * s.prompt, 1))
     per_token = arch.vocab * 4 + 3 * mlp_width(arch) / s.tp * 2
     return allocated + acc.add(

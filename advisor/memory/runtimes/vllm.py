@@ -15,7 +15,7 @@ from __future__ import annotations
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import GIB, Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
-from advisor.models import Runtime
+from advisor.models import Estimate, Runtime, ServingFit
 
 
 def engine_key(s: InferenceSetup) -> str:
@@ -88,3 +88,26 @@ def add_non_torch(s: InferenceSetup, acc: Breakdown) -> int:
 
 # Terms that vLLM's own "Total non KV cache memory" line counts.
 PROFILE_TERMS = {"weights", "activations", "non_torch"}
+
+
+def serving_fit(
+    est: Estimate, context_tokens: int, card_bytes: int, utilization: float | None = None
+) -> ServingFit:
+    """What a card leaves for the KV cache once vLLM has taken its share: the engine
+    allocates `gpu_memory_utilization` x the card up front (so nvidia-smi shows that, not
+    the model's need), subtracts everything that is not KV cache, and pages the rest into
+    KV blocks. The largest context and concurrency follow from the KV bytes per token."""
+    runtime = "sglang" if est.runtime == Runtime.sglang else "vllm"
+    util = utilization or coefficient(runtime, "gpu_memory_utilization")
+    non_kv = sum(t.bytes for t in est.terms if t.name in PROFILE_TERMS | {"cuda_graphs"})
+    budget = max(int(card_bytes * util) - non_kv, 0)
+    per_token = max(est.kv_bytes_per_token or 1, 1)
+    tokens = budget // per_token
+    return ServingFit(
+        gpu_memory_utilization=util,
+        nvidia_smi_bytes=int(card_bytes * util),
+        non_kv_bytes=non_kv,
+        kv_budget_bytes=budget,
+        max_context_tokens=int(tokens),
+        max_concurrency=int(tokens // max(context_tokens, 1)),
+    )

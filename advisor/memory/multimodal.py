@@ -1,0 +1,50 @@
+"""Inputs that are not text but become decoder tokens: images for vision-language models
+(patches merged into tokens), audio for Whisper (encoder frames the decoder cross-attends
+to). Geometry per model in data/models/vision_language.toml [vision.<id>] and
+data/models/speech.toml [speech.<id>]."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from functools import cache
+from typing import Any
+
+from advisor.catalog import DATA_DIR
+from advisor.memory.terms import Breakdown
+from advisor.models import Workload
+
+
+@cache
+def _tables() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, table in (("vision_language.toml", "vision"), ("speech.toml", "speech")):
+        with (DATA_DIR / "models" / name).open("rb") as fh:
+            for model_id, row in tomllib.load(fh).get(table, {}).items():
+                out[model_id] = {"kind": table, **row}
+    return out
+
+
+def image_tokens(row: dict[str, Any], width: int, height: int) -> int:
+    """Qwen2.5-VL: one token per (patch x merge)^2 pixels; LLaVA-1.5: a fixed grid."""
+    if row.get("fixed_tokens"):
+        return int(row["fixed_tokens"])
+    side = row["patch"] * row["merge"]
+    return math.ceil(width / side) * math.ceil(height / side)
+
+
+def extra_prompt_tokens(model_id: str | None, w: Workload, acc: Breakdown) -> int:
+    """Tokens the non-text inputs add to every sequence's prompt (0 for text models)."""
+    row = _tables().get(model_id or "")
+    if row is None:
+        return 0
+    if row["kind"] == "speech":
+        return int(row["encoder_frames"])
+    images = w.images_per_prompt or 1
+    if w.images_per_prompt is None:
+        acc.assume("images", 1)
+    width = w.image_width or row["default_image"]
+    height = w.image_height or width
+    if w.image_width is None:
+        acc.assume("resolution", f"{width}x{height}")
+    return images * image_tokens(row, width, height)

@@ -1,0 +1,162 @@
+"""Follow-ups: a message that changes the last question instead of asking a new one.
+
+"换成 int4", "用 4090 呢", "并发改成 8", "what about 2 cards", "batch 16": the same
+recognizers read the message; what they found replaces the matching part of the last
+question, everything else stays.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from pydantic import ValidationError
+
+from advisor import catalog
+from advisor.models import Mode, Workload
+from advisor.parse import MAX_QUERY_CHARS, read, vocab
+from advisor.parse.assemble import ParsedQuery, leftovers
+from advisor.parse.names import longer_context_siblings
+from advisor.parse.scan import ParseError, Reading, Rejected
+
+# Fields that only mean something while training: dropped when a follow-up switches to
+# inference ("推理呢" after a LoRA question).
+_TRAINING_ONLY = (
+    "lora_rank",
+    "optimizer",
+    "train_tokens",
+    "gradient_checkpointing",
+    "lora_targets",
+    "gradient_accumulation",
+    "mixed_precision",
+)
+
+
+@cache
+def _words() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    f = vocab.load("words")["followup"]
+    return re.compile(vocab.alternation(f["change"])), re.compile(vocab.alternation(f["ask"]))
+
+
+def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
+    """The last question changed by `text`, or None when `text` is not a follow-up (a new
+    question, or nothing the parser reads). A follow-up that makes no sense comes back
+    with its error (e.g. a context the model lacks)."""
+    if last.workload is None or not text or not text.strip() or len(text) > MAX_QUERY_CHARS:
+        return None  # too long: read as a question, which says so
+    change, ask = _words()
+    lowered = text.lower()
+    asks_change = bool(change.search(lowered) or ask.search(lowered))
+    try:
+        s, r = read(change.sub(" ", lowered))
+    except Rejected:
+        return None  # read as a new question, which reports the same error
+    names_model = r.spec is not None or r.params_b is not None
+    if (names_model and not asks_change) or not s.understood:
+        return None
+    try:
+        return _merge(last, r, s.understood, leftovers(s))
+    except Rejected as exc:
+        return ParsedQuery(error=exc.error)
+    except ValidationError as exc:
+        loc = ".".join(str(p) for p in exc.errors()[0].get("loc", ())) or "query"
+        return ParsedQuery(error=ParseError(code="bad_value", detail=loc))
+
+
+def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[str]) -> ParsedQuery:
+    assert last.workload is not None
+    w: dict[str, Any] = last.workload.model_dump(exclude_defaults=True)
+    assumed = list(r.assumed)
+    if r.spec is not None:
+        for key in ("model", "params_b", "active_params_b", "arch", "kind"):
+            w.pop(key, None)
+        w["model"], w["kind"] = r.spec.id, r.spec.kind
+    elif r.params_b is not None:
+        for key in ("model", "active_params_b", "arch"):
+            w.pop(key, None)
+        w["params_b"] = r.params_b
+    old_mode = last.workload.mode
+    mode = Mode(r.mode) if r.mode else old_mode
+    if mode.is_training != old_mode.is_training:
+        ctx = w.pop("seq_len" if old_mode.is_training else "context_tokens", None)
+        if ctx is not None:
+            w["seq_len" if mode.is_training else "context_tokens"] = ctx
+        if not mode.is_training:
+            for key in _TRAINING_ONLY:
+                w.pop(key, None)
+    if old_mode == Mode.qlora and mode != Mode.qlora and w.get("weights_format") == "nf4":
+        w.pop("weights_format")  # NF4 came with QLoRA
+    if mode == Mode.qlora and "weights_format" not in r.fields:
+        w["weights_format"] = "nf4"
+    w["mode"] = mode
+    _apply_fields(w, r, mode, ignored)
+    gpu_id, count, vram = last.gpu_id, last.gpu_count, last.vram_gib
+    if r.gpu_id is not None:
+        gpu_id, vram = r.gpu_id, r.vram_gib
+    elif r.vram_gib is not None:
+        gpu_id, vram = None, r.vram_gib
+    if r.gpu_count is not None:
+        count = r.gpu_count
+    if count is not None:
+        w["num_gpus"] = count
+    return ParsedQuery(
+        workload=Workload(**w),
+        gpu_id=gpu_id,
+        gpu_count=count,
+        vram_gib=vram,
+        budget=r.budget or last.budget,
+        understood=understood,
+        ignored=ignored,
+        assumed=assumed,
+    )
+
+
+def _apply_fields(w: dict[str, Any], r: Reading, mode: Mode, ignored: list[str]) -> None:
+    fields = dict(r.fields)
+    ctx = fields.pop("_ctx", None)
+    if ctx is not None:
+        model = w.get("model")
+        spec = catalog.models().get(model) if model else None
+        if spec is not None and spec.arch is not None and ctx > spec.arch.max_context_tokens:
+            raise Rejected(
+                ParseError(
+                    code="context_too_long",
+                    detail=str(spec.arch.max_context_tokens),
+                    suggestions=longer_context_siblings(spec, ctx),
+                )
+            )
+        w["seq_len" if mode.is_training else "context_tokens"] = ctx
+    tokens, epochs = fields.pop("_tokens", None), fields.pop("_epochs", None)
+    fields.pop("_samples", None)
+    if tokens is not None and mode.is_training:
+        w["train_tokens"] = int(tokens * (epochs or 1))
+    elif epochs is not None:
+        ignored.append("epochs without a data size")
+    if "concurrency" in fields and mode == Mode.inference and "batch_size" not in fields:
+        fields["batch_size"] = fields["concurrency"]  # as a new question reads it
+    w.update(fields)
+
+
+def fields_named(text: str) -> set[str] | ParseError:
+    """Which question fields a short text sets on its own ("awq" -> weights_format, "32k" ->
+    context_tokens and seq_len, "qwen2.5-7b" -> model): lets a guided conversation file a
+    typed answer under the step it answers. A text the parser rejects returns its error."""
+    try:
+        s, r = read(text)
+    except Rejected as exc:
+        return exc.error
+    named = {k for k in r.fields if not k.startswith("_")}
+    if "_ctx" in r.fields:
+        named |= {"context_tokens", "seq_len"}
+    if {"_tokens", "_samples"} & set(r.fields):
+        named.add("train_tokens")
+    if "_epochs" in r.fields:
+        named.add("epochs")
+    if r.spec is not None or r.params_b is not None:
+        named.add("model")
+    if r.budget is not None:
+        named.add("budget")
+    if r.mode is not None:
+        named.add("mode")
+    return named

@@ -1,0 +1,156 @@
+"""Follow-ups and typed wizard answers, end to end through the Bot API stand-in: a message
+after an answer changes that answer's question (private chats: any message; groups: a
+reply to the answer), and a typed answer in the guided conversation lands on its step."""
+
+from __future__ import annotations
+
+from conftest import press, say, shown
+
+from bot.standin import Chat, FakeTelegram, User
+
+LAB = Chat(-100991, "supergroup", "GPU lab")
+
+
+async def _canonicals(bot, user: User, chat_id: int) -> list[str]:
+    """The questions answered, oldest first, as the answers stored them."""
+    return [row.canonical for row in await bot.repo.recent_history(user.id, chat_id)][::-1]
+
+
+async def _last(bot, user: User, chat_id: int) -> str:
+    return (await _canonicals(bot, user, chat_id))[-1]
+
+
+async def test_private_follow_ups_in_english_change_the_last_question(
+    tg: FakeTelegram, bot
+) -> None:
+    ann = User(3001, "Ann", "en")
+    first = await say(tg, ann, "qwen2.5-14b awq on a 3090")
+    assert "1× GeForce RTX 3090 (your setup)" in shown(first)
+    more = await say(tg, ann, "what about 2 cards")
+    assert "Qwen2.5 14B · inference · awq-4bit" in shown(more)
+    assert "2× GeForce RTX 3090 (your setup)" in shown(more)
+    batch = await say(tg, ann, "batch 16")
+    assert "batch 16" in shown(batch) and "2× GeForce RTX 3090 (your setup)" in shown(batch)
+    card = await say(tg, ann, "switch to an L40S")
+    assert "awq-4bit" in shown(card) and "batch 16" in shown(card) and "L40S" in shown(card)
+    assert await _canonicals(bot, ann, ann.id) == [
+        "qwen2.5-14b · awq-4bit · inference · on gpu:rtx-3090",
+        "qwen2.5-14b · awq-4bit · inference · 2 gpus · on gpu:rtx-3090",
+        "qwen2.5-14b · awq-4bit · inference · batch 16 · 2 gpus · on gpu:rtx-3090",
+        "qwen2.5-14b · awq-4bit · inference · batch 16 · 2 gpus · on gpu:l40s",
+    ]
+
+
+async def test_private_follow_ups_in_chinese_change_format_card_and_concurrency(
+    tg: FakeTelegram, bot
+) -> None:
+    li = User(3002, "李雷", "zh-hans")
+    first = await say(tg, li, "用 vllm 部署 qwen2.5-14b 单卡 4090")
+    assert "Qwen2.5 14B · 推理" in shown(first) and "RTX 4090（你的配置）" in shown(first)
+    await say(tg, li, "换成 int4")
+    assert await _last(bot, li, li.id) == (
+        "qwen2.5-14b · int4 · inference · 1 gpus · vllm · on gpu:rtx-4090"
+    )
+    await say(tg, li, "并发改成 8")
+    last = await say(tg, li, "用 3090 呢")
+    assert "int4" in shown(last) and "RTX 3090（你的配置）" in shown(last)
+    rows = await _canonicals(bot, li, li.id)
+    assert rows[-1] == (
+        "qwen2.5-14b · int4 · inference · concurrency 8 · batch 8 · 1 gpus · vllm · on gpu:rtx-3090"
+    )
+
+
+async def test_a_new_question_after_an_answer_is_not_merged_into_it(tg: FakeTelegram, bot) -> None:
+    ann = User(3003, "Ann", "en")
+    await say(tg, ann, "qwen2.5-72b awq on 2x A100")
+    fresh = await say(tg, ann, "llama-3.1-8b int8")
+    assert "Llama 3.1 8B · inference · int8" in shown(fresh) and "your setup" not in shown(fresh)
+    rows = await _canonicals(bot, ann, ann.id)
+    assert rows[-1] == "llama-3.1-8b · int8 · inference"
+
+
+async def test_a_follow_up_at_a_context_the_model_lacks_suggests_a_sibling(
+    tg: FakeTelegram, bot
+) -> None:
+    ann = User(3004, "Ann", "en")
+    await say(tg, ann, "llama-3-8b on a 4090")
+    reply = await say(tg, ann, "ctx 32k")
+    assert "longer than the model supports" in shown(reply) and "llama-3.1-8b" in shown(reply)
+
+
+async def test_in_a_group_a_reply_to_an_answer_changes_that_question(tg: FakeTelegram, bot) -> None:
+    wang, bo = User(3005, "王", "zh-hans"), User(3006, "Bo", "en")
+    answer = await say(tg, wang, "/vram@GpuAdvisorBot qwen2.5-7b lora on 4090", LAB)
+    assert "Qwen2.5 7B · LoRA 微调" in shown(answer)
+    changed = await say(tg, wang, "换成 qlora", LAB, reply_to=answer.result)
+    assert "Qwen2.5 7B · QLoRA" in shown(changed) and "nf4" in shown(changed)
+    assert await _last(bot, wang, LAB.id) == "qwen2.5-7b · nf4 · qlora · on gpu:rtx-4090"
+    # someone else replying to the same answer changes the question it answered, not theirs
+    other = await say(tg, bo, "what about 2 cards", LAB, reply_to=answer.result)
+    assert "Qwen2.5 7B · LoRA" in shown(other) and "2× GeForce RTX 4090" in shown(other)
+    assert await _last(bot, bo, LAB.id) == "qwen2.5-7b · lora · 2 gpus · on gpu:rtx-4090"
+    # a plain group message (no reply) never reaches the bot in privacy mode
+    assert tg.user_sends(wang, LAB, "batch 16") is None
+
+
+async def test_in_a_group_a_reply_to_a_non_answer_is_a_new_question(tg: FakeTelegram, bot) -> None:
+    bo = User(3007, "Bo", "en")
+    helped = await say(tg, bo, "/help@GpuAdvisorBot", LAB)
+    reply = await say(tg, bo, "batch 16", LAB, reply_to=helped.result)
+    assert "Which model, or how big?" in shown(reply)
+
+
+# --- typed answers in the guided conversation ---------------------------------------------
+
+
+async def test_a_bare_number_typed_at_the_batch_step_is_the_batch(tg: FakeTelegram, bot) -> None:
+    ann = User(3008, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "Qwen2.5-7B")
+    step = await press(tg, ann, step, "INT8")
+    step = await press(tg, ann, step, "8k")
+    typed = await say(tg, ann, "16")
+    assert "Step 5/5: Budget" in shown(typed) and "concurrent requests: 16" in shown(typed)
+    answer = await press(tg, ann, typed, "$1/h")
+    assert "Qwen2.5 7B · inference · int8 · context 8k · batch 16" in shown(answer)
+    assert (await _last(bot, ann, ann.id)).startswith(
+        "qwen2.5-7b · int8 · inference · ctx 8192 · batch 16"
+    )
+
+
+async def test_a_precision_typed_at_the_context_step_goes_to_the_precision(
+    tg: FakeTelegram, bot
+) -> None:
+    ann = User(3009, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    step = await press(tg, ann, menu, "Run an LLM")
+    step = await press(tg, ann, step, "Qwen2.5-7B")
+    step = await press(tg, ann, step, "BF16")
+    assert "Step 3/5: Context" in shown(step)
+    typed = await say(tg, ann, "awq")
+    assert "✓ Precision / quantization: awq" in shown(typed)
+    assert "Step 3/5: Context" in shown(typed) and "Context length: awq" not in shown(typed)
+    step = await say(tg, ann, "32k")
+    assert "Step 4/5: Batch" in shown(step)
+    step = await press(tg, ann, step, "Skip")
+    answer = await press(tg, ann, step, "$1/h")
+    assert "Qwen2.5 7B · inference · awq-4bit · context 32k" in shown(answer)
+
+
+async def test_typed_wizard_answers_in_chinese(tg: FakeTelegram, bot) -> None:
+    li = User(3010, "李雷", "zh-hans")
+    menu = await say(tg, li, "/start")
+    await press(tg, li, menu, "LoRA 微调")
+    typed = await say(tg, li, "千问 14b")
+    assert "第 2/6 步：LoRA 秩" in shown(typed)
+    typed = await say(tg, li, "64")
+    assert "✓ LoRA 秩：64" in shown(typed) and "第 3/6 步：训练序列长度" in shown(typed)
+    typed = await say(tg, li, "4k")
+    typed = await say(tg, li, "100m")
+    typed = await say(tg, li, "2")
+    answer = await press(tg, li, typed, "跳过")
+    assert "Qwen2.5 14B · LoRA 微调" in shown(answer) and "模型：Qwen2.5 14B" in shown(answer)
+    assert await _last(bot, li, li.id) == (
+        "qwen2.5-14b · lora · ctx 4096 · rank 64 · data 200000000 tokens"
+    )

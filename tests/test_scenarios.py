@@ -1,0 +1,255 @@
+"""Expert scenarios: what a person who rents GPUs for students would answer — card class,
+count, fit verdict, the cheapest change, MoE and long-context traps. Each names the
+question, the expected pick or verdict, and why."""
+
+from __future__ import annotations
+
+from advisor import catalog
+from advisor.models import Workload
+from advisor.parse import parse_query
+from advisor.recommend import Recommendation, recommend, recommend_query
+from advisor.recommend.pricing import payable_in_china
+from advisor.render import render
+
+
+def _rec(q: str, currency: str = "CNY") -> Recommendation:
+    parsed = parse_query(q)
+    assert parsed.ok, parsed.error
+    return recommend_query(parsed, default_currency=currency)
+
+
+def _picks(rec: Recommendation) -> list:
+    return [o for o in (rec.cheapest, rec.best_value, rec.fastest) if o is not None]
+
+
+def _gpu(o):  # noqa: ANN001, ANN202
+    return catalog.gpus()[o.gpu_id]
+
+
+def _codes(rec: Recommendation) -> set[str]:
+    return {p.code for p in rec.pitfalls}
+
+
+# --- cards that cannot run the job as asked -------------------------------------------------
+
+
+def test_72b_fp8_is_only_picked_on_cards_with_fp8():
+    """Qwen2.5-72B fp8: V100, A100 and A800 have no FP8. Expected: every pick has FP8."""
+    rec = _rec("qwen2.5-72b fp8")
+    assert _picks(rec) and all(_gpu(o).fp8_supported for o in _picks(rec))
+    assert {"tesla-v100", "a100-80gb-sxm", "a800-80gb"} <= set(rec.excluded)
+
+
+def test_deepseek_v3_fp8_needs_one_node_of_fp8_cards_with_80gb_or_more():
+    """DeepSeek-V3 (671B, fp8): ~650 GiB. Expected: 8 cards of 80 GB+ with FP8 (H200/H20/
+    B200 class), no V100 x32 or A800 x16."""
+    rec = _rec("deepseek-v3 fp8")
+    for o in _picks(rec):
+        assert _gpu(o).fp8_supported and o.count <= 8 and _gpu(o).vram_gb >= 80
+
+
+def test_awq_on_a_v100_under_vllm_is_refused_with_the_reason():
+    """Qwen2.5-32B AWQ on a V100: vLLM's AWQ kernels need CC 7.5. Expected: verdict
+    'blocked' with the kernel pitfall; no pick is a V100."""
+    rec = _rec("qwen2.5-32b awq on v100")
+    assert rec.verdict.state == "blocked" and "awq_needs_turing" in _codes(rec)
+    assert all(o.gpu_id != "tesla-v100" for o in _picks(rec))
+
+
+def test_gpt_oss_mxfp4_is_not_run_on_a_turing_t4():
+    """gpt-oss-20b ships in MXFP4; vLLM's MXFP4 kernels need Ampere. Expected: a T4 is
+    blocked even though the weights fit."""
+    rec = _rec("gpt-oss-20b on t4")
+    assert rec.verdict.state == "blocked" and "mxfp4_needs_ampere" in _codes(rec)
+
+
+def test_qlora_is_not_run_on_an_ascend_card():
+    """QLoRA needs bitsandbytes (CUDA). Expected: the Ascend 910B is blocked."""
+    rec = _rec("qlora llama-3.1-8b on 910b")
+    assert rec.verdict.state == "blocked" and "bitsandbytes_needs_cuda" in _codes(rec)
+
+
+def test_inference_on_a_v100_gives_no_training_advice():
+    """Qwen2.5-7B inference on a V100 (no bf16). Expected: load in fp16 (an inference
+    setting), never 'fp16 with loss scaling' (a training technique)."""
+    parsed = parse_query("qwen2.5-7b on v100")
+    rec = recommend_query(parsed)
+    text = render("answer", "en", rec=rec, parsed=parsed, canonical="x", plain=True)
+    assert "no_bf16_inference" in _codes(rec) and "loss scaling" not in text
+    assert rec.verdict.state == "fits"
+
+
+# --- the user's setup first, fixes by cost ----------------------------------------------------
+
+
+def test_8b_lora_goes_to_a_24gb_card_with_one_cheap_change_not_a_48gb_card():
+    """LoRA on Llama-3.1-8B: ~21 GiB, tight on 24 GB. Expected: the cheapest pick is a
+    24 GB-class card with one cheap setting (a fused loss), not a 48 GB card."""
+    rec = _rec("lora llama-3.1-8b")
+    assert _gpu(rec.cheapest).vram_gb <= 24 and rec.cheapest.fix == "chunked_loss"
+
+
+def test_8b_lora_on_a_4090_is_tight_and_the_first_fix_is_a_cheap_setting():
+    """Same job on the user's 4090. Expected: 'fits tight', first fix a setting that keeps
+    the recipe (not QLoRA or offload)."""
+    rec = _rec("llama-3.1-8b lora on 4090")
+    assert rec.verdict.state == "tight" and rec.verdict.fix == "chunked_loss"
+    assert rec.fixes.index("qlora") > 0
+
+
+def test_the_users_four_a100s_are_judged_as_four_with_tensor_parallel():
+    """Llama-3.1-70B on '4x A100'. Expected: the headline is the user's 4 cards, per-card
+    figure for 4-way tensor parallel, fits."""
+    rec = _rec("llama-3.1-70b on 4x a100")
+    assert rec.headline is rec.named and rec.named.count == 4
+    assert rec.named.parallelism == "tp" and rec.verdict.state == "fits"
+    assert (
+        rec.named.per_gpu_bytes < rec.result.estimate.total_bytes
+        or rec.result.workload.num_gpus == 4
+    )
+
+
+def test_70b_full_fine_tune_on_8_a100s_tries_an_8bit_optimizer_before_lora():
+    """Full fine-tune of a 70B model on 8x A100 80GB: does not fit with AdamW. Expected: the
+    user's 8 cards kept; the cheapest change is an 8-bit optimizer, before LoRA."""
+    rec = _rec("8x A100 llama-3.1-70b full")
+    assert rec.named.count == 8 and rec.verdict.state == "no_fit"
+    assert rec.verdict.fix == "optimizer_8bit" and rec.fixes.index("lora") > 0
+
+
+def test_13b_fp16_on_a_4090_does_not_fit_and_8_bit_weights_are_the_least_change():
+    """13B in fp16 on a 24 GB 4090. Expected: does not fit; the least change is 8-bit
+    weights (fp8 or int8, whichever fits with headroom under its runtime), not 4-bit."""
+    rec = _rec("13b fp16 on 4090")
+    assert rec.verdict.state == "no_fit" and rec.verdict.fix in ("quantize:fp8", "quantize:int8")
+
+
+def test_8b_at_128k_on_a_4090_does_not_fit_and_the_grid_says_where_it_does():
+    """Llama-3.1-8B at 128k on a 4090: the KV cache alone is 16 GiB. Expected: does not
+    fit; the grid shows bf16 at 4k fits and bf16 at 128k does not."""
+    rec = _rec("llama-3.1-8b 128k on 4090")
+    assert rec.verdict.state == "no_fit" and rec.fixes
+    cells = {(c.format, c.context_tokens): c.state for c in rec.grid}
+    assert cells[("bf16", 4096)] == "ok" and cells[("bf16", 131072)] == "no"
+    assert cells[("int4", 4096)] == "ok"
+
+
+def test_the_grid_marks_fp8_unsupported_on_a_3090():
+    """A 3090 (Ampere) has no FP8. Expected: its grid row for fp8 is 'unsupported'."""
+    rec = _rec("llama-3.1-8b on 3090")
+    assert {c.state for c in rec.grid if c.format == "fp8"} == {"unsupported"}
+
+
+# --- money ----------------------------------------------------------------------------------
+
+
+def test_a_2_yuan_budget_for_7b_is_met_by_a_china_payable_card():
+    """Qwen2.5-7B at ¥2/h. Expected: every pick ≤ ¥2/h, priced in yuan on a platform payable
+    from China."""
+    rec = _rec("qwen2.5-7b ¥2/h")
+    assert not rec.over_budget
+    for o in _picks(rec):
+        p = o.price_per_hour
+        assert p.amount <= 2 and p.currency == "CNY" and payable_in_china(p.platform)
+
+
+def test_a_2_yuan_budget_for_72b_is_declared_impossible():
+    """Qwen2.5-72B at ¥2/h: nothing that runs it costs that. Expected: said so, and the
+    cheapest setup that runs it shown."""
+    rec = _rec("qwen2.5-72b ¥2/h")
+    assert rec.over_budget and rec.cheapest.price_per_hour.amount > 2
+
+
+def test_english_replies_prefer_global_platforms_and_conversions_are_labelled():
+    """The same 7B question in dollars. Expected: a platform outside China; a yuan listing
+    converted into dollars keeps its yuan amount."""
+    rec = _rec("qwen2.5-7b", currency="USD")
+    assert not payable_in_china(rec.cheapest.price_per_hour.platform)
+    zh = _rec("qwen2.5-72b fp8")
+    converted = [o.price_per_hour for o in _picks(zh) if o.price_per_hour.converted]
+    for p in converted:
+        assert p.listed_currency == "USD" and p.listed_amount is not None
+
+
+def test_coursework_that_fits_a_t4_points_to_the_free_notebooks():
+    """ResNet-50 training for a course: fits a T4. Expected: Kaggle and Colab offered."""
+    rec = _rec("resnet50 训练")
+    assert {t["id"] for t in rec.free} == {"kaggle", "colab"}
+
+
+def test_a_72b_model_gets_no_free_notebook():
+    rec = _rec("qwen2.5-72b int4")
+    assert rec.free == []
+
+
+# --- speeds ---------------------------------------------------------------------------------
+
+
+def test_70b_on_eight_consumer_cards_is_not_fast():
+    """Llama-3.1-70B int4 on 8x RTX 3080 over PCIe: each token crosses PCIe twice per layer.
+    Expected: well under 73 tok/s per request (the old answer), below 50."""
+    rec = _rec("llama-3.1-70b int4 on 8x 3080")
+    assert rec.named.decode_tokens_per_s < 50
+
+
+def test_a_3b_active_moe_at_batch_1_is_not_1800_tokens_a_second():
+    """Qwen3-30B-A3B on a B200 at batch 1: routed experts and per-layer costs bound it.
+    Expected: a few hundred tok/s, not ~1800; still faster than a dense 32B on the same card."""
+    moe = _rec("qwen3-30b-a3b on b200").named.decode_tokens_per_s
+    dense = _rec("qwen3-32b on b200").named.decode_tokens_per_s
+    assert 100 < moe < 500 and moe > dense
+
+
+def test_the_fastest_pick_for_bert_base_is_not_a_datacenter_flagship():
+    """Fine-tuning bert-base: a B200 or H100 is absurd. Expected: 'fastest' costs at most a
+    few times the cheapest and is no B200/H100/H200."""
+    rec = _rec("bert-base 训练")
+    assert rec.fastest.gpu_id not in ("b200", "h100-sxm", "h200", "h100-nvl")
+    assert rec.fastest.price_per_hour.amount <= 4 * rec.cheapest.price_per_hour.amount
+
+
+def test_concurrent_requests_state_per_request_and_total_speed():
+    """Qwen2.5-7B serving 16 requests at once. Expected: the total rate is higher than one
+    request's rate, and both are reported."""
+    rec = recommend(Workload(model="qwen2.5-7b", batch_size=16), currency="USD")
+    o = rec.cheapest
+    assert o.concurrency == 16 and o.decode_total_tokens_per_s > 4 * o.decode_tokens_per_s
+
+
+# --- MoE, multi-card and the guide ------------------------------------------------------------
+
+
+def test_mixtral_memory_follows_total_parameters():
+    """Mixtral-8x7B: 47B total, 13B active. Expected: weights ~87 GiB in bf16 (total), the
+    MoE pitfall explains it."""
+    rec = _rec("mixtral-8x7b")
+    assert rec.result.estimate.breakdown["weights"] > 80 * 2**30
+    assert "moe_total_params" in _codes(rec)
+
+
+def test_a_pair_of_3090s_is_bridged_but_four_go_over_pcie():
+    """3090s bridge in pairs. Expected: no NVLink warning for 2, a warning for 4."""
+    assert "no_nvlink" not in _codes(_rec("qwen2.5-32b on 2x 3090"))
+    assert "no_nvlink" in _codes(_rec("llama-3.1-70b int4 on 4x 3090"))
+
+
+def test_guide_lines_agree_with_the_figure():
+    """SDXL LoRA (~10 GiB, one card) must not quote the 2-4 card training line; FLUX (~36 GiB)
+    must not quote the 16-24 GB line; a two-card 128k answer must not quote 'no multi-GPU'."""
+    sdxl = _rec("sdxl lora")
+    assert sdxl.guide_task is None or sdxl.guide_task.id != "diffusion_training"
+    flux = _rec("flux.1-dev")
+    assert flux.guide_task is None or flux.guide_task.id != "sdxl_inference"
+    long = _rec("llama-3.1-8b 128k on 2x a6000")
+    assert long.guide_task is None or long.guide_task.cards != "1"
+
+
+def test_a_bare_memory_size_is_judged_as_the_users_card():
+    """'我只有 12g 显存 跑 qwen2.5-7b': a 12 GB card, nothing else known. Expected: the
+    headline judges a 12 GB card (does not fit in bf16, a 4-bit format is the change), no
+    speed is claimed for it, and the alternatives are real cards."""
+    rec = _rec("我只有 12g 显存 跑 qwen2.5-7b")
+    assert rec.headline is rec.named and rec.named.usable_bytes < 12 * 2**30
+    assert rec.verdict.state == "no_fit" and rec.verdict.fix.startswith("quantize:")
+    assert rec.named.decode_tokens_per_s is None
+    assert rec.cheapest is not None and rec.cheapest.gpu_id in catalog.gpus()
