@@ -125,7 +125,7 @@ async def _run(settings: Settings) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop_event.set)
     try:
-        await serve(app, stop_event)
+        await serve(app, stop_event, settings.stop_timeout_s)
     except InvalidToken:
         return fail("Telegram rejected TELEGRAM_BOT_TOKEN (401/404): check it with @BotFather")
     except Conflict:

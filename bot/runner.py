@@ -16,7 +16,7 @@ from bot.warmup import warm_engine
 
 log = logging.getLogger(__name__)
 
-# SIGTERM to exit, whatever the Bot API does meanwhile (a service manager kills at 90 s).
+# SIGTERM to exit, whatever the Bot API does meanwhile (STOP_TIMEOUT_S in the settings).
 STOP_BUDGET_S = 10.0
 # Kept back from the budget for what must still happen after in-flight updates are given
 # up: the last persistence write, closing the HTTP sessions and the database.
@@ -92,7 +92,9 @@ async def stop(app: Application, budget_s: float = STOP_BUDGET_S) -> None:
         await app.post_shutdown(app)
 
 
-async def serve(app: Application, stop_event: asyncio.Event) -> None:
+async def serve(
+    app: Application, stop_event: asyncio.Event, stop_budget_s: float = STOP_BUDGET_S
+) -> None:
     """Run until `stop_event` is set; raises Conflict if another process polled with the
     same token (after stopping cleanly)."""
     conflicts: list[Conflict] = []
@@ -108,6 +110,6 @@ async def serve(app: Application, stop_event: asyncio.Event) -> None:
     try:
         await stop_event.wait()
     finally:
-        await stop(app)
+        await stop(app, stop_budget_s)
     if conflicts:
         raise conflicts[0]
