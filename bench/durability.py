@@ -2,7 +2,7 @@
 stand-in, a steady stream of questions, and SIGKILLs at random moments; each kill is
 followed at once by a fresh start on the same database.
 
-    python bench/durability.py                      # 300 updates/s, 60 s, 30 kills
+    python bench/durability.py                      # 300 questions/s for 60 s, 30 kills
     python bench/durability.py --rate 150 --duration 6 --kills 8 --kill-gap 1
 
 Traffic: quick questions from many private chats at --rate (open loop: sent on schedule,
@@ -323,6 +323,9 @@ def main() -> int:
     ap.add_argument(
         "--kill-gap", type=float, default=3.0, help="a kill comes 0..this many s after a start"
     )
+    ap.add_argument(
+        "--drain", type=float, default=300.0, help="seconds allowed to answer the backlog"
+    )
     ap.add_argument("--wizards", type=int, default=10)
     ap.add_argument("--forgets", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
@@ -332,6 +335,7 @@ def main() -> int:
         duration_s=args.duration,
         kills=args.kills,
         kill_gap_s=args.kill_gap,
+        drain_s=args.drain,
         wizard_users=args.wizards,
         forget_users=args.forgets,
         seed=args.seed,
