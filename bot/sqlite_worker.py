@@ -1,95 +1,98 @@
-"""One SQLite connection owned by one thread: the write discipline of the whole process.
+"""One aiosqlite connection and one lock: the write discipline of the whole process.
 
-Why not a shared async connection: with aiosqlite every statement is its own hop to the
-connection's thread, so a handler's `INSERT … RETURNING` could stay open between execute
-and fetch while another handler ran BEGIN or COMMIT on the same connection ("cannot start
-a transaction within a transaction", "SQL statements in progress"), and one failed COMMIT
-left a transaction open for good (issue 14). Here an operation is a plain function over a
-`sqlite3.Connection`; the worker runs it to the end, results fetched, before it starts the
-next one, and `transaction` wraps it in BEGIN IMMEDIATE … COMMIT. No statement, and no
-transaction, can stay open across an `await`.
+aiosqlite runs each call on the connection's own thread, one call at a time, but between two
+calls any other task may run. Shared freely, one handler's `INSERT … RETURNING` could stay
+open between execute and fetch while another handler ran BEGIN or COMMIT on the same
+connection ("cannot start a transaction within a transaction", "SQL statements in
+progress"), and one failed COMMIT left a transaction open for good (issue 14). Here an
+operation is an async function over the connection; the worker's lock lets one operation
+run at a time, from its first statement to its last, and `transaction` wraps it in
+BEGIN IMMEDIATE … COMMIT (ROLLBACK on any error, cancellation included). Operations fetch
+their rows (`execute_fetchall`) or close their cursor (`async with`) before they return, so
+no statement stays open once the lock is released.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+import aiosqlite
+
 T = TypeVar("T")
+Operation = Callable[[aiosqlite.Connection], Awaitable[T]]
 
 BUSY_TIMEOUT_MS = 5000
 
 
 class SQLiteWorker:
-    """A connection and its one thread. Operations run one at a time, in submission order."""
+    """A connection whose operations run one at a time, in the order they were asked for."""
 
     def __init__(self, path: Path, name: str) -> None:
         self.path = path
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{name}")
-        self._conn: sqlite3.Connection | None = None
+        self.name = name
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
 
     async def open(self, *pragmas: str) -> None:
-        def connect() -> None:
-            # isolation_level=None: Python's sqlite3 opens no transaction behind our back;
-            # `transaction` below is the only place one begins.
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-            try:
-                for pragma in pragmas:
-                    conn.execute(pragma).fetchall()
-            except BaseException:
-                conn.close()
-                raise
-            self._conn = conn
+        # isolation_level=None: Python's sqlite3 opens no transaction behind our back;
+        # `transaction` below is the only place one begins.
+        db = await aiosqlite.connect(
+            self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+        )
+        try:
+            for pragma in pragmas:
+                await db.execute_fetchall(pragma)
+        except BaseException:
+            await db.close()
+            raise
+        self._db = db
 
-        await self.run(lambda _conn: None, connect=connect)
+    def _connection(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise sqlite3.ProgrammingError("the database connection is closed")
+        return self._db
 
-    async def run(
-        self,
-        operation: Callable[[sqlite3.Connection], T],
-        *,
-        connect: Callable[[], None] | None = None,
-    ) -> T:
-        """Run `operation(connection)` on the worker's thread, outside any transaction."""
+    async def run(self, operation: Operation[T]) -> T:
+        """Run `operation(connection)` alone on the connection, outside any transaction."""
+        async with self._lock:
+            return await operation(self._connection())
 
-        def job() -> T:
-            if connect is not None:
-                connect()
-            if self._conn is None:
-                raise sqlite3.ProgrammingError("the database connection is closed")
-            return operation(self._conn)
-
-        return await asyncio.get_running_loop().run_in_executor(self._executor, job)
-
-    async def transaction(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+    async def transaction(self, operation: Operation[T]) -> T:
         """Run `operation` as one BEGIN IMMEDIATE … COMMIT; any error rolls it all back.
-        `operation` must fetch what it needs (fetchall) before it returns, and return plain
-        values, never a cursor: a cursor finalized later on another thread would reset a
-        cached statement this thread is using ("bad parameter or other API misuse")."""
-
-        def in_transaction(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN IMMEDIATE")
+        `operation` must fetch what it needs before it returns and return plain values,
+        never a cursor."""
+        async with self._lock:
+            db = self._connection()
+            await db.execute_fetchall("BEGIN IMMEDIATE")
             try:
-                result = operation(conn)
-                conn.execute("COMMIT")
+                result = await operation(db)
+                await db.execute_fetchall("COMMIT")
             except BaseException:
-                if conn.in_transaction:  # COMMIT itself can fail (disk full): never leave it open
-                    conn.execute("ROLLBACK")
+                # COMMIT itself can fail (disk full): never leave the transaction open. The
+                # ROLLBACK is queued behind whatever statement the operation had in flight.
+                with contextlib.suppress(sqlite3.OperationalError):  # none left to roll back
+                    await db.execute_fetchall("ROLLBACK")
                 raise
             return result
 
-        return await self.run(in_transaction)
-
     async def close(self) -> None:
-        def close(conn: sqlite3.Connection) -> None:
-            conn.close()
-            self._conn = None
+        async with self._lock:
+            if self._db is not None:
+                db, self._db = self._db, None
+                await db.close()
 
-        try:
-            if self._conn is not None:
-                await self.run(close)
-        finally:
-            self._executor.shutdown(wait=True)
+
+async def rows(db: aiosqlite.Connection, sql: str, params: tuple = ()) -> list[tuple]:
+    """Every row of one statement, fetched on the connection's thread."""
+    return [tuple(r) for r in await db.execute_fetchall(sql, params)]
+
+
+async def changed(db: aiosqlite.Connection, sql: str, params: tuple = ()) -> int:
+    """Run one writing statement to its end; the number of rows it changed."""
+    async with db.execute(sql, params) as cursor:
+        return cursor.rowcount

@@ -1,8 +1,8 @@
 """The one module that talks SQL: users, chats, question history and PTB's saved state.
 
-Two connections, each owned by one thread (`bot.sqlite_worker`): the writer runs every
-write, each a single BEGIN IMMEDIATE … COMMIT with its results fetched inside, one after
-another; the reader serves reads, which in WAL mode see only committed rows and never
+Two aiosqlite connections, each behind its own lock (`bot.sqlite_worker`): the writer runs
+every write, each a single BEGIN IMMEDIATE … COMMIT with its results fetched inside, one
+after another; the reader serves reads, which in WAL mode see only committed rows and never
 wait for the writer. Every statement is parameterized.
 """
 
@@ -18,9 +18,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
+import aiosqlite
 from pydantic import BaseModel
 
-from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker
+from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed, rows
 
 log = logging.getLogger(__name__)
 
@@ -103,11 +104,10 @@ class Repository:
                 # /forget: deleted rows are overwritten with zeros, not left in free pages
                 "PRAGMA secure_delete = ON",
             )
-            version = await writer.run(
-                lambda conn: _migrate(conn, path, migration_files(migrations_dir))
-            )
+            files = migration_files(migrations_dir)
+            version = await writer.run(lambda db: _migrate(db, path, files))
             await writer.run(_use_wal)
-            await writer.run(lambda conn: _check_usable(conn, version))
+            await writer.run(lambda db: _check_usable(db, version))
             await reader.open(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}", "PRAGMA query_only = ON")
         except BaseException as exc:
             await reader.close()
@@ -128,7 +128,7 @@ class Repository:
     # --- small helpers ---------------------------------------------------------------------
 
     async def _all(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return await self._reader.run(lambda conn: conn.execute(sql, params).fetchall())
+        return await self._reader.run(lambda db: rows(db, sql, params))
 
     async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
         rows = await self._all(sql, params)
@@ -136,7 +136,7 @@ class Repository:
 
     async def _write(self, sql: str, params: tuple = ()) -> int:
         """One statement as one transaction; returns the rows it changed."""
-        return await self._writer.transaction(lambda conn: conn.execute(sql, params).rowcount)
+        return await self._writer.transaction(lambda db: changed(db, sql, params))
 
     # --- users and chats -------------------------------------------------------------------
 
@@ -158,9 +158,10 @@ class Repository:
         self._seen_at[signature] = now
         ts = now_iso()
 
-        def write(conn: sqlite3.Connection) -> None:
+        async def write(db: aiosqlite.Connection) -> None:
             if user_id is not None:
-                conn.execute(
+                await changed(
+                    db,
                     "INSERT INTO users (user_id, first_name, tg_language, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET "
                     "first_name = excluded.first_name, "
@@ -169,7 +170,8 @@ class Repository:
                     (user_id, first_name, tg_language, ts, ts),
                 )
             if chat_id is not None and chat_type is not None:
-                conn.execute(
+                await changed(
+                    db,
                     "INSERT INTO chats (chat_id, type, title, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
                     "type = excluded.type, title = excluded.title, last_seen = excluded.last_seen",
@@ -194,13 +196,9 @@ class Repository:
         key = (user_id, chat_id)
         if key not in self._languages:
 
-            def read(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
-                user = conn.execute(
-                    "SELECT language FROM users WHERE user_id = ?", (user_id,)
-                ).fetchall()
-                chat = conn.execute(
-                    "SELECT language FROM chats WHERE chat_id = ?", (chat_id,)
-                ).fetchall()
+            async def read(db: aiosqlite.Connection) -> tuple[str | None, str | None]:
+                user = await rows(db, "SELECT language FROM users WHERE user_id = ?", (user_id,))
+                chat = await rows(db, "SELECT language FROM chats WHERE chat_id = ?", (chat_id,))
                 return (
                     user[0][0] if user and user_id else None,
                     chat[0][0] if chat and chat_id else None,
@@ -230,17 +228,18 @@ class Repository:
         the new one) in either order; the supergroup may have spoken first, so its row may
         exist already. Running this twice is harmless."""
 
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(
+        async def write(db: aiosqlite.Connection) -> None:
+            await changed(
+                db,
                 "INSERT INTO chats (chat_id, type, title, language, first_seen, last_seen) "
                 "SELECT ?, 'supergroup', title, language, first_seen, last_seen FROM chats "
                 "WHERE chat_id = ? ON CONFLICT (chat_id) DO UPDATE SET type = 'supergroup', "
                 "language = COALESCE(chats.language, excluded.language)",
                 (new_chat_id, old_chat_id),
             )
-            conn.execute("DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
-            conn.execute(
-                "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
+            await changed(db, "DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
+            await changed(
+                db, "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
             )
 
         await self._writer.transaction(write)
@@ -272,16 +271,17 @@ class Repository:
             catalog_version,
             now_iso(),
         )
-        rows = await self._writer.transaction(
-            lambda conn: conn.execute(
+        inserted = await self._writer.transaction(
+            lambda db: rows(
+                db,
                 "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, "
                 "workload_json, summary_json, catalog_version, created_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
                 "DO UPDATE SET update_id = excluded.update_id RETURNING id",
                 params,
-            ).fetchall()
+            )
         )
-        return int(rows[0][0])
+        return int(inserted[0][0])
 
     _HISTORY_COLUMNS = (
         "id, user_id, chat_id, raw_text, canonical, workload_json, summary_json, "
@@ -331,7 +331,7 @@ class Repository:
         WAL is then checkpointed and truncated, so the deleted text does not linger in the
         `-wal` file (secure_delete has zeroed it in the database file)."""
 
-        def delete(conn: sqlite3.Connection) -> dict[str, int]:
+        async def delete(db: aiosqlite.Connection) -> dict[str, int]:
             statements = {
                 "questions": ("DELETE FROM history WHERE user_id = ?", (user_id,)),
                 "saved_state": (
@@ -345,7 +345,7 @@ class Repository:
                     (user_id,),
                 ),
             }
-            return {kind: conn.execute(sql, p).rowcount for kind, (sql, p) in statements.items()}
+            return {kind: await changed(db, sql, p) for kind, (sql, p) in statements.items()}
 
         counts = await self._writer.transaction(delete)
         self._forget_cached()
@@ -384,12 +384,12 @@ class Repository:
     async def inbox_add(self, updates: list[dict]) -> None:
         ts = now_iso()
         # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
-        rows = [(u["update_id"], json.dumps(u), ts) for u in updates]
+        entries = [(u["update_id"], json.dumps(u), ts) for u in updates]
 
-        def insert(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)", rows
-            )
+        async def insert(db: aiosqlite.Connection) -> None:
+            sql = "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)"
+            async with db.executemany(sql, entries):
+                pass
 
         await self._writer.transaction(insert)
 
@@ -418,7 +418,7 @@ class Repository:
             )
 
 
-# --- on the writer's thread, at open ---------------------------------------------------------
+# --- on the writer's connection, at open ---------------------------------------------------------
 
 
 def prepare_files(path: Path) -> None:
@@ -446,16 +446,16 @@ def _restrict(path: Path) -> None:
             log.warning("could not make %s private: %s", f, exc)
 
 
-def _schema_version(conn: sqlite3.Connection) -> int:
-    if not conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchall():
+async def _schema_version(db: aiosqlite.Connection) -> int:
+    if not await rows(
+        db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ):
         return 0
-    return int(conn.execute("SELECT MAX(version) FROM schema_migrations").fetchall()[0][0] or 0)
+    return int((await rows(db, "SELECT MAX(version) FROM schema_migrations"))[0][0] or 0)
 
 
-def _migrate(conn: sqlite3.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
-    current = _schema_version(conn)
+async def _migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
+    current = await _schema_version(db)
     known = files[-1][0] if files else 0
     if current > known:
         raise StorageError(
@@ -475,45 +475,46 @@ def _migrate(conn: sqlite3.Connection, path: Path, files: list[tuple[int, str, P
             "COMMIT;"
         )
         try:
-            conn.executescript(script)
+            async with await db.executescript(script):
+                pass
         except sqlite3.Error as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            if db.in_transaction:
+                await rows(db, "ROLLBACK")
             raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
     return max(current, known)
 
 
-def _use_wal(conn: sqlite3.Connection) -> None:
-    conn.execute("PRAGMA journal_mode = WAL").fetchall()
-    conn.execute("PRAGMA synchronous = NORMAL").fetchall()
+async def _use_wal(db: aiosqlite.Connection) -> None:
+    await rows(db, "PRAGMA journal_mode = WAL")
+    await rows(db, "PRAGMA synchronous = NORMAL")
 
 
-def _check_usable(conn: sqlite3.Connection, version: int) -> None:
+async def _check_usable(db: aiosqlite.Connection, version: int) -> None:
     """A read-only file or folder opens fine and fails at the first write; a damaged file
     fails at some later read. Both are found here, at start-up, instead."""
-    problems = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+    problems = [r[0] for r in await rows(db, "PRAGMA quick_check")]
     if problems != ["ok"]:
         raise StorageError(
-            f"database {_shown(conn)} is damaged (PRAGMA quick_check: {problems[0]}); "
+            f"database {await _shown(db)} is damaged (PRAGMA quick_check: {problems[0]}); "
             "restore a backup"
         )
     try:
         # a committed write: the schema version in the file header, where `file` shows it
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(f"PRAGMA user_version = {int(version)}")
-        conn.execute("COMMIT")
+        await rows(db, "BEGIN IMMEDIATE")
+        await rows(db, f"PRAGMA user_version = {int(version)}")
+        await rows(db, "COMMIT")
     except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise StorageError(f"database {_shown(conn)} is not writable: {exc}") from exc
+        if db.in_transaction:
+            await rows(db, "ROLLBACK")
+        raise StorageError(f"database {await _shown(db)} is not writable: {exc}") from exc
 
 
-def _shown(conn: sqlite3.Connection) -> str:
-    return next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "?")
+async def _shown(db: aiosqlite.Connection) -> str:
+    return next((r[2] for r in await rows(db, "PRAGMA database_list") if r[1] == "main"), "?")
 
 
-def _checkpoint(conn: sqlite3.Connection) -> None:
-    busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
+async def _checkpoint(db: aiosqlite.Connection) -> None:
+    busy, _, _ = (await rows(db, "PRAGMA wal_checkpoint(TRUNCATE)"))[0]
     if busy:  # a reader was mid-query; the next checkpoint gets it
         log.info("WAL checkpoint after /forget was busy; SQLite's next one completes it")
 

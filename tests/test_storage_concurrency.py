@@ -80,3 +80,31 @@ async def test_concurrent_history_inbox_and_forget_all_commit_and_release_the_fi
     finally:
         other.close()
     await repo.close()
+
+
+async def test_cancelled_writers_leave_no_transaction_open(tmp_path: Path) -> None:
+    """A handler cancelled mid-write (shutdown, a timeout) rolls its transaction back; the
+    next write and another connection's write lock both go through."""
+    db = tmp_path / "x.sqlite3"
+    repo = await Repository.open(db)
+    tasks = [asyncio.create_task(_add(repo, i, 5_000 + i)) for i in range(200)]
+    for k, task in enumerate(tasks):
+        if k % 3 == 0:
+            await asyncio.sleep(0)  # let some get into their transaction first
+        if k % 2:
+            task.cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(r is None or isinstance(r, asyncio.CancelledError) for r in results)
+    done = sum(r is None for r in results)
+
+    await _add(repo, 1, 99_999)
+    other = sqlite3.connect(db, timeout=1)
+    try:
+        # every write reported done is there; the cancelled ones are there at most once
+        stored = other.execute("SELECT COUNT(*) FROM history").fetchone()[0]
+        assert done + 1 <= stored <= len(tasks) + 1
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("COMMIT")
+    finally:
+        other.close()
+    await repo.close()
