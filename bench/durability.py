@@ -41,7 +41,8 @@ WIZARD_PATH = ("Run an LLM", "Qwen2.5-7B", "INT8", "32k", "Skip", "¥10/h")
 # users' questions from FORGET_BATCH up; the engine takes batches up to 65536.
 FIRST_BATCH = 1000
 FORGET_BATCH = 60_000
-REPLY_TIMEOUT_S = 60.0  # a reply can wait behind a backlog and several restarts
+# A wizard step or /forget waits its turn behind the whole backlog and several restarts.
+REPLY_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -104,7 +105,9 @@ def _answered(c: Call, chat_id: int, since: int) -> bool:
     )
 
 
-async def _reply_with(tg: FakeTelegram, chat_id: int, since: int, needle: str) -> Call:
+async def _reply_with(
+    tg: FakeTelegram, chat_id: int, since: int, needle: str, timeout_s: float = REPLY_TIMEOUT_S
+) -> Call:
     """The bot's first message or edit in the chat, from `since` on, whose text or buttons
     contain `needle` (replays may send other messages in between)."""
 
@@ -113,7 +116,7 @@ async def _reply_with(tg: FakeTelegram, chat_id: int, since: int, needle: str) -
         return _answered(c, chat_id, since) and needle in shown
 
     try:
-        return await tg.wait_for(match, timeout=REPLY_TIMEOUT_S)
+        return await tg.wait_for(match, timeout=timeout_s)
     except TimeoutError:
         raise TimeoutError(f"no reply with {needle!r}") from None
 

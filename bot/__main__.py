@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
-from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
-from telegram.ext import ApplicationBuilder
 
 from bot.instance import InstanceLock
 from bot.settings import Settings, load_settings, settings_error_line
 from bot.storage import StorageError, backup_database
-from bot.warmup import EngineError
+
+# PTB, the engine and the handlers are imported in _run, after the instance lock: a second
+# process on a held database then says so in well under a second, not after ~1 s of imports.
 
 log = logging.getLogger("bot")
 
@@ -112,8 +112,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(settings: Settings) -> int:
+    from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
+    from telegram.ext import ApplicationBuilder
+
     from bot.app import build_application
     from bot.runner import serve
+    from bot.warmup import EngineError
 
     assert settings.telegram_bot_token is not None
     # A relative DATABASE_PATH is relative to the working directory: say which file it is.
