@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor import catalog  # noqa: E402
+from advisor.catalog import ModelSpec  # noqa: E402
 from advisor.models import Architecture, Kind, Workload  # noqa: E402
 
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
@@ -87,6 +88,21 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"transformers", "transformers"),
 ]
 CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
+ATTENTION_WORDS = [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")]
+# Schema fields that map one to one onto Workload fields of the same name.
+SAME_NAME_FIELDS = (
+    "batch_size",
+    "prompt_tokens",
+    "new_tokens",
+    "seq_len",
+    "image_width",
+    "image_height",
+    "images_per_prompt",
+    "denoise_steps",
+    "lora_rank",
+    "lora_targets",
+    "gradient_accumulation",
+)
 DTYPES = {"f16": "fp16", "fp8+bf16": "bf16", "f32": "fp32"}
 
 OPTIMIZERS = {
@@ -120,59 +136,73 @@ def _first(table: list[tuple[str, str]], text: str) -> str | None:
 
 
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
-    m, wl = case["model"], case["workload"]
-    knobs: list[str] = []
+    m = case["model"]
+    spec = find_spec(m)
+    kind = Kind.llm
+    if case["category"].startswith("diffusion"):
+        kind = Kind.diffusion
+    elif case["category"].startswith("classic"):
+        kind = Kind.classic
+    arch = case_arch(m, spec) if kind != Kind.diffusion else None
+    fields = structured_fields(case, spec, kind, arch)
+    notes = case.get("notes") or ""
+    knobs = knobs_from_text(case, kind, fields)
+    fields.update(numbers_in_notes(notes, fields))
+    if kind == Kind.diffusion and spec is None:
+        fields["kind"] = Kind.llm if arch is not None else Kind.diffusion
+    return Workload(**{k: v for k, v in fields.items() if v is not None}), knobs
+
+
+def find_spec(m: dict) -> ModelSpec | None:
     # "PSPNet R-50-D8 (Cityscapes)": the parenthesis names the data set, not the model.
     spec = catalog.find_model(re.sub(r"\s*\([^)]*\)$", "", m.get("name") or ""))
     if spec is None and m.get("name"):
         # A quantized or re-uploaded checkpoint (TheBloke/...-GPTQ) names its base model.
         base = re.sub(r"(?i)[-_](gptq|awq|gguf|bnb.*|4bit|8bit)$", "", m["name"].split("/")[-1])
         spec = catalog.find_model(base)
+    return spec
+
+
+def case_arch(m: dict, spec: ModelSpec | None) -> Architecture | None:
+    """The case's config.json fields over the catalog's (sliding window, MLA, ...)."""
     arch_raw = {k: v for k, v in (m.get("arch") or {}).items() if v is not None and k != "source"}
-    arch = None
-    kind = Kind.llm
-    cat = case["category"]
-    if cat.startswith("diffusion"):
-        kind = Kind.diffusion
-    elif cat.startswith("classic"):
-        kind = Kind.classic
-    if kind != Kind.diffusion and {"layers", "hidden", "heads"} <= arch_raw.keys():
-        base = spec.arch.model_dump() if spec is not None and spec.arch is not None else {}
+    if not {"layers", "hidden", "heads"} <= arch_raw.keys():
+        return None
+    base = spec.arch.model_dump() if spec is not None and spec.arch is not None else {}
+    base.update(
+        layers=arch_raw["layers"],
+        hidden=arch_raw["hidden"],
+        heads=arch_raw["heads"],
+        kv_heads=arch_raw.get("kv_heads"),
+        head_dim=arch_raw.get("head_dim"),
+        intermediate=arch_raw.get("intermediate"),
+        vocab=arch_raw.get("vocab", base.get("vocab", 32000)),
+    )
+    if arch_raw.get("experts"):
+        # The schema's `intermediate` of an MoE model is the expert width.
         base.update(
-            layers=arch_raw["layers"],
-            hidden=arch_raw["hidden"],
-            heads=arch_raw["heads"],
-            kv_heads=arch_raw.get("kv_heads"),
-            head_dim=arch_raw.get("head_dim"),
-            intermediate=arch_raw.get("intermediate"),
-            vocab=arch_raw.get("vocab", base.get("vocab", 32000)),
+            experts=arch_raw["experts"],
+            experts_per_token=arch_raw.get("experts_per_token"),
+            moe_intermediate=base.get("moe_intermediate") or arch_raw.get("intermediate"),
         )
-        if arch_raw.get("experts"):
-            # The schema's `intermediate` of an MoE model is the expert width.
-            base.update(
-                experts=arch_raw["experts"],
-                experts_per_token=arch_raw.get("experts_per_token"),
-                moe_intermediate=base.get("moe_intermediate") or arch_raw.get("intermediate"),
-            )
-        arch = Architecture(**base)
+    return Architecture(**base)
+
+
+def structured_fields(
+    case: dict, spec: ModelSpec | None, kind: Kind, arch: Architecture | None
+) -> dict:
+    """The schema's own fields, normalized through the word tables."""
+    m, wl = case["model"], case["workload"]
     fields: dict = {
         "kind": kind,
         "model": spec.id if spec is not None else None,
         "params_b": None if (spec is not None and kind == Kind.diffusion) else m["params_b"],
         "active_params_b": m.get("active_params_b"),
-        "arch": arch if kind != Kind.diffusion else None,
-        "mode": "inference" if wl["mode"] == "inference" else wl["mode"],
-        "weights_format": wl.get("weights_precision"),
-        "compute_dtype": wl.get("compute_dtype"),
+        "arch": arch,
+        "mode": wl["mode"],
+        "weights_format": DTYPES.get(wl.get("weights_precision"), wl.get("weights_precision")),
+        "compute_dtype": DTYPES.get(wl.get("compute_dtype"), wl.get("compute_dtype")),
         "mixed_precision": wl.get("mixed_precision"),
-        "batch_size": wl.get("batch_size"),
-        "prompt_tokens": wl.get("prompt_tokens"),
-        "new_tokens": wl.get("new_tokens"),
-        "seq_len": wl.get("seq_len"),
-        "image_width": wl.get("image_width"),
-        "image_height": wl.get("image_height"),
-        "images_per_prompt": wl.get("images_per_prompt"),
-        "denoise_steps": wl.get("denoise_steps"),
         "optimizer": OPTIMIZERS.get(str(wl.get("optimizer")).lower().replace("-", "_"))
         if wl.get("optimizer")
         else None,
@@ -180,21 +210,14 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
         if wl.get("gradient_checkpointing") is not None
         else None,
         "selective_checkpointing": "selective" in str(wl.get("gradient_checkpointing")),
-        "attention": _first(
-            [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")],
-            str(wl.get("attention") or ""),
-        ),
-        "lora_rank": wl.get("lora_rank"),
-        "lora_targets": wl.get("lora_targets"),
-        "gradient_accumulation": wl.get("gradient_accumulation"),
+        "attention": _first(ATTENTION_WORDS, str(wl.get("attention") or "")),
         "num_gpus": wl.get("num_gpus") or 1,
         "parallelism": PARALLEL.get(str(wl.get("parallelism") or "none").lower()),
         "kv_cache_dtype": DTYPES.get(wl.get("kv_cache_dtype"), wl.get("kv_cache_dtype")),
         "framework": _first(STACK_WORDS, wl.get("framework") or ""),
         "runtime": _first(RUNTIME_WORDS, wl.get("framework") or ""),
     }
-    for key in ("weights_format", "compute_dtype"):
-        fields[key] = DTYPES.get(fields[key], fields[key])
+    fields.update({key: wl.get(key) for key in SAME_NAME_FIELDS})
     par = str(wl.get("parallelism") or "")
     if "+tp" in par:
         # The quote names the degrees ("FSDP 32, TP 8"); without one, TP 8 inside a node.
@@ -209,17 +232,18 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
         fields["cpu_offload"] = (
             "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
         )
-    if (
-        fields["weights_format"] == "fp32"
-        and fields["mode"] in ("lora", "qlora")
-        and fields["compute_dtype"] in ("bf16", "fp16")
-    ):
-        pass  # fp32 base weights under AMP: the engine adds the 16-bit compute copy
-    notes = case.get("notes") or ""
-    # The quote is read too: a table row's label ("4Bit + CPU offloading + VAE tiling")
-    # can be the only place a setting is named. Offload modes are diffusers' (inference).
-    text = f"{notes} {case.get('quote') or ''}"
+    return fields
+
+
+def knobs_from_text(case: dict, kind: Kind, fields: dict) -> list[str]:
+    """Settings named only in the notes or the quote, by the fixed phrase table; the quote
+    is read too, since a table row's label ("4Bit + CPU offloading + VAE tiling") can be
+    the only place a setting is named."""
+    wl = case["workload"]
+    text = f"{case.get('notes') or ''} {case.get('quote') or ''}"
+    knobs: list[str] = []
     for pattern, field, value in NOTE_KNOBS:
+        # Offload modes here are diffusers' (inference).
         if field == "cpu_offload" and (kind != Kind.diffusion or wl["mode"] != "inference"):
             continue
         # Chunked losses and activation offloading are torchtune / Unsloth features; an HF
@@ -233,10 +257,7 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
                 value = wl.get("weights_precision")
             fields[field] = value
             knobs.append(f"{field}={value}")
-    fields.update(numbers_in_notes(notes, fields))
-    if kind == Kind.diffusion and spec is None:
-        fields["kind"] = Kind.llm if arch is not None else Kind.diffusion
-    return Workload(**{k: v for k, v in fields.items() if v is not None}), knobs
+    return knobs
 
 
 def numbers_in_notes(notes: str, fields: dict) -> dict:

@@ -90,10 +90,23 @@ def test_pure_bf16_full_finetune_is_below_16_bytes_per_param():
         seq_len=256,
         gradient_checkpointing=True,
         optimizer="adamw",
+        mixed_precision=False,
     )
     est = estimate(w).estimate
     assert est.allocated_bytes < 3.21e9 * 16
     assert est.breakdown["optimizer"] == pytest.approx(3.21e9 * 4, rel=0.01)  # two bf16 moments
+
+
+def test_full_finetune_not_told_the_recipe_assumes_fp32_master_and_says_so():
+    """DeepSpeed, FSDP and LLaMA-Factory keep fp32 master weights and moments unless told
+    otherwise; assuming pure bf16 would halve the optimizer state (an OOM after paying)."""
+    told = dict(model="llama-3.2-3b", mode="full", weights_format="bf16", parallelism="zero3")
+    default = estimate(Workload(**told, num_gpus=4))
+    amp = estimate(Workload(**told, num_gpus=4, mixed_precision=True)).estimate
+    assert default.estimate.breakdown["optimizer"] == amp.breakdown["optimizer"]
+    assert ("training_recipe", "amp_fp32_master") in [(a.field, a.value) for a in default.assumed]
+    pure = estimate(Workload(**told, num_gpus=4, framework="torchtune")).estimate
+    assert pure.breakdown["optimizer"] < amp.breakdown["optimizer"] / 2
 
 
 def test_mixed_precision_adamw_keeps_fp32_master_and_moments():
@@ -456,3 +469,23 @@ def test_quantizing_on_the_gpu_after_a_16bit_load_peaks_at_the_load():
     assert after.terms[0].formula_key == "weights.before_quantization"
     llm = estimate(Workload(model="llama-3.1-8b", weights_format="int8", quantize_after_load=True))
     assert llm.estimate.breakdown["weights"] == pytest.approx(8.03e9 * 2, rel=0.01)
+
+
+def test_llama_cpp_says_how_many_layers_of_a_70b_fit_a_24gb_card():
+    from advisor.memory.runtimes.llamacpp import layers_that_fit
+
+    w = Workload(model="llama-3.1-70b", weights_format="q4_k_m", context_tokens=4096)
+    n = layers_that_fit(w, 24 * GIB)
+    assert 30 < n < 60  # ~0.5 GiB per layer at q4_k_m: about half of the 80 layers
+    on_card = Workload(**w.model_dump(exclude_unset=True), runtime="llamacpp")
+    fits = estimate(on_card.model_copy(update={"n_gpu_layers": n})).estimate
+    more = estimate(on_card.model_copy(update={"n_gpu_layers": n + 1})).estimate
+    assert fits.total_bytes <= 24 * GIB < more.total_bytes
+    assert layers_that_fit(Workload(model="llama-3.1-8b", weights_format="q4_k_m"), 24 * GIB) == 32
+
+
+def test_chunked_prefill_under_transformers_holds_one_chunk_of_buffers():
+    base = dict(model="qwen2.5-7b", runtime="transformers", prompt_tokens=30000, new_tokens=10)
+    single = estimate(Workload(**base)).estimate.breakdown["activations"]
+    chunked = estimate(Workload(**base, max_num_batched_tokens=2048)).estimate.breakdown
+    assert chunked.get("activations", 0) < single / 10

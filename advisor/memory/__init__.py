@@ -10,8 +10,10 @@ Where the physics is uncertain we err high: an under-estimate sends a user into 
 they paid; an over-estimate costs them a slightly bigger card.
 
 One module per family or runtime: `transformer` (the physics of a decoder), `llm`
-(inference and training dispatch), `training` (recipes), `diffusion`, `classic`;
-`terms` holds the breakdown, overheads and the band; `resolve` the model lookup.
+(inference and training dispatch), `runtimes/` (how transformers, vLLM/SGLang, llama.cpp
+and ExLlamaV2 allocate), `training` (recipes), `diffusion` and `video` (pipelines),
+`multimodal` (image and audio tokens), `classic` (CNNs, segmentation); `terms` holds the
+breakdown, overheads and the band; `resolve` the model lookup.
 """
 
 from __future__ import annotations

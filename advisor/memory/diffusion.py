@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import video
@@ -16,6 +18,7 @@ from advisor.models import (
     Mode,
     Offload,
     Optimizer,
+    Runtime,
     Workload,
 )
 
@@ -40,6 +43,38 @@ def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
     return te
 
 
+@dataclass
+class PipelineMemory:
+    """A pipeline's components and its two working sets (denoiser pass, VAE decode), each
+    with the formula and values its term will show."""
+
+    spec: ModelSpec
+    fmt: str
+    te_fmt: str
+    den_w: float
+    te_w: list[float]
+    vae_w: float
+    vae_bytes: int
+    den_act: float
+    act_formula: str
+    act_values: dict
+    decode: float
+    decode_formula: str
+    decode_values: dict
+
+    def add_working_set(self, acc: Breakdown) -> int:
+        """The larger of the denoiser pass and the VAE decode: they never coexist."""
+        if self.decode >= self.den_act:
+            return acc.add("vae_decode", self.decode, self.decode_formula, **self.decode_values)
+        return acc.add(
+            "activations",
+            self.den_act,
+            self.act_formula,
+            key="activations.denoiser",
+            **self.act_values,
+        )
+
+
 def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate:
     d = spec.diffusion
     assert d is not None
@@ -60,111 +95,130 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         acc.assume("images", 1)
 
     den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
-    te_w = [estimate_weight_bytes(p * 1e9, None, te_fmt) for p in d.text_encoders_params_b]
-    vae_bytes = 4 if (d.vae_force_upcast or fmt == "fp32") else 2
-    vae_w = d.vae_params_b * 1e9 * vae_bytes
-    if w.tiny_vae:
-        vae_w = 2.4e6 * 2
-
     if w.mode.is_training:
         return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
-
+    if w.runtime is None:
+        acc.assume("runtime", Runtime.diffusers.value)  # ComfyUI / WebUI allocate alike
+    vae_bytes = 4 if (d.vae_force_upcast or fmt == "fp32") else 2
     den_act, act_formula, act_values = denoiser_activations(
         w, spec, fmt, images, frames, width, height
     )
     decode, decode_formula, decode_values = vae_decode(
         w, spec, vae_bytes, images, frames, width, height
     )
-    te_total = sum(te_w) if w.text_encoders_on_gpu else 0
-    den_formula = f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits"  # type: ignore[union-attr]
-    offload = w.cpu_offload
-    if offload == Offload.sequential:
-        resident = max(den_w / 50, vae_w)  # one submodule at a time
+    p = PipelineMemory(
+        spec=spec,
+        fmt=fmt,
+        te_fmt=te_fmt,
+        den_w=den_w,
+        te_w=[estimate_weight_bytes(x * 1e9, None, te_fmt) for x in d.text_encoders_params_b],
+        vae_w=2.4e6 * 2 if w.tiny_vae else d.vae_params_b * 1e9 * vae_bytes,
+        vae_bytes=vae_bytes,
+        den_act=den_act,
+        act_formula=act_formula,
+        act_values=act_values,
+        decode=decode,
+        decode_formula=decode_formula,
+        decode_values=decode_values,
+    )
+    if w.cpu_offload == Offload.sequential:
         allocated = acc.add(
             "weights",
-            resident,
+            max(den_w / 50, p.vae_w),  # one submodule at a time
             "sequential CPU offload: one submodule on the GPU at a time",
             key="weights.sequential_offload",
         )
-        if decode >= den_act:
-            allocated += acc.add("vae_decode", decode, decode_formula, **decode_values)
-        else:
-            allocated += acc.add(
-                "activations", den_act, act_formula, key="activations.denoiser", **act_values
-            )
-    elif offload == Offload.model:
-        # One component on the GPU at a time: the peak is the largest phase.
-        phases = {
-            "denoise": den_w + den_act,
-            "decode": vae_w + decode,
-            "text": max(te_w) if te_w and w.text_encoders_on_gpu else 0,
-        }
-        peak = max(phases, key=lambda k: phases[k])
-        if peak == "decode":
-            allocated = acc.add(
-                "vae",
-                vae_w,
-                "model CPU offload: only the VAE is resident while decoding",
-                key="vae.model_offload",
-            )
-            allocated += acc.add("vae_decode", decode, decode_formula, **decode_values)
-        elif peak == "denoise":
-            allocated = acc.add(
-                "weights",
-                den_w,
-                "model CPU offload: only the denoiser is resident while denoising; " + den_formula,
-                key="weights.model_offload",
-            )
-            allocated += acc.add(
-                "activations", den_act, act_formula, key="activations.denoiser", **act_values
-            )
-        else:
-            allocated = acc.add(
-                "text_encoders",
-                phases["text"],
-                "model CPU offload: the largest text encoder alone",
-                key="text_encoders.model_offload",
-            )
+        allocated += p.add_working_set(acc)
+    elif w.cpu_offload == Offload.model:
+        allocated = model_offload_peak(w, p, acc)
     else:
+        allocated = all_resident(w, p, acc)
+        if w.quantize_after_load and fmt not in PLAIN_FORMATS:
+            sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + p.vae_w
+            if w.text_encoders_on_gpu:
+                sixteen += sum(
+                    estimate_weight_bytes(x * 1e9, None, "bf16") for x in d.text_encoders_params_b
+                )
+            allocated = load_peak(acc, allocated, sixteen)
+    est = finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
+    est.runtime = w.runtime or Runtime.diffusers
+    return est
+
+
+def denoiser_formula(p: PipelineMemory) -> str:
+    d = p.spec.diffusion
+    assert d is not None
+    bits = catalog.find_format(p.fmt).bits  # type: ignore[union-attr]
+    return f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
+
+
+def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
+    """diffusers enable_model_cpu_offload: one component on the GPU at a time, so the peak
+    is the largest phase (text encoding, denoising, decoding)."""
+    phases = {
+        "denoise": p.den_w + p.den_act,
+        "decode": p.vae_w + p.decode,
+        "text": max(p.te_w) if p.te_w and w.text_encoders_on_gpu else 0,
+    }
+    peak = max(phases, key=lambda k: phases[k])
+    if peak == "decode":
+        allocated = acc.add(
+            "vae",
+            p.vae_w,
+            "model CPU offload: only the VAE is resident while decoding",
+            key="vae.model_offload",
+        )
+        return allocated + acc.add("vae_decode", p.decode, p.decode_formula, **p.decode_values)
+    if peak == "denoise":
         allocated = acc.add(
             "weights",
-            den_w,
-            den_formula,
-            key="weights.denoiser",
-            params_b=d.denoiser_params_b,
-            bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+            p.den_w,
+            "model CPU offload: only the denoiser is resident while denoising; "
+            + denoiser_formula(p),
+            key="weights.model_offload",
         )
-        if te_total:
-            allocated += acc.add(
-                "text_encoders",
-                te_total,
-                f"{' + '.join(f'{p:g}B' for p in d.text_encoders_params_b)} x {catalog.find_format(te_fmt).bits:g} bits",  # type: ignore[union-attr]
-                params_b=round(sum(d.text_encoders_params_b), 3),
-                format=te_fmt,
-            )
+        return allocated + acc.add(
+            "activations", p.den_act, p.act_formula, key="activations.denoiser", **p.act_values
+        )
+    return acc.add(
+        "text_encoders",
+        phases["text"],
+        "model CPU offload: the largest text encoder alone",
+        key="text_encoders.model_offload",
+    )
+
+
+def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
+    """Every component on the GPU, plus the larger working set."""
+    d = p.spec.diffusion
+    assert d is not None
+    allocated = acc.add(
+        "weights",
+        p.den_w,
+        denoiser_formula(p),
+        key="weights.denoiser",
+        params_b=d.denoiser_params_b,
+        bits=catalog.find_format(p.fmt).bits,  # type: ignore[union-attr]
+    )
+    te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
+    if te_total:
+        te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
         allocated += acc.add(
-            "vae",
-            vae_w,
-            f"VAE {d.vae_params_b:g}B x {vae_bytes} B"
-            + (" (fp32 upcast)" if vae_bytes == 4 else ""),
-            params_b=d.vae_params_b,
-            bytes_per_param=vae_bytes,
+            "text_encoders",
+            te_total,
+            f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits",
+            params_b=round(sum(d.text_encoders_params_b), 3),
+            format=p.te_fmt,
         )
-        if decode >= den_act:
-            allocated += acc.add("vae_decode", decode, decode_formula, **decode_values)
-        else:
-            allocated += acc.add(
-                "activations", den_act, act_formula, key="activations.denoiser", **act_values
-            )
-    if w.quantize_after_load and fmt not in PLAIN_FORMATS and offload == Offload.none:
-        sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + vae_w
-        sixteen += (
-            sum(estimate_weight_bytes(p * 1e9, None, "bf16") for p in d.text_encoders_params_b)
-            if w.text_encoders_on_gpu
-            else 0
-        )
-        allocated = load_peak(acc, allocated, sixteen)
-    return finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
+    allocated += acc.add(
+        "vae",
+        p.vae_w,
+        f"VAE {d.vae_params_b:g}B x {p.vae_bytes} B"
+        + (" (fp32 upcast)" if p.vae_bytes == 4 else ""),
+        params_b=d.vae_params_b,
+        bytes_per_param=p.vae_bytes,
+    )
+    return allocated + p.add_working_set(acc)
 
 
 def denoiser_activations(

@@ -145,7 +145,7 @@ def estimate_inference(
         allocated = transformers.allocate(setup, acc)
     if w.quantize_after_load and setup.weight_bits < 16:
         allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
-    est = finish(acc, allocated, w, False, band(model, spec, False))
+    est = finish(acc, allocated, w, False, band(model, spec, False, w.arch is not None))
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)
     est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")

@@ -4,6 +4,7 @@ bare parameter count, the default weight format."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
@@ -75,8 +76,14 @@ def assumed_architecture(params_b: float) -> Architecture:
     )
 
 
+@lru_cache(maxsize=4096)
+def _find_model(name: str) -> ModelSpec | None:
+    """catalog.find_model, remembered per name: the catalog does not change at run time."""
+    return catalog.find_model(name)
+
+
 def resolve_model(w: Workload) -> tuple[ResolvedModel, ModelSpec | None]:
-    spec = catalog.find_model(w.model) if w.model else None
+    spec = _find_model(w.model) if w.model else None
     if w.model and spec is None and w.params_b is None and w.arch is None:
         raise UnknownModelError(w.model, catalog.close_model_names(w.model))
     if spec is not None:

@@ -103,7 +103,9 @@ def finish(
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-    return Estimate(
+    # Built from values computed here: no re-validation (an estimate runs ~10 times per
+    # recommendation).
+    return Estimate.model_construct(
         per_gpu=True,
         num_gpus=w.num_gpus,
         terms=acc.terms,
@@ -134,12 +136,14 @@ def family_band(kind: Kind, training: bool) -> tuple[float, float]:
     return row["low"], row["high"]
 
 
-def band(model: ResolvedModel, spec: ModelSpec | None, training: bool) -> tuple[float, float]:
+def band(
+    model: ResolvedModel, spec: ModelSpec | None, training: bool, arch_given: bool = False
+) -> tuple[float, float]:
     """The band's low and high fractions for this family (data/band.toml), wider when the
-    architecture was guessed from the size alone."""
+    architecture was guessed from the size alone (no catalog entry, none given)."""
     table = _band_table()
     lo, hi = family_band(model.kind, training)
-    if spec is None and model.arch is not None and not model.from_catalog:
+    if spec is None and not arch_given and model.arch is not None:
         lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
     return lo, hi
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
@@ -25,10 +26,14 @@ from advisor.models import (
     Optimizer,
     Parallelism,
     ResolvedModel,
+    Runtime,
     Workload,
 )
 
 FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
+# Stacks whose full fine-tune recipes default to pure bf16 (no fp32 master): torchtune's
+# configs set `dtype: bf16` with no mixed-precision wrapper (docs, read 2026-11-30).
+PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
 # DeepSpeed's bf16/fp16 ZeRO optimizer keeps an fp32 gradient for its partition beside the
@@ -39,6 +44,15 @@ DEEPSPEED_FP32_GRAD_BYTES = 4
 DEEPSPEED_OVERLAP_FACTOR = 4.5
 DEEPSPEED_BUCKET_ELEMENTS = 2e8
 SAC_SAVED_FRACTION = 0.5
+# Recipes that shard optimizer state over the cards (ZeRO-1 keeps gradients whole).
+SHARDED_STATES = {
+    Parallelism.zero1,
+    Parallelism.zero2,
+    Parallelism.zero3,
+    Parallelism.fsdp,
+    Parallelism.tp,
+    Parallelism.pp,
+}
 # Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
 # the lm_head matmul and the log-softmax are fused per vocabulary block.
 CUT_CROSS_ENTROPY_FRAMEWORKS = {"unsloth"}
@@ -100,21 +114,53 @@ def precision_recipe(
     return "amp_fp32_master" if master else "pure_16bit"
 
 
-def estimate_training(
+@dataclass
+class TrainingSetup:
+    """What every term of a training estimate starts from: the recipe, resolved once."""
+
+    w: Workload
+    model: ResolvedModel
+    spec: ModelSpec | None
+    arch: Architecture
+    params: float
+    fmt: str
+    par: Parallelism
+    split: int  # cards the weights are split over
+    attention: Attention
+    framework: str | None
+    batch: int
+    seq: int
+    opt: Optimizer
+    gc: bool
+    compute: str
+    full: bool
+    elem: float  # bytes per saved activation value
+    trainable: float
+    param_bytes: int  # storage bytes of a trained parameter (and its gradient)
+    master: bool  # fp32 master weights beside 16-bit ones
+    shard_states: int
+    shard_grads: int
+    tp: int
+    layers: int  # layers on this card (pipeline stage)
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq
+
+
+def training_setup(
     w: Workload,
     model: ResolvedModel,
     spec: ModelSpec | None,
     acc: Breakdown,
     arch: Architecture,
-    params: float,
     fmt: str,
-    weight_bytes: int,
-    weight_formula: str,
     par: Parallelism,
     split: int,
     attention: Attention,
     framework: str | None,
-) -> Estimate:
+) -> TrainingSetup:
+    """The recipe's defaults, each stated in `assumed` when the user gave none."""
     n = w.num_gpus
     batch = w.batch_size or 1
     if w.batch_size is None:
@@ -130,15 +176,14 @@ def estimate_training(
     if gc is None:
         gc = model.params_b >= 1.0
         acc.assume("gradient_checkpointing", "on" if gc else "off")
-    ga = w.gradient_accumulation or 1
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
-    mixed = w.mixed_precision if w.mixed_precision is not None else False
-    # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
-    elem = 4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2)
-    dropout = (spec is not None and spec.family in ENCODER_FAMILIES) or model.kind == Kind.classic
-
-    trainable = trainable_params(w, arch, params)
+    params = model.params_b * 1e9
+    # Not told: a full fine-tune keeps fp32 master weights and fp32 Adam moments (16 B per
+    # parameter), as DeepSpeed and FSDP mixed precision always do and LLaMA-Factory does
+    # unless `pure_bf16`; only torchtune's recipes train in pure bf16 by default. Assuming
+    # pure bf16 here would halve the optimizer state and send a user into OOM.
+    mixed = w.mixed_precision if w.mixed_precision is not None else framework not in PURE_16BIT
     # Parameter storage dtype of the trained weights: fp32 under AMP (fp32 weights), else
     # the weights' own 16-bit type. PEFT adapters are kept in fp32.
     if full:
@@ -147,190 +192,61 @@ def estimate_training(
         param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
     master = full and mixed and param_bytes == 2
     acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
-    offload_opt = w.cpu_offload in (Offload.optimizer, Offload.params)
-    offload_params = w.cpu_offload == Offload.params
-
-    shard_states = (
-        n
-        if par
-        in (
-            Parallelism.zero1,
-            Parallelism.zero2,
-            Parallelism.zero3,
-            Parallelism.fsdp,
-            Parallelism.tp,
-            Parallelism.pp,
-        )
-        else 1
-    )
-    shard_grads = (
-        n
-        if par
-        in (Parallelism.zero2, Parallelism.zero3, Parallelism.fsdp, Parallelism.tp, Parallelism.pp)
-        else 1
-    )
-
-    # Weights.
-    if offload_params:
-        w_b = 0
-    else:
-        w_b = acc.add(
-            "weights",
-            weight_bytes / split,
-            weight_formula + (f" / {split} cards" if split > 1 else ""),
-            key="weights",
-            params_b=round(model.params_b, 3),
-            bits=round(catalog.find_format(fmt).bits, 2),  # type: ignore[union-attr]
-            format=fmt,
-            cards=split,
-        )
-    # AMP keeps a 16-bit copy of fp32 weights for the matmuls (autocast cache, saved for
-    # backward); ZeRO-3/FSDP gather 16-bit layers a few at a time instead.
-    layer_params = (params - embedding_params(arch)) / arch.layers
-    if split > 1 and par in (Parallelism.zero3, Parallelism.fsdp):
-        gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
-        gathered = 2 * layer_params * gather_bits / 8 / (w.tensor_parallel or 1)
-        acc.add(
-            "gathered_layers",
-            gathered,
-            f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
-            bits=gather_bits,
-        )
-        w_b += int(gathered)
-    elif fmt == "fp32" and compute != "fp32" and not offload_params:
-        w_b += acc.add(
-            "compute_copy",
-            params * 2 / split,
-            f"{model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights",
-            params_b=round(model.params_b, 3),
-            cards=split,
-        )
-
-    # Gradients and optimizer state.
-    if offload_opt:
-        g_b = acc.add(
-            "gradients",
-            min(trainable, 5e8) * param_bytes / shard_grads,
-            "ZeRO-Offload: gradient buckets only (states on CPU)",
-            key="gradients.offload",
-        )
-        o_b = 0
-        step_temp = 0.0
-    else:
-        grads = trainable * param_bytes / shard_grads
-        if w.optimizer_in_backward:
-            grads = min(grads, arch.vocab * arch.hidden * param_bytes)
-        g_b = acc.add(
-            "gradients",
-            grads,
-            f"{trainable / 1e6:.1f}M trainable x {param_bytes} B"
-            + (f" / {shard_grads}" if shard_grads > 1 else ""),
-            key="gradients",
-            params_m=round(trainable / 1e6, 1),
-            bytes_per_param=param_bytes,
-            shards=shard_grads,
-        )
-        # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
-        per = optimizer_state_bytes_per_param(opt, 4 if master else param_bytes, master)
-        if master and par in DEEPSPEED_ZERO:
-            per += DEEPSPEED_FP32_GRAD_BYTES
-        o_b = acc.add(
-            "optimizer",
-            trainable * per / shard_states,
-            f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value}{' + fp32 master' if master else ''})"
-            + (f" / {shard_states}" if shard_states > 1 else ""),
-            key="optimizer",
-            params_m=round(trainable / 1e6, 1),
-            bytes_per_param=per,
-            optimizer=opt.value,
-            shards=shard_states,
-        )
-        # torch's foreach AdamW/Lion step allocates one more state-sized buffer; the fused
-        # kernels do not, and torchtune's recipe configs ask for `fused: True`.
-        foreach = opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum) and (
-            (w.framework or "").lower() not in FUSED_OPTIMIZER_FRAMEWORKS
-        )
-        step_temp = (
-            trainable * param_bytes / shard_states
-            if foreach and not w.optimizer_in_backward
-            else 0.0
-        )
-    if par in DEEPSPEED_ZERO:
-        g_b += add_deepspeed_comm_buffers(acc, par, trainable, arch.hidden)
-    if par == Parallelism.ddp:
-        g_b += acc.add(
-            "ddp_buckets",
-            trainable * param_bytes,
-            "DDP gradient buckets (a second copy of the gradients)",
-            params_m=round(trainable / 1e6, 1),
-            bytes_per_param=param_bytes,
-        )
-
-    # Activations.
-    tokens = batch * seq
+    sharded = par in SHARDED_STATES
     tp = w.tensor_parallel or (n if par == Parallelism.tp else 1)
     pp = w.pipeline_parallel or (n if par == Parallelism.pp else 1)
-    # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
-    # flight, about the whole local batch (torchtitan / Megatron schedules).
-    layers = math.ceil(arch.layers / pp)
-    seq_eff = seq + (200 if w.mode == Mode.prompt_tuning else 0)
-    per_layer_tok = activation_bytes_per_token_layer(arch, seq_eff, attention, elem, dropout) / tp
-    if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and framework in PEFT_FRAMEWORKS:
-        dims = lora_target_dims(arch, w.lora_targets)
-        per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
-    one_layer = per_layer_tok * batch * seq_eff
-    ckpt = 0.0
-    if gc and w.selective_checkpointing:
-        # Selective (op-level) checkpointing keeps about half of each layer's saved
-        # tensors: torchtitan's default SAC policy saves every second matmul output and the
-        # attention output, recomputing the rest (torchtitan docs, activation_checkpoint).
-        saved = one_layer * layers * SAC_SAVED_FRACTION
-        formula = (
-            f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
-        )
-    elif gc:
-        # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
-        # to CPU memory, as torchtune's enable_activation_offloading does.
-        offloaded = w.activation_offload or framework in CUT_CROSS_ENTROPY_FRAMEWORKS
-        ckpt = 0.0 if offloaded else 2 * arch.hidden * (elem / 2) * tokens * layers / tp
-        saved = ckpt + one_layer
-        formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
-    else:
-        saved = one_layer * layers
-        formula = f"{layers} layers x {tokens} tokens x {per_layer_tok / 1024:.0f} KiB (Korthikanti 2022, {attention.value})"
-    if w.mode == Mode.dora:
-        saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
-        formula += " + DoRA weight-norm products"
-    a_b = acc.add(
-        "activations",
-        saved,
-        formula,
-        key="activations."
-        + ("selective" if gc and w.selective_checkpointing else "checkpointed" if gc else "full"),
-        layers=layers,
-        tokens=tokens,
-        kib_per_token_layer=round(per_layer_tok / 1024, 1),
-        fraction=SAC_SAVED_FRACTION,
+    return TrainingSetup(
+        w=w,
+        model=model,
+        spec=spec,
+        arch=arch,
+        params=params,
+        fmt=fmt,
+        par=par,
+        split=split,
+        attention=attention,
+        framework=framework,
+        batch=batch,
+        seq=seq,
+        opt=opt,
+        gc=gc,
+        compute=compute,
+        full=full,
+        # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
+        elem=4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
+        trainable=trainable_params(w, arch, params),
+        param_bytes=param_bytes,
+        master=master,
+        shard_states=n if sharded else 1,
+        shard_grads=n if sharded and par != Parallelism.zero1 else 1,
+        tp=tp,
+        # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
+        # flight, about the whole local batch (torchtitan / Megatron schedules).
+        layers=math.ceil(arch.layers / pp),
     )
-    has_lm = not (spec is not None and spec.family in ENCODER_FAMILIES)
-    logits_b = 0
-    if has_lm:
-        # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
-        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
-        per = 2.5 if w.chunked_loss else (12.0 if elem <= 2.5 else 16.0)
-        if framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
-            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
-        logits_b = acc.add(
-            "logits",
-            tokens * arch.vocab * per / tp,
-            f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
-            key="logits.chunked" if w.chunked_loss else "logits",
-            tokens=tokens,
-            vocab=arch.vocab,
-            bytes_per_logit=per,
-        )
-    transient = one_layer / 2  # backward of one layer: gradients of its activations
 
+
+def estimate_training(
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    acc: Breakdown,
+    arch: Architecture,
+    params: float,
+    fmt: str,
+    weight_bytes: int,
+    weight_formula: str,
+    par: Parallelism,
+    split: int,
+    attention: Attention,
+    framework: str | None,
+) -> Estimate:
+    t = training_setup(w, model, spec, acc, arch, fmt, par, split, attention, framework)
+    w_b = add_resident_weights(t, acc, weight_bytes, weight_formula)
+    g_b, o_b, step_temp = add_states(t, acc)
+    a_b, logits_b, transient, ckpt = add_activations(t, acc)
+
+    ga = w.gradient_accumulation or 1
     grads_live = g_b if (ga > 1 or par == Parallelism.ddp) else 0
     # The loss's buffers are freed by its own backward before the first layer's backward
     # starts: a layer's transient never coexists with the logits.
@@ -343,7 +259,7 @@ def estimate_training(
             "optimizer_step",
             step_temp,
             "foreach optimizer step: one more state-sized buffer",
-            params_m=round(trainable / 1e6, 1),
+            params_m=round(t.trainable / 1e6, 1),
         )
     elif peak_extra == forward_peak and transient > logits_b:
         acc.add(
@@ -351,7 +267,189 @@ def estimate_training(
         )
     allocated = w_b + o_b + int(peak_extra)
     # Breakdown terms must add up to the allocated total shown.
-    listed = sum(t.bytes for t in acc.terms)
+    listed = sum(term.bytes for term in acc.terms)
     if listed != allocated:
         rebalance(acc, allocated)
-    return finish(acc, allocated, w, True, band(model, spec, True))
+    est = finish(acc, allocated, w, True, band(model, spec, True, w.arch is not None))
+    est.runtime = Runtime.transformers  # PyTorch training; the stack is `framework`
+    return est
+
+
+def add_resident_weights(
+    t: TrainingSetup, acc: Breakdown, weight_bytes: int, weight_formula: str
+) -> int:
+    """The weights on each card, plus what the recipe adds beside them: ZeRO-3/FSDP gather
+    16-bit layers a few at a time; AMP on fp32 weights keeps a 16-bit copy for the matmuls
+    (autocast cache, saved for backward)."""
+    w, arch, fmt, split = t.w, t.arch, t.fmt, t.split
+    offload_params = w.cpu_offload == Offload.params
+    w_b = 0
+    if not offload_params:
+        w_b = acc.add(
+            "weights",
+            weight_bytes / split,
+            weight_formula + (f" / {split} cards" if split > 1 else ""),
+            key="weights",
+            params_b=round(t.model.params_b, 3),
+            bits=round(catalog.find_format(fmt).bits, 2),  # type: ignore[union-attr]
+            format=fmt,
+            cards=split,
+        )
+    layer_params = (t.params - embedding_params(arch)) / arch.layers
+    if split > 1 and t.par in (Parallelism.zero3, Parallelism.fsdp):
+        gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
+        gathered = 2 * layer_params * gather_bits / 8 / (w.tensor_parallel or 1)
+        acc.add(
+            "gathered_layers",
+            gathered,
+            f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
+            bits=gather_bits,
+        )
+        w_b += int(gathered)
+    elif fmt == "fp32" and t.compute != "fp32" and not offload_params:
+        w_b += acc.add(
+            "compute_copy",
+            t.params * 2 / split,
+            f"{t.model.params_b:g}B x 2 B autocast 16-bit copy of fp32 weights",
+            params_b=round(t.model.params_b, 3),
+            cards=split,
+        )
+    return w_b
+
+
+def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
+    """Gradients, optimizer state and the buffers around them: (gradients and buffers,
+    optimizer state, the optimizer step's temporary)."""
+    w, arch, trainable = t.w, t.arch, t.trainable
+    if w.cpu_offload in (Offload.optimizer, Offload.params):
+        g_b = acc.add(
+            "gradients",
+            min(trainable, 5e8) * t.param_bytes / t.shard_grads,
+            "ZeRO-Offload: gradient buckets only (states on CPU)",
+            key="gradients.offload",
+        )
+        o_b, step_temp = 0, 0.0
+    else:
+        grads = trainable * t.param_bytes / t.shard_grads
+        if w.optimizer_in_backward:
+            grads = min(grads, arch.vocab * arch.hidden * t.param_bytes)
+        g_b = acc.add(
+            "gradients",
+            grads,
+            f"{trainable / 1e6:.1f}M trainable x {t.param_bytes} B"
+            + (f" / {t.shard_grads}" if t.shard_grads > 1 else ""),
+            key="gradients",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=t.param_bytes,
+            shards=t.shard_grads,
+        )
+        # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
+        per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
+        if t.master and t.par in DEEPSPEED_ZERO:
+            per += DEEPSPEED_FP32_GRAD_BYTES
+        o_b = acc.add(
+            "optimizer",
+            trainable * per / t.shard_states,
+            f"{trainable / 1e6:.1f}M x {per:g} B ({t.opt.value}{' + fp32 master' if t.master else ''})"
+            + (f" / {t.shard_states}" if t.shard_states > 1 else ""),
+            key="optimizer",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=per,
+            optimizer=t.opt.value,
+            shards=t.shard_states,
+        )
+        # torch's foreach AdamW/Lion step allocates one more state-sized buffer; the fused
+        # kernels do not, and torchtune's recipe configs ask for `fused: True`.
+        foreach = t.opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum) and (
+            (w.framework or "").lower() not in FUSED_OPTIMIZER_FRAMEWORKS
+        )
+        step_temp = (
+            trainable * t.param_bytes / t.shard_states
+            if foreach and not w.optimizer_in_backward
+            else 0.0
+        )
+    if t.par in DEEPSPEED_ZERO:
+        g_b += add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden)
+    if t.par == Parallelism.ddp:
+        g_b += acc.add(
+            "ddp_buckets",
+            trainable * t.param_bytes,
+            "DDP gradient buckets (a second copy of the gradients)",
+            params_m=round(trainable / 1e6, 1),
+            bytes_per_param=t.param_bytes,
+        )
+    return g_b, o_b, step_temp
+
+
+def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, float]:
+    """Saved activations under the checkpointing recipe, and the loss's logits: (saved,
+    logits, one layer's backward transient, the checkpoints themselves)."""
+    w, arch, tokens, layers = t.w, t.arch, t.tokens, t.layers
+    dropout = (t.spec is not None and t.spec.family in ENCODER_FAMILIES) or (
+        t.model.kind == Kind.classic
+    )
+    seq_eff = t.seq + (200 if w.mode == Mode.prompt_tuning else 0)
+    per_layer_tok = (
+        activation_bytes_per_token_layer(arch, seq_eff, t.attention, t.elem, dropout) / t.tp
+    )
+    if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
+        dims = lora_target_dims(arch, w.lora_targets)
+        per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
+    one_layer = per_layer_tok * t.batch * seq_eff
+    ckpt = 0.0
+    if t.gc and w.selective_checkpointing:
+        # Selective (op-level) checkpointing keeps about half of each layer's saved
+        # tensors: torchtitan's default SAC policy saves every second matmul output and the
+        # attention output, recomputing the rest (torchtitan docs, activation_checkpoint).
+        saved = one_layer * layers * SAC_SAVED_FRACTION
+        formula = (
+            f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
+        )
+    elif t.gc:
+        # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
+        # to CPU memory, as torchtune's enable_activation_offloading does.
+        offloaded = w.activation_offload or t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+        ckpt = 0.0 if offloaded else 2 * arch.hidden * (t.elem / 2) * tokens * layers / t.tp
+        saved = ckpt + one_layer
+        formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
+    else:
+        saved = one_layer * layers
+        formula = f"{layers} layers x {tokens} tokens x {per_layer_tok / 1024:.0f} KiB (Korthikanti 2022, {t.attention.value})"
+    if w.mode == Mode.dora:
+        saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
+        formula += " + DoRA weight-norm products"
+    a_b = acc.add(
+        "activations",
+        saved,
+        formula,
+        key="activations."
+        + (
+            "selective"
+            if t.gc and w.selective_checkpointing
+            else "checkpointed"
+            if t.gc
+            else "full"
+        ),
+        layers=layers,
+        tokens=tokens,
+        kib_per_token_layer=round(per_layer_tok / 1024, 1),
+        fraction=SAC_SAVED_FRACTION,
+    )
+    logits_b = 0
+    if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
+        # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
+        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
+        per = 2.5 if w.chunked_loss else (12.0 if t.elem <= 2.5 else 16.0)
+        if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+        logits_b = acc.add(
+            "logits",
+            tokens * arch.vocab * per / t.tp,
+            f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
+            key="logits.chunked" if w.chunked_loss else "logits",
+            tokens=tokens,
+            vocab=arch.vocab,
+            bytes_per_logit=per,
+        )
+    transient = one_layer / 2  # backward of one layer: gradients of its activations
+    return a_b, logits_b, transient, ckpt

@@ -16,6 +16,7 @@ from typing import Any
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.terms import Breakdown
+from advisor.memory.transformer import kv_bytes_per_token
 from advisor.models import Architecture, Attention, Kind, Mode, ResolvedModel, Runtime, Workload
 
 DATA = Path(__file__).resolve().parent.parent.parent / "data" / "runtimes.toml"
@@ -100,11 +101,8 @@ class InferenceSetup:
     @property
     def kv_per_token(self) -> float:
         """KV bytes per token per card for this setup's context."""
-        from advisor.memory.transformer import kv_bytes_per_token
-
-        return kv_bytes_per_token(self.arch, self.kv_dtype, self.context, self.runtime.value) / (
-            self.tp
-        )
+        per = kv_bytes_per_token(self.arch, self.kv_dtype, self.context, self.runtime.value)
+        return per / self.tp
 
 
 def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = None) -> int:

@@ -22,10 +22,18 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
     chunk = min(coefficient("exllamav2", "chunk_tokens"), max(s.batch * s.prompt, 1))
     per_token = arch.vocab * 4 + 3 * mlp_width(arch) / s.tp * 2
+    # Without flash-attn the scores of a chunk against the whole cache are materialized,
+    # the chunk shrunk so chunk x context stays under max_attention_size per head.
+    scores = (
+        arch.heads
+        / s.tp
+        * min(chunk * cache_len, coefficient("exllamav2", "max_attention_size"))
+        * 2
+    )
     return allocated + acc.add(
         "activations",
-        chunk * per_token,
-        f"one chunk of {chunk} tokens: fp32 logits + widest layer in fp16",
+        chunk * per_token + scores,
+        f"one chunk of {chunk} tokens: fp32 logits + widest layer in fp16 + attention scores",
         key="activations.chunk",
         tokens=chunk,
         vocab=arch.vocab,

@@ -34,6 +34,10 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         allocated += add_gptq_scratch(s, acc)
 
     prefill_tokens = s.batch * s.prompt
+    if w.max_num_batched_tokens:
+        # Chunked prefill (generate's prefill_chunk_size, or a caller feeding the prompt in
+        # pieces): one chunk's buffers at a time.
+        prefill_tokens = min(prefill_tokens, w.max_num_batched_tokens)
     h, inter = arch.hidden, mlp_width(arch)
     if legacy:
         per_token = (6 * h + 4 * inter / s.tp) * 2
