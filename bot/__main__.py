@@ -12,12 +12,13 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
-from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
-from telegram.ext import ApplicationBuilder
 
 from bot.instance import InstanceLock
 from bot.settings import Settings, load_settings, settings_error_line
 from bot.storage import StorageError, backup_database
+
+# PTB, the engine and the handlers are imported in _run, after the instance lock: a second
+# process on a held database then says so in well under a second, not after ~1 s of imports.
 
 log = logging.getLogger("bot")
 
@@ -111,8 +112,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(settings: Settings) -> int:
+    from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
+    from telegram.ext import ApplicationBuilder
+
     from bot.app import build_application
     from bot.runner import serve
+    from bot.warmup import EngineError
 
     assert settings.telegram_bot_token is not None
     # A relative DATABASE_PATH is relative to the working directory: say which file it is.
@@ -124,7 +129,7 @@ async def _run(settings: Settings) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop_event.set)
     try:
-        await serve(app, stop_event)
+        await serve(app, stop_event, settings.stop_timeout_s)
     except InvalidToken:
         return fail("Telegram rejected TELEGRAM_BOT_TOKEN (401/404): check it with @BotFather")
     except Conflict:
@@ -136,7 +141,7 @@ async def _run(settings: Settings) -> int:
     except NetworkError as exc:
         where = settings.telegram_api_base_url or "https://api.telegram.org"
         return fail(f"cannot reach the Bot API at {where}: {exc}", settings)
-    except StorageError as exc:
+    except (StorageError, EngineError) as exc:
         return fail(str(exc), settings)
     except TelegramError as exc:
         return fail(f"Telegram refused to start the bot: {exc}", settings)

@@ -11,6 +11,7 @@ import html
 import json
 import logging
 import warnings
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -62,6 +63,14 @@ PRIVATE_COMMANDS = (
 GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
 
 
+# Updates in progress at once. The work is mostly CPU (the engine, rendering), so more at
+# once only delays every answer; enough are needed to keep sends to Telegram overlapping.
+# After a restart the whole replayed backlog arrives at once: with 256 in progress, no
+# answer left before all were computed (bench/durability.py timeline); 32 sends steadily.
+MAX_CONCURRENT_UPDATES = 32
+TAKEN_LIMIT = 10_000  # update ids remembered against a second copy (several getUpdates pages)
+
+
 class PerUserUpdateProcessor(BaseUpdateProcessor):
     """Updates of one user run one at a time and in order (what ConversationHandler needs:
     PTB's docs ask for no concurrency because a conversation's steps must not overlap);
@@ -74,9 +83,25 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
         self._tasks: set[asyncio.Task] = set()
         self._abandoning = False
+        # After a crash the inbox replays what the dead process fetched, and getUpdates
+        # brings the same updates again (it never confirmed them): run each id once.
+        self._taken: set[int] = set()
+        self._taken_order: deque[int] = deque()
+
+    def _first_time(self, update: object) -> bool:
+        if not isinstance(update, Update):
+            return True
+        if update.update_id in self._taken:
+            return False
+        self._taken.add(update.update_id)
+        self._taken_order.append(update.update_id)
+        if len(self._taken_order) > TAKEN_LIMIT:
+            self._taken.discard(self._taken_order.popleft())
+        return True
 
     async def process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        if self._abandoning:  # stopping past its deadline: the inbox keeps it for next start
+        # stopping past its deadline (the inbox keeps it for the next start), or a copy
+        if self._abandoning or not self._first_time(update):
             coroutine.close()  # type: ignore[attr-defined]
             return
         task = asyncio.current_task()
@@ -306,7 +331,7 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     if settings.telegram_api_base_url:
         builder = builder.base_url(settings.telegram_api_base_url)
     inbox = Inbox()
-    processor = PerUserUpdateProcessor()
+    processor = PerUserUpdateProcessor(MAX_CONCURRENT_UPDATES)
     processor.on_done = inbox.done
     app = (
         builder.request(AiohttpRequest())

@@ -29,7 +29,7 @@ class AiohttpRequest(BaseRequest):
         read_timeout: float | None = 5.0,
         write_timeout: float | None = 5.0,
         connect_timeout: float | None = 5.0,
-        pool_timeout: float | None = 1.0,
+        pool_timeout: float | None = 3.0,
         on_response: Callable[[bytes], Awaitable[None]] | None = None,
     ) -> None:
         """`on_response` sees every 200 answer's body before PTB does (the inbox uses it)."""
@@ -88,6 +88,10 @@ class AiohttpRequest(BaseRequest):
         try:
             async with self._session.request(method, url, data=data, timeout=timeout) as response:
                 status, body = response.status, await response.read()
+        except aiohttp.ConnectionTimeoutError as exc:
+            # no connection, so nothing was sent: safe to send again (bot.delivery), unlike
+            # a read timeout, after which Telegram may still act on the request
+            raise NetworkError(f"aiohttp: {exc.__class__.__name__} (not sent)") from exc
         except TimeoutError as exc:
             raise TimedOut(f"aiohttp: {exc.__class__.__name__}") from exc
         except aiohttp.ClientError as exc:

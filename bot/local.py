@@ -1,6 +1,7 @@
 """`python -m bot --local`: the real application against the in-process Bot API stand-in,
 with a terminal as the chat. Type messages and commands; press a button by its number.
-Nothing leaves the machine; state goes to a separate database file beside the real one."""
+Nothing leaves the machine; state goes to a separate database file beside the real one,
+started afresh each run."""
 
 from __future__ import annotations
 
@@ -9,13 +10,16 @@ import html
 import logging
 import re
 import sys
+from pathlib import Path
 
 from telegram.ext import ApplicationBuilder
 
 from bot.app import build_application
+from bot.instance import InstanceLock
 from bot.runner import start, stop
 from bot.settings import Settings
 from bot.standin import Call, FakeTelegram, User
+from bot.storage import StorageError
 
 LOCAL_TOKEN = "123456:local-try-out-token-not-a-real-one-000"
 QUIET_S = 0.4
@@ -43,11 +47,26 @@ async def run_local(settings: Settings, lang: str) -> int:
     logging.getLogger().setLevel(
         max(logging.WARNING, logging.getLogger().level)
     )  # keep the chat readable
+    logging.getLogger("bot.storage").setLevel(logging.ERROR)  # a new database is the point here
     db = settings.database_path.with_name(settings.database_path.stem + "-local.sqlite3")
-    # The stand-in numbers messages from 1 on every run: a database kept from a previous run
-    # would tie this run's buttons to last run's questions. Each try-out starts empty.
-    for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        leftover.unlink(missing_ok=True)
+    # A fresh database each run: the stand-in numbers messages from 1 again, so a question
+    # kept from the last run would sit under the ids of this run's messages, and their
+    # buttons would act on it (issue 13).
+    lock = InstanceLock(db)
+    try:
+        lock.acquire()  # another try-out on this file would lose its database to this one
+    except StorageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        for leftover in (db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))):
+            leftover.unlink(missing_ok=True)
+        return await _converse(settings, db, lang)
+    finally:
+        lock.release()
+
+
+async def _converse(settings: Settings, db: Path, lang: str) -> int:
     local = settings.model_copy(update={"database_path": db, "rate_limit_overall_per_s": 1000.0})
     async with FakeTelegram() as tg:
         local = local.model_copy(update={"telegram_api_base_url": tg.base_url})

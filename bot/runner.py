@@ -12,9 +12,11 @@ from telegram import Update
 from telegram.error import Conflict, TelegramError
 from telegram.ext import Application
 
+from bot.warmup import warm_engine
+
 log = logging.getLogger(__name__)
 
-# SIGTERM to exit, whatever the Bot API does meanwhile (a service manager kills at 90 s).
+# SIGTERM to exit, whatever the Bot API does meanwhile (STOP_TIMEOUT_S in the settings).
 STOP_BUDGET_S = 10.0
 # Kept back from the budget for what must still happen after in-flight updates are given
 # up: the last persistence write, closing the HTTP sessions and the database.
@@ -30,6 +32,9 @@ async def start(
     """`on_conflict`: called when Telegram answers getUpdates with 409 (another process
     polls with this token); None logs it like any polling error."""
     try:
+        settings = getattr(app, "settings", None)
+        if settings is not None:
+            warm_engine(settings.prices_file)  # before any update waits on a cold engine
         await app.initialize()  # getMe (checks the token), opens the database, loads state
         if app.post_init:
             await app.post_init(app)
@@ -87,7 +92,9 @@ async def stop(app: Application, budget_s: float = STOP_BUDGET_S) -> None:
         await app.post_shutdown(app)
 
 
-async def serve(app: Application, stop_event: asyncio.Event) -> None:
+async def serve(
+    app: Application, stop_event: asyncio.Event, stop_budget_s: float = STOP_BUDGET_S
+) -> None:
     """Run until `stop_event` is set; raises Conflict if another process polled with the
     same token (after stopping cleanly)."""
     conflicts: list[Conflict] = []
@@ -103,6 +110,6 @@ async def serve(app: Application, stop_event: asyncio.Event) -> None:
     try:
         await stop_event.wait()
     finally:
-        await stop(app)
+        await stop(app, stop_budget_s)
     if conflicts:
         raise conflicts[0]

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     # queues to stay under them. Raise only for a self-hosted stand-in (the load bench).
     rate_limit_overall_per_s: float = Field(default=30, gt=0)
     rate_limit_group_per_min: float = Field(default=20, gt=0)
+    # SIGTERM to exit, whatever the Bot API does meanwhile (bot.runner.stop); under a
+    # service manager keep it below its own kill timeout (systemd: 90 s).
+    stop_timeout_s: float = Field(default=10, ge=3, le=300)
 
     @field_validator("telegram_bot_token", "telegram_api_base_url", "prices_file", mode="before")
     @classmethod

@@ -214,22 +214,27 @@ async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path:
     assert (tmp_path / "db-local.sqlite3").exists()  # apart from the real database
 
 
-async def test_each_local_try_out_starts_with_an_empty_database(tmp_path: Path) -> None:
-    """The stand-in numbers messages from 1 on every run, so a database left by the last
-    try-out would tie this run's buttons to its old questions: each run starts empty."""
+async def test_each_local_try_out_starts_from_a_fresh_database(tmp_path: Path) -> None:
+    """The stand-in numbers messages from 1 each run; a question kept from the last run
+    would answer to this run's buttons."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_"))}
     full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
-
-    async def run(keys: str) -> str:
+    for question in ("/vram 13b fp16", "/vram qwen2.5-7b int4"):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "--local", "--lang", "en",
-            cwd=tmp_path, env=full, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        )  # fmt: skip
-        out, _ = await asyncio.wait_for(proc.communicate(keys.encode()), 60)
+            sys.executable,
+            "-m",
+            "bot",
+            "--local",
+            "--lang",
+            "en",
+            cwd=tmp_path,
+            env=full,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await asyncio.wait_for(proc.communicate(f"{question}\n/quit\n".encode()), 60)
         assert proc.returncode == 0, out.decode()
-        return out.decode()
-
-    await run("/vram 13b fp16\n/quit\n")
-    text = await run("/vram qwen2.5-7b\n/history\n/quit\n")
-    assert "qwen2.5-7b" in text and "13b · fp16" not in text  # last run's question is gone
+    con = sqlite3.connect(tmp_path / "db-local.sqlite3")
+    assert con.execute("SELECT raw_text FROM history").fetchall() == [("qwen2.5-7b int4",)]
+    con.close()

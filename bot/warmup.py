@@ -1,0 +1,31 @@
+"""Before the first update: the engine answers a sample question, as a start-up check and so
+that the catalogs, price list and parser patterns are loaded once, up front.
+
+Why up front: cold, the first answer took 0.3–0.6 s (catalog TOML, pattern compilation)
+against 0.03 s warm, and every update that arrived meanwhile waited behind it. After a crash
+the restarted bot replays its inbox at once; the durability bench showed short-lived
+restarts spending their life on this instead of on the backlog. A broken PRICES_FILE is
+found here, with one line, instead of at the first question.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+
+SAMPLE_QUESTION = "qwen2.5-7b int4 on 4090 ¥5/h"
+
+
+class EngineError(Exception):
+    """The engine cannot answer the sample question (bad price list, broken catalog)."""
+
+
+def warm_engine(prices_file: Path | None) -> None:
+    try:
+        parsed = parse_query(SAMPLE_QUESTION)
+        for currency in ("CNY", "USD"):
+            recommend_query(parsed, default_currency=currency, prices_file=prices_file)
+    except Exception as exc:  # noqa: BLE001 - any failure here is the operator's to fix
+        raise EngineError(f"the engine cannot answer a sample question: {exc}") from exc
