@@ -23,15 +23,16 @@ CHEAP = ("batch", "checkpointing", "chunked_loss", "optimizer_8bit", "kv_fp8")
 
 
 def workload_for(w: Workload, count: int) -> Workload:
-    """The same work on `count` cards: tensor parallel for inference, ZeRO-3 for training,
-    unless the user named a split."""
+    """The same work on `count` cards: ZeRO-3 for training; for inference the engine's
+    split for the runtime (tensor parallel, llama.cpp's layer split), unless the user named
+    a split."""
     if count == w.num_gpus:
         return w
     par = w.parallelism
     if count > 1 and par in (None, Parallelism.none):
-        par = Parallelism.zero3 if w.mode.is_training else Parallelism.tp
+        par = Parallelism.zero3 if w.mode.is_training else None
     return w.model_copy(
-        update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none}
+        update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none},
     )
 
 
