@@ -62,3 +62,31 @@ def test_layer_split_decodes_no_faster_than_one_card():
     assert rec.named is not None and rec.named.decode_tokens_per_s is not None
     # ~21 GiB of weights read per token at ~55% of 936 GB/s: ~22 tok/s, not 2x that.
     assert rec.named.decode_tokens_per_s < 26
+
+
+def _fix_codes(w: Workload) -> list[str]:
+    from advisor.recommend.fixes import candidate_fixes
+
+    return [code for code, _ in candidate_fixes(estimate(w))]
+
+
+def test_fixes_under_llamacpp_runtimes_name_gguf_types_and_their_own_kv_setting():
+    ollama = _fix_codes(Workload(model="qwen2.5-32b", weights_format="q8_0", runtime="ollama"))
+    assert "kv_q8_ollama" in ollama and "kv_fp8" not in ollama
+    quants = [c for c in ollama if c.startswith("quantize:")]
+    assert quants == ["quantize:q4_k_m", "quantize:q3_k_m"]  # no AWQ/GPTQ under llama.cpp
+    cpp = _fix_codes(Workload(model="qwen2.5-32b", weights_format="q8_0", runtime="llamacpp"))
+    assert "kv_q8_llamacpp" in cpp
+    exl = _fix_codes(Workload(model="qwen2.5-32b", weights_format="int4", runtime="exllamav2"))
+    assert "kv_q4_exllama" in exl
+    vllm = _fix_codes(Workload(model="qwen2.5-32b", weights_format="awq-4bit", runtime="vllm"))
+    assert "kv_fp8" in vllm
+
+
+def test_kv_fix_wording_names_the_runtime_setting_in_both_languages():
+    from advisor.render import labels
+
+    assert "OLLAMA_KV_CACHE_TYPE=q8_0" in labels("zh")["fix"]["kv_q8_ollama"]
+    assert "OLLAMA_FLASH_ATTENTION=1" in labels("en")["fix"]["kv_q8_ollama"]
+    assert "--cache-type-k" in labels("en")["fix"]["kv_q8_llamacpp"]
+    assert "Q4" in labels("zh")["fix"]["kv_q4_exllama"]
