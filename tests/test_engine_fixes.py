@@ -90,3 +90,26 @@ def test_kv_fix_wording_names_the_runtime_setting_in_both_languages():
     assert "OLLAMA_FLASH_ATTENTION=1" in labels("en")["fix"]["kv_q8_ollama"]
     assert "--cache-type-k" in labels("en")["fix"]["kv_q8_llamacpp"]
     assert "Q4" in labels("zh")["fix"]["kv_q4_exllama"]
+
+
+# --- pre-Ampere cards: an assumed bf16 is fp16 AMP there ------------------------------------
+
+
+def test_training_on_v100_without_a_named_precision_runs_in_fp16_amp():
+    rec = ask("train resnet50 on imagenet with 8 V100")
+    assert rec.named is not None and rec.named.fits and not rec.named.blocked
+    assert 4.5 <= rec.named.per_gpu_bytes / GIB <= 6.5
+    assert "fp16_amp_no_bf16" in {p.code for p in rec.named.notes}
+
+
+def test_bf16_the_user_named_still_blocks_a_v100():
+    rec = ask("bf16 lora llama3-8b on V100")
+    assert rec.named is not None and "no_bf16_training" in rec.named.blocked
+
+
+def test_an_assumed_bf16_does_not_exclude_pre_ampere_cards_from_the_picks():
+    from advisor import catalog
+    from advisor.recommend.constraints import blockers
+
+    result = estimate(Workload(model="llama3-8b", mode="lora"))
+    assert blockers(catalog.gpus()["tesla-t4"], result) == []
