@@ -36,7 +36,13 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     read_s = (weights * share + kv) / (eff * bandwidth)
     layers = model.arch.layers if model.arch else DEFAULT_LAYERS
     step = read_s + layers * c["layer_overhead_us"] * 1e-6
-    if count > 1:
+    par = result.workload.parallelism
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    if count > 1 and (par.value if par is not None else assumed) == "layer":
+        # llama.cpp's layer split: the cards take turns, each reading its layers; one
+        # activation copy per card boundary, no all-reduce.
+        step += read_s * (count - 1)
+    elif count > 1:
         step += layers * 2 * allreduce_latency_s(gpu, count)
     return step
 
