@@ -61,6 +61,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
         ),
         "many": re.compile(r"多卡|multi[\s\-]?gpu|多张卡"),
+        "ask_count": re.compile(
+            "|".join(vocab.phrase(w) for w in vocab.load("cards")["ask_count"]["words"])
+        ),
     }
 
 
@@ -162,6 +165,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         _set_count(r, _count(m.group("n") or m.group("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
+    if r.gpu_count is None and s.take(p["ask_count"]):
+        r.ask_count = True
 
 
 @cache

@@ -94,6 +94,7 @@ class Reading:
     gpu_count: int | None = None
     vram_gib: float | None = None
     budget: Budget | None = None
+    ask_count: bool = False  # "需要几张 H100": the count is the question
     format_origin: str | None = None  # "repo" / "tag" / "file": a format read from a name
     assumed: list[str] = field(default_factory=list)
 
