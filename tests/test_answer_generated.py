@@ -221,3 +221,17 @@ def test_an_option_shows_the_figure_as_asked_and_names_the_fix_behind_a_lower_on
         o = fixed[0]
         assert f"每卡 {gib(o.per_gpu_bytes)} / 可用" in zh, q
         assert f"后每卡 {gib(o.fixed_bytes)}" in zh, q
+
+
+def test_a_budget_tries_the_cheap_changes_before_declaring_itself_impossible() -> None:
+    """D12: "预算 2 块/小时 跑 qwen2.5-14b 推理" said nothing runs within ¥2/h and showed
+    2× 3090 at ¥2.58/h, though 14B in 8 or 4 bit fits one 3090 (¥1.29/h). Expected: the
+    smaller format on a card within the budget, and the answer says it changed the job."""
+    q = "预算 2 块/小时 跑 qwen2.5-14b 推理"
+    parsed, rec = _answer(q)
+    assert not rec.over_budget and rec.budget_fix is not None
+    assert rec.budget_fix.startswith(("quantize:", "shorter_context:", "kv_fp8"))
+    assert rec.cheapest is not None and rec.cheapest.price_per_hour.amount <= 2
+    assert rec.cheapest.count == 1 and not rec.cheapest.risky
+    text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "按原样在预算内没有能跑的配置" in text and "以内没有能跑这个任务的配置" not in text

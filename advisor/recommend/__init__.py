@@ -17,7 +17,7 @@ from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
-from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
+from advisor.recommend.fixes import COUNTS, HEADROOM, candidate_fixes, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
@@ -114,6 +114,7 @@ def recommend(
     vram_gib: float | None = None,
     region: str | None = None,
     ask_count: bool = False,
+    try_budget_fixes: bool = True,
 ) -> Recommendation:
     """`ask_count`: the user asked how many of the named card ("需要几张 H100") and gave no
     count: the named setup is the fewest of that card that run the job."""
@@ -136,6 +137,21 @@ def recommend(
     picks, over_budget = within_budget(
         _worth_a_headline(options, base), budget_per_hour, budget_total
     )
+    if over_budget and named is None and try_budget_fixes:
+        # Before declaring the budget impossible: the cheap changes (a smaller format, a
+        # shorter context) on cards within it. The answer is then for the changed job.
+        for code, changed in _budget_fixes(base):
+            rec = recommend(
+                changed,
+                budget_per_hour=budget_per_hour,
+                budget_total=budget_total,
+                currency=currency,
+                prices_file=prices_file,
+                region=region,
+                try_budget_fixes=False,
+            )
+            if not rec.over_budget and rec.cheapest is not None:
+                return rec.model_copy(update={"budget_fix": code, "asked": base})
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
@@ -178,6 +194,26 @@ def recommend(
         count_asked=ask_count and named is not None and gpu_count is None,
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
     )
+
+
+BUDGET_FIX_KINDS = ("kv_fp8", "shorter_context", "quantize", "lora", "qlora")
+BUDGET_FIX_TRIALS = 5
+
+
+def _budget_fixes(result: EstimateResult) -> list[tuple[str, Workload]]:
+    """The cheap changes worth a second search when nothing fits the budget, cheapest first:
+    an fp8 KV cache, half the context, a smaller number format, LoRA / QLoRA."""
+    out: list[tuple[str, Workload]] = []
+    kinds: set[str] = set()
+    for code, make in candidate_fixes(result):
+        kind = code.partition(":")[0]
+        if kind not in BUDGET_FIX_KINDS or (kind == "shorter_context" and kind in kinds):
+            continue
+        kinds.add(kind)
+        out.append((code, make()))
+        if len(out) >= BUDGET_FIX_TRIALS:
+            break
+    return out
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
