@@ -324,3 +324,22 @@ def test_how_many_cards_is_answered_with_the_count():
     assert f"at least {rec.named.count})" in text
     # A count the user gave is never replaced.
     assert not parse_query("qwen2.5-7b on 2 h100").ask_count
+
+
+@pytest.mark.parametrize("q", ["满血 r1 部署要多少卡", "H20 8卡 部署 deepseek r1 满血"])
+def test_moe_decode_on_several_cards_pays_the_expert_dispatch_per_layer(q):
+    """D13: DeepSeek-R1 on 8× H200 / 8× H20 was said to decode ~160-170 tok/s per request.
+    Single-request vLLM/SGLang figures are ~20-40 tok/s (sglang issue #3656): each of the
+    61 layers sends the token to 8 routed experts on other cards and back."""
+    rec = _rec(q)
+    h = rec.headline
+    assert h is not None and h.count >= 8 and h.fits
+    assert 15 <= h.decode_tokens_per_s <= 45, h.decode_tokens_per_s
+
+
+def test_a_single_card_moe_is_not_charged_the_multi_card_dispatch():
+    from advisor.recommend.speed import decode_step_s
+
+    rec = _rec("qwen3-30b-a3b q4_k_m on 4090")
+    gpu = catalog.gpus()["rtx-4090"]
+    assert decode_step_s(rec.setup, gpu, 1) < decode_step_s(rec.setup, gpu, 2) / 2
