@@ -343,3 +343,32 @@ def test_a_single_card_moe_is_not_charged_the_multi_card_dispatch():
     rec = _rec("qwen3-30b-a3b q4_k_m on 4090")
     gpu = catalog.gpus()["rtx-4090"]
     assert decode_step_s(rec.setup, gpu, 1) < decode_step_s(rec.setup, gpu, 2) / 2
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "qwen2.5-7b 半精度 推理",
+        "llama3-8b on a 4080",
+        "4060ti 16g 跑 qwen2.5:14b",
+        "whisper large-v3 转写",
+        "Whisper large-v3 on a T4",
+    ],
+)
+def test_the_guide_line_agrees_with_the_task_and_the_figure(q):
+    """D15: "跑大型模型 (13B~32B) → 20–48GB" was quoted for 7B/8B questions and for 11 GB of
+    a 4-bit 14B; "跑大模型对话 (7B)" for Whisper. Expected: the row's model size holds the
+    model, its family is the job's, and its VRAM class holds the figure; else no row."""
+    rec = _rec(q)
+    task = rec.guide_task
+    if task is None:
+        return
+    assert task.min_params_b <= rec.result.model.params_b <= task.max_params_b, task.id
+    assert "whisper" not in q.lower() or task.kind != rec.result.model.kind, task.id
+    gb = rec.headline.per_gpu_bytes / 1e9
+    assert gb / 0.8 >= task.vram_gb[0] * 0.75, (task.id, gb)
+
+
+def test_a_7b_in_four_bit_still_quotes_the_7b_line():
+    rec = _rec("qwen2.5-7b q4_k_m on 8g")
+    assert rec.guide_task is not None and rec.guide_task.id == "llm_inference_7b"
