@@ -102,6 +102,7 @@ class Reading:
     gpu_count: int | None = None
     vram_gib: float | None = None
     budget: Budget | None = None
+    ask_count: bool = False  # "需要几张 H100": the count is the question
     assumed: list[str] = field(default_factory=list)
 
 

@@ -18,7 +18,8 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     Each card reads its shard of the active weights and the KV cache once per step; MoE
     reads only the routed experts but at a lower effective bandwidth (scattered reads);
     every layer adds a fixed launch cost, and with several cards two all-reduces whose
-    latency depends on the link (NVLink vs PCIe)."""
+    latency depends on the link (NVLink vs PCIe), plus for MoE a dispatch / combine of each
+    token to its routed experts per layer."""
     c = speed_constants()
     model, est = result.model, result.estimate
     assert est is not None
@@ -44,6 +45,10 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
         step += read_s * (count - 1)
     elif count > 1:
         step += layers * 2 * allreduce_latency_s(gpu, count)
+        if moe:
+            # Each MoE layer sends every token to its routed experts on other cards and back.
+            k = model.arch.experts_per_token or 1  # type: ignore[union-attr]
+            step += layers * k * c["moe_dispatch_us_per_expert"] * 1e-6
     return step
 
 
