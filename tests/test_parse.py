@@ -422,3 +422,18 @@ def test_a_4bit_base_is_never_fully_fine_tuned():
     assert (changed.workload.mode.value, changed.workload.weights_format) == ("qlora", "nf4")
     assert "four_bit_full = qlora" in changed.assumed
     assert parse_query("全参微调 qwen2.5-7b fp8").workload.mode.value == "full"  # 8-bit: kept
+
+
+def test_gguf_runtimes_default_to_q4_k_m_and_say_so():
+    """Ollama / LM Studio / llama.cpp load GGUF: a model written HF-style with no format is
+    their default download (Q4_K_M), said in both languages; a type named is kept."""
+    from advisor.render import assumption_text
+
+    p = parse_query("Qwen3-30B-A3B ollama 4090")
+    assert p.workload.weights_format == "q4_k_m" and "gguf_runtime = Q4_K_M" in p.assumed
+    assert "Q4_K_M" in assumption_text("zh", "gguf_runtime = Q4_K_M")
+    assert "default download" in assumption_text("en", "gguf_runtime = Q4_K_M")
+    assert parse_query("Qwen/Qwen2.5-14B-Instruct-GGUF q8_0 on 4090").workload.weights_format == (
+        "q8_0"
+    )
+    assert parse_query("lora qwen2.5-7b ollama").workload.weights_format is None  # training

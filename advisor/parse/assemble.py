@@ -107,6 +107,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         mode = "full" if trained else "inference"
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
     mode = four_bit_mode(mode, fields, assumed)
+    _gguf_default(fields, r, mode, assumed)
     fields["mode"] = Mode(mode)
     _unsloth_dtype(fields, r.gpu_id, assumed)
     _place_context(fields, r)
@@ -183,6 +184,28 @@ def four_bit_mode(mode: str, fields: dict[str, Any], assumed: list[str]) -> str:
     if mode == "qlora" and fields.get("weights_format") in (None, "int4"):
         fields["weights_format"] = "nf4"  # QLoRA's 4-bit is bitsandbytes NF4
     return mode
+
+
+def _gguf_default(fields: dict[str, Any], r: Reading, mode: str, assumed: list[str]) -> None:
+    """A GGUF repo with no quant type, or a GGUF runtime (Ollama, LM Studio, llama.cpp)
+    serving a model written HF-style with no format: the default download, Q4_K_M (the
+    Ollama library's default tag; LM Studio's staff pick), unless the model's library page
+    says otherwise (vocab/ollama.toml format_of). A type the user names is kept."""
+    if "weights_format" in fields or mode != "inference":
+        return
+    runtimes = vocab.load("runtimes")["gguf_runtimes"]
+    if not (r.gguf_repo or fields.get("runtime") in runtimes):
+        return
+    if r.spec is not None and r.spec.kind != Kind.llm:
+        return
+    table = vocab.load("ollama")
+    spec_id = r.spec.id if r.spec else ""
+    fmt = next(
+        (v for k, v in table["format_of"].items() if spec_id.startswith(k)),
+        table["default_format"],
+    )
+    fields["weights_format"] = fmt
+    assumed.append(f"{'gguf_quant' if r.gguf_repo else 'gguf_runtime'} = {fmt.upper()}")
 
 
 def _unsloth_dtype(fields: dict[str, Any], gpu_id: str | None, assumed: list[str]) -> None:

@@ -103,6 +103,9 @@ class Reading:
     vram_gib: float | None = None
     budget: Budget | None = None
     assumed: list[str] = field(default_factory=list)
+    # A GGUF repo without a quant type ("Qwen/Qwen2.5-14B-Instruct-GGUF"): Q4_K_M unless a
+    # type is named elsewhere in the line ("… q8_0").
+    gguf_repo: bool = False
 
 
 def normalize(text: str) -> str:
