@@ -62,6 +62,8 @@ ALLOWED = {
     "smi",
     "transformers",
     "llama.cpp",
+    "Unsloth",
+    "LLaMA-Factory",
     "GGUF",
     "Liger",
     "Kernel",
