@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
-from advisor.models import EstimateResult, Kind, Mode
+from advisor.models import EstimateResult, Kind, Mode, Offload
 
 if TYPE_CHECKING:
     from advisor.recommend import Option
@@ -158,7 +158,19 @@ def find_pitfalls(
         and (pick is None or not pick.fits or pick.count > 1)
     ):
         out.append(_p("full_finetune_multi_gpu", params=f"{model.params_b:g}B"))
-    if model.params_b >= 1:
+    offloaded = w.mode in (Mode.full, Mode.pretrain) and w.cpu_offload in (
+        Offload.optimizer,
+        Offload.params,
+    )
+    if offloaded:
+        # The host holds the offloaded state of the whole model, not the GPUs' weights.
+        kind = w.cpu_offload.value
+        texts = _texts()["host_ram_offload"]
+        bpp = texts[f"bytes_per_param_{kind}"]
+        p = _p("host_ram_offload", size=_gib(model.params_b * 1e9 * bpp), bpp=bpp)
+        p.lang_params = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
+        out.append(p)
+    elif model.params_b >= 1:
         out.append(
             _p("host_ram_disk", size=_gib(est.breakdown.get("weights", 0) * max(w.num_gpus, 1)))
         )

@@ -191,6 +191,7 @@ def workload_facts(result) -> dict[str, object]:  # noqa: ANN001
         "context": tokens(int(context)) if context and str(context).isdigit() else None,
         "batch": w.batch_size or assumed.get("batch_size"),
         "runtime": w.runtime.value if w.runtime else None,
+        "offload": w.cpu_offload.value if w.cpu_offload.value != "none" else None,
     }
 
 

@@ -372,3 +372,21 @@ def test_the_guide_line_agrees_with_the_task_and_the_figure(q):
 def test_a_7b_in_four_bit_still_quotes_the_7b_line():
     rec = _rec("qwen2.5-7b q4_k_m on 8g")
     assert rec.guide_task is not None and rec.guide_task.id == "llm_inference_7b"
+
+
+def test_offload_names_the_host_ram_it_needs():
+    """D17: "DeepSpeed ZeRO-3 + offload 全参微调 qwen2.5-14b 两张 4090" said "加载 0.0 GiB 的
+    权重…". Expected: with parameters and optimizer on the CPU the host holds ~16 B per
+    parameter for the whole model (14.8B -> ~220 GiB), said as the limit; the header says
+    offload."""
+    q = "DeepSpeed ZeRO-3 + offload 全参微调 qwen2.5-14b 两张 4090"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    codes = {p.code: p for p in rec.pitfalls}
+    assert "host_ram_offload" in codes and "host_ram_disk" not in codes
+    size = float(codes["host_ram_offload"].params["size"].split()[0])
+    assert 180 <= size <= 260, size
+    text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "加载 0.0 GiB" not in text and "卸载到 CPU" in text.splitlines()[0]
+    en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "host RAM is what limits" in en
