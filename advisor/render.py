@@ -96,7 +96,9 @@ def formulas(lang: str) -> dict[str, str]:
     if not path.exists():
         return {}
     with path.open("rb") as fh:
-        return tomllib.load(fh)
+        data = tomllib.load(fh)
+    table = data.get("formula", data)  # the lines sit under [formula]
+    return {k: v for k, v in table.items() if isinstance(v, str)}
 
 
 def formula(lang: str, term) -> str:  # noqa: ANN001
