@@ -81,8 +81,8 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         )
     elif pick.risky:
         out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
-    if pick.train_hours is not None and pick.train_hours > 72:
-        out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}"))
+    if pick.train_hours is not None and pick.train_hours > _slow_hours(pick.count):
+        out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
     inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)
     if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference:
         out.append(_p("no_bf16_inference", gpu=gpu.name))
@@ -99,6 +99,16 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         p.lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(p)
     return out
+
+
+def _slow_hours(count: int) -> float:
+    """Hours past which a training time is worth a warning: three days on one card; on
+    several, past the week the picks are held to (capabilities.toml max_job_hours)."""
+    if count == 1:
+        return 72
+    from advisor.recommend.constraints import speed_constants
+
+    return speed_constants()["max_job_hours"]
 
 
 def find_pitfalls(

@@ -67,6 +67,13 @@ def day(source_date: str | None) -> str:
     return m.group(0) if m else "?"
 
 
+def hours(h: float | None) -> str:
+    """Training time without false precision: 3.4, 42, 1,250 (hours)."""
+    if h is None:
+        return "?"
+    return f"{h:.1f}" if h < 10 else f"{round(h):,}"
+
+
 def tokens(n: int | None) -> str:
     """4096 -> 4k, 131072 -> 128k: the way users write contexts."""
     if n is None:
@@ -208,7 +215,15 @@ def _env() -> Environment:
         auto_reload=False,  # templates ship with the code; no stat() per reply
     )
     env.filters.update(
-        gib=gib, bar=bar, pct=pct, money=money, listed=listed, amount=amount, tokens=tokens, day=day
+        gib=gib,
+        bar=bar,
+        pct=pct,
+        money=money,
+        listed=listed,
+        amount=amount,
+        tokens=tokens,
+        day=day,
+        hours=hours,
     )
     return env
 

@@ -390,3 +390,19 @@ def test_offload_names_the_host_ram_it_needs():
     assert "加载 0.0 GiB" not in text and "卸载到 CPU" in text.splitlines()[0]
     en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
     assert "host RAM is what limits" in en
+
+
+def test_a_long_pretraining_job_is_answered_with_a_setup_that_finishes_in_days():
+    """D21: "pretrain a 1B model on 100B tokens" picked 1× 3090 for ~7,825 h (326 days),
+    written to two decimals. Expected: the picks finish within a week (more cards of one
+    machine), and hours are shown without false precision, with days beside them."""
+    import re
+
+    q = "pretrain a 1B model on 100B tokens"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    for o in (rec.cheapest, rec.best_value, rec.fastest):
+        assert o is not None and o.train_hours is not None and o.train_hours <= 168, o
+        assert o.count <= 8
+    text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert not re.search(r"\d\.\d\d h", text) and "days)" in text
