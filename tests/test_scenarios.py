@@ -406,3 +406,29 @@ def test_a_long_pretraining_job_is_answered_with_a_setup_that_finishes_in_days()
         assert o.count <= 8
     text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
     assert not re.search(r"\d\.\d\d h", text) and "days)" in text
+
+
+def test_the_grid_says_what_the_card_runs_and_for_which_batch():
+    """D23: /gpu v100 showed "BF16 4k ✅" under "BF16 不支持"; Whisper got a grid of "—"
+    only; the grid header said "batch 1" under batch-16 answers."""
+    from advisor.models import Workload
+    from advisor.recommend.grid import precision_grid
+
+    v100 = next(g for g in catalog.gpus().values() if "V100" in g.name)
+    cells = precision_grid(Workload(model="qwen2.5-7b"), v100, 1)
+    assert {c.format for c in cells} >= {"fp16"} and "bf16" not in {c.format for c in cells}
+    assert _rec("Whisper large-v3 on a T4").grid == []
+    q = "qwen2.5-7b batch 16 on a100"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    assert rec.grid
+    text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "(per card, batch 16)" in text and "batch 1)" not in text
+
+
+def test_an_sglang_answer_does_not_name_vllm_for_its_prefill_chunk():
+    q = "用 SGLang serve deepseek-r1-distill-llama-70b, tp 2, H100 x2"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "vLLM 分块预填充" not in text
