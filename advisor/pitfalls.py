@@ -150,7 +150,12 @@ def find_pitfalls(
         )
     kv = est.breakdown.get("kv_cache", 0)
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:
-        out.append(_p("long_context_kv", kv=_gib(kv)))
+        batch = w.concurrency or w.batch_size or 1
+        context = w.context_tokens or w.seq_len or 4096
+        if batch > 1 and context < 8192:  # many sequences, not a long one
+            out.append(_p("batch_kv", kv=_gib(kv), batch=batch))
+        else:
+            out.append(_p("long_context_kv", kv=_gib(kv)))
     framework = w.runtime.value if w.runtime else (w.framework or "").lower()
     if framework == "vllm":
         out.append(_p("vllm_preallocates"))

@@ -432,3 +432,12 @@ def test_an_sglang_answer_does_not_name_vllm_for_its_prefill_chunk():
     rec = recommend_query(parsed)
     text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
     assert "vLLM 分块预填充" not in text
+
+
+def test_a_big_kv_cache_from_many_requests_is_not_blamed_on_a_long_context():
+    """D23: "Long context makes the KV cache 8.0 GiB" at a 4k context with 16 requests.
+    Expected: the note names the concurrency when the context is short."""
+    codes = {p.code for p in _rec("llama-3.1-8b 并发 32 on a100").pitfalls}
+    assert "batch_kv" in codes and "long_context_kv" not in codes
+    codes = {p.code for p in _rec("llama-3.1-8b 128k on a100").pitfalls}
+    assert "long_context_kv" in codes and "batch_kv" not in codes
