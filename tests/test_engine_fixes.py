@@ -113,3 +113,28 @@ def test_an_assumed_bf16_does_not_exclude_pre_ampere_cards_from_the_picks():
 
     result = estimate(Workload(model="llama3-8b", mode="lora"))
     assert blockers(catalog.gpus()["tesla-t4"], result) == []
+
+
+# --- fp8 weight storage runs on Ampere; fp8 compute (W8A8) needs Ada/Hopper ----------------
+
+
+def test_fp8_weights_run_on_ampere_with_an_advisory_that_they_are_not_faster():
+    rec = ask("llama3.1-8b fp8 on A100")
+    assert rec.named is not None and not rec.named.blocked and rec.named.fits
+    assert "fp8_no_speedup" in {p.code for p in rec.named.notes}
+
+
+def test_fp8_checkpoint_in_comfyui_is_not_blocked_on_a_3090():
+    rec = ask("flux dev fp8 comfyui 3090")
+    assert rec.named is not None and not rec.named.blocked
+
+
+def test_fp8_compute_still_needs_fp8_tensor_cores():
+    from advisor import catalog
+    from advisor.recommend.constraints import blockers
+
+    w8a8 = estimate(Workload(model="llama3-8b", weights_format="fp8-w8a8", runtime="vllm"))
+    assert "no_fp8" in blockers(catalog.gpus()["a100-80gb-pcie"], w8a8)
+    fp8 = estimate(Workload(model="llama3-8b", weights_format="fp8", runtime="vllm"))
+    assert blockers(catalog.gpus()["a100-80gb-pcie"], fp8) == []
+    assert "fp8_weights_need_ampere" in blockers(catalog.gpus()["tesla-t4"], fp8)
