@@ -138,3 +138,26 @@ def test_fp8_compute_still_needs_fp8_tensor_cores():
     fp8 = estimate(Workload(model="llama3-8b", weights_format="fp8", runtime="vllm"))
     assert blockers(catalog.gpus()["a100-80gb-pcie"], fp8) == []
     assert "fp8_weights_need_ampere" in blockers(catalog.gpus()["tesla-t4"], fp8)
+
+
+# --- diffusion: ComfyUI/WebUI swap components; the low-VRAM recipes are offered ------------
+
+
+def test_comfyui_peak_is_its_largest_phase_not_every_component_at_once():
+    sdxl = ask("sdxl comfyui 3060 12g")
+    assert sdxl.named is not None and sdxl.named.fits
+    assert 7.5 <= sdxl.named.per_gpu_bytes / GIB <= 11.0
+    flux = ask("flux dev fp8 comfyui 3090")
+    assert flux.named is not None and flux.named.fits
+
+
+def test_video_that_does_not_fit_is_offered_offload_tiling_and_t5_on_cpu():
+    rec = ask("cogvideox-2b 生成视频 3060 12g")
+    assert any(f in rec.fixes for f in ("offload_tiling", "text_encoders_cpu"))
+    wan = ask("Wan2.1 1.3B text-to-video on 4090")
+    assert "text_encoders_cpu" in wan.fixes
+
+
+def test_diffusion_quantize_fix_names_a_diffusion_format_not_awq():
+    rec = ask("flux.1-dev comfyui 3060 12g")
+    assert not any(f.startswith("quantize:awq") for f in rec.fixes)
