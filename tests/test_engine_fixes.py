@@ -161,3 +161,21 @@ def test_video_that_does_not_fit_is_offered_offload_tiling_and_t5_on_cpu():
 def test_diffusion_quantize_fix_names_a_diffusion_format_not_awq():
     rec = ask("flux.1-dev comfyui 3060 12g")
     assert not any(f.startswith("quantize:awq") for f in rec.fixes)
+
+
+# --- ExLlamaV2: the cache holds the asked context (4k when none), not the model's maximum --
+
+
+def test_exllamav2_cache_defaults_to_the_asked_context_not_the_model_maximum():
+    none = estimate(Workload(model="llama3.1-70b", weights_format="int4", runtime="exllamav2"))
+    assert none.estimate is not None
+    kv = next(t for t in none.estimate.terms if t.name == "kv_cache")
+    assert kv.values["tokens"] == 4096
+    asked = estimate(
+        Workload(
+            model="qwen2.5-32b", weights_format="int4", runtime="exllamav2", context_tokens=32768
+        )
+    )
+    assert asked.estimate is not None
+    kv = next(t for t in asked.estimate.terms if t.name == "kv_cache")
+    assert kv.values["tokens"] == 32768
