@@ -179,3 +179,26 @@ def test_exllamav2_cache_defaults_to_the_asked_context_not_the_model_maximum():
     assert asked.estimate is not None
     kv = next(t for t in asked.estimate.terms if t.name == "kv_cache")
     assert kv.values["tokens"] == 32768
+
+
+# --- vLLM on a small card: its own knobs come before more cards -----------------------------
+
+
+def test_vllm_small_card_flags_are_offered_before_more_cards():
+    rec = ask("gpt-oss-20b on 16 GB")
+    assert rec.fixes and rec.fixes[0] == "vllm_lean"
+    from advisor.recommend.fixes import VLLM_LEAN
+
+    lean = estimate(Workload(model="gpt-oss-20b", runtime="vllm", **VLLM_LEAN)).estimate
+    assert lean is not None
+    assert "cuda_graphs" not in lean.breakdown
+    assert lean.total_bytes < 15.8 * GIB  # runs on a 16 GB card
+
+
+def test_vllm_tensor_parallel_counts_nccl_once():
+    one = estimate(
+        Workload(model="qwen2.5-72b", weights_format="awq-4bit", runtime="vllm", num_gpus=2)
+    ).estimate
+    assert one is not None
+    overhead = next(t for t in one.terms if t.name == "runtime_overhead")
+    assert overhead.formula_key == "runtime_overhead"  # NCCL is in vLLM's non-torch term

@@ -218,6 +218,11 @@ def _verdict(
     else:
         state = "tight" if o.fits else "no_fit"
     found = fixes_for(setup, gpu)
+    if state == "no_fit" and all(code.startswith("cards:") for code, _ in found):
+        # A change that makes the user's own card run it, even tight (vLLM's small-card
+        # flags, a q8 KV cache), comes before renting more cards.
+        tight = fixes_for(setup, gpu, comfortable=False)
+        found = [f for f in tight if not f[0].startswith("cards:")] + found
     if not found and state != "tight":
         found = fixes_for(setup, gpu, comfortable=False)
     codes = [code for code, _ in found]
