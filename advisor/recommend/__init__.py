@@ -160,7 +160,9 @@ def recommend(
     )
     if over_budget and named is None and try_budget_fixes:
         # Before declaring the budget impossible: the cheap changes (a smaller format, a
-        # shorter context) on cards within it. The answer is then for the changed job.
+        # shorter context) on cards within it. The answer is then for the changed job: the
+        # first change whose pick keeps the guide's headroom, else the first that fits.
+        tight: Recommendation | None = None
         for code, changed in _budget_fixes(base):
             rec = recommend(
                 changed,
@@ -172,7 +174,12 @@ def recommend(
                 try_budget_fixes=False,
             )
             if not rec.over_budget and rec.cheapest is not None:
-                return rec.model_copy(update={"budget_fix": code, "asked": base})
+                rec = rec.model_copy(update={"budget_fix": code, "asked": base})
+                if not rec.cheapest.risky:
+                    return rec
+                tight = tight or rec
+        if tight is not None:
+            return tight
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
