@@ -437,3 +437,31 @@ def test_gguf_runtimes_default_to_q4_k_m_and_say_so():
         "q8_0"
     )
     assert parse_query("lora qwen2.5-7b ollama").workload.weights_format is None  # training
+
+
+@pytest.mark.parametrize(
+    "text, amount, currency, per_hour",
+    [
+        ("qwen2.5-7b 推理 5块一小时", 5, "CNY", True),
+        ("qwen2.5-7b 推理 每小时 5 块", 5, "CNY", True),
+        ("qwen2.5-7b 推理 5元/时", 5, "CNY", True),
+        ("qwen2.5-7b 推理 预算每小时5元", 5, "CNY", True),
+        ("qwen2.5-7b 一小时 3 块钱", 3, "CNY", True),
+        ("serve qwen2.5-7b for $2 an hour", 2, "USD", True),
+        ("qwen2.5-7b lora budget $100 total", 100, "USD", False),
+        ("qwen2.5-7b lora total budget 200 yuan", 200, "CNY", False),
+        ("qwen2.5-7b lora 预算 300 块", 300, "CNY", False),
+        ("qwen2.5-7b lora $300 total", 300, "USD", False),
+    ],
+)
+def test_budgets_in_the_ways_people_write_them(text, amount, currency, per_hour):
+    """Per hour ("5块一小时", "每小时 5 块") or for the whole job ("预算", "budget", "total"):
+    the budget words are read with the amount, never listed as ignored."""
+    p = parse_query(text)
+    assert p.budget is not None, text
+    assert (p.budget.amount, p.budget.currency, p.budget.per_hour) == (amount, currency, per_hour)
+    assert p.ignored == [], p.ignored
+
+
+def test_a_count_per_hour_without_money_is_not_a_budget():
+    assert parse_query("sdxl 每小时 100 张").budget is None
