@@ -33,8 +33,19 @@ def _total(w: Workload) -> int:
     return est.total_bytes if est else 0
 
 
-def max_context_tokens(w: Workload, limit_bytes: int, ceiling: int | None = None) -> int | None:
-    """Largest context (prompt + generated tokens) whose total view fits `limit_bytes`."""
+def _high(w: Workload) -> int:
+    est = estimate(w).estimate
+    return est.high_bytes if est else 0
+
+
+def max_context_tokens(
+    w: Workload, limit_bytes: int, ceiling: int | None = None, *, safe: bool = True
+) -> int | None:
+    """Largest context (prompt + generated tokens) that fits `limit_bytes`. `safe`: the
+    band's high end must fit, so a user told "up to N tokens" does not meet OOM at N when
+    the real figure sits at the top of the band (issue 12: fits decisions are safe against
+    the band); off where the limit already carries the guide's 20% headroom."""
+    view = _high if safe else _total
     from advisor.memory import resolve_model
 
     model, _ = resolve_model(w)
@@ -47,7 +58,7 @@ def max_context_tokens(w: Workload, limit_bytes: int, ceiling: int | None = None
             trial = w.model_copy(
                 update={"context_tokens": tokens, "prompt_tokens": None, "new_tokens": None}
             )
-        return _total(trial) <= limit_bytes
+        return view(trial) <= limit_bytes
 
     return _largest(256, max(top, 256), fits)
 
@@ -119,8 +130,10 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
     probe = Workload(
         model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard
     )  # type: ignore[arg-type]
-    ctx = max_context_tokens(probe, per_card)
-    ctx4 = max_context_tokens(probe.model_copy(update={"weights_format": "int4"}), per_card)
+    # per_card already keeps the guide's 20% headroom: judged on the figure, not the band
+    ctx = max_context_tokens(probe, per_card, safe=False)
+    int4 = probe.model_copy(update={"weights_format": "int4"})
+    ctx4 = max_context_tokens(int4, per_card, safe=False)
     batch = max_batch_size(
         probe.model_copy(update={"context_tokens": 4096}), per_card, ceiling=1024
     )

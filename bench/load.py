@@ -4,11 +4,15 @@ private chats and lab groups.
 
     python bench/load.py                  # 200 users, 20 s
     python bench/load.py --users 50 --duration 10 --faults
+    python bench/load.py --webhook        # Telegram POSTs to the bot instead of being polled
 
 Prints updates handled per second, latency from update to reply (p50/p95/p99), the bot's
 peak RSS, and errors. With --faults the stand-in injects 429s, 5xx, dropped connections and
 slow answers; every update must still get exactly one reply. Bounded: it stops by itself
 after --duration seconds (plus a drain of at most --drain seconds).
+
+Both modes serve /metrics (polling: HEALTH_PORT; webhook: WEBHOOK_PORT); the bench scrapes it
+before stopping the bot and reports what the bot counted beside what the bench sent.
 
 Telegram's own caps (30 msg/s, 20/min per group) are lifted in the bot for this run: they
 are Telegram's limits, not ours, and this bench measures our stack.
@@ -32,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import aiohttp  # noqa: E402
 
 from bot.standin import Call, Chat, FakeTelegram, FaultPlan, User, spawn_bot  # noqa: E402
 
@@ -127,6 +133,41 @@ async def one_user(
             call = await act(lambda c=call, d=data: tg.user_clicks(user, c.result, d))
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def wait_webhook(tg: FakeTelegram, timeout: float) -> None:
+    end = time.monotonic() + timeout
+    while tg.webhook is None:
+        if time.monotonic() > end:
+            raise TimeoutError("the bot did not set its webhook")
+        await asyncio.sleep(0.05)
+
+
+async def scrape_updates(port: int) -> int | None:
+    """The bot's own count of updates handled (every type and outcome), from /metrics."""
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}/metrics") as response,
+        ):
+            text = await response.text()
+    except aiohttp.ClientError:
+        return None
+    return round(
+        sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("bot_updates_total{")
+        )
+    )
+
+
 def cpu_seconds(pid: int) -> float | None:
     """User + system CPU time of a process so far (/proc/<pid>/stat fields 14 and 15)."""
     try:
@@ -164,10 +205,23 @@ async def run(args: argparse.Namespace) -> dict:
             tg.fault_plan = FaultPlan(
                 p_429=0.01, p_5xx=0.02, p_drop=0.01, p_slow=0.02, slow_s=0.3, seed=args.seed
             )
+        port = free_port()
+        env = {"WEBHOOK_LISTEN": "127.0.0.1"}
+        if args.webhook:
+            env |= {
+                "WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram",
+                "WEBHOOK_SECRET": "load-bench-secret",
+                "WEBHOOK_PORT": str(port),
+            }
+        else:
+            env["HEALTH_PORT"] = str(port)
         proc = await spawn_bot(
-            tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log")
+            tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log"), **env
         )
-        await tg.wait_polling(timeout=60)
+        if args.webhook:
+            await wait_webhook(tg, timeout=60)
+        else:
+            await tg.wait_polling(timeout=60)
         groups = [
             Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))
         ]
@@ -183,6 +237,7 @@ async def run(args: argparse.Namespace) -> dict:
         bot_cpu = (cpu_seconds(proc.pid) or 0.0) - cpu0
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
+        counted = await scrape_updates(port)
         proc.send_signal(signal.SIGTERM)
         tg.release_pollers()
         try:
@@ -219,6 +274,8 @@ async def run(args: argparse.Namespace) -> dict:
         "duplicate_replies": duplicated,
         "rejected_by_api": len(rejected),
         "faults_injected": dict(tg.injected),
+        "mode": "webhook" if args.webhook else "polling",
+        "metrics_updates_counted": counted,
         "bot_log": str(workdir / "bot.log"),
     }
 
@@ -239,6 +296,9 @@ def main() -> int:
     ap.add_argument(
         "--faults", action="store_true", help="inject 429 / 5xx / dropped / slow answers"
     )
+    ap.add_argument(
+        "--webhook", action="store_true", help="webhook mode: the stand-in POSTs the updates"
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -251,6 +311,7 @@ def main() -> int:
             f"users {result['users']} · {result['updates']} updates in {result['duration_s']} s · "
             f"{result['updates_per_s']} updates/s · latency p50 {lat[50]} ms, p95 {lat[95]} ms, p99 {lat[99]} ms · "
             f"peak RSS {result['peak_rss_mb']} MB · bot CPU {result['bot_cpu_ms_per_update']} ms/update"
+            f" · {result['mode']}, /metrics counted {result['metrics_updates_counted']} updates"
         )
         print(
             f"errors: timeouts {result['timeouts']}, lost replies {result['lost_replies']}, "
@@ -266,6 +327,7 @@ def main() -> int:
         or result["lost_replies"]
         or result["duplicate_replies"]
         or result["rejected_by_api"]
+        or result["metrics_updates_counted"] != result["updates"]
     )
     return 0 if ok else 1
 

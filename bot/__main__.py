@@ -1,6 +1,8 @@
 """`python -m bot` runs the bot (long polling, token from `.env`);
 `python -m bot --local` tries the whole conversation in a terminal, no token needed;
-`python -m bot backup PATH` writes a consistent copy of the live database."""
+`python -m bot backup PATH` writes a consistent copy of the live database;
+`python -m bot healthcheck` asks the running bot's /healthz (the container's health check).
+Webhook mode when WEBHOOK_URL is set; LOG_FORMAT=json for one JSON object per log line."""
 
 from __future__ import annotations
 
@@ -45,6 +47,10 @@ def setup_logging(settings: Settings) -> None:
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
     for handler in logging.getLogger().handlers:
         handler.addFilter(RedactToken(token))
+        if settings.log_format == "json":
+            from bot.logs import JsonFormatter
+
+            handler.setFormatter(JsonFormatter(token))
     logging.getLogger("httpx").setLevel(
         logging.WARNING
     )  # one INFO line per request, URL with token
@@ -74,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="command")
     b = sub.add_parser("backup", help="copy the live database to PATH (SQLite online backup)")
     b.add_argument("path", type=Path)
+    sub.add_parser("healthcheck", help="exit 0 if the running bot's /healthz says healthy")
     args = ap.parse_args(argv)
 
     try:
@@ -88,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
             return fail(str(exc))
         print(f"backed up {settings.database_path} to {args.path}")
         return 0
+
+    if args.command == "healthcheck":
+        return healthcheck(settings)
 
     setup_logging(settings)
     if args.local:
@@ -109,6 +119,28 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_run(settings))
     finally:
         lock.release()
+
+
+def healthcheck(settings: Settings) -> int:
+    """The port is the one the same settings make the bot listen on (WEBHOOK_PORT in
+    webhook mode, HEALTH_PORT in polling mode): one source for both."""
+    import urllib.error
+    import urllib.request
+
+    port = settings.webhook_port if settings.webhook_url else settings.health_port
+    if port is None:
+        return fail("no health endpoint: set HEALTH_PORT (polling mode) or WEBHOOK_URL")
+    host = "127.0.0.1" if settings.webhook_listen in ("0.0.0.0", "::") else settings.webhook_listen
+    url = f"http://{host}:{port}/healthz"
+    try:
+        with urllib.request.urlopen(url, timeout=8) as response:  # noqa: S310 - local http
+            print(response.read().decode())
+            return 0
+    except urllib.error.HTTPError as exc:  # 503: the report says what is wrong
+        print(exc.read().decode())
+        return 1
+    except OSError as exc:
+        return fail(f"cannot reach {url}: {exc}")
 
 
 async def _run(settings: Settings) -> int:

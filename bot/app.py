@@ -38,9 +38,8 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
-from bot.delivery import RetryingRateLimiter
-from bot.http import AiohttpRequest
 from bot.inbox import Inbox
+from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
 from bot.settings import Settings
 from bot.storage import Repository
@@ -81,6 +80,7 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         super().__init__(max_concurrent_updates)
         self._locks: dict[int, asyncio.Lock] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
+        self.metrics: Metrics | None = None  # counts and logs each update (bot.metrics)
         self._tasks: set[asyncio.Task] = set()
         self._abandoning = False
         # After a crash the inbox replays what the dead process fetched, and getUpdates
@@ -126,11 +126,18 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
             user, chat = update.effective_user, update.effective_chat
             key = user.id if user else (chat.id if chat else 0)
         lock = self._locks.setdefault(key, asyncio.Lock())
+
+        async def handle() -> None:
+            await coroutine
+            if self.on_done is not None:
+                await self.on_done(update)
+
         try:
             async with lock:
-                await coroutine
-                if self.on_done is not None:
-                    await self.on_done(update)
+                if self.metrics is None:
+                    await handle()
+                else:
+                    await observe(self.metrics, update, handle)
         finally:
             if not lock.locked():
                 self._locks.pop(key, None)
@@ -149,6 +156,7 @@ class AdvisorApplication(Application):
         super().__init__(**kwargs)
         self.settings = settings
         self.inbox: Inbox | None = None
+        self.metrics: Metrics | None = None
 
     @property
     def repo(self) -> Repository:
@@ -257,6 +265,7 @@ async def on_error(update: object, context: Context) -> None:
     """Log with the update; tell the user, briefly and in their language. Never a traceback
     in a chat."""
     err = context.error
+    mark_failed()
     if isinstance(err, Forbidden):
         log.info("forbidden (user blocked the bot?): %s", err)
         return
@@ -331,11 +340,20 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     if settings.telegram_api_base_url:
         builder = builder.base_url(settings.telegram_api_base_url)
     inbox = Inbox()
+    metrics = Metrics()
     processor = PerUserUpdateProcessor(MAX_CONCURRENT_UPDATES)
     processor.on_done = inbox.done
+    processor.metrics = metrics
+
+    async def received(payload: bytes) -> None:
+        if b'"update_id"' not in payload:  # an empty long poll writes nothing
+            return await inbox.received(payload)
+        with metrics.db_write.labels("inbox").time():
+            await inbox.received(payload)
+
     app = (
-        builder.request(AiohttpRequest())
-        .get_updates_request(AiohttpRequest(connection_pool_size=1, on_response=inbox.received))
+        builder.request(MeteredRequest(metrics))
+        .get_updates_request(MeteredRequest(metrics, connection_pool_size=1, on_response=received))
         .application_class(AdvisorApplication, kwargs={"settings": settings})
         .context_types(_context_types())
         .defaults(
@@ -345,7 +363,8 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
         )
         .persistence(SQLitePersistence(settings.database_path))
         .rate_limiter(
-            RetryingRateLimiter(
+            MeteredRateLimiter(
+                metrics,
                 overall_max_rate=settings.rate_limit_overall_per_s,
                 overall_time_period=1,
                 group_max_rate=settings.rate_limit_group_per_min,
@@ -361,6 +380,7 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     assert isinstance(app, AdvisorApplication)
     inbox.app = app
     app.inbox = inbox
+    app.metrics = metrics
     app.add_handler(TypeHandler(Update, remember), group=-1)
     # One group: the first handler that matches wins, so a member inside the wizard gets
     # the wizard and everyone else the commands and fallbacks, never both.

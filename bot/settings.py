@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -29,8 +29,27 @@ class Settings(BaseSettings):
     # SIGTERM to exit, whatever the Bot API does meanwhile (bot.runner.stop); under a
     # service manager keep it below its own kill timeout (systemd: 90 s).
     stop_timeout_s: float = Field(default=10, ge=3, le=300)
+    # Webhook mode when WEBHOOK_URL is set (the public https URL Telegram posts to, through
+    # the reverse proxy); polling otherwise. The bot listens on WEBHOOK_LISTEN:WEBHOOK_PORT
+    # and serves the URL's path there, with /healthz and /metrics beside it.
+    webhook_url: str | None = Field(default=None, pattern=r"^https?://[^/\s]+(/\S*)?$")
+    # Telegram sends it in X-Telegram-Bot-Api-Secret-Token; 1-256 of A-Z a-z 0-9 _ -.
+    webhook_secret: SecretStr | None = None
+    webhook_listen: str = "127.0.0.1"
+    webhook_port: int = Field(default=8443, ge=1, le=65535)
+    # Polling mode: serve /healthz and /metrics on WEBHOOK_LISTEN:HEALTH_PORT (unset: none).
+    health_port: int | None = Field(default=None, ge=1, le=65535)
+    log_format: Literal["text", "json"] = "text"
 
-    @field_validator("telegram_bot_token", "telegram_api_base_url", "prices_file", mode="before")
+    @field_validator(
+        "telegram_bot_token",
+        "telegram_api_base_url",
+        "prices_file",
+        "webhook_url",
+        "webhook_secret",
+        "health_port",
+        mode="before",
+    )
     @classmethod
     def _blank_is_none(cls, v: object) -> object:
         # `.env.example` leaves optional settings empty (`PRICES_FILE=`): empty means unset.
@@ -55,6 +74,27 @@ class Settings(BaseSettings):
         if v is not None and not re.fullmatch(r"\d{5,}:[\w-]{30,}", v.get_secret_value()):
             raise ValueError("does not look like a BotFather token (<digits>:<letters>)")
         return v
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_shape(cls, v: SecretStr | None) -> SecretStr | None:
+        # Telegram's rule for secret_token; setWebhook would refuse anything else.
+        if v is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", v.get_secret_value()):
+            raise ValueError("1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return v
+
+    @model_validator(mode="after")
+    def _webhook_needs_secret(self) -> Settings:
+        # Without it anyone who learns the URL can post updates as any user.
+        if self.webhook_url is not None and self.webhook_secret is None:
+            raise ValueError("WEBHOOK_URL is set: set WEBHOOK_SECRET too")
+        return self
+
+    @property
+    def webhook_path(self) -> str:
+        from urllib.parse import urlsplit
+
+        return urlsplit(self.webhook_url or "").path or "/"
 
     @field_validator("admin_user_ids", mode="before")
     @classmethod

@@ -15,6 +15,7 @@ Facts from ../shared/research/telegram-bot-conventions.md (B.4) and core.telegra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import itertools
 import json
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "GPU Advisor", "username": "GpuAdvisorBot"}
@@ -206,6 +208,14 @@ class FakeTelegram:
         self._waiters: list[tuple[Any, asyncio.Future]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
+        # Webhook mode (setWebhook): updates are POSTed to the bot, as Telegram does, each
+        # sent again until it is answered 200; getUpdates is refused meanwhile.
+        self.webhook: dict[str, Any] | None = None
+        self.webhook_answers: list[int] = []  # HTTP status of every delivery attempt
+        self._in_flight: set[int] = set()
+        self._deliverer: asyncio.Task | None = None
+        self._deliveries: set[asyncio.Task] = set()
+        self._session: aiohttp.ClientSession | None = None
 
     # --- server life -------------------------------------------------------------------
 
@@ -228,6 +238,12 @@ class FakeTelegram:
         return self
 
     async def stop(self) -> None:
+        self._stop_webhook()
+        for task in list(self._deliveries):
+            task.cancel()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
         if self._runner:
             await self._runner.cleanup()
             self._runner = None
@@ -578,6 +594,12 @@ class FakeTelegram:
     async def _get_updates(self, params: dict) -> list[dict]:
         """Long polling as Telegram does it, including its answer to two pollers: a new
         getUpdates ends the one still waiting with 409 Conflict."""
+        if self.webhook is not None:
+            raise _ApiError(
+                409,
+                "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            )
         self._polled.set()
         self._poll_seq += 1
         mine = self._poll_seq
@@ -653,8 +675,19 @@ class FakeTelegram:
                 )
             self._answered.add(p["callback_query_id"])
             return True
+        if method == "setWebhook":
+            self._set_webhook(p)
+            return True
+        if method == "deleteWebhook":
+            self._stop_webhook()
+            return True
+        if method == "getWebhookInfo":
+            return {
+                "url": self.webhook["url"] if self.webhook else "",
+                "has_custom_certificate": False,
+                "pending_update_count": len(self.updates),
+            }
         if method in (
-            "deleteWebhook",
             "setMyDescription",
             "setMyShortDescription",
             "sendChatAction",
@@ -727,6 +760,76 @@ class FakeTelegram:
             return self.messages.pop((int(p["chat_id"]), int(p["message_id"])), None) is not None
         # A 404 would surface in PTB as a misleading InvalidToken (research B.4).
         raise _ApiError(400, f"Bad Request: the stand-in lacks method {method}")
+
+    # --- webhook mode -------------------------------------------------------------------
+
+    def _set_webhook(self, p: dict) -> None:
+        url = str(p.get("url") or "")
+        if not url:
+            self._stop_webhook()
+            return
+        if p.get("drop_pending_updates") in (True, "true", "True"):
+            self.updates.clear()
+        self._stop_webhook()
+        self.webhook = {
+            "url": url,
+            "secret_token": p.get("secret_token"),
+            "max_connections": int(p.get("max_connections") or 40),
+        }
+        self._deliverer = asyncio.ensure_future(self._deliver_loop())
+
+    def _stop_webhook(self) -> None:
+        self.webhook = None
+        if self._deliverer is not None:
+            self._deliverer.cancel()
+            self._deliverer = None
+
+    async def post_update(self, update: dict, secret: str | None) -> int:
+        """POST one update to the webhook as Telegram would, with `secret` in the header
+        (None: no header, as from a stranger who found the URL). Returns the HTTP status."""
+        assert self.webhook is not None, "no webhook set"
+        headers = {} if secret is None else {"X-Telegram-Bot-Api-Secret-Token": secret}
+        body = {k: v for k, v in update.items() if not k.startswith("_")}
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        try:
+            async with self._session.post(
+                self.webhook["url"], json=body, headers=headers, timeout=aiohttp.ClientTimeout(10)
+            ) as response:
+                await response.read()
+                status = response.status
+        except (aiohttp.ClientError, TimeoutError):
+            status = 0  # no answer: the bot is down
+        self.webhook_answers.append(status)
+        return status
+
+    async def _deliver_loop(self) -> None:
+        """Every pending update is POSTed, up to max_connections at once; it leaves the
+        queue only on a 200 answer, else it is sent again (Telegram's retries)."""
+        assert self.webhook is not None
+        slots = asyncio.Semaphore(self.webhook["max_connections"])
+        while self.webhook is not None:
+            self._new_update.clear()
+            for update in list(self.updates):
+                if update["update_id"] in self._in_flight:
+                    continue
+                await slots.acquire()
+                self._in_flight.add(update["update_id"])
+                task = asyncio.ensure_future(self._deliver_one(update, slots))
+                self._deliveries.add(task)
+                task.add_done_callback(self._deliveries.discard)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._new_update.wait(), 0.2)
+
+    async def _deliver_one(self, update: dict, slots: asyncio.Semaphore) -> None:
+        try:
+            secret = self.webhook["secret_token"] if self.webhook else None
+            if await self.post_update(update, secret) == 200 and update in self.updates:
+                self.updates.remove(update)
+                self._new_update.set()  # a slot is free
+        finally:
+            self._in_flight.discard(update["update_id"])
+            slots.release()
 
 
 class _ApiError(Exception):

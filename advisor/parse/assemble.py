@@ -25,6 +25,7 @@ class ParsedQuery(BaseModel):
     gpu_count: int | None = None
     vram_gib: float | None = None  # a bare memory size ("我只有 12g 显存"): a card with that much
     budget: Budget | None = None
+    ask_count: bool = False  # "需要几张 H100", "how many A100s": the count is the question
     understood: list[str] = []
     ignored: list[str] = []
     assumed: list[str] = []
@@ -283,6 +284,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         gpu_count=r.gpu_count,
         vram_gib=r.vram_gib,
         budget=r.budget,
+        ask_count=r.ask_count,
         understood=understood,
         ignored=ignored[:20],
         assumed=assumed,
