@@ -465,3 +465,18 @@ def test_budgets_in_the_ways_people_write_them(text, amount, currency, per_hour)
 
 def test_a_count_per_hour_without_money_is_not_a_budget():
     assert parse_query("sdxl 每小时 100 张").budget is None
+
+
+def test_families_added_read_as_themselves_not_as_neighbours():
+    """InternVL is not InternLM; SAM 2 (no memory model yet) is said so, in both languages."""
+    from advisor.render import render
+
+    p = parse_query("internvl2-8b 推理")
+    assert p.ok and p.workload.model == "internvl2-8b"
+    assert parse_query("minicpm-v 2.6 推理").workload.model == "minicpm-v-2.6"
+    assert parse_query("yolov5s 训练 coco").workload.image_width == 640
+    sam2 = parse_query("sam2 推理 3060")
+    assert sam2.error is not None and sam2.error.code == "not_estimated"
+    for lang in ("zh", "en"):
+        text = render("error", lang, plain=True, error=sam2.error, parsed=sam2)
+        assert "SAM 2" in text and "sam vit-h" in text

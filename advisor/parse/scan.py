@@ -26,6 +26,7 @@ class Budget(BaseModel):
 
 class ParseError(BaseModel):
     # empty | too_long | unknown_model | unknown_format | bad_value | no_model | context_too_long
+    # | not_estimated (a model known by name the engine cannot size yet)
     code: str
     detail: str = ""  # the offending text, for the template
     suggestions: list[str] = []
