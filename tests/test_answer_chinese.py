@@ -36,6 +36,9 @@ ALLOWED = {
     # techniques and programs
     "LoRA",
     "QLoRA",
+    "DPO",
+    "GRPO",
+    "PPO",
     "DoRA",
     "IA3",
     "CUDA",

@@ -480,3 +480,34 @@ def test_families_added_read_as_themselves_not_as_neighbours():
     for lang in ("zh", "en"):
         text = render("error", lang, plain=True, error=sam2.error, parsed=sam2)
         assert "SAM 2" in text and "sam vit-h" in text
+
+
+def test_task_words_read_as_an_expert_would_and_say_so():
+    """DreamBooth trains; a LoRA in ComfyUI is loaded; "8 张" adds images; "vs" answers the
+    first model and names the second; "cpu" and DPO/GRPO get a note; 10^30 is not a size."""
+    from advisor.parse.followup import parse_followup
+    from advisor.render import assumption_text
+
+    assert parse_query("sd1.5 dreambooth 3090").workload.mode.value == "full"
+    comfy = parse_query("ComfyUI sdxl + lora 出图 3060")
+    assert comfy.workload.mode.value == "inference" and "lora_loaded = LoRA" in comfy.assumed
+    assert parse_query("qwen2.5-vl-7b 多图 8 张 推理").workload.images_per_prompt == 8
+    vs = parse_query("qwen2.5-7b vs llama3-8b 4090")
+    assert "second_model = Llama 3 8B" in vs.assumed and vs.ignored == []
+    assert "cpu_only = cpu" in parse_query("qwen2.5-7b cpu").assumed
+    dpo = parse_query("dpo llama3-8b")
+    assert dpo.workload.mode.is_training and "preference_training = reference" in dpo.assumed
+    huge = parse_query("10^30 参数")
+    assert huge.error is not None and huge.error.code == "bad_value"
+    for key in (
+        "lora_loaded = LoRA",
+        "second_model = Llama 3 8B",
+        "cpu_only = cpu",
+        "preference_training = reference",
+        "concurrency_training = 8",
+    ):
+        for lang in ("zh", "en"):
+            assert assumption_text(lang, key) != key.split(" = ")[1], (lang, key)
+    # a training follow-up "并发改成 8" says concurrency does not apply to training
+    trained = parse_followup("并发改成 8", parse_query("qwen2.5-7b lora 4090"))
+    assert "concurrency_training = 8" in trained.assumed and trained.workload.concurrency is None

@@ -133,6 +133,10 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
     if mode == Mode.qlora and "weights_format" not in r.fields:
         w["weights_format"] = "nf4"
     w["mode"] = mode
+    if "concurrency" in r.fields and mode.is_training:
+        # concurrent requests size a served model; a training run has none (its knob is the
+        # batch size): said, instead of repeating the same answer
+        assumed.append(f"concurrency_training = {r.fields.pop('concurrency')}")
     _apply_fields(w, r, mode, ignored)
     gpu_id, count, vram = last.gpu_id, last.gpu_count, last.vram_gib
     if r.gpu_id is not None:

@@ -22,6 +22,10 @@ def _groups(section: str) -> list[tuple[re.Pattern[str], str]]:
 def recognize_mode(s: Scan, r: Reading) -> None:
     for pattern, mode in _groups("mode"):
         if s.take_all(pattern):
+            r.modes.append(mode)
+            if mode == "preference":  # DPO/GRPO/PPO: a fine-tune plus a reference model
+                r.assumed.append("preference_training = reference")
+                mode = "finetune"
             r.mode = r.mode or mode
 
 
