@@ -511,3 +511,19 @@ def test_task_words_read_as_an_expert_would_and_say_so():
     # a training follow-up "并发改成 8" says concurrency does not apply to training
     trained = parse_followup("并发改成 8", parse_query("qwen2.5-7b lora 4090"))
     assert "concurrency_training = 8" in trained.assumed and trained.workload.concurrency is None
+
+
+@pytest.mark.parametrize(
+    "text, card, count",
+    [
+        ("what's the biggest model I can run on a 4090", "rtx-4090", None),
+        ("4090 能跑什么模型", "rtx-4090", None),
+        ("2x3090 能跑哪些模型", "rtx-3090", 2),
+    ],
+)
+def test_what_can_this_card_run_is_a_fit_question(text, card, count):
+    p = parse_query(text)
+    assert p.ask_fit and p.error is None and p.workload is None
+    assert (p.gpu_id, p.gpu_count, p.ignored) == (card, count, [])
+    # a model named: an ordinary question
+    assert not parse_query("qwen2.5-7b 4090 能跑吗").ask_fit

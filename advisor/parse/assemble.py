@@ -30,6 +30,8 @@ class ParsedQuery(BaseModel):
     ignored: list[str] = []
     assumed: list[str] = []
     error: ParseError | None = None
+    # "4090 能跑什么模型": no model, a card: the bot answers with the card's /fit list
+    ask_fit: bool = False
 
     @property
     def ok(self) -> bool:
@@ -308,6 +310,15 @@ def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) 
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
+    if r.ask_fit and r.spec is None and r.params_b is None and r.gpu_id is not None:
+        return ParsedQuery(
+            gpu_id=r.gpu_id,
+            gpu_count=r.gpu_count,
+            budget=r.budget,
+            understood=list(s.understood),
+            ignored=ignored[:20],
+            ask_fit=True,
+        )
     assumed = list(r.assumed)
     ignored = _notes(ignored, assumed, r)
     check_unknown_model(r, ignored)

@@ -63,8 +63,8 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     names_model = r.spec is not None or r.params_b is not None
     if r.spec is None and r.params_b is not None and _size_ask().search(lowered):
         asks_change = True
-    if r.kind is not None:
-        return None  # "画图", "渲染": another kind of work is a new question
+    if r.kind is not None or r.ask_fit:
+        return None  # "画图", "渲染", "能跑什么模型": a new question
     if (names_model and not asks_change) or not s.understood:
         return None
     try:

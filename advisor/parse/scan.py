@@ -109,6 +109,7 @@ class Reading:
     # type is named elsewhere in the line ("… q8_0").
     gguf_repo: bool = False
     modes: list[str] = field(default_factory=list)  # every mode word's id, in order read
+    ask_fit: bool = False  # "能跑什么模型", "biggest model I can run": the card's /fit list
 
 
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)
