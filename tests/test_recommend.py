@@ -245,11 +245,13 @@ def test_high_concurrency_long_context_is_dominated_by_the_kv_cache():
 
 def test_pretraining_on_a_cheap_card_takes_days_and_the_fastest_card_is_much_quicker():
     """Pre-training 1B parameters on 10B tokens. Expected: the cheapest card needs more than
-    three days (pitfall: too little compute); the fastest pick finishes far sooner."""
+    three days (pitfall: too little compute) but finishes within a week (picks are held to
+    that, D21); the fastest pick finishes far sooner."""
     rec = _rec("pretrain 1b data 10b tokens")
     beside = {n.code for n in rec.cheapest.notes}  # said under the pick itself
     assert rec.cheapest.train_hours > 72 and "slow_compute" in _codes(rec) | beside
-    assert rec.fastest.train_hours < rec.cheapest.train_hours / 5
+    assert rec.cheapest.train_hours <= 168
+    assert rec.fastest.train_hours < rec.cheapest.train_hours / 2.5
 
 
 def test_tight_fit_is_shown_as_risky_not_hidden():

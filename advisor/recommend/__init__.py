@@ -89,13 +89,34 @@ def _candidates(
         for count in COUNTS:
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
-                options.append(with_cheap_fix(opt, setups.at(count), gpu, trials))
+                opt = _within_a_week(setups, gpu, opt, card_price)
+                options.append(with_cheap_fix(opt, setups.at(opt.count), gpu, trials))
                 break  # fewer cards of the same type are always preferable
     return options, excluded
 
 
+def _within_a_week(setups: _Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
+    """A training job longer than `max_job_hours` on the fewest cards: the fewest cards of
+    one machine (up to 8) that finish it in time, else 8."""
+    limit = speed_constants()["max_job_hours"]
+    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
+        return opt
+    for count in (c for c in COUNTS if opt.count < c <= 8):
+        more = option(setups.at(count), gpu, count, price, blocked=[])
+        if not more.fits:
+            return opt
+        opt = more
+        if more.train_hours is not None and more.train_hours <= limit:
+            break
+    return opt
+
+
 def _worth_a_headline(options: list[Option], base: EstimateResult) -> list[Option]:
     top = top_picks(options)
+    limit = speed_constants()["max_job_hours"]
+    in_time = [o for o in top if o.train_hours is not None and o.train_hours <= limit]
+    if in_time:
+        top = in_time  # a job that finishes within a week beats a cheaper month-long one
     if base.estimate is None:
         # No memory formula (rendering, video, simulation): the guide's cards for the job.
         task = guide_task(base)
