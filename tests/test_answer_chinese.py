@@ -38,6 +38,9 @@ ALLOWED = {
     # techniques and programs
     "LoRA",
     "QLoRA",
+    "DPO",
+    "GRPO",
+    "PPO",
     "DoRA",
     "IA3",
     "CUDA",
