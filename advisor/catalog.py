@@ -133,6 +133,8 @@ class TaskSpec(BaseModel):
     kind: Kind
     modes: list[str]
     families: list[str] = Field(default_factory=list)
+    exclude_families: list[str] = Field(default_factory=list)  # same kind, another job
+    min_params_b: float = 0.0
     max_params_b: float
     name_zh: str
     name_en: str

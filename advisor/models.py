@@ -69,6 +69,7 @@ class Parallelism(StrEnum):
     fsdp = "fsdp"  # FULL_SHARD, memory as ZeRO-3
     tp = "tp"
     pp = "pp"
+    layer = "layer"  # llama.cpp --split-mode layer (Ollama, LM Studio): whole layers per card
 
 
 class Offload(StrEnum):

@@ -62,6 +62,8 @@ ALLOWED = {
     "smi",
     "transformers",
     "llama.cpp",
+    "Unsloth",
+    "LLaMA-Factory",
     "GGUF",
     "Liger",
     "Kernel",
@@ -92,6 +94,9 @@ ALLOWED = {
     "float16",
     "torch_dtype",
     "enable_model_cpu_offload",
+    "OLLAMA_KV_CACHE_TYPE",  # runtime settings, typed as they are
+    "OLLAMA_FLASH_ATTENTION",
+    "--cache-type-k/v -fa",
     "config.json",
     "Hugging",
     "Face",

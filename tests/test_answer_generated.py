@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 
@@ -14,7 +15,7 @@ from advisor import catalog
 from advisor.parse import parse_query
 from advisor.recommend import Recommendation, recommend_query
 from advisor.recommend.fixes import HEADROOM
-from advisor.render import render
+from advisor.render import gib, render
 
 MODELS = [
     "qwen2.5-7b",
@@ -80,6 +81,55 @@ def _guide_agrees(rec: Recommendation) -> bool:
     return task.vram_gb[0] / 2 <= gb <= task.vram_gb[1]
 
 
+_HEAD = re.compile(
+    r"^(\d+)× (.+?) \((?:your setup|the cheapest pick)\): VRAM per card ~([\d.]+) GiB of ([\d.]+) GiB"
+)
+_HEAD_VERDICT = re.compile(r"^(?:✅ Fits with|⚠️ Fits, but tight \()(\d+)% headroom")
+_PICK = re.compile(r"^• (\d+)× (.+?) — ")
+_PICK_FIGURE = re.compile(r"^  ([\d.]+) GiB per card of ([\d.]+) GiB")
+_PICK_TIGHT = re.compile(
+    r"Tight as is \((\d+)% headroom\): .* → ([\d.]+) GiB per card \((\d+)% headroom\)"
+)
+
+
+def _headroom_ok(shown_pct: str, need: str, usable: str) -> bool:
+    """A headroom % agrees with the two figures beside it (each rounded to 0.1 GiB)."""
+    return abs(int(shown_pct) - (1 - float(need) / float(usable)) * 100) <= 1.5
+
+
+def figures_disagree(text: str) -> list[str]:
+    """One figure per (card, count) in an answer, and every headroom % matching its
+    figures: the headline and each option line, read from the rendered English answer."""
+    seen: dict[tuple[str, str], str] = {}
+    problems: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if m := _HEAD.match(line):
+            count, name, need, usable = m.groups()
+            seen.setdefault((count, name), need)
+            if (v := _HEAD_VERDICT.match(lines[i + 1] if i + 1 < len(lines) else "")) and (
+                not _headroom_ok(v.group(1), need, usable)
+            ):
+                problems.append(f"headline headroom {v.group(1)}% beside {need} of {usable}")
+        elif m := _PICK.match(line):
+            key = (m.group(1), m.group(2))
+            f = _PICK_FIGURE.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if f is None:
+                continue
+            need, usable = f.groups()
+            if seen.setdefault(key, need) != need:
+                problems.append(f"{key}: {seen[key]} and {need} GiB per card")
+            for later in lines[i + 2 : i + 6]:
+                if not later.startswith("  "):
+                    break  # the next option
+                if t := _PICK_TIGHT.search(later):
+                    if not _headroom_ok(t.group(1), need, usable):
+                        problems.append(f"{key}: {t.group(1)}% headroom beside {need} of {usable}")
+                    if not _headroom_ok(t.group(3), t.group(2), usable):
+                        problems.append(f"{key}: fixed {t.group(3)}% beside {t.group(2)}")
+    return problems
+
+
 @pytest.mark.parametrize("currency", ["CNY", "USD"])
 @pytest.mark.parametrize("chunk", range(8))
 def test_generated_answers_never_contradict_themselves(chunk: int, currency: str) -> None:
@@ -122,9 +172,11 @@ def test_generated_answers_never_contradict_themselves(chunk: int, currency: str
         if parsed.gpu_id is not None:
             assert rec.named is not None and rec.headline is rec.named, q
             assert rec.named.count == (parsed.gpu_count or 1), q
+        # One figure per configuration; every headroom % agrees with its figures.
+        text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert not figures_disagree(text), (q, figures_disagree(text))
         # No training advice in an inference answer.
         if not rec.result.workload.mode.is_training:
-            text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
             assert "loss scaling" not in text, q
             assert "no_bf16_training" not in {p.code for p in rec.pitfalls}, q
 
@@ -149,3 +201,37 @@ def test_a_card_with_no_known_price_is_never_cheapest() -> None:
         _, rec = _answer(q, "USD")
         for o in _picks(rec):
             assert o.price_per_hour is not None, (q, o.gpu_id)
+
+
+def test_an_option_shows_the_figure_as_asked_and_names_the_fix_behind_a_lower_one() -> None:
+    """D3: "8× A100 全参微调 llama3-70b" showed 58.5 GiB per card beside "tight (4% headroom)";
+    the option line gives the as-asked figure, and the lower one only after naming the fix."""
+    text = (
+        "• 8× A800 80GB — ¥1/h\n  43.7 GiB per card of 79.2 GiB\n"
+        "  ⚠️ Tight as is (3% headroom): an 8 bit optimizer → 43.7 GiB per card (45% headroom)."
+    )
+    assert figures_disagree(text)  # the old wording is caught
+    for q in ("4卡 4090 全参微调 qwen2.5-7b deepspeed zero3", "qlora qwen2.5-14b seq 4k"):
+        parsed, rec = _answer(q)
+        fixed = [o for o in _picks(rec) if o.fix and o.fixed_bytes]
+        assert fixed, q
+        text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert not figures_disagree(text), (q, figures_disagree(text))
+        zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+        o = fixed[0]
+        assert f"每卡 {gib(o.per_gpu_bytes)} / 可用" in zh, q
+        assert f"后每卡 {gib(o.fixed_bytes)}" in zh, q
+
+
+def test_a_budget_tries_the_cheap_changes_before_declaring_itself_impossible() -> None:
+    """D12: "预算 2 块/小时 跑 qwen2.5-14b 推理" said nothing runs within ¥2/h and showed
+    2× 3090 at ¥2.58/h, though 14B in 8 or 4 bit fits one 3090 (¥1.29/h). Expected: the
+    smaller format on a card within the budget, and the answer says it changed the job."""
+    q = "预算 2 块/小时 跑 qwen2.5-14b 推理"
+    parsed, rec = _answer(q)
+    assert not rec.over_budget and rec.budget_fix is not None
+    assert rec.budget_fix.startswith(("quantize:", "shorter_context:", "kv_fp8"))
+    assert rec.cheapest is not None and rec.cheapest.price_per_hour.amount <= 2
+    assert rec.cheapest.count == 1 and not rec.cheapest.risky
+    text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "按原样在预算内没有能跑的配置" in text and "以内没有能跑这个任务的配置" not in text

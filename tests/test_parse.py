@@ -55,9 +55,9 @@ CASES = [
     ("chat with 7b", {"mode": "inference"}),
     ("serve qwen2.5-7b", {"mode": "inference"}),
     ("部署 qwen2.5-7b", {"mode": "inference"}),
-    ("微调 7b", {"mode": "full"}),
-    ("finetune 7b", {"mode": "full"}),
-    ("ft 7b", {"mode": "full"}),
+    ("微调 7b", {"mode": "lora"}),  # LLaMA-Factory default finetuning_type
+    ("finetune 7b", {"mode": "lora"}),
+    ("ft 7b", {"mode": "lora"}),
     ("full 7b", {"mode": "full"}),
     ("全参 7b", {"mode": "full"}),
     ("lora 7b", {"mode": "lora"}),
@@ -343,8 +343,9 @@ def test_follow_ups_change_only_what_they_name():
     from advisor.parse.followup import parse_followup
 
     last = parse_query("qwen2.5-14b lora 2x3090 ctx 4k")
+    # LoRA on 4-bit weights is QLoRA, as a new question "qwen2.5-14b lora int4" reads
     assert canonical_query(parse_followup("换成 int4", last)) == (
-        "qwen2.5-14b · int4 · lora · ctx 4096 · 2 gpus · on gpu:rtx-3090"
+        "qwen2.5-14b · nf4 · qlora · ctx 4096 · 2 gpus · on gpu:rtx-3090"
     )
     assert parse_followup("用 4090 呢", last).gpu_id == "rtx-4090"
     assert parse_followup("what about 4 cards", last).workload.num_gpus == 4
@@ -377,3 +378,62 @@ def test_follow_ups_change_only_what_they_name():
 )
 def test_training_data_in_samples_or_tokens_times_epochs(text, tokens):
     assert parse_query(text).workload.train_tokens == tokens
+
+
+def test_an_unqualified_fine_tune_is_lora_and_said_so_in_both_languages():
+    """LLaMA-Factory's default finetuning_type is LoRA: "微调" alone is LoRA on an LLM, QLoRA
+    when 16-bit weights would not fit the card, full only when asked ("全参") or sharded."""
+    from advisor.parse.followup import parse_followup
+    from advisor.render import assumption_text
+
+    p = parse_query("chatglm3-6b 微调")
+    assert p.workload.mode.value == "lora" and "finetune = lora" in p.assumed
+    assert "LoRA" in assumption_text("zh", "finetune = lora")
+    assert "全参微调" in assumption_text("zh", "finetune = lora")
+    assert "full fine-tune" in assumption_text("en", "finetune = lora")
+    small = parse_query("I have a 4060 with 8gb, can I fine tune a 7b?")
+    assert small.workload.mode.value == "qlora" and "finetune_fit = qlora" in small.assumed
+    assert "QLoRA" in assumption_text("en", "finetune_fit = qlora")
+    assert parse_query("sdxl 微调").workload.mode.value == "full"  # not an LLM
+    assert parse_query("openai/whisper-small 微调").workload.mode.value == "full"
+    # Unsloth on a card without bf16 trains in fp16
+    t4 = parse_query("想 finetune llama3.2-1b, 只有 colab T4, 用 unsloth").workload
+    assert t4.compute_dtype == "fp16"
+    # the follow-up "微调呢" after an inference answer reads the same way
+    last = parse_query("qwen2.5-14b 4090")
+    tuned = parse_followup("微调呢", last)
+    assert tuned.workload.mode.value == "qlora" and tuned.workload.weights_format == "nf4"
+    assert parse_followup("微调呢", parse_query("qwen2.5-7b a100")).workload.mode.value == "lora"
+
+
+def test_a_4bit_base_is_never_fully_fine_tuned():
+    """A 4-bit base takes no gradient: "全参 … int4", or "换成 int4" after a full fine-tune,
+    is QLoRA, and the answer says why (both languages)."""
+    from advisor.parse.followup import parse_followup
+    from advisor.render import assumption_text
+
+    p = parse_query("8× A100 全参微调 llama3-70b int4")
+    assert (p.workload.mode.value, p.workload.weights_format) == ("qlora", "nf4")
+    assert "four_bit_full = qlora" in p.assumed
+    assert "全参数" in assumption_text("zh", "four_bit_full = qlora")
+    assert "fully fine-tuned" in assumption_text("en", "four_bit_full = qlora")
+    full = parse_query("8× A100 全参微调 llama3-70b")
+    changed = parse_followup("换成 int4", full)
+    assert (changed.workload.mode.value, changed.workload.weights_format) == ("qlora", "nf4")
+    assert "four_bit_full = qlora" in changed.assumed
+    assert parse_query("全参微调 qwen2.5-7b fp8").workload.mode.value == "full"  # 8-bit: kept
+
+
+def test_gguf_runtimes_default_to_q4_k_m_and_say_so():
+    """Ollama / LM Studio / llama.cpp load GGUF: a model written HF-style with no format is
+    their default download (Q4_K_M), said in both languages; a type named is kept."""
+    from advisor.render import assumption_text
+
+    p = parse_query("Qwen3-30B-A3B ollama 4090")
+    assert p.workload.weights_format == "q4_k_m" and "gguf_runtime = Q4_K_M" in p.assumed
+    assert "Q4_K_M" in assumption_text("zh", "gguf_runtime = Q4_K_M")
+    assert "default download" in assumption_text("en", "gguf_runtime = Q4_K_M")
+    assert parse_query("Qwen/Qwen2.5-14B-Instruct-GGUF q8_0 on 4090").workload.weights_format == (
+        "q8_0"
+    )
+    assert parse_query("lora qwen2.5-7b ollama").workload.weights_format is None  # training

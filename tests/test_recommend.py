@@ -66,10 +66,14 @@ def test_moe_warns_that_memory_is_total_params():
 
 
 def test_v100_has_no_bf16():
-    """LoRA on a V100 (Volta). Expected: bf16 training cannot run there (a blocker, said as
-    the verdict), and the pitfall names the fp16 route."""
-    rec = _rec("lora 7b on v100")
+    """LoRA on a V100 (Volta). Expected: bf16 the user asked for cannot run there (a
+    blocker, said as the verdict); with no precision named it trains in fp16 AMP (same
+    bytes), said as an assumption, not blocked."""
+    rec = _rec("bf16 lora 7b on v100")
     assert "no_bf16_training" in _codes(rec) and rec.verdict.state == "blocked"
+    rec = _rec("lora 7b on v100")
+    assert "no_bf16_training" not in _codes(rec) and rec.verdict.state != "blocked"
+    assert "fp16_amp_no_bf16" in _codes(rec)
 
 
 def test_multi_4090_warns_about_no_nvlink():
@@ -268,9 +272,9 @@ def test_multi_card_price_is_per_machine_not_per_card():
 
 
 def test_bf16_training_is_not_sent_to_a_card_without_bf16():
-    """LoRA on Llama-3.1-8B (bf16 by default). Expected: no top pick is a V100 or T4 (no bf16);
-    they stay in the full list, and fp16 training may still pick them."""
-    rec = _rec("lora llama-3.1-8b")
+    """LoRA on Llama-3.1-8B in bf16 (asked). Expected: no top pick is a V100 or T4 (no
+    bf16); they stay in the full list, and fp16 training may still pick them."""
+    rec = _rec("bf16 lora llama-3.1-8b")
     for o in (rec.cheapest, rec.best_value, rec.fastest):
         assert catalog.gpus()[o.gpu_id].bf16_supported
     assert "no_bf16_training" not in _codes(rec)

@@ -4,6 +4,8 @@ question, the expected pick or verdict, and why."""
 
 from __future__ import annotations
 
+import pytest
+
 from advisor import catalog
 from advisor.models import Workload
 from advisor.parse import parse_query
@@ -274,3 +276,99 @@ def test_32b_awq_on_one_4090_is_told_the_vllm_settings_before_a_second_card():
     rec = _rec("qwen2.5-32b awq on 4090")
     assert rec.verdict.state == "no_fit" and rec.verdict.fix.startswith("eager")
     assert rec.fixes[-1] == "cards:2"
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "qwen2.5-7b awq 2080ti vllm",
+        "phi-3-mini inference on 6gb laptop",
+        "deepseek-r1-distill-qwen-7b 4bit 部署 on 4060",
+        "qwen2.5-32b inference on a 4090",
+    ],
+)
+def test_on_the_users_own_single_card_more_cards_is_never_the_cheapest_change(q):
+    """D6b: a laptop or a one-GPU box cannot add cards. Expected: the verdict's change keeps
+    the card (runtime, format, context) or there is none; renting more cards comes last
+    and is worded as renting."""
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    assert rec.named is not None and rec.named.count == 1
+    assert rec.verdict.fix is None or not rec.verdict.fix.startswith("cards:"), rec.verdict
+    cards = [c for c in rec.fixes if c.startswith("cards:")]
+    assert all(c == rec.fixes[-1] for c in cards), rec.fixes
+    for lang, word in (("zh", "租 "), ("en", "rent ")):
+        text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert "用 8 张卡" not in text and "cheapest change is 4 cards" not in text
+        if cards:
+            assert word in text, (lang, text[:400])
+
+
+def test_how_many_cards_is_answered_with_the_count():
+    """D11: "deepseek v3 满血 fp8 需要几张 H100" was judged on one H100 (651 GiB ❌). Expected:
+    FP8 671B (~640 GiB of weights) does not fit 8× H100 (8 × 79 GiB usable), so the answer
+    is 16 H100 over two machines; the count is the headline."""
+    q = "deepseek v3 满血 fp8 需要几张 H100"
+    parsed = parse_query(q)
+    assert parsed.ask_count and parsed.gpu_count is None
+    rec = recommend_query(parsed)
+    assert rec.count_asked and rec.headline is rec.named
+    assert rec.named.count == 16 and rec.named.fits and rec.named.multi_node
+    text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "至少 16 张" in text and "2 台机器" in text
+    # A single-machine count is answered the same way, without the second machine.
+    parsed = parse_query("how many A100s for llama-3.1-70b inference")
+    rec = recommend_query(parsed)
+    assert rec.named.count in (2, 4) and rec.named.fits and not rec.named.risky
+    text = render("answer", "en", rec=rec, parsed=parsed, canonical="x", plain=True)
+    assert f"at least {rec.named.count})" in text
+    # A count the user gave is never replaced.
+    assert not parse_query("qwen2.5-7b on 2 h100").ask_count
+
+
+@pytest.mark.parametrize("q", ["满血 r1 部署要多少卡", "H20 8卡 部署 deepseek r1 满血"])
+def test_moe_decode_on_several_cards_pays_the_expert_dispatch_per_layer(q):
+    """D13: DeepSeek-R1 on 8× H200 / 8× H20 was said to decode ~160-170 tok/s per request.
+    Single-request vLLM/SGLang figures are ~20-40 tok/s (sglang issue #3656): each of the
+    61 layers sends the token to 8 routed experts on other cards and back."""
+    rec = _rec(q)
+    h = rec.headline
+    assert h is not None and h.count >= 8 and h.fits
+    assert 15 <= h.decode_tokens_per_s <= 45, h.decode_tokens_per_s
+
+
+def test_a_single_card_moe_is_not_charged_the_multi_card_dispatch():
+    from advisor.recommend.speed import decode_step_s
+
+    rec = _rec("qwen3-30b-a3b q4_k_m on 4090")
+    gpu = catalog.gpus()["rtx-4090"]
+    assert decode_step_s(rec.setup, gpu, 1) < decode_step_s(rec.setup, gpu, 2) / 2
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "qwen2.5-7b 半精度 推理",
+        "llama3-8b on a 4080",
+        "4060ti 16g 跑 qwen2.5:14b",
+        "whisper large-v3 转写",
+        "Whisper large-v3 on a T4",
+    ],
+)
+def test_the_guide_line_agrees_with_the_task_and_the_figure(q):
+    """D15: "跑大型模型 (13B~32B) → 20–48GB" was quoted for 7B/8B questions and for 11 GB of
+    a 4-bit 14B; "跑大模型对话 (7B)" for Whisper. Expected: the row's model size holds the
+    model, its family is the job's, and its VRAM class holds the figure; else no row."""
+    rec = _rec(q)
+    task = rec.guide_task
+    if task is None:
+        return
+    assert task.min_params_b <= rec.result.model.params_b <= task.max_params_b, task.id
+    assert "whisper" not in q.lower() or task.kind != rec.result.model.kind, task.id
+    gb = rec.headline.per_gpu_bytes / 1e9
+    assert gb / 0.8 >= task.vram_gb[0] * 0.75, (task.id, gb)
+
+
+def test_a_7b_in_four_bit_still_quotes_the_7b_line():
+    rec = _rec("qwen2.5-7b q4_k_m on 8g")
+    assert rec.guide_task is not None and rec.guide_task.id == "llm_inference_7b"

@@ -31,6 +31,16 @@ from advisor.models import (
     Workload,
 )
 
+# Splits that put a share of the weights on each card (layers for PP and llama.cpp's layer
+# split, columns for TP, shards for ZeRO-3/FSDP).
+SPLIT_WEIGHTS = (
+    Parallelism.tp,
+    Parallelism.pp,
+    Parallelism.layer,
+    Parallelism.zero3,
+    Parallelism.fsdp,
+)
+
 
 def estimate_transformer(
     w: Workload, model: ResolvedModel, spec: ModelSpec | None, acc: Breakdown
@@ -43,6 +53,12 @@ def estimate_transformer(
     par = w.parallelism or (Parallelism.none if n == 1 else None)
     if par is None:
         par = Parallelism.tp if not w.mode.is_training else Parallelism.zero3
+        if not w.mode.is_training and w.mode != Mode.load_only:
+            runtime, _ = pick_runtime(w, model.kind, fmt)
+            if runtime in LLAMACPP_FAMILY:
+                # llama.cpp's default --split-mode layer (Ollama and LM Studio do the same):
+                # whole layers, with their KV, on each card; not tensor parallel.
+                par = Parallelism.layer
         acc.assume("parallelism", par.value)
     framework = w.framework.lower() if w.framework else None
     attention = w.attention or Attention.sdpa
@@ -54,7 +70,7 @@ def estimate_transformer(
     weight_bytes = estimate_weight_bytes(params, arch, fmt)
     weight_formula = f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
-    split = n if par in (Parallelism.tp, Parallelism.pp, Parallelism.zero3, Parallelism.fsdp) else 1
+    split = n if par in SPLIT_WEIGHTS else 1
     if w.mode.is_training:
         return estimate_training(
             w,
@@ -145,7 +161,14 @@ def estimate_inference(
         allocated = transformers.allocate(setup, acc)
     if w.quantize_after_load and setup.weight_bits < 16:
         allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
-    est = finish(acc, allocated, w, False, band(model, spec, False, w.arch is not None))
+    est = finish(
+        acc,
+        allocated,
+        w,
+        False,
+        band(model, spec, False, w.arch is not None),
+        collectives=par != Parallelism.layer,
+    )
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)
     est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")

@@ -77,9 +77,17 @@ def gib(b: float) -> str:
 
 
 def finish(
-    acc: Breakdown, allocated: int, w: Workload, training: bool, band: tuple[float, float]
+    acc: Breakdown,
+    allocated: int,
+    w: Workload,
+    training: bool,
+    band: tuple[float, float],
+    collectives: bool = True,
 ) -> Estimate:
-    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if w.num_gpus > 1 else 0)
+    """`collectives`: the cards talk through NCCL (not llama.cpp's layer split, which
+    copies activations between cards without it)."""
+    nccl = w.num_gpus > 1 and collectives
+    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0)
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
     total = allocated + overhead + slack
     acc.terms.append(
@@ -87,9 +95,9 @@ def finish(
             name="runtime_overhead",
             bytes=overhead + slack,
             formula=f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
-            + (f" + NCCL {gib(NCCL_BYTES)}" if w.num_gpus > 1 else "")
+            + (f" + NCCL {gib(NCCL_BYTES)}" if nccl else "")
             + f" + allocator slack {int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)}%",
-            formula_key="runtime_overhead.nccl" if w.num_gpus > 1 else "runtime_overhead",
+            formula_key="runtime_overhead.nccl" if nccl else "runtime_overhead",
             values={
                 "gib": round((overhead + slack) / GIB, 2),
                 "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),

@@ -25,6 +25,7 @@ class ParsedQuery(BaseModel):
     gpu_count: int | None = None
     vram_gib: float | None = None  # a bare memory size ("我只有 12g 显存"): a card with that much
     budget: Budget | None = None
+    ask_count: bool = False  # "需要几张 H100", "how many A100s": the count is the question
     understood: list[str] = []
     ignored: list[str] = []
     assumed: list[str] = []
@@ -90,18 +91,26 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     if kind is not None:
         fields["kind"] = kind
     mode = r.mode or _implied_mode(fields, assumed)
+    if mode == "finetune":
+        mode = resolve_finetune(
+            fields,
+            kind,
+            r.spec.family if r.spec else None,
+            r.spec.params_b if r.spec else r.params_b,
+            r.gpu_id,
+            r.vram_gib,
+            r.gpu_count,
+            assumed,
+        )
     if mode is None:
         served = vocab.load("tasks")["default_inference"]["id_prefixes"]
         trained = kind == Kind.classic and not (r.spec and r.spec.id.startswith(tuple(served)))
         mode = "full" if trained else "inference"
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
-    if mode == "lora" and fields.get("weights_format") in ("int4", "nf4", "fp4"):
-        mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
-        fields["weights_format"] = "nf4"
-        assumed.append("mode = qlora (LoRA on 4-bit weights)")
-    if mode == "qlora" and fields.get("weights_format") in (None, "int4"):
-        fields["weights_format"] = "nf4"  # QLoRA's 4-bit is bitsandbytes NF4
+    mode = four_bit_mode(mode, fields, assumed)
+    _gguf_default(fields, r, mode, assumed)
     fields["mode"] = Mode(mode)
+    _unsloth_dtype(fields, r.gpu_id, assumed)
     _place_context(fields, r)
     _place_data(fields, assumed, ignored)
     if fields.get("runtime") and "framework" not in fields:
@@ -114,6 +123,105 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         # as a batch does (one sequence each).
         fields.setdefault("batch_size", fields["concurrency"])
     return fields
+
+
+_FOUR_BIT = ("int4", "nf4", "fp4")
+# 16-bit weights above this share of the card's memory leave too little for LoRA's
+# activations and adapter state: the usual answer is QLoRA.
+_LORA_WEIGHT_SHARE = 0.75
+
+
+def resolve_finetune(
+    fields: dict[str, Any],
+    kind: Kind | None,
+    family: str | None,
+    params_b: float | None,
+    gpu_id: str | None,
+    vram_gib: float | None,
+    gpu_count: int | None,
+    assumed: list[str],
+) -> str:
+    """ "微调" / "fine-tune" with no method word. On an LLM: LoRA (LLaMA-Factory's default
+    finetuning_type, what students mean); QLoRA on 4-bit weights (a "-bnb-4bit" repo, "4bit")
+    or when 16-bit weights would not fit the card named. Sharded training (ZeRO, FSDP) and
+    other kinds of model: a full fine-tune."""
+    parallelism = fields.get("parallelism")
+    sharded = parallelism is not None and parallelism.value in ("zero2", "zero3", "fsdp")
+    full_families = vocab.load("tasks")["finetune"]["full_families"]
+    if kind not in (None, Kind.llm) or sharded or family in full_families:
+        return "full"
+    if fields.get("weights_format") in _FOUR_BIT:
+        fields["weights_format"] = "nf4"
+        assumed.append("finetune = qlora")
+        return "qlora"
+    memory = vram_gib
+    if gpu_id is not None and (gpu := catalog.gpus().get(gpu_id)) is not None:
+        memory = gpu.usable_vram_gib
+    weights_gib = (params_b or 0) * 2e9 / 2**30
+    too_big = memory and weights_gib > _LORA_WEIGHT_SHARE * memory * (gpu_count or 1)
+    if too_big and fields.get("weights_format") is None:
+        fields["weights_format"] = "nf4"
+        assumed.append("finetune_fit = qlora")
+        return "qlora"
+    assumed.append("finetune = lora")
+    return "lora"
+
+
+def four_bit_mode(mode: str, fields: dict[str, Any], assumed: list[str]) -> str:
+    """Training on 4-bit weights is QLoRA: LoRA on int4/nf4 is the bitsandbytes recipe, and
+    a 4-bit base cannot be fully fine-tuned (its weights take no gradient), so "全参微调 …
+    int4" or "换成 int4" after a full fine-tune becomes QLoRA, said so."""
+    fmt = fields.get("weights_format")
+    spec = catalog.formats().get(fmt) if fmt else None
+    if mode == "lora" and fmt in _FOUR_BIT:
+        mode = "qlora"  # LoRA on 4-bit weights is QLoRA (the bitsandbytes recipe)
+        fields["weights_format"] = "nf4"
+        assumed.append("mode = qlora (LoRA on 4-bit weights)")
+    elif mode in ("full", "pretrain") and spec is not None and spec.bits < 8:
+        mode = "qlora"
+        if fmt not in ("nf4", "nf4-dq"):
+            fields["weights_format"] = "nf4"
+        assumed.append("four_bit_full = qlora")
+    if mode == "qlora" and fields.get("weights_format") in (None, "int4"):
+        fields["weights_format"] = "nf4"  # QLoRA's 4-bit is bitsandbytes NF4
+    return mode
+
+
+def _gguf_default(fields: dict[str, Any], r: Reading, mode: str, assumed: list[str]) -> None:
+    """A GGUF repo with no quant type, or a GGUF runtime (Ollama, LM Studio, llama.cpp)
+    serving a model written HF-style with no format: the default download, Q4_K_M (the
+    Ollama library's default tag; LM Studio's staff pick), unless the model's library page
+    says otherwise (vocab/ollama.toml format_of). A type the user names is kept."""
+    if "weights_format" in fields or mode != "inference":
+        return
+    runtimes = vocab.load("runtimes")["gguf_runtimes"]
+    if not (r.gguf_repo or fields.get("runtime") in runtimes):
+        return
+    if r.spec is not None and r.spec.kind != Kind.llm:
+        return
+    table = vocab.load("ollama")
+    spec_id = r.spec.id if r.spec else ""
+    fmt = next(
+        (v for k, v in table["format_of"].items() if spec_id.startswith(k)),
+        table["default_format"],
+    )
+    fields["weights_format"] = fmt
+    assumed.append(f"{'gguf_quant' if r.gguf_repo else 'gguf_runtime'} = {fmt.upper()}")
+
+
+def _unsloth_dtype(fields: dict[str, Any], gpu_id: str | None, assumed: list[str]) -> None:
+    """Unsloth trains in fp16 on cards without bf16 (T4, V100): its loader picks the dtype
+    from torch.cuda.is_bf16_supported() (unsloth/models/loader.py, read 2026-11-30)."""
+    gpu = catalog.gpus().get(gpu_id) if gpu_id else None
+    if (
+        fields.get("framework") == "unsloth"
+        and fields["mode"].is_training
+        and gpu is not None
+        and not gpu.bf16_supported
+        and fields.get("compute_dtype") is None
+    ):
+        fields["compute_dtype"] = "fp16"
+        assumed.append("unsloth_dtype = fp16")
 
 
 def _implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
@@ -176,6 +284,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         gpu_count=r.gpu_count,
         vram_gib=r.vram_gib,
         budget=r.budget,
+        ask_count=r.ask_count,
         understood=understood,
         ignored=ignored[:20],
         assumed=assumed,

@@ -76,6 +76,9 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         # "两张" with no card after it: cards, unless pictures follow ("两张图"); digits
         # before 张 stay image counts ("sdxl 4张")
         "count_words_only": re.compile(rf"(?P<n>{_count_word()})\s*(?:张|块)(?!图|图片|照片)"),
+        "ask_count": re.compile(
+            "|".join(vocab.phrase(w) for w in vocab.load("cards")["ask_count"]["words"])
+        ),
     }
 
 
@@ -177,6 +180,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
+    if r.gpu_count is None and s.take(p["ask_count"]):
+        r.ask_count = True
 
 
 @cache

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from advisor import catalog
 from advisor.models import Mode, Workload
 from advisor.parse import MAX_QUERY_CHARS, read, vocab
-from advisor.parse.assemble import ParsedQuery, leftovers
+from advisor.parse.assemble import ParsedQuery, four_bit_mode, leftovers, resolve_finetune
 from advisor.parse.names import longer_context_siblings
 from advisor.parse.scan import ParseError, Reading, Rejected
 from advisor.parse.stack import framework_of
@@ -93,7 +93,34 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         else:
             w["params_b"] = r.params_b
     old_mode = last.workload.mode
+    if r.mode == "finetune":
+        if old_mode.is_training:  # "微调呢" while already training: the same recipe
+            r.mode = old_mode.value
+        else:
+            model = w.get("model")
+            spec = catalog.models().get(model) if model else None
+            params_b = spec.params_b if spec else w.get("params_b")
+            gpu_id = r.gpu_id or (None if r.vram_gib else last.gpu_id)
+            vram = r.vram_gib if r.gpu_id or r.vram_gib else last.vram_gib
+            fields = {**w, **r.fields}
+            r.mode = resolve_finetune(
+                fields,
+                w.get("kind"),
+                spec.family if spec else None,
+                params_b,
+                gpu_id,
+                vram,
+                r.gpu_count or last.gpu_count,
+                assumed,
+            )
+            if "weights_format" in fields:
+                r.fields["weights_format"] = fields["weights_format"]
     mode = Mode(r.mode) if r.mode else old_mode
+    if "weights_format" in r.fields or (r.mode and old_mode != Mode.qlora):
+        fields = {**w, **r.fields}
+        mode = Mode(four_bit_mode(mode.value, fields, assumed))
+        if fields.get("weights_format") is not None:
+            r.fields["weights_format"] = fields["weights_format"]
     if mode.is_training != old_mode.is_training:
         ctx = w.pop("seq_len" if old_mode.is_training else "context_tokens", None)
         if ctx is not None:

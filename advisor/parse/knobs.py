@@ -53,8 +53,14 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
 
 
 def recognize_context(s: Scan, r: Reading) -> None:
-    if m := s.take(
-        rf"{vocab.knob_words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])"
+    if (
+        m := s.take(
+            rf"{vocab.knob_words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])"
+        )
+    ) or (
+        m := s.take(
+            rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{vocab.knob_words('context_after')}"
+        )
     ):
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 

@@ -91,7 +91,9 @@ def recognize_repo_id(s: Scan, r: Reading) -> None:
             continue
         s._consume(m)
         _use(r, spec, m.group(0))
-        if fmt:
+        if fmt and re.search(r"[-_.]gguf$", m.group("name"), re.I):
+            r.gguf_repo = True  # a container, not a quant type: decided in assemble
+        elif fmt:
             _set_format(r, fmt, "repo")
         runtime = vocab.load("models")["repo_orgs"].get(m.group("org").lower())
         if runtime:
@@ -108,6 +110,12 @@ def recognize_gguf_file(s: Scan, r: Reading) -> None:
     if m is None or r.spec is not None:
         return
     stem = m.group("stem")
+    if re.fullmatch(_GGUF_QUANT[len("[-_.]") :], stem, re.I):
+        # "q4_K_M.gguf" alone: the file's quant type; the model is named elsewhere
+        s._consume(m)
+        if fmt_id := _format_word(stem):
+            _set_format(r, fmt_id, "file")
+        return
     quant = re.search(_GGUF_QUANT, stem, re.I)
     fmt_id = _format_word(quant.group("quant")) if quant else None
     if quant:

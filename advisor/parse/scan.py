@@ -102,7 +102,11 @@ class Reading:
     gpu_count: int | None = None
     vram_gib: float | None = None
     budget: Budget | None = None
+    ask_count: bool = False  # "需要几张 H100": the count is the question
     assumed: list[str] = field(default_factory=list)
+    # A GGUF repo without a quant type ("Qwen/Qwen2.5-14B-Instruct-GGUF"): Q4_K_M unless a
+    # type is named elsewhere in the line ("… q8_0").
+    gguf_repo: bool = False
 
 
 def normalize(text: str) -> str:

@@ -17,7 +17,7 @@ from advisor.models import EstimateResult, Kind, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
-from advisor.recommend.fixes import COUNTS, HEADROOM, fixes_for, workload_for
+from advisor.recommend.fixes import COUNTS, HEADROOM, candidate_fixes, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
@@ -113,7 +113,11 @@ def recommend(
     gpu_count: int | None = None,
     vram_gib: float | None = None,
     region: str | None = None,
+    ask_count: bool = False,
+    try_budget_fixes: bool = True,
 ) -> Recommendation:
+    """`ask_count`: the user asked how many of the named card ("需要几张 H100") and gave no
+    count: the named setup is the fewest of that card that run the job."""
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
     setups = _Setups(w)
@@ -125,12 +129,29 @@ def recommend(
         count = gpu_count or max(w.num_gpus, 1)
         named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
         price = cheapest_price(gpu_id, prices, currency, region) if gpu_id else None
+        if ask_count and gpu_count is None:
+            count = _fewest(setups, named_gpu, price)
         named = option(setups.at(count), named_gpu, count, price, speed_always=True)
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
 
     picks, over_budget = within_budget(
         _worth_a_headline(options, base), budget_per_hour, budget_total
     )
+    if over_budget and named is None and try_budget_fixes:
+        # Before declaring the budget impossible: the cheap changes (a smaller format, a
+        # shorter context) on cards within it. The answer is then for the changed job.
+        for code, changed in _budget_fixes(base):
+            rec = recommend(
+                changed,
+                budget_per_hour=budget_per_hour,
+                budget_total=budget_total,
+                currency=currency,
+                prices_file=prices_file,
+                region=region,
+                try_budget_fixes=False,
+            )
+            if not rec.over_budget and rec.cheapest is not None:
+                return rec.model_copy(update={"budget_fix": code, "asked": base})
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
@@ -142,7 +163,9 @@ def recommend(
     headline = named or cheapest or (picks[0] if picks else None)
     setup = setups.at(headline.count) if headline else base
     head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
-    verdict, fixes = _verdict(setup, headline, head_gpu)
+    verdict, fixes = _verdict(
+        setup, headline, head_gpu, own_card=named is not None and named.count == 1
+    )
     return Recommendation(
         result=base,
         setup=setup,
@@ -168,8 +191,42 @@ def recommend(
         excluded=excluded,
         free=_free_tiers(base),
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
+        count_asked=ask_count and named is not None and gpu_count is None,
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
     )
+
+
+BUDGET_FIX_KINDS = ("kv_fp8", "shorter_context", "quantize", "lora", "qlora")
+BUDGET_FIX_TRIALS = 5
+
+
+def _budget_fixes(result: EstimateResult) -> list[tuple[str, Workload]]:
+    """The cheap changes worth a second search when nothing fits the budget, cheapest first:
+    an fp8 KV cache, half the context, a smaller number format, LoRA / QLoRA."""
+    out: list[tuple[str, Workload]] = []
+    kinds: set[str] = set()
+    for code, make in candidate_fixes(result):
+        kind = code.partition(":")[0]
+        if kind not in BUDGET_FIX_KINDS or (kind == "shorter_context" and kind in kinds):
+            continue
+        kinds.add(kind)
+        out.append((code, make()))
+        if len(out) >= BUDGET_FIX_TRIALS:
+            break
+    return out
+
+
+def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
+    """The fewest cards of `gpu` that run the job with the guide's headroom; else the fewest
+    that fit at all; else the most counted."""
+    fitting = []
+    for count in COUNTS:
+        o = option(setups.at(count), gpu, count, price, blocked=[])
+        if o.fits and not o.risky:
+            return count
+        if o.fits:
+            fitting.append(count)
+    return fitting[0] if fitting else COUNTS[-1]
 
 
 def _not_beside(
@@ -205,10 +262,12 @@ def card_with(vram_gib: float) -> GpuSpec:
 
 
 def _verdict(
-    setup: EstimateResult, o: Option | None, gpu: GpuSpec | None
+    setup: EstimateResult, o: Option | None, gpu: GpuSpec | None, own_card: bool = False
 ) -> tuple[Verdict | None, list[str]]:
     """Fits with headroom / fits tight (do X) / does not fit (cheapest change) / cannot run
-    as asked on this card (what to change)."""
+    as asked on this card (what to change). On the user's own single card (`own_card`) more
+    cards are never "the cheapest change": a laptop or a one-GPU box cannot add cards, so
+    renting more stays in the list, last."""
     if o is None or gpu is None or setup.estimate is None:
         return None, []
     if o.blocked:
@@ -218,12 +277,15 @@ def _verdict(
     else:
         state = "tight" if o.fits else "no_fit"
     codes, tight = _fixes_by_cost(setup, gpu, state)
+    first = codes[0] if codes else None
+    if own_card and first is not None and first.startswith("cards:"):
+        first = None
     return (
         Verdict(
             state=state,
             headroom_fraction=o.headroom_fraction,
-            fix=codes[0] if codes else None,
-            fix_tight=bool(codes) and codes[0] in tight,
+            fix=first,
+            fix_tight=first is not None and first in tight,
         ),
         codes,
     )
@@ -290,6 +352,7 @@ def recommend_query(
         gpu_count=parsed.gpu_count if parsed.gpu_id or parsed.vram_gib else None,
         vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
         region=region,
+        ask_count=parsed.ask_count,
     )
 
 

@@ -22,6 +22,9 @@ class Requirement(BaseModel):
     training: bool | None = None
     compute: list[str] = []
     attention: list[str] = []
+    # Applies only when the 16-bit type was named by the user (true) or assumed (false):
+    # an assumed bf16 is fp16 on a card without bf16 (same bytes), not a blocker.
+    named: bool | None = None
     needs: str | None = None  # a card flag: fp8 | bf16
     min_cc: float | None = None
     vendors: list[str] = []
@@ -86,6 +89,13 @@ def compute_dtype(result: EstimateResult) -> str:
     return "bf16"
 
 
+def compute_named(result: EstimateResult) -> bool:
+    """Whether the user named the 16-bit type (compute dtype, or 16-bit weights)."""
+    w = result.workload
+    fmt = find_format(w.weights_format) if w.weights_format else None
+    return w.compute_dtype is not None or (fmt is not None and fmt.id in ("bf16", "fp16", "fp32"))
+
+
 def weights_format(result: EstimateResult) -> str | None:
     """The weights' format as computed: asked, else the one the engine assumed (a model's
     own default: fp8 for DeepSeek-V3, MXFP4 for gpt-oss)."""
@@ -106,6 +116,8 @@ def _applies(req: Requirement, result: EstimateResult) -> bool:
     if req.training is not None and req.training != w.mode.is_training:
         return False
     if req.compute and compute_dtype(result) not in req.compute:
+        return False
+    if req.named is not None and req.named != compute_named(result):
         return False
     attention = w.attention.value if w.attention is not None else None
     return not req.attention or attention in req.attention

@@ -12,7 +12,16 @@ from collections.abc import Callable, Iterator
 
 from advisor.catalog import GpuSpec, find_format
 from advisor.memory import estimate
-from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Parallelism, Workload
+from advisor.models import (
+    EstimateResult,
+    Kind,
+    Mode,
+    Offload,
+    Optimizer,
+    Parallelism,
+    Runtime,
+    Workload,
+)
 from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
@@ -28,21 +37,35 @@ CHEAP = (
     "eager",
     "eager_batched",
     "kv_fp8",
+    "kv_q8_ollama",
+    "kv_q8_llamacpp",
+    "kv_q4_exllama",
 )
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
+# A smaller KV cache, in each runtime's own setting: (fix code, cache type).
+KV_FIXES = {
+    Runtime.ollama: ("kv_q8_ollama", "q8_0"),  # OLLAMA_KV_CACHE_TYPE=q8_0
+    Runtime.llamacpp: ("kv_q8_llamacpp", "q8_0"),  # --cache-type-k/v q8_0
+    Runtime.lmstudio: ("kv_q8_llamacpp", "q8_0"),
+    Runtime.exllamav2: ("kv_q4_exllama", "q4_0"),  # ExLlamaV2Cache_Q4, ~4.5 bits a value
+}
+# Smaller formats a runtime loads: llama.cpp only reads GGUF types.
+QUANTIZE_FORMATS = ("fp8", "int8", "awq-4bit", "q4_k_m")
+GGUF_QUANTIZE_FORMATS = ("q4_k_m", "q3_k_m")
 
 
 def workload_for(w: Workload, count: int) -> Workload:
-    """The same work on `count` cards: tensor parallel for inference, ZeRO-3 for training,
-    unless the user named a split."""
+    """The same work on `count` cards: ZeRO-3 for training; for inference the engine's
+    split for the runtime (tensor parallel, llama.cpp's layer split), unless the user named
+    a split."""
     if count == w.num_gpus:
         return w
     par = w.parallelism
     if count > 1 and par in (None, Parallelism.none):
-        par = Parallelism.zero3 if w.mode.is_training else Parallelism.tp
+        par = Parallelism.zero3 if w.mode.is_training else None
     return w.model_copy(
-        update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none}
+        update={"num_gpus": count, "parallelism": par if count > 1 else Parallelism.none},
     )
 
 
@@ -115,8 +138,10 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
                     update={"cuda_graphs": False, "max_num_batched_tokens": SMALL_BATCHED_TOKENS}
                 ),
             )
+    runtime = result.estimate.runtime if result.estimate else None
     if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
-        yield "kv_fp8", lambda: w.model_copy(update={"kv_cache_dtype": "fp8"})
+        kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
+        yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})
     ctx = _context_of(result)
     if ctx is not None:
         field, value = ctx
@@ -131,7 +156,8 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             shorter //= 2
     if not training and model.kind in (Kind.llm, Kind.diffusion):
         bits = _bits(w, result)
-        for fmt in ("fp8", "int8", "awq-4bit", "q4_k_m"):
+        gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
+        for fmt in GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS:
             target = find_format(fmt)
             if target is not None and target.bits < bits:
                 # A diffusion pipeline's text encoders are quantized too (the engine keeps

@@ -8,6 +8,8 @@ from advisor import catalog
 from advisor.models import EstimateResult, Kind
 
 GB = 1e9
+FLOOR_SHARE = 0.75  # the smallest card the figure wants, as a share of the row's floor
+HEADROOM = 0.20  # fixes.HEADROOM (imported there from here would be circular)
 
 
 def cards_range(task: catalog.TaskSpec) -> tuple[int, int]:
@@ -17,7 +19,8 @@ def cards_range(task: catalog.TaskSpec) -> tuple[int, int]:
 
 def agrees(task: catalog.TaskSpec, per_card_bytes: int | None, count: int) -> bool:
     """A line agrees when the figure needs a card in its VRAM class (no more than its top,
-    not under half its floor) and the count is one it names."""
+    and with the guide's 20% headroom a card of at least 3/4 of its floor: 11 GB of a
+    4-bit 14B wants a 16 GB card, not the 20-48 GB row) and the count is one it names."""
     lo_c, hi_c = cards_range(task)
     if not lo_c <= count <= hi_c:
         return False
@@ -25,7 +28,7 @@ def agrees(task: catalog.TaskSpec, per_card_bytes: int | None, count: int) -> bo
         return True  # rendering and the like: the table is all there is
     gb = per_card_bytes / GB
     lo, hi = task.vram_gb
-    return lo / 2 <= gb <= hi
+    return lo * FLOOR_SHARE * (1 - HEADROOM) <= gb <= hi
 
 
 def _same_job(task: catalog.TaskSpec, result: EstimateResult) -> bool:
@@ -39,7 +42,9 @@ def _same_job(task: catalog.TaskSpec, result: EstimateResult) -> bool:
     family = catalog.models().get(result.model.id or "")
     if task.families and (family is None or family.family not in task.families):
         return False
-    return result.model.params_b <= task.max_params_b
+    if family is not None and family.family in task.exclude_families:
+        return False
+    return task.min_params_b <= result.model.params_b <= task.max_params_b
 
 
 def guide_task(

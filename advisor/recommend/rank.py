@@ -19,9 +19,14 @@ FASTEST_JOB_COST_FACTOR = 2.0
 
 
 def tp_ok(result: EstimateResult, count: int) -> bool:
-    """Tensor parallelism splits attention heads: the count must divide them."""
+    """Tensor parallelism splits attention heads: the count must divide them (a layer
+    split, llama.cpp's, takes any count)."""
     arch = result.model.arch
     if count == 1 or arch is None or result.workload.mode.is_training:
+        return True
+    par = result.workload.parallelism
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    if (par.value if par is not None else assumed) not in (None, "tp"):
         return True
     return (
         arch.heads % count == 0

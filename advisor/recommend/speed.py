@@ -18,7 +18,8 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     Each card reads its shard of the active weights and the KV cache once per step; MoE
     reads only the routed experts but at a lower effective bandwidth (scattered reads);
     every layer adds a fixed launch cost, and with several cards two all-reduces whose
-    latency depends on the link (NVLink vs PCIe)."""
+    latency depends on the link (NVLink vs PCIe), plus for MoE a dispatch / combine of each
+    token to its routed experts per layer."""
     c = speed_constants()
     model, est = result.model, result.estimate
     assert est is not None
@@ -36,8 +37,18 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     read_s = (weights * share + kv) / (eff * bandwidth)
     layers = model.arch.layers if model.arch else DEFAULT_LAYERS
     step = read_s + layers * c["layer_overhead_us"] * 1e-6
-    if count > 1:
+    par = result.workload.parallelism
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    if count > 1 and (par.value if par is not None else assumed) == "layer":
+        # llama.cpp's layer split: the cards take turns, each reading its layers; one
+        # activation copy per card boundary, no all-reduce.
+        step += read_s * (count - 1)
+    elif count > 1:
         step += layers * 2 * allreduce_latency_s(gpu, count)
+        if moe:
+            # Each MoE layer sends every token to its routed experts on other cards and back.
+            k = model.arch.experts_per_token or 1  # type: ignore[union-attr]
+            step += layers * k * c["moe_dispatch_us_per_expert"] * 1e-6
     return step
 
 

@@ -120,15 +120,24 @@ def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = 
     )
 
 
-def add_kv(s: InferenceSetup, acc: Breakdown, per_tok: float, tokens: int, sequences: int) -> int:
-    """KV cache: per-token bytes (already divided by TP) x tokens x sequences."""
+def add_kv(
+    s: InferenceSetup,
+    acc: Breakdown,
+    per_tok: float,
+    tokens: int,
+    sequences: int,
+    cards: int | None = None,
+) -> int:
+    """KV cache: per-token bytes (already divided over the cards: by heads under TP, by
+    layers under a layer split) x tokens x sequences."""
     arch = s.arch
+    cards = s.tp if cards is None else cards
     return acc.add(
         "kv_cache",
         per_tok * tokens * sequences,
         f"{per_tok / 1024:.0f} KiB/token ({arch.layers} layers x {arch.kv_heads_} KV heads x "
         f"{arch.head_dim_} x 2 x {s.kv_dtype}) x {tokens} tokens x {sequences} sequences"
-        + (f" / {s.tp} cards" if s.tp > 1 else ""),
+        + (f" / {cards} cards" if cards > 1 else ""),
         key="kv_cache",
         kib_per_token=round(per_tok / 1024, 1),
         layers=arch.layers,
@@ -137,5 +146,5 @@ def add_kv(s: InferenceSetup, acc: Breakdown, per_tok: float, tokens: int, seque
         kv_dtype=s.kv_dtype,
         tokens=tokens,
         sequences=sequences,
-        cards=s.tp,
+        cards=cards,
     )

@@ -4,6 +4,9 @@
   stays in host memory); `--n-cpu-moe N` keeps the MoE experts of N layers on the host;
 * context buffer: the KV cache for n_ctx tokens (f16 unless -ctk/-ctv say otherwise),
   for the offloaded layers;
+* several cards: `--split-mode layer` (the default; Ollama and LM Studio split the same
+  way) puts whole layers, with their KV, on each card, and each card keeps its own compute
+  buffer and CUDA context (llama.cpp README, "--split-mode"; Ollama docs/faq.md);
 * compute buffer: one n_ubatch micro-batch's graph: fp32 logits and the widest fp32
   intermediates; without flash attention also the n_ctx x n_ubatch score matrix.
 
@@ -33,13 +36,18 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     host_embedding = arch.vocab * arch.hidden  # tok_embd is never offloaded
     per_layer = (params - embedding_params(arch)) / arch.layers
     output = embedding_params(arch) - host_embedding if not arch.tied_embeddings else 0
-    on_gpu = per_layer * layers_on_gpu + (output if layers_on_gpu == arch.layers else 0)
+    on_gpu = per_layer * layers_on_gpu
     if w.n_cpu_moe:
         on_gpu -= expert_params_per_layer(s) * min(w.n_cpu_moe, layers_on_gpu)
-    allocated = add_weights(s, acc, max(on_gpu, 0) * bytes_per_param * s.split)
-    per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "llamacpp") / s.tp
+    # Several cards (--split-mode layer, the default): each holds its share of the layers
+    # and their KV; the output matrix sits whole on the last card, counted on every card
+    # (the fullest one is the one that runs out).
+    cards = s.split
+    on_card = max(on_gpu, 0) / cards + (output if layers_on_gpu == arch.layers else 0)
+    allocated = add_weights(s, acc, on_card * bytes_per_param * cards)
+    per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "llamacpp") / cards
     per_tok *= layers_on_gpu / arch.layers
-    allocated += add_kv(s, acc, per_tok, s.context, s.batch)
+    allocated += add_kv(s, acc, per_tok, s.context, s.batch, cards=cards)
     allocated += add_compute_buffer(s, acc)
     return allocated
 

@@ -1,0 +1,115 @@
+"""Engine fixes from the user-level review: what an expert expects for the common setups
+(llama.cpp's layer split, fp16 on pre-Ampere cards, fp8 weights on Ampere, offloaded
+diffusion pipelines, vLLM's own knobs, ExLlamaV2's cache)."""
+
+from __future__ import annotations
+
+from advisor.memory import GIB, estimate
+from advisor.models import Workload
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+
+
+def ask(line: str):
+    return recommend_query(parse_query(line))
+
+
+def per_card_gib(line: str) -> float:
+    rec = ask(line)
+    assert rec.named is not None
+    return rec.named.per_gpu_bytes / GIB
+
+
+# --- llama.cpp / Ollama / LM Studio on several cards: a layer split -------------------------
+
+
+def test_ollama_on_two_cards_splits_the_layers_not_the_whole_model_per_card():
+    rec = ask("qwen2.5-coder-32b q5 ollama 两张 3090")
+    assert rec.named is not None and rec.named.fits
+    assert rec.named.parallelism == "layer"
+    assert 11.5 <= rec.named.per_gpu_bytes / GIB <= 14.5
+
+
+def test_ollama_70b_on_two_4090_is_tight_but_runs():
+    rec = ask("deepseek-r1:70b on 2x 4090 with ollama")
+    assert rec.named is not None and rec.named.fits
+    assert 20.5 <= rec.named.per_gpu_bytes / GIB <= 23.8
+
+
+def test_layer_split_weights_and_kv_are_shares_of_the_whole():
+    one = estimate(Workload(model="qwen2.5-32b", weights_format="q4_k_m", runtime="llamacpp"))
+    two = estimate(
+        Workload(model="qwen2.5-32b", weights_format="q4_k_m", runtime="llamacpp", num_gpus=2)
+    )
+    assert one.estimate and two.estimate
+    b1, b2 = one.estimate.breakdown, two.estimate.breakdown
+    assert b2["weights"] < 0.6 * b1["weights"]
+    assert abs(b2["kv_cache"] - b1["kv_cache"] / 2) <= 1
+    assert b2["compute_buffer"] == b1["compute_buffer"]  # each card keeps its own
+    assert any(a.field == "parallelism" and a.value == "layer" for a in two.assumed)
+
+
+def test_deepseek_r1_671b_under_ollama_is_split_over_several_big_cards():
+    rec = ask("deepseek-r1:671b ollama")
+    top = rec.headline
+    assert top is not None and top.fits and top.count in (4, 8)
+    assert top.parallelism == "layer"
+    assert top.per_gpu_bytes * top.count > 360 * GIB  # the whole Q4_K_M, split
+
+
+def test_layer_split_decodes_no_faster_than_one_card():
+    rec = ask("qwen2.5-coder-32b q5 ollama 两张 3090")
+    assert rec.named is not None and rec.named.decode_tokens_per_s is not None
+    # ~21 GiB of weights read per token at ~55% of 936 GB/s: ~22 tok/s, not 2x that.
+    assert rec.named.decode_tokens_per_s < 26
+
+
+def _fix_codes(w: Workload) -> list[str]:
+    from advisor.recommend.fixes import candidate_fixes
+
+    return [code for code, _ in candidate_fixes(estimate(w))]
+
+
+def test_fixes_under_llamacpp_runtimes_name_gguf_types_and_their_own_kv_setting():
+    ollama = _fix_codes(Workload(model="qwen2.5-32b", weights_format="q8_0", runtime="ollama"))
+    assert "kv_q8_ollama" in ollama and "kv_fp8" not in ollama
+    quants = [c for c in ollama if c.startswith("quantize:")]
+    assert quants == ["quantize:q4_k_m", "quantize:q3_k_m"]  # no AWQ/GPTQ under llama.cpp
+    cpp = _fix_codes(Workload(model="qwen2.5-32b", weights_format="q8_0", runtime="llamacpp"))
+    assert "kv_q8_llamacpp" in cpp
+    exl = _fix_codes(Workload(model="qwen2.5-32b", weights_format="int4", runtime="exllamav2"))
+    assert "kv_q4_exllama" in exl
+    vllm = _fix_codes(Workload(model="qwen2.5-32b", weights_format="awq-4bit", runtime="vllm"))
+    assert "kv_fp8" in vllm
+
+
+def test_kv_fix_wording_names_the_runtime_setting_in_both_languages():
+    from advisor.render import labels
+
+    assert "OLLAMA_KV_CACHE_TYPE=q8_0" in labels("zh")["fix"]["kv_q8_ollama"]
+    assert "OLLAMA_FLASH_ATTENTION=1" in labels("en")["fix"]["kv_q8_ollama"]
+    assert "--cache-type-k" in labels("en")["fix"]["kv_q8_llamacpp"]
+    assert "Q4" in labels("zh")["fix"]["kv_q4_exllama"]
+
+
+# --- pre-Ampere cards: an assumed bf16 is fp16 AMP there ------------------------------------
+
+
+def test_training_on_v100_without_a_named_precision_runs_in_fp16_amp():
+    rec = ask("train resnet50 on imagenet with 8 V100")
+    assert rec.named is not None and rec.named.fits and not rec.named.blocked
+    assert 4.5 <= rec.named.per_gpu_bytes / GIB <= 6.5
+    assert "fp16_amp_no_bf16" in {p.code for p in rec.named.notes}
+
+
+def test_bf16_the_user_named_still_blocks_a_v100():
+    rec = ask("bf16 lora llama3-8b on V100")
+    assert rec.named is not None and "no_bf16_training" in rec.named.blocked
+
+
+def test_an_assumed_bf16_does_not_exclude_pre_ampere_cards_from_the_picks():
+    from advisor import catalog
+    from advisor.recommend.constraints import blockers
+
+    result = estimate(Workload(model="llama3-8b", mode="lora"))
+    assert blockers(catalog.gpus()["tesla-t4"], result) == []
