@@ -41,7 +41,10 @@ class OpsServer:
             web_app.router.add_post(self.settings.webhook_path, self._update)
         web_app.router.add_get("/healthz", self._health)
         web_app.router.add_get("/metrics", self._metrics)
-        self._runner = web.AppRunner(web_app, access_log=None, handle_signals=False)
+        # a POST stuck on a hung database must not hold the stop past its budget
+        self._runner = web.AppRunner(
+            web_app, access_log=None, handle_signals=False, shutdown_timeout=1.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()

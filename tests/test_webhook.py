@@ -158,3 +158,40 @@ async def test_updates_left_in_the_inbox_are_replayed_in_webhook_mode(
         assert await until(lambda: inbox_empty(app))
     finally:
         await stop(app, server=server)
+
+
+async def test_a_sigkilled_webhook_bot_loses_no_update(tmp_path: Path) -> None:
+    """The process is killed mid-stream: whatever Telegram got a 200 for is in the inbox,
+    whatever it did not is POSTed again; after the restart every update is answered."""
+    from bot.standin import spawn_bot
+
+    port = free_port()
+    env = {
+        "WEBHOOK_URL": f"http://127.0.0.1:{port}/tg",
+        "WEBHOOK_SECRET": SECRET,
+        "WEBHOOK_PORT": str(port),
+    }
+    db = str(tmp_path / "bot.sqlite3")
+    async with FakeTelegram() as tg:
+        bot = await spawn_bot(tg.base_url, db, **env)
+        try:
+            while tg.webhook is None:
+                await asyncio.sleep(0.05)
+            users = [User(900 + i) for i in range(80)]
+            for user in users:
+                tg.user_sends(user, text="/vram 7b")
+            await tg.wait_for(lambda c: c.method == "sendMessage", timeout=15)
+            bot.kill()  # SIGKILL, a few answers in
+            await bot.wait()
+            answered_before = {str(c.params["chat_id"]) for c in tg.sent("sendMessage")}
+            assert len(answered_before) < len(users)  # the kill did interrupt the stream
+            bot = await spawn_bot(tg.base_url, db, **env)
+
+            async def all_answered() -> bool:
+                chats = {str(c.params["chat_id"]) for c in tg.sent("sendMessage")}
+                return chats >= {str(u.id) for u in users}
+
+            assert await until(all_answered, timeout=20)
+        finally:
+            bot.kill()
+            await bot.wait()
