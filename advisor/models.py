@@ -259,6 +259,9 @@ class Estimate(BaseModel):
     # caller can say how much context x concurrency a card leaves room for.
     kv_bytes_per_token: int | None = None
     non_kv_bytes: int | None = None
+    # What nvidia-smi shows on the headline card when the runtime takes its share up front
+    # (vLLM/SGLang: gpu_memory_utilization x the card); None: total_bytes.
+    nvidia_smi_bytes: int | None = None
 
     @property
     def breakdown(self) -> dict[str, int]:
