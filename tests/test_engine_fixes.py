@@ -225,3 +225,13 @@ def test_a_named_gpu_memory_utilization_is_read_and_bounds_the_fit():
     rec = ask("qwen2.5-7b vllm --gpu-memory-utilization 0.5 on 4090")
     assert rec.named is not None and not rec.named.fits  # ~20 GiB needed, 12 GiB given
     assert rec.setup.estimate.nvidia_smi_bytes < 13 * GIB
+
+
+def test_plain_chat_with_a_vllm_format_assumes_vllm_and_says_so():
+    """Decision: a model whose own checkpoint is a vLLM format (MXFP4, AWQ, GPTQ) keeps
+    vLLM as the assumed runtime, stated in the assumptions; on a small card its small-card
+    flags come first (test above). A GGUF / Ollama tag assumes llama.cpp."""
+    rec = ask("gpt-oss-20b on 16 GB")
+    assert any(a.field == "runtime" and a.value == "vllm" for a in rec.result.assumed)
+    gguf = ask("qwen2.5-14b q4_k_m on 4060 ti 16g")
+    assert any(a.field == "runtime" and a.value == "llamacpp" for a in gguf.result.assumed)
