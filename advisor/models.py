@@ -216,6 +216,9 @@ class Workload(BaseModel):
     # step, and before 4.45 computed logits for every prompt token.
     legacy_generate: bool = False
     cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
+    # vLLM's custom all-reduce (IPC buffers) under TP: None = on (the default; vLLM turns it
+    # off itself on cards without P2P), False = --disable-custom-all-reduce.
+    custom_all_reduce: bool | None = None
     # Scripts that load 16-bit weights onto the GPU and quantize them there (torchao's
     # quantize_, quanto's quantize/freeze on a model already moved): the load is a peak too.
     quantize_after_load: bool = False

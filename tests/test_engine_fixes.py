@@ -235,3 +235,15 @@ def test_plain_chat_with_a_vllm_format_assumes_vllm_and_says_so():
     assert any(a.field == "runtime" and a.value == "vllm" for a in rec.result.assumed)
     gguf = ask("qwen2.5-14b q4_k_m on 4060 ti 16g")
     assert any(a.field == "runtime" and a.value == "llamacpp" for a in gguf.result.assumed)
+
+
+def test_72b_awq_on_two_3090_under_vllm_runs_with_its_small_card_flags():
+    rec = ask("两张3090 跑 qwen2.5-72b-instruct-awq 用 vllm")
+    assert rec.fixes and rec.fixes[0] == "vllm_lean_tp"
+    from advisor.recommend.fixes import VLLM_LEAN_TP
+
+    w = Workload(
+        model="qwen2.5-72b", weights_format="awq-4bit", runtime="vllm", num_gpus=2, **VLLM_LEAN_TP
+    )
+    est = estimate(w).estimate
+    assert est is not None and est.total_bytes < 23.8 * GIB
