@@ -216,6 +216,9 @@ class Workload(BaseModel):
     # step, and before 4.45 computed logits for every prompt token.
     legacy_generate: bool = False
     cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
+    # vLLM's custom all-reduce (IPC buffers) under TP: None = on (the default; vLLM turns it
+    # off itself on cards without P2P), False = --disable-custom-all-reduce.
+    custom_all_reduce: bool | None = None
     # Scripts that load 16-bit weights onto the GPU and quantize them there (torchao's
     # quantize_, quanto's quantize/freeze on a model already moved): the load is a peak too.
     quantize_after_load: bool = False
@@ -259,6 +262,9 @@ class Estimate(BaseModel):
     # caller can say how much context x concurrency a card leaves room for.
     kv_bytes_per_token: int | None = None
     non_kv_bytes: int | None = None
+    # What nvidia-smi shows on the headline card when the runtime takes its share up front
+    # (vLLM/SGLang: gpu_memory_utilization x the card); None: total_bytes.
+    nvidia_smi_bytes: int | None = None
 
     @property
     def breakdown(self) -> dict[str, int]:

@@ -202,3 +202,48 @@ def test_vllm_tensor_parallel_counts_nccl_once():
     assert one is not None
     overhead = next(t for t in one.terms if t.name == "runtime_overhead")
     assert overhead.formula_key == "runtime_overhead"  # NCCL is in vLLM's non-torch term
+
+
+# --- vLLM: nvidia-smi shows the share it takes; a named share is read and judged ------------
+
+
+def test_vllm_nvidia_smi_view_is_its_share_of_the_card():
+    rec = ask("qwen2.5-7b vllm on 4090")
+    assert rec.setup is not None and rec.setup.estimate is not None
+    from advisor import catalog
+
+    card = catalog.gpus()[rec.named.gpu_id].usable_vram_bytes
+    assert rec.setup.estimate.nvidia_smi_bytes == int(0.9 * card)
+
+
+def test_a_named_gpu_memory_utilization_is_read_and_bounds_the_fit():
+    assert parse_query("qwen2.5-7b vllm --gpu-memory-utilization 0.8").workload
+    w = parse_query(
+        "Qwen/Qwen2.5-72B-Instruct-AWQ vllm 并发 16 上下文 32k gpu_memory_utilization 0.8"
+    )
+    assert w.workload is not None and w.workload.gpu_memory_utilization == 0.8
+    rec = ask("qwen2.5-7b vllm --gpu-memory-utilization 0.5 on 4090")
+    assert rec.named is not None and not rec.named.fits  # ~20 GiB needed, 12 GiB given
+    assert rec.setup.estimate.nvidia_smi_bytes < 13 * GIB
+
+
+def test_plain_chat_with_a_vllm_format_assumes_vllm_and_says_so():
+    """Decision: a model whose own checkpoint is a vLLM format (MXFP4, AWQ, GPTQ) keeps
+    vLLM as the assumed runtime, stated in the assumptions; on a small card its small-card
+    flags come first (test above). A GGUF / Ollama tag assumes llama.cpp."""
+    rec = ask("gpt-oss-20b on 16 GB")
+    assert any(a.field == "runtime" and a.value == "vllm" for a in rec.result.assumed)
+    gguf = ask("qwen2.5-14b q4_k_m on 4060 ti 16g")
+    assert any(a.field == "runtime" and a.value == "llamacpp" for a in gguf.result.assumed)
+
+
+def test_72b_awq_on_two_3090_under_vllm_runs_with_its_small_card_flags():
+    rec = ask("两张3090 跑 qwen2.5-72b-instruct-awq 用 vllm")
+    assert rec.fixes and rec.fixes[0] == "vllm_lean_tp"
+    from advisor.recommend.fixes import VLLM_LEAN_TP
+
+    w = Workload(
+        model="qwen2.5-72b", weights_format="awq-4bit", runtime="vllm", num_gpus=2, **VLLM_LEAN_TP
+    )
+    est = estimate(w).estimate
+    assert est is not None and est.total_bytes < 23.8 * GIB

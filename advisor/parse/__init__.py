@@ -46,6 +46,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     stack.recognize_precision_recipe,
     quant.recognize_quant_words,
     quant.recognize_exl2,
+    knobs.recognize_gpu_memory_utilization,
     stack.recognize_stack,
     stack.recognize_parallelism,
     stack.recognize_offload,

@@ -150,3 +150,15 @@ def recognize_bare_context(s: Scan, r: Reading) -> None:
         and (m := s.take(r"\b(\d{3,4})\b"))
     ):
         r.fields["image_width"] = r.fields["image_height"] = int(m.group(1))
+
+
+def recognize_gpu_memory_utilization(s: Scan, r: Reading) -> None:
+    """vLLM's --gpu-memory-utilization (SGLang's --mem-fraction-static): a share of the card,
+    0.9 or 90%."""
+    if m := s.take(
+        rf"(?:--)?{vocab.knob_words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
+    ):
+        value = float(m.group(1)) / (100 if m.group(2) or float(m.group(1)) > 1 else 1)
+        if not 0 < value <= 1:
+            raise reject("bad_value", "gpu_memory_utilization")
+        r.fields["gpu_memory_utilization"] = value

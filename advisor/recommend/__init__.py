@@ -13,7 +13,8 @@ from pathlib import Path
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memory import estimate
-from advisor.models import EstimateResult, Kind, Workload
+from advisor.memory.runtimes import coefficient
+from advisor.models import EstimateResult, Kind, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
@@ -194,6 +195,7 @@ def recommend(
     verdict, fixes = _verdict(
         setup, headline, head_gpu, own_card=named is not None and named.count == 1
     )
+    setup = _with_engine_share(setup, head_gpu)
     return Recommendation(
         result=base,
         setup=setup,
@@ -286,6 +288,21 @@ def card_with(vram_gib: float) -> GpuSpec:
         memory_bandwidth_gbs=0,
         spec_confidence="unknown",
         spec_read_date="-",
+    )
+
+
+def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateResult:
+    """vLLM/SGLang take gpu_memory_utilization x the card at start (the KV cache fills the
+    rest): nvidia-smi shows that share, whatever the model needs."""
+    est = setup.estimate
+    if est is None or gpu is None or est.runtime not in (Runtime.vllm, Runtime.sglang):
+        return setup
+    util = setup.workload.gpu_memory_utilization or coefficient(
+        est.runtime.value, "gpu_memory_utilization"
+    )
+    share = int(util * gpu.usable_vram_bytes)
+    return setup.model_copy(
+        update={"estimate": est.model_copy(update={"nvidia_smi_bytes": max(share, 0)})}
     )
 
 

@@ -41,13 +41,16 @@ CHEAP = (
     "kv_q8_llamacpp",
     "kv_q4_exllama",
     "vllm_lean",
+    "vllm_lean_tp",
 )
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 # vLLM's own knobs for a small card (docs "Optimization and tuning", "Conserving memory"):
 # --enforce-eager drops the CUDA-graph pool, --max-num-batched-tokens 2048 and
 # --max-num-seqs 16 shrink the start-up profile (forward buffers and sampler logits).
+# With tensor parallel, --disable-custom-all-reduce drops its IPC buffers (NCCL only).
 VLLM_LEAN = {"cuda_graphs": False, "max_num_batched_tokens": 2048, "max_num_seqs": 16}
+VLLM_LEAN_TP = {**VLLM_LEAN, "custom_all_reduce": False}
 # A smaller KV cache, in each runtime's own setting: (fix code, cache type).
 KV_FIXES = {
     Runtime.ollama: ("kv_q8_ollama", "q8_0"),  # OLLAMA_KV_CACHE_TYPE=q8_0
@@ -147,8 +150,10 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             )
     runtime = result.estimate.runtime if result.estimate else None
     serving = runtime in (Runtime.vllm, Runtime.sglang)
-    if not training and serving and any(w.model_dump()[k] != v for k, v in VLLM_LEAN.items()):
-        yield "vllm_lean", lambda: w.model_copy(update=VLLM_LEAN)
+    lean = VLLM_LEAN_TP if w.num_gpus > 1 else VLLM_LEAN
+    if not training and serving and any(w.model_dump()[k] != v for k, v in lean.items()):
+        code = "vllm_lean_tp" if w.num_gpus > 1 else "vllm_lean"
+        yield code, lambda: w.model_copy(update=lean)
     if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
         kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
         yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})

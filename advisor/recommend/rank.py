@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
-from advisor.models import EstimateResult, Kind
+from advisor.models import EstimateResult, Kind, Runtime
 from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, fixes_for
 from advisor.recommend.options import Option, Price
@@ -15,6 +15,8 @@ from advisor.recommend.speed import add_speed, speed_key
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
 FASTEST_PRICE_FACTOR = 4.0
+# Engines that take a set share of the card (--gpu-memory-utilization, --mem-fraction-static).
+SHARE = (Runtime.vllm, Runtime.sglang)
 FASTEST_JOB_COST_FACTOR = 2.0
 
 
@@ -48,6 +50,9 @@ def option(
     `blocked`: the card's missing requirements when the caller already knows them."""
     need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
     usable = gpu.usable_vram_bytes
+    util = result.workload.gpu_memory_utilization
+    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
+        usable = int(usable * util)  # vLLM/SGLang work inside the share they were given
     headroom = 1 - need / usable if usable else -1
     fits = need <= usable and tp_ok(result, count)
     par = result.workload.parallelism  # else the split the engine assumed

@@ -72,9 +72,14 @@ def add_profile_activations(s: InferenceSetup, acc: Breakdown, batched: int, max
 
 
 def add_non_torch(s: InferenceSetup, acc: Breakdown) -> int:
-    gib = coefficient(
-        "vllm", "non_torch_gib_tensor_parallel" if s.tp > 1 else "non_torch_gib_single"
-    )
+    key = "non_torch_gib_single"
+    if s.tp > 1:
+        key = (
+            "non_torch_gib_tp_no_custom_all_reduce"
+            if s.w.custom_all_reduce is False
+            else "non_torch_gib_tensor_parallel"
+        )
+    gib = coefficient("vllm", key)
     return acc.add(
         "non_torch",
         gib * GIB,
