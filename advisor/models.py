@@ -207,6 +207,7 @@ class Workload(BaseModel):
     tensor_parallel: int | None = Field(default=None, ge=1, le=1024)  # TP inside FSDP/ZeRO
     pipeline_parallel: int | None = Field(default=None, ge=1, le=1024)
     max_num_batched_tokens: int | None = Field(default=None, ge=1, le=10_000_000)  # vLLM
+    max_num_seqs: int | None = Field(default=None, ge=1, le=100_000)  # vLLM --max-num-seqs
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # vLLM/SGLang
     n_gpu_layers: int | None = Field(default=None, ge=0, le=1000)  # llama.cpp -ngl
     n_ubatch: int | None = Field(default=None, ge=1, le=65_536)  # llama.cpp micro-batch

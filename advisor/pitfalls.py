@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
-from advisor.models import EstimateResult, Kind, Mode
+from advisor.models import EstimateResult, Kind, Mode, Offload
 
 if TYPE_CHECKING:
     from advisor.recommend import Option
@@ -81,8 +81,8 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         )
     elif pick.risky:
         out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
-    if pick.train_hours is not None and pick.train_hours > 72:
-        out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}"))
+    if pick.train_hours is not None and pick.train_hours > _slow_hours(pick.count):
+        out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
     inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)
     if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference:
         out.append(_p("no_bf16_inference", gpu=gpu.name))
@@ -99,6 +99,16 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         p.lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(p)
     return out
+
+
+def _slow_hours(count: int) -> float:
+    """Hours past which a training time is worth a warning: three days on one card; on
+    several, past the week the picks are held to (capabilities.toml max_job_hours)."""
+    if count == 1:
+        return 72
+    from advisor.recommend.constraints import speed_constants
+
+    return speed_constants()["max_job_hours"]
 
 
 def find_pitfalls(
@@ -140,7 +150,12 @@ def find_pitfalls(
         )
     kv = est.breakdown.get("kv_cache", 0)
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:
-        out.append(_p("long_context_kv", kv=_gib(kv)))
+        batch = w.concurrency or w.batch_size or 1
+        context = w.context_tokens or w.seq_len or 4096
+        if batch > 1 and context < 8192:  # many sequences, not a long one
+            out.append(_p("batch_kv", kv=_gib(kv), batch=batch))
+        else:
+            out.append(_p("long_context_kv", kv=_gib(kv)))
     framework = w.runtime.value if w.runtime else (w.framework or "").lower()
     if framework == "vllm":
         out.append(_p("vllm_preallocates"))
@@ -158,7 +173,19 @@ def find_pitfalls(
         and (pick is None or not pick.fits or pick.count > 1)
     ):
         out.append(_p("full_finetune_multi_gpu", params=f"{model.params_b:g}B"))
-    if model.params_b >= 1:
+    offloaded = w.mode in (Mode.full, Mode.pretrain) and w.cpu_offload in (
+        Offload.optimizer,
+        Offload.params,
+    )
+    if offloaded:
+        # The host holds the offloaded state of the whole model, not the GPUs' weights.
+        kind = w.cpu_offload.value
+        texts = _texts()["host_ram_offload"]
+        bpp = texts[f"bytes_per_param_{kind}"]
+        p = _p("host_ram_offload", size=_gib(model.params_b * 1e9 * bpp), bpp=bpp)
+        p.lang_params = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
+        out.append(p)
+    elif model.params_b >= 1:
         out.append(
             _p("host_ram_disk", size=_gib(est.breakdown.get("weights", 0) * max(w.num_gpus, 1)))
         )

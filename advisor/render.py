@@ -67,6 +67,13 @@ def day(source_date: str | None) -> str:
     return m.group(0) if m else "?"
 
 
+def hours(h: float | None) -> str:
+    """Training time without false precision: 3.4, 42, 1,250 (hours)."""
+    if h is None:
+        return "?"
+    return f"{h:.1f}" if h < 10 else f"{round(h):,}"
+
+
 def tokens(n: int | None) -> str:
     """4096 -> 4k, 131072 -> 128k: the way users write contexts."""
     if n is None:
@@ -96,7 +103,9 @@ def formulas(lang: str) -> dict[str, str]:
     if not path.exists():
         return {}
     with path.open("rb") as fh:
-        return tomllib.load(fh)
+        data = tomllib.load(fh)
+    table = data.get("formula", data)  # the lines sit under [formula]
+    return {k: v for k, v in table.items() if isinstance(v, str)}
 
 
 def formula(lang: str, term) -> str:  # noqa: ANN001
@@ -191,6 +200,7 @@ def workload_facts(result) -> dict[str, object]:  # noqa: ANN001
         "context": tokens(int(context)) if context and str(context).isdigit() else None,
         "batch": w.batch_size or assumed.get("batch_size"),
         "runtime": w.runtime.value if w.runtime else None,
+        "offload": w.cpu_offload.value if w.cpu_offload.value != "none" else None,
     }
 
 
@@ -205,7 +215,15 @@ def _env() -> Environment:
         auto_reload=False,  # templates ship with the code; no stat() per reply
     )
     env.filters.update(
-        gib=gib, bar=bar, pct=pct, money=money, listed=listed, amount=amount, tokens=tokens, day=day
+        gib=gib,
+        bar=bar,
+        pct=pct,
+        money=money,
+        listed=listed,
+        amount=amount,
+        tokens=tokens,
+        day=day,
+        hours=hours,
     )
     return env
 

@@ -8,9 +8,10 @@ from telegram import Update
 from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, MessageHandler, filters
 
 from advisor import catalog
+from advisor.catalog import GpuSpec
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
 from advisor.models import Workload
-from advisor.parse import parse_query
+from advisor.parse import ParsedQuery, parse_query
 from advisor.recommend import Price, cheapest_price
 from advisor.recommend.grid import precision_grid
 from bot import followup
@@ -75,7 +76,7 @@ async def vram(update: Update, context: Context) -> None:
     if not query.strip():
         await send(update, context, "vram_usage")
         return
-    await reply_with_answer(update, context, query, parse_query(query))
+    await _answer(update, context, query, parse_query(query))
 
 
 async def free_text(update: Update, context: Context) -> None:
@@ -83,7 +84,16 @@ async def free_text(update: Update, context: Context) -> None:
     msg = update.effective_message
     assert msg is not None and msg.text is not None
     last = await followup.last_question(update, context)
-    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
+    await _answer(update, context, msg.text, followup.read_message(msg.text, last))
+
+
+async def _answer(update: Update, context: Context, text: str, parsed: ParsedQuery) -> None:
+    """A question, or "4090 能跑什么模型" (parsed.ask_fit): the card's /fit list."""
+    spec = catalog.gpus().get(parsed.gpu_id) if parsed.ask_fit and parsed.gpu_id else None
+    if spec is not None and 1 <= (parsed.gpu_count or 1) <= 8:
+        await _show_card(update, context, "fit", spec, parsed.gpu_count or 1)
+        return
+    await reply_with_answer(update, context, text, parsed)
 
 
 async def not_text(update: Update, context: Context) -> None:
@@ -103,7 +113,7 @@ async def group_reply(update: Update, context: Context) -> None:
     ):
         return
     last = await followup.replied_question(update, context)
-    await reply_with_answer(update, context, msg.text, followup.read_message(msg.text, last))
+    await _answer(update, context, msg.text, followup.read_message(msg.text, last))
 
 
 # --- the catalog ----------------------------------------------------------------------------------
@@ -140,6 +150,12 @@ async def _card(update: Update, context: Context, template: str) -> None:
             update, context, "unknown_gpu", name=shown, suggestions=catalog.close_gpu_names(name)
         )
         return
+    await _show_card(update, context, template, spec, count)
+
+
+async def _show_card(
+    update: Update, context: Context, template: str, spec: GpuSpec, count: int
+) -> None:
     fits = card_fit(spec.id, count)
     probe = catalog.models()[CONTEXT_PROBE_MODEL]
     grid = precision_grid(Workload(model=probe.id), spec, count) if template == "gpu" else []

@@ -22,6 +22,8 @@ ALLOWED = {
     # units
     "GiB",
     "MiB",
+    "KiB",
+    "MB",
     "GB",
     "TB",
     "TFLOPS",
@@ -36,6 +38,9 @@ ALLOWED = {
     # techniques and programs
     "LoRA",
     "QLoRA",
+    "DPO",
+    "GRPO",
+    "PPO",
     "DoRA",
     "IA3",
     "CUDA",
@@ -57,6 +62,8 @@ ALLOWED = {
     "DDP",
     "MoE",
     "AdamW",
+    "all-reduce",  # the NCCL operation, as written in Chinese tech text
+    "n_ubatch",  # llama.cpp's flag, as typed
     "bit",
     "nvidia",
     "smi",

@@ -55,6 +55,18 @@ async def test_commands_answer_in_chinese_for_a_chinese_telegram_user(
     assert "数据从哪里来" in shown(await say(tg, wang, "/about"))
 
 
+async def test_asking_what_a_card_can_run_answers_with_its_fit_list(tg: FakeTelegram, bot) -> None:
+    """ "4090 能跑什么模型" / "biggest model I can run on a 4090": the /fit answer, not
+    "which model?"."""
+    assert "What fits on" in shown(
+        await say(tg, User(2031, "Bo", "en"), "what's the biggest model I can run on a 4090")
+    )
+    wang = User(2032, "王", "zh-hans")
+    assert shown(await say(tg, wang, "4090 能跑什么模型")) == shown(
+        await say(tg, wang, "/fit 4090")
+    )
+
+
 async def test_command_menus_are_set_for_private_and_group_chats_in_both_languages(
     tg: FakeTelegram, bot
 ) -> None:

@@ -113,3 +113,92 @@ def test_an_assumed_bf16_does_not_exclude_pre_ampere_cards_from_the_picks():
 
     result = estimate(Workload(model="llama3-8b", mode="lora"))
     assert blockers(catalog.gpus()["tesla-t4"], result) == []
+
+
+# --- fp8 weight storage runs on Ampere; fp8 compute (W8A8) needs Ada/Hopper ----------------
+
+
+def test_fp8_weights_run_on_ampere_with_an_advisory_that_they_are_not_faster():
+    rec = ask("llama3.1-8b fp8 on A100")
+    assert rec.named is not None and not rec.named.blocked and rec.named.fits
+    assert "fp8_no_speedup" in {p.code for p in rec.named.notes}
+
+
+def test_fp8_checkpoint_in_comfyui_is_not_blocked_on_a_3090():
+    rec = ask("flux dev fp8 comfyui 3090")
+    assert rec.named is not None and not rec.named.blocked
+
+
+def test_fp8_compute_still_needs_fp8_tensor_cores():
+    from advisor import catalog
+    from advisor.recommend.constraints import blockers
+
+    w8a8 = estimate(Workload(model="llama3-8b", weights_format="fp8-w8a8", runtime="vllm"))
+    assert "no_fp8" in blockers(catalog.gpus()["a100-80gb-pcie"], w8a8)
+    fp8 = estimate(Workload(model="llama3-8b", weights_format="fp8", runtime="vllm"))
+    assert blockers(catalog.gpus()["a100-80gb-pcie"], fp8) == []
+    assert "fp8_weights_need_ampere" in blockers(catalog.gpus()["tesla-t4"], fp8)
+
+
+# --- diffusion: ComfyUI/WebUI swap components; the low-VRAM recipes are offered ------------
+
+
+def test_comfyui_peak_is_its_largest_phase_not_every_component_at_once():
+    sdxl = ask("sdxl comfyui 3060 12g")
+    assert sdxl.named is not None and sdxl.named.fits
+    assert 7.5 <= sdxl.named.per_gpu_bytes / GIB <= 11.0
+    flux = ask("flux dev fp8 comfyui 3090")
+    assert flux.named is not None and flux.named.fits
+
+
+def test_video_that_does_not_fit_is_offered_offload_tiling_and_t5_on_cpu():
+    rec = ask("cogvideox-2b 生成视频 3060 12g")
+    assert any(f in rec.fixes for f in ("offload_tiling", "text_encoders_cpu"))
+    wan = ask("Wan2.1 1.3B text-to-video on 4090")
+    assert "text_encoders_cpu" in wan.fixes
+
+
+def test_diffusion_quantize_fix_names_a_diffusion_format_not_awq():
+    rec = ask("flux.1-dev comfyui 3060 12g")
+    assert not any(f.startswith("quantize:awq") for f in rec.fixes)
+
+
+# --- ExLlamaV2: the cache holds the asked context (4k when none), not the model's maximum --
+
+
+def test_exllamav2_cache_defaults_to_the_asked_context_not_the_model_maximum():
+    none = estimate(Workload(model="llama3.1-70b", weights_format="int4", runtime="exllamav2"))
+    assert none.estimate is not None
+    kv = next(t for t in none.estimate.terms if t.name == "kv_cache")
+    assert kv.values["tokens"] == 4096
+    asked = estimate(
+        Workload(
+            model="qwen2.5-32b", weights_format="int4", runtime="exllamav2", context_tokens=32768
+        )
+    )
+    assert asked.estimate is not None
+    kv = next(t for t in asked.estimate.terms if t.name == "kv_cache")
+    assert kv.values["tokens"] == 32768
+
+
+# --- vLLM on a small card: its own knobs come before more cards -----------------------------
+
+
+def test_vllm_small_card_flags_are_offered_before_more_cards():
+    rec = ask("gpt-oss-20b on 16 GB")
+    assert rec.fixes and rec.fixes[0] == "vllm_lean"
+    from advisor.recommend.fixes import VLLM_LEAN
+
+    lean = estimate(Workload(model="gpt-oss-20b", runtime="vllm", **VLLM_LEAN)).estimate
+    assert lean is not None
+    assert "cuda_graphs" not in lean.breakdown
+    assert lean.total_bytes < 15.8 * GIB  # runs on a 16 GB card
+
+
+def test_vllm_tensor_parallel_counts_nccl_once():
+    one = estimate(
+        Workload(model="qwen2.5-72b", weights_format="awq-4bit", runtime="vllm", num_gpus=2)
+    ).estimate
+    assert one is not None
+    overhead = next(t for t in one.terms if t.name == "runtime_overhead")
+    assert overhead.formula_key == "runtime_overhead"  # NCCL is in vLLM's non-torch term

@@ -89,3 +89,19 @@ def test_both_languages_have_the_same_formula_keys() -> None:
 def test_chinese_formulas_are_chinese() -> None:
     for key, text in formulas("zh").items():
         assert re.search(r"[\u4e00-\u9fff]", text), f"zh formula {key} has no Chinese"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_details_view_reads_the_formula_lines(lang: str) -> None:
+    """formulas.toml keeps its lines under [formula]: the details view fills them in the
+    reader's language, never the bare-numbers fallback or the English formula in Chinese."""
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    for q in ("qwen2.5-7b 推理", "全参微调 qwen2.5-7b"):
+        parsed = parse_query(q)
+        rec = recommend_query(parsed)
+        text = render("details", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert ("参数 ×" if lang == "zh" else "params ×") in text, text[:500]
+        assert "代入的数值" not in text and (lang == "en" or " params " not in text)

@@ -452,12 +452,12 @@ def test_vllm_on_an_80gb_card_shows_90_percent_and_says_how_much_context_fits():
     assert serving_fit(est, 8192, 16 * GIB).max_context_tokens == 0  # 8B bf16 needs >16 GB
 
 
-def test_exllamav2_sizes_its_cache_for_the_model_maximum_unless_told():
+def test_exllamav2_sizes_its_cache_for_the_context_used_4k_unless_told():
     default = estimate(Workload(model="llama-3.1-8b", runtime="exllamav2"))
     told = estimate(Workload(model="llama-3.1-8b", runtime="exllamav2", context_tokens=8192))
-    assert _assumed(default)["cache_tokens"] == "131072"
+    assert _assumed(default)["context_tokens"] == "4096"
     kv = 32 * 8 * 128 * 2 * 2
-    assert default.estimate.breakdown["kv_cache"] == pytest.approx(131072 * kv, rel=0.01)
+    assert default.estimate.breakdown["kv_cache"] == pytest.approx(4096 * kv, rel=0.01)
     assert told.estimate.breakdown["kv_cache"] == pytest.approx(8192 * kv, rel=0.01)
 
 

@@ -437,3 +437,93 @@ def test_gguf_runtimes_default_to_q4_k_m_and_say_so():
         "q8_0"
     )
     assert parse_query("lora qwen2.5-7b ollama").workload.weights_format is None  # training
+
+
+@pytest.mark.parametrize(
+    "text, amount, currency, per_hour",
+    [
+        ("qwen2.5-7b 推理 5块一小时", 5, "CNY", True),
+        ("qwen2.5-7b 推理 每小时 5 块", 5, "CNY", True),
+        ("qwen2.5-7b 推理 5元/时", 5, "CNY", True),
+        ("qwen2.5-7b 推理 预算每小时5元", 5, "CNY", True),
+        ("qwen2.5-7b 一小时 3 块钱", 3, "CNY", True),
+        ("serve qwen2.5-7b for $2 an hour", 2, "USD", True),
+        ("qwen2.5-7b lora budget $100 total", 100, "USD", False),
+        ("qwen2.5-7b lora total budget 200 yuan", 200, "CNY", False),
+        ("qwen2.5-7b lora 预算 300 块", 300, "CNY", False),
+        ("qwen2.5-7b lora $300 total", 300, "USD", False),
+    ],
+)
+def test_budgets_in_the_ways_people_write_them(text, amount, currency, per_hour):
+    """Per hour ("5块一小时", "每小时 5 块") or for the whole job ("预算", "budget", "total"):
+    the budget words are read with the amount, never listed as ignored."""
+    p = parse_query(text)
+    assert p.budget is not None, text
+    assert (p.budget.amount, p.budget.currency, p.budget.per_hour) == (amount, currency, per_hour)
+    assert p.ignored == [], p.ignored
+
+
+def test_a_count_per_hour_without_money_is_not_a_budget():
+    assert parse_query("sdxl 每小时 100 张").budget is None
+
+
+def test_families_added_read_as_themselves_not_as_neighbours():
+    """InternVL is not InternLM; SAM 2 (no memory model yet) is said so, in both languages."""
+    from advisor.render import render
+
+    p = parse_query("internvl2-8b 推理")
+    assert p.ok and p.workload.model == "internvl2-8b"
+    assert parse_query("minicpm-v 2.6 推理").workload.model == "minicpm-v-2.6"
+    assert parse_query("yolov5s 训练 coco").workload.image_width == 640
+    sam2 = parse_query("sam2 推理 3060")
+    assert sam2.error is not None and sam2.error.code == "not_estimated"
+    for lang in ("zh", "en"):
+        text = render("error", lang, plain=True, error=sam2.error, parsed=sam2)
+        assert "SAM 2" in text and "sam vit-h" in text
+
+
+def test_task_words_read_as_an_expert_would_and_say_so():
+    """DreamBooth trains; a LoRA in ComfyUI is loaded; "8 张" adds images; "vs" answers the
+    first model and names the second; "cpu" and DPO/GRPO get a note; 10^30 is not a size."""
+    from advisor.parse.followup import parse_followup
+    from advisor.render import assumption_text
+
+    assert parse_query("sd1.5 dreambooth 3090").workload.mode.value == "full"
+    comfy = parse_query("ComfyUI sdxl + lora 出图 3060")
+    assert comfy.workload.mode.value == "inference" and "lora_loaded = LoRA" in comfy.assumed
+    assert parse_query("qwen2.5-vl-7b 多图 8 张 推理").workload.images_per_prompt == 8
+    vs = parse_query("qwen2.5-7b vs llama3-8b 4090")
+    assert "second_model = Llama 3 8B" in vs.assumed and vs.ignored == []
+    assert "cpu_only = cpu" in parse_query("qwen2.5-7b cpu").assumed
+    dpo = parse_query("dpo llama3-8b")
+    assert dpo.workload.mode.is_training and "preference_training = reference" in dpo.assumed
+    huge = parse_query("10^30 参数")
+    assert huge.error is not None and huge.error.code == "bad_value"
+    for key in (
+        "lora_loaded = LoRA",
+        "second_model = Llama 3 8B",
+        "cpu_only = cpu",
+        "preference_training = reference",
+        "concurrency_training = 8",
+    ):
+        for lang in ("zh", "en"):
+            assert assumption_text(lang, key) != key.split(" = ")[1], (lang, key)
+    # a training follow-up "并发改成 8" says concurrency does not apply to training
+    trained = parse_followup("并发改成 8", parse_query("qwen2.5-7b lora 4090"))
+    assert "concurrency_training = 8" in trained.assumed and trained.workload.concurrency is None
+
+
+@pytest.mark.parametrize(
+    "text, card, count",
+    [
+        ("what's the biggest model I can run on a 4090", "rtx-4090", None),
+        ("4090 能跑什么模型", "rtx-4090", None),
+        ("2x3090 能跑哪些模型", "rtx-3090", 2),
+    ],
+)
+def test_what_can_this_card_run_is_a_fit_question(text, card, count):
+    p = parse_query(text)
+    assert p.ask_fit and p.error is None and p.workload is None
+    assert (p.gpu_id, p.gpu_count, p.ignored) == (card, count, [])
+    # a model named: an ordinary question
+    assert not parse_query("qwen2.5-7b 4090 能跑吗").ask_fit

@@ -186,10 +186,11 @@ def test_total_budget_keeps_the_best_value_job_within_it():
 
 
 def test_fp8_weights_on_an_a100_warn_that_ampere_has_no_fp8():
-    """Qwen2.5-7B fp8 on an A100. Expected: fits; pitfalls: no fp8 on Ampere, and an A100 for
-    a 7B model is over-provisioned."""
+    """Qwen2.5-7B fp8 on an A100. Expected: fits (fp8 weights run weight-only through
+    FP8-Marlin on Ampere); pitfalls: no fp8 speed-up on Ampere, and an A100 for a 7B model is
+    over-provisioned."""
     rec = _rec("qwen2.5-7b fp8 on a100")
-    assert rec.named.fits and {"no_fp8", "overprovisioned"} <= _codes(rec)
+    assert rec.named.fits and {"fp8_no_speedup", "overprovisioned"} <= _codes(rec)
 
 
 def test_below_four_bits_warns_about_quality():
@@ -245,11 +246,13 @@ def test_high_concurrency_long_context_is_dominated_by_the_kv_cache():
 
 def test_pretraining_on_a_cheap_card_takes_days_and_the_fastest_card_is_much_quicker():
     """Pre-training 1B parameters on 10B tokens. Expected: the cheapest card needs more than
-    three days (pitfall: too little compute); the fastest pick finishes far sooner."""
+    three days (pitfall: too little compute) but finishes within a week (picks are held to
+    that, D21); the fastest pick finishes far sooner."""
     rec = _rec("pretrain 1b data 10b tokens")
     beside = {n.code for n in rec.cheapest.notes}  # said under the pick itself
     assert rec.cheapest.train_hours > 72 and "slow_compute" in _codes(rec) | beside
-    assert rec.fastest.train_hours < rec.cheapest.train_hours / 5
+    assert rec.cheapest.train_hours <= 168
+    assert rec.fastest.train_hours < rec.cheapest.train_hours / 2.5
 
 
 def test_tight_fit_is_shown_as_risky_not_hidden():

@@ -99,6 +99,14 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
     if w.runtime is None:
         acc.assume("runtime", Runtime.diffusers.value)  # ComfyUI / WebUI allocate alike
+    # ComfyUI and the WebUIs (A1111, Forge) manage memory themselves: a component is loaded
+    # when its phase runs and idle ones are unloaded when VRAM runs short, so the peak is
+    # the largest phase, as with diffusers' enable_model_cpu_offload (ComfyUI
+    # comfy/model_management.py load_models_gpu / free_memory); and a VAE decode that runs
+    # out of memory is retried tiled (comfy/sd.py VAE.decode). Read 2026-11-30.
+    managed = w.runtime in (Runtime.comfyui, Runtime.webui) and w.cpu_offload == Offload.none
+    if managed and not w.vae_tiling:
+        w = w.model_copy(update={"vae_tiling": True})
     vae_bytes = 4 if (d.vae_force_upcast or fmt == "fp32") else 2
     den_act, act_formula, act_values = denoiser_activations(
         w, spec, fmt, images, frames, width, height
@@ -129,7 +137,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
             key="weights.sequential_offload",
         )
         allocated += p.add_working_set(acc)
-    elif w.cpu_offload == Offload.model:
+    elif w.cpu_offload == Offload.model or managed:
         allocated = model_offload_peak(w, p, acc)
     else:
         allocated = all_resident(w, p, acc)

@@ -167,7 +167,8 @@ def estimate_inference(
         w,
         False,
         band(model, spec, False, w.arch is not None),
-        collectives=par != Parallelism.layer,
+        # vLLM/SGLang's measured non-torch term already holds their NCCL buffers.
+        collectives=par != Parallelism.layer and runtime not in SERVING_ENGINES,
     )
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)

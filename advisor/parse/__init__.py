@@ -29,6 +29,8 @@ Recognizer = Callable[[Scan, Reading], None]
 # 8-bit-optimizer words before formats, data sizes before parameter counts ("30m tokens").
 RECOGNIZERS: tuple[Recognizer, ...] = (
     budget.recognize_budget,
+    tasks.recognize_ask_fit,  # before names and modes: "能跑什么模型" names no model
+    names.recognize_not_estimated,
     names.recognize_repo_id,
     names.recognize_gguf_file,
     names.recognize_ollama_tag,

@@ -30,6 +30,8 @@ class ParsedQuery(BaseModel):
     ignored: list[str] = []
     assumed: list[str] = []
     error: ParseError | None = None
+    # "4090 能跑什么模型": no model, a card: the bot answers with the card's /fit list
+    ask_fit: bool = False
 
     @property
     def ok(self) -> bool:
@@ -80,6 +82,27 @@ def pick_model(r: Reading, assumed: list[str]) -> None:
         raise reject("no_model")
 
 
+def _notes(ignored: list[str], assumed: list[str], r: Reading) -> list[str]:
+    """Leftovers that deserve a note rather than "ignored": "cpu" (the bot sizes GPUs) and a
+    second model ("A vs B", "A 和 B 对比"): the one read is answered, the other asked on its
+    own."""
+    notes = vocab.load("words")["notes"]
+    cpu, compare = set(notes["cpu"]), set(notes["compare"])
+    out: list[str] = []
+    for word in ignored:
+        if word in cpu:
+            assumed.append("cpu_only = cpu")
+            continue
+        second = catalog.find_model(word) if r.spec is not None else None
+        if second is not None and second.id != r.spec.id:
+            assumed.append(f"second_model = {second.name}")
+            continue
+        out.append(word)
+    if len(out) < len(ignored) and any(a.startswith("second_model") for a in assumed):
+        out = [w for w in out if w not in compare]
+    return out
+
+
 def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[str, Any]:
     fields = dict(r.fields)
     kind = r.kind
@@ -107,6 +130,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         trained = kind == Kind.classic and not (r.spec and r.spec.id.startswith(tuple(served)))
         mode = "full" if trained else "inference"
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
+    mode = _lora_loaded(mode, fields, kind, r, assumed)
     mode = four_bit_mode(mode, fields, assumed)
     _gguf_default(fields, r, mode, assumed)
     fields["mode"] = Mode(mode)
@@ -184,6 +208,19 @@ def four_bit_mode(mode: str, fields: dict[str, Any], assumed: list[str]) -> str:
         assumed.append("four_bit_full = qlora")
     if mode == "qlora" and fields.get("weights_format") in (None, "int4"):
         fields["weights_format"] = "nf4"  # QLoRA's 4-bit is bitsandbytes NF4
+    return mode
+
+
+def _lora_loaded(
+    mode: str, fields: dict[str, Any], kind: Kind | None, r: Reading, assumed: list[str]
+) -> str:
+    """ "ComfyUI … + lora": an image UI loading a LoRA to generate, not LoRA training, unless a
+    training word is there too ("comfyui lora 训练")."""
+    uis = vocab.load("runtimes")["inference_uis"]
+    trained = {"full", "pretrain", "finetune", "preference"} & set(r.modes)
+    if mode == "lora" and kind == Kind.diffusion and fields.get("runtime") in uis and not trained:
+        assumed.append("lora_loaded = LoRA")
+        return "inference"
     return mode
 
 
@@ -273,8 +310,18 @@ def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) 
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
-    check_unknown_model(r, ignored)
+    if r.ask_fit and r.spec is None and r.params_b is None and r.gpu_id is not None:
+        return ParsedQuery(
+            gpu_id=r.gpu_id,
+            gpu_count=r.gpu_count,
+            budget=r.budget,
+            understood=list(s.understood),
+            ignored=ignored[:20],
+            ask_fit=True,
+        )
     assumed = list(r.assumed)
+    ignored = _notes(ignored, assumed, r)
+    check_unknown_model(r, ignored)
     understood = list(s.understood)
     pick_model(r, assumed)
     fields = workload_fields(r, assumed, ignored)

@@ -56,7 +56,10 @@ def canonical_query(p: ParsedQuery) -> str:
     ]
     if w.weights_format:
         parts.append(w.weights_format)
-    parts.append(_MODE_WORD[w.mode.value])
+    mode_word = _MODE_WORD[w.mode.value]
+    if w.mode.is_training and w.runtime is not None and w.runtime.value in ("comfyui", "webui"):
+        mode_word += " train"  # in an image UI "lora" alone is a LoRA loaded to generate
+    parts.append(mode_word)
     ctx = w.seq_len if w.mode.is_training else w.context_tokens
     if ctx:
         parts.append(f"ctx {ctx}")

@@ -168,20 +168,50 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> bool:
     return False
 
 
+_LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"
+_LAPTOP_CARD = (
+    r"(?:nvidia\s*|geforce\s*|rtx\s*)*(?P<name>[2-5]0[5-9]0(?:\s?ti)?)"
+    r"(?:\s*(?P<mem>\d{1,2})\s*g(?:b|ib)?(?![a-z0-9]))?"
+)
+
+
+@cache
+def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    after = re.compile(rf"{_EDGE}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
+    before = re.compile(rf"{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{_EDGE}{_LAPTOP_CARD}", re.I)
+    return after, before
+
+
+def _laptop_card(s: Scan, r: Reading) -> bool:
+    """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's."""
+    table = {vocab.squash(k): v for k, v in vocab.load("cards")["laptop"].items()}
+    for pattern in _laptop_patterns():
+        m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
+        if card:
+            _set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
+            return True
+    return False
+
+
 def recognize_cards(s: Scan, r: Reading) -> None:
     """A named card, with its count before or after it, else a count alone."""
     p = _patterns()
-    m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
-    if gpu:
-        r.gpu_id = gpu.id
-    elif not _find_card(s, r, _accept, _set_card):
-        _find_card(s, r, _accept_memory_only, _set_memory_only)
+    if not _laptop_card(s, r):
+        _named_card(s, r, p)
     if m := s.take(p["count_only"]) or s.take(p["count_words_only"]):
         _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
     if r.gpu_count is None and s.take(p["ask_count"]):
         r.ask_count = True
+
+
+def _named_card(s: Scan, r: Reading, p: dict) -> None:
+    m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
+    if gpu:
+        r.gpu_id = gpu.id
+    elif not _find_card(s, r, _accept, _set_card):
+        _find_card(s, r, _accept_memory_only, _set_memory_only)
 
 
 @cache

@@ -63,8 +63,8 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     names_model = r.spec is not None or r.params_b is not None
     if r.spec is None and r.params_b is not None and _size_ask().search(lowered):
         asks_change = True
-    if r.kind is not None:
-        return None  # "画图", "渲染": another kind of work is a new question
+    if r.kind is not None or r.ask_fit:
+        return None  # "画图", "渲染", "能跑什么模型": a new question
     if (names_model and not asks_change) or not s.understood:
         return None
     try:
@@ -133,6 +133,10 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
     if mode == Mode.qlora and "weights_format" not in r.fields:
         w["weights_format"] = "nf4"
     w["mode"] = mode
+    if "concurrency" in r.fields and mode.is_training:
+        # concurrent requests size a served model; a training run has none (its knob is the
+        # batch size): said, instead of repeating the same answer
+        assumed.append(f"concurrency_training = {r.fields.pop('concurrency')}")
     _apply_fields(w, r, mode, ignored)
     gpu_id, count, vram = last.gpu_id, last.gpu_count, last.vram_gib
     if r.gpu_id is not None:

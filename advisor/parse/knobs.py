@@ -85,7 +85,10 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
 
 
 def recognize_images(s: Scan, r: Reading) -> None:
-    if m := s.take(r"(?<![a-z\d])(\d+)\s*(?:张(?:图|图片)?|images?|imgs?|pics?)\b"):
+    if m := s.take(
+        r"(?:多图|多张图片?|multi[- ]?image)?\s*(?<![a-z\d])(\d+)\s*"
+        r"(?:张(?:图|图片)?|images?|imgs?|pics?|photos?)\b"
+    ):
         r.fields["images_per_prompt"] = int(m.group(1))
 
 
@@ -116,6 +119,15 @@ def recognize_size(s: Scan, r: Reading) -> None:
         value, unit = number(m.group(1)), m.group(2)
         scale = {"m": 1e-3, "million": 1e-3, "亿": 0.1, "千亿": 100, "万亿": 1000}.get(unit, 1.0)
         params_b = value * scale
+    if params_b is None and (
+        m := s.take(
+            r"(?<![\d.])10\s*(?:\^|\*\*)\s*(\d{1,4})\s*(?:个)?\s*(?:参数|params?|parameters)?"
+        )
+    ):
+        exponent = int(m.group(1))
+        if exponent > 15:  # beyond 10^15 parameters: no model is that size
+            raise reject("bad_value", "params_b")
+        params_b = 10.0**exponent / 1e9
     if params_b is None:
         return
     if params_b < 0 and m is not None and s.joined_before(m.start()):

@@ -79,10 +79,32 @@ def _looks_like_model(name: str) -> bool:
     return key.startswith(vocab.model_prefixes()) or bool(re.search(r"\d+(\.\d+)?b\b", key))
 
 
+def recognize_not_estimated(s: Scan, r: Reading) -> None:
+    """A model known by name that the engine cannot size yet (vocab/models.toml
+    not_estimated): said plainly rather than misread as a neighbour."""
+    pattern, table = vocab.word_table("models", "not_estimated")
+    if m := re.search(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", s.text, re.I):
+        key = vocab.squash(m.group(0).split("/")[-1])
+        raise reject("not_estimated", table.get(key, m.group(0)))
+
+
 def recognize_repo_id(s: Scan, r: Reading) -> None:
     """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ."""
     pattern = r"(?<![\w/])(?P<org>[a-z0-9][\w.\-]*)/(?P<name>[a-z0-9][\w.\-]*[a-z0-9])"
     for m in re.finditer(pattern, s.text, re.I):
+        # "vit-b/16", "vit-l/14": a patch size after the slash, not an org/name repo id
+        whole = None
+        if re.fullmatch(r"\d{1,2}", m.group("name")):
+            whole = catalog.find_model(m.group(0).replace("/", "-"))
+        if whole is not None:
+            # a word before it that belongs to the same name ("clip vit-l/14")
+            name = m.group(0).replace("/", "-")
+            prev = re.search(r"([a-z]+)[\s\-_]+$", s.text[: m.start()])
+            if prev and catalog.find_model(f"{prev.group(1)} {name}") is whole:
+                s._consume(prev, (prev.start(1), m.start()))
+            s._consume(m)
+            _use(r, whole, m.group(0))
+            return
         name = re.sub(r"\.gguf$", "", m.group("name"))
         spec, fmt = strip_name(name)
         if spec is None:

@@ -26,6 +26,7 @@ class Budget(BaseModel):
 
 class ParseError(BaseModel):
     # empty | too_long | unknown_model | unknown_format | bad_value | no_model | context_too_long
+    # | not_estimated (a model known by name the engine cannot size yet)
     code: str
     detail: str = ""  # the offending text, for the template
     suggestions: list[str] = []
@@ -107,10 +108,19 @@ class Reading:
     # A GGUF repo without a quant type ("Qwen/Qwen2.5-14B-Instruct-GGUF"): Q4_K_M unless a
     # type is named elsewhere in the line ("… q8_0").
     gguf_repo: bool = False
+    modes: list[str] = field(default_factory=list)  # every mode word's id, in order read
+    ask_fit: bool = False  # "能跑什么模型", "biggest model I can run": the card's /fit list
+
+
+_TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)
 
 
 def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)  # full-width digits and letters -> ASCII
+    # HTML pasted from a chat or web page ("<b>qwen</b> 7b"): a tag pair is not words, its
+    # text is. A lone "<b>" is left as typed (and echoed escaped if it is not understood).
+    for _ in range(2):  # one level of nesting: <b><i>qwen</i></b>
+        text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
     text = "".join(ch if ch.isprintable() else " " for ch in text)
     return text.strip()

@@ -22,6 +22,10 @@ def _groups(section: str) -> list[tuple[re.Pattern[str], str]]:
 def recognize_mode(s: Scan, r: Reading) -> None:
     for pattern, mode in _groups("mode"):
         if s.take_all(pattern):
+            r.modes.append(mode)
+            if mode == "preference":  # DPO/GRPO/PPO: a fine-tune plus a reference model
+                r.assumed.append("preference_training = reference")
+                mode = "finetune"
             r.mode = r.mode or mode
 
 
@@ -29,3 +33,14 @@ def recognize_kind(s: Scan, r: Reading) -> None:
     for pattern, kind in _groups("kind"):
         if s.take_all(pattern):
             r.kind = r.kind or Kind(kind)
+
+
+@cache
+def _ask_fit() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("words")["ask_fit"]["words"]))
+
+
+def recognize_ask_fit(s: Scan, r: Reading) -> None:
+    """ "4090 能跑什么模型", "what's the biggest model I can run on a 3090"."""
+    if s.take(_ask_fit()):
+        r.ask_fit = True

@@ -89,13 +89,34 @@ def _candidates(
         for count in COUNTS:
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
-                options.append(with_cheap_fix(opt, setups.at(count), gpu, trials))
+                opt = _within_a_week(setups, gpu, opt, card_price)
+                options.append(with_cheap_fix(opt, setups.at(opt.count), gpu, trials))
                 break  # fewer cards of the same type are always preferable
     return options, excluded
 
 
+def _within_a_week(setups: _Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
+    """A training job longer than `max_job_hours` on the fewest cards: the fewest cards of
+    one machine (up to 8) that finish it in time, else 8."""
+    limit = speed_constants()["max_job_hours"]
+    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
+        return opt
+    for count in (c for c in COUNTS if opt.count < c <= 8):
+        more = option(setups.at(count), gpu, count, price, blocked=[])
+        if not more.fits:
+            return opt
+        opt = more
+        if more.train_hours is not None and more.train_hours <= limit:
+            break
+    return opt
+
+
 def _worth_a_headline(options: list[Option], base: EstimateResult) -> list[Option]:
     top = top_picks(options)
+    limit = speed_constants()["max_job_hours"]
+    in_time = [o for o in top if o.train_hours is not None and o.train_hours <= limit]
+    if in_time:
+        top = in_time  # a job that finishes within a week beats a cheaper month-long one
     if base.estimate is None:
         # No memory formula (rendering, video, simulation): the guide's cards for the job.
         task = guide_task(base)
@@ -139,7 +160,9 @@ def recommend(
     )
     if over_budget and named is None and try_budget_fixes:
         # Before declaring the budget impossible: the cheap changes (a smaller format, a
-        # shorter context) on cards within it. The answer is then for the changed job.
+        # shorter context) on cards within it. The answer is then for the changed job: the
+        # first change whose pick keeps the guide's headroom, else the first that fits.
+        tight: Recommendation | None = None
         for code, changed in _budget_fixes(base):
             rec = recommend(
                 changed,
@@ -151,7 +174,12 @@ def recommend(
                 try_budget_fixes=False,
             )
             if not rec.over_budget and rec.cheapest is not None:
-                return rec.model_copy(update={"budget_fix": code, "asked": base})
+                rec = rec.model_copy(update={"budget_fix": code, "asked": base})
+                if not rec.cheapest.risky:
+                    return rec
+                tight = tight or rec
+        if tight is not None:
+            return tight
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)

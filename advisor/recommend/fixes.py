@@ -40,9 +40,14 @@ CHEAP = (
     "kv_q8_ollama",
     "kv_q8_llamacpp",
     "kv_q4_exllama",
+    "vllm_lean",
 )
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
+# vLLM's own knobs for a small card (docs "Optimization and tuning", "Conserving memory"):
+# --enforce-eager drops the CUDA-graph pool, --max-num-batched-tokens 2048 and
+# --max-num-seqs 16 shrink the start-up profile (forward buffers and sampler logits).
+VLLM_LEAN = {"cuda_graphs": False, "max_num_batched_tokens": 2048, "max_num_seqs": 16}
 # A smaller KV cache, in each runtime's own setting: (fix code, cache type).
 KV_FIXES = {
     Runtime.ollama: ("kv_q8_ollama", "q8_0"),  # OLLAMA_KV_CACHE_TYPE=q8_0
@@ -53,6 +58,8 @@ KV_FIXES = {
 # Smaller formats a runtime loads: llama.cpp only reads GGUF types.
 QUANTIZE_FORMATS = ("fp8", "int8", "awq-4bit", "q4_k_m")
 GGUF_QUANTIZE_FORMATS = ("q4_k_m", "q3_k_m")
+# Diffusion checkpoints come in fp8 (ComfyUI float8_e4m3fn), int8 and NF4 (bitsandbytes).
+DIFFUSION_QUANTIZE_FORMATS = ("fp8", "int8", "nf4")
 
 
 def workload_for(w: Workload, count: int) -> Workload:
@@ -139,6 +146,9 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
                 ),
             )
     runtime = result.estimate.runtime if result.estimate else None
+    serving = runtime in (Runtime.vllm, Runtime.sglang)
+    if not training and serving and any(w.model_dump()[k] != v for k, v in VLLM_LEAN.items()):
+        yield "vllm_lean", lambda: w.model_copy(update=VLLM_LEAN)
     if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
         kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
         yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})
@@ -157,7 +167,10 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
     if not training and model.kind in (Kind.llm, Kind.diffusion):
         bits = _bits(w, result)
         gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
-        for fmt in GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS:
+        formats = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
+        if model.kind == Kind.diffusion:
+            formats = DIFFUSION_QUANTIZE_FORMATS
+        for fmt in formats:
             target = find_format(fmt)
             if target is not None and target.bits < bits:
                 # A diffusion pipeline's text encoders are quantized too (the engine keeps
@@ -181,8 +194,28 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             "offload_params",
             lambda: w.model_copy(update={"cpu_offload": Offload.params, "parallelism": sharded}),
         )
-    if not training and model.kind == Kind.diffusion and w.cpu_offload == Offload.none:
-        yield "offload_model", lambda: w.model_copy(update={"cpu_offload": Offload.model})
+    if (
+        not training
+        and model.kind == Kind.diffusion
+        and w.cpu_offload
+        in (
+            Offload.none,
+            Offload.model,
+        )
+    ):
+        if w.cpu_offload == Offload.none:
+            yield "offload_model", lambda: w.model_copy(update={"cpu_offload": Offload.model})
+        # The official low-VRAM recipes: CogVideoX's enable_model_cpu_offload + VAE tiling
+        # (<12 GB), Wan2.1's --offload_model True --t5_cpu (8.19 GB), FLUX NF4 with T5 off
+        # the GPU (6-8 GB).
+        tiled = {"cpu_offload": Offload.model, "vae_tiling": True}
+        if not w.vae_tiling:
+            yield "offload_tiling", lambda: w.model_copy(update=tiled)
+        if w.text_encoders_on_gpu:
+            yield (
+                "text_encoders_cpu",
+                lambda: w.model_copy(update={**tiled, "text_encoders_on_gpu": False}),
+            )
     for count in (2, 4, 8):
         if count > w.num_gpus:
             yield f"cards:{count}", lambda c=count: workload_for(w, c)

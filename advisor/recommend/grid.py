@@ -27,10 +27,13 @@ def _rows(w: Workload) -> list[str]:
 
 def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     """✅ fits with the guide's headroom, ⚠️ fits tight, ❌ does not fit, or the card cannot
-    run that format (constraints) / the model does not take that context."""
+    run that format (constraints) / the model does not take that context. A card without
+    bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
+    No grid when no cell says anything (Whisper's 448-token window is under every column)."""
     base = workload_for(w, count)
     cells: list[GridCell] = []
-    for fmt in _rows(w):
+    rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in _rows(w)]
+    for fmt in rows:
         for ctx in GRID_CONTEXTS:
             trial = base.model_copy(
                 update={
@@ -57,4 +60,6 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             else:
                 state = "ok"
             cells.append(GridCell(format=fmt, context_tokens=ctx, state=state, per_gpu_bytes=need))
+    if all(c.state == "beyond" for c in cells):
+        return []
     return cells

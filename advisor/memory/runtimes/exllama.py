@@ -12,12 +12,11 @@ from advisor.memory.transformer import kv_bytes_per_token, mlp_width
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     arch = s.arch
     allocated = add_weights(s, acc)
-    # ExLlamaV2Cache(model) is sized for config.max_seq_len, the model's own maximum,
-    # unless the user sets a shorter one (TabbyAPI's max_seq_len, exui's cache size).
+    # The cache is sized for max_seq_len; TabbyAPI, text-generation-webui and exui let the
+    # user set it, and people size it to the context they use: the asked context, else the
+    # engine's default 4k (stated). Pre-allocating the model's maximum (131072 for
+    # Llama 3.1) is what nobody runs on a consumer card.
     cache_len = s.context
-    if s.w.context_tokens is None and s.w.prompt_tokens is None:
-        cache_len = max(s.context, arch.max_context_tokens)
-        acc.assume("cache_tokens", cache_len)
     per_tok = kv_bytes_per_token(arch, s.kv_dtype, cache_len, "exllamav2") / s.tp
     allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
     chunk = min(coefficient("exllamav2", "chunk_tokens"), max(s.batch * s.prompt, 1))

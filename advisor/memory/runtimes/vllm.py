@@ -26,7 +26,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     w, arch = s.w, s.arch
     key = engine_key(s)
     batched = w.max_num_batched_tokens or coefficient(key, "max_num_batched_tokens")
-    max_seqs = coefficient(key, "max_num_seqs")
+    max_seqs = w.max_num_seqs or coefficient(key, "max_num_seqs")
     if w.max_num_batched_tokens is None:
         acc.assume("max_num_batched_tokens", batched)
     allocated = add_weights(s, acc)
