@@ -74,6 +74,11 @@ class OpsServer:
             return self._refuse(400, "json")
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
             return self._refuse(400, "update")
+        try:
+            # parsed before it is stored: a row the replay cannot parse would stop start-up
+            update = Update.de_json(data, self.app.bot)
+        except Exception:  # noqa: BLE001 - PTB raises various errors on a malformed update
+            return self._refuse(400, "update")
         repo = self.app.persistence.repo  # type: ignore[union-attr]
         started = time.perf_counter()
         try:
@@ -84,7 +89,7 @@ class OpsServer:
         metrics = getattr(self.app, "metrics", None)
         if metrics is not None:
             metrics.db_write.labels("inbox").observe(time.perf_counter() - started)
-        await self.app.update_queue.put(Update.de_json(data, self.app.bot))
+        await self.app.update_queue.put(update)
         return web.Response(text="ok")
 
     async def _health(self, request: web.Request) -> web.Response:
