@@ -54,6 +54,9 @@ def handlers() -> list[BaseHandler]:
             & ~filters.StatusUpdate.ALL,
             not_text,
         ),
+        # Last: a command none of the above knows ("/foo", "/0") in a private chat gets the
+        # list of commands instead of silence. In groups other bots' commands are left alone.
+        MessageHandler(filters.ChatType.PRIVATE & filters.COMMAND, unknown_command),
     ]
 
 
@@ -94,6 +97,10 @@ async def _answer(update: Update, context: Context, text: str, parsed: ParsedQue
         await _show_card(update, context, "fit", spec, parsed.gpu_count or 1)
         return
     await reply_with_answer(update, context, text, parsed)
+
+
+async def unknown_command(update: Update, context: Context) -> None:
+    await send(update, context, "unknown_command")
 
 
 async def not_text(update: Update, context: Context) -> None:

@@ -106,6 +106,11 @@ async def _answered(tg: FakeTelegram, update: dict | None) -> None:
         await tg.reply_to(update)
 
 
+# Our commands (bot.commands.handlers and the wizard); anything else in a group is left alone.
+OURS = {"start", "vram", "gpus", "gpu", "fit", "history", "lang", "help", "about", "forget"}
+OURS |= {"stats", "cancel"}
+
+
 @settings(
     max_examples=60,
     deadline=None,
@@ -123,7 +128,14 @@ def test_hostile_input_gets_an_answer_or_is_ignored_never_a_failure(
 
     async def example() -> None:
         message = (prefix + text)[:4096]
-        await _answered(tg, tg.user_sends(user, chat, message))
+        sent = tg.user_sends(user, chat, message)
+        word = message.split(maxsplit=1)[0] if message.strip() else ""
+        name, _, to = word.partition("@")
+        if word.startswith("/") and (
+            to not in ("", "GpuAdvisorBot") or chat and name[1:] not in OURS
+        ):
+            sent = None  # in a group an unknown bare command may be another bot's: ignored
+        await _answered(tg, sent)
         answer = await tg.reply_to(
             tg.user_sends(user, text="/vram 7b")
         )  # keeps an answerable message around

@@ -79,3 +79,17 @@ async def test_stickers_photos_and_voice_get_a_short_answer_in_the_users_languag
     reply = await tg.reply_to(tg.user_sends_media(zh, "sticker"))
     assert "文字" in shown(reply)
     assert len(messages_to(tg, en.id)) == 3
+
+
+async def test_an_unknown_command_in_a_private_chat_gets_the_commands_not_silence(
+    tg: FakeTelegram, bot
+) -> None:
+    en, zh = User(9401, "Bo", "en"), User(9402, "Li", "zh-hans")
+    for text in ("/foo", "/0"):
+        assert "/help" in shown(await say(tg, en, text))
+    assert "不认识这个命令" in shown(await say(tg, zh, "/foo"))
+    # in a group, a command for another bot is left alone
+    lab = Chat(-9400, "supergroup", "lab")
+    tg.user_sends(en, lab, "/foo@OtherBot")
+    assert "GPU advisor" in shown(await say(tg, en, "/help@GpuAdvisorBot", lab))
+    assert not [c for c in tg.sent("sendMessage", lab.id) if "不认识" in str(c.params)]
