@@ -175,3 +175,18 @@ def test_split_message_never_cuts_inside_a_tag_that_spans_lines() -> None:
     for chunk in split_message(body):
         visible_text(chunk, "HTML")
         assert utf16_len(chunk) <= MAX_TEXT
+
+
+def test_an_out_of_range_value_is_named_in_words_never_as_a_field_name() -> None:
+    from advisor.parse import ParseError
+    from advisor.render import render
+
+    for detail, zh, en in (
+        ("params_b", "参数量", "model size"),
+        ("odd thing", "某个数值", "a value"),
+    ):
+        error = ParseError(code="bad_value", detail=detail)
+        assert zh in render("error", "zh", error=error) and "params_b" not in render(
+            "error", "zh", error=error
+        )
+        assert en in render("error", "en", error=error)
