@@ -4,7 +4,8 @@ The adapter maps each case's structured fields onto a Workload. Free-text fields
 through fixed word tables (RUNTIME_WORDS, STACK_WORDS, DTYPES, OPTIMIZERS, PARALLEL), and
 the few settings the schema has no field for (diffusers offload/slicing/tiling, torchtune's
 chunked loss, optimizer in backward, activation offloading, precomputed text embeddings,
-which pipeline components a quantizer touched, frame counts, the transformers generation)
+which pipeline components a quantizer touched, frame counts, the transformers generation,
+the vLLM profile batch and llama.cpp's micro-batch)
 from the case's `notes` by fixed phrase tables — the same for every case, never keyed by
 case id, model name or source.
 """
@@ -270,6 +271,12 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
         out["video_frames"] = int(m.group(1))
     if m := re.search(r"(\d+) of \d+ layers' experts on host", notes):
         out["n_cpu_moe"] = int(m.group(1))
+    # Serving-engine settings a start-up log states and the schema has no field for: the
+    # profile batch vLLM ran (V0 without chunked prefill profiles max_model_len tokens and
+    # max_num_seqs 256 rows, not the V1 defaults) and llama.cpp's micro-batch.
+    for setting in ("max_num_batched_tokens", "max_num_seqs", "n_ubatch"):
+        if m := re.search(rf"\b{setting}[ =:]+(\d+)", notes):
+            out[setting] = int(m.group(1))
     if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
         version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
         if version:
