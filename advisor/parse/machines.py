@@ -52,6 +52,15 @@ def _clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip(_SEPARATORS)
 
 
+def _per_hour(m: re.Match[str]) -> str:
+    """A per-card-hour phrase in the form the budget reader takes at the same place:
+    "每卡每小时 2 元" (the hour first), "$2 per card-hour", "3元/卡时"."""
+    word = m.group(0).lower()
+    if word.startswith("每"):
+        return "每小时"
+    return " per hour" if word.startswith(("per", "a ")) else "/h"
+
+
 def _changed_span(before: str, after: str) -> tuple[int, int] | None:
     """Where a recognizer blanked text: the first and last changed position."""
     changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
@@ -71,7 +80,7 @@ def parse_machine_line(text: str) -> MachineLine:
     if len(text) > MAX_LINE_CHARS:
         return MachineLine(error="too_long", detail=str(MAX_LINE_CHARS))
     per_card_hour, machine_word, filler = _patterns()
-    shown = per_card_hour.sub("/h", normalize(text))
+    shown = per_card_hour.sub(_per_hour, normalize(text))
     lowered = shown.lower()
     if len(lowered) != len(shown):  # a letter whose lower case is longer: keep positions
         shown = lowered
