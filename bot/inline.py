@@ -70,13 +70,14 @@ def payload_for(question: str) -> tuple[str, bool]:
 
 def question_in(payload: str) -> str | None:
     """The question a "q_" payload carries; None for anything else or a damaged one."""
-    if not payload.startswith("q_"):
+    if not payload.startswith("q_") or not PAYLOAD.fullmatch(payload):
         return None
     body = payload[2:]
     try:
-        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8")
+        question = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8")
     except (binascii.Error, ValueError):
         return None
+    return question or None
 
 
 # --- the per-query cache -------------------------------------------------------------------------
