@@ -61,7 +61,24 @@ def _counts_up_to(n: int) -> list[int]:
     return [c for c in COUNTS if c < n] + [n]
 
 
-def _judge(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
+def _judge(setups: _Setups, m: Machine, reqs: list, seen: dict) -> MachineFit | None:
+    """`seen`: machines already judged in this answer, by (card, count): a lab's identical
+    workstations are judged once."""
+    key = (m.gpu_id, m.count)
+    if key in seen:
+        first = seen[key]
+        if first is None:
+            return None
+        return first.model_copy(update={"machine": m, "cost_per_hour": _cost(m, first.cards)})
+    seen[key] = fit = _judge_one(setups, m, reqs)
+    return fit
+
+
+def _cost(m: Machine, cards: int) -> float | None:
+    return round(m.price_per_card_hour * cards, 2) if m.price_per_card_hour is not None else None
+
+
+def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
     gpu = catalog.gpus().get(m.gpu_id)
     if gpu is None:  # a card the catalog dropped since it was registered
         return None
@@ -83,11 +100,7 @@ def _judge(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
     fixes = [f for f in fixes if not f.startswith("cards:")]
     if verdict.fix is not None and verdict.fix.startswith("cards:"):
         verdict = verdict.model_copy(update={"fix": fixes[0] if fixes else None})
-    cost = (
-        round(m.price_per_card_hour * chosen.count, 2)
-        if m.price_per_card_hour is not None
-        else None
-    )
+    cost = _cost(m, chosen.count)
     return MachineFit(
         machine=m,
         gpu_name=gpu.name,
@@ -107,7 +120,8 @@ def judge_machines(w: Workload, machines: list[Machine]) -> OwnedAnswer | None:
     if setups.base.estimate is None or not machines:
         return None
     reqs = applicable(setups.base)
-    fits = [f for m in machines if (f := _judge(setups, m, reqs)) is not None]
+    seen: dict = {}
+    fits = [f for m in machines if (f := _judge(setups, m, reqs, seen)) is not None]
     if not fits:
         return None
     fits.sort(
