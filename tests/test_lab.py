@@ -196,3 +196,29 @@ async def test_the_guided_conversation_offers_our_machines_as_a_budget(
     while "budget" not in shown(step).lower():
         step = await press(tg, MEMBER, step, "Skip")
     assert not any("Our machines" in t for t, _ in buttons(step))
+
+
+async def test_in_a_forum_topic_the_add_prompt_stays_in_the_topic(tg: FakeTelegram, bot) -> None:
+    forum = Chat(-1005550010, "supergroup", "Forum lab", is_forum=True)
+    tg.admins.add(BOSS.id)
+    listing = await say(tg, BOSS, f"/lab{AT}", forum, thread_id=77)
+    assert listing.params.get("reply_parameters")  # a reply: Telegram keeps it in the topic
+    tg.user_clicks(BOSS, listing.result, button(listing, "Add a machine"))
+    prompt = await tg.wait_for(
+        lambda c: (
+            c.method == "sendMessage"
+            and "reply to this message" in (c.result or {}).get("text", "")
+        )
+    )
+    assert int(prompt.params["message_thread_id"]) == 77
+
+
+async def test_an_anonymous_admin_can_register_machines(tg: FakeTelegram, bot) -> None:
+    saved = await tg.reply_to(tg.anonymous_admin_sends(GROUP, f"/lab{AT} node9 2x l40s"))
+    assert "Saved: node9" in shown(saved)
+    assert [m.name for m in await lab_store(bot.repo).machines(GROUP.id)] == ["node9"]
+
+
+async def test_help_names_lab_and_inline_mode(tg: FakeTelegram, bot) -> None:
+    text = shown(await say(tg, MEMBER, f"/help{AT}", GROUP))
+    assert f"/lab{AT}" in text and f"{AT} 13b fp16" in text
