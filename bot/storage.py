@@ -355,6 +355,11 @@ class Repository:
                     (user_id,),
                 ),
                 "my_cards": ("DELETE FROM lab_machines WHERE chat_id = ?", (user_id,)),
+                # a group's machine stays the group's; who wrote it last is forgotten
+                "machines_written": (
+                    "UPDATE lab_machines SET added_by = NULL WHERE added_by = ?",
+                    (user_id,),
+                ),
             }
             return {kind: await changed(db, sql, p) for kind, (sql, p) in statements.items()}
 
