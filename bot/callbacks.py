@@ -13,8 +13,8 @@ recognised and refused. Formats:
     h|<hid>                   history: ask again
     l|<uid>|<u or g>|<lang>   language for the user or the group
     f|<uid>|<y or n>          forget: confirm or keep
-    m|<row>|<a e r d k>       /lab: add (row 0), edit or remove a machine row, delete the
-                              group's machines (d, row 0) or keep them (k); admins only
+    m|<row>|<a e r d>         /lab: add (row 0), edit or remove a machine row, or delete the
+                              group's machines (d, row 0); admins only, checked on each press
 """
 
 from __future__ import annotations

@@ -271,7 +271,7 @@ async def on_button(update: Update, context: Context) -> None:
     query, chat = update.callback_query, update.effective_chat
     assert query is not None and chat is not None
     cb = unpack(query.data)
-    if cb is None or cb.kind != "m" or len(cb.args) != 1 or cb.args[0] not in "aerdk":
+    if cb is None or cb.kind != "m" or len(cb.args) != 1 or cb.args[0] not in ("a", "e", "r", "d"):
         await query.answer(t(context, "alert.expired"), show_alert=True)
         return
     if not await may_change(update, context):
@@ -295,13 +295,10 @@ async def on_button(update: Update, context: Context) -> None:
             return
         await query.answer(t(context, "lab.removed", name=found.name))
         await show(update, context, edit=True, removed=found.name)
-    elif action == "d":
+    else:  # "d": the group's machines, from the button under /forget in the group
         count = await store.forget_chat(chat.id)
         await query.answer()
         await send(update, context, "lab_forgotten", edit=True, count=count)
-    else:  # "k": keep
-        await query.answer()
-        await send(update, context, "forget_kept", edit=True)
 
 
 async def on_my_chat_member(update: Update, context: Context) -> None:

@@ -74,6 +74,8 @@ async def test_a_non_admin_can_read_but_not_change_the_machines(tg: FakeTelegram
     assert "Only the group's admins" in alert.params["text"]
     names = [m.name for m in await lab_store(bot.repo).machines(GROUP.id)]
     assert names == ["RTX 3090-1", "RTX 3090-2", "node1"]
+    # every check above asked Telegram for the admin list once: it is kept for a minute
+    assert len(tg.sent("getChatAdministrators", GROUP.id)) == 1
 
 
 async def test_a_forged_callback_changes_nothing(tg: FakeTelegram, bot) -> None:
