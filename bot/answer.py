@@ -9,10 +9,11 @@ from advisor import catalog
 from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
+from bot import lab
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
-from bot.replies import Keyboard, send, t
+from bot.replies import Keyboard, deliver, send, t, text
 
 
 def currency_for(context: Context) -> str:
@@ -110,16 +111,10 @@ async def reply_with_answer(
         catalog_version=catalog.catalog_version(),
         update_id=update.update_id,
     )
-    await send(
-        update,
-        context,
-        "answer",
-        answer_keyboard(context, hid),
-        edit=edit,
-        rec=rec,
-        parsed=parsed,
-        canonical=canonical,
-    )
+    # lab mode (issue 16): the chat's own machines first, the rentals below as the alternative
+    own = await lab.owned_section(update, context, parsed)
+    body = text(context, "answer", rec=rec, parsed=parsed, canonical=canonical)
+    await deliver(update, context, own + body, answer_keyboard(context, hid), edit=edit)
     return hid
 
 
@@ -137,6 +132,6 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
         template, keyboard = "answer", answer_keyboard(context, hid, all_platforms=view == "w")
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
-    await send(
-        update, context, template, keyboard, edit=True, rec=rec, parsed=parsed, canonical=canonical
-    )
+    own = await lab.owned_section(update, context, parsed) if template == "answer" else ""
+    body = text(context, template, rec=rec, parsed=parsed, canonical=canonical)
+    await deliver(update, context, own + body, keyboard, edit=True)

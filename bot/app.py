@@ -58,8 +58,9 @@ PRIVATE_COMMANDS = (
     "cancel",
     "about",
     "forget",
+    "lab",
 )
-GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel")
+GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "cancel", "lab")
 
 
 # Updates in progress at once. The work is mostly CPU (the engine, rendering), so more at
@@ -335,7 +336,7 @@ async def post_init(app: Application) -> None:
 
 def build_application(builder: ApplicationBuilder, settings: Settings) -> AdvisorApplication:
     """Production passes `ApplicationBuilder().token(...)`; tests add `.base_url(stand-in)`."""
-    from bot import commands, wizard
+    from bot import commands, inline, lab, wizard
 
     if settings.telegram_api_base_url:
         builder = builder.base_url(settings.telegram_api_base_url)
@@ -384,6 +385,10 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     app.add_handler(TypeHandler(Update, remember), group=-1)
     # One group: the first handler that matches wins, so a member inside the wizard gets
     # the wizard and everyone else the commands and fallbacks, never both.
+    # lab mode and inline mode (issue 16): /start with a deep-link payload, inline queries,
+    # /lab and replies to its prompt, before the wizard (whose /start ignores a payload)
+    app.add_handlers(inline.handlers())
+    app.add_handlers(lab.handlers())
     with warnings.catch_warnings():
         # per_message=False with CallbackQueryHandlers is deliberate: one wizard per member
         # and chat, its buttons routed by their payload (see bot.callbacks).

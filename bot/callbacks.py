@@ -13,6 +13,8 @@ recognised and refused. Formats:
     h|<hid>                   history: ask again
     l|<uid>|<u or g>|<lang>   language for the user or the group
     f|<uid>|<y or n>          forget: confirm or keep
+    m|<row>|<a e r d>         /lab: add (row 0), edit or remove a machine row, or delete the
+                              group's machines (d, row 0); admins only, checked on each press
 """
 
 from __future__ import annotations
@@ -21,12 +23,12 @@ import re
 from typing import NamedTuple
 
 MAX_BYTES = 64
-_PATTERN = re.compile(r"^([wachlf])\|(-?\d{1,15})((?:\|[\w.\-]{1,24}){0,3})$")
+_PATTERN = re.compile(r"^([wachlfm])\|(-?\d{1,15})((?:\|[\w.\-]{1,24}){0,3})$")
 
 
 class Callback(NamedTuple):
     kind: str
-    id: int  # user id (w, l, f) or history id (a, c, h)
+    id: int  # user id (w, l, f), history id (a, c, h) or machine row (m)
     args: tuple[str, ...]
 
 

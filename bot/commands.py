@@ -19,6 +19,7 @@ from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
 from bot.choices import answer_choices
+from bot.lab_store import lab_store
 from bot.replies import send, t
 from bot.wizard import refuse_not_owner
 
@@ -245,19 +246,21 @@ async def on_lang_button(update: Update, context: Context) -> None:
 
 
 async def forget(update: Update, context: Context) -> None:
-    user = update.effective_user
-    assert user is not None
-    await send(
-        update,
-        context,
-        "forget_confirm",
+    """Per person: the buttons below. In a group, also what belongs to the group (its /lab
+    machines), which its admins delete with a button of their own (bot.lab checks them)."""
+    user, chat = update.effective_user, update.effective_chat
+    assert user is not None and chat is not None
+    rows = [
         [
-            [
-                (t(context, "button.forget_yes"), pack("f", user.id, "y")),
-                (t(context, "button.forget_no"), pack("f", user.id, "n")),
-            ]
-        ],
-    )
+            (t(context, "button.forget_yes"), pack("f", user.id, "y")),
+            (t(context, "button.forget_no"), pack("f", user.id, "n")),
+        ]
+    ]
+    group = chat.type != "private"
+    machines = len(await lab_store(context.repo).machines(chat.id)) if group else 0
+    if machines:
+        rows.append([(t(context, "lab.forget_group"), pack("m", 0, "d"))])
+    await send(update, context, "forget_confirm", rows, group=group, machines=machines)
 
 
 async def on_forget_button(update: Update, context: Context) -> None:

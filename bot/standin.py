@@ -33,6 +33,8 @@ BOT_USER = {"id": 7000001, "is_bot": True, "first_name": "GPU Advisor", "usernam
 ANONYMOUS_ADMIN_ID = 1087968824  # Telegram's GroupAnonymousBot
 MAX_TEXT = 4096
 MAX_CALLBACK_BYTES = 64
+MAX_INLINE_RESULTS = 50
+START_PARAMETER = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a deep link's start parameter
 ALLOWED_TAGS = {
     "b",
     "strong",
@@ -188,6 +190,8 @@ class FakeTelegram:
         self.messages: dict[tuple[int, int], dict] = {}
         self.blocked_users: set[int] = set()
         self.admins: set[int] = set()  # getChatMember answers "creator" for these, else "member"
+        self._inline_ids = itertools.count(1)
+        self._inline_pending: set[str] = set()  # inline queries sent, not yet answered
         self._answered: set[str] = set()
         # Telegram refuses an answer to a button press older than about 15 s; None: never.
         self.callback_answer_window_s: float | None = None
@@ -390,6 +394,42 @@ class FakeTelegram:
             }
         )
 
+    def user_inline_query(self, user: User, query: str, chat_type: str = "sender") -> dict:
+        """ "@Bot 13b fp16" typed in any chat: an inline_query update (no chat id, only the
+        kind of chat it was typed in)."""
+        query_id = f"iq{next(self._inline_ids)}"
+        self._inline_pending.add(query_id)
+        return self._push(
+            {
+                "inline_query": {
+                    "id": query_id,
+                    "from": user.json(),
+                    "query": query,
+                    "offset": "",
+                    "chat_type": chat_type,
+                }
+            }
+        )
+
+    def bot_removed(self, user: User, chat: Chat, *, kicked: bool = True) -> dict:
+        """A member removes the bot from a group: a my_chat_member update."""
+        bot = dict(self.bot_user)
+        return self._push(
+            {
+                "my_chat_member": {
+                    "chat": chat.json(),
+                    "from": user.json(),
+                    "date": int(time.time()),
+                    "old_chat_member": {"status": "member", "user": bot},
+                    "new_chat_member": (
+                        {"status": "kicked", "user": bot, "until_date": 0}
+                        if kicked
+                        else {"status": "left", "user": bot}
+                    ),
+                }
+            }
+        )
+
     async def wait_polling(self, timeout: float = 30.0) -> None:
         """Until a bot asks for updates (a bot process has started)."""
         self._polled.clear()
@@ -488,6 +528,9 @@ class FakeTelegram:
             "show_alert",
             "disable_notification",
             "drop_pending_updates",
+            "results",
+            "button",
+            "is_personal",
         ):
             if isinstance(out.get(k), str):
                 out[k] = json.loads(out[k])
@@ -755,11 +798,69 @@ class FakeTelegram:
             if int(p["user_id"]) in self.admins:
                 return {"status": "creator", "user": user, "is_anonymous": False}
             return {"status": "member", "user": user}
+        if method == "getChatAdministrators":
+            self._chat_for(p)
+            return [
+                {
+                    "status": "creator",
+                    "user": {"id": uid, "is_bot": False, "first_name": "Admin"},
+                    "is_anonymous": False,
+                }
+                for uid in sorted(self.admins)
+            ]
+        if method == "answerInlineQuery":
+            return self._answer_inline(p)
         if method == "deleteMessage":
             self._chat_for(p)
             return self.messages.pop((int(p["chat_id"]), int(p["message_id"])), None) is not None
         # A 404 would surface in PTB as a misleading InvalidToken (research B.4).
         raise _ApiError(400, f"Bad Request: the stand-in lacks method {method}")
+
+    def _answer_inline(self, p: dict) -> bool:
+        """What Telegram checks of an inline answer (core.telegram.org/bots/api#answerinlinequery):
+        a known query answered once, at most 50 results with unique ids of 1–64 bytes, an
+        article's title and message text (Telegram HTML, 4096 characters), cache_time, and
+        deep-link start parameters of 1–64 characters [A-Za-z0-9_-]."""
+        query_id = str(p.get("inline_query_id"))
+        if query_id not in self._inline_pending:
+            raise _ApiError(
+                400,
+                "Bad Request: query is too old and response timeout expired or query ID is invalid",
+            )
+        results = p.get("results")
+        if not isinstance(results, list) or len(results) > MAX_INLINE_RESULTS:
+            raise _ApiError(400, "Bad Request: RESULTS_TOO_MUCH")
+        ids = [str(r.get("id", "")) for r in results]
+        if len(set(ids)) != len(ids) or any(not 1 <= len(i.encode()) <= 64 for i in ids):
+            raise _ApiError(400, "Bad Request: RESULT_ID_INVALID")
+        for r in results:
+            if r.get("type") == "article" and not r.get("title"):
+                raise _ApiError(400, "Bad Request: RESULT_TITLE_EMPTY")
+            content = r.get("input_message_content") or {}
+            if "message_text" in content:
+                self._check_text(
+                    {"text": content["message_text"], "parse_mode": content.get("parse_mode")}
+                )
+            for row in (r.get("reply_markup") or {}).get("inline_keyboard", []):
+                for button in row:
+                    self._check_start_link(button.get("url"))
+        cache_time = p.get("cache_time")
+        if cache_time is not None and int(cache_time) < 0:
+            raise _ApiError(400, "Bad Request: CACHE_TIME_INVALID")
+        button = p.get("button")
+        if (
+            isinstance(button, dict)
+            and "start_parameter" in button
+            and not (button.get("text") and START_PARAMETER.fullmatch(button["start_parameter"]))
+        ):
+            raise _ApiError(400, "Bad Request: START_PARAM_INVALID")
+        self._inline_pending.discard(query_id)
+        return True
+
+    def _check_start_link(self, url: str | None) -> None:
+        prefix = f"https://t.me/{self.bot_user['username']}?start="
+        if url and url.startswith(prefix) and not START_PARAMETER.fullmatch(url[len(prefix) :]):
+            raise _ApiError(400, "Bad Request: START_PARAM_INVALID")
 
     # --- webhook mode -------------------------------------------------------------------
 

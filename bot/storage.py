@@ -213,6 +213,9 @@ class Repository:
     def _forget_cached(self) -> None:
         self._languages.clear()
         self._seen_at.clear()
+        lab = getattr(self, "lab_store", None)  # bot.lab_store: machines moved or deleted
+        if lab is not None:
+            lab.forget_cached()
 
     async def set_user_language(self, user_id: int, language: str | None) -> None:
         await self._write("UPDATE users SET language = ? WHERE user_id = ?", (language, user_id))
@@ -241,6 +244,13 @@ class Repository:
             await changed(
                 db, "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
             )
+            # the group's machines (/lab); a name the supergroup registered already keeps its own
+            await changed(
+                db,
+                "UPDATE OR IGNORE lab_machines SET chat_id = ? WHERE chat_id = ?",
+                (new_chat_id, old_chat_id),
+            )
+            await changed(db, "DELETE FROM lab_machines WHERE chat_id = ?", (old_chat_id,))
 
         await self._writer.transaction(write)
         self._forget_cached()
@@ -342,6 +352,12 @@ class Repository:
                 "profile": ("DELETE FROM users WHERE user_id = ?", (user_id,)),
                 "private_chat": (
                     "DELETE FROM chats WHERE chat_id = ? AND type = 'private'",
+                    (user_id,),
+                ),
+                "my_cards": ("DELETE FROM lab_machines WHERE chat_id = ?", (user_id,)),
+                # a group's machine stays the group's; who wrote it last is forgotten
+                "machines_written": (
+                    "UPDATE lab_machines SET added_by = NULL WHERE added_by = ?",
                     (user_id,),
                 ),
             }

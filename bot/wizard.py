@@ -28,6 +28,7 @@ from telegram.ext import (
 from advisor.memory import estimate
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import fields_named
+from bot import lab
 from bot.answer import reply_with_answer
 from bot.app import Context
 from bot.callbacks import Callback, pack, unpack
@@ -121,7 +122,10 @@ def _choice_label(context: Context, choice: dict) -> str:
     return t(context, key, amount=choice["label"]) if key else choice["label"]
 
 
-def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -> Keyboard:
+def _keyboard(
+    update: Update, context: Context, draft: dict, step: str | None, ours: bool = False
+) -> Keyboard:
+    """`ours`: the chat has registered machines (/lab), offered at the budget step."""
     uid = draft["owner"]
     group = update.effective_chat is not None and update.effective_chat.type != "private"
     if step is None:
@@ -138,6 +142,8 @@ def _keyboard(update: Update, context: Context, draft: dict, step: str | None) -
         for i, c in enumerate(spec["choices"])
     ]
     rows = [buttons[i : i + 3] for i in range(0, len(buttons), 3)]
+    if ours and step == "budget":
+        rows.insert(0, [(t(context, "lab.ours" if group else "lab.mine"), pack("w", uid, "o"))])
     nav = [(t(context, "button.back"), pack("w", uid, "b"))]
     if spec.get("skip", True):
         nav.append((t(context, "button.skip"), pack("w", uid, "s", step)))
@@ -213,7 +219,8 @@ async def _show(
     error: ParsedQuery | None = None,
 ) -> None:
     body = _page(update, context, draft, step, error)
-    kb = _keyboard(update, context, draft, step)
+    ours = step == "budget" and await lab.has_machines(update, context)
+    kb = _keyboard(update, context, draft, step, ours)
     if not edit:
         await _retire_menu(update, context, draft)
     sent = await deliver(update, context, body, kb, edit=edit)
@@ -281,6 +288,9 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
             t(context, "choice.default", value=default) if default else t(context, "choice.skipped")
         )
         _record(draft, args[0], shown, spec["steps"][args[0]].get("default", ""))
+    elif action == "o":  # "our machines" (lab mode): no rental budget, the machines first
+        _record(draft, "budget", t(context, "lab.ours_chosen"), "")
+        draft["ours"] = True
     elif action == "b":
         if draft["path"]:
             draft["answers"].pop(draft["path"].pop(), None)
@@ -328,6 +338,7 @@ async def _advance(update: Update, context: Context, draft: dict, *, edit: bool)
         await _show(update, context, draft, last, edit=edit, error=parsed)
         return ASKING
     _drop_draft(update, context)
+    context.lab_chosen = bool(draft.get("ours"))  # type: ignore[attr-defined]
     await reply_with_answer(update, context, query, parsed, edit=edit)
     return END
 

@@ -13,6 +13,7 @@ from advisor import catalog
 from advisor.fit import card_fit
 from advisor.parse import ParseError, parse_query
 from advisor.recommend import recommend_query
+from advisor.recommend.owned import Machine, judge_machines
 from advisor.render import TEMPLATES, label, labels, render
 from bot.replies import split_message
 from bot.standin import MAX_TEXT, TelegramHTMLError, utf16_len, visible_text
@@ -84,12 +85,46 @@ def contexts() -> dict[str, dict]:
             )
         },
         "help": {"group": True, "bot_username": "GpuAdvisorBot"},
+        **lab_contexts(rec, evil_parsed),
         "about": {
             "catalog_version": "v",
             "gpu_count": 42,
             "model_count": 93,
             "custom_prices": True,
         },
+    }
+
+
+def lab_contexts(rec, parsed) -> dict[str, dict]:  # noqa: ANN001
+    """Lab and inline mode (issue 16): machine names and notes are typed by users."""
+    machines = [
+        Machine(
+            id=1,
+            name=EVIL,
+            gpu_id="a100-40gb-pcie",
+            count=4,
+            price_per_card_hour=3,
+            currency="CNY",
+            note=EVIL,
+        ),
+        Machine(id=2, name="ws", gpu_id="rtx-3090", count=1, note=None),
+    ]
+    own = judge_machines(parse_query("llama-3.3-70b fp16").workload, machines)
+    return {
+        "lab": {
+            "machines": [(m, EVIL) for m in machines],
+            "group": True,
+            "can_change": True,
+            "problem": "unknown",
+            "detail": EVIL,
+            "saved": [EVIL],
+            "removed": EVIL,
+        },
+        "lab_first": {"own": own, "group": True, "chosen": True},
+        "lab_prompt": {"mention": '<a href="tg://user?id=1">x</a>', "current": EVIL},
+        "lab_forgotten": {"count": 3},
+        "inline": {"rec": rec, "parsed": parsed},
+        "forget_confirm": {"group": True, "machines": 3},
     }
 
 
