@@ -34,6 +34,7 @@ from advisor.recommend.rank import (
     with_cheap_fix,
     within_budget,
 )
+from advisor.recommend.recipes import small_card_recipe
 
 # What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
 USABLE_SHARE = 0.99
@@ -137,9 +138,12 @@ def recommend(
     region: str | None = None,
     ask_count: bool = False,
     try_budget_fixes: bool = True,
+    use_recipes: bool = True,
 ) -> Recommendation:
     """`ask_count`: the user asked how many of the named card ("需要几张 H100") and gave no
-    count: the named setup is the fewest of that card that run the job."""
+    count: the named setup is the fewest of that card that run the job. `use_recipes`: a
+    diffusion job that does not fit the named card as loaded by default is answered for the
+    low-VRAM recipe people run on it (recipes.py)."""
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
     setups = _Setups(w)
@@ -154,6 +158,22 @@ def recommend(
         if ask_count and gpu_count is None:
             count = _fewest(setups, named_gpu, price)
         named = option(setups.at(count), named_gpu, count, price, speed_always=True)
+        if use_recipes and (recipe := _small_card_recipe(setups.at(count), named, named_gpu)):
+            # The answer is for the recipe people run on this card, said so in the answer.
+            rec = recommend(
+                recipe[1],
+                gpu_id=gpu_id,
+                budget_per_hour=budget_per_hour,
+                budget_total=budget_total,
+                currency=currency,
+                prices_file=prices_file,
+                gpu_count=count,
+                vram_gib=vram_gib,
+                region=region,
+                try_budget_fixes=try_budget_fixes,
+                use_recipes=False,
+            )
+            return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
 
     picks, over_budget = within_budget(
@@ -244,6 +264,17 @@ def _budget_fixes(result: EstimateResult) -> list[tuple[str, Workload]]:
         if len(out) >= BUDGET_FIX_TRIALS:
             break
     return out
+
+
+def _small_card_recipe(
+    setup: EstimateResult, named: Option, gpu: GpuSpec
+) -> tuple[str, Workload] | None:
+    """The recipe rung for a diffusion job that does not fit the named card with the
+    guide's headroom as asked; None when it does, or when the user chose the knobs."""
+    if named.blocked or (named.fits and not named.risky) or named.count != 1:
+        return None
+    usable = gpu.usable_vram_bytes
+    return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), usable)
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:

@@ -23,6 +23,7 @@ from advisor.models import (
     Workload,
 )
 from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
+from advisor.recommend.recipes import recipe_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
 COUNTS = (1, 2, 4, 8, 16, 32)
@@ -169,6 +170,11 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
                 lambda s=shorter, e=extra: w.model_copy(update={field: s, **e}),
             )
             shorter //= 2
+    if model.kind == Kind.diffusion:
+        # The small-card recipe ladder (recipes.py): slicing and tiling, components taking
+        # turns, text encoders off the GPU, one image at a time, streamed layers; for LoRA,
+        # the frozen base in fp8 or NF4. Before quantizing: the images stay as they are.
+        yield from recipe_fixes(result)
     if not training and model.kind in (Kind.llm, Kind.diffusion):
         bits = _bits(w, result)
         gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
@@ -199,28 +205,6 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             "offload_params",
             lambda: w.model_copy(update={"cpu_offload": Offload.params, "parallelism": sharded}),
         )
-    if (
-        not training
-        and model.kind == Kind.diffusion
-        and w.cpu_offload
-        in (
-            Offload.none,
-            Offload.model,
-        )
-    ):
-        if w.cpu_offload == Offload.none:
-            yield "offload_model", lambda: w.model_copy(update={"cpu_offload": Offload.model})
-        # The official low-VRAM recipes: CogVideoX's enable_model_cpu_offload + VAE tiling
-        # (<12 GB), Wan2.1's --offload_model True --t5_cpu (8.19 GB), FLUX NF4 with T5 off
-        # the GPU (6-8 GB).
-        tiled = {"cpu_offload": Offload.model, "vae_tiling": True}
-        if not w.vae_tiling:
-            yield "offload_tiling", lambda: w.model_copy(update=tiled)
-        if w.text_encoders_on_gpu:
-            yield (
-                "text_encoders_cpu",
-                lambda: w.model_copy(update={**tiled, "text_encoders_on_gpu": False}),
-            )
     for count in (2, 4, 8):
         if count > w.num_gpus:
             yield f"cards:{count}", lambda c=count: workload_for(w, c)
