@@ -33,6 +33,7 @@ class DiffusionSpec(BaseModel):
     denoiser_act_bytes_per_token: int
     vae_force_upcast: bool
     vae_decode_tensors: int
+    controlnet_params_b: float | None = None  # one ControlNet for this denoiser, if known
 
 
 class ModelSpec(BaseModel):

@@ -98,3 +98,29 @@ def test_a_card_that_fits_as_loaded_gets_no_recipe() -> None:
     rec = ask("sdxl on a100 80gb")
     assert rec.recipe is None and rec.verdict.state == "fits"
     assert not rec.result.workload.vae_tiling
+
+
+def test_sdxl_with_a_controlnet_on_12gb_runs_with_components_taking_turns() -> None:
+    """SDXL + ControlNet: the ControlNet (2.5 GB in fp16, ComfyUI issue #1199) sits beside
+    the UNet while sampling. On a 12 GB card: model offload + tiled decode, tight, with
+    sequential offload as the change that gives room; never 'does not fit'."""
+    parsed = parse_query("sdxl controlnet on my 3060 12gb")
+    assert parsed.workload is not None and parsed.workload.controlnets == 1
+    rec = recommend_query(parsed)
+    assert rec.recipe == "offload_tiling" and rec.named.fits
+    cn = next(t for t in rec.setup.estimate.terms if t.name == "controlnet")
+    assert 2.2 * GIB < cn.bytes < 2.5 * GIB
+    assert rec.verdict.state in ("fits", "tight")
+    if rec.verdict.state == "tight":
+        assert rec.verdict.fix == "offload_sequential"
+    plain = ask("sdxl on my 3060 12gb")
+    assert rec.setup.estimate.total_bytes > plain.setup.estimate.total_bytes
+
+
+def test_controlnet_count_is_read_and_read_back() -> None:
+    from advisor.parse import canonical_query
+
+    parsed = parse_query("sdxl + 2 controlnets vae tiling model offload")
+    w = parsed.workload
+    assert w is not None and w.controlnets == 2 and w.vae_tiling
+    assert parse_query(canonical_query(parsed)).workload == w

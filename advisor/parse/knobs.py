@@ -101,6 +101,11 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["vae_slicing"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
+    words = vocab.knob_words("controlnet")
+    if m := s.take(rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words}"):
+        r.fields["controlnets"] = int(m.group(1))
+    elif s.take(rf"{words}(?:\s*(?:x|×)\s*([1-8])\b)?"):
+        r.fields["controlnets"] = 1
 
 
 def recognize_images(s: Scan, r: Reading) -> None:

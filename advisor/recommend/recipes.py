@@ -32,6 +32,7 @@ class Rung:
     code: str
     updates: dict[str, Any]
     images_only: bool
+    slow: bool
 
 
 @cache
@@ -39,7 +40,12 @@ def rungs(training: bool) -> tuple[Rung, ...]:
     with (DATA_DIR / "small_card_recipes.toml").open("rb") as fh:
         data = tomllib.load(fh)
     return tuple(
-        Rung(code=r["code"], updates=dict(r["set"]), images_only=bool(r.get("images", False)))
+        Rung(
+            code=r["code"],
+            updates=dict(r["set"]),
+            images_only=bool(r.get("images", False)),
+            slow=bool(r.get("slow", False)),
+        )
         for r in data["training" if training else "inference"]
     )
 
@@ -72,6 +78,11 @@ def asks_no_knobs(w: Workload, kind: Kind) -> bool:
 def recipe_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
     """The rungs that change something for this workload, cheapest first: the recipe
     ladder, and the diffusion fixes offered when a setup does not fit."""
+    for rung, make in _applicable(result):
+        yield rung.code, make
+
+
+def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Workload]]]:
     w = result.workload
     if result.model.kind != Kind.diffusion:
         return
@@ -87,7 +98,7 @@ def recipe_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wor
             continue  # never a larger base than asked
         if all(_same(current.get(k), v) for k, v in rung.updates.items()):
             continue
-        yield rung.code, lambda u=rung.updates: w.model_copy(update=_typed(u))
+        yield rung, lambda u=rung.updates: w.model_copy(update=_typed(u))
 
 
 def _same(have: Any, want: Any) -> bool:
@@ -105,20 +116,24 @@ def _typed(updates: dict[str, Any]) -> dict[str, Any]:
 def small_card_recipe(
     result: EstimateResult, gpu: GpuSpec, cap_comfortable: int, cap_tight: int
 ) -> tuple[str, Workload] | None:
-    """The first rung that fits `gpu` with the guide's headroom (`cap_comfortable` bytes),
-    else the first that fits at all (`cap_tight`); None when the user chose the knobs
-    or no rung fits."""
+    """The rung the answer is for, in this order of preference: the first that fits `gpu`
+    with the guide's headroom (`cap_comfortable` bytes) at full speed, the first that fits
+    at all (`cap_tight`) at full speed, then the same among the slow rungs. None when the
+    user chose the knobs or no rung fits."""
     if not asks_no_knobs(result.workload, result.model.kind):
         return None
-    tight: tuple[str, Workload] | None = None
-    for code, make in recipe_fixes(result):
+    best: dict[tuple[bool, bool], tuple[str, Workload]] = {}
+    for rung, make in _applicable(result):
         w = make()
         trial = estimate(w)
         if trial.estimate is None or blockers(gpu, trial):
             continue
         total = trial.estimate.total_bytes
-        if total <= cap_comfortable:
-            return code, w
-        if total <= cap_tight and tight is None:
-            tight = (code, w)
-    return tight
+        if total <= cap_tight:
+            best.setdefault((rung.slow, total > cap_comfortable), (rung.code, w))
+        if (False, False) in best:
+            break
+    for key in ((False, False), (False, True), (True, False), (True, True)):
+        if key in best:
+            return best[key]
+    return None
