@@ -18,7 +18,14 @@ from advisor.models import EstimateResult, Kind, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
-from advisor.recommend.fixes import COUNTS, HEADROOM, candidate_fixes, fixes_for, workload_for
+from advisor.recommend.fixes import (
+    COUNTS,
+    HEADROOM,
+    SLOW,
+    candidate_fixes,
+    fixes_for,
+    workload_for,
+)
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
@@ -375,10 +382,15 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
     same_cards = [c for c, _ in comfortable if not c.startswith("cards:")]
     more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
     tight: set[str] = set()
-    if not same_cards and state != "tight":
+    if all(c.partition(":")[0] in SLOW for c in same_cards) and state != "tight":
+        # Nothing at full speed leaves the headroom: a full-speed change that fits tight
+        # comes before streaming weights from RAM (several times slower).
         loose = fixes_for(setup, gpu, comfortable=False, limit=6)
-        same_cards = [c for c, _ in loose if not c.startswith("cards:")][:2]
-        tight = set(same_cards)
+        fast = [
+            c for c, _ in loose if not c.startswith("cards:") and c.partition(":")[0] not in SLOW
+        ]
+        same_cards = fast[:2] + same_cards
+        tight = set(fast[:2])
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
     return (same_cards + more_cards)[:4], tight

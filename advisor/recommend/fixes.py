@@ -44,6 +44,9 @@ CHEAP = (
     "vllm_lean",
     "vllm_lean_tp",
 )
+# Fixes that stream weights from CPU RAM every step: several times slower. A change that
+# fits (even tight) at full speed is advised before them.
+SLOW = ("offload_params", "offload_sequential", "offload_sequential_one_image")
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 # vLLM's own knobs for a small card (docs "Optimization and tuning", "Conserving memory"):
@@ -127,6 +130,17 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
         yield "checkpointing", lambda: w.model_copy(update={"gradient_checkpointing": True})
     if training and model.kind == Kind.llm and not w.chunked_loss:
         yield "chunked_loss", lambda: w.model_copy(update={"chunked_loss": True})
+    if (
+        training
+        and model.kind == Kind.llm
+        and w.mode in (Mode.lora, Mode.qlora)
+        and w.num_gpus == 1
+        and (w.framework or "").lower() != "unsloth"
+    ):
+        # The same LoRA/QLoRA run under Unsloth: no full logits (fused chunked loss) and
+        # gradient checkpoints offloaded to CPU RAM (use_gradient_checkpointing="unsloth");
+        # single-GPU in its open-source release. Read 2026-11-30.
+        yield "unsloth", lambda: w.model_copy(update={"framework": "unsloth"})
     full = w.mode in (Mode.full, Mode.pretrain)
     if full and w.optimizer not in (Optimizer.adamw_8bit, Optimizer.paged_adamw_8bit):
         yield (
