@@ -178,7 +178,14 @@ def kv_cache_bytes_per_element() -> dict[str, float]:
 
 @cache
 def gpus() -> dict[str, GpuSpec]:
-    return {g["id"]: GpuSpec(**g) for g in _load("gpus.toml")["gpu"]}
+    # gpus.toml is generated from the research catalog; gpus_owned.toml holds the cards
+    # people own that it lacks (no prices), kept by hand beside it.
+    raw = list(_load("gpus.toml")["gpu"]) + list(_load("gpus_owned.toml")["gpu"])
+    specs = [GpuSpec(**g) for g in raw]
+    by_id = {g.id: g for g in specs}
+    if len(by_id) != len(specs):
+        raise ValueError("gpus: an id is in both gpus.toml and gpus_owned.toml")
+    return by_id
 
 
 @cache

@@ -18,7 +18,7 @@ LAB = Chat(-100777, "supergroup", "GPU lab")
         ("/vram 13B fp16", "VRAM per card"),
         ("/vram", "answers in one line"),
         ("/vram llama-9-900b", "I don't know the model"),
-        ("/gpus", "GPUs (42)"),
+        ("/gpus", "GPUs (57)"),
         ("/gpus 24g", "with at least 24 GB"),
         ("/gpus a100", "A100"),
         ("/gpus zzz", "None."),
