@@ -112,8 +112,14 @@ def _slow_hours(count: int) -> float:
 
 
 def find_pitfalls(
-    result: EstimateResult, gpu: GpuSpec | None, pick: Option | None, cheapest: Option | None
+    result: EstimateResult,
+    gpu: GpuSpec | None,
+    pick: Option | None,
+    cheapest: Option | None,
+    owned: bool = False,
 ) -> list[Pitfall]:
+    """`owned`: the named card is the user's own; it is never called over-provisioned (a
+    card one owns costs nothing more per hour than a rented one would)."""
     out: list[Pitfall] = []
     w, model, est = result.workload, result.model, result.estimate
     if est is None:
@@ -122,8 +128,12 @@ def find_pitfalls(
     if gpu is not None and pick is not None:
         out += card_pitfalls(result, gpu, pick)
         if (
-            cheapest is not None
+            not owned
+            and cheapest is not None
             and cheapest.gpu_id != pick.gpu_id
+            # over-provisioned: a smaller card would do; a larger one that rents for less
+            # is a cheaper listing, not a sign the named card is too big
+            and cheapest.usable_bytes < pick.usable_bytes
             and pick.fits
             and pick.price_per_hour
             and cheapest.price_per_hour

@@ -199,8 +199,14 @@ def _laptop_card(s: Scan, r: Reading) -> bool:
     return False
 
 
+@cache
+def _owns() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("words")["owns_card"]["words"]))
+
+
 def recognize_cards(s: Scan, r: Reading) -> None:
     """A named card, with its count before or after it, else a count alone."""
+    r.owns_card = r.owns_card or bool(_owns().search(s.text))  # read, not consumed
     p = _patterns()
     if not _laptop_card(s, r):
         _named_card(s, r, p)

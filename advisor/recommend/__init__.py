@@ -146,11 +146,13 @@ def recommend(
     ask_count: bool = False,
     try_budget_fixes: bool = True,
     use_recipes: bool = True,
+    owned: bool = False,
 ) -> Recommendation:
     """`ask_count`: the user asked how many of the named card ("需要几张 H100") and gave no
     count: the named setup is the fewest of that card that run the job. `use_recipes`: a
     diffusion job that does not fit the named card as loaded by default is answered for the
-    low-VRAM recipe people run on it (recipes.py)."""
+    low-VRAM recipe people run on it (recipes.py). `owned`: the named card is the user's own
+    (they said so, or it has no rental listing): never called over-provisioned."""
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
     setups = _Setups(w)
@@ -179,6 +181,7 @@ def recommend(
                 region=region,
                 try_budget_fixes=try_budget_fixes,
                 use_recipes=False,
+                owned=owned,
             )
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
@@ -234,7 +237,11 @@ def recommend(
         headline=headline,
         verdict=verdict,
         fixes=fixes,
-        pitfalls=_not_beside(find_pitfalls(base, head_gpu, headline, cheapest), headline, named),
+        pitfalls=_not_beside(
+            find_pitfalls(base, head_gpu, headline, cheapest, owned=owned and named is not None),
+            headline,
+            named,
+        ),
         guide_task=guide_task(
             base,
             headline.per_gpu_bytes if headline and setup.estimate else None,
@@ -441,7 +448,15 @@ def recommend_query(
         vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
         region=region,
         ask_count=parsed.ask_count,
+        owned=parsed.owns_card or _unlisted(parsed.gpu_id, prices_file),
     )
+
+
+def _unlisted(gpu_id: str | None, prices_file: Path | None) -> bool:
+    """A named card no platform rents (gpus_owned.toml): the user owns it."""
+    if gpu_id is None:
+        return False
+    return not any(p.gpu_id == gpu_id for p in catalog.load_prices(prices_file))
 
 
 def summary(rec: Recommendation) -> dict:
