@@ -311,10 +311,16 @@ def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) 
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
-    if r.ask_fit and r.spec is None and r.params_b is None and r.gpu_id is not None:
+    if (
+        r.ask_fit
+        and r.spec is None
+        and r.params_b is None
+        and (r.gpu_id is not None or r.vram_gib is not None)
+    ):
         return ParsedQuery(
             gpu_id=r.gpu_id,
             gpu_count=r.gpu_count,
+            vram_gib=r.vram_gib if r.gpu_id is None else None,  # "biggest model on 24G"
             budget=r.budget,
             understood=list(s.understood),
             ignored=ignored[:20],
