@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.models import EstimateResult, Kind, Mode, Offload
 
 if TYPE_CHECKING:
@@ -99,6 +99,26 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         p.lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(p)
     return out
+
+
+def _loaded_weight_bytes(result: EstimateResult) -> float:
+    """What is loaded from disk into RAM: the weights on the cards; for a diffusion pipeline
+    every component, wherever it runs (offloaded or streamed ones live in host RAM, and the
+    GPU-side terms then show only what is resident)."""
+    est, w, model = result.estimate, result.workload, result.model
+    assert est is not None
+    on_cards = est.breakdown.get("weights", 0) * max(w.num_gpus, 1)
+    spec = find_model(model.id) if model.kind == Kind.diffusion and model.id else None
+    if spec is None or spec.diffusion is None:
+        return on_cards
+    d = spec.diffusion
+    name = w.weights_format or next(
+        (a.value for a in result.assumed if a.field == "weights_format"), "bf16"
+    )
+    fmt = find_format(name)
+    bits = min(fmt.bits if fmt is not None else 16.0, 16.0)
+    others = sum(d.text_encoders_params_b) + d.vae_params_b
+    return max(on_cards, d.denoiser_params_b * 1e9 * bits / 8 + others * 1e9 * 2)
 
 
 def _slow_hours(count: int) -> float:
@@ -196,8 +216,6 @@ def find_pitfalls(
         p.lang_params = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
         out.append(p)
     elif model.params_b >= 1:
-        out.append(
-            _p("host_ram_disk", size=_gib(est.breakdown.get("weights", 0) * max(w.num_gpus, 1)))
-        )
+        out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
     out.append(_p("cuda_compat"))
     return out

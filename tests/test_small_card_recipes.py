@@ -124,3 +124,12 @@ def test_controlnet_count_is_read_and_read_back() -> None:
     w = parsed.workload
     assert w is not None and w.controlnets == 2 and w.vae_tiling
     assert parse_query(canonical_query(parsed)).workload == w
+
+
+def test_host_ram_note_counts_every_component_even_when_streamed() -> None:
+    """Under sequential offload only a layer is on the GPU; the RAM note still has to count
+    the whole pipeline (HunyuanVideo: 12.8B transformer + 7.6B text encoders, bf16)."""
+    rec = ask("hunyuanvideo 720p on 4090")
+    assert rec.recipe == "offload_sequential"
+    note = next(p for p in rec.pitfalls if p.code == "host_ram_disk")
+    assert note.params["size"].startswith("38.")
