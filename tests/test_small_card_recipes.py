@@ -133,3 +133,12 @@ def test_host_ram_note_counts_every_component_even_when_streamed() -> None:
     assert rec.recipe == "offload_sequential"
     note = next(p for p in rec.pitfalls if p.code == "host_ram_disk")
     assert note.params["size"].startswith("38.")
+
+
+def test_the_details_view_names_the_recipe_too() -> None:
+    parsed = parse_query("sdxl 1024x1024 batch 4 on rtx 3060 12gb")
+    rec = recommend_query(parsed)
+    en = render("details", "en", rec=rec, parsed=parsed, canonical="", plain=True)
+    assert "Run as on this card: the images one at a time" in en and "26.6 GiB" in en
+    zh = render("details", "zh", rec=rec, parsed=parsed, canonical="", plain=True)
+    assert "按这张卡上常用的做法算：一张一张地出图" in zh
