@@ -93,6 +93,9 @@ class GpuSpec(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     shaky_fields: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
+    # False for cards people own that no platform rents (gpus_owned.toml): judged when
+    # named, never proposed as a card to rent.
+    rentable: bool = True
 
     @property
     def usable_vram_bytes(self) -> int:

@@ -85,3 +85,11 @@ def test_vllm_on_a_p40_is_blocked_with_the_reason_in_the_answer() -> None:
     assert "serving_engine_needs_volta" in {p.code for p in rec.pitfalls} | {
         n.code for n in rec.named.notes
     }
+
+
+def test_owned_cards_are_judged_when_named_but_never_proposed_to_rent() -> None:
+    rec = recommend_query(parse_query("qwen2.5-7b"))
+    proposed = {o.gpu_id for o in rec.options}
+    assert not proposed & {gpu_id for gpu_id, _ in OWNED.values()}
+    named = recommend_query(parse_query("qwen2.5-1.5b on p40"))
+    assert named.named is not None and named.named.gpu_id == "tesla-p40" and named.named.fits

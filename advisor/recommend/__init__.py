@@ -90,6 +90,8 @@ def _candidates(
     for p in prices:
         by_gpu.setdefault(p.gpu_id, []).append(p)
     for gpu in catalog.gpus().values():
+        if not gpu.rentable:
+            continue  # a card people own (gpus_owned.toml): judged when named only
         missing = blockers(gpu, setups.base, reqs)
         if missing:
             excluded[gpu.id] = missing
@@ -157,8 +159,6 @@ def recommend(
     currency = currency or "CNY"
     setups = _Setups(w)
     base = setups.base
-    options, excluded = _candidates(setups, prices, currency, region)
-
     named, named_gpu = None, None
     if gpu_id is not None or vram_gib is not None:
         count = gpu_count or max(w.num_gpus, 1)
@@ -185,6 +185,8 @@ def recommend(
             )
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
+    # after the named card: a small-card recipe answers for another workload
+    options, excluded = _candidates(setups, prices, currency, region)
 
     picks, over_budget = within_budget(
         _worth_a_headline(options, base), budget_per_hour, budget_total
