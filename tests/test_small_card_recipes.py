@@ -142,3 +142,10 @@ def test_the_details_view_names_the_recipe_too() -> None:
     assert "Run as on this card: the images one at a time" in en and "26.6 GiB" in en
     zh = render("details", "zh", rec=rec, parsed=parsed, canonical="", plain=True)
     assert "按这张卡上常用的做法算：一张一张地出图" in zh
+
+
+def test_a_video_pipeline_gets_no_still_image_guide_line() -> None:
+    """The guide's SDXL row (16-24 GB) beside HunyuanVideo's 99 GiB read as a second figure."""
+    for line in ("hunyuanvideo 720p", "hunyuanvideo 720p on 4090", "wan2.1 480p on 3090"):
+        rec = ask(line)
+        assert rec.guide_task is None or rec.guide_task.id != "sdxl_inference", line
