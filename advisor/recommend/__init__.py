@@ -395,11 +395,14 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
         # Nothing at full speed leaves the headroom: a full-speed change that fits tight
         # comes before streaming weights from RAM (several times slower).
         loose = fixes_for(setup, gpu, comfortable=False, limit=6)
-        fast = [
-            c for c, _ in loose if not c.startswith("cards:") and c.partition(":")[0] not in SLOW
-        ]
-        same_cards = fast[:2] + same_cards
-        tight = set(fast[:2])
+        own = [c for c, _ in loose if not c.startswith("cards:")]
+        fast = [c for c in own if c.partition(":")[0] not in SLOW]
+        if same_cards:  # slow ones leave the headroom: tight full-speed ones go first
+            tight = set(fast[:2])
+            same_cards = fast[:2] + same_cards
+        else:  # nothing leaves the headroom: the two first that fit, full speed first
+            same_cards = (fast + [c for c in own if c not in fast])[:2]
+            tight = set(same_cards)
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
     return (same_cards + more_cards)[:4], tight
