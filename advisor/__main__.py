@@ -17,6 +17,25 @@ from advisor.recommend import recommend_query
 from advisor.report import estimate_json, recommendation_json
 
 
+def _print_fit(parsed, lang: str, as_json: bool) -> int:
+    """ "3090 最大能跑多大的模型", "biggest model on 24G": what fits the card, per precision."""
+    from advisor import catalog
+    from advisor.fit import fit_for_gpu
+    from advisor.recommend import card_with, cheapest_price
+
+    gpu = catalog.gpus()[parsed.gpu_id] if parsed.gpu_id else card_with(parsed.vram_gib or 0)
+    count = parsed.gpu_count or 1
+    fit = fit_for_gpu(gpu, count)
+    if as_json:
+        print(json.dumps({"fit": fit.model_dump(), "gpu": gpu.id}, ensure_ascii=False, indent=2))
+        return 0
+    from advisor.render import render
+
+    price = cheapest_price(gpu.id, catalog.load_prices(), "CNY" if lang == "zh" else "USD")
+    print(render("fit", lang, plain=True, gpu=gpu, count=count, fit=fit, price=price))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m advisor", description="GPU advisor engine")
     ap.add_argument("query", nargs="?", help='one line, e.g. "13B fp16" or "训练 llama3-8b lora"')
@@ -39,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     parsed = parse_query(args.query)
+    if parsed.ask_fit:
+        return _print_fit(parsed, args.lang, args.json)
     if not parsed.ok:
         if args.json:
             print(

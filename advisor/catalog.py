@@ -33,6 +33,7 @@ class DiffusionSpec(BaseModel):
     denoiser_act_bytes_per_token: int
     vae_force_upcast: bool
     vae_decode_tensors: int
+    controlnet_params_b: float | None = None  # one ControlNet for this denoiser, if known
 
 
 class ModelSpec(BaseModel):
@@ -92,6 +93,9 @@ class GpuSpec(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     shaky_fields: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
+    # False for cards people own that no platform rents (gpus_owned.toml): judged when
+    # named, never proposed as a card to rent.
+    rentable: bool = True
 
     @property
     def usable_vram_bytes(self) -> int:
@@ -177,7 +181,14 @@ def kv_cache_bytes_per_element() -> dict[str, float]:
 
 @cache
 def gpus() -> dict[str, GpuSpec]:
-    return {g["id"]: GpuSpec(**g) for g in _load("gpus.toml")["gpu"]}
+    # gpus.toml is generated from the research catalog; gpus_owned.toml holds the cards
+    # people own that it lacks (no prices), kept by hand beside it.
+    raw = list(_load("gpus.toml")["gpu"]) + list(_load("gpus_owned.toml")["gpu"])
+    specs = [GpuSpec(**g) for g in raw]
+    by_id = {g.id: g for g in specs}
+    if len(by_id) != len(specs):
+        raise ValueError("gpus: an id is in both gpus.toml and gpus_owned.toml")
+    return by_id
 
 
 @cache

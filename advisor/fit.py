@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from advisor import catalog
+from advisor.catalog import GpuSpec
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.recommend import HEADROOM
@@ -90,7 +91,12 @@ class CardFit(BaseModel):
 
 
 def card_fit(gpu_id: str, count: int = 1) -> CardFit:
-    gpu = catalog.gpus()[gpu_id]
+    return fit_for_gpu(catalog.gpus()[gpu_id], count)
+
+
+def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
+    """`card_fit` for any card, also one known only by its memory ("biggest model on 24G")."""
+    gpu_id = gpu.id
     per_card = int(gpu.usable_vram_bytes / (1 + HEADROOM))
 
     def largest(make: Callable[[float], Workload]) -> float | None:

@@ -177,6 +177,7 @@ class Workload(BaseModel):
     vae_slicing: bool = False
     text_encoders_on_gpu: bool = True
     tiny_vae: bool = False
+    controlnets: int = Field(default=0, ge=0, le=8)  # ControlNets beside the denoiser
 
     optimizer: Optimizer | None = None
     gradient_checkpointing: bool | None = None

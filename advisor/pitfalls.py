@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.models import EstimateResult, Kind, Mode, Offload
 
 if TYPE_CHECKING:
@@ -101,6 +101,26 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     return out
 
 
+def _loaded_weight_bytes(result: EstimateResult) -> float:
+    """What is loaded from disk into RAM: the weights on the cards; for a diffusion pipeline
+    every component, wherever it runs (offloaded or streamed ones live in host RAM, and the
+    GPU-side terms then show only what is resident)."""
+    est, w, model = result.estimate, result.workload, result.model
+    assert est is not None
+    on_cards = est.breakdown.get("weights", 0) * max(w.num_gpus, 1)
+    spec = find_model(model.id) if model.kind == Kind.diffusion and model.id else None
+    if spec is None or spec.diffusion is None:
+        return on_cards
+    d = spec.diffusion
+    name = w.weights_format or next(
+        (a.value for a in result.assumed if a.field == "weights_format"), "bf16"
+    )
+    fmt = find_format(name)
+    bits = min(fmt.bits if fmt is not None else 16.0, 16.0)
+    others = sum(d.text_encoders_params_b) + d.vae_params_b
+    return max(on_cards, d.denoiser_params_b * 1e9 * bits / 8 + others * 1e9 * 2)
+
+
 def _slow_hours(count: int) -> float:
     """Hours past which a training time is worth a warning: three days on one card; on
     several, past the week the picks are held to (capabilities.toml max_job_hours)."""
@@ -112,8 +132,14 @@ def _slow_hours(count: int) -> float:
 
 
 def find_pitfalls(
-    result: EstimateResult, gpu: GpuSpec | None, pick: Option | None, cheapest: Option | None
+    result: EstimateResult,
+    gpu: GpuSpec | None,
+    pick: Option | None,
+    cheapest: Option | None,
+    owned: bool = False,
 ) -> list[Pitfall]:
+    """`owned`: the named card is the user's own; it is never called over-provisioned (a
+    card one owns costs nothing more per hour than a rented one would)."""
     out: list[Pitfall] = []
     w, model, est = result.workload, result.model, result.estimate
     if est is None:
@@ -122,8 +148,12 @@ def find_pitfalls(
     if gpu is not None and pick is not None:
         out += card_pitfalls(result, gpu, pick)
         if (
-            cheapest is not None
+            not owned
+            and cheapest is not None
             and cheapest.gpu_id != pick.gpu_id
+            # over-provisioned: a smaller card would do; a larger one that rents for less
+            # is a cheaper listing, not a sign the named card is too big
+            and cheapest.usable_bytes < pick.usable_bytes
             and pick.fits
             and pick.price_per_hour
             and cheapest.price_per_hour
@@ -186,8 +216,6 @@ def find_pitfalls(
         p.lang_params = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
         out.append(p)
     elif model.params_b >= 1:
-        out.append(
-            _p("host_ram_disk", size=_gib(est.breakdown.get("weights", 0) * max(w.num_gpus, 1)))
-        )
+        out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
     out.append(_p("cuda_compat"))
     return out

@@ -98,6 +98,7 @@ def recommendation_json(rec: Recommendation, lang: str = "en") -> dict[str, Any]
     out["fixes"] = rec.fixes
     out["over_budget"] = rec.over_budget
     out["budget_fix"] = rec.budget_fix
+    out["recipe"] = rec.recipe
     out["count_asked"] = rec.count_asked
     out["excluded"] = rec.excluded
     out["free"] = [t["id"] for t in rec.free]

@@ -9,10 +9,10 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Mess
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
-from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
+from advisor.fit import CONTEXT_PROBE_MODEL, card_fit, fit_for_gpu
 from advisor.models import Workload
 from advisor.parse import ParsedQuery, parse_query
-from advisor.recommend import Price, cheapest_price
+from advisor.recommend import Price, card_with, cheapest_price
 from advisor.recommend.grid import precision_grid
 from bot import followup
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
@@ -94,6 +94,8 @@ async def free_text(update: Update, context: Context) -> None:
 async def _answer(update: Update, context: Context, text: str, parsed: ParsedQuery) -> None:
     """A question, or "4090 能跑什么模型" (parsed.ask_fit): the card's /fit list."""
     spec = catalog.gpus().get(parsed.gpu_id) if parsed.ask_fit and parsed.gpu_id else None
+    if parsed.ask_fit and parsed.vram_gib:
+        spec = card_with(parsed.vram_gib)  # "biggest model on 24G": judged by memory
     if spec is not None and 1 <= (parsed.gpu_count or 1) <= 8:
         await _show_card(update, context, "fit", spec, parsed.gpu_count or 1)
         return
@@ -164,7 +166,8 @@ async def _card(update: Update, context: Context, template: str) -> None:
 async def _show_card(
     update: Update, context: Context, template: str, spec: GpuSpec, count: int
 ) -> None:
-    fits = card_fit(spec.id, count)
+    # a catalog card, or one known by its memory ("biggest model on 24G")
+    fits = card_fit(spec.id, count) if spec.id in catalog.gpus() else fit_for_gpu(spec, count)
     probe = catalog.models()[CONTEXT_PROBE_MODEL]
     grid = precision_grid(Workload(model=probe.id), spec, count) if template == "gpu" else []
     await send(

@@ -38,6 +38,7 @@ ALLOWED = {
     # techniques and programs
     "LoRA",
     "QLoRA",
+    "ControlNet",  # a model's name (Zhang et al. 2023), not translated in Chinese write-ups
     "DPO",
     "GRPO",
     "PPO",

@@ -18,7 +18,7 @@ LAB = Chat(-100777, "supergroup", "GPU lab")
         ("/vram 13B fp16", "VRAM per card"),
         ("/vram", "answers in one line"),
         ("/vram llama-9-900b", "I don't know the model"),
-        ("/gpus", "GPUs (42)"),
+        ("/gpus", "GPUs (57)"),
         ("/gpus 24g", "with at least 24 GB"),
         ("/gpus a100", "A100"),
         ("/gpus zzz", "None."),
@@ -65,6 +65,17 @@ async def test_asking_what_a_card_can_run_answers_with_its_fit_list(tg: FakeTele
     assert shown(await say(tg, wang, "4090 能跑什么模型")) == shown(
         await say(tg, wang, "/fit 4090")
     )
+
+
+async def test_asking_the_biggest_model_for_a_memory_size_answers_per_precision(
+    tg: FakeTelegram, bot
+) -> None:
+    """ "biggest model on 24G" / "24g显存最大能跑多大的模型": the fit list of a card with that
+    memory (BF16 / INT8 / INT4 sizes), not "which model?"."""
+    en = shown(await say(tg, User(2033, "Bo", "en"), "biggest model on 24G"))
+    assert "What fits on 24 GB GPU" in en and "BF16 8B" in en
+    zh = shown(await say(tg, User(2034, "王", "zh-hans"), "24g显存最大能跑多大的模型"))
+    assert "24 GB GPU 能跑什么" in zh and "INT4" in zh
 
 
 async def test_command_menus_are_set_for_private_and_group_chats_in_both_languages(

@@ -151,11 +151,14 @@ def test_comfyui_peak_is_its_largest_phase_not_every_component_at_once():
     assert flux.named is not None and flux.named.fits
 
 
-def test_video_that_does_not_fit_is_offered_offload_tiling_and_t5_on_cpu():
+def test_video_that_does_not_fit_runs_with_offload_tiling_and_t5_on_cpu():
+    """A named small card: the answer is for the low-VRAM recipe; with the user's own knobs
+    (model offload without tiling) the recipe rungs are the fixes instead."""
     rec = ask("cogvideox-2b 生成视频 3060 12g")
-    assert any(f in rec.fixes for f in ("offload_tiling", "text_encoders_cpu"))
-    wan = ask("Wan2.1 1.3B text-to-video on 4090")
-    assert "text_encoders_cpu" in wan.fixes
+    assert rec.recipe in ("offload_tiling", "text_encoders_cpu")
+    assert rec.verdict is not None and rec.verdict.state == "fits"
+    pinned = ask("cogvideox-2b model offload 3060 12g")
+    assert pinned.recipe is None and "text_encoders_cpu" in pinned.fixes
 
 
 def test_diffusion_quantize_fix_names_a_diffusion_format_not_awq():
@@ -247,3 +250,36 @@ def test_72b_awq_on_two_3090_under_vllm_runs_with_its_small_card_flags():
     )
     est = estimate(w).estimate
     assert est is not None and est.total_bytes < 23.8 * GIB
+
+
+# --- vLLM's small-card flags: one ladder, one rung advised -----------------------------------
+
+
+def test_vllm_flag_sets_are_one_family_and_only_the_least_that_fits_is_advised():
+    """The prefill chunk, eager mode and the lean set were two fix families that could both
+    appear ('eager_batched:2048' and 'vllm_lean' for the same 4090). Now one ladder."""
+    from advisor.recommend.fixes import VLLM_FLAG_CODES
+
+    for line in (
+        "qwen2.5-32b awq on 4090",
+        "gpt-oss-20b on 16 GB",
+        "两张3090 跑 qwen2.5-72b-instruct-awq 用 vllm",
+        "qwen2.5-14b awq vllm on 16gb",
+    ):
+        rec = ask(line)
+        flags = [f for f in rec.fixes if f.partition(":")[0] in VLLM_FLAG_CODES]
+        assert len(flags) == 1, (line, rec.fixes)
+    assert ask("qwen2.5-32b awq on 4090").fixes[0] == "eager_batched:2048"
+
+
+def test_vllm_flag_ladder_never_loosens_what_the_user_set():
+    from advisor.recommend.fixes import vllm_flag_fixes
+
+    w = Workload(model="qwen2.5-7b", runtime="vllm", max_num_batched_tokens=1024)
+    for code, make in vllm_flag_fixes(w):
+        assert make().max_num_batched_tokens == 1024, code
+    assert "batched_tokens:2048" not in [c for c, _ in vllm_flag_fixes(w)]
+    single = [c for c, _ in vllm_flag_fixes(Workload(model="qwen2.5-7b", runtime="vllm"))]
+    assert "vllm_lean" in single and "vllm_lean_tp" not in single
+    tp = [c for c, _ in vllm_flag_fixes(Workload(model="qwen2.5-72b", runtime="vllm", num_gpus=2))]
+    assert "vllm_lean_tp" in tp and "vllm_lean" not in tp

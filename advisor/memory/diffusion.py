@@ -27,6 +27,10 @@ PLAIN_FORMATS = {"fp32", "fp16", "bf16"}
 # Tiled VAE decode (diffusers enable_tiling): tiles of 256 px (CogVideoX, HunyuanVideo,
 # SD/SDXL tile_sample_min_size) with overlap; two tiles' maps alive plus the blended output.
 TILE_PIXELS = 2 * 256 * 256
+# A ControlNet is a trainable copy of the denoiser's encoder and middle blocks (Zhang et al.
+# 2023, arXiv:2302.05543): the two checkpoints in the catalog are 0.42 (SD 1.5) and 0.49
+# (SDXL) of their UNet. Without a catalog figure: half the denoiser, the larger side.
+CONTROLNET_SHARE = 0.5
 
 
 def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
@@ -55,6 +59,7 @@ class PipelineMemory:
     te_w: list[float]
     vae_w: float
     vae_bytes: int
+    cn_w: float
     den_act: float
     act_formula: str
     act_values: dict
@@ -122,6 +127,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         te_w=[estimate_weight_bytes(x * 1e9, None, te_fmt) for x in d.text_encoders_params_b],
         vae_w=2.4e6 * 2 if w.tiny_vae else d.vae_params_b * 1e9 * vae_bytes,
         vae_bytes=vae_bytes,
+        cn_w=controlnet_weight_bytes(w, spec, fmt),
         den_act=den_act,
         act_formula=act_formula,
         act_values=act_values,
@@ -153,6 +159,32 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     return est
 
 
+def controlnet_weight_bytes(w: Workload, spec: ModelSpec, fmt: str) -> float:
+    """ControlNets sit beside the denoiser while it samples (each step runs both), in the
+    denoiser's 16-bit compute dtype (quantizers are given the denoiser only). Their down-block
+    residuals handed to the denoiser are a few hundred MB at most, inside the band."""
+    d = spec.diffusion
+    assert d is not None
+    if not w.controlnets:
+        return 0.0
+    params = d.controlnet_params_b or d.denoiser_params_b * CONTROLNET_SHARE
+    dtype = fmt if fmt in PLAIN_FORMATS else "bf16"
+    return w.controlnets * estimate_weight_bytes(params * 1e9, None, dtype)
+
+
+def add_controlnets(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
+    d = p.spec.diffusion
+    assert d is not None
+    params = d.controlnet_params_b or d.denoiser_params_b * CONTROLNET_SHARE
+    return acc.add(
+        "controlnet",
+        p.cn_w,
+        f"{w.controlnets} x ControlNet {params:g}B x 16 bits",
+        count=w.controlnets,
+        params_b=round(params, 3),
+    )
+
+
 def denoiser_formula(p: PipelineMemory) -> str:
     d = p.spec.diffusion
     assert d is not None
@@ -164,7 +196,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     """diffusers enable_model_cpu_offload: one component on the GPU at a time, so the peak
     is the largest phase (text encoding, denoising, decoding)."""
     phases = {
-        "denoise": p.den_w + p.den_act,
+        "denoise": p.den_w + p.cn_w + p.den_act,
         "decode": p.vae_w + p.decode,
         "text": max(p.te_w) if p.te_w and w.text_encoders_on_gpu else 0,
     }
@@ -185,6 +217,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
             + denoiser_formula(p),
             key="weights.model_offload",
         )
+        allocated += add_controlnets(w, p, acc)
         return allocated + acc.add(
             "activations", p.den_act, p.act_formula, key="activations.denoiser", **p.act_values
         )
@@ -208,6 +241,7 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         params_b=d.denoiser_params_b,
         bits=catalog.find_format(p.fmt).bits,  # type: ignore[union-attr]
     )
+    allocated += add_controlnets(w, p, acc)
     te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
     if te_total:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]

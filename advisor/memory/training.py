@@ -438,7 +438,13 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     logits_b = 0
     if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
-        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time.
+        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
+        # 2026-11-30 against transformers' loss_utils.ForCausalLMLoss (v4.46+): it upcasts
+        # the whole [tokens, vocab] tensor (`logits = logits.float()`, not per chunk) and
+        # pads the labels instead of copying shifted logits; the peak is the log-softmax
+        # backward: its saved fp32 output + nll's fp32 gradient + the fp32 gradient it
+        # returns = 12 B per logit. Only torchtune's CEWithChunkedOutputLoss, Liger and
+        # Unsloth (CUT_CROSS_ENTROPY_FRAMEWORKS) avoid the full fp32 tensor.
         per = 2.5 if w.chunked_loss else (12.0 if t.elem <= 2.5 else 16.0)
         if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
             per = 0.0  # logits are never materialized: a vocabulary chunk at a time

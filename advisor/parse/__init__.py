@@ -60,6 +60,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_batch,
     knobs.recognize_lora_rank,
     knobs.recognize_resolution,
+    knobs.recognize_diffusion_knobs,
     knobs.recognize_images,
     knobs.recognize_training_knobs,
     tasks.recognize_mode,

@@ -32,6 +32,7 @@ class ParsedQuery(BaseModel):
     error: ParseError | None = None
     # "4090 能跑什么模型": no model, a card: the bot answers with the card's /fit list
     ask_fit: bool = False
+    owns_card: bool = False  # "my T4", "我的 3090": the card named is the user's own
 
     @property
     def ok(self) -> bool:
@@ -310,10 +311,16 @@ def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) 
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
-    if r.ask_fit and r.spec is None and r.params_b is None and r.gpu_id is not None:
+    if (
+        r.ask_fit
+        and r.spec is None
+        and r.params_b is None
+        and (r.gpu_id is not None or r.vram_gib is not None)
+    ):
         return ParsedQuery(
             gpu_id=r.gpu_id,
             gpu_count=r.gpu_count,
+            vram_gib=r.vram_gib if r.gpu_id is None else None,  # "biggest model on 24G"
             budget=r.budget,
             understood=list(s.understood),
             ignored=ignored[:20],
@@ -332,6 +339,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         vram_gib=r.vram_gib,
         budget=r.budget,
         ask_count=r.ask_count,
+        owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
         understood=understood,
         ignored=ignored[:20],
         assumed=assumed,

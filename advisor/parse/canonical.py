@@ -46,6 +46,22 @@ def _training_parts(w: Workload) -> list[str]:
     return parts
 
 
+def _diffusion_parts(w: Workload) -> list[str]:
+    """diffusers' memory knobs, in the words the knob recognizers read back."""
+    parts = []
+    if w.controlnets:
+        parts.append(f"{w.controlnets} controlnet")
+    if w.cpu_offload.value in ("model", "sequential"):
+        parts.append(f"{w.cpu_offload.value} offload")
+    if w.vae_slicing:
+        parts.append("vae slicing")
+    if w.vae_tiling:
+        parts.append("vae tiling")
+    if not w.text_encoders_on_gpu:
+        parts.append("t5 on cpu")
+    return parts
+
+
 def canonical_query(p: ParsedQuery) -> str:
     """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`."""
     w = p.workload
@@ -71,6 +87,7 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.image_width}x{w.image_height}")
     if w.images_per_prompt:
         parts.append(f"{w.images_per_prompt} images")
+    parts += _diffusion_parts(w)
     parts += _training_parts(w)
     count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None)
     if count:

@@ -113,8 +113,9 @@ def _spelled(spellings: dict[str, str], key: str) -> GpuSpec | None:
 def _sibling_with_memory(spec: GpuSpec, mem: int) -> GpuSpec | None:
     """rtx-3080-10gb asked as "3080 12g" -> rtx-3080-12gb: same name stem, that memory."""
     stem = re.sub(r"-\d+gb.*$", "", spec.id)
+    sibling = re.compile(re.escape(stem) + r"(-\d+gb.*)?")  # not rtx-3060 -> rtx-3060-ti
     for other in catalog.gpus().values():
-        if other.id.startswith(stem) and round(other.vram_gb) == mem:
+        if sibling.fullmatch(other.id) and round(other.vram_gb) == mem:
             return other
     return None
 
@@ -187,14 +188,25 @@ def _laptop_card(s: Scan, r: Reading) -> bool:
     table = {vocab.squash(k): v for k, v in vocab.load("cards")["laptop"].items()}
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
+        if card and card.get("id") in catalog.gpus():
+            mem = m.group("mem")
+            odd = float(mem) if mem and int(mem) != card["gb"] else None
+            _set_card(r, (catalog.gpus()[card["id"]], odd))
+            return True
         if card:
             _set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
             return True
     return False
 
 
+@cache
+def _owns() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("words")["owns_card"]["words"]))
+
+
 def recognize_cards(s: Scan, r: Reading) -> None:
     """A named card, with its count before or after it, else a count alone."""
+    r.owns_card = r.owns_card or bool(_owns().search(s.text))  # read, not consumed
     p = _patterns()
     if not _laptop_card(s, r):
         _named_card(s, r, p)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from advisor.memory import video
 from advisor.models import Attention, Optimizer
 from advisor.parse import vocab
 from advisor.parse.scan import SCALE, Reading, Scan, number, reject
@@ -80,8 +81,31 @@ def recognize_lora_rank(s: Scan, r: Reading) -> None:
 def recognize_resolution(s: Scan, r: Reading) -> None:
     if m := s.take(r"(?<![\d.])(\d{2,5})\s*[x*]\s*(\d{2,5})(?![\d.])"):
         r.fields["image_width"], r.fields["image_height"] = int(m.group(1)), int(m.group(2))
-    elif m := s.take(r"(\d{2,5})\s*(?:px|p\b|分辨率)"):
+    elif m := s.take(r"(?<![\d.])(\d{3,4})\s*p\b(?!x)"):
+        # "720p", "1080p", "480p": a 16:9 frame that many lines high (the video convention:
+        # 720p = 1280x720), width rounded to the 16-pixel multiple latent models use.
+        # A still-image model's "1024p" is its square side.
+        height = int(m.group(1))
+        still = r.spec is not None and video.geometry(r.spec.id) is None
+        r.fields["image_width"] = height if still else round(height * 16 / 9 / 16) * 16
+        r.fields["image_height"] = height
+    elif m := s.take(r"(\d{2,5})\s*(?:px|分辨率)"):
         r.fields["image_width"] = r.fields["image_height"] = int(m.group(1))
+
+
+def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
+    """diffusers' VAE slicing / tiling and text encoders kept off the GPU."""
+    if s.take(vocab.knob_words("vae_tiling")):
+        r.fields["vae_tiling"] = True
+    if s.take(vocab.knob_words("vae_slicing")):
+        r.fields["vae_slicing"] = True
+    if s.take(vocab.knob_words("text_encoders_cpu")):
+        r.fields["text_encoders_on_gpu"] = False
+    words = vocab.knob_words("controlnet")
+    if m := s.take(rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words}"):
+        r.fields["controlnets"] = int(m.group(1))
+    elif s.take(rf"{words}(?:\s*(?:x|×)\s*([1-8])\b)?"):
+        r.fields["controlnets"] = 1
 
 
 def recognize_images(s: Scan, r: Reading) -> None:

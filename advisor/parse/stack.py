@@ -72,6 +72,8 @@ def recognize_offload(s: Scan, r: Reading) -> None:
     explicit = [table[k] for k in found if k not in ("offload", "卸载", "cpuoffload")]
     if explicit:
         r.fields["cpu_offload"] = Offload(explicit[0])
+    elif r.spec is not None and r.spec.kind.value == "diffusion":
+        r.fields["cpu_offload"] = Offload.model  # a pipeline offloads its components
     elif r.fields.get("parallelism") in (Parallelism.zero3, Parallelism.fsdp):
         r.fields["cpu_offload"] = Offload(vocab.load("runtimes")["offload"]["zero3_default"])
     else:

@@ -18,7 +18,14 @@ from advisor.models import EstimateResult, Kind, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
-from advisor.recommend.fixes import COUNTS, HEADROOM, candidate_fixes, fixes_for, workload_for
+from advisor.recommend.fixes import (
+    COUNTS,
+    HEADROOM,
+    SLOW,
+    candidate_fixes,
+    fixes_for,
+    workload_for,
+)
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
@@ -34,6 +41,7 @@ from advisor.recommend.rank import (
     with_cheap_fix,
     within_budget,
 )
+from advisor.recommend.recipes import small_card_recipe
 
 # What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
 USABLE_SHARE = 0.99
@@ -82,6 +90,8 @@ def _candidates(
     for p in prices:
         by_gpu.setdefault(p.gpu_id, []).append(p)
     for gpu in catalog.gpus().values():
+        if not gpu.rentable:
+            continue  # a card people own (gpus_owned.toml): judged when named only
         missing = blockers(gpu, setups.base, reqs)
         if missing:
             excluded[gpu.id] = missing
@@ -137,15 +147,18 @@ def recommend(
     region: str | None = None,
     ask_count: bool = False,
     try_budget_fixes: bool = True,
+    use_recipes: bool = True,
+    owned: bool = False,
 ) -> Recommendation:
     """`ask_count`: the user asked how many of the named card ("需要几张 H100") and gave no
-    count: the named setup is the fewest of that card that run the job."""
+    count: the named setup is the fewest of that card that run the job. `use_recipes`: a
+    diffusion job that does not fit the named card as loaded by default is answered for the
+    low-VRAM recipe people run on it (recipes.py). `owned`: the named card is the user's own
+    (they said so, or it has no rental listing): never called over-provisioned."""
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
     setups = _Setups(w)
     base = setups.base
-    options, excluded = _candidates(setups, prices, currency, region)
-
     named, named_gpu = None, None
     if gpu_id is not None or vram_gib is not None:
         count = gpu_count or max(w.num_gpus, 1)
@@ -154,7 +167,26 @@ def recommend(
         if ask_count and gpu_count is None:
             count = _fewest(setups, named_gpu, price)
         named = option(setups.at(count), named_gpu, count, price, speed_always=True)
+        if use_recipes and (recipe := _small_card_recipe(setups.at(count), named, named_gpu)):
+            # The answer is for the recipe people run on this card, said so in the answer.
+            rec = recommend(
+                recipe[1],
+                gpu_id=gpu_id,
+                budget_per_hour=budget_per_hour,
+                budget_total=budget_total,
+                currency=currency,
+                prices_file=prices_file,
+                gpu_count=count,
+                vram_gib=vram_gib,
+                region=region,
+                try_budget_fixes=try_budget_fixes,
+                use_recipes=False,
+                owned=owned,
+            )
+            return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
+    # after the named card: a small-card recipe answers for another workload
+    options, excluded = _candidates(setups, prices, currency, region)
 
     picks, over_budget = within_budget(
         _worth_a_headline(options, base), budget_per_hour, budget_total
@@ -207,7 +239,11 @@ def recommend(
         headline=headline,
         verdict=verdict,
         fixes=fixes,
-        pitfalls=_not_beside(find_pitfalls(base, head_gpu, headline, cheapest), headline, named),
+        pitfalls=_not_beside(
+            find_pitfalls(base, head_gpu, headline, cheapest, owned=owned and named is not None),
+            headline,
+            named,
+        ),
         guide_task=guide_task(
             base,
             headline.per_gpu_bytes if headline and setup.estimate else None,
@@ -244,6 +280,17 @@ def _budget_fixes(result: EstimateResult) -> list[tuple[str, Workload]]:
         if len(out) >= BUDGET_FIX_TRIALS:
             break
     return out
+
+
+def _small_card_recipe(
+    setup: EstimateResult, named: Option, gpu: GpuSpec
+) -> tuple[str, Workload] | None:
+    """The recipe rung for a diffusion job that does not fit the named card with the
+    guide's headroom as asked; None when it does, or when the user chose the knobs."""
+    if named.blocked or (named.fits and not named.risky) or named.count != 1:
+        return None
+    usable = gpu.usable_vram_bytes
+    return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), usable)
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
@@ -344,10 +391,18 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
     same_cards = [c for c, _ in comfortable if not c.startswith("cards:")]
     more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
     tight: set[str] = set()
-    if not same_cards and state != "tight":
+    if all(c.partition(":")[0] in SLOW for c in same_cards) and state != "tight":
+        # Nothing at full speed leaves the headroom: a full-speed change that fits tight
+        # comes before streaming weights from RAM (several times slower).
         loose = fixes_for(setup, gpu, comfortable=False, limit=6)
-        same_cards = [c for c, _ in loose if not c.startswith("cards:")][:2]
-        tight = set(same_cards)
+        own = [c for c, _ in loose if not c.startswith("cards:")]
+        fast = [c for c in own if c.partition(":")[0] not in SLOW]
+        if same_cards:  # slow ones leave the headroom: tight full-speed ones go first
+            tight = set(fast[:2])
+            same_cards = fast[:2] + same_cards
+        else:  # nothing leaves the headroom: the two first that fit, full speed first
+            same_cards = (fast + [c for c in own if c not in fast])[:2]
+            tight = set(same_cards)
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
     return (same_cards + more_cards)[:4], tight
@@ -398,7 +453,15 @@ def recommend_query(
         vram_gib=parsed.vram_gib if parsed.gpu_id is None else None,
         region=region,
         ask_count=parsed.ask_count,
+        owned=parsed.owns_card or _unlisted(parsed.gpu_id, prices_file),
     )
+
+
+def _unlisted(gpu_id: str | None, prices_file: Path | None) -> bool:
+    """A named card no platform rents (gpus_owned.toml): the user owns it."""
+    if gpu_id is None:
+        return False
+    return not any(p.gpu_id == gpu_id for p in catalog.load_prices(prices_file))
 
 
 def summary(rec: Recommendation) -> dict:

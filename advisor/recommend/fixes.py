@@ -23,6 +23,7 @@ from advisor.models import (
     Workload,
 )
 from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
+from advisor.recommend.recipes import recipe_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
 COUNTS = (1, 2, 4, 8, 16, 32)
@@ -43,6 +44,9 @@ CHEAP = (
     "vllm_lean",
     "vllm_lean_tp",
 )
+# Fixes that stream weights from CPU RAM every step: several times slower. A change that
+# fits (even tight) at full speed is advised before them.
+SLOW = ("offload_params", "offload_sequential", "offload_sequential_one_image")
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 # vLLM's own knobs for a small card (docs "Optimization and tuning", "Conserving memory"):
@@ -51,6 +55,29 @@ SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prom
 # With tensor parallel, --disable-custom-all-reduce drops its IPC buffers (NCCL only).
 VLLM_LEAN = {"cuda_graphs": False, "max_num_batched_tokens": 2048, "max_num_seqs": 16}
 VLLM_LEAN_TP = {**VLLM_LEAN, "custom_all_reduce": False}
+# One ladder of vLLM / SGLang flag sets for a small card, least first; all change no answer.
+# A smaller prefill chunk costs a little prefill throughput, eager mode a little decode
+# speed, 16 sequences at once caps concurrency. Only the first set that fits is advised
+# (one kind, `vllm_flags`); with tensor parallel the full set also drops the custom
+# all-reduce buffers. (code, flags, tensor-parallel only, single card only)
+VLLM_FLAG_LADDER: tuple[tuple[str, dict, bool, bool], ...] = (
+    (
+        f"batched_tokens:{SMALL_BATCHED_TOKENS}",
+        {"max_num_batched_tokens": SMALL_BATCHED_TOKENS},
+        False,
+        False,
+    ),
+    ("eager", {"cuda_graphs": False}, False, False),
+    (
+        f"eager_batched:{SMALL_BATCHED_TOKENS}",
+        {"cuda_graphs": False, "max_num_batched_tokens": SMALL_BATCHED_TOKENS},
+        False,
+        False,
+    ),
+    ("vllm_lean", VLLM_LEAN, False, True),
+    ("vllm_lean_tp", VLLM_LEAN_TP, True, False),
+)
+VLLM_FLAG_CODES = {code.partition(":")[0] for code, *_ in VLLM_FLAG_LADDER}
 # A smaller KV cache, in each runtime's own setting: (fix code, cache type).
 KV_FIXES = {
     Runtime.ollama: ("kv_q8_ollama", "q8_0"),  # OLLAMA_KV_CACHE_TYPE=q8_0
@@ -126,34 +153,26 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
         yield "checkpointing", lambda: w.model_copy(update={"gradient_checkpointing": True})
     if training and model.kind == Kind.llm and not w.chunked_loss:
         yield "chunked_loss", lambda: w.model_copy(update={"chunked_loss": True})
+    if (
+        training
+        and model.kind == Kind.llm
+        and w.mode in (Mode.lora, Mode.qlora)
+        and w.num_gpus == 1
+        and (w.framework or "").lower() != "unsloth"
+    ):
+        # The same LoRA/QLoRA run under Unsloth: no full logits (fused chunked loss) and
+        # gradient checkpoints offloaded to CPU RAM (use_gradient_checkpointing="unsloth");
+        # single-GPU in its open-source release. Read 2026-11-30.
+        yield "unsloth", lambda: w.model_copy(update={"framework": "unsloth"})
     full = w.mode in (Mode.full, Mode.pretrain)
     if full and w.optimizer not in (Optimizer.adamw_8bit, Optimizer.paged_adamw_8bit):
         yield (
             "optimizer_8bit",
             lambda: w.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit}),
         )
-    if not training and runtime_of(result) in VLLM_LIKE:
-        # Serving-engine settings that change no answer: a smaller prefill chunk shrinks the
-        # profiled activations; eager mode drops the CUDA-graph pool.
-        if (w.max_num_batched_tokens or 8192) > SMALL_BATCHED_TOKENS:
-            yield (
-                f"batched_tokens:{SMALL_BATCHED_TOKENS}",
-                lambda: w.model_copy(update={"max_num_batched_tokens": SMALL_BATCHED_TOKENS}),
-            )
-        if w.cuda_graphs is not False:
-            yield "eager", lambda: w.model_copy(update={"cuda_graphs": False})
-            yield (
-                f"eager_batched:{SMALL_BATCHED_TOKENS}",
-                lambda: w.model_copy(
-                    update={"cuda_graphs": False, "max_num_batched_tokens": SMALL_BATCHED_TOKENS}
-                ),
-            )
     runtime = result.estimate.runtime if result.estimate else None
-    serving = runtime in (Runtime.vllm, Runtime.sglang)
-    lean = VLLM_LEAN_TP if w.num_gpus > 1 else VLLM_LEAN
-    if not training and serving and any(w.model_dump()[k] != v for k, v in lean.items()):
-        code = "vllm_lean_tp" if w.num_gpus > 1 else "vllm_lean"
-        yield code, lambda: w.model_copy(update=lean)
+    if not training and runtime_of(result) in VLLM_LIKE:
+        yield from vllm_flag_fixes(w)
     if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
         kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
         yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})
@@ -169,6 +188,11 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
                 lambda s=shorter, e=extra: w.model_copy(update={field: s, **e}),
             )
             shorter //= 2
+    if model.kind == Kind.diffusion:
+        # The small-card recipe ladder (recipes.py): slicing and tiling, components taking
+        # turns, text encoders off the GPU, one image at a time, streamed layers; for LoRA,
+        # the frozen base in fp8 or NF4. Before quantizing: the images stay as they are.
+        yield from recipe_fixes(result)
     if not training and model.kind in (Kind.llm, Kind.diffusion):
         bits = _bits(w, result)
         gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
@@ -199,31 +223,27 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
             "offload_params",
             lambda: w.model_copy(update={"cpu_offload": Offload.params, "parallelism": sharded}),
         )
-    if (
-        not training
-        and model.kind == Kind.diffusion
-        and w.cpu_offload
-        in (
-            Offload.none,
-            Offload.model,
-        )
-    ):
-        if w.cpu_offload == Offload.none:
-            yield "offload_model", lambda: w.model_copy(update={"cpu_offload": Offload.model})
-        # The official low-VRAM recipes: CogVideoX's enable_model_cpu_offload + VAE tiling
-        # (<12 GB), Wan2.1's --offload_model True --t5_cpu (8.19 GB), FLUX NF4 with T5 off
-        # the GPU (6-8 GB).
-        tiled = {"cpu_offload": Offload.model, "vae_tiling": True}
-        if not w.vae_tiling:
-            yield "offload_tiling", lambda: w.model_copy(update=tiled)
-        if w.text_encoders_on_gpu:
-            yield (
-                "text_encoders_cpu",
-                lambda: w.model_copy(update={**tiled, "text_encoders_on_gpu": False}),
-            )
     for count in (2, 4, 8):
         if count > w.num_gpus:
             yield f"cards:{count}", lambda c=count: workload_for(w, c)
+
+
+def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """The vLLM flag ladder's rungs that change something for this workload."""
+    current = w.model_dump()
+    tp = w.num_gpus > 1
+    for code, flags, tp_only, single_only in VLLM_FLAG_LADDER:
+        if (tp_only and not tp) or (single_only and tp):
+            continue
+        # never looser than asked: a smaller chunk or fewer sequences the user set stay
+        update = {
+            k: min(v, current[k]) if isinstance(v, int) and current.get(k) else v
+            for k, v in flags.items()
+            if not isinstance(v, bool)
+        } | {k: v for k, v in flags.items() if isinstance(v, bool)}
+        if all(current.get(k) == v for k, v in update.items()):
+            continue
+        yield code, lambda u=update: w.model_copy(update=u)
 
 
 def _bits(w: Workload, result: EstimateResult) -> float:
@@ -259,7 +279,13 @@ def fixes_for(
         kind = code.partition(":")[0]
         if only_cheap and kind not in CHEAP:
             continue
-        if kind in seen_kinds and kind in ("cards", "shorter_context", "quantize"):
+        family = "vllm_flags" if kind in VLLM_FLAG_CODES else kind
+        if family in seen_kinds and family in (
+            "cards",
+            "shorter_context",
+            "quantize",
+            "vllm_flags",
+        ):
             continue  # the least change of each kind is the advice
         key = (id(result), code)
         if trials is not None and key in trials:
@@ -277,7 +303,7 @@ def fixes_for(
         if blockers(gpu, trial, reqs):
             continue
         out.append((code, trial))
-        seen_kinds.add(kind)
+        seen_kinds.add(family)
         if len(out) >= limit:
             break
     return out

@@ -90,6 +90,9 @@ class Recommendation(BaseModel):
     free: list[dict[str, str | int]] = []  # free tiers the job fits (platforms.toml)
     grid: list[GridCell] = []  # the named card: precision x context
     budget_fix: str | None = None  # nothing ran as asked within the budget; this change does
-    asked: EstimateResult | None = None  # the job as asked, when `budget_fix` changed it
+    asked: EstimateResult | None = (
+        None  # the job as asked, when `budget_fix` or `recipe` changed it
+    )
+    recipe: str | None = None  # the small-card recipe (fix code) the answer is for (recipes.py)
     count_asked: bool = False  # "需要几张 H100": `named` is the fewest of that card that run it
     decode_efficiency: float = 0.0  # share of memory bandwidth a decode step is assumed to reach

@@ -1,0 +1,139 @@
+"""The low-VRAM recipe a diffusion pipeline is run with on a small card.
+
+People do not run SDXL at batch 4 on a 12 GB card, or FLUX NF4 on 8 GB, with every
+component resident: they slice and tile the VAE decode, let components take turns on the
+GPU, keep the text encoders off it, or stream layers from RAM (diffusers' own knobs, and
+what ComfyUI does by itself). When the user names a card, asks for none of these knobs
+and the job does not fit as loaded by default, the answer is for the first rung of
+`data/small_card_recipes.toml` that fits, stated in the answer, so the verdict, the figure
+and the fixes all describe the same setup.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.memory import estimate
+from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, Workload
+from advisor.recommend.constraints import blockers
+
+# Adapter recipes on a frozen base: the base may be stored smaller (a full fine-tune
+# updates the weights themselves, so their storage is the user's choice).
+ADAPTER_MODES = (Mode.lora, Mode.qlora, Mode.dora, Mode.ia3)
+
+
+@dataclass(frozen=True)
+class Rung:
+    code: str
+    updates: dict[str, Any]
+    images_only: bool
+    slow: bool
+
+
+@cache
+def rungs(training: bool) -> tuple[Rung, ...]:
+    with (DATA_DIR / "small_card_recipes.toml").open("rb") as fh:
+        data = tomllib.load(fh)
+    return tuple(
+        Rung(
+            code=r["code"],
+            updates=dict(r["set"]),
+            images_only=bool(r.get("images", False)),
+            slow=bool(r.get("slow", False)),
+        )
+        for r in data["training" if training else "inference"]
+    )
+
+
+def _images(w: Workload) -> int:
+    return (w.images_per_prompt or 1) * (w.batch_size or 1)
+
+
+def _bits(fmt: str | None) -> float:
+    spec = find_format(fmt) if fmt else None
+    return spec.bits if spec is not None else 16.0
+
+
+def asks_no_knobs(w: Workload, kind: Kind) -> bool:
+    """The user set none of the knobs a recipe sets: the engine may choose them. A user who
+    named an offload mode, slicing, tiling or (for training) the base's format has chosen."""
+    if kind != Kind.diffusion:
+        return False
+    if w.mode.is_training:
+        return w.mode in ADAPTER_MODES and w.weights_format is None
+    return (
+        w.cpu_offload == Offload.none
+        and not w.vae_slicing
+        and not w.vae_tiling
+        and w.text_encoders_on_gpu
+        and w.runtime not in (Runtime.comfyui, Runtime.webui)  # they manage memory themselves
+    )
+
+
+def recipe_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """The rungs that change something for this workload, cheapest first: the recipe
+    ladder, and the diffusion fixes offered when a setup does not fit."""
+    for rung, make in _applicable(result):
+        yield rung.code, make
+
+
+def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Workload]]]:
+    w = result.workload
+    if result.model.kind != Kind.diffusion:
+        return
+    training = w.mode.is_training
+    if training and w.mode not in ADAPTER_MODES:
+        return
+    current = w.model_dump()
+    for rung in rungs(training):
+        if rung.images_only and _images(w) <= 1:
+            continue
+        fmt = rung.updates.get("weights_format")
+        if fmt is not None and _bits(fmt) >= _bits(w.weights_format):
+            continue  # never a larger base than asked
+        if all(_same(current.get(k), v) for k, v in rung.updates.items()):
+            continue
+        yield rung, lambda u=rung.updates: w.model_copy(update=_typed(u))
+
+
+def _same(have: Any, want: Any) -> bool:
+    return (have.value if hasattr(have, "value") else have) == want
+
+
+def _typed(updates: dict[str, Any]) -> dict[str, Any]:
+    """model_copy does not validate: enum fields get their enum."""
+    out = dict(updates)
+    if "cpu_offload" in out:
+        out["cpu_offload"] = Offload(out["cpu_offload"])
+    return out
+
+
+def small_card_recipe(
+    result: EstimateResult, gpu: GpuSpec, cap_comfortable: int, cap_tight: int
+) -> tuple[str, Workload] | None:
+    """The rung the answer is for, in this order of preference: the first that fits `gpu`
+    with the guide's headroom (`cap_comfortable` bytes) at full speed, the first that fits
+    at all (`cap_tight`) at full speed, then the same among the slow rungs. None when the
+    user chose the knobs or no rung fits."""
+    if not asks_no_knobs(result.workload, result.model.kind):
+        return None
+    best: dict[tuple[bool, bool], tuple[str, Workload]] = {}
+    for rung, make in _applicable(result):
+        w = make()
+        trial = estimate(w)
+        if trial.estimate is None or blockers(gpu, trial):
+            continue
+        total = trial.estimate.total_bytes
+        if total <= cap_tight:
+            best.setdefault((rung.slow, total > cap_comfortable), (rung.code, w))
+        if (False, False) in best:
+            break
+    for key in ((False, False), (False, True), (True, False), (True, True)):
+        if key in best:
+            return best[key]
+    return None
