@@ -1,0 +1,54 @@
+"""What a quantization library leaves in higher precision when it loads a model
+(data/quantizers.toml): transformers' `_keep_in_fp32_modules` (T5's `wo`) stay fp32 under
+quantizers that honour the list (bitsandbytes)."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from advisor.memory.transformer import estimate_weight_bytes
+
+QUANTIZERS_FILE = Path(__file__).resolve().parent.parent / "data" / "quantizers.toml"
+
+
+@cache
+def _table() -> dict[str, Any]:
+    with QUANTIZERS_FILE.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def quantizer_of(fmt: str) -> str | None:
+    """The library a weights format is loaded through, if the table names one."""
+    for name, row in _table()["quantizer"].items():
+        if fmt in row["formats"]:
+            return name
+    return None
+
+
+def keeps_fp32_modules(fmt: str) -> bool:
+    """transformers keeps `_keep_in_fp32_modules` in fp32 under quantizers with
+    use_keep_in_fp32_modules (bitsandbytes). Its code does the same for plain float16 loads,
+    but the measured fp16 pipelines with T5 (PixArt-Sigma and SD3 in the quanto-diffusers
+    blog: 12.09 GiB, less than fp16 weights with fp32 `wo` plus any VAE decode) show the
+    16-bit size, so fp16 is not counted: see quantizers.toml."""
+    q = quantizer_of(fmt)
+    return bool(q and _table()["quantizer"][q]["keep_in_fp32_modules"])
+
+
+def fp32_kept_params(params_b: float) -> float:
+    """Parameters (in billions) a model of this size keeps in `_keep_in_fp32_modules`."""
+    for row in _table()["keep_in_fp32"].values():
+        if abs(params_b - row["params_b"]) <= row["params_b"] * row["match_tolerance"]:
+            return float(row["fp32_params_b"])
+    return 0.0
+
+
+def component_weight_bytes(params_b: float, fmt: str) -> float:
+    """A pipeline component (a text encoder) loaded in `fmt`: its fp32-kept modules at 4
+    bytes per weight, the rest in the format."""
+    kept = fp32_kept_params(params_b) if keeps_fp32_modules(fmt) else 0.0
+    rest = estimate_weight_bytes((params_b - kept) * 1e9, None, fmt)
+    return rest + kept * 1e9 * 4
