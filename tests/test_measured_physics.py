@@ -29,3 +29,24 @@ def test_torchao_and_quanto_quantize_t5_wo_like_the_rest():
     for fmt in ("torchao-int8", "quanto-int8"):
         r = estimate(Workload(model="flux.1-dev", weights_format=fmt, text_encoder_format=fmt))
         assert abs(term(r, "text_encoders") - (4.76 + 0.123) * 1e9 / GIB) < 0.05
+
+
+# --- F. encoder-only vision models have no KV cache ------------------------------------------
+
+
+def test_sam_image_encoder_has_no_kv_cache_and_counts_the_patch_grid():
+    """SAM ViT-H at batch 32: weights + one block's buffers over 32 x 4096 patch tokens;
+    an encoder keeps no KV cache (the LLM path gave it 20 GiB of one)."""
+    r = estimate(Workload(model="sam-vit-h", batch_size=32, weights_format="bf16"))
+    names = {t.name for t in r.estimate.terms}
+    assert "kv_cache" not in names
+    # (3 x 1280 + 3 x 5120) x 2 B per token x 32 x 4096 tokens
+    assert abs(term(r, "activations") - 32 * 4096 * (3 * 1280 + 3 * 5120) * 2 / GIB) < 0.01
+    assert r.estimate.kv_bytes_per_token == 0
+
+
+def test_vision_encoder_eager_attention_adds_the_score_matrices():
+    sdpa = estimate(Workload(model="clip-vit-l-14", batch_size=64, attention="sdpa"))
+    eager = estimate(Workload(model="clip-vit-l-14", batch_size=64, attention="eager"))
+    scores = 64 * 16 * 257 * 257 * (2 + 4) / GIB
+    assert abs(term(eager, "activations") - term(sdpa, "activations") - scores) < 0.01

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory import multimodal
+from advisor.memory import encoder, multimodal
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
     LLAMACPP_FAMILY,
@@ -106,6 +106,11 @@ def estimate_inference(
     split: int,
     attention: Attention,
 ) -> Estimate:
+    if encoder.is_vision_encoder(spec) and w.mode != Mode.load_only:
+        # An image encoder has no KV cache and no vocabulary logits (encoder.py).
+        return encoder.estimate_encoder(
+            w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, split
+        )
     runtime, assumed = pick_runtime(w, model.kind, fmt)
     if assumed:
         acc.assume("runtime", runtime.value)
