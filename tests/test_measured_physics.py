@@ -50,3 +50,28 @@ def test_vision_encoder_eager_attention_adds_the_score_matrices():
     eager = estimate(Workload(model="clip-vit-l-14", batch_size=64, attention="eager"))
     scores = 64 * 16 * 257 * 257 * (2 + 4) / GIB
     assert abs(term(eager, "activations") - term(sdpa, "activations") - scores) < 0.01
+
+
+# --- C. a term scaled to the peak says so ----------------------------------------------------
+
+
+def test_training_terms_scaled_to_the_peak_say_what_share_is_shown():
+    """A bf16-true full fine-tune of a 1.1B model: its gradients (1.1B x 2 B = 2.05 GiB) are
+    not all alive with the activations; the breakdown shows a share, and must not print
+    '1100M x 2 B' beside a smaller figure."""
+    r = estimate(
+        Workload(
+            params_b=1.1,
+            mode="full",
+            weights_format="bf16",
+            mixed_precision=False,
+            batch_size=4,
+            seq_len=512,
+        )
+    )
+    grads = next(t for t in r.estimate.terms if t.name == "gradients")
+    full = 1.1e9 * 2
+    assert grads.bytes < 0.9 * full  # the forward peak holds only part of them
+    assert grads.formula_key == "at_peak"
+    assert abs(grads.values["full_gib"] - full / GIB) < 0.01
+    assert grads.values["share_pct"] == round(100 * grads.bytes / full)
