@@ -75,3 +75,24 @@ def test_training_terms_scaled_to_the_peak_say_what_share_is_shown():
     assert grads.formula_key == "at_peak"
     assert abs(grads.values["full_gib"] - full / GIB) < 0.01
     assert grads.values["share_pct"] == round(100 * grads.bytes / full)
+
+
+# --- B. the loss path is said ------------------------------------------------------------------
+
+
+def test_training_says_which_loss_path_its_logits_term_assumes():
+    """12 B per logit is transformers >= 4.46's ForCausalLMLoss; older HF code peaks at the
+    same 12 B and remote-code models of that era at 6 B, so the answer states the path."""
+    from advisor.render import assumption
+
+    r = estimate(Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, batch_size=1))
+    assumed = {a.field: a.value for a in r.assumed}
+    assert assumed["loss_path"] == "fp32_logits"
+    logits = next(t for t in r.estimate.terms if t.name == "logits")
+    assert logits.values["bytes_per_logit"] == 12.0
+    zh = assumption("zh", "loss_path", "fp32_logits")
+    assert "fp32" in zh and "loss_path" not in zh and "损失" in zh
+    chunked = estimate(
+        Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, batch_size=1, chunked_loss=True)
+    )
+    assert "loss_path" not in {a.field for a in chunked.assumed}
