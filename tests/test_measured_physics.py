@@ -96,3 +96,12 @@ def test_training_says_which_loss_path_its_logits_term_assumes():
         Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, batch_size=1, chunked_loss=True)
     )
     assert "loss_path" not in {a.field for a in chunked.assumed}
+
+
+def test_a_t5_model_loaded_in_8bit_keeps_its_wo_in_fp32():
+    """FLAN-T5-XXL under bitsandbytes int8: 48 blocks x 10240 x 4096 `wo` weights at 4 B
+    instead of 1 B; under torchao int8 they are quantized like the rest."""
+    bnb = estimate(Workload(model="flan-t5-xxl", weights_format="int8", mode="load_only"))
+    ao = estimate(Workload(model="flan-t5-xxl", weights_format="torchao-int8", mode="load_only"))
+    kept = 48 * 10240 * 4096
+    assert abs(term(bnb, "weights") - term(ao, "weights") - kept * 3 / GIB) < 0.01

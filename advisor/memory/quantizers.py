@@ -9,7 +9,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from advisor import catalog
 from advisor.memory.transformer import estimate_weight_bytes
+from advisor.models import Architecture
 
 QUANTIZERS_FILE = Path(__file__).resolve().parent.parent / "data" / "quantizers.toml"
 
@@ -44,6 +46,24 @@ def fp32_kept_params(params_b: float) -> float:
         if abs(params_b - row["params_b"]) <= row["params_b"] * row["match_tolerance"]:
             return float(row["fp32_params_b"])
     return 0.0
+
+
+def fp32_kept_params_arch(family: str | None, arch: Architecture | None) -> float:
+    """Weights a catalogued model of this family keeps in fp32 (a T5's `wo`, one
+    d_ff x d_model matrix per block), in parameters."""
+    row = _table().get("keep_in_fp32_family", {}).get(family or "")
+    if row is None or arch is None:
+        return 0.0
+    return float(arch.layers * arch.intermediate_ * arch.hidden)
+
+
+def kept_fp32_extra_bytes(family: str | None, arch: Architecture | None, fmt: str) -> float:
+    """Bytes the fp32-kept modules add over the format's own size for them."""
+    if not keeps_fp32_modules(fmt):
+        return 0.0
+    kept = fp32_kept_params_arch(family, arch)
+    bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
+    return kept * (4 - bits / 8)
 
 
 def component_weight_bytes(params_b: float, fmt: str) -> float:
