@@ -32,10 +32,10 @@ def quantizer_of(fmt: str) -> str | None:
 
 def keeps_fp32_modules(fmt: str) -> bool:
     """transformers keeps `_keep_in_fp32_modules` in fp32 under quantizers with
-    use_keep_in_fp32_modules (bitsandbytes). Its code does the same for plain float16 loads,
-    but the measured fp16 pipelines with T5 (PixArt-Sigma and SD3 in the quanto-diffusers
-    blog: 12.09 GiB, less than fp16 weights with fp32 `wo` plus any VAE decode) show the
-    16-bit size, so fp16 is not counted: see quantizers.toml."""
+    use_keep_in_fp32_modules (bitsandbytes), and for plain float16 loads when the data file
+    switches that on (quantizers.toml [float16]: off for now, see there why)."""
+    if fmt == "fp16":
+        return bool(_table()["float16"]["keep_in_fp32_modules"])
     q = quantizer_of(fmt)
     return bool(q and _table()["quantizer"][q]["keep_in_fp32_modules"])
 
