@@ -402,7 +402,8 @@ def test_a_quantized_pipeline_keeps_text_encoders_16bit_unless_told_and_says_so(
     r = estimate(Workload(model="flux.1-dev", weights_format="nf4"))
     assert _assumed(r)["text_encoder_format"] == "bf16"
     told = estimate(Workload(model="flux.1-dev", weights_format="nf4", text_encoder_format="nf4"))
-    assert told.estimate.breakdown["text_encoders"] < 0.4 * r.estimate.breakdown["text_encoders"]
+    # Smaller, but not 4.5/16 of it: bitsandbytes leaves T5's `wo` (1.0B) in fp32.
+    assert told.estimate.breakdown["text_encoders"] < 0.7 * r.estimate.breakdown["text_encoders"]
 
 
 def test_images_become_prompt_tokens_for_a_vision_language_model():

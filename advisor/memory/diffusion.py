@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import video
+from advisor.memory.quantizers import component_weight_bytes, fp32_kept_params, keeps_fp32_modules
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, family_band, finish, load_peak, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
@@ -124,7 +125,8 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         fmt=fmt,
         te_fmt=te_fmt,
         den_w=den_w,
-        te_w=[estimate_weight_bytes(x * 1e9, None, te_fmt) for x in d.text_encoders_params_b],
+        # T5's `wo` stays fp32 under fp16 loads and bitsandbytes (data/quantizers.toml).
+        te_w=[component_weight_bytes(x, te_fmt) for x in d.text_encoders_params_b],
         vae_w=2.4e6 * 2 if w.tiny_vae else d.vae_params_b * 1e9 * vae_bytes,
         vae_bytes=vae_bytes,
         cn_w=controlnet_weight_bytes(w, spec, fmt),
@@ -245,10 +247,16 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
     if te_total:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
+        kept = (
+            sum(fp32_kept_params(x) for x in d.text_encoders_params_b)
+            if keeps_fp32_modules(p.te_fmt)
+            else 0.0
+        )
         allocated += acc.add(
             "text_encoders",
             te_total,
-            f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits",
+            f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
+            + (f" ({kept:g}B kept in fp32)" if kept else ""),
             params_b=round(sum(d.text_encoders_params_b), 3),
             format=p.te_fmt,
         )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory import multimodal
+from advisor.memory import encoder, multimodal
+from advisor.memory.quantizers import kept_fp32_extra_bytes
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
     LLAMACPP_FAMILY,
@@ -68,6 +69,8 @@ def estimate_transformer(
     if fmt == "nf4" and framework == "torchtune":
         fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
     weight_bytes = estimate_weight_bytes(params, arch, fmt)
+    # bitsandbytes leaves a T5's `wo` in fp32 (transformers _keep_in_fp32_modules).
+    weight_bytes += int(kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt))
     weight_formula = f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
     split = n if par in SPLIT_WEIGHTS else 1
@@ -106,6 +109,11 @@ def estimate_inference(
     split: int,
     attention: Attention,
 ) -> Estimate:
+    if encoder.is_vision_encoder(spec) and w.mode != Mode.load_only:
+        # An image encoder has no KV cache and no vocabulary logits (encoder.py).
+        return encoder.estimate_encoder(
+            w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, split
+        )
     runtime, assumed = pick_runtime(w, model.kind, fmt)
     if assumed:
         acc.assume("runtime", runtime.value)

@@ -167,6 +167,7 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
     if total_rest <= 0:
         return
     factor = target / total_rest
+    full = {id(t): t.bytes for t in rest}
     for t in rest:
         t.bytes = int(t.bytes * factor)
     drift = allocated - sum(t.bytes for t in acc.terms)
@@ -174,6 +175,14 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         rest[-1].bytes += drift
     for t in rest:
         t.values["gib"] = round(t.bytes / GIB, 2)
+        if abs(factor - 1) > 0.01 and full[id(t)] > 0:
+            # The term's own arithmetic ("1100M x 2 B") no longer matches its share of the
+            # peak: say what is shown, the share alive at the peak of the full size.
+            share = round(100 * t.bytes / full[id(t)])
+            t.formula += f"; {share}% of its {gib(full[id(t)])} alive at the peak"
+            t.formula_key = "at_peak"
+            t.values["share_pct"] = share
+            t.values["full_gib"] = round(full[id(t)] / GIB, 2)
 
 
 def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:

@@ -448,6 +448,17 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         per = 2.5 if w.chunked_loss else (12.0 if t.elem <= 2.5 else 16.0)
         if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
             per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+        elif not w.chunked_loss:
+            # The loss path by transformers era, checked against the code 2026-11-30:
+            # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
+            # copy, CrossEntropyLoss) holds fp32 logits + the shifted copy + log-softmax's
+            # output at the forward's end, and log-softmax's saved output + the incoming and
+            # outgoing gradients in backward: 12 B per logit, as the modern path (the 16-bit
+            # logits are freed by the upcast; Trainer.compute_loss drops the outputs before
+            # backward). Remote-code models of that era (Qwen-7B modeling_qwen.py, GPT-2
+            # style) shift and cross-entropy the 16-bit logits: 6 B. So the modern figure
+            # bounds both; the assumption says which path it is.
+            acc.assume("loss_path", "fp32_logits")
         logits_b = acc.add(
             "logits",
             tokens * arch.vocab * per / t.tp,

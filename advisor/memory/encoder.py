@@ -1,0 +1,86 @@
+"""Encoder-only vision models (SAM's image encoder, ViT, CLIP/SigLIP vision towers, DINOv2)
+at inference: one forward pass over a fixed grid of patch tokens, no KV cache, no logits
+over a vocabulary. The peak is the weights plus one block's live buffers for the whole
+batch (earlier blocks' outputs are freed under no_grad), and the attention scores when the
+attention is eager.
+
+Tokens per image: the model's patch grid at its native resolution (`max_context_tokens`
+in the catalog's arch: SAM 64x64 = 4096 at 1024 px, ViT-B/16 and CLIP ViT-L/14 at 224 px
+197 and 257): their processors resize every input to it (SamProcessor longest side 1024,
+CLIPImageProcessor / ViTImageProcessor crop 224), so the image size given does not change
+the count.
+"""
+
+from __future__ import annotations
+
+from advisor.catalog import ModelSpec
+from advisor.memory.runtimes import coefficient
+from advisor.memory.terms import Breakdown, band, finish
+from advisor.memory.transformer import mlp_width
+from advisor.models import Architecture, Attention, Estimate, ResolvedModel, Runtime, Workload
+
+# Families whose catalog entries are image encoders (no decoder, no KV cache).
+VISION_ENCODER_FAMILIES = {"sam", "vit", "clip", "siglip", "dinov2"}
+
+
+def is_vision_encoder(spec: ModelSpec | None) -> bool:
+    return spec is not None and spec.family in VISION_ENCODER_FAMILIES and spec.arch is not None
+
+
+def estimate_encoder(
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    acc: Breakdown,
+    arch: Architecture,
+    fmt: str,
+    weight_bytes: int,
+    weight_formula: str,
+    split: int,
+) -> Estimate:
+    """Weights + batch x tokens x one block's buffers (+ eager attention scores)."""
+    batch = (w.batch_size or 1) * (w.images_per_prompt or 1)
+    if w.batch_size is None and w.images_per_prompt is None:
+        acc.assume("images", 1)
+    attention = w.attention or Attention.sdpa  # assumed (and said) by the caller
+    tokens = arch.max_context_tokens
+    elem = 4 if fmt == "fp32" else 2
+    allocated = acc.add(
+        "weights",
+        weight_bytes / split,
+        weight_formula,
+        key="weights",
+        params_b=round(model.params_b, 3),
+        bits=round(weight_bytes * 8 / max(model.params_b * 1e9, 1), 2),
+        format=fmt,
+        cards=split,
+    )
+    # One block's live tensors, as in transformers' prefill (data/runtimes.toml
+    # [transformers] prefill_hidden_buffers / prefill_mlp_buffers: residual, norm output and
+    # attention output of width hidden; the MLP's up projection, its activation and the
+    # next op's input of width intermediate).
+    per_token = (
+        coefficient("transformers", "prefill_hidden_buffers") * arch.hidden
+        + coefficient("transformers", "prefill_mlp_buffers") * mlp_width(arch)
+    ) * elem
+    scores = 0.0
+    if attention == Attention.eager:
+        # q @ k^T in the compute dtype and its fp32 softmax (transformers' eager attention:
+        # softmax(dtype=float32)), every head over the whole grid: the global blocks (SAM's
+        # windowed blocks hold less).
+        scores = batch * arch.heads * tokens * tokens * (elem + 4)
+    allocated += acc.add(
+        "activations",
+        batch * tokens * per_token + scores,
+        f"encoder pass: {batch} images x {tokens} patch tokens x {per_token / 1024:.0f} KiB"
+        + (" + eager attention scores" if scores else ""),
+        key="activations.prefill",
+        tokens=batch * tokens,
+        kib_per_token=round(per_token / 1024, 1),
+        vocab=0,
+    )
+    est = finish(acc, allocated, w, False, band(model, spec, False, w.arch is not None))
+    est.runtime = Runtime.transformers
+    est.kv_bytes_per_token = 0
+    est.non_kv_bytes = est.total_bytes
+    return est
