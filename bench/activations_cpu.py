@@ -50,6 +50,7 @@ from torch.utils._pytree import tree_flatten
 from torchvision.models import detection, segmentation
 from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
 from torchvision.ops import FrozenBatchNorm2d
+from torchvision.ops.feature_pyramid_network import LastLevelP6P7
 
 OUT = Path(__file__).resolve().parent / "data" / "activations_cpu.json"
 DETECTION_SIZE = (800, 1333)  # (height, width) after torchvision's / mmdet's resize
@@ -61,8 +62,8 @@ class LiveStorages(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.live: dict[int, int] = {}
-        self.timeline: list[tuple[int, int]] = []
+        self.live: dict[int, int] = {}  # data_ptr -> allocation number
+        self.timeline: list[tuple[int, int]] = []  # (allocation number, +/- bytes)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         out = func(*args, **(kwargs or {}))
@@ -76,19 +77,24 @@ class LiveStorages(TorchDispatchMode):
         key, size = storage.data_ptr(), storage.nbytes()
         if size == 0 or key in self.live:
             return
-        self.live[key] = size
-        self.timeline.append((key, size))
-        weakref.finalize(storage, self._release, key)
+        number = len(self.timeline)
+        self.live[key] = number
+        self.timeline.append((number, size))
+        weakref.finalize(storage, self._release, key, number, size)
 
-    def _release(self, key: int) -> None:
-        size = self.live.pop(key, 0)
-        if size:
-            self.timeline.append((key, -size))
+    def _release(self, key: int, number: int, size: int) -> None:
+        if self.live.get(key) == number:
+            del self.live[key]
+            self.timeline.append((number, -size))
 
-    def peak(self, exclude: set[int]) -> int:
+    def peak(self, exclude_storages: set[int]) -> int:
+        """Peak of the replayed timeline without the allocations still live at the end
+        under `exclude_storages` (the parameters' gradients): an address can be reused,
+        so the allocation, not the address, is left out."""
+        exclude = {self.live[k] for k in exclude_storages if k in self.live}
         current = peak = 0
-        for key, delta in self.timeline:
-            if key in exclude:
+        for number, delta in self.timeline:
+            if number in exclude:
                 continue
             current += delta
             peak = max(peak, current)
@@ -121,7 +127,7 @@ def count_step(model: nn.Module, step: Callable[[], torch.Tensor]) -> dict:
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return {
         "saved_bytes": saved_bytes,
-        "peak_live_bytes": tracker.peak(exclude=grads),
+        "peak_live_bytes": tracker.peak(exclude_storages=grads),
         "params": sum(p.numel() for p in model.parameters()),
         "trainable_params": trainable,
         "seconds": round(seconds, 1),
@@ -152,11 +158,16 @@ def semantic_segmentation(name: str, size: int, batch: int) -> dict:
     return out | {"task": "segmentation", "input": [size, size], "batch": batch}
 
 
-def fpn_backbone(arch: str, frozen_bn: bool) -> nn.Module:
+def fpn_backbone(arch: str, frozen_bn: bool, one_stage: bool = False) -> nn.Module:
     """torchvision's detection backbone over a pretrained network, built with random
-    weights: FrozenBatchNorm2d (or OpenMMLab's trainable-affine BN), layers 2-4 trained."""
+    weights: FrozenBatchNorm2d (or OpenMMLab's trainable-affine BN), layers 2-4 trained.
+    One-stage detectors (RetinaNet, FCOS) take P3-P7 (C3-C5 plus P6/P7), two-stage ones
+    P2-P6, as torchvision's builders do."""
     norm = FrozenBatchNorm2d if frozen_bn else nn.BatchNorm2d
-    return _resnet_fpn_extractor(torchvision.models.get_model(arch, norm_layer=norm), 3)
+    body = torchvision.models.get_model(arch, norm_layer=norm)
+    if one_stage:
+        return _resnet_fpn_extractor(body, 3, [2, 3, 4], LastLevelP6P7(256, 256))
+    return _resnet_fpn_extractor(body, 3)
 
 
 DETECTORS: dict[str, Callable[..., nn.Module]] = {
@@ -190,7 +201,8 @@ def detector(kind: str, arch: str, batch: int, frozen_bn: bool = True, scale: fl
     """`scale` shrinks the 1333x800 input (2 shared CPU cores); the resize bounds of the
     model's transform shrink with it, so the image is not scaled back up."""
     h, w = (round(side * scale) for side in DETECTION_SIZE)
-    model = DETECTORS[kind](fpn_backbone(arch, frozen_bn), min_size=h, max_size=w).train()
+    backbone = fpn_backbone(arch, frozen_bn, one_stage=kind in ("retinanet", "fcos"))
+    model = DETECTORS[kind](backbone, min_size=h, max_size=w).train()
     if not frozen_bn:
         for m in model.backbone.body.modules():
             if isinstance(m, nn.BatchNorm2d):
@@ -249,6 +261,33 @@ def detr(batch: int, scale: float = 0.5) -> dict:
     return out | {"task": "detection", "backbone": "resnet50", "input": [h, w], "batch": batch}
 
 
+def yolo(cfg: str, size: int, batch: int) -> dict:
+    """Ultralytics YOLO built from its bundled yaml (random weights), its own training loss
+    (v8DetectionLoss: task-aligned assigner, BCE + CIoU + DFL) on 7 boxes per image."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.nn.tasks import DetectionModel
+
+    model = DetectionModel(cfg, nc=80, verbose=False).train()
+    model.args = get_cfg()
+    g = torch.Generator().manual_seed(0)
+    n = 7 * batch
+    xy = 0.1 + torch.rand(n, 2, generator=g) * 0.6
+    batch_dict = {
+        "img": torch.rand(batch, 3, size, size),
+        "cls": torch.randint(0, 80, (n, 1)).float(),
+        "bboxes": torch.cat([xy, 0.05 + torch.rand(n, 2, generator=g) * 0.2], 1),
+        "batch_idx": torch.arange(batch).repeat_interleave(7).float(),
+    }
+    out = count_step(model, lambda: model.loss(batch_dict)[0].sum())
+    return out | {
+        "task": "detection",
+        "backbone": cfg,
+        "input": [size, size],
+        "batch": batch,
+        "reference_input": size,
+    }
+
+
 # (record name, thunk). Classification at 224x224 batch 2, segmentation at 512 batch 2,
 # detection at 667x400 batch 1 (Faster R-CNN R50 also at the full 1333x800, to check how
 # the figure scales with the area): the per-sample figure is what the catalog keeps.
@@ -291,6 +330,8 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("maskrcnn_resnet50_fpn", lambda: detector("maskrcnn", "resnet50", 1)),
     ("keypointrcnn_resnet50_fpn", lambda: detector("keypointrcnn", "resnet50", 1)),
     ("detr_resnet50", lambda: detr(1)),
+    ("yolov8n", lambda: yolo("yolov8n.yaml", 640, 2)),
+    ("yolov8s", lambda: yolo("yolov8s.yaml", 640, 2)),
 ]
 
 

@@ -31,6 +31,8 @@ def at_reference(rec: dict) -> tuple[float, int]:
     """(bytes per sample, reference side): detection figures per 1024^2 padded pixels."""
     if rec["task"] != "detection":
         return per_sample_bytes(rec), rec["input"][0]
+    if "reference_input" in rec:  # square inputs at the family's own reference (YOLO 640)
+        return per_sample_bytes(rec), rec["reference_input"]
     h, w = (math.ceil(side / PAD) * PAD for side in rec["input"])
     return per_sample_bytes(rec) * DETECTION_REFERENCE**2 / (h * w), DETECTION_REFERENCE
 
