@@ -114,3 +114,11 @@ def test_uncatalogued_network_activations_grow_with_its_size() -> None:
     tiny = activations_gib(kind="classic", params_b=0.005, mode="full", batch_size=32)
     huge = activations_gib(kind="classic", params_b=0.3, mode="full", batch_size=32)
     assert huge > 3 * tiny
+
+
+def test_detection_without_an_optimizer_assumes_the_stacks_sgd_with_momentum() -> None:
+    res = estimate(Workload(model="mask-rcnn-r50-fpn", mode="full"))
+    assumed = {a.field: a.value for a in res.assumed}
+    assert assumed["optimizer"] == "sgd_momentum"
+    detr = estimate(Workload(model="detr-r50", mode="full"))
+    assert {a.field: a.value for a in detr.assumed}["optimizer"] == "adamw"

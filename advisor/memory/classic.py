@@ -102,9 +102,9 @@ def estimate_classic_cnn(
         format=fmt,
     )
     if w.mode.is_training:
-        opt = w.optimizer or Optimizer.adamw
+        opt = w.optimizer or Optimizer(family_defaults(spec).get("default_optimizer", "adamw"))
         if w.optimizer is None:
-            acc.assume("optimizer", "adamw")
+            acc.assume("optimizer", opt.value)
         allocated += acc.add(
             "gradients",
             params * 4,
