@@ -1,9 +1,20 @@
-"""Classic CNN / RNN course work: weights, states, activations per sample at input size."""
+"""Classic CNN / RNN course work: weights, states, activations per sample at input size.
+
+Activations per sample come from the catalog entry (measured or summed per architecture);
+an uncatalogued network gets the fit over measured torchvision models in
+data/classic_activations.toml (bytes per 224x224 sample against the parameter count).
+The same file holds the detection families' default input (1333x800, padded to a
+multiple of 32) and batch (2 per GPU), and the OpenMMLab factor for trainable BN.
+"""
 
 from __future__ import annotations
 
+import math
+import tomllib
+from functools import cache
+
 from advisor import catalog
-from advisor.catalog import ModelSpec
+from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, family_band, finish
 from advisor.memory.training import optimizer_state_bytes_per_param
@@ -16,25 +27,71 @@ from advisor.models import (
 )
 
 
+@cache
+def _activation_data() -> dict:
+    with (DATA_DIR / "classic_activations.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def fallback_activation_bytes_per_sample(params: float) -> tuple[float, int]:
+    """(fp32 training bytes per sample, at this square input) for an uncatalogued CNN or
+    ViT: the power-law fit of data/classic_activations.toml [fallback]."""
+    fit = _activation_data()["fallback"]
+    per_sample = fit["coef_bytes"] * (max(params, 1e5) / 1e6) ** fit["exponent"]
+    return per_sample, fit["reference_input"]
+
+
+def family_defaults(spec: ModelSpec | None) -> dict:
+    """Default input, padding and batch of a family (detection: mmdet / detectron2)."""
+    if spec is None:
+        return {}
+    return _activation_data().get("family", {}).get(spec.family, {})
+
+
+def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
+    """OpenMMLab keeps BN affine weights trainable (norm_eval) where torchvision and
+    detectron2 freeze them: every BN then saves its input. Measured ratio, applied to the
+    entries measured with FrozenBatchNorm2d."""
+    table = _activation_data()["openmmlab"]
+    if spec is None or spec.family not in table["families"]:
+        return 1.0
+    return table["bn_factor"] if (w.framework or "").lower() in table["frameworks"] else 1.0
+
+
+def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) -> tuple[int, int]:
+    """(width, height) the network sees: the asked size, else the family default or the
+    reference square, padded up to the family's stride multiple."""
+    fam = family_defaults(spec)
+    if w.image_width is None and w.image_height is None and "default_input" in fam:
+        width, height = fam["default_input"]
+        acc.assume("resolution", f"{width}x{height}")
+    else:
+        width = w.image_width or ref
+        height = w.image_height or width
+    pad = fam.get("pad_to", 1)
+    return math.ceil(width / pad) * pad, math.ceil(height / pad) * pad
+
+
 def estimate_classic_cnn(
     w: Workload, model: ResolvedModel, spec: ModelSpec | None, acc: Breakdown
 ) -> Estimate:
     params = model.params_b * 1e9
     fmt = default_format(w, spec, acc) if w.weights_format else "fp32"
     amp = w.mixed_precision or (w.compute_dtype in ("fp16", "bf16"))
-    batch = w.batch_size or 32
+    default_batch = family_defaults(spec).get("default_batch", 32)
+    batch = w.batch_size or default_batch
     if w.batch_size is None:
-        acc.assume("batch_size", 32)
-    ref = (spec.reference_input if spec else None) or 224
-    width = w.image_width or ref
-    height = w.image_height or width
+        acc.assume("batch_size", default_batch)
+    if spec and spec.activation_bytes_per_sample:
+        per_sample, ref = float(spec.activation_bytes_per_sample), spec.reference_input or 224
+    else:
+        per_sample, ref = fallback_activation_bytes_per_sample(params)
+    width, height = input_size(w, spec, ref, acc)
     size = f"{width}x{height}"
-    per_sample = (
-        spec.activation_bytes_per_sample if spec and spec.activation_bytes_per_sample else 50e6
-    )
     # Convolutional activations scale with the input area; AMP halves most of them (batch
     # norm statistics and the loss stay fp32).
     per_sample *= width * height / ref**2 * (0.55 if amp else 1.0)
+    per_sample *= stack_activation_factor(w, spec)
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     allocated = acc.add(
         "weights",
@@ -45,9 +102,9 @@ def estimate_classic_cnn(
         format=fmt,
     )
     if w.mode.is_training:
-        opt = w.optimizer or Optimizer.adamw
+        opt = w.optimizer or Optimizer(family_defaults(spec).get("default_optimizer", "adamw"))
         if w.optimizer is None:
-            acc.assume("optimizer", "adamw")
+            acc.assume("optimizer", opt.value)
         allocated += acc.add(
             "gradients",
             params * 4,
