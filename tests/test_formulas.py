@@ -105,3 +105,18 @@ def test_the_details_view_reads_the_formula_lines(lang: str) -> None:
         text = render("details", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
         assert ("参数 ×" if lang == "zh" else "params ×") in text, text[:500]
         assert "代入的数值" not in text and (lang == "en" or " params " not in text)
+
+
+def test_vocabulary_ids_in_formula_values_are_shown_in_the_readers_words() -> None:
+    """An optimizer id such as `sgd_momentum` (a detection stack's default) is a value of the
+    optimizer line; the Chinese line names it in Chinese, never as the raw id."""
+    from advisor.render import formula
+
+    est = estimate(
+        Workload(model="faster-rcnn-r50-fpn", mode="full", optimizer="sgd_momentum")
+    ).estimate
+    term = next(t for t in est.terms if t.formula_key == "optimizer")
+    assert term.values["optimizer"] == "sgd_momentum"
+    zh = formula("zh", term)
+    assert "sgd_momentum" not in zh and "SGD（动量）" in zh
+    assert "sgd_momentum" not in formula("en", term)
