@@ -3,12 +3,13 @@ change precision, budget or card, read the details, or start over."""
 
 from __future__ import annotations
 
-from telegram import Update
+from telegram import Message, Update
 
 from advisor import catalog
-from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
+from advisor.parse import ParsedQuery, canonical_query, parse_budget
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
+from bot import hub
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
@@ -90,11 +91,26 @@ def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
 
 
 async def reply_with_answer(
-    update: Update, context: Context, raw_text: str, parsed: ParsedQuery, *, edit: bool = False
+    update: Update,
+    context: Context,
+    raw_text: str,
+    parsed: ParsedQuery,
+    *,
+    edit: bool = False,
+    hub: object = None,  # hublookup.resolve.HubAnswer: the model came from the Hub (bot.hub)
+    in_place: Message | None = None,  # edit this message ("looking up …") into the answer
 ) -> int | None:
     """Answer a parsed question (or explain the parse error); returns the history id."""
     if not parsed.ok:
-        await send(update, context, "error", edit=edit, error=parsed.error, parsed=parsed)
+        await send(
+            update,
+            context,
+            "error",
+            edit=edit,
+            in_place=in_place,
+            error=parsed.error,
+            parsed=parsed,
+        )
         return None
     rec = compute(parsed, context)
     canonical = canonical_query(parsed)
@@ -116,9 +132,11 @@ async def reply_with_answer(
         "answer",
         answer_keyboard(context, hid),
         edit=edit,
+        in_place=in_place,
         rec=rec,
         parsed=parsed,
         canonical=canonical,
+        hub=hub,
     )
     return hid
 
@@ -126,7 +144,7 @@ async def reply_with_answer(
 async def show_view(update: Update, context: Context, hid: int, view: str, canonical: str) -> None:
     """Edit an answer in place: back to the answer (r), the same with every platform ranked
     by price (w), the details (d) or a sub-menu."""
-    parsed = parse_query(canonical)
+    parsed, hub_answer = await hub.reparse(context, canonical)
     if not parsed.ok:  # the catalog changed since: say so rather than guess
         await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
         return
@@ -138,5 +156,13 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
     await send(
-        update, context, template, keyboard, edit=True, rec=rec, parsed=parsed, canonical=canonical
+        update,
+        context,
+        template,
+        keyboard,
+        edit=True,
+        rec=rec,
+        parsed=parsed,
+        canonical=canonical,
+        hub=hub_answer,
     )
