@@ -88,6 +88,48 @@ def llama_like(c: dict[str, Any], dt: str) -> Tensors:
     return out
 
 
+def gpt_neox(c: dict[str, Any], dt: str) -> Tensors:
+    """modeling_gpt_neox.py: fused QKV with bias, dense with bias, MLP h_to_4h/4h_to_h with
+    biases, two LayerNorms per layer (weight and bias), separate embed_in / embed_out."""
+    h, vocab, inter = c["hidden_size"], c["vocab_size"], c["intermediate_size"]
+    out: Tensors = {"gpt_neox.embed_in.weight": [dt, [vocab, h]]}
+    for i in range(c["num_hidden_layers"]):
+        p = f"gpt_neox.layers.{i}"
+        for ln in ("input_layernorm", "post_attention_layernorm"):
+            out[f"{p}.{ln}.weight"] = [dt, [h]]
+            out[f"{p}.{ln}.bias"] = [dt, [h]]
+        out[f"{p}.attention.query_key_value.weight"] = [dt, [3 * h, h]]
+        out[f"{p}.attention.query_key_value.bias"] = [dt, [3 * h]]
+        out[f"{p}.attention.dense.weight"] = [dt, [h, h]]
+        out[f"{p}.attention.dense.bias"] = [dt, [h]]
+        out[f"{p}.mlp.dense_h_to_4h.weight"] = [dt, [inter, h]]
+        out[f"{p}.mlp.dense_h_to_4h.bias"] = [dt, [inter]]
+        out[f"{p}.mlp.dense_4h_to_h.weight"] = [dt, [h, inter]]
+        out[f"{p}.mlp.dense_4h_to_h.bias"] = [dt, [h]]
+    out["gpt_neox.final_layer_norm.weight"] = [dt, [h]]
+    out["gpt_neox.final_layer_norm.bias"] = [dt, [h]]
+    out["embed_out.weight"] = [dt, [vocab, h]]
+    return out
+
+
+def gptq_packed(tensors: Tensors, bits: int, group: int) -> Tensors:
+    """AutoGPTQ's checkpoint layout: each decoder-layer Linear weight [out, in] becomes
+    qweight I32 [in*bits/32, out], qzeros I32 [in/g, out*bits/32], scales F16 [in/g, out],
+    g_idx I32 [in]; embeddings, norms and the output head stay as they were."""
+    out: Tensors = {}
+    for name, (dtype, shape) in tensors.items():
+        if ".layers." not in name or not name.endswith(".weight") or len(shape) != 2:
+            out[name] = [dtype if dtype != "BF16" else "F16", shape]
+            continue
+        rows, cols = shape
+        base = name[: -len(".weight")]
+        out[f"{base}.qweight"] = ["I32", [cols * bits // 32, rows]]
+        out[f"{base}.qzeros"] = ["I32", [cols // group, rows * bits // 32]]
+        out[f"{base}.scales"] = ["F16", [cols // group, rows]]
+        out[f"{base}.g_idx"] = ["I32", [cols]]
+    return out
+
+
 def gptj(c: dict[str, Any], dt: str) -> Tensors:
     h, vocab = c["n_embd"], c["vocab_size"]
     inner = c.get("n_inner") or 4 * h
@@ -112,11 +154,23 @@ def gptj(c: dict[str, Any], dt: str) -> Tensors:
 _DTYPES = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
 
 
+# config.json subsets (no model_type) name the architecture class instead
+_TYPE_OF_CLASS = {"GPTNeoXForCausalLM": "gpt_neox", "LlamaForCausalLM": "llama"}
+
+
 def tensors_for(config: dict[str, Any]) -> Tensors:
-    dt = _DTYPES.get(str(config.get("torch_dtype") or config.get("dtype")), "BF16")
+    dt = _DTYPES.get(str(config.get("torch_dtype") or config.get("dtype")), "F16")
+    config = {"model_type": _TYPE_OF_CLASS.get((config.get("architectures") or [""])[0])} | config
     if config["model_type"] == "gptj":
-        return gptj(config, dt)
-    return llama_like(config, dt)
+        tensors = gptj(config, dt)
+    elif config["model_type"] == "gpt_neox":
+        tensors = gpt_neox(config, dt)
+    else:
+        tensors = llama_like(config, dt)
+    q = config.get("quantization_config") or {}
+    if q.get("quant_method") == "gptq":
+        return gptq_packed(tensors, int(q["bits"]), int(q["group_size"]))
+    return tensors
 
 
 def main(folders: list[Path]) -> None:

@@ -46,7 +46,10 @@ def first(config: dict[str, Any], field: str) -> Any:
 
 
 def model_type(config: dict[str, Any]) -> str:
-    return str(config.get("model_type") or "").lower()
+    if config.get("model_type"):
+        return str(config["model_type"]).lower()
+    classes = config.get("architectures") or [""]
+    return str(vocabulary()["architecture_types"].get(classes[0], "")).lower()
 
 
 def tied_embeddings(config: dict[str, Any]) -> bool:
