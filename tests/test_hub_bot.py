@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 
 from bot.settings import Settings
 from bot.standin import Call, FakeTelegram, User
-from hublookup.standin import HubStandin
-from tests.conftest import halt, launch, shown
+from hublookup.standin import DEFAULT_DATA, HubStandin
+from tests.conftest import halt, launch, press, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 
@@ -149,3 +150,72 @@ async def test_slow_hub_shows_looking_up_and_serves_others_meanwhile(
         hub.delay_s = 0
         await halt(tg, app)
         await asyncio.sleep(0)
+
+
+async def test_answer_buttons_and_a_follow_up_keep_the_hub_model(
+    tg: FakeTelegram, settings: Settings, hub: HubStandin
+) -> None:
+    app = await launch(settings)
+    try:
+        user = User(7)
+        answer = await say(tg, user, "EleutherAI/pythia-1.4b on a 4090")
+        details = await press(tg, user, answer, "Details")
+        assert "Architecture from the Hugging Face Hub" in shown(details)
+        assert "Llama-like architecture" not in shown(details)
+        changed = await say(tg, user, "int4")  # a follow-up: the same model, another precision
+        assert "EleutherAI/pythia-1.4b" in shown(changed) and "INT4" in shown(changed).upper()
+    finally:
+        await halt(tg, app)
+
+
+def test_chinese_hub_lines_carry_no_english_outside_the_allow_list() -> None:
+    from advisor.hubspec import HubFacts, count_tensors, hub_model
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+    from hublookup.query import hub_query
+    from hublookup.resolve import HubAnswer
+    from tests.test_answer_chinese import ALLOWED, _names, _words
+
+    folder = DEFAULT_DATA / "TheBloke__Llama-2-7B-Chat-GPTQ"
+    config = json.loads((folder / "config.json").read_text())
+    tensors = {
+        k: (v[0], v[1]) for k, v in json.loads((folder / "tensors.json").read_text()).items()
+    }
+    model = hub_model(
+        HubFacts(
+            repo_id="TheBloke/Llama-2-7B-Chat-GPTQ",
+            read_at="2026-11-30T08:00:00+00:00",
+            config=config,
+            tensors=count_tensors(tensors),
+        )
+    )
+    assert model is not None
+    parsed = hub_query("TheBloke/Llama-2-7B-Chat-GPTQ 4090", "TheBloke/Llama-2-7B-Chat-GPTQ", model)
+    rec = recommend_query(parsed, default_currency="CNY")
+    texts = []
+    for stale in (False, True):
+        hub_answer = HubAnswer(repo_id=model.spec.id, model=model, stale=stale)
+        for template in ("answer", "details"):
+            texts.append(
+                render(
+                    template, "zh", rec=rec, parsed=parsed, canonical="", hub=hub_answer, plain=True
+                )
+            )
+    for code in (
+        "not_found",
+        "gated",
+        "no_config",
+        "timeout",
+        "rate_limited",
+        "unreachable",
+        "offline",
+    ):
+        error = HubAnswer(repo_id="org/name", error=code, suggestions=["org/other"])
+        texts.append(render("hub_error", "zh", hub=error, plain=True))
+    texts.append(render("hub_looking", "zh", repo_id="org/name", plain=True))
+    assert "结构参数来自" in texts[0] and "GPTQ" in texts[0]
+    allowed = {w.lower() for a in ALLOWED for w in _words(a)} | {n.lower() for n in _names()}
+    allowed |= {"thebloke", "llama", "chat", "gptq", "org", "name", "other", "b"}  # the repo ids
+    texts = [text.replace("HF_TOKEN", "") for text in texts]  # a setting's name, typed as is
+    leaks = {w for text in texts for w in _words(text) if w.lower() not in allowed}
+    assert not leaks, leaks
