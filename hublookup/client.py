@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import logging
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from huggingface_hub import HfApi
+from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub.errors import (
+    EntryNotFoundError,
     GatedRepoError,
     HfHubHTTPError,
     RepositoryNotFoundError,
 )
+from huggingface_hub.utils import get_session, hf_raise_for_status
 
 from advisor.hubspec import GgufFile, HubFacts, count_tensors, gguf_format, quant_info
 
 log = logging.getLogger(__name__)
+Tensors = dict[str, tuple[str, list[int]]]
 
 
 class HubLookupError(Exception):
@@ -53,37 +54,59 @@ class HubClient:
 
     # --- blocking: run in a thread ------------------------------------------------------
 
-    def _config(self, api: HfApi, repo_id: str, sha: str) -> dict[str, Any]:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = api.hf_hub_download(
-                repo_id, "config.json", revision=sha, cache_dir=tmp, etag_timeout=self.timeout_s
-            )
-            with open(path, encoding="utf-8") as f:
-                return json.load(f)
+    def _json(self, api: HfApi, repo_id: str, filename: str) -> Any | None:
+        """A small JSON file in one GET (no metadata HEAD first: nothing is written to a
+        local cache); None when the repo has no such file."""
+        url = hf_hub_url(repo_id, filename, endpoint=self.endpoint)
+        headers = api._build_hf_headers(token=self.token or False)
+        response = get_session().get(url, headers=headers, timeout=self.timeout_s)
+        try:
+            hf_raise_for_status(response)
+        except EntryNotFoundError:
+            return None
+        return response.json()
 
-    def _tensors(self, api: HfApi, repo_id: str, sha: str) -> dict[str, tuple[str, list[int]]]:
-        meta = api.get_safetensors_metadata(repo_id, revision=sha)
-        return {
-            name: (t.dtype, list(t.shape))
-            for f in meta.files_metadata.values()
-            for name, t in f.tensors.items()
-        }
+    def _header(self, api: HfApi, repo_id: str, filename: str) -> Tensors | None:
+        """One safetensors file's header by range request (the library's own reader)."""
+        try:
+            meta = api.parse_safetensors_file_metadata(
+                repo_id, filename, token=self.token or False, timeout=self.timeout_s
+            )
+        except EntryNotFoundError:
+            return None
+        return {name: (t.dtype, list(t.shape)) for name, t in meta.tensors.items()}
+
+    def _tensors(self, api: HfApi, repo_id: str, single: Future, index: Future) -> Tensors | None:
+        tensors = single.result()
+        if tensors is not None:
+            return tensors
+        weight_map = (index.result() or {}).get("weight_map") or {}
+        if not weight_map:
+            return None
+        with ThreadPoolExecutor(max_workers=8) as pool:  # a sharded repo: shards at once
+            shards = list(
+                pool.map(lambda f: self._header(api, repo_id, f), sorted(set(weight_map.values())))
+            )
+        return {name: info for shard in shards if shard for name, info in shard.items()}
 
     def read(self, repo_id: str) -> HubFacts:
-        """One repo, blocking. config.json and the safetensors headers are read at once
-        (two threads), after the model info that says which files exist."""
+        """One repo, blocking. Everything is asked at once, not one request after another:
+        the model info (file listing with sizes, revision), config.json, the single
+        safetensors file's header and the shard index. A sharded repo adds one more step
+        (its shards' headers, in parallel)."""
         api = self._api()
         try:
-            info = api.model_info(repo_id, files_metadata=True, timeout=self.timeout_s)
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                info_f = pool.submit(
+                    api.model_info, repo_id, files_metadata=True, timeout=self.timeout_s
+                )
+                config_f = pool.submit(self._json, api, repo_id, "config.json")
+                single_f = pool.submit(self._header, api, repo_id, "model.safetensors")
+                index_f = pool.submit(self._json, api, repo_id, "model.safetensors.index.json")
+                info = info_f.result()
+                config = config_f.result()
+                tensors = self._tensors(api, repo_id, single_f, index_f)
             names = {s.rfilename: s.size or 0 for s in info.siblings or []}
-            sha = info.sha or "main"
-            want_config = "config.json" in names
-            want_tensors = any(n.endswith(".safetensors") for n in names)
-            with ThreadPoolExecutor(max_workers=2) as pool:
-                config_f = pool.submit(self._config, api, repo_id, sha) if want_config else None
-                tensors_f = pool.submit(self._tensors, api, repo_id, sha) if want_tensors else None
-                config = config_f.result() if config_f else None
-                tensors = tensors_f.result() if tensors_f else None
         except GatedRepoError as exc:
             raise HubLookupError("gated", repo_id) from exc
         except RepositoryNotFoundError as exc:
@@ -93,9 +116,9 @@ class HubClient:
             raise HubLookupError(
                 "rate_limited" if status == 429 else "unreachable", repo_id
             ) from exc
-        except OSError as exc:  # refused, reset, DNS: httpx errors are OSErrors underneath
+        except OSError as exc:  # refused, reset, DNS
             raise HubLookupError("unreachable", repo_id) from exc
-        except Exception as exc:  # the library's transport errors are not all OSErrors
+        except Exception as exc:  # the HTTP client's transport errors are not all OSErrors
             if type(exc).__module__.startswith(("httpx", "httpcore")):
                 raise HubLookupError("unreachable", repo_id) from exc
             raise

@@ -50,14 +50,48 @@ def safetensors_header(tensors: dict[str, list]) -> bytes:
     header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
     offset = 0
     for name, (dtype, shape) in tensors.items():
-        n = _DTYPE_BYTES[dtype]
-        for d in shape:
-            n *= int(d)
+        n = _nbytes(dtype, shape)
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
         offset += n
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)  # the format pads the header to 8 bytes
     return struct.pack("<Q", len(raw)) + raw
+
+
+SHARD_BYTES = 5 * 10**9  # transformers' save_pretrained default max_shard_size ("5GB")
+
+
+def _nbytes(dtype: str, shape: list) -> int:
+    n = _DTYPE_BYTES[dtype]
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def safetensors_files(tensors: dict[str, list]) -> dict[str, bytes | int]:
+    """model.safetensors, or past SHARD_BYTES the shards and their index, named and split
+    the way transformers writes them (model-00001-of-00003.safetensors, weight_map)."""
+    shards: list[dict[str, list]] = [{}]
+    size = 0
+    for name, (dtype, shape) in tensors.items():
+        n = _nbytes(dtype, shape)
+        if shards[-1] and size + n > SHARD_BYTES:
+            shards.append({})
+            size = 0
+        shards[-1][name] = [dtype, shape]
+        size += n
+    if len(shards) == 1:
+        return {"model.safetensors": safetensors_header(tensors)}
+    files: dict[str, bytes | int] = {}
+    weight_map = {}
+    for i, shard in enumerate(shards, 1):
+        fname = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
+        files[fname] = safetensors_header(shard)
+        weight_map |= {name: fname for name in shard}
+    total = sum(_nbytes(d, s) for d, s in tensors.values())
+    index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+    files["model.safetensors.index.json"] = json.dumps(index, indent=2).encode()
+    return files
 
 
 def load_repos(data_dir: Path = DEFAULT_DATA) -> dict[str, StandinRepo]:
@@ -69,9 +103,7 @@ def load_repos(data_dir: Path = DEFAULT_DATA) -> dict[str, StandinRepo]:
         if (folder / "config.json").exists():
             files["config.json"] = (folder / "config.json").read_bytes()
         if (folder / "tensors.json").exists():
-            files["model.safetensors"] = safetensors_header(
-                json.loads((folder / "tensors.json").read_text())
-            )
+            files |= safetensors_files(json.loads((folder / "tensors.json").read_text()))
         for f in meta.get("files", []):
             files[f["name"]] = int(f["size"])
         files["README.md"] = f"# {meta['repo_id']}\n".encode()
@@ -213,6 +245,7 @@ class HubStandin:
             return web.Response(status=404)
         rng = re.fullmatch(r"bytes=(\d+)-(\d*)", request.headers.get("Range", ""))
         if not rng:
+            self.requests["whole file"] += 1  # a weights download: what a lookup must not do
             return web.Response(body=content)
         start = int(rng.group(1))
         end = min(int(rng.group(2) or len(content) - 1), len(content) - 1)

@@ -4,6 +4,7 @@ their config.json; gated, missing, rate-limited, slow and GGUF repos (issue 15).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -87,11 +88,24 @@ async def test_card_parameter_count_within_1pct_and_architecture_as_published(
 
 
 async def test_one_lookup_reads_headers_not_weights(hub: HubStandin) -> None:
-    await client(hub).lookup("EleutherAI/pythia-12b")
-    gets = {k: v for k, v in hub.requests.items() if k.startswith("GET /cdn/")}
-    # the safetensors header by range request: one GET (the header is under 100 kB)
-    assert sum(gets.values()) == 1
-    assert sum(hub.requests.values()) <= 8
+    await client(hub).lookup("EleutherAI/pythia-12b")  # 23.7 GB of fp16: five shards of at most 5 GB
+    shards = [f for f in hub.repos["eleutherai/pythia-12b"].files if f.startswith("model-")]
+    assert len(shards) == 5
+    header_reads = {k: v for k, v in hub.requests.items() if k.startswith("GET /cdn/")}
+    assert len(header_reads) == 5 and set(header_reads.values()) == {1}
+    assert hub.requests["whole file"] == 0
+
+
+async def test_a_lookup_asks_everything_at_once(hub: HubStandin) -> None:
+    """With each request taking 0.5 s, a single-file repo is read in about two round trips
+    (the model info, config.json, the header and the index at once; the header's redirect
+    to the CDN), not one request after another."""
+    hub.delay_s = 0.5
+    started = asyncio.get_running_loop().time()
+    await client(hub).lookup("EleutherAI/pythia-1.4b")
+    elapsed = asyncio.get_running_loop().time() - started
+    assert sum(hub.requests.values()) == 5
+    assert elapsed < 3 * hub.delay_s
 
 
 async def test_deepseek_moe_experts_and_active_parameters(hub: HubStandin) -> None:
