@@ -124,6 +124,18 @@ async def test_missing_repo_gets_suggestions(
         await halt(tg, app)
 
 
+async def test_a_name_outside_the_catalog_gets_hub_repos_as_suggestions(
+    tg: FakeTelegram, settings: Settings, hub: HubStandin
+) -> None:
+    app = await launch(settings)
+    try:
+        text = shown(await say(tg, User(1), "pythia-1.4b on a 4090"))
+        assert "I don't know the model" in text
+        assert "EleutherAI/pythia-1.4b" in text and "EleutherAI/pythia-1.4b-deduped" in text
+    finally:
+        await halt(tg, app)
+
+
 async def test_slow_hub_shows_looking_up_and_serves_others_meanwhile(
     tg: FakeTelegram, settings: Settings, hub: HubStandin
 ) -> None:
