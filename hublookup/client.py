@@ -10,7 +10,7 @@ import asyncio
 import datetime as dt
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from huggingface_hub import HfApi, hf_hub_url
@@ -47,6 +47,9 @@ class HubClient:
     endpoint: str
     token: str | None
     timeout_s: float
+    # lookups that outlived timeout_s, still running in their thread (hublookup.resolve
+    # caches what they bring, so the next question about the repo is answered at once)
+    late: dict[str, asyncio.Future] = field(default_factory=dict)
 
     def _api(self) -> HfApi:
         # token=False: never send a token found elsewhere on the machine (~/.cache/huggingface)
@@ -149,9 +152,11 @@ class HubClient:
     # --- async: what the bot and the CLI call -----------------------------------------------
 
     async def lookup(self, repo_id: str) -> HubFacts:
+        work = asyncio.ensure_future(asyncio.to_thread(self.read, repo_id))
         try:
-            return await asyncio.wait_for(asyncio.to_thread(self.read, repo_id), self.timeout_s)
+            return await asyncio.wait_for(asyncio.shield(work), self.timeout_s)
         except TimeoutError as exc:
+            self.late[repo_id.lower()] = work
             raise HubLookupError("timeout", repo_id) from exc
 
     async def search(self, text: str, limit: int = 3) -> list[str]:

@@ -7,6 +7,7 @@ tag, a family name) is searched on the Hub, its top results offered as suggestio
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 
@@ -56,6 +57,26 @@ async def cached(repo_id: str, cache: HubCache) -> HubAnswer | None:
     return HubAnswer(repo_id=facts.repo_id, model=model, from_cache=True)
 
 
+def keep_late_reading(repo_id: str, cache: HubCache, client: HubClient) -> None:
+    """A lookup past the time limit goes on in its thread; when it brings the repo, cache
+    it, so the member's next question is answered at once."""
+    work = client.late.pop(repo_id.lower(), None)
+    if work is None:
+        return
+
+    def done(finished: asyncio.Future) -> None:
+        if finished.cancelled() or finished.exception() is not None:
+            return  # the Hub failed after all: nothing to keep (the error was retrieved)
+        write = asyncio.ensure_future(cache.put(finished.result()))
+        pending.add(write)
+        write.add_done_callback(pending.discard)
+
+    work.add_done_callback(done)
+
+
+pending: set[asyncio.Future] = set()  # cache writes in flight (a reference keeps them alive)
+
+
 async def resolve(
     repo_id: str,
     cache: HubCache,
@@ -74,6 +95,8 @@ async def resolve(
     try:
         facts = await client.lookup(repo_id)
     except HubLookupError as exc:
+        if exc.code == "timeout":
+            keep_late_reading(repo_id, cache, client)
         if hit is not None and exc.code in ("unreachable", "timeout", "rate_limited"):
             return hit.model_copy(update={"stale": True})
         suggestions = await client.search(search_term(repo_id)) if exc.code == "not_found" else []

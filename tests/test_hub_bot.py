@@ -136,6 +136,34 @@ async def test_a_name_outside_the_catalog_gets_hub_repos_as_suggestions(
         await halt(tg, app)
 
 
+async def test_a_reading_that_arrives_late_answers_the_next_question(
+    tg: FakeTelegram, settings: Settings, hub: HubStandin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUB_TIMEOUT_S", "0.6")
+    hub.delay_s = 0.5  # two round trips: about 1 s, past the limit
+    app = await launch(settings)
+    try:
+        placeholder = await tg.reply_to(tg.user_sends(User(3), None, TINY), timeout=10)
+        assert "Looking up" in shown(placeholder)
+        edited = await tg.wait_for(
+            lambda c: (
+                c.method == "editMessageText"
+                and c.error is None
+                and int(c.params["message_id"]) == placeholder.result["message_id"]
+            ),
+            timeout=10,
+        )
+        assert "did not answer in time" in edited.result["text"]
+        await asyncio.sleep(2)  # the lookup goes on in its thread and lands in the cache
+        hub.requests.clear()
+        text = shown(await say(tg, User(3), TINY))
+        assert "Architecture from the Hugging Face Hub" in text
+        assert not hub.requests
+    finally:
+        hub.delay_s = 0
+        await halt(tg, app)
+
+
 async def test_slow_hub_shows_looking_up_and_serves_others_meanwhile(
     tg: FakeTelegram, settings: Settings, hub: HubStandin
 ) -> None:

@@ -88,7 +88,9 @@ async def test_card_parameter_count_within_1pct_and_architecture_as_published(
 
 
 async def test_one_lookup_reads_headers_not_weights(hub: HubStandin) -> None:
-    await client(hub).lookup("EleutherAI/pythia-12b")  # 23.7 GB of fp16: five shards of at most 5 GB
+    await client(hub).lookup(
+        "EleutherAI/pythia-12b"
+    )  # 23.7 GB of fp16: five shards of at most 5 GB
     shards = [f for f in hub.repos["eleutherai/pythia-12b"].files if f.startswith("model-")]
     assert len(shards) == 5
     header_reads = {k: v for k, v in hub.requests.items() if k.startswith("GET /cdn/")}
