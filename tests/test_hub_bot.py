@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -259,3 +260,20 @@ def test_chinese_hub_lines_carry_no_english_outside_the_allow_list() -> None:
     texts = [text.replace("HF_TOKEN", "") for text in texts]  # a setting's name, typed as is
     leaks = {w for text in texts for w in _words(text) if w.lower() not in allowed}
     assert not leaks, leaks
+
+
+async def test_a_bad_hub_setting_stops_start_up_in_one_line_without_the_token(
+    tmp_path: Path,
+) -> None:
+    from tests.test_startup import GOOD_TOKEN, run_bot
+
+    rc, out = await run_bot(
+        tmp_path,
+        {
+            "TELEGRAM_BOT_TOKEN": GOOD_TOKEN,
+            "HUB_TIMEOUT_S": "soon",
+            "HF_TOKEN": "hf_secret_value_never_printed",
+        },
+    )
+    assert rc == 2
+    assert "HUB_TIMEOUT_S" in out and "hf_secret_value_never_printed" not in out
