@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         found = lookup(args.query, parsed, args.db, args.offline)
         if found is not None:
             parsed, hub = found
-            if hub.model is None:
+            if hub is not None and hub.model is None:
                 return _hub_error(hub, args.json, args.lang)
     if not parsed.ok:
         if args.json:

@@ -40,7 +40,7 @@ async def test_a_repo_the_catalog_lacks_is_answered_from_the_hub(
         call = await say(tg, User(1), f"{TINY} on a 4090")
         text = shown(call)
         assert "Architecture from the Hugging Face Hub" in text
-        assert TINY in text and "1.100B parameters from the safetensors headers" in text
+        assert TINY in text and "1.100B parameters counted in the safetensors headers" in text
         assert "I don't know the model" not in text
     finally:
         await halt(tg, app)

@@ -44,6 +44,7 @@ class HubModel(BaseModel):
     gguf_files: list[GgufFile] = Field(default_factory=list)
     read_at: str
     sha: str | None = None
+    vision_params_b: float = 0.0  # of params_b, in a vision tower (safetensors names)
 
 
 _GGUF_QUANT = re.compile(
@@ -120,6 +121,10 @@ def hub_model(facts: HubFacts) -> HubModel | None:
     else:
         return None
     active = params - inactive_expert_params(a, config) if a is not None else params
+    fmt = quant.format_id if quant else None
+    if source == "gguf":  # the file Ollama and llama.cpp users most often pick, if present
+        have = [f.format_id for f in facts.gguf_files if f.format_id]
+        fmt = "q4_k_m" if "q4_k_m" in have else (have[0] if have else None)
     day = facts.read_at[:10]
     rev = f" @ {facts.sha[:10]}" if facts.sha else ""
     what = "config.json" if config else "file listing"
@@ -131,7 +136,7 @@ def hub_model(facts: HubFacts) -> HubModel | None:
         family=family or "unknown",
         params_b=params / 1e9,
         active_params_b=active / 1e9 if a is not None and a.experts else None,
-        default_format=quant.format_id if quant else None,
+        default_format=fmt,
         source=f"Hub {what} of {facts.repo_id}{rev} read {day}; parameters from {source}",
         arch=a,
     )
@@ -142,4 +147,5 @@ def hub_model(facts: HubFacts) -> HubModel | None:
         gguf_files=facts.gguf_files,
         read_at=facts.read_at,
         sha=facts.sha,
+        vision_params_b=facts.tensors.vision_params / 1e9 if facts.tensors else 0.0,
     )
