@@ -149,9 +149,12 @@ async def deliver(
         for i, chunk in enumerate(chunks):
             last = i == len(chunks) - 1
             if i == 0 and in_place is not None:
-                result = await in_place.edit_text(chunk, reply_markup=kb if last else None)
-                sent = result if isinstance(result, Message) else in_place
-                continue
+                try:
+                    result = await in_place.edit_text(chunk, reply_markup=kb if last else None)
+                    sent = result if isinstance(result, Message) else in_place
+                    continue
+                except BadRequest as exc:  # the placeholder is gone: answer anew
+                    log.info("could not edit the placeholder: %s", exc)
             if i == 0 and edit and query is not None and isinstance(query.message, Message):
                 try:
                     result = await query.edit_message_text(chunk, reply_markup=kb if last else None)
