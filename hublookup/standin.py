@@ -8,8 +8,9 @@ What the library asks for (read from huggingface_hub 2.4 hf_api.py / file_downlo
        small files answered in place; large (LFS) files by a 302 to the CDN with
        X-Linked-Etag / X-Linked-Size, which the library reads without following
   GET  /{repo}/resolve/{rev}/{file}  (Range)               config.json, safetensors headers
-Errors as the Hub sends them: X-Error-Code RepoNotFound (404), GatedRepo (401 without a
-token), EntryNotFound (404); and, switched on by a test, 429, a slow Hub, or none at all.
+Errors as the Hub sends them: X-Error-Code RepoNotFound (401 without a token, so that a
+private repo cannot be told from a missing one), GatedRepo (401 without a token),
+EntryNotFound (404); and, switched on by a test, 429, a slow Hub, or none at all.
 
 Each repo is a folder of tests/data/hub: config.json as published, meta.json (sources,
 gated, extra files such as GGUF with their sizes), tensors.json {name: [dtype, shape]} from
@@ -178,6 +179,10 @@ class HubStandin:
             headers={"X-Error-Code": code, "X-Error-Message": message},
         )
 
+    def _missing(self, request: web.Request) -> web.Response:
+        status = 404 if self._authorized(request) else 401
+        return self._error(status, "RepoNotFound", "Repository Not Found")
+
     # --- the API ----------------------------------------------------------------------
 
     async def _search(self, request: web.Request) -> web.Response:
@@ -189,7 +194,7 @@ class HubStandin:
     async def _info(self, request: web.Request) -> web.Response:
         repo = self._repo(request)
         if repo is None:
-            return self._error(404, "RepoNotFound", "Repository not found")
+            return self._missing(request)
         siblings = [
             {"rfilename": name, "size": v if isinstance(v, int) else len(v)}
             for name, v in repo.files.items()
@@ -210,7 +215,7 @@ class HubStandin:
     async def _resolve(self, request: web.Request) -> web.StreamResponse:
         repo = self._repo(request)
         if repo is None:
-            return self._error(404, "RepoNotFound", "Repository not found")
+            return self._missing(request)
         if repo.gated and not self._authorized(request):
             return self._error(
                 401,
