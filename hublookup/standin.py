@@ -127,8 +127,10 @@ class HubStandin:
     repos: dict[str, StandinRepo] = field(default_factory=dict)
     requests: Counter = field(default_factory=Counter)
     url: str = ""
+    cdn_url: str = ""  # another origin, as the Hub's CDN is: the library stops at its redirect
     _runner: web.AppRunner | None = None
     _port: int = 0
+    _cdn_port: int = 0
 
     async def start(self, port: int = 0) -> str:
         self.repos = self.repos or load_repos(self.data_dir)
@@ -143,7 +145,11 @@ class HubStandin:
         site = web.TCPSite(self._runner, "127.0.0.1", port or self._port)
         await site.start()
         self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        cdn = web.TCPSite(self._runner, "127.0.0.1", self._cdn_port)
+        await cdn.start()
+        self._cdn_port = cdn._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.url = f"http://127.0.0.1:{self._port}"
+        self.cdn_url = f"http://127.0.0.1:{self._cdn_port}"
         return self.url
 
     async def stop(self) -> None:
@@ -231,7 +237,7 @@ class HubStandin:
         if name.endswith((".safetensors", ".gguf")):  # LFS: the Hub redirects to its CDN
             size = content if isinstance(content, int) else len(content)
             headers |= {
-                "Location": f"{self.url}/cdn/{repo.sha}/{repo.repo_id}/{name}",
+                "Location": f"{self.cdn_url}/cdn/{repo.sha}/{repo.repo_id}/{name}",
                 "X-Linked-Etag": f'"{etag}"',
                 "X-Linked-Size": str(size),
             }

@@ -171,3 +171,26 @@ async def test_rate_limited_hub(hub: HubStandin) -> None:
     with pytest.raises(HubLookupError) as err:
         await client(hub, timeout=10).lookup("EleutherAI/pythia-70m")
     assert err.value.code in ("rate_limited", "timeout")
+
+
+async def test_the_standin_answers_the_librarys_file_metadata_and_download(
+    hub: HubStandin, tmp_path: Path
+) -> None:
+    """HEAD with X-Repo-Commit / ETag / X-Linked-Size, the CDN redirect, and a download
+    through the library's own cache, as other huggingface_hub callers would use them."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+
+    repo = hub.repos["tinyllama/tinyllama-1.1b-chat-v1.0"]
+
+    def read() -> tuple:
+        url = hf_hub_url(repo.repo_id, "model.safetensors", endpoint=hub.url)
+        meta = get_hf_file_metadata(url, token=False)
+        path = hf_hub_download(
+            repo.repo_id, "config.json", endpoint=hub.url, cache_dir=tmp_path, token=False
+        )
+        return meta, Path(path).read_bytes()
+
+    meta, config = await asyncio.to_thread(read)
+    assert meta.commit_hash == repo.sha
+    assert meta.size == len(repo.files["model.safetensors"])  # type: ignore[arg-type]
+    assert config == repo.files["config.json"]
