@@ -30,6 +30,7 @@ class HubAnswer(BaseModel):
     suggestions: list[str] = []
     from_cache: bool = False
     stale: bool = False  # the Hub failed; an older cached reading answers
+    read_at: str | None = None  # when what answers was read from the Hub
 
 
 def find_repo_id(text: str) -> str | None:
@@ -45,7 +46,10 @@ def search_term(name: str) -> str:
 
 
 def _age_days(read_at: str) -> float:
-    then = dt.datetime.fromisoformat(read_at)
+    try:
+        then = dt.datetime.fromisoformat(read_at)
+    except ValueError:
+        return float("inf")
     return (dt.datetime.now(dt.UTC) - then).total_seconds() / 86400
 
 
@@ -54,7 +58,13 @@ async def cached(repo_id: str, cache: HubCache) -> HubAnswer | None:
     if facts is None:
         return None
     model = hub_model(facts)
-    return HubAnswer(repo_id=facts.repo_id, model=model, from_cache=True)
+    return HubAnswer(
+        repo_id=facts.repo_id,
+        model=model,
+        error=None if model else "no_size",
+        from_cache=True,
+        read_at=facts.read_at,
+    )
 
 
 def keep_late_reading(repo_id: str, cache: HubCache, client: HubClient) -> None:
@@ -104,5 +114,5 @@ async def resolve(
     await cache.put(facts)
     model = hub_model(facts)
     if model is None:
-        return HubAnswer(repo_id=facts.repo_id, error="no_size")
-    return HubAnswer(repo_id=facts.repo_id, model=model)
+        return HubAnswer(repo_id=facts.repo_id, error="no_size", read_at=facts.read_at)
+    return HubAnswer(repo_id=facts.repo_id, model=model, read_at=facts.read_at)

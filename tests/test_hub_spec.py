@@ -185,3 +185,17 @@ def test_the_source_names_the_repo_revision_and_date() -> None:
     assert model.spec.source == (
         "Hub config.json of org/name @ 0123456789 read 2026-11-30; parameters from config"
     )
+
+
+def test_a_config_past_the_engines_schema_is_sized_from_its_weights_alone() -> None:
+    from advisor.hubspec import TensorCounts
+
+    facts = HubFacts(
+        repo_id="org/odd",
+        read_at="2026-11-30T00:00:00+00:00",
+        config={"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 99_999},
+        tensors=TensorCounts(params=7_000_000, stored_by_dtype={"BF16": 7_000_000}),
+    )
+    model = hub_model(facts)
+    assert model is not None and model.spec.arch is None
+    assert model.spec.params_b == pytest.approx(0.007)

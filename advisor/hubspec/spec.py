@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
@@ -110,8 +110,15 @@ def _gguf_params(files: list[GgufFile]) -> int | None:
 def hub_model(facts: HubFacts) -> HubModel | None:
     """None when nothing read says how big the model is (no config, weights or GGUF)."""
     config = facts.config or {}
-    a = archmod.architecture(config) if config else None
-    quant = quant_info(config) if config else None
+    try:
+        a = archmod.architecture(config) if config else None
+    except (ValidationError, ValueError, TypeError):
+        # a config.json past the engine's schema (or malformed): size it without one
+        a = None
+    try:
+        quant = quant_info(config) if config else None
+    except (ValidationError, ValueError, TypeError):
+        quant = None
     if facts.tensors and facts.tensors.params > 0:
         params, source = facts.tensors.params, "safetensors"
     elif facts.gguf_files and (g := _gguf_params(facts.gguf_files)):
