@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -102,16 +103,22 @@ async def test_gated_repo_without_a_token_is_explained_in_chinese(
         await halt(tg, app)
 
 
-async def test_gated_repo_with_the_token_is_answered(
-    tg: FakeTelegram, settings: Settings, hub: HubStandin, monkeypatch: pytest.MonkeyPatch
+async def test_gated_repo_with_the_token_is_answered_and_the_token_never_logged(
+    tg: FakeTelegram,
+    settings: Settings,
+    hub: HubStandin,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", hub.token)
+    caplog.set_level(logging.DEBUG)
     app = await launch(settings)
     try:
         text = shown(await say(tg, User(1), "google/gemma-2-2b-jpn-it"))
         assert "Architecture from the Hugging Face Hub" in text
     finally:
         await halt(tg, app)
+    assert caplog.records and all(hub.token not in r.getMessage() for r in caplog.records)
 
 
 async def test_missing_repo_gets_suggestions(
