@@ -60,7 +60,7 @@ async def answer(update: Update, context: Context, text: str, parsed: ParsedQuer
     if repo_id is None:  # an Ollama tag or a family the catalog lacks: Hub search suggestions
         name = parsed.error.detail.split(":")[0]
         # the name as typed first ("pythia-1.4b"), else its family ("pythia")
-        found = await svc.client.search(name) or await svc.client.search(search_term(name))
+        found = await svc.client.search_name(name, search_term(name))
         error = parsed.error.model_copy(
             update={"suggestions": found + [s for s in parsed.error.suggestions if s not in found]}
         )

@@ -40,7 +40,7 @@ async def _lookup(text: str, repo_id: str, db: Path, offline: bool) -> HubAnswer
 async def _suggest(name: str) -> list[str]:
     settings = HubSettings()
     client = HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
-    return await client.search(name) or await client.search(search_term(name))
+    return await client.search_name(name, search_term(name))
 
 
 def lookup(

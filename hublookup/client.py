@@ -142,12 +142,23 @@ class HubClient:
             gguf_files=gguf,
         )
 
-    def search_blocking(self, text: str, limit: int = 3) -> list[str]:
+    def search_blocking(self, text: str, limit: int = 3) -> list[str] | None:
+        """Repo ids whose name contains `text`, most downloaded first; None when the Hub did
+        not answer. One GET of /api/models?search= (what HfApi.list_models asks, without its
+        retries: a suggestion is not worth waiting for)."""
+        api = self._api()
         try:
-            return [m.id for m in self._api().list_models(search=text, limit=limit)]
+            response = get_session().get(
+                f"{self.endpoint.rstrip('/')}/api/models",
+                params={"search": text, "limit": limit, "sort": "downloads"},
+                headers=api._build_hf_headers(token=self.token or False),
+                timeout=self.timeout_s,
+            )
+            hf_raise_for_status(response)
+            return [m["id"] for m in response.json() if isinstance(m, dict) and "id" in m]
         except Exception as exc:  # a suggestion list is a nicety: never an error
             log.info("hub search failed: %s", type(exc).__name__)
-            return []
+            return None
 
     # --- async: what the bot and the CLI call -----------------------------------------------
 
@@ -159,10 +170,19 @@ class HubClient:
             self.late[repo_id.lower()] = work
             raise HubLookupError("timeout", repo_id) from exc
 
-    async def search(self, text: str, limit: int = 3) -> list[str]:
+    async def search(self, text: str, limit: int = 3) -> list[str] | None:
+        """None: the Hub did not answer (in time)."""
         try:
             return await asyncio.wait_for(
                 asyncio.to_thread(self.search_blocking, text, limit), self.timeout_s
             )
         except TimeoutError:
-            return []
+            return None
+
+    async def search_name(self, name: str, family: str) -> list[str]:
+        """The name as typed ("pythia-1.4b"), else its family ("pythia") if the Hub answered
+        the first with nothing."""
+        found = await self.search(name)
+        if found == [] and family != name:
+            found = await self.search(family)
+        return found or []

@@ -109,7 +109,10 @@ async def resolve(
             keep_late_reading(repo_id, cache, client)
         if hit is not None and exc.code in ("unreachable", "timeout", "rate_limited"):
             return hit.model_copy(update={"stale": True})
-        suggestions = await client.search(search_term(repo_id)) if exc.code == "not_found" else []
+        name = repo_id.split("/")[-1]
+        suggestions = (
+            await client.search_name(name, search_term(name)) if exc.code == "not_found" else []
+        )
         return HubAnswer(repo_id=repo_id, error=exc.code, suggestions=suggestions)
     await cache.put(facts)
     model = hub_model(facts)
