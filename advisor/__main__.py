@@ -1,5 +1,7 @@
 """Command line: `python -m advisor "qwen2.5-72b int4 32k" [--json] [--lang zh|en]`
-or `python -m advisor --workload FILE.json --json`."""
+or `python -m advisor --workload FILE.json --json`. A Hub repo id the catalog lacks
+(`python -m advisor "allenai/OLMo-2-0325-32B 2x4090"`) is looked up on the Hub and cached
+in `--db`; `--offline` uses the catalog and that cache only."""
 
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workload", type=Path, help="a Workload as JSON (see README)")
     ap.add_argument("--json", action="store_true", help="print JSON")
     ap.add_argument("--lang", choices=("zh", "en"), default="en")
+    ap.add_argument("--offline", action="store_true", help="catalog and Hub cache only")
+    ap.add_argument("--db", type=Path, help="the Hub cache (default: the bot's DATABASE_PATH)")
     args = ap.parse_args(argv)
 
     if args.workload:
@@ -60,6 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     parsed = parse_query(args.query)
     if parsed.ask_fit:
         return _print_fit(parsed, args.lang, args.json)
+    hub = None
+    if not parsed.ok and parsed.error and parsed.error.code in ("unknown_model", "no_model"):
+        # the CLI shell, not the engine, reaches the network (hublookup/)
+        from hublookup.cli import lookup
+
+        found = lookup(args.query, parsed, args.db, args.offline)
+        if found is not None:
+            parsed, hub = found
+            if hub is not None and hub.model is None:
+                return _hub_error(hub, args.json, args.lang)
     if not parsed.ok:
         if args.json:
             print(
@@ -87,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         out = recommendation_json(rec, args.lang)
         out["understood"], out["ignored"] = parsed.understood, parsed.ignored
         out["canonical"] = canonical_query(parsed)
+        if hub is not None and hub.model is not None:
+            out["hub"] = {
+                "repo_id": hub.model.spec.id,
+                "source": hub.model.spec.source,
+                "read_at": hub.model.read_at,
+                "params_from": hub.model.params_from,
+                "stale": hub.stale,
+            }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     from advisor.render import render
@@ -98,10 +120,21 @@ def main(argv: list[str] | None = None) -> int:
             rec=rec,
             parsed=parsed,
             canonical=canonical_query(parsed),
+            hub=hub,
             plain=True,
         )
     )
     return 0
+
+
+def _hub_error(hub: object, as_json: bool, lang: str) -> int:
+    if as_json:
+        print(json.dumps({"error": hub.model_dump(include={"repo_id", "error", "suggestions"})}))  # type: ignore[attr-defined]
+    else:
+        from advisor.render import render
+
+        print(render("hub_error", lang, hub=hub, plain=True))
+    return 2
 
 
 def _error_text(exc: Exception) -> str:

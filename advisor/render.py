@@ -116,9 +116,7 @@ def formula(lang: str, term) -> str:  # noqa: ANN001
     if line:
         # Vocabulary ids among the values (an optimizer, a format) in the reader's words.
         words = labels(lang if lang in LANGS else "en").get("value", {})
-        values = {
-            k: words.get(v, v) if isinstance(v, str) else v for k, v in term.values.items()
-        }
+        values = {k: words.get(v, v) if isinstance(v, str) else v for k, v in term.values.items()}
         try:
             return line.format(**values)
         except (KeyError, IndexError, ValueError):

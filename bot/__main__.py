@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from bot.instance import InstanceLock
 from bot.settings import Settings, load_settings, settings_error_line
 from bot.storage import StorageError, backup_database
+from hublookup.settings import HubSettings
 
 # PTB, the engine and the handlers are imported in _run, after the instance lock: a second
 # process on a held database then says so in well under a second, not after ~1 s of imports.
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = load_settings()
+        HubSettings()  # the Hub lookup's own (hublookup/settings.py), checked with the rest
     except ValidationError as exc:
         return fail(settings_error_line(exc))
 

@@ -3,13 +3,13 @@ change precision, budget or card, read the details, or start over."""
 
 from __future__ import annotations
 
-from telegram import Update
+from telegram import Message, Update
 
 from advisor import catalog
-from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
+from advisor.parse import ParsedQuery, canonical_query, parse_budget
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
-from bot import lab
+from bot import hub, lab
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
@@ -91,11 +91,26 @@ def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
 
 
 async def reply_with_answer(
-    update: Update, context: Context, raw_text: str, parsed: ParsedQuery, *, edit: bool = False
+    update: Update,
+    context: Context,
+    raw_text: str,
+    parsed: ParsedQuery,
+    *,
+    edit: bool = False,
+    hub: object = None,  # hublookup.resolve.HubAnswer: the model came from the Hub (bot.hub)
+    in_place: Message | None = None,  # edit this message ("looking up …") into the answer
 ) -> int | None:
     """Answer a parsed question (or explain the parse error); returns the history id."""
     if not parsed.ok:
-        await send(update, context, "error", edit=edit, error=parsed.error, parsed=parsed)
+        await send(
+            update,
+            context,
+            "error",
+            edit=edit,
+            in_place=in_place,
+            error=parsed.error,
+            parsed=parsed,
+        )
         return None
     rec = compute(parsed, context)
     canonical = canonical_query(parsed)
@@ -113,15 +128,17 @@ async def reply_with_answer(
     )
     # lab mode (issue 16): the chat's own machines first, the rentals below as the alternative
     own = await lab.owned_section(update, context, parsed)
-    body = text(context, "answer", rec=rec, parsed=parsed, canonical=canonical)
-    await deliver(update, context, own + body, answer_keyboard(context, hid), edit=edit)
+    body = text(context, "answer", rec=rec, parsed=parsed, canonical=canonical, hub=hub)
+    await deliver(
+        update, context, own + body, answer_keyboard(context, hid), edit=edit, in_place=in_place
+    )
     return hid
 
 
 async def show_view(update: Update, context: Context, hid: int, view: str, canonical: str) -> None:
     """Edit an answer in place: back to the answer (r), the same with every platform ranked
     by price (w), the details (d) or a sub-menu."""
-    parsed = parse_query(canonical)
+    parsed, hub_answer = await hub.reparse(context, canonical)
     if not parsed.ok:  # the catalog changed since: say so rather than guess
         await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
         return
@@ -133,5 +150,5 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
     own = await lab.owned_section(update, context, parsed) if template == "answer" else ""
-    body = text(context, template, rec=rec, parsed=parsed, canonical=canonical)
+    body = text(context, template, rec=rec, parsed=parsed, canonical=canonical, hub=hub_answer)
     await deliver(update, context, own + body, keyboard, edit=True)

@@ -14,7 +14,7 @@ from advisor.models import Workload
 from advisor.parse import ParsedQuery, parse_query
 from advisor.recommend import Price, card_with, cheapest_price
 from advisor.recommend.grid import precision_grid
-from bot import followup
+from bot import followup, hub
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
@@ -98,6 +98,9 @@ async def _answer(update: Update, context: Context, text: str, parsed: ParsedQue
         spec = card_with(parsed.vram_gib)  # "biggest model on 24G": judged by memory
     if spec is not None and 1 <= (parsed.gpu_count or 1) <= 8:
         await _show_card(update, context, "fit", spec, parsed.gpu_count or 1)
+        return
+    if hub.wants_hub(text, parsed):  # a model the catalog lacks: the Hub (issue 15)
+        await hub.answer(update, context, text, parsed)
         return
     await reply_with_answer(update, context, text, parsed)
 
@@ -348,12 +351,12 @@ async def on_answer_button(update: Update, context: Context) -> None:
         return
     if cb.kind == "h" and not cb.args:
         await query.answer()
-        parsed = parse_query(entry.canonical)
-        await reply_with_answer(update, context, entry.raw_text, parsed)
+        parsed, hub_answer = await hub.reparse(context, entry.canonical)
+        await reply_with_answer(update, context, entry.raw_text, parsed, hub=hub_answer)
         return
     if cb.kind == "c" and len(cb.args) == 2 and cb.args[0] in ("f", "g", "m"):
         what, choice = cb.args
-        parsed = parse_query(entry.canonical)
+        parsed, hub_answer = await hub.reparse(context, entry.canonical)
         valid = (
             choice == "x"
             and what == "m"
@@ -363,7 +366,12 @@ async def on_answer_button(update: Update, context: Context) -> None:
         if parsed.ok and valid:
             await query.answer(t(context, "alert.working"))
             await reply_with_answer(
-                update, context, entry.raw_text, apply_change(parsed, what, choice), edit=True
+                update,
+                context,
+                entry.raw_text,
+                apply_change(parsed, what, choice),
+                edit=True,
+                hub=hub_answer,
             )
             return
     await query.answer(t(context, "alert.expired"), show_alert=True)

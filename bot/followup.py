@@ -20,7 +20,7 @@ async def last_question(update: Update, context: Context) -> ParsedQuery | None:
     if user is None or chat is None:
         return None
     rows = await context.repo.recent_history(user.id, chat.id, limit=1)
-    return _reparsed(rows[0].canonical) if rows else None
+    return await _reparsed(context, rows[0].canonical) if rows else None
 
 
 async def replied_question(update: Update, context: Context) -> ParsedQuery | None:
@@ -32,7 +32,7 @@ async def replied_question(update: Update, context: Context) -> ParsedQuery | No
     entry = await context.repo.history_entry(hid)
     if entry is None or entry.chat_id != chat.id:
         return None
-    return _reparsed(entry.canonical)
+    return await _reparsed(context, entry.canonical)
 
 
 def read_message(text: str, last: ParsedQuery | None) -> ParsedQuery:
@@ -44,8 +44,10 @@ def read_message(text: str, last: ParsedQuery | None) -> ParsedQuery:
     return parse_query(text)
 
 
-def _reparsed(canonical: str) -> ParsedQuery | None:
-    parsed = parse_query(canonical)
+async def _reparsed(context: Context, canonical: str) -> ParsedQuery | None:
+    from bot import hub  # a question about a Hub model reads its model from the Hub cache
+
+    parsed, _ = await hub.reparse(context, canonical)
     return parsed if parsed.ok else None  # the catalog changed since: no base to change
 
 

@@ -122,13 +122,14 @@ async def send(
     /,
     *,
     edit: bool = False,
+    in_place: Message | None = None,
     **ctx: object,
 ) -> Message | None:
     """Render `template` and answer the update: edit the message whose button was pressed
     (edit=True), else reply to the asker's message (quotes it in groups, stays in the
     forum topic). Long replies go out in several messages, the keyboard on the last."""
     body = text(context, template, **ctx)
-    return await deliver(update, context, body, keyboard, edit=edit)
+    return await deliver(update, context, body, keyboard, edit=edit, in_place=in_place)
 
 
 async def deliver(
@@ -138,6 +139,7 @@ async def deliver(
     keyboard: Keyboard | None = None,
     *,
     edit: bool = False,
+    in_place: Message | None = None,  # a message of ours to edit ("looking up …", bot.hub)
 ) -> Message | None:
     chunks = split_message(body)
     kb = markup(keyboard)
@@ -146,6 +148,13 @@ async def deliver(
     try:
         for i, chunk in enumerate(chunks):
             last = i == len(chunks) - 1
+            if i == 0 and in_place is not None:
+                try:
+                    result = await in_place.edit_text(chunk, reply_markup=kb if last else None)
+                    sent = result if isinstance(result, Message) else in_place
+                    continue
+                except BadRequest as exc:  # the placeholder is gone: answer anew
+                    log.info("could not edit the placeholder: %s", exc)
             if i == 0 and edit and query is not None and isinstance(query.message, Message):
                 try:
                     result = await query.edit_message_text(chunk, reply_markup=kb if last else None)

@@ -18,6 +18,14 @@ TOKEN = "123456:test-token-for-the-stand-in-000000000"
 ADMIN_ID = 4242
 
 
+@pytest.fixture(autouse=True)
+def no_real_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never reach the Hugging Face Hub: an unknown model's Hub search goes to a
+    closed local port unless a test points HF_ENDPOINT at the stand-in Hub."""
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+
+
 @pytest.fixture
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram() as fake:

@@ -18,6 +18,7 @@ from advisor.render import TEMPLATES, label, labels, render
 from bot.replies import split_message
 from bot.standin import MAX_TEXT, TelegramHTMLError, utf16_len, visible_text
 from bot.storage import HistoryEntry, Stats
+from hublookup.resolve import HubAnswer
 
 EVIL = "<b>&\"'</i> 🚀 ${{ 7*7 }}"
 TEMPLATE_NAMES = sorted(p.stem for p in (TEMPLATES / "en").glob("*.j2"))
@@ -86,6 +87,9 @@ def contexts() -> dict[str, dict]:
         },
         "help": {"group": True, "bot_username": "GpuAdvisorBot"},
         **lab_contexts(rec, evil_parsed),
+        # issue 15: a Hub repo id is user text too
+        "hub_error": {"hub": HubAnswer(repo_id=EVIL, error="gated", suggestions=[EVIL])},
+        "hub_looking": {"repo_id": EVIL},
         "about": {
             "catalog_version": "v",
             "gpu_count": 42,

@@ -1,0 +1,75 @@
+"""`python -m advisor "<repo id>"` against the stand-in Hub: lookup, cache, --offline,
+suggestions for a name outside the catalog (issue 15)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from hublookup.standin import HubStandin
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+async def hub() -> AsyncIterator[HubStandin]:
+    standin = HubStandin()
+    await standin.start()
+    yield standin
+    await standin.stop()
+
+
+async def cli(hub: HubStandin, db: Path, *args: str) -> tuple[int, str]:
+    env = {**os.environ, "HF_ENDPOINT": hub.url, "HUB_TIMEOUT_S": "20"}
+    env.pop("HF_TOKEN", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "advisor",
+        *args,
+        "--db",
+        str(db),
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode()
+
+
+async def test_repo_id_is_looked_up_then_answered_offline_from_the_cache(
+    hub: HubStandin, tmp_path: Path
+) -> None:
+    db = tmp_path / "cache.sqlite3"
+    rc, out = await cli(hub, db, "EleutherAI/pythia-2.8b on a 4090", "--json")
+    assert rc == 0
+    answer = json.loads(out)
+    assert answer["hub"]["repo_id"] == "EleutherAI/pythia-2.8b"
+    assert answer["hub"]["params_from"] == "safetensors"
+    assert answer["workload"]["params_b"] == pytest.approx(2.775208960)
+    await hub.stop()
+    hub.requests.clear()
+    rc, out = await cli(hub, db, "EleutherAI/pythia-2.8b on a 4090", "--offline")
+    assert rc == 0 and "Architecture from the Hugging Face Hub" in out
+    assert not hub.requests
+
+
+async def test_offline_without_a_cached_reading_says_so(hub: HubStandin, tmp_path: Path) -> None:
+    rc, out = await cli(hub, tmp_path / "c.sqlite3", "EleutherAI/pythia-1b", "--offline")
+    assert rc == 2 and "not consulted offline" in out
+    assert not hub.requests
+
+
+async def test_a_name_outside_the_catalog_gets_hub_suggestions(
+    hub: HubStandin, tmp_path: Path
+) -> None:
+    rc, out = await cli(hub, tmp_path / "c.sqlite3", "dolly-v2-3b on a 3060", "--json")
+    assert rc == 2
+    assert json.loads(out)["error"]["suggestions"][0] == "databricks/dolly-v2-3b"
