@@ -260,16 +260,23 @@ def print_table(rows: list[dict], verbose: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", type=Path, default=DEFAULT_CASES)
+    ap.add_argument(
+        "--cases",
+        type=Path,
+        action="append",
+        help="a case file (repeat to pool several, e.g. the shared set and bench/data's)",
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--fit-band", action="store_true")
     args = ap.parse_args(argv)
-    try:
-        cases = json.loads(args.cases.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"accuracy: cannot read the cases at {args.cases} ({exc.__class__.__name__})")
-        return 2
+    cases: list[dict] = []
+    for path in args.cases or [DEFAULT_CASES]:
+        try:
+            cases += json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            print(f"accuracy: cannot read the cases at {path} ({exc.__class__.__name__})")
+            return 2
     rows = score(cases)
     overall = summarize(rows)
     guide = summarize(rows, "guide_error", "guide_ok")
