@@ -6,13 +6,14 @@ from __future__ import annotations
 from telegram import Update
 
 from advisor import catalog
+from advisor.memo import Memo, prices_key
 from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
-from bot.replies import Keyboard, send, t
+from bot.replies import Keyboard, deliver, send, t, text
 
 
 def currency_for(context: Context) -> str:
@@ -27,6 +28,40 @@ def compute(parsed: ParsedQuery, context: Context, region: str | None = None) ->
         prices_file=context.settings.prices_file,
         region=region,
     )
+
+
+# Rendered answers by question (advisor.memo): the reply's text is a pure function of the
+# template, the language, the currency, the price list, the region and the question (every
+# field of it: assumptions and skipped words are shown). Keyboards and history ids are not
+# part of it and are built per reply.
+_ANSWERS: Memo[tuple[Recommendation, str]] = Memo("answer", 512)
+
+
+def answer_text(
+    parsed: ParsedQuery,
+    context: Context,
+    template: str = "answer",
+    canonical: str | None = None,
+    region: str | None = None,
+) -> tuple[Recommendation, str]:
+    """The recommendation and the rendered reply for a parsed question."""
+    canonical = canonical_query(parsed) if canonical is None else canonical
+    key = (
+        catalog.catalog_version(),
+        prices_key(context.settings.prices_file),
+        parsed.model_dump_json(),
+        context.lang,
+        currency_for(context),
+        region,
+        template,
+        canonical,
+    )
+
+    def make() -> tuple[Recommendation, str]:
+        rec = compute(parsed, context, region)
+        return rec, text(context, template, rec=rec, parsed=parsed, canonical=canonical)
+
+    return _ANSWERS.get(key, make)
 
 
 def answer_keyboard(context: Context, hid: int, all_platforms: bool = False) -> Keyboard:
@@ -96,8 +131,8 @@ async def reply_with_answer(
     if not parsed.ok:
         await send(update, context, "error", edit=edit, error=parsed.error, parsed=parsed)
         return None
-    rec = compute(parsed, context)
     canonical = canonical_query(parsed)
+    rec, body = answer_text(parsed, context, "answer", canonical)
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
     hid = await context.repo.add_history(
@@ -110,16 +145,7 @@ async def reply_with_answer(
         catalog_version=catalog.catalog_version(),
         update_id=update.update_id,
     )
-    await send(
-        update,
-        context,
-        "answer",
-        answer_keyboard(context, hid),
-        edit=edit,
-        rec=rec,
-        parsed=parsed,
-        canonical=canonical,
-    )
+    await deliver(update, context, body, answer_keyboard(context, hid), edit=edit)
     return hid
 
 
@@ -130,13 +156,12 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     if not parsed.ok:  # the catalog changed since: say so rather than guess
         await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
         return
-    rec = compute(parsed, context, region=ALL_REGIONS if view == "w" else None)
     if view == "d":
         template, keyboard = "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]]
     elif view in ("r", "w"):
         template, keyboard = "answer", answer_keyboard(context, hid, all_platforms=view == "w")
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
-    await send(
-        update, context, template, keyboard, edit=True, rec=rec, parsed=parsed, canonical=canonical
-    )
+    region = ALL_REGIONS if view == "w" else None
+    _, body = answer_text(parsed, context, template, canonical, region)
+    await deliver(update, context, body, keyboard, edit=True)

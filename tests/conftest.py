@@ -18,6 +18,15 @@ TOKEN = "123456:test-token-for-the-stand-in-000000000"
 ADMIN_ID = 4242
 
 
+@pytest.fixture(autouse=True)
+def fresh_memos() -> None:
+    """Each test starts with empty engine memos (advisor.memo): a test that patches the
+    catalog, the prices or the engine must see its own answers, not an earlier test's."""
+    from advisor import memo
+
+    memo.clear_all()
+
+
 @pytest.fixture
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram() as fake:

@@ -12,12 +12,13 @@ from pathlib import Path
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
-from advisor.memory import estimate
+from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
+from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import COUNTS, HEADROOM, candidate_fixes, fixes_for, workload_for
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
@@ -376,6 +377,12 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
     return out
 
 
+# Recommendations by question (advisor.memo): a pure function of the catalog, the question,
+# the currency, the price list and the region. Bounded: each holds every option over the
+# catalog (tens of kB).
+_RECOMMENDATIONS: Memo[Recommendation] = Memo("recommendation", 512)
+
+
 def recommend_query(
     parsed: ParsedQuery,
     default_currency: str = "CNY",
@@ -383,7 +390,29 @@ def recommend_query(
     region: str | None = None,
 ) -> Recommendation:
     """`recommend` for a parsed one-line query: its named card, count and budget applied. The
-    one path from a user's text to an answer, shared by the CLI and the bot."""
+    one path from a user's text to an answer, shared by the CLI and the bot. Memoized: the
+    result is shared, so change it only through `model_copy`."""
+    if parsed.workload is None:
+        raise ValueError("recommend_query needs a parsed workload")
+    key = (
+        catalog.catalog_version(),
+        prices_key(prices_file),
+        parsed.model_dump_json(include=_QUERY_FIELDS),
+        default_currency,
+        region,
+    )
+    return _RECOMMENDATIONS.get(
+        key, lambda: _recommend_query(parsed, default_currency, prices_file, region)
+    )
+
+
+# What `_recommend_query` reads of a ParsedQuery: the memo's key holds exactly these.
+_QUERY_FIELDS = {"workload", "budget", "gpu_id", "gpu_count", "vram_gib", "ask_count"}
+
+
+def _recommend_query(
+    parsed: ParsedQuery, default_currency: str, prices_file: Path | None, region: str | None
+) -> Recommendation:
     if parsed.workload is None:
         raise ValueError("recommend_query needs a parsed workload")
     b = parsed.budget
