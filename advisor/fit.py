@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from advisor import catalog
+from advisor.memo import Memo
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.recommend import HEADROOM
@@ -89,7 +90,19 @@ class CardFit(BaseModel):
     diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution, fp16
 
 
+# A card's table is a pure function of the catalog, the card and the count, and takes tens
+# of milliseconds (hundreds of estimates): computed once per process (advisor.memo).
+_CARD_FITS: Memo[CardFit] = Memo("card_fit", 512)
+
+
 def card_fit(gpu_id: str, count: int = 1) -> CardFit:
+    """The shared result: change it only through `model_copy`."""
+    return _CARD_FITS.get(
+        (catalog.catalog_version(), gpu_id, count), lambda: _card_fit(gpu_id, count)
+    )
+
+
+def _card_fit(gpu_id: str, count: int) -> CardFit:
     gpu = catalog.gpus()[gpu_id]
     per_card = int(gpu.usable_vram_bytes / (1 + HEADROOM))
 
