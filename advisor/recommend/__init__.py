@@ -28,6 +28,7 @@ from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
     fastest_of,
+    fits_on,
     option,
     price_key,
     tag,
@@ -71,24 +72,43 @@ class _Setups:
         return self._by_count[count]
 
 
+# The cheapest listing of every card, by price list, currency and region (advisor.memo):
+# the same few tables serve every answer.
+_PRICE_TABLES: Memo[dict[str, Price | None]] = Memo("price_table", 64)
+
+
+def card_prices(
+    prices_file: Path | None, currency: str, region: str | None
+) -> dict[str, Price | None]:
+    """gpu id -> `cheapest_price` of that card. Shared: change a price only by copying it."""
+
+    def table() -> dict[str, Price | None]:
+        by_gpu: dict[str, list[PriceSpec]] = {}
+        for p in catalog.load_prices(prices_file):
+            by_gpu.setdefault(p.gpu_id, []).append(p)
+        return {g: cheapest_price(g, by_gpu.get(g, []), currency, region) for g in catalog.gpus()}
+
+    key = (catalog.catalog_version(), prices_key(prices_file), currency, region)
+    return _PRICE_TABLES.get(key, table)
+
+
 def _candidates(
-    setups: _Setups, prices: list[PriceSpec], currency: str, region: str | None
+    setups: _Setups, prices: dict[str, Price | None]
 ) -> tuple[list[Option], dict[str, list[str]]]:
     """Every card at the fewest cards that fit, and the cards that cannot run the job."""
     trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] = {}  # by cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
-    by_gpu: dict[str, list[PriceSpec]] = {}
-    for p in prices:
-        by_gpu.setdefault(p.gpu_id, []).append(p)
     for gpu in catalog.gpus().values():
         missing = blockers(gpu, setups.base, reqs)
         if missing:
             excluded[gpu.id] = missing
             continue
-        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
+        card_price = prices[gpu.id]
         for count in COUNTS:
+            if not fits_on(setups.at(count), gpu, count):
+                continue  # what `option` would say, without building it
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
                 opt = _within_a_week(setups, gpu, opt, card_price)
@@ -145,7 +165,7 @@ def recommend(
     currency = currency or "CNY"
     setups = _Setups(w)
     base = setups.base
-    options, excluded = _candidates(setups, prices, currency, region)
+    options, excluded = _candidates(setups, card_prices(prices_file, currency, region))
 
     named, named_gpu = None, None
     if gpu_id is not None or vram_gib is not None:
