@@ -92,7 +92,7 @@ class CardFit(BaseModel):
 
 # A card's table is a pure function of the catalog, the card and the count, and takes tens
 # of milliseconds (hundreds of estimates): computed once per process (advisor.memo).
-_CARD_FITS: Memo[CardFit] = Memo("card_fit", 512)
+_CARD_FITS: Memo[CardFit] = Memo("card_fit", 512, table=True)
 
 
 def card_fit(gpu_id: str, count: int = 1) -> CardFit:

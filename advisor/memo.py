@@ -32,9 +32,11 @@ _ALL: list[Memo] = []
 class Memo(Generic[V]):
     """A least-recently-used map of at most `size` entries, with hit and miss counts."""
 
-    def __init__(self, name: str, size: int) -> None:
+    def __init__(self, name: str, size: int, *, table: bool = False) -> None:
+        """`table`: a per-card table (prices, what fits a card), not a per-question result."""
         self.name = name
         self.size = size
+        self.table = table
         self.hits = 0
         self.misses = 0
         self._data: OrderedDict[Hashable, V] = OrderedDict()
@@ -80,6 +82,14 @@ def set_enabled(on: bool) -> None:
 def clear_all() -> None:
     for memo in _ALL:
         memo.clear()
+
+
+def clear_questions() -> None:
+    """Forget every per-question result, keep the per-card tables: what a question never
+    asked before costs (bench/speed.py)."""
+    for memo in _ALL:
+        if not memo.table:
+            memo.clear()
 
 
 def stats() -> dict[str, tuple[int, int, int]]:

@@ -74,7 +74,7 @@ class _Setups:
 
 # The cheapest listing of every card, by price list, currency and region (advisor.memo):
 # the same few tables serve every answer.
-_PRICE_TABLES: Memo[dict[str, Price | None]] = Memo("price_table", 64)
+_PRICE_TABLES: Memo[dict[str, Price | None]] = Memo("price_table", 64, table=True)
 
 
 def card_prices(
