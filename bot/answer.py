@@ -33,8 +33,9 @@ def compute(parsed: ParsedQuery, context: Context, region: str | None = None) ->
 # Rendered answers by question (advisor.memo): the reply's text is a pure function of the
 # template, the language, the currency, the price list, the region and the question (every
 # field of it: assumptions and skipped words are shown). Keyboards and history ids are not
-# part of it and are built per reply.
-_ANSWERS: Memo[tuple[Recommendation, str]] = Memo("answer", 512)
+# part of it and are built per reply. Each entry keeps the history summary, not the whole
+# recommendation (~100 kB; advisor.recommend bounds how many of those stay).
+_ANSWERS: Memo[tuple[dict, str]] = Memo("answer", 512)
 
 
 def answer_text(
@@ -43,8 +44,9 @@ def answer_text(
     template: str = "answer",
     canonical: str | None = None,
     region: str | None = None,
-) -> tuple[Recommendation, str]:
-    """The recommendation and the rendered reply for a parsed question."""
+) -> tuple[dict, str]:
+    """The history summary (advisor.recommend.summary) and the rendered reply for a parsed
+    question."""
     canonical = canonical_query(parsed) if canonical is None else canonical
     key = (
         catalog.catalog_version(),
@@ -57,9 +59,9 @@ def answer_text(
         canonical,
     )
 
-    def make() -> tuple[Recommendation, str]:
+    def make() -> tuple[dict, str]:
         rec = compute(parsed, context, region)
-        return rec, text(context, template, rec=rec, parsed=parsed, canonical=canonical)
+        return summary(rec), text(context, template, rec=rec, parsed=parsed, canonical=canonical)
 
     return _ANSWERS.get(key, make)
 
@@ -132,7 +134,7 @@ async def reply_with_answer(
         await send(update, context, "error", edit=edit, error=parsed.error, parsed=parsed)
         return None
     canonical = canonical_query(parsed)
-    rec, body = answer_text(parsed, context, "answer", canonical)
+    brief, body = answer_text(parsed, context, "answer", canonical)
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
     hid = await context.repo.add_history(
@@ -141,7 +143,7 @@ async def reply_with_answer(
         raw_text=raw_text,
         canonical=canonical,
         workload=parsed.workload.model_dump(mode="json", exclude_none=True),
-        summary=summary(rec),
+        summary=brief,
         catalog_version=catalog.catalog_version(),
         update_id=update.update_id,
     )

@@ -399,8 +399,8 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
 
 # Recommendations by question (advisor.memo): a pure function of the catalog, the question,
 # the currency, the price list and the region. Bounded: each holds every option over the
-# catalog (tens of kB).
-_RECOMMENDATIONS: Memo[Recommendation] = Memo("recommendation", 512)
+# catalog, ~100 kB (tracemalloc over the generated questions), so 256 stay under ~26 MB.
+_RECOMMENDATIONS: Memo[Recommendation] = Memo("recommendation", 256)
 
 
 def recommend_query(

@@ -13,7 +13,8 @@ from advisor.catalog import catalog_version
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 
-_ESTIMATES: Memo[EstimateResult] = Memo("estimate", 4096)
+# ~17 kB an entry (tracemalloc); a recommendation makes ~24: 1024 hold about 40 questions'.
+_ESTIMATES: Memo[EstimateResult] = Memo("estimate", 1024)
 
 
 def estimate(w: Workload) -> EstimateResult:
