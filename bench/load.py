@@ -326,6 +326,7 @@ async def run(args: argparse.Namespace) -> dict:
         await stop(proc, tg, args.drain)
         lost, duplicated, rejected = count_replies(tg, stats)
         injected = dict(tg.injected)
+        calls = Counter(c.method for c in tg.calls)
     cpu_ms = bot_cpu * 1000 / max(stats.updates, 1)
     return {
         "users": args.users,
@@ -335,6 +336,9 @@ async def run(args: argparse.Namespace) -> dict:
         "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
         "peak_rss_mb": round(rss, 1) if rss else None,
         "bot_cpu_ms_per_update": round(cpu_ms, 2),
+        "api_calls_per_update": {
+            m: round(n / max(stats.updates, 1), 2) for m, n in calls.most_common()
+        },
         "echo": echo,
         "cpu_ratio_to_echo": (
             round(cpu_ms / echo["cpu_ms_per_update"], 2)

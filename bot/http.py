@@ -11,10 +11,16 @@ uploads are refused rather than carried untested.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - exercised by tests/test_event_loop.py
+    orjson = None  # type: ignore[assignment]
 
 try:
     from telegram._utils.defaultvalue import DefaultValue
@@ -56,6 +62,19 @@ class AiohttpRequest(BaseRequest):
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+
+    @staticmethod
+    def parse_json_payload(payload: bytes) -> dict[str, Any]:
+        """PTB's hook for a faster JSON library: orjson (a dependency, Rust, several times
+        the standard library's speed on Bot API answers) when installed. Anything orjson
+        refuses (invalid UTF-8, NaN, integers past 64 bits) goes to PTB's own parser, which
+        decides as it always did."""
+        if orjson is not None:
+            try:
+                return orjson.loads(payload)
+            except ValueError:
+                pass
+        return BaseRequest.parse_json_payload(payload)
 
     @staticmethod
     def _pick(value: object, default: float | None) -> float | None:

@@ -135,8 +135,9 @@ class Repository:
         return rows[0] if rows else None
 
     async def _write(self, sql: str, params: tuple = ()) -> int:
-        """One statement as one transaction; returns the rows it changed."""
-        return await self._writer.transaction(lambda db: changed(db, sql, params))
+        """One statement as one transaction (SQLiteWorker.statement); returns the rows it
+        changed."""
+        return await self._writer.statement(sql, params)
 
     # --- users and chats -------------------------------------------------------------------
 
@@ -271,15 +272,12 @@ class Repository:
             catalog_version,
             now_iso(),
         )
-        inserted = await self._writer.transaction(
-            lambda db: rows(
-                db,
-                "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, "
-                "workload_json, summary_json, catalog_version, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
-                "DO UPDATE SET update_id = excluded.update_id RETURNING id",
-                params,
-            )
+        inserted = await self._writer.statement_rows(
+            "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, "
+            "workload_json, summary_json, catalog_version, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
+            "DO UPDATE SET update_id = excluded.update_id RETURNING id",
+            params,
         )
         return int(inserted[0][0])
 
