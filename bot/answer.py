@@ -10,10 +10,11 @@ from advisor.memo import Memo, prices_key
 from advisor.parse import ParsedQuery, canonical_query, parse_budget, parse_query
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
+from advisor.render import render
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
-from bot.replies import Keyboard, deliver, send, t, text
+from bot.replies import Keyboard, deliver, send, t
 
 
 def currency_for(context: Context) -> str:
@@ -61,7 +62,8 @@ def answer_text(
 
     def make() -> tuple[dict, str]:
         rec = compute(parsed, context, region)
-        return summary(rec), text(context, template, rec=rec, parsed=parsed, canonical=canonical)
+        body = render(template, context.lang, rec=rec, parsed=parsed, canonical=canonical)
+        return summary(rec), body
 
     return _ANSWERS.get(key, make)
 

@@ -11,7 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from advisor import catalog, memo
+from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
+from advisor.models import Workload
 from advisor.parse import parse_query
+from advisor.recommend.grid import precision_grid
 from advisor.recommend.pricing import ALL_REGIONS
 from bot.answer import answer_text
 from tests.test_answer_generated import QUESTIONS
@@ -125,3 +128,43 @@ def test_with_the_memos_off_nothing_is_remembered(memos_off: None) -> None:
     answer_text(parsed, reader("en"))  # type: ignore[arg-type]
     answer_text(parsed, reader("en"))  # type: ignore[arg-type]
     assert all(entries == 0 and hits == 0 for entries, hits, _ in memo.stats().values())
+
+
+def test_a_render_is_keyed_by_every_value_and_its_type() -> None:
+    from bot.replies import _frozen
+
+    assert _frozen({"n": 1}) != _frozen({"n": True})  # 1 == True in Python, not in a reply
+    assert _frozen({"n": 1}) != _frozen({"n": 1.0})
+    assert _frozen({"p": [("a", "b")]}) != _frozen({"p": (("a", "b"),)})
+    gpu = catalog.gpus()["rtx-4090"]
+    other = gpu.model_copy(update={"vram_gb": 48})
+    assert _frozen({"gpu": gpu}) != _frozen({"gpu": other})
+    with pytest.raises(TypeError):
+        _frozen({"x": object()})  # no exact form: rendered every time, never remembered
+
+
+def test_wizard_and_card_replies_are_identical_with_the_memos_on_and_off() -> None:
+    from bot.replies import text
+
+    def renders() -> list[str]:
+        out = []
+        for lang in ("zh", "en"):
+            ctx = reader(lang)
+            for gpu_id, count in (("rtx-4090", 1), ("a100-80gb-pcie", 2), ("tesla-t4", 4)):
+                gpu = catalog.gpus()[gpu_id]
+                probe = Workload(model=CONTEXT_PROBE_MODEL)  # type: ignore[call-arg]
+                page = {"gpu": gpu, "count": count, "fit": card_fit(gpu_id, count), "price": None}
+                grid = precision_grid(probe, gpu, count)
+                out.append(text(ctx, "gpu", **page, grid=grid, grid_model="Llama"))  # type: ignore[arg-type]
+                out.append(text(ctx, "fit", **page, grid=[], grid_model="Llama"))  # type: ignore[arg-type]
+            out.append(text(ctx, "vram_usage"))  # type: ignore[arg-type]
+        return out
+
+    memo.set_enabled(False)
+    try:
+        plain = renders()
+    finally:
+        memo.set_enabled(True)
+    assert renders() == plain
+    assert renders() == plain
+    assert memo.stats()["render"][1] > 0
