@@ -97,24 +97,15 @@ def split_message(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> list[
     return [c for c in chunks if c.strip()]
 
 
-# PTB's keyboard objects are immutable once built and cost ~30 µs a button to build: the
-# same menu (a wizard step, an answer's buttons) is built once and shared.
-_MARKUPS: Memo[InlineKeyboardMarkup] = Memo("markup", 1024)
-
-
 def markup(rows: Keyboard | None) -> InlineKeyboardMarkup | None:
     if not rows:
         return None
-    key = tuple(tuple(row) for row in rows)
-    return _MARKUPS.get(
-        key,
-        lambda: InlineKeyboardMarkup(
-            [
-                [InlineKeyboardButton(text, callback_data=data) for text, data in row]
-                for row in rows
-                if row
-            ]
-        ),
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(text, callback_data=data) for text, data in row]
+            for row in rows
+            if row
+        ]
     )
 
 
