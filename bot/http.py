@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 from telegram.error import NetworkError, TimedOut
@@ -26,6 +27,9 @@ try:
     from telegram._utils.defaultvalue import DefaultValue
 except ImportError:  # pragma: no cover - PTB moved it
     DefaultValue = type(BaseRequest.DEFAULT_NONE)  # type: ignore[misc,assignment]
+
+
+FORM_HEADERS = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
 class AiohttpRequest(BaseRequest):
@@ -103,9 +107,17 @@ class AiohttpRequest(BaseRequest):
         )
         if request_data is not None and request_data.contains_files:
             raise NetworkError("AiohttpRequest does not upload files")
-        data = request_data.json_parameters if request_data is not None else None
+        data, headers = None, None
+        if request_data is not None and request_data.json_parameters:
+            # The form aiohttp would build from the dict, encoded here: its FormData makes a
+            # multipart writer (a uuid4 boundary from os.urandom) for every request even when
+            # it then sends it url-encoded, ~2% of the bot's CPU in the load bench.
+            data = urlencode(list(request_data.json_parameters.items()), doseq=True).encode()
+            headers = FORM_HEADERS
         try:
-            async with self._session.request(method, url, data=data, timeout=timeout) as response:
+            async with self._session.request(
+                method, url, data=data, headers=headers, timeout=timeout
+            ) as response:
                 status, body = response.status, await response.read()
         except aiohttp.ConnectionTimeoutError as exc:
             # no connection, so nothing was sent: safe to send again (bot.delivery), unlike
