@@ -70,9 +70,7 @@ def option(
     fits = need <= usable and tp_ok(result, count)
     par = result.workload.parallelism  # else the split the engine assumed
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
-    # model_construct: every value below is computed here with its declared type (no
-    # validation to do), and this runs for every card x count a recommendation weighs
-    opt = Option.model_construct(
+    opt = Option(
         gpu_id=gpu.id,
         gpu_name=gpu.name,
         count=count,
@@ -81,7 +79,7 @@ def option(
         multi_node=count > 8,
         per_gpu_bytes=need,
         usable_bytes=usable,
-        headroom_fraction=float(round(headroom, 3)),
+        headroom_fraction=round(headroom, 3),
         price_per_hour=times(card_price, count),
         parallelism=(par.value if par is not None else assumed) if count > 1 else None,
         blocked=blockers(gpu, result) if blocked is None else blocked,
