@@ -23,6 +23,7 @@ answers every message with one sendMessage; the bot's CPU per update is printed 
 to the echo bot's (a ratio holds across machines and loads; a time does not). CPU is user +
 system time of the process from /proc/<pid>/stat over the measured window. --warmup runs the
 same traffic first without measuring it (the figures of a bot whose memos have filled).
+LOAD_DUMP_DUPLICATES=FILE writes what the chats with a duplicate reply received.
 """
 
 from __future__ import annotations
@@ -276,6 +277,22 @@ def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
     ]
     lost = sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
     duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
+    if duplicated and os.environ.get("LOAD_DUMP_DUPLICATES"):
+        # diagnosis: every reply those chats got, in order (a reply longer than 4096
+        # characters goes out as two messages and shows here as a duplicate)
+        chats = {str(c) for c, n in stats.expected_replies.items() if replies[c] > n}
+        seen = [
+            {
+                "chat": c.params.get("chat_id"),
+                "method": c.method,
+                "error": c.error,
+                "text": str(c.params.get("text", ""))[:200],
+            }
+            for c in tg.calls
+            if str(c.params.get("chat_id", "")) in chats
+        ]
+        dump = json.dumps(seen, ensure_ascii=False, indent=1)
+        Path(os.environ["LOAD_DUMP_DUPLICATES"]).write_text(dump)
     return lost, duplicated, len(rejected)
 
 
