@@ -417,17 +417,15 @@ def recommend_query(
     key = (
         catalog.catalog_version(),
         prices_key(prices_file),
-        parsed.model_dump_json(include=_QUERY_FIELDS),
+        # every field of the question, not only those read today: a field the recommendation
+        # comes to read (an owned card, say) can never be left out of the key
+        parsed.model_dump_json(),
         default_currency,
         region,
     )
     return _RECOMMENDATIONS.get(
         key, lambda: _recommend_query(parsed, default_currency, prices_file, region)
     )
-
-
-# What `_recommend_query` reads of a ParsedQuery: the memo's key holds exactly these.
-_QUERY_FIELDS = {"workload", "budget", "gpu_id", "gpu_count", "vram_gib", "ask_count"}
 
 
 def _recommend_query(
