@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
+from advisor.memo import Memo
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.recommend import HEADROOM
@@ -90,8 +91,17 @@ class CardFit(BaseModel):
     diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution, fp16
 
 
+# A card's table is a pure function of the catalog, the card and the count, and takes tens
+# of milliseconds (hundreds of estimates): computed once per process (advisor.memo).
+_CARD_FITS: Memo[CardFit] = Memo("card_fit", 512, table=True)
+
+
 def card_fit(gpu_id: str, count: int = 1) -> CardFit:
-    return fit_for_gpu(catalog.gpus()[gpu_id], count)
+    """The shared result: change it only through `model_copy`."""
+    return _CARD_FITS.get(
+        (catalog.catalog_version(), gpu_id, count),
+        lambda: fit_for_gpu(catalog.gpus()[gpu_id], count),
+    )
 
 
 def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:

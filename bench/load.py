@@ -16,6 +16,14 @@ before stopping the bot and reports what the bot counted beside what the bench s
 
 Telegram's own caps (30 msg/s, 20/min per group) are lifted in the bot for this run: they
 are Telegram's limits, not ours, and this bench measures our stack.
+
+The yardstick (issue 18): first, for --echo-duration seconds, the same users at the same rate
+drive bench/echo_bot.py, a bare PTB bot on the same transport, event loop and stand-in that
+answers every message with one sendMessage; the bot's CPU per update is printed as a ratio
+to the echo bot's (a ratio holds across machines and loads; a time does not). CPU is user +
+system time of the process from /proc/<pid>/stat over the measured window. --warmup runs the
+same traffic first without measuring it (the figures of a bot whose memos have filled).
+LOAD_DUMP_DUPLICATES=FILE writes what the chats with a duplicate reply received.
 """
 
 from __future__ import annotations
@@ -35,11 +43,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
 
-from bot.standin import Call, Chat, FakeTelegram, FaultPlan, User, spawn_bot  # noqa: E402
+from bot.standin import (  # noqa: E402
+    STANDIN_TOKEN,
+    Call,
+    Chat,
+    FakeTelegram,
+    FaultPlan,
+    User,
+    spawn_bot,
+)
 
 QUICK = [
     "/vram 13B fp16",
@@ -64,7 +81,9 @@ BOT = "GpuAdvisorBot"
 @dataclass
 class Stats:
     latencies: list[float] = field(default_factory=list)
-    updates: int = 0
+    updates: int = 0  # inside the measured window (after --warmup)
+    measure_from: float = 0.0  # perf_counter time the measured window starts
+    sent: int = 0  # every update, warm-up included
     timeouts: int = 0
     expected_replies: Counter = field(default_factory=Counter)  # chat id -> replies expected
 
@@ -105,15 +124,18 @@ async def one_user(
             return None
         update = make()
         assert update is not None
-        stats.updates += 1
         stats.expected_replies[chat.id] += 1
         t0 = time.perf_counter()
+        measured = t0 >= stats.measure_from
+        stats.updates += measured
+        stats.sent += 1
         try:
             reply = await tg.reply_to(update, timeout=15)
         except TimeoutError:
             stats.timeouts += 1
             return None
-        stats.latencies.append(time.perf_counter() - t0)
+        if measured:
+            stats.latencies.append(time.perf_counter() - t0)
         return reply
 
     while time.perf_counter() < deadline:
@@ -197,9 +219,119 @@ def percentile(values: list[float], q: float) -> float:
     )
 
 
-async def run(args: argparse.Namespace) -> dict:
+async def spawn_echo(base_url: str, log_path: str) -> asyncio.subprocess.Process:
+    """bench/echo_bot.py as its own process against the same stand-in (see its docstring)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TELEGRAM_")}
+    env |= {
+        "PYTHONPATH": str(ROOT),
+        "TELEGRAM_BOT_TOKEN": STANDIN_TOKEN,
+        "TELEGRAM_API_BASE_URL": base_url,
+    }
+    log = open(log_path, "ab")  # noqa: SIM115 - the child keeps it
+    try:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "bench" / "echo_bot.py"), env=env, stdout=log, stderr=log
+        )
+    finally:
+        log.close()
+
+
+async def drive(
+    tg: FakeTelegram, proc: asyncio.subprocess.Process, args: argparse.Namespace, duration: float
+) -> tuple[Stats, float]:
+    """Simulated users for --warmup + `duration` seconds; returns their stats and the
+    process's CPU seconds over the last `duration` (the measured window)."""
     rng = random.Random(args.seed)
+    groups = [Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))]
+    stats = Stats(measure_from=time.perf_counter() + getattr(args, "warmup", 0.0))
+    deadline = stats.measure_from + duration
+    cpu0: list[float] = []
+
+    async def window_starts() -> None:
+        await asyncio.sleep(max(0.0, stats.measure_from - time.perf_counter()))
+        cpu0.append(cpu_seconds(proc.pid) or 0.0)
+
+    think = args.users / args.rate if args.rate else 0.0
+    await asyncio.gather(
+        window_starts(),
+        *(one_user(tg, i, groups, deadline, stats, rng, think) for i in range(args.users)),
+    )
+    return stats, (cpu_seconds(proc.pid) or 0.0) - cpu0[0]
+
+
+def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
+    """(lost, duplicated, rejected by the API) from what the stand-in saw."""
+    replies = Counter(
+        int(c.params["chat_id"])
+        for c in tg.calls
+        if (c.error is None or "not modified" in c.error)
+        and c.method in ("sendMessage", "editMessageText")
+        and "force_reply" not in (c.params.get("reply_markup") or {})
+    )
+    rejected = [
+        c
+        for c in tg.calls
+        if c.error
+        and not c.error.startswith(("injected", "dropped"))
+        and "not modified" not in c.error
+    ]
+    lost = sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
+    duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
+    if duplicated and os.environ.get("LOAD_DUMP_DUPLICATES"):
+        # diagnosis: every reply those chats got, in order (a reply longer than 4096
+        # characters goes out as two messages and shows here as a duplicate)
+        chats = {str(c) for c, n in stats.expected_replies.items() if replies[c] > n}
+        seen = [
+            {
+                "chat": c.params.get("chat_id"),
+                "method": c.method,
+                "error": c.error,
+                "text": str(c.params.get("text", ""))[:200],
+            }
+            for c in tg.calls
+            if str(c.params.get("chat_id", "")) in chats
+        ]
+        dump = json.dumps(seen, ensure_ascii=False, indent=1)
+        Path(os.environ["LOAD_DUMP_DUPLICATES"]).write_text(dump)
+    return lost, duplicated, len(rejected)
+
+
+async def stop(proc: asyncio.subprocess.Process, tg: FakeTelegram, drain: float) -> None:
+    proc.send_signal(signal.SIGTERM)
+    tg.release_pollers()
+    try:
+        await asyncio.wait_for(proc.wait(), drain)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+async def run_echo(args: argparse.Namespace, workdir: Path) -> dict:
+    """The yardstick phase: the echo bot under the same users, rate and seed (its replies
+    carry no buttons, so its users only ask quick questions and /start)."""
+    async with FakeTelegram() as tg:
+        proc = await spawn_echo(tg.base_url, str(workdir / "echo.log"))
+        await tg.wait_polling(timeout=60)
+        stats, cpu = await drive(tg, proc, args, args.echo_duration)
+        rss = peak_rss_mb(proc.pid)
+        await stop(proc, tg, args.drain)
+        lost, duplicated, rejected = count_replies(tg, stats)
+    return {
+        "updates": stats.updates,
+        "updates_per_s": round(stats.updates / args.echo_duration, 1),
+        "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
+        "cpu_ms_per_update": round(cpu * 1000 / max(stats.updates, 1), 3),
+        "peak_rss_mb": round(rss, 1) if rss else None,
+        "lost_replies": lost + stats.timeouts,
+        "duplicate_replies": duplicated,
+        "rejected_by_api": rejected,
+    }
+
+
+async def run(args: argparse.Namespace) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="advisor-load-"))
+    # callers that predate the echo phase and the warm-up (tests/test_metrics.py) get neither
+    echo = await run_echo(args, workdir) if getattr(args, "echo_duration", 0) > 0 else None
     async with FakeTelegram() as tg:
         if args.faults:
             tg.fault_plan = FaultPlan(
@@ -222,44 +354,16 @@ async def run(args: argparse.Namespace) -> dict:
             await wait_webhook(tg, timeout=60)
         else:
             await tg.wait_polling(timeout=60)
-        groups = [
-            Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))
-        ]
-        stats = Stats()
-        start = time.perf_counter()
-        deadline = start + args.duration
-        cpu0 = cpu_seconds(proc.pid) or 0.0
-        think = args.users / args.rate if args.rate else 0.0
-        await asyncio.gather(
-            *(one_user(tg, i, groups, deadline, stats, rng, think) for i in range(args.users))
-        )
+        stats, bot_cpu = await drive(tg, proc, args, args.duration)
         elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
-        bot_cpu = (cpu_seconds(proc.pid) or 0.0) - cpu0
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
         counted = await scrape_updates(port)
-        proc.send_signal(signal.SIGTERM)
-        tg.release_pollers()
-        try:
-            await asyncio.wait_for(proc.wait(), args.drain)
-        except TimeoutError:
-            proc.kill()
-        replies = Counter(
-            int(c.params["chat_id"])
-            for c in tg.calls
-            if (c.error is None or "not modified" in c.error)
-            and c.method in ("sendMessage", "editMessageText")
-            and "force_reply" not in (c.params.get("reply_markup") or {})
-        )
-        rejected = [
-            c
-            for c in tg.calls
-            if c.error
-            and not c.error.startswith(("injected", "dropped"))
-            and "not modified" not in c.error
-        ]
-    lost = sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
-    duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
+        await stop(proc, tg, args.drain)
+        lost, duplicated, rejected = count_replies(tg, stats)
+        injected = dict(tg.injected)
+        calls = Counter(c.method for c in tg.calls)
+    cpu_ms = bot_cpu * 1000 / max(stats.updates, 1)
     return {
         "users": args.users,
         "duration_s": round(elapsed, 1),
@@ -267,15 +371,26 @@ async def run(args: argparse.Namespace) -> dict:
         "updates_per_s": round(stats.updates / elapsed, 1),
         "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
         "peak_rss_mb": round(rss, 1) if rss else None,
-        "bot_cpu_ms_per_update": round(bot_cpu * 1000 / max(stats.updates, 1), 2),
+        "bot_cpu_ms_per_update": round(cpu_ms, 2),
+        "api_calls_per_update": {
+            m: round(n / max(stats.updates, 1), 2) for m, n in calls.most_common()
+        },
+        "echo": echo,
+        "cpu_ratio_to_echo": (
+            round(cpu_ms / echo["cpu_ms_per_update"], 2)
+            if echo and echo["cpu_ms_per_update"]
+            else None
+        ),
         "offered_rate": args.rate,
         "timeouts": stats.timeouts,
         "lost_replies": lost,
         "duplicate_replies": duplicated,
-        "rejected_by_api": len(rejected),
-        "faults_injected": dict(tg.injected),
+        "rejected_by_api": rejected,
+        "faults_injected": injected,
         "mode": "webhook" if args.webhook else "polling",
         "metrics_updates_counted": counted,
+        "updates_sent_with_warmup": stats.sent,
+        "load_average": os.getloadavg(),
         "bot_log": str(workdir / "bot.log"),
     }
 
@@ -299,6 +414,19 @@ def main() -> int:
     ap.add_argument(
         "--webhook", action="store_true", help="webhook mode: the stand-in POSTs the updates"
     )
+    ap.add_argument(
+        "--echo-duration",
+        type=float,
+        default=10.0,
+        help="seconds of the same traffic against bench/echo_bot.py first (the CPU yardstick); 0: skip",
+    )
+    ap.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds of the same traffic before the measured window (each bot), so the "
+        "figures are for a bot whose memos have filled; 0: measure from the first update",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -311,7 +439,19 @@ def main() -> int:
             f"users {result['users']} · {result['updates']} updates in {result['duration_s']} s · "
             f"{result['updates_per_s']} updates/s · latency p50 {lat[50]} ms, p95 {lat[95]} ms, p99 {lat[99]} ms · "
             f"peak RSS {result['peak_rss_mb']} MB · bot CPU {result['bot_cpu_ms_per_update']} ms/update"
-            f" · {result['mode']}, /metrics counted {result['metrics_updates_counted']} updates"
+            f" · {result['mode']}, /metrics counted {result['metrics_updates_counted']}"
+            f" of {result['updates_sent_with_warmup']} updates sent"
+        )
+        if echo := result["echo"]:
+            print(
+                f"echo bot (same transport, stand-in, users and rate): {echo['updates']} updates · "
+                f"{echo['updates_per_s']} updates/s · p99 {echo['latency_ms'][99]} ms · "
+                f"CPU {echo['cpu_ms_per_update']} ms/update · "
+                f"bot / echo CPU per update: {result['cpu_ratio_to_echo']}x"
+            )
+        print(
+            "load average (1, 5, 15 min) at the end: "
+            + ", ".join(f"{x:.2f}" for x in result["load_average"])
         )
         print(
             f"errors: timeouts {result['timeouts']}, lost replies {result['lost_replies']}, "
@@ -327,7 +467,7 @@ def main() -> int:
         or result["lost_replies"]
         or result["duplicate_replies"]
         or result["rejected_by_api"]
-        or result["metrics_updates_counted"] != result["updates"]
+        or result["metrics_updates_counted"] != result["updates_sent_with_warmup"]
     )
     return 0 if ok else 1
 

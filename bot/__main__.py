@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bot import event_loop
 from bot.instance import InstanceLock
 from bot.settings import Settings, load_settings, settings_error_line
 from bot.storage import StorageError, backup_database
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except StorageError as exc:
         return fail(str(exc), settings)
     try:
-        return asyncio.run(_run(settings))
+        return event_loop.run(_run(settings))
     finally:
         lock.release()
 

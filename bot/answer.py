@@ -6,14 +6,16 @@ from __future__ import annotations
 from telegram import Message, Update
 
 from advisor import catalog
+from advisor.memo import Memo, prices_key
 from advisor.parse import ParsedQuery, canonical_query, parse_budget
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
+from advisor.render import render
 from bot import hub, lab
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
-from bot.replies import Keyboard, deliver, send, t, text
+from bot.replies import Keyboard, deliver, send, t
 
 
 def currency_for(context: Context) -> str:
@@ -28,6 +30,47 @@ def compute(parsed: ParsedQuery, context: Context, region: str | None = None) ->
         prices_file=context.settings.prices_file,
         region=region,
     )
+
+
+# Rendered answers by question (advisor.memo): the reply's text is a pure function of the
+# template, the language, the currency, the price list, the region and the question (every
+# field of it: assumptions and skipped words are shown). Keyboards and history ids are not
+# part of it and are built per reply. Each entry keeps the history summary, not the whole
+# recommendation (~100 kB; advisor.recommend bounds how many of those stay).
+_ANSWERS: Memo[tuple[dict, str]] = Memo("answer", 512)
+
+
+def answer_text(
+    parsed: ParsedQuery,
+    context: Context,
+    template: str = "answer",
+    canonical: str | None = None,
+    region: str | None = None,
+    hub_answer: object = None,
+) -> tuple[dict, str]:
+    """The history summary (advisor.recommend.summary) and the rendered reply for a parsed
+    question. A model read from the Hub (`hub_answer`, bot.hub) is rendered each time: its
+    source line carries the reading's time, and such questions are rare."""
+    canonical = canonical_query(parsed) if canonical is None else canonical
+    key = (
+        catalog.catalog_version(),
+        prices_key(context.settings.prices_file),
+        parsed.model_dump_json(),
+        context.lang,
+        currency_for(context),
+        region,
+        template,
+        canonical,
+    )
+
+    def make() -> tuple[dict, str]:
+        rec = compute(parsed, context, region)
+        body = render(
+            template, context.lang, rec=rec, parsed=parsed, canonical=canonical, hub=hub_answer
+        )
+        return summary(rec), body
+
+    return make() if hub_answer is not None else _ANSWERS.get(key, make)
 
 
 def answer_keyboard(context: Context, hid: int, all_platforms: bool = False) -> Keyboard:
@@ -112,8 +155,8 @@ async def reply_with_answer(
             parsed=parsed,
         )
         return None
-    rec = compute(parsed, context)
     canonical = canonical_query(parsed)
+    brief, body = answer_text(parsed, context, "answer", canonical, hub_answer=hub)
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
     hid = await context.repo.add_history(
@@ -122,13 +165,12 @@ async def reply_with_answer(
         raw_text=raw_text,
         canonical=canonical,
         workload=parsed.workload.model_dump(mode="json", exclude_none=True),
-        summary=summary(rec),
+        summary=brief,
         catalog_version=catalog.catalog_version(),
         update_id=update.update_id,
     )
     # lab mode (issue 16): the chat's own machines first, the rentals below as the alternative
     own = await lab.owned_section(update, context, parsed)
-    body = text(context, "answer", rec=rec, parsed=parsed, canonical=canonical, hub=hub)
     await deliver(
         update, context, own + body, answer_keyboard(context, hid), edit=edit, in_place=in_place
     )
@@ -142,13 +184,13 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     if not parsed.ok:  # the catalog changed since: say so rather than guess
         await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
         return
-    rec = compute(parsed, context, region=ALL_REGIONS if view == "w" else None)
     if view == "d":
         template, keyboard = "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]]
     elif view in ("r", "w"):
         template, keyboard = "answer", answer_keyboard(context, hid, all_platforms=view == "w")
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
+    region = ALL_REGIONS if view == "w" else None
+    _, body = answer_text(parsed, context, template, canonical, region, hub_answer)
     own = await lab.owned_section(update, context, parsed) if template == "answer" else ""
-    body = text(context, template, rec=rec, parsed=parsed, canonical=canonical, hub=hub_answer)
     await deliver(update, context, own + body, keyboard, edit=True)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import html
 import logging
 import re
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.constants import MessageLimit
 from telegram.error import BadRequest, ChatMigrated, Forbidden
 
+from advisor.memo import Memo
 from advisor.render import label, render
 
 if TYPE_CHECKING:
@@ -106,8 +109,36 @@ def markup(rows: Keyboard | None) -> InlineKeyboardMarkup | None:
     )
 
 
+# Rendered replies by template, language and everything passed to it (advisor.memo): the
+# templates read nothing else (labels, formulas and card notes are data loaded once). Keyed
+# only when every value has an exact hashable form (`_frozen`), and never for the answer
+# views, which bot.answer remembers whole.
+_RENDERS: Memo[str] = Memo("render", 1024)
+_TOO_BIG_TO_KEY = 20_000  # characters of one model's JSON: larger ones are not remembered
+
+
+def _frozen(value: object) -> Hashable:
+    """An exact, hashable stand-in for a template value, tagged with its type so that
+    different values never share a key. Raises TypeError for anything else."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return (type(value).__name__, value)
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_frozen(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, BaseModel):
+        dumped = value.model_dump_json()
+        if len(dumped) <= _TOO_BIG_TO_KEY:
+            return (type(value).__qualname__, dumped)
+    raise TypeError(type(value).__name__)
+
+
 def text(context: Context, template: str, /, **ctx: object) -> str:
-    return render(template, context.lang, **ctx)
+    try:
+        key = (template, context.lang, _frozen(ctx))
+    except TypeError:
+        return render(template, context.lang, **ctx)
+    return _RENDERS.get(key, lambda: render(template, context.lang, **ctx))
 
 
 def t(context: Context, key: str, **fmt: object) -> str:

@@ -80,6 +80,28 @@ class SQLiteWorker:
                 raise
             return result
 
+    async def statement(self, sql: str, params: tuple = ()) -> int:
+        """One writing statement alone, as its own transaction; the rows it changed.
+
+        Outside BEGIN … COMMIT, SQLite runs a statement in an implicit transaction of its
+        own: all of it or none of it, committed (with the connection's synchronous setting)
+        before it returns, rolled back by SQLite itself on any error, so nothing is left
+        open. The same guarantees as `transaction` for one statement, in one handoff to the
+        connection's thread instead of four (BEGIN, the statement, closing its cursor,
+        COMMIT): those handoffs were most of a small write's cost (bench/load.py profile).
+        The lock still keeps it out of another operation's transaction."""
+        async with self._lock:
+            cursor = await self._connection().execute(sql, params)
+            # a statement that returns no rows has run to its end inside execute()
+            return cursor.rowcount
+
+    async def statement_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """`statement` for one that returns rows (`INSERT … RETURNING`): they are all
+        fetched on the connection's thread, which ends the statement and its implicit
+        transaction there."""
+        async with self._lock:
+            return await rows(self._connection(), sql, params)
+
     async def close(self) -> None:
         async with self._lock:
             if self._db is not None:

@@ -8,6 +8,7 @@ wait for the writer. Every statement is parameterized.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 SEEN_REFRESH_S = 300  # last_seen is kept to five minutes; saves two writes on most updates
 CACHE_LIMIT = 100_000
+INBOX_DONE_BATCH = 500  # ids in one DELETE: under SQLite's 999 bound variables of old builds
+INBOX_ROWS_PER_INSERT = 300  # x 3 values: under the same 999 (getUpdates pages hold <= 100)
 
 
 class StorageError(Exception):
@@ -82,6 +85,9 @@ class Repository:
         # copies stay true; every write below that changes them clears them.
         self._seen_at: dict[tuple, float] = {}
         self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
+        # inbox_done's group commit: ids handled but not yet deleted, one delete at a time
+        self._done_ids: set[int] = set()
+        self._done_lock = asyncio.Lock()
 
     # --- opening, checks, migrations -------------------------------------------------------
 
@@ -135,8 +141,9 @@ class Repository:
         return rows[0] if rows else None
 
     async def _write(self, sql: str, params: tuple = ()) -> int:
-        """One statement as one transaction; returns the rows it changed."""
-        return await self._writer.transaction(lambda db: changed(db, sql, params))
+        """One statement as one transaction (SQLiteWorker.statement); returns the rows it
+        changed."""
+        return await self._writer.statement(sql, params)
 
     # --- users and chats -------------------------------------------------------------------
 
@@ -281,15 +288,12 @@ class Repository:
             catalog_version,
             now_iso(),
         )
-        inserted = await self._writer.transaction(
-            lambda db: rows(
-                db,
-                "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, "
-                "workload_json, summary_json, catalog_version, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
-                "DO UPDATE SET update_id = excluded.update_id RETURNING id",
-                params,
-            )
+        inserted = await self._writer.statement_rows(
+            "INSERT INTO history (update_id, user_id, chat_id, raw_text, canonical, "
+            "workload_json, summary_json, catalog_version, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
+            "DO UPDATE SET update_id = excluded.update_id RETURNING id",
+            params,
         )
         return int(inserted[0][0])
 
@@ -401,16 +405,35 @@ class Repository:
         ts = now_iso()
         # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
         entries = [(u["update_id"], json.dumps(u), ts) for u in updates]
-
-        async def insert(db: aiosqlite.Connection) -> None:
-            sql = "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES (?, ?, ?)"
-            async with db.executemany(sql, entries):
-                pass
-
-        await self._writer.transaction(insert)
+        # One multi-row INSERT per page of updates: one statement is one transaction (all
+        # rows or none, SQLiteWorker.statement) in one handoff to SQLite's thread, where
+        # BEGIN, executemany, closing its cursor and COMMIT were four, for every getUpdates.
+        for start in range(0, len(entries), INBOX_ROWS_PER_INSERT):
+            page = entries[start : start + INBOX_ROWS_PER_INSERT]
+            await self._writer.statement(
+                "INSERT OR IGNORE INTO inbox (update_id, data, received_at) VALUES "
+                + ", ".join(["(?, ?, ?)"] * len(page)),
+                tuple(v for entry in page for v in entry),
+            )
 
     async def inbox_done(self, update_id: int) -> None:
-        await self._write("DELETE FROM inbox WHERE update_id = ?", (update_id,))
+        """Delete a handled update's inbox row; returns once it is committed. A group
+        commit: the updates that finish while one delete runs are deleted together by the
+        next (one statement, one commit, instead of one each: bench/load.py counted a commit
+        per update here). Only ever later, never earlier: each caller's handler (and its
+        history row) is done before it gets here, and a row left by a crash is a replay,
+        which every handler is safe to run twice."""
+        self._done_ids.add(update_id)
+        async with self._done_lock:
+            while update_id in self._done_ids:  # else an earlier caller's delete took it
+                ids = sorted(self._done_ids)[:INBOX_DONE_BATCH]
+                self._done_ids.difference_update(ids)
+                marks = ", ".join("?" * len(ids))
+                try:
+                    await self._write(f"DELETE FROM inbox WHERE update_id IN ({marks})", tuple(ids))
+                except BaseException:
+                    self._done_ids.update(ids)  # the next caller tries them again
+                    raise
 
     async def inbox_pending(self) -> list[dict]:
         return [

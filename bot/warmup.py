@@ -1,5 +1,6 @@
 """Before the first update: the engine answers a sample question, as a start-up check and so
-that the catalogs, price list and parser patterns are loaded once, up front.
+that the catalogs, price list, parser patterns and templates are loaded once, up front
+(and the per-card price tables of advisor.memo built for both currencies).
 
 Why up front: cold, the first answer took 0.3–0.6 s (catalog TOML, pattern compilation)
 against 0.03 s warm, and every update that arrived meanwhile waited behind it. After a crash
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
+from advisor.render import preload_templates
 
 SAMPLE_QUESTION = "qwen2.5-7b int4 on 4090 ¥5/h"
 
@@ -24,6 +26,7 @@ class EngineError(Exception):
 
 def warm_engine(prices_file: Path | None) -> None:
     try:
+        preload_templates()
         parsed = parse_query(SAMPLE_QUESTION)
         for currency in ("CNY", "USD"):
             recommend_query(parsed, default_currency=currency, prices_file=prices_file)

@@ -25,9 +25,9 @@ from telegram.ext import (
     filters,
 )
 
-from advisor.memory import estimate
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import fields_named
+from advisor.recommend.estimates import estimate  # memoized: the same drafts recur
 from bot import lab
 from bot.answer import reply_with_answer
 from bot.app import Context

@@ -26,6 +26,15 @@ def no_real_hub(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def fresh_memos() -> None:
+    """Each test starts with empty engine memos (advisor.memo): a test that patches the
+    catalog, the prices or the engine must see its own answers, not an earlier test's."""
+    from advisor import memo
+
+    memo.clear_all()
+
+
 @pytest.fixture
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram() as fake:

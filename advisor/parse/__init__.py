@@ -14,6 +14,8 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
+from advisor.catalog import catalog_version
+from advisor.memo import Memo
 from advisor.parse import budget, cards, knobs, names, quant, stack, tasks
 from advisor.parse.assemble import ParsedQuery, assemble, leftovers
 from advisor.parse.canonical import canonical_query
@@ -81,8 +83,18 @@ def read(text: str) -> tuple[Scan, Reading]:
     return s, r
 
 
+# Parses by line: the wizard re-reads its draft at every step, groups ask the same lines, and
+# an unknown name's suggestions (difflib over the catalog) cost tens of milliseconds.
+_PARSES: Memo[ParsedQuery] = Memo("parse", 2048)
+
+
 def parse_query(text: str) -> ParsedQuery:
-    """Parse one line. Never raises: bad input comes back as `error`."""
+    """Parse one line. Never raises: bad input comes back as `error`. Memoized (advisor.memo):
+    the result is shared, so change it only through `model_copy`."""
+    return _PARSES.get((catalog_version(), text), lambda: _parse_query(text))
+
+
+def _parse_query(text: str) -> ParsedQuery:
     if text is None or not text.strip():
         return ParsedQuery(error=ParseError(code="empty"))
     if len(text) > MAX_QUERY_CHARS:

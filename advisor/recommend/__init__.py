@@ -12,12 +12,13 @@ from pathlib import Path
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
-from advisor.memory import estimate
+from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
+from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
@@ -34,6 +35,7 @@ from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
     fastest_of,
+    fits_on,
     option,
     price_key,
     tag,
@@ -78,17 +80,34 @@ class _Setups:
         return self._by_count[count]
 
 
+# The cheapest listing of every card, by price list, currency and region (advisor.memo):
+# the same few tables serve every answer.
+_PRICE_TABLES: Memo[dict[str, Price | None]] = Memo("price_table", 64, table=True)
+
+
+def card_prices(
+    prices_file: Path | None, currency: str, region: str | None
+) -> dict[str, Price | None]:
+    """gpu id -> `cheapest_price` of that card. Shared: change a price only by copying it."""
+
+    def table() -> dict[str, Price | None]:
+        by_gpu: dict[str, list[PriceSpec]] = {}
+        for p in catalog.load_prices(prices_file):
+            by_gpu.setdefault(p.gpu_id, []).append(p)
+        return {g: cheapest_price(g, by_gpu.get(g, []), currency, region) for g in catalog.gpus()}
+
+    key = (catalog.catalog_version(), prices_key(prices_file), currency, region)
+    return _PRICE_TABLES.get(key, table)
+
+
 def _candidates(
-    setups: _Setups, prices: list[PriceSpec], currency: str, region: str | None
+    setups: _Setups, prices: dict[str, Price | None]
 ) -> tuple[list[Option], dict[str, list[str]]]:
     """Every card at the fewest cards that fit, and the cards that cannot run the job."""
     trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] = {}  # by cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
-    by_gpu: dict[str, list[PriceSpec]] = {}
-    for p in prices:
-        by_gpu.setdefault(p.gpu_id, []).append(p)
     for gpu in catalog.gpus().values():
         if not gpu.rentable:
             continue  # a card people own (gpus_owned.toml): judged when named only
@@ -96,8 +115,10 @@ def _candidates(
         if missing:
             excluded[gpu.id] = missing
             continue
-        card_price = cheapest_price(gpu.id, by_gpu.get(gpu.id, []), currency, region)
+        card_price = prices[gpu.id]
         for count in COUNTS:
+            if not fits_on(setups.at(count), gpu, count):
+                continue  # what `option` would say, without building it
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
                 opt = _within_a_week(setups, gpu, opt, card_price)
@@ -186,7 +207,7 @@ def recommend(
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
-    options, excluded = _candidates(setups, prices, currency, region)
+    options, excluded = _candidates(setups, card_prices(prices_file, currency, region))
 
     picks, over_budget = within_budget(
         _worth_a_headline(options, base), budget_per_hour, budget_total
@@ -431,6 +452,12 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
     return out
 
 
+# Recommendations by question (advisor.memo): a pure function of the catalog, the question,
+# the currency, the price list and the region. Bounded: each holds every option over the
+# catalog, ~100 kB (tracemalloc over the generated questions), so 256 stay under ~26 MB.
+_RECOMMENDATIONS: Memo[Recommendation] = Memo("recommendation", 256)
+
+
 def recommend_query(
     parsed: ParsedQuery,
     default_currency: str = "CNY",
@@ -438,7 +465,27 @@ def recommend_query(
     region: str | None = None,
 ) -> Recommendation:
     """`recommend` for a parsed one-line query: its named card, count and budget applied. The
-    one path from a user's text to an answer, shared by the CLI and the bot."""
+    one path from a user's text to an answer, shared by the CLI and the bot. Memoized: the
+    result is shared, so change it only through `model_copy`."""
+    if parsed.workload is None:
+        raise ValueError("recommend_query needs a parsed workload")
+    key = (
+        catalog.catalog_version(),
+        prices_key(prices_file),
+        # every field of the question, not only those read today: a field the recommendation
+        # comes to read (an owned card, say) can never be left out of the key
+        parsed.model_dump_json(),
+        default_currency,
+        region,
+    )
+    return _RECOMMENDATIONS.get(
+        key, lambda: _recommend_query(parsed, default_currency, prices_file, region)
+    )
+
+
+def _recommend_query(
+    parsed: ParsedQuery, default_currency: str, prices_file: Path | None, region: str | None
+) -> Recommendation:
     if parsed.workload is None:
         raise ValueError("recommend_query needs a parsed workload")
     b = parsed.budget

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.memory import estimate
 from advisor.models import (
     EstimateResult,
     Kind,
@@ -23,6 +22,7 @@ from advisor.models import (
     Workload,
 )
 from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
+from advisor.recommend.estimates import estimate
 from advisor.recommend.recipes import recipe_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.memory import estimate
 from advisor.models import Kind, Workload
 from advisor.recommend.constraints import blockers
+from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import HEADROOM, workload_for
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok

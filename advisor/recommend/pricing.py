@@ -10,6 +10,7 @@ import tomllib
 from functools import cache
 
 from advisor.catalog import DATA_DIR, PriceSpec
+from advisor.memo import Memo
 from advisor.recommend.options import Price
 
 # Reply currency -> the region whose platforms come first.
@@ -80,10 +81,20 @@ def cheapest_price(
     )
 
 
+# `times` by (price object, count): a recommendation weighs every card at several counts,
+# and the card prices come from the shared per-card tables. The entry holds the price it
+# was made from, so that object's id cannot be reused while the entry lives.
+_TIMES: Memo[tuple[Price, Price]] = Memo("price_times", 4096, table=True)
+
+
 def times(price: Price | None, count: int) -> Price | None:
-    """The price for `count` cards."""
+    """The price for `count` cards. Shared: change it only through `model_copy`."""
     if price is None:
         return None
+    return _TIMES.get((id(price), count), lambda: (price, _times(price, count)))[1]
+
+
+def _times(price: Price, count: int) -> Price:
     listed = round(price.listed_amount * count, 2) if price.listed_amount is not None else None
     return price.model_copy(
         update={"amount": round(price.amount * count, 2), "listed_amount": listed}

@@ -38,6 +38,23 @@ def tp_ok(result: EstimateResult, count: int) -> bool:
     )
 
 
+def need_and_usable(result: EstimateResult, gpu: GpuSpec) -> tuple[int, int]:
+    """Bytes needed per card, and bytes of the card the job may use."""
+    need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
+    usable = gpu.usable_vram_bytes
+    util = result.workload.gpu_memory_utilization
+    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
+        usable = int(usable * util)  # vLLM/SGLang work inside the share they were given
+    return need, usable
+
+
+def fits_on(result: EstimateResult, gpu: GpuSpec, count: int) -> bool:
+    """`option(result, gpu, count, …).fits`, without building the option: the search over
+    cards x counts asks this of every pair and keeps one option per card."""
+    need, usable = need_and_usable(result, gpu)
+    return need <= usable and tp_ok(result, count)
+
+
 def option(
     result: EstimateResult,
     gpu: GpuSpec,
@@ -48,11 +65,7 @@ def option(
 ) -> Option:
     """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed.
     `blocked`: the card's missing requirements when the caller already knows them."""
-    need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
-    usable = gpu.usable_vram_bytes
-    util = result.workload.gpu_memory_utilization
-    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
-        usable = int(usable * util)  # vLLM/SGLang work inside the share they were given
+    need, usable = need_and_usable(result, gpu)
     headroom = 1 - need / usable if usable else -1
     fits = need <= usable and tp_ok(result, count)
     par = result.workload.parallelism  # else the split the engine assumed
