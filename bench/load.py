@@ -1,6 +1,8 @@
 """Load bench: the real bot (`python -m bot`, its own process) against the Bot API stand-in
 on 127.0.0.1, driven by N simulated users running quick queries and guided conversations in
-private chats and lab groups.
+private chats and lab groups. The lab groups' admins register their machines first (issue
+16), so answers there start with the lab's own machines; 10% of actions are inline queries
+(answered by answerInlineQuery) and 3% of group actions are /lab (`--no-lab`: without them).
 
     python bench/load.py                  # 200 users, 20 s
     python bench/load.py --users 50 --duration 10 --faults
@@ -75,6 +77,21 @@ QUICK = [
     "/history",
 ]
 TASKS = ["Run an LLM", "LoRA", "Image generation", "Coursework"]
+# Issue 16: inline queries from any chat, and lab groups whose admin registered machines
+# before the run (so every answer in those groups starts with the lab's own machines).
+INLINE = [
+    "13b fp16",
+    "qwen2.5-72b int4 32k",
+    "7b",
+    "llama-3.1-8b lora",
+    "sdxl 1024",
+    "70b 半精度 推理",
+    "deepseek-v3 fp8",
+    "qwen2.5-14b int4 on 4090",
+]
+LAB_LINES = ["node1 4x a100 40g ¥3/卡时 shared, book in the sheet", "两台 3090 工作站"]
+P_INLINE = 0.10  # share of a user's actions that are inline queries (the bot's run only)
+P_LAB_LIST = 0.03  # share of a group member's actions that are /lab (the bot's run only)
 BOT = "GpuAdvisorBot"
 
 
@@ -86,6 +103,7 @@ class Stats:
     sent: int = 0  # every update, warm-up included
     timeouts: int = 0
     expected_replies: Counter = field(default_factory=Counter)  # chat id -> replies expected
+    inline_sent: int = 0  # inline queries, each answered by answerInlineQuery (not a message)
 
 
 def pick_button(call: Call, rng: random.Random) -> str | None:
@@ -112,6 +130,7 @@ async def one_user(
     stats: Stats,
     rng: random.Random,
     think_s: float = 0.0,
+    lab: bool = False,
 ) -> None:
     user = User(10_000 + i, f"u{i}", rng.choice(["en", "zh-hans", None]))
     chat = rng.choice(groups) if groups and rng.random() < 0.3 else Chat(user.id, "private")
@@ -138,7 +157,38 @@ async def one_user(
             stats.latencies.append(time.perf_counter() - t0)
         return reply
 
+    async def inline() -> None:
+        if think_s:
+            await asyncio.sleep(rng.expovariate(1 / think_s))
+        if time.perf_counter() >= deadline:
+            return
+        update = tg.user_inline_query(user, rng.choice(INLINE))
+        qid = update["inline_query"]["id"]
+        t0 = time.perf_counter()
+        measured = t0 >= stats.measure_from
+        stats.updates += measured
+        stats.sent += 1
+        stats.inline_sent += 1
+        try:
+            await tg.wait_for(
+                lambda c: (
+                    c.method == "answerInlineQuery" and c.params.get("inline_query_id") == qid
+                ),
+                timeout=15,
+            )
+        except TimeoutError:
+            stats.timeouts += 1
+            return
+        if measured:
+            stats.latencies.append(time.perf_counter() - t0)
+
     while time.perf_counter() < deadline:
+        if lab and rng.random() < P_INLINE:
+            await inline()
+            continue
+        if lab and chat.type != "private" and rng.random() < P_LAB_LIST:
+            await act(lambda: tg.user_sends(user, chat, f"/lab{suffix}"))
+            continue
         if rng.random() < 0.6:
             command, _, rest = rng.choice(QUICK).partition(" ")
             await act(
@@ -236,14 +286,34 @@ async def spawn_echo(base_url: str, log_path: str) -> asyncio.subprocess.Process
         log.close()
 
 
+async def register_labs(tg: FakeTelegram, groups: list[Chat], stats: Stats) -> None:
+    """Each lab group's admin registers its machines (`/lab@Bot <line>`) before the run."""
+    for g, group in enumerate(groups):
+        admin = User(900_000 + g, f"admin{g}", "zh-hans")
+        tg.admins.add(admin.id)
+        for line in LAB_LINES:
+            stats.sent += 1
+            stats.expected_replies[group.id] += 1
+            await tg.reply_to(tg.user_sends(admin, group, f"/lab@{BOT} {line}"), timeout=15)
+
+
 async def drive(
-    tg: FakeTelegram, proc: asyncio.subprocess.Process, args: argparse.Namespace, duration: float
+    tg: FakeTelegram,
+    proc: asyncio.subprocess.Process,
+    args: argparse.Namespace,
+    duration: float,
+    lab: bool = False,
 ) -> tuple[Stats, float]:
     """Simulated users for --warmup + `duration` seconds; returns their stats and the
-    process's CPU seconds over the last `duration` (the measured window)."""
+    process's CPU seconds over the last `duration` (the measured window). `lab`: lab groups
+    register machines first, and the mix includes inline queries and /lab (the bot's run;
+    the echo bot answers neither)."""
     rng = random.Random(args.seed)
     groups = [Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))]
-    stats = Stats(measure_from=time.perf_counter() + getattr(args, "warmup", 0.0))
+    stats = Stats()
+    if lab:
+        await register_labs(tg, groups, stats)
+    stats.measure_from = time.perf_counter() + getattr(args, "warmup", 0.0)
     deadline = stats.measure_from + duration
     cpu0: list[float] = []
 
@@ -254,7 +324,7 @@ async def drive(
     think = args.users / args.rate if args.rate else 0.0
     await asyncio.gather(
         window_starts(),
-        *(one_user(tg, i, groups, deadline, stats, rng, think) for i in range(args.users)),
+        *(one_user(tg, i, groups, deadline, stats, rng, think, lab) for i in range(args.users)),
     )
     return stats, (cpu_seconds(proc.pid) or 0.0) - cpu0[0]
 
@@ -275,7 +345,11 @@ def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
         and not c.error.startswith(("injected", "dropped"))
         and "not modified" not in c.error
     ]
-    lost = sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
+    inline_answered = sum(
+        1 for c in tg.calls if c.method == "answerInlineQuery" and c.error is None
+    )
+    lost = max(0, stats.inline_sent - inline_answered)
+    lost += sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
     duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
     if duplicated and os.environ.get("LOAD_DUMP_DUPLICATES"):
         # diagnosis: every reply those chats got, in order (a reply longer than 4096
@@ -354,7 +428,7 @@ async def run(args: argparse.Namespace) -> dict:
             await wait_webhook(tg, timeout=60)
         else:
             await tg.wait_polling(timeout=60)
-        stats, bot_cpu = await drive(tg, proc, args, args.duration)
+        stats, bot_cpu = await drive(tg, proc, args, args.duration, lab=getattr(args, "lab", False))
         elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
@@ -390,6 +464,7 @@ async def run(args: argparse.Namespace) -> dict:
         "mode": "webhook" if args.webhook else "polling",
         "metrics_updates_counted": counted,
         "updates_sent_with_warmup": stats.sent,
+        "inline_queries": stats.inline_sent,
         "load_average": os.getloadavg(),
         "bot_log": str(workdir / "bot.log"),
     }
@@ -426,6 +501,12 @@ def main() -> int:
         default=0.0,
         help="seconds of the same traffic before the measured window (each bot), so the "
         "figures are for a bot whose memos have filled; 0: measure from the first update",
+    )
+    ap.add_argument(
+        "--no-lab",
+        dest="lab",
+        action="store_false",
+        help="leave out lab groups' machines, inline queries and /lab (issue 16) from the mix",
     )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
