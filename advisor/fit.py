@@ -72,7 +72,9 @@ def max_batch_size(w: Workload, limit_bytes: int, ceiling: int = 4096) -> int | 
 
 
 # Model sizes users actually rent for (billions); the answer is the largest that fits.
-SIZE_LADDER_B = (0.5, 1.5, 3, 7, 8, 13, 14, 32, 34, 70, 72, 110, 180, 405)
+# 20 / 22 / 24 / 27: InternLM2-20B, Codestral-22B, Mistral-Small-24B, Gemma-2/3-27B —
+# without them a 24 GB card read "INT4 14B" while a 27B at 4 bits fits with headroom.
+SIZE_LADDER_B = (0.5, 1.5, 3, 7, 8, 13, 14, 20, 22, 24, 27, 32, 34, 70, 72, 110, 180, 405)
 CONTEXT_PROBE_MODEL = "llama-3.1-8b"
 DIFFUSION_PROBES = ("sd-1.5", "sdxl", "sd3-medium", "flux.1-dev")
 

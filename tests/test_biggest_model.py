@@ -38,7 +38,7 @@ def test_the_cli_answers_per_precision_in_both_languages(capsys) -> None:
     """Before: the CLI raised on these lines (no workload, no error to render)."""
     assert main(["what's the biggest model I can run on a 3090"]) == 0
     en = capsys.readouterr().out
-    assert "Inference, 4k context: BF16 8B · INT8 14B · INT4 14B" in en
+    assert "Inference, 4k context: BF16 8B · INT8 14B · INT4 27B" in en
     assert main(["biggest model on 24G", "--lang", "zh"]) == 0
     zh = capsys.readouterr().out
     assert "推理，4k 上下文：BF16 8B" in zh and "vram-24g" not in zh
