@@ -36,6 +36,41 @@ SLACK_INFERENCE = 0.03
 SLACK_TRAINING = 0.05
 
 
+_setattr = object.__setattr__
+
+
+def _construct(cls: type, values: dict[str, Any], fields_set: set[str]) -> Any:
+    """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
+    and defaults: `values` holds every field in declaration order (defaults filled by the
+    caller) and `fields_set` the names the caller passed. For models without aliases, extra
+    fields or post-init (Term, Assumption, Estimate); tests/test_memo.py and the answer dumps
+    compare the results. model_construct was a fifth of a new question's recommendation."""
+    m = cls.__new__(cls)
+    _setattr(m, "__dict__", values)
+    _setattr(m, "__pydantic_fields_set__", fields_set)
+    _setattr(m, "__pydantic_extra__", None)
+    _setattr(m, "__pydantic_private__", None)
+    return m
+
+
+_TERM_SET = frozenset(("name", "bytes", "formula", "formula_key", "values"))
+_ASSUMPTION_SET = frozenset(("field", "value"))
+_ESTIMATE_SET = frozenset(
+    (
+        "per_gpu",
+        "num_gpus",
+        "terms",
+        "allocated_bytes",
+        "total_bytes",
+        "low_bytes",
+        "high_bytes",
+        "confidence",
+        "band_low_fraction",
+        "band_high_fraction",
+    )
+)
+
+
 class Breakdown:
     """Collects terms and the assumptions made while computing them."""
 
@@ -55,21 +90,27 @@ class Breakdown:
         term's name) and `values` fill that line's placeholders."""
         b = max(int(value), 0)
         if b > 0:
-            # model_construct: the fields are built here with their types; validating each of
+            # No validation: the fields are built here with their types; validating each of
             # the dozen terms of every estimate was most of an estimate's time.
             self.terms.append(
-                Term.model_construct(
-                    name=name,
-                    bytes=b,
-                    formula=formula,
-                    formula_key=key or name,
-                    values={"gib": round(b / GIB, 2), **values},
+                _construct(
+                    Term,
+                    {
+                        "name": name,
+                        "bytes": b,
+                        "formula": formula,
+                        "formula_key": key or name,
+                        "values": {"gib": round(b / GIB, 2), **values},
+                    },
+                    set(_TERM_SET),
                 )
             )
         return b
 
     def assume(self, field: str, value: object) -> None:
-        self.assumed.append(Assumption.model_construct(field=field, value=str(value)))
+        self.assumed.append(
+            _construct(Assumption, {"field": field, "value": str(value)}, set(_ASSUMPTION_SET))
+        )
 
 
 def gib(b: float) -> str:
@@ -90,20 +131,25 @@ def finish(
     overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0)
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
     total = allocated + overhead + slack
+    slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
     acc.terms.append(
-        Term(
-            name="runtime_overhead",
-            bytes=overhead + slack,
-            formula=f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
-            + (f" + NCCL {gib(NCCL_BYTES)}" if nccl else "")
-            + f" + allocator slack {int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)}%",
-            formula_key="runtime_overhead.nccl" if nccl else "runtime_overhead",
-            values={
-                "gib": round((overhead + slack) / GIB, 2),
-                "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
-                "nccl_gib": round(NCCL_BYTES / GIB, 2),
-                "slack_pct": int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100),
+        _construct(
+            Term,
+            {
+                "name": "runtime_overhead",
+                "bytes": overhead + slack,
+                "formula": f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
+                + (f" + NCCL {gib(NCCL_BYTES)}" if nccl else "")
+                + f" + allocator slack {slack_pct}%",
+                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
+                "values": {
+                    "gib": round((overhead + slack) / GIB, 2),
+                    "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
+                    "nccl_gib": round(NCCL_BYTES / GIB, 2),
+                    "slack_pct": slack_pct,
+                },
             },
+            set(_TERM_SET),
         )
     )
     lo, hi = band
@@ -113,17 +159,26 @@ def finish(
     )
     # Built from values computed here: no re-validation (an estimate runs ~10 times per
     # recommendation).
-    return Estimate.model_construct(
-        per_gpu=True,
-        num_gpus=w.num_gpus,
-        terms=acc.terms,
-        allocated_bytes=allocated,
-        total_bytes=total,
-        low_bytes=int(total * (1 - lo)),
-        high_bytes=int(total * (1 + hi)),
-        confidence=confidence,
-        band_low_fraction=lo,
-        band_high_fraction=hi,
+    return _construct(
+        Estimate,
+        {
+            "per_gpu": True,
+            "num_gpus": w.num_gpus,
+            "terms": acc.terms,
+            "allocated_bytes": allocated,
+            "total_bytes": total,
+            "low_bytes": int(total * (1 - lo)),
+            "high_bytes": int(total * (1 + hi)),
+            "confidence": confidence,
+            "band_low_fraction": lo,
+            "band_high_fraction": hi,
+            # the defaults of the fields not given here (models.Estimate)
+            "runtime": None,
+            "kv_bytes_per_token": None,
+            "non_kv_bytes": None,
+            "nvidia_smi_bytes": None,
+        },
+        set(_ESTIMATE_SET),
     )
 
 
