@@ -39,15 +39,15 @@ SLACK_TRAINING = 0.05
 _setattr = object.__setattr__
 
 
-def _construct(cls: type, values: dict[str, Any], fields_set: set[str]) -> Any:
+def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> Any:
     """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
     and defaults: `values` holds every field in declaration order (defaults filled by the
     caller) and `fields_set` the names the caller passed. For models without aliases, extra
-    fields or post-init (Term, Assumption, Estimate); tests/test_memo.py and the answer dumps
+    fields or post-init (Term, Assumption, Estimate, recommend's Option); tests/test_memo.py and the answer dumps
     compare the results. model_construct was a fifth of a new question's recommendation."""
     m = cls.__new__(cls)
     _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", fields_set)
+    _setattr(m, "__pydantic_fields_set__", set(fields_set))
     _setattr(m, "__pydantic_extra__", None)
     _setattr(m, "__pydantic_private__", None)
     return m
@@ -93,7 +93,7 @@ class Breakdown:
             # No validation: the fields are built here with their types; validating each of
             # the dozen terms of every estimate was most of an estimate's time.
             self.terms.append(
-                _construct(
+                construct(
                     Term,
                     {
                         "name": name,
@@ -102,14 +102,14 @@ class Breakdown:
                         "formula_key": key or name,
                         "values": {"gib": round(b / GIB, 2), **values},
                     },
-                    set(_TERM_SET),
+                    _TERM_SET,
                 )
             )
         return b
 
     def assume(self, field: str, value: object) -> None:
         self.assumed.append(
-            _construct(Assumption, {"field": field, "value": str(value)}, set(_ASSUMPTION_SET))
+            construct(Assumption, {"field": field, "value": str(value)}, _ASSUMPTION_SET)
         )
 
 
@@ -133,7 +133,7 @@ def finish(
     total = allocated + overhead + slack
     slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
     acc.terms.append(
-        _construct(
+        construct(
             Term,
             {
                 "name": "runtime_overhead",
@@ -149,7 +149,7 @@ def finish(
                     "slack_pct": slack_pct,
                 },
             },
-            set(_TERM_SET),
+            _TERM_SET,
         )
     )
     lo, hi = band
@@ -159,7 +159,7 @@ def finish(
     )
     # Built from values computed here: no re-validation (an estimate runs ~10 times per
     # recommendation).
-    return _construct(
+    return construct(
         Estimate,
         {
             "per_gpu": True,
@@ -178,7 +178,7 @@ def finish(
             "non_kv_bytes": None,
             "nvidia_smi_bytes": None,
         },
-        set(_ESTIMATE_SET),
+        _ESTIMATE_SET,
     )
 
 
