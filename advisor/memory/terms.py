@@ -8,6 +8,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from advisor.catalog import ModelSpec
 from advisor.models import (
     Assumption,
@@ -37,19 +39,25 @@ SLACK_TRAINING = 0.05
 
 
 _setattr = object.__setattr__
+_new = object.__new__  # BaseModel defines no __new__
+# pydantic's BaseModel slots, set through their descriptors (cheaper than __setattr__).
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> Any:
     """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
     and defaults: `values` holds every field in declaration order (defaults filled by the
     caller) and `fields_set` the names the caller passed. For models without aliases, extra
-    fields or post-init (Term, Assumption, Estimate, recommend's Option); tests/test_memo.py and the answer dumps
-    compare the results. model_construct was a fifth of a new question's recommendation."""
-    m = cls.__new__(cls)
+    fields or post-init (Term, Assumption, Estimate, recommend's Option); tests/test_memo.py
+    and the answer dumps compare the results. model_construct was a fifth of a new
+    question's recommendation."""
+    m = _new(cls)
     _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", set(fields_set))
-    _setattr(m, "__pydantic_extra__", None)
-    _setattr(m, "__pydantic_private__", None)
+    _SET_FIELDS_SET(m, set(fields_set))
+    _SET_EXTRA(m, None)
+    _SET_PRIVATE(m, None)
     return m
 
 
@@ -223,21 +231,27 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         return
     factor = target / total_rest
     full = {id(t): t.bytes for t in rest}
+    # The terms' fields are written through their __dict__ (what pydantic's __setattr__
+    # does without validate_assignment, less its per-call dispatch); the fields-set is kept
+    # as that would leave it.
     for t in rest:
-        t.bytes = int(t.bytes * factor)
+        t.__dict__["bytes"] = int(t.bytes * factor)
     drift = allocated - sum(t.bytes for t in acc.terms)
     if rest:
-        rest[-1].bytes += drift
+        rest[-1].__dict__["bytes"] += drift
     for t in rest:
-        t.values["gib"] = round(t.bytes / GIB, 2)
+        d = t.__dict__
+        t.__pydantic_fields_set__.add("bytes")
+        d["values"]["gib"] = round(d["bytes"] / GIB, 2)
         if abs(factor - 1) > 0.01 and full[id(t)] > 0:
             # The term's own arithmetic ("1100M x 2 B") no longer matches its share of the
             # peak: say what is shown, the share alive at the peak of the full size.
-            share = round(100 * t.bytes / full[id(t)])
-            t.formula += f"; {share}% of its {gib(full[id(t)])} alive at the peak"
-            t.formula_key = "at_peak"
-            t.values["share_pct"] = share
-            t.values["full_gib"] = round(full[id(t)] / GIB, 2)
+            share = round(100 * d["bytes"] / full[id(t)])
+            d["formula"] += f"; {share}% of its {gib(full[id(t)])} alive at the peak"
+            d["formula_key"] = "at_peak"
+            t.__pydantic_fields_set__.update(("formula", "formula_key"))
+            d["values"]["share_pct"] = share
+            d["values"]["full_gib"] = round(full[id(t)] / GIB, 2)
 
 
 def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:
