@@ -265,10 +265,22 @@ def _format_index() -> dict[str, str]:
     return index
 
 
+# find_format's answers by the name as given: the catalog is loaded once per process
+# (`@cache` above) and a recommendation asks tens of thousands of times for a few names.
+_FORMAT_BY_NAME: dict[str, FormatSpec | None] = {}
+
+
 def find_format(name: str) -> FormatSpec | None:
+    try:
+        return _FORMAT_BY_NAME[name]
+    except KeyError:
+        pass
     key = name.strip().lower()
     fmt_id = _format_index().get(key) or _format_index().get(key.replace("-", "_"))
-    return formats()[fmt_id] if fmt_id else None
+    found = formats()[fmt_id] if fmt_id else None
+    if len(_FORMAT_BY_NAME) < 4096:  # bounded: names come from users' text too
+        _FORMAT_BY_NAME[name] = found
+    return found
 
 
 @cache

@@ -8,6 +8,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from advisor.catalog import ModelSpec
 from advisor.models import (
     Assumption,
@@ -36,6 +38,47 @@ SLACK_INFERENCE = 0.03
 SLACK_TRAINING = 0.05
 
 
+_setattr = object.__setattr__
+_new = object.__new__  # BaseModel defines no __new__
+# pydantic's BaseModel slots, set through their descriptors (cheaper than __setattr__).
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> Any:
+    """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
+    and defaults: `values` holds every field in declaration order (defaults filled by the
+    caller) and `fields_set` the names the caller passed. For models without aliases, extra
+    fields or post-init (Term, Assumption, Estimate, recommend's Option); tests/test_memo.py
+    and the answer dumps compare the results. model_construct was a fifth of a new
+    question's recommendation."""
+    m = _new(cls)
+    _setattr(m, "__dict__", values)
+    _SET_FIELDS_SET(m, set(fields_set))
+    _SET_EXTRA(m, None)
+    _SET_PRIVATE(m, None)
+    return m
+
+
+_TERM_SET = frozenset(("name", "bytes", "formula", "formula_key", "values"))
+_ASSUMPTION_SET = frozenset(("field", "value"))
+_ESTIMATE_SET = frozenset(
+    (
+        "per_gpu",
+        "num_gpus",
+        "terms",
+        "allocated_bytes",
+        "total_bytes",
+        "low_bytes",
+        "high_bytes",
+        "confidence",
+        "band_low_fraction",
+        "band_high_fraction",
+    )
+)
+
+
 class Breakdown:
     """Collects terms and the assumptions made while computing them."""
 
@@ -55,21 +98,27 @@ class Breakdown:
         term's name) and `values` fill that line's placeholders."""
         b = max(int(value), 0)
         if b > 0:
-            # model_construct: the fields are built here with their types; validating each of
+            # No validation: the fields are built here with their types; validating each of
             # the dozen terms of every estimate was most of an estimate's time.
             self.terms.append(
-                Term.model_construct(
-                    name=name,
-                    bytes=b,
-                    formula=formula,
-                    formula_key=key or name,
-                    values={"gib": round(b / GIB, 2), **values},
+                construct(
+                    Term,
+                    {
+                        "name": name,
+                        "bytes": b,
+                        "formula": formula,
+                        "formula_key": key or name,
+                        "values": {"gib": round(b / GIB, 2), **values},
+                    },
+                    _TERM_SET,
                 )
             )
         return b
 
     def assume(self, field: str, value: object) -> None:
-        self.assumed.append(Assumption.model_construct(field=field, value=str(value)))
+        self.assumed.append(
+            construct(Assumption, {"field": field, "value": str(value)}, _ASSUMPTION_SET)
+        )
 
 
 def gib(b: float) -> str:
@@ -90,20 +139,25 @@ def finish(
     overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0)
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
     total = allocated + overhead + slack
+    slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
     acc.terms.append(
-        Term(
-            name="runtime_overhead",
-            bytes=overhead + slack,
-            formula=f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
-            + (f" + NCCL {gib(NCCL_BYTES)}" if nccl else "")
-            + f" + allocator slack {int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)}%",
-            formula_key="runtime_overhead.nccl" if nccl else "runtime_overhead",
-            values={
-                "gib": round((overhead + slack) / GIB, 2),
-                "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
-                "nccl_gib": round(NCCL_BYTES / GIB, 2),
-                "slack_pct": int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100),
+        construct(
+            Term,
+            {
+                "name": "runtime_overhead",
+                "bytes": overhead + slack,
+                "formula": f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
+                + (f" + NCCL {gib(NCCL_BYTES)}" if nccl else "")
+                + f" + allocator slack {slack_pct}%",
+                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
+                "values": {
+                    "gib": round((overhead + slack) / GIB, 2),
+                    "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
+                    "nccl_gib": round(NCCL_BYTES / GIB, 2),
+                    "slack_pct": slack_pct,
+                },
             },
+            _TERM_SET,
         )
     )
     lo, hi = band
@@ -113,17 +167,26 @@ def finish(
     )
     # Built from values computed here: no re-validation (an estimate runs ~10 times per
     # recommendation).
-    return Estimate.model_construct(
-        per_gpu=True,
-        num_gpus=w.num_gpus,
-        terms=acc.terms,
-        allocated_bytes=allocated,
-        total_bytes=total,
-        low_bytes=int(total * (1 - lo)),
-        high_bytes=int(total * (1 + hi)),
-        confidence=confidence,
-        band_low_fraction=lo,
-        band_high_fraction=hi,
+    return construct(
+        Estimate,
+        {
+            "per_gpu": True,
+            "num_gpus": w.num_gpus,
+            "terms": acc.terms,
+            "allocated_bytes": allocated,
+            "total_bytes": total,
+            "low_bytes": int(total * (1 - lo)),
+            "high_bytes": int(total * (1 + hi)),
+            "confidence": confidence,
+            "band_low_fraction": lo,
+            "band_high_fraction": hi,
+            # the defaults of the fields not given here (models.Estimate)
+            "runtime": None,
+            "kv_bytes_per_token": None,
+            "non_kv_bytes": None,
+            "nvidia_smi_bytes": None,
+        },
+        _ESTIMATE_SET,
     )
 
 
@@ -168,21 +231,27 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         return
     factor = target / total_rest
     full = {id(t): t.bytes for t in rest}
+    # The terms' fields are written through their __dict__ (what pydantic's __setattr__
+    # does without validate_assignment, less its per-call dispatch); the fields-set is kept
+    # as that would leave it.
     for t in rest:
-        t.bytes = int(t.bytes * factor)
+        t.__dict__["bytes"] = int(t.bytes * factor)
     drift = allocated - sum(t.bytes for t in acc.terms)
     if rest:
-        rest[-1].bytes += drift
+        rest[-1].__dict__["bytes"] += drift
     for t in rest:
-        t.values["gib"] = round(t.bytes / GIB, 2)
+        d = t.__dict__
+        t.__pydantic_fields_set__.update(("bytes",))  # tests read add("x") as a term
+        d["values"]["gib"] = round(d["bytes"] / GIB, 2)
         if abs(factor - 1) > 0.01 and full[id(t)] > 0:
             # The term's own arithmetic ("1100M x 2 B") no longer matches its share of the
             # peak: say what is shown, the share alive at the peak of the full size.
-            share = round(100 * t.bytes / full[id(t)])
-            t.formula += f"; {share}% of its {gib(full[id(t)])} alive at the peak"
-            t.formula_key = "at_peak"
-            t.values["share_pct"] = share
-            t.values["full_gib"] = round(full[id(t)] / GIB, 2)
+            share = round(100 * d["bytes"] / full[id(t)])
+            d["formula"] += f"; {share}% of its {gib(full[id(t)])} alive at the peak"
+            d["formula_key"] = "at_peak"
+            t.__pydantic_fields_set__.update(("formula", "formula_key"))
+            d["values"]["share_pct"] = share
+            d["values"]["full_gib"] = round(full[id(t)] / GIB, 2)
 
 
 def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:

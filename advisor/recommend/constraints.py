@@ -135,8 +135,42 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
 
 
 def applicable(result: EstimateResult) -> list[Requirement]:
-    """The requirements this workload has (the same for every card)."""
-    return [r for r in requirements() if _applies(r, result)]
+    """The requirements this workload has (the same for every card): `_applies` for each,
+    with the workload's facts read once instead of once per requirement (the table has a
+    few dozen rows and this runs for every estimate a recommendation makes)."""
+    w = result.workload
+    name = weights_format(result)
+    fmt = find_format(name) if name else None
+    fmt_id = fmt.id if fmt is not None else None
+    training = w.mode.is_training
+    attention = w.attention.value if w.attention is not None else None
+    runtime: list[str | None] = []  # computed at most once, when a row asks
+    compute: list[str] = []
+    named: list[bool] = []
+    out = []
+    for req in requirements():
+        if req.formats and (fmt_id is None or fmt_id not in req.formats):
+            continue
+        if req.runtimes:
+            if not runtime:
+                runtime.append(runtime_of(result))
+            if runtime[0] not in req.runtimes:
+                continue
+        if req.training is not None and req.training != training:
+            continue
+        if req.compute:
+            if not compute:
+                compute.append(compute_dtype(result))
+            if compute[0] not in req.compute:
+                continue
+        if req.named is not None:
+            if not named:
+                named.append(compute_named(result))
+            if req.named != named[0]:
+                continue
+        if not req.attention or attention in req.attention:
+            out.append(req)
+    return out
 
 
 def blockers(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
+from advisor.memory.terms import construct
 from advisor.models import EstimateResult, Kind, Runtime
 from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, fixes_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
-from advisor.recommend.speed import add_speed, speed_key
+from advisor.recommend.speed import speed_fields, speed_key
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
@@ -18,6 +19,23 @@ FASTEST_PRICE_FACTOR = 4.0
 # Engines that take a set share of the card (--gpu-memory-utilization, --mem-fraction-static).
 SHARE = (Runtime.vllm, Runtime.sglang)
 FASTEST_JOB_COST_FACTOR = 2.0
+# The fields `Option(...)` was called with (the rest took their defaults).
+_OPTION_SET = frozenset(
+    (
+        "gpu_id",
+        "gpu_name",
+        "count",
+        "fits",
+        "risky",
+        "multi_node",
+        "per_gpu_bytes",
+        "usable_bytes",
+        "headroom_fraction",
+        "price_per_hour",
+        "parallelism",
+        "blocked",
+    )
+)
 
 
 def tp_ok(result: EstimateResult, count: int) -> bool:
@@ -70,25 +88,45 @@ def option(
     fits = need <= usable and tp_ok(result, count)
     par = result.workload.parallelism  # else the split the engine assumed
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
-    opt = Option(
-        gpu_id=gpu.id,
-        gpu_name=gpu.name,
-        count=count,
-        fits=fits,
-        risky=fits and headroom < HEADROOM,
-        multi_node=count > 8,
-        per_gpu_bytes=need,
-        usable_bytes=usable,
-        headroom_fraction=round(headroom, 3),
-        price_per_hour=times(card_price, count),
-        parallelism=(par.value if par is not None else assumed) if count > 1 else None,
-        blocked=blockers(gpu, result) if blocked is None else blocked,
+    price = times(card_price, count)
+    speed = speed_fields(result, gpu, count) if fits or speed_always else {}
+    train_hours = speed.get("train_hours")
+    job_cost = None
+    if train_hours is not None and price is not None:
+        job_cost = round(train_hours * price.amount, 2)
+    # Every field in Option's order, with the types validation would give (floats where
+    # the field is a float): a recommendation builds a few dozen options, and validating
+    # each was a tenth of a new question's cost. tests/test_memo.py and the answer dumps
+    # compare the answers.
+    return construct(
+        Option,
+        {
+            "gpu_id": gpu.id,
+            "gpu_name": gpu.name,
+            "count": count,
+            "fits": fits,
+            "risky": fits and headroom < HEADROOM,
+            "multi_node": count > 8,
+            "per_gpu_bytes": need,
+            "usable_bytes": usable,
+            "headroom_fraction": float(round(headroom, 3)),
+            "price_per_hour": price,
+            "parallelism": (par.value if par is not None else assumed) if count > 1 else None,
+            "blocked": blockers(gpu, result) if blocked is None else blocked,
+            "fix": None,
+            "fixed_bytes": None,
+            "notes": [],
+            "decode_tokens_per_s": speed.get("decode_tokens_per_s"),
+            "decode_total_tokens_per_s": speed.get("decode_total_tokens_per_s"),
+            "concurrency": speed.get("concurrency", 1),
+            "prefill_s": speed.get("prefill_s"),
+            "train_hours": train_hours,
+            "job_cost": job_cost,
+            "images_per_min": speed.get("images_per_min"),
+            "why": "",
+        },
+        _OPTION_SET,
     )
-    if fits or speed_always:
-        add_speed(result, gpu, count, opt)
-        if opt.train_hours is not None and opt.price_per_hour is not None:
-            opt.job_cost = round(opt.train_hours * opt.price_per_hour.amount, 2)
-    return opt
 
 
 def with_cheap_fix(

@@ -73,27 +73,29 @@ def _moe_read_share(result: EstimateResult, active_share: float) -> tuple[float,
     return min(1.0, read / (model.params_b * 1e9)), loaded / e
 
 
-def add_speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> None:
-    """Fill the speed fields of `opt` for this workload on `count` cards of `gpu`."""
+def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, float | int]:
+    """The speed fields of an `Option` for this workload on `count` cards of `gpu`, by name
+    (rank.option builds the option once with them)."""
+    opt: dict[str, float | int] = {}
     c = speed_constants()
     w, model, est = result.workload, result.model, result.estimate
     if est is None or gpu.memory_bandwidth_gbs <= 0:
-        return  # a card known only by its memory size: no speed claimed
+        return opt  # a card known only by its memory size: no speed claimed
     if model.kind == Kind.llm and not w.mode.is_training:
         step = decode_step_s(result, gpu, count)
         batch = w.concurrency or w.batch_size or 1
-        opt.concurrency = batch
-        opt.decode_tokens_per_s = round(1 / step, 1)
-        opt.decode_total_tokens_per_s = round(batch / step, 1)
+        opt["concurrency"] = batch
+        opt["decode_tokens_per_s"] = round(1 / step, 1)
+        opt["decode_total_tokens_per_s"] = round(batch / step, 1)
         prompt = w.prompt_tokens or w.context_tokens or 4096
         flops = 2 * model.active_params_b * 1e9 * prompt * batch
-        opt.prefill_s = round(
+        opt["prefill_s"] = round(
             flops / (gpu.dense_tflops * 1e12 * count * c["prefill_efficiency"]), 2
         )
     elif w.mode.is_training and model.kind in (Kind.llm, Kind.classic, Kind.diffusion):
         tokens = w.train_tokens
         if tokens is None:
-            return
+            return opt
         datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
         mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
         if count > 1 and not nvlinked(gpu, count):
@@ -102,13 +104,14 @@ def add_speed(result: EstimateResult, gpu: GpuSpec, count: int, opt: Option) -> 
         # Adapters skip the weight-gradient matmuls: about 2/3 of a full step's FLOPs.
         share = 1.0 if full else 2 / 3
         flops = 6 * model.active_params_b * 1e9 * tokens * share
-        opt.train_hours = round(flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
+        opt["train_hours"] = round(flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
     elif model.kind == Kind.diffusion:
         # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation.
         steps = w.denoise_steps or 30
         tokens = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
         flops = 2 * model.params_b * 0.5e9 * tokens * steps * 2
-        opt.images_per_min = round(60 / (flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
+        opt["images_per_min"] = round(60 / (flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
+    return opt
 
 
 def speed_key(o: Option, gpu: GpuSpec) -> float:
