@@ -5,6 +5,7 @@ Bot API stand-in and the stand-in Hub; no network."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +214,20 @@ async def test_a_missing_repo_at_the_wizard_model_step_is_explained_and_asked_ag
         assert typed is not None and "✓ Model: qwen2.5-7b" in shown(step)
     finally:
         await halt(tg, app)
+
+
+async def test_the_command_line_answers_a_generic_size_with_the_hubs_repos(
+    hub: HubStandin, tmp_path: Path
+) -> None:
+    import json
+
+    from tests.test_hub_cli import cli
+
+    rc, out = await cli(hub, tmp_path / "cache.sqlite3", "smollm2:1.7b", "--json")
+    assert rc == 0
+    answer = json.loads(out)
+    assert answer["workload"]["params_b"] == 1.7 and "model" not in answer["workload"]
+    assert answer["unrecognized"]["name"] == "smollm2:1.7b"
+    assert "HuggingFaceTB/SmolLM2-135M-Instruct" in answer["unrecognized"]["hub_suggestions"]
+    rc, out = await cli(hub, tmp_path / "cache.sqlite3", "olmo2:7b", "--offline")
+    assert rc == 0 and "generic 7B model" in out
