@@ -360,10 +360,14 @@ async def on_text(update: Update, context: Context) -> int | None:
     if step is None:
         # Typed at the first question: a whole question in one line ("13b fp16 on 4090").
         parsed = parse_query(msg.text)
-        if parsed.ok:
+        to_hub = hub.wants_hub(msg.text, parsed)  # a repo id, or "olmo2:7b" (issue 15)
+        if parsed.ok or to_hub:
             _drop_draft(update, context)
             await _retire_menu(update, context, draft)
-            await reply_with_answer(update, context, msg.text, parsed)
+            if to_hub:
+                await hub.answer(update, context, msg.text, parsed)
+            else:
+                await reply_with_answer(update, context, msg.text, parsed)
             return END
         await _show(update, context, draft, None, edit=False, error=parsed)
         return ASKING

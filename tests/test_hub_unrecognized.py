@@ -231,3 +231,20 @@ async def test_the_command_line_answers_a_generic_size_with_the_hubs_repos(
     assert "HuggingFaceTB/SmolLM2-135M-Instruct" in answer["unrecognized"]["hub_suggestions"]
     rc, out = await cli(hub, tmp_path / "cache.sqlite3", "olmo2:7b", "--offline")
     assert rc == 0 and "generic 7B model" in out
+
+
+async def test_a_whole_question_typed_at_the_wizard_task_menu_reaches_the_hub(
+    tg: FakeTelegram, settings: Settings, hub: HubStandin
+) -> None:
+    app = await launch(settings)
+    try:
+        ann = User(13, "Ann", "en")
+        await say(tg, ann, "/start")
+        text = shown(await say(tg, ann, f"{TINY} on a 4090"))
+        assert "Architecture from the Hugging Face Hub" in text and TINY in text
+        bo = User(14, "Bo", "en")
+        await say(tg, bo, "/start")
+        text = shown(await say(tg, bo, "smollm2:1.7b"))
+        assert "generic 1.7B model" in text and "HuggingFaceTB/SmolLM2" in text
+    finally:
+        await halt(tg, app)
