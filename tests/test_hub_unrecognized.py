@@ -110,6 +110,8 @@ def test_the_chinese_note_carries_no_english_outside_the_allow_list() -> None:
     ]
     assert all("没认出模型「olmo2:7b」" in text and "通用的 7B 模型" in text for text in texts)
     assert "连不上" in texts[2] and "org/other" in texts[4] and "也没有" in texts[6]
+    texts.append(render("inline", "zh", rec=rec, parsed=parsed, plain=True))
+    assert "没认出模型「olmo2:7b」" in texts[-1]
     allowed = {w.lower() for a in ALLOWED for w in _words(a)} | {n.lower() for n in _names()}
     allowed |= {"org", "other"}  # the suggested repo id
     leaks = {
