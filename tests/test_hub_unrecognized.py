@@ -73,6 +73,13 @@ def test_known_models_and_bare_sizes_carry_no_unrecognized_name(line: str) -> No
     assert parse_query(line).unrecognized is None
 
 
+@pytest.mark.parametrize("line", ["bs8 7b", "lora64 7b", "cuda12 7b", "step2 7b", "k80 7b"])
+def test_a_knob_or_a_setting_glued_to_a_number_is_not_taken_for_a_model(line: str) -> None:
+    p = parse_query(line)
+    assert p.ok and p.unrecognized is None and p.workload is not None
+    assert p.workload.params_b == 7.0
+
+
 @pytest.mark.parametrize("line", ["lama3-8b", "llama9:7b", "llama9 7b", "olmo-2-7b"])
 def test_misspellings_and_known_family_prefixes_stay_did_you_mean_errors(line: str) -> None:
     p = parse_query(line)

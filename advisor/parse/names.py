@@ -233,6 +233,10 @@ def recognize_unrecognized_name(s: Scan, r: Reading) -> None:
     for m in _NAME_THEN_SIZE.finditer(s.text):
         if _looks_like_model(m.group("name")):
             continue  # "llama9 7b": a known family's prefix, left to "did you mean"
+        letters = re.match(r"[a-z]+", m.group("name"))
+        not_names = vocab.load("words")["not_model_names"]["words"]
+        if letters is None or len(letters.group(0)) < 3 or letters.group(0) in not_names:
+            continue  # "bs8 7b", "lora64 7b": a knob or a setting, not a model's name
         value = float(m.group("size")) / (1000 if m.group("unit") == "m" else 1)
         if not 0 < value <= 20000:
             continue
