@@ -340,12 +340,12 @@ async def _advance(update: Update, context: Context, draft: dict, *, edit: bool)
         return ASKING
     _drop_draft(update, context)
     context.lab_chosen = bool(draft.get("ours"))  # type: ignore[attr-defined]
+    hub_answer = None
     step, repo_id, token, size = draft.get("hub") or ["", "", None, ""]
-    found = None
-    if (draft["answers"].get(step) or ["", ""])[1] == token:  # still the model typed
+    if (draft["answers"].get(step) or ["", ""])[1] == token:  # still the repo typed there
         with_repo = _query(draft, (step, token.replace(size, repo_id, 1)))
-        found = await hub.wizard_answer(context, with_repo, repo_id)
-    query, parsed, hub_answer = (with_repo, *found) if found else (query, parsed, None)
+        if found := await hub.wizard_answer(context, with_repo, repo_id):
+            query, (parsed, hub_answer) = with_repo, found
     await reply_with_answer(update, context, query, parsed, edit=edit, hub=hub_answer)
     return END
 
