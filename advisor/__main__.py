@@ -65,14 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     if parsed.ask_fit:
         return _print_fit(parsed, args.lang, args.json)
     hub = None
-    if not parsed.ok and parsed.error and parsed.error.code in ("unknown_model", "no_model"):
+    unknown = not parsed.ok and parsed.error and parsed.error.code in ("unknown_model", "no_model")
+    if unknown or parsed.unrecognized is not None:  # or "olmo2:7b": searched on the Hub
         # the CLI shell, not the engine, reaches the network (hublookup/)
         from hublookup.cli import lookup
 
         found = lookup(args.query, parsed, args.db, args.offline)
         if found is not None:
             parsed, hub = found
-            if hub is not None and hub.model is None:
+            if hub is not None and hub.model is None and not parsed.ok:
                 return _hub_error(hub, args.json, args.lang)
     if not parsed.ok:
         if args.json:
@@ -101,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         out = recommendation_json(rec, args.lang)
         out["understood"], out["ignored"] = parsed.understood, parsed.ignored
         out["canonical"] = canonical_query(parsed)
+        if parsed.unrecognized is not None:  # the figures are a generic model's of that size
+            out["unrecognized"] = {
+                "name": parsed.unrecognized.detail,
+                "hub_suggestions": hub.suggestions if hub is not None else [],
+                "hub_reached": hub is not None and hub.error is None,
+            }
         if hub is not None and hub.model is not None:
             out["hub"] = {
                 "repo_id": hub.model.spec.id,

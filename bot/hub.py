@@ -9,9 +9,11 @@ updates wait (bot.app.PerUserUpdateProcessor locks per user); everyone else is s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from telegram import Message, Update
+from telegram.error import TelegramError
 
 from advisor.parse import ParsedQuery, parse_query
 from bot.app import Context
@@ -19,7 +21,14 @@ from bot.replies import send
 from hublookup.cache import HubCache
 from hublookup.client import HubClient
 from hublookup.query import hub_query
-from hublookup.resolve import HubAnswer, cached, find_repo_id, resolve, search_term
+from hublookup.resolve import (
+    HubAnswer,
+    cached,
+    find_repo_id,
+    resolve,
+    search_term,
+    search_texts,
+)
 from hublookup.settings import HubSettings
 
 log = logging.getLogger(__name__)
@@ -45,7 +54,10 @@ def service(context: Context) -> HubService:
 
 
 def wants_hub(text: str, parsed: ParsedQuery) -> bool:
-    """The parser could not place a model and the text names a repo id or a model word."""
+    """The parser could not place a model and the text names a repo id or a model word, or
+    it read a size beside a name the catalog lacks ("olmo2:7b": parsed.unrecognized)."""
+    if parsed.ok and parsed.unrecognized is not None:
+        return True
     if parsed.ok or parsed.error is None or parsed.error.code not in _HUB_ERRORS:
         return False
     return find_repo_id(text) is not None or parsed.error.code == "unknown_model"
@@ -55,6 +67,9 @@ async def answer(update: Update, context: Context, text: str, parsed: ParsedQuer
     from bot.answer import reply_with_answer
 
     svc = service(context)
+    if parsed.ok and parsed.unrecognized is not None:
+        await _answer_unrecognized(update, context, svc, text, parsed)
+        return
     repo_id = find_repo_id(text)
     assert parsed.error is not None
     if repo_id is None:  # an Ollama tag or a family the catalog lacks: Hub search suggestions
@@ -66,6 +81,40 @@ async def answer(update: Update, context: Context, text: str, parsed: ParsedQuer
         )
         await send(update, context, "error", error=error, parsed=parsed)
         return
+    hub, placeholder = await _looked_up(update, context, repo_id)
+    if hub.model is None:
+        await send(update, context, "hub_error", hub=hub, in_place=placeholder)
+        return
+    question = hub_query(text, repo_id, hub.model)
+    await reply_with_answer(update, context, text, question, hub=hub, in_place=placeholder)
+
+
+async def _answer_unrecognized(
+    update: Update, context: Context, svc: HubService, text: str, parsed: ParsedQuery
+) -> None:
+    """ "olmo2:7b": the answer for a generic model of that size, saying so, with what a Hub
+    search for the name found (repos to ask about instead), or that the Hub did not answer."""
+    from bot.answer import reply_with_answer
+
+    assert parsed.unrecognized is not None
+    name = parsed.unrecognized.detail
+    task = asyncio.ensure_future(svc.client.search_first(search_texts(name)))
+    placeholder: Message | None = None
+    done, _ = await asyncio.wait({task}, timeout=LOOKING_UP_AFTER_S)
+    if not done:
+        placeholder = await send(update, context, "hub_looking", repo_id=name)
+    found = await task
+    searched = HubAnswer(
+        repo_id=name, error="unreachable" if found is None else None, suggestions=found or []
+    )
+    await reply_with_answer(update, context, text, parsed, hub=searched, in_place=placeholder)
+
+
+async def _looked_up(
+    update: Update, context: Context, repo_id: str
+) -> tuple[HubAnswer, Message | None]:
+    """One repo through the cache and the Hub; "looking up …" shown past LOOKING_UP_AFTER_S."""
+    svc = service(context)
     task = asyncio.ensure_future(
         resolve(repo_id, svc.cache, svc.client, max_age_days=svc.settings.hub_cache_days)
     )
@@ -73,12 +122,38 @@ async def answer(update: Update, context: Context, text: str, parsed: ParsedQuer
     done, _ = await asyncio.wait({task}, timeout=LOOKING_UP_AFTER_S)
     if not done:
         placeholder = await send(update, context, "hub_looking", repo_id=repo_id)
-    hub = await task
+    return await task, placeholder
+
+
+# --- the guided conversation's model step (bot.wizard) ----------------------------------------
+
+
+async def wizard_model(update: Update, context: Context, typed: str) -> tuple[str, str] | None:
+    """A repo id typed at the wizard's model step: (repo id, size token such as "1.1b") once
+    the Hub (or the cache) has read it; None when the text names no repo id. A repo that
+    cannot be read gets the Hub's explanation and a None size token."""
+    repo_id = find_repo_id(typed)
+    if repo_id is None:
+        return None
+    hub, placeholder = await _looked_up(update, context, repo_id)
     if hub.model is None:
         await send(update, context, "hub_error", hub=hub, in_place=placeholder)
-        return
-    question = hub_query(text, repo_id, hub.model)
-    await reply_with_answer(update, context, text, question, hub=hub, in_place=placeholder)
+        return repo_id, ""
+    if placeholder is not None:
+        with contextlib.suppress(TelegramError):
+            await placeholder.delete()  # the wizard's next step follows as its own message
+    return hub.model.spec.id, f"{hub.model.spec.params_b:.6g}b"
+
+
+async def wizard_answer(
+    context: Context, text: str, repo_id: str
+) -> tuple[ParsedQuery, HubAnswer] | None:
+    """The finished wizard's line with the repo id in the model's place, read as a Hub
+    question; None if the cache no longer holds the repo (the generic size answers)."""
+    hit = await cached(repo_id, service(context).cache)
+    if hit is None or hit.model is None:
+        return None
+    return hub_query(text, repo_id, hit.model), hit
 
 
 async def reparse(context: Context, canonical: str) -> tuple[ParsedQuery, HubAnswer | None]:

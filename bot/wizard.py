@@ -28,12 +28,13 @@ from telegram.ext import (
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import fields_named
 from advisor.recommend.estimates import estimate  # memoized: the same drafts recur
-from bot import lab
+from bot import hub, lab
 from bot.answer import reply_with_answer
 from bot.app import Context
 from bot.callbacks import Callback, pack, unpack
 from bot.choices import wizard_spec
 from bot.replies import Keyboard, deliver, t, text
+from hublookup.resolve import find_repo_id
 
 ASKING = 0
 END = ConversationHandler.END
@@ -339,7 +340,13 @@ async def _advance(update: Update, context: Context, draft: dict, *, edit: bool)
         return ASKING
     _drop_draft(update, context)
     context.lab_chosen = bool(draft.get("ours"))  # type: ignore[attr-defined]
-    await reply_with_answer(update, context, query, parsed, edit=edit)
+    hub_answer = None
+    step, repo_id, token, size = draft.get("hub") or ["", "", None, ""]
+    if (draft["answers"].get(step) or ["", ""])[1] == token:  # still the repo typed there
+        with_repo = _query(draft, (step, token.replace(size, repo_id, 1)))
+        if found := await hub.wizard_answer(context, with_repo, repo_id):
+            query, (parsed, hub_answer) = with_repo, found
+    await reply_with_answer(update, context, query, parsed, edit=edit, hub=hub_answer)
     return END
 
 
@@ -353,21 +360,43 @@ async def on_text(update: Update, context: Context) -> int | None:
     if step is None:
         # Typed at the first question: a whole question in one line ("13b fp16 on 4090").
         parsed = parse_query(msg.text)
-        if parsed.ok:
+        to_hub = hub.wants_hub(msg.text, parsed)  # a repo id, or "olmo2:7b" (issue 15)
+        if parsed.ok or to_hub:
             _drop_draft(update, context)
             await _retire_menu(update, context, draft)
-            await reply_with_answer(update, context, msg.text, parsed)
+            if to_hub:
+                await hub.answer(update, context, msg.text, parsed)
+            else:
+                await reply_with_answer(update, context, msg.text, parsed)
             return END
         await _show(update, context, draft, None, edit=False, error=parsed)
         return ASKING
     typed = _typed_token(step, msg.text)
     step = _step_for_text(draft, step, typed)
     parsed = parse_query(_query(draft, (step, typed)))
+    if not parsed.ok and wizard_spec()["steps"][step].get("fills") == "model":
+        typed, parsed = await _hub_model(update, context, draft, step, typed, parsed)
     if not parsed.ok:
         await _show(update, context, draft, step, edit=False, error=parsed)
         return ASKING
     _record(draft, step, msg.text[:40], typed)
     return await _advance(update, context, draft, edit=False)
+
+
+async def _hub_model(
+    update: Update, context: Context, draft: dict, step: str, typed: str, parsed: ParsedQuery
+) -> tuple[str, ParsedQuery]:
+    """A repo id typed at the model step (issue 15): read from the Hub, then the steps go on
+    with its size in the line (draft["hub"] keeps the repo id for the answer)."""
+    found = await hub.wizard_model(update, context, typed)
+    if found is None:
+        return typed, parsed
+    if not found[1]:  # a repo the Hub could not read: it said why; the step is asked again
+        return typed, ParsedQuery()
+    repo_id, size = found
+    token = re.sub(re.escape(find_repo_id(typed) or repo_id), size, typed, count=1)
+    draft["hub"] = [step, repo_id, token, size]
+    return token, parse_query(_query(draft, (step, token)))
 
 
 def _typed_token(step: str, text: str) -> str:

@@ -11,7 +11,7 @@ from advisor.parse import ParsedQuery
 from hublookup.cache import HubCache
 from hublookup.client import HubClient
 from hublookup.query import hub_query
-from hublookup.resolve import HubAnswer, find_repo_id, resolve, search_term
+from hublookup.resolve import HubAnswer, find_repo_id, resolve, search_term, search_texts
 from hublookup.settings import HubSettings
 
 
@@ -43,12 +43,25 @@ async def _suggest(name: str) -> list[str]:
     return await client.search_name(name, search_term(name))
 
 
+async def _search(texts: list[str]) -> list[str] | None:
+    settings = HubSettings()
+    client = HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
+    return await client.search_first(texts)
+
+
 def lookup(
     text: str, parsed: ParsedQuery, db: Path | None, offline: bool
 ) -> tuple[ParsedQuery, HubAnswer | None] | None:
     """None when there is nothing to look up. A repo id: the question with the Hub model in
     it, or the parse error as it was and a HubAnswer that says why (answer.error). Another
     unknown name: the parse error with the Hub's closest repos first among its suggestions."""
+    if parsed.ok and parsed.unrecognized is not None:  # "olmo2:7b": a generic 7B, noted
+        if offline:
+            return None
+        name = parsed.unrecognized.detail
+        found = asyncio.run(_search(search_texts(name)))
+        error = "unreachable" if found is None else None
+        return parsed, HubAnswer(repo_id=name, error=error, suggestions=found or [])
     repo_id = find_repo_id(text)
     if repo_id is None:
         if offline or parsed.error is None or parsed.error.code != "unknown_model":

@@ -182,7 +182,14 @@ class HubClient:
     async def search_name(self, name: str, family: str) -> list[str]:
         """The name as typed ("pythia-1.4b"), else its family ("pythia") if the Hub answered
         the first with nothing."""
-        found = await self.search(name)
-        if found == [] and family != name:
-            found = await self.search(family)
-        return found or []
+        return await self.search_first([name, family]) or []
+
+    async def search_first(self, texts: list[str]) -> list[str] | None:
+        """Each text in turn until the Hub finds something; [] when it answered every one
+        with nothing, None when it did not answer (no further round trip is tried)."""
+        found: list[str] | None = []
+        for text in dict.fromkeys(texts):  # in order, each once
+            found = await self.search(text)
+            if found != []:
+                return found
+        return found

@@ -45,6 +45,16 @@ def search_term(name: str) -> str:
     return re.sub(r"[-_.]?\d+(?:\.\d+)?[bm](?![a-z]).*$", "", stem, flags=re.I) or stem
 
 
+def search_texts(typed: str) -> list[str]:
+    """What to search the Hub for, for a name typed with its size: Ollama glues name, version
+    and size ("olmo2:7b"), Hub repos hyphenate them ("allenai/OLMo-2-1124-7B"). The whole
+    name hyphenated ("olmo2-7b"), its family ("olmo2"), the family with its version set
+    apart ("olmo-2")."""
+    whole = re.sub(r"[\s:的]+", "-", typed.strip())
+    family = search_term(whole)
+    return list(dict.fromkeys([whole, family, re.sub(r"(?<=[a-z])(?=\d)", "-", family)]))
+
+
 def _age_days(read_at: str) -> float:
     try:
         then = dt.datetime.fromisoformat(read_at)

@@ -67,6 +67,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_training_knobs,
     tasks.recognize_mode,
     tasks.recognize_kind,
+    names.recognize_unrecognized_name,  # "olmo2 7b": a size, and a name the catalog lacks
     knobs.recognize_size,
     knobs.recognize_bare_context,
 )

@@ -33,6 +33,10 @@ class ParsedQuery(BaseModel):
     # "4090 能跑什么模型": no model, a card: the bot answers with the card's /fit list
     ask_fit: bool = False
     owns_card: bool = False  # "my T4", "我的 3090": the card named is the user's own
+    # "olmo2:7b", "falcon3 10b": a name the catalog lacks, typed with a size. The workload is
+    # a generic model of that size; this says so (code "unknown_model", the name as typed),
+    # the answer states it and the bot searches the Hub for the name (its suggestions).
+    unrecognized: ParseError | None = None
 
     @property
     def ok(self) -> bool:
@@ -343,4 +347,13 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         understood=understood,
         ignored=ignored[:20],
         assumed=assumed,
+        unrecognized=_unrecognized(r),
     )
+
+
+def _unrecognized(r: Reading) -> ParseError | None:
+    """No catalog suggestions: the name matched no family the catalog knows, so the nearest
+    spelling is another family ("olmo2" -> "mobilenet-v2"). The bot adds the Hub's repos."""
+    if r.unrecognized is None or r.spec is not None:
+        return None
+    return ParseError(code="unknown_model", detail=r.unrecognized)

@@ -67,9 +67,10 @@ def canonical_query(p: ParsedQuery) -> str:
     w = p.workload
     if w is None:
         return ""
-    parts: list[str] = [
-        w.model or (f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else ""))
-    ]
+    generic = f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else "")
+    if w.model is None and p.unrecognized is not None:
+        generic = p.unrecognized.detail  # "olmo2:7b" reads back as the same generic 7B, noted
+    parts: list[str] = [w.model or generic]
     if w.weights_format:
         parts.append(w.weights_format)
     mode_word = _MODE_WORD[w.mode.value]

@@ -175,21 +175,74 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         parts = tag.split("-")
         size = table["latest"].get(name) if parts[0] == "latest" else parts[0]
         if size is None:
+            if parts[0] == "latest":  # "olmo2:latest": a library name the table lacks
+                raise reject("unknown_model", m.group(0), suggest(name))
             continue
         spec_id = table["tags"].get(f"{name}:{size}")
         spec = catalog.models().get(spec_id) if spec_id else catalog.find_model(f"{name}-{size}")
         if spec is None:
             if _looks_like_model(name):
                 raise reject("unknown_model", m.group(0), suggest(f"{name}-{size}"))
-            continue
-        s._consume(m)
-        _use(r, spec, m.group(0))
+            if not _take_unrecognized(s, r, m, size):
+                continue
+        else:
+            s._consume(m)
+            _use(r, spec, m.group(0))
         quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
         if quant is None:
             quant = table.get("format_of", {}).get(name) or table["default_format"]
             r.assumed.append(f"ollama_quant = {quant.upper()}")
         _set_format(r, quant, "tag")
         r.fields.setdefault("runtime", "ollama")
+        return
+
+
+_TAG_SIZE = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>[bm])")
+
+
+def _take_unrecognized(s: Scan, r: Reading, m: re.Match[str], size: str) -> bool:
+    """An Ollama tag the catalog lacks ("olmo2:7b", "smollm2:135m"): the size is the tag's,
+    the model unknown (ParsedQuery.unrecognized), never a silent generic one."""
+    sized = _TAG_SIZE.fullmatch(size)
+    if sized is None or r.unrecognized is not None:
+        return False
+    value = float(sized.group("n")) / (1000 if sized.group("unit") == "m" else 1)
+    if not 0 < value <= 20000:
+        return False
+    s._consume(m)
+    r.params_b = float(f"{value:.6g}")
+    r.unrecognized = m.group(0)
+    return True
+
+
+# A name with a version number but no known family ("olmo2", "falcon3", "granite3.1-dense"),
+# then a size apart from it ("olmo2 7b", "falcon3 的 10b"). Joined by a hyphen instead
+# ("olmo-2-7b") it stays an unknown model with "did you mean" (it may be a misspelling).
+_NAME_THEN_SIZE = re.compile(
+    r"(?<![\w./:\-])(?P<name>[a-z][a-z.\-_]*\d[a-z0-9.\-_]*(?<![\-_.]))"
+    r"(?:\s+|\s*的\s*)(?P<size>\d+(?:\.\d+)?)\s*(?P<unit>b|m)(?![a-z0-9])"
+)
+
+
+def recognize_unrecognized_name(s: Scan, r: Reading) -> None:
+    """A versioned name the catalog lacks, before a bare size ("olmo2 7b"): the size is
+    read, the name kept (ParsedQuery.unrecognized) so the answer says so and the bot looks
+    the name up on the Hub. Runs after every name recognizer, just before bare sizes."""
+    if r.spec is not None or r.params_b is not None or r.unrecognized is not None:
+        return
+    for m in _NAME_THEN_SIZE.finditer(s.text):
+        if _looks_like_model(m.group("name")):
+            continue  # "llama9 7b": a known family's prefix, left to "did you mean"
+        letters = re.match(r"[a-z]+", m.group("name"))
+        not_names = vocab.load("words")["not_model_names"]["words"]
+        if letters is None or len(letters.group(0)) < 3 or letters.group(0) in not_names:
+            continue  # "bs8 7b", "lora64 7b": a knob or a setting, not a model's name
+        value = float(m.group("size")) / (1000 if m.group("unit") == "m" else 1)
+        if not 0 < value <= 20000:
+            continue
+        s._consume(m)
+        r.params_b = float(f"{value:.6g}")
+        r.unrecognized = re.sub(r"\s+", " ", m.group(0).strip())
         return
 
 

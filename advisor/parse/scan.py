@@ -111,6 +111,9 @@ class Reading:
     modes: list[str] = field(default_factory=list)  # every mode word's id, in order read
     ask_fit: bool = False  # "能跑什么模型", "biggest model I can run": the card's /fit list
     owns_card: bool = False  # "my 3090", "我的 T4": the card named is the user's own
+    # A model name the catalog lacks, typed with its size ("olmo2:7b", "falcon3 10b"): the
+    # size is read, the name kept as typed so the answer says it is for a generic model.
+    unrecognized: str | None = None
 
 
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)
