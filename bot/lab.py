@@ -39,6 +39,8 @@ ADMIN_CACHE_S = 60.0  # Telegram's admin list, per chat: a promotion shows withi
 ADMIN_CACHE_LIMIT = 10_000
 PROMPT_MARK = "🛠"  # the add prompt starts with it: a reply to such a message is a /lab line
 MAX_LINES = MAX_MACHINES  # lines read from one message
+EDITS_KEY = "lab_edits"  # chat_data: edit prompt message id -> the machine id it edits
+MAX_OPEN_EDITS = 20
 _REMOVE = re.compile(r"^(?:rm|remove|del|delete|删除|删)\s+(.+)$", re.I | re.S)
 _ADD = re.compile(r"^(?:add|edit|添加|修改)\s+", re.I)
 
@@ -201,7 +203,9 @@ async def _remove_named(update: Update, context: Context, name: str) -> None:
     await show(update, context, removed=found.name)
 
 
-async def _save_lines(update: Update, context: Context, lines_text: str) -> None:
+async def _save_lines(
+    update: Update, context: Context, lines_text: str, replaces: int | None = None
+) -> None:
     chat, user = update.effective_chat, update.effective_user
     assert chat is not None
     machines: list[Machine] = []
@@ -216,7 +220,9 @@ async def _save_lines(update: Update, context: Context, lines_text: str) -> None
     saved: list[str] = []
     if machines:
         by_user = user.id if user is not None and not is_anonymous_admin(update) else None
-        outcome = await lab_store(context.repo).save(chat.id, machines, by_user)
+        outcome = await lab_store(context.repo).save(
+            chat.id, machines, by_user, replaces=replaces if len(machines) == 1 else None
+        )
         if outcome == "full":
             problem, detail = "full", str(MAX_MACHINES)
         else:
@@ -225,13 +231,17 @@ async def _save_lines(update: Update, context: Context, lines_text: str) -> None
 
 
 async def on_reply(update: Update, context: Context) -> None:
-    """A reply to the add prompt: its lines are machines."""
+    """A reply to the add prompt: its lines are machines. A reply to an ✏️ prompt replaces
+    the machine it was opened for, even under a new name."""
     msg = update.effective_message
     assert msg is not None and msg.text is not None
     if not await may_change(update, context):
         await show(update, context, problem="not_admin")
         return
-    await _save_lines(update, context, msg.text)
+    replied = msg.reply_to_message
+    edits = context.chat_data.get(EDITS_KEY, {}) if context.chat_data is not None else {}
+    replaces = edits.pop(str(replied.message_id), None) if replied is not None else None
+    await _save_lines(update, context, msg.text, replaces=replaces)
 
 
 async def _prompt(update: Update, context: Context, current: Machine | None) -> None:
@@ -254,7 +264,7 @@ async def _prompt(update: Update, context: Context, current: Machine | None) -> 
     thread = (
         where.message_thread_id if isinstance(where, Message) and where.is_topic_message else None
     )
-    await context.bot.send_message(
+    sent = await context.bot.send_message(
         chat.id,
         body,
         message_thread_id=thread,
@@ -265,6 +275,12 @@ async def _prompt(update: Update, context: Context, current: Machine | None) -> 
             ],
         ),
     )
+    if current is not None and current.id is not None and context.chat_data is not None:
+        # chat_data is persisted as JSON: string keys; only the last few prompts are kept
+        edits = context.chat_data.setdefault(EDITS_KEY, {})
+        edits[str(sent.message_id)] = current.id
+        for old in list(edits)[:-MAX_OPEN_EDITS]:
+            del edits[old]
 
 
 async def on_button(update: Update, context: Context) -> None:

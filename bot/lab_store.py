@@ -68,21 +68,35 @@ class LabStore:
     async def machine(self, chat_id: int, machine_id: int) -> Machine | None:
         return next((m for m in await self.machines(chat_id) if m.id == machine_id), None)
 
-    async def save(self, chat_id: int, machines: list[Machine], by_user: int | None) -> str:
+    async def save(
+        self,
+        chat_id: int,
+        machines: list[Machine],
+        by_user: int | None,
+        replaces: int | None = None,
+    ) -> str:
         """Add machines, or replace the ones whose name exists ("edit" is a typed line with
-        the same name). Returns "ok", or "full" when the chat would pass MAX_MACHINES (then
-        nothing is written)."""
+        the same name); `replaces` is the id of a machine the line replaces whatever its name
+        (the ✏️ prompt: a rename must not leave the old machine beside the new one). Returns
+        "ok", or "full" when the chat would pass MAX_MACHINES (then nothing is written)."""
         ts = now_iso()
 
         async def write(db: aiosqlite.Connection) -> str:
             names = {
-                r[0]
+                r[1]
                 for r in await rows(
-                    db, "SELECT name FROM lab_machines WHERE chat_id = ?", (chat_id,)
+                    db, "SELECT id, name FROM lab_machines WHERE chat_id = ?", (chat_id,)
                 )
+                if r[0] != replaces
             }
             if len(names | {m.name for m in machines}) > MAX_MACHINES:
-                return "full"
+                return "full"  # checked before any write: a full chat keeps what it had
+            if replaces is not None:
+                await changed(
+                    db,
+                    "DELETE FROM lab_machines WHERE chat_id = ? AND id = ?",
+                    (chat_id, replaces),
+                )
             for m in machines:
                 await changed(
                     db,

@@ -114,6 +114,23 @@ async def test_an_admin_removes_and_replaces_machines(tg: FakeTelegram, bot) -> 
     assert [m.name for m in await lab_store(bot.repo).machines(GROUP.id)] == ["node1"]
 
 
+async def test_an_edit_that_renames_a_machine_replaces_it(tg: FakeTelegram, bot) -> None:
+    await _register(tg)
+    node1 = next(m for m in await lab_store(bot.repo).machines(GROUP.id) if m.name == "node1")
+    listing = await say(tg, BOSS, f"/lab{AT}", GROUP)
+    tg.user_clicks(BOSS, listing.result, f"m|{node1.id}|e")
+    prompt = await tg.wait_for(
+        lambda c: c.method == "sendMessage" and "replaces this machine" in c.result["text"]
+    )
+    saved = shown(await say(tg, BOSS, "gpu-a 8x a100 80g", GROUP, reply_to=prompt.result))
+    assert "gpu-a: 8× A100 80GB" in saved and "node1:" not in saved
+    names = sorted(m.name for m in await lab_store(bot.repo).machines(GROUP.id))
+    assert names == ["RTX 3090-1", "RTX 3090-2", "gpu-a"]
+    # the prompt was used: a second reply to it adds, it does not replace again
+    await say(tg, BOSS, "node9 2x 4090", GROUP, reply_to=prompt.result)
+    assert len(await lab_store(bot.repo).machines(GROUP.id)) == 4
+
+
 async def test_machines_survive_a_restart_and_a_group_migration(
     tg: FakeTelegram, bot, settings
 ) -> None:
