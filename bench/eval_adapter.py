@@ -35,7 +35,9 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"(?<!no )(enable_vae_slicing|VAE slicing)", "vae_slicing", True),
     (r"AutoencoderTiny|taesd", "tiny_vae", True),
     (
-        r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU",
+        r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU"
+        # A native pipeline's flag (Wan's --t5_cpu) that runs the text encoder on the CPU.
+        r"|text encoders? runs? on the CPU|--t5_cpu\b",
         "text_encoders_on_gpu",
         False,
     ),

@@ -82,3 +82,33 @@ def test_the_adapter_names_no_case_and_no_source() -> None:
         repo = (case.get("source") or {}).get("repo")
         if repo:
             assert repo.lower() not in source
+
+
+def test_a_text_encoder_run_on_the_cpu_is_read_from_the_notes_and_leaves_the_gpu() -> None:
+    """Wan's native `--t5_cpu` (or a note saying the text encoder runs on the CPU) keeps the
+    text encoder off the GPU, as a precomputed-embeddings note already does."""
+    sys.path.insert(0, str(BENCH.parent))
+    from eval_adapter import case_to_workload
+
+    from advisor.memory import estimate
+
+    case = {
+        "id": "synthetic-wan-t5-cpu",
+        "category": "diffusion_inference",
+        "model": {"name": "Wan-AI/Wan2.1-T2V-1.3B", "params_b": 7.2, "arch": {}},
+        "workload": {
+            "mode": "inference",
+            "weights_precision": "bf16",
+            "batch_size": 1,
+            "image_width": 832,
+            "image_height": 480,
+            "denoise_steps": 50,
+            "framework": "diffusers",
+        },
+        "notes": "81 frames.",
+        "quote": "",
+    }
+    on_gpu, knobs_on = case_to_workload(case)
+    off_gpu, knobs_off = case_to_workload({**case, "notes": "81 frames, --t5_cpu."})
+    assert "text_encoders_on_gpu=False" in knobs_off and not knobs_on
+    assert estimate(off_gpu).estimate.total_bytes < estimate(on_gpu).estimate.total_bytes
