@@ -79,6 +79,7 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
     (r"transformers|optimum|peft|trl|torchtune|unsloth|torchtitan", "transformers"),
 ]
 STACK_WORDS: list[tuple[str, str]] = [
+    (r"autoawq", "autoawq"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),
     (r"unsloth", "unsloth"),
