@@ -57,3 +57,26 @@ def test_autoawq_long_prefill_keeps_eager_scores_with_an_fp32_softmax():
     assert fused.breakdown["activations"] > 3 * 32 * 2048**2 * 10
     # The fused cache is not concatenated and not sized for prompt + new tokens.
     assert fused.breakdown["kv_cache"] < plain.breakdown["kv_cache"]
+
+
+# --- DDP on a classic CNN: gradient buckets ----------------------------------------------------
+
+
+def test_ddp_detector_keeps_a_second_copy_of_the_gradients_in_its_buckets():
+    def run(n: int, par: str):
+        return estimate(
+            Workload(
+                model="faster-rcnn-r50-fpn",
+                mode="full",
+                kind="classic",
+                num_gpus=n,
+                parallelism=par,
+                batch_size=2,
+            )
+        ).estimate
+
+    one, ddp = run(1, "none"), run(8, "ddp")
+    assert one is not None and ddp is not None
+    assert "ddp_buckets" not in one.breakdown
+    assert ddp.breakdown["ddp_buckets"] == ddp.breakdown["gradients"]
+    assert ddp.allocated_bytes - one.allocated_bytes == ddp.breakdown["ddp_buckets"]
