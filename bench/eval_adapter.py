@@ -82,6 +82,7 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"autoawq", "autoawq"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),
+    (r"litgpt", "litgpt"),
     (r"unsloth", "unsloth"),
     (r"mmseg|mmcv", "mmsegmentation"),
     (r"peft|trl", "peft"),

@@ -80,3 +80,37 @@ def test_ddp_detector_keeps_a_second_copy_of_the_gradients_in_its_buckets():
     assert "ddp_buckets" not in one.breakdown
     assert ddp.breakdown["ddp_buckets"] == ddp.breakdown["gradients"]
     assert ddp.allocated_bytes - one.allocated_bytes == ddp.breakdown["ddp_buckets"]
+
+
+# --- gradient accumulation not stated -----------------------------------------------------------
+
+
+def full_ft(**kw):
+    return estimate(
+        Workload(
+            params_b=1.1,
+            mode="full",
+            weights_format="bf16",
+            mixed_precision=False,
+            batch_size=4,
+            seq_len=512,
+            **kw,
+        )
+    )
+
+
+def test_unstated_accumulation_keeps_the_gradients_through_the_next_forward_and_says_so():
+    kept, one = full_ft(), full_ft(gradient_accumulation=1)
+    assert kept.estimate is not None and one.estimate is not None
+    assert kept.estimate.allocated_bytes > one.estimate.allocated_bytes
+    assert {a.field: a.value for a in kept.assumed}["gradient_accumulation"] == "kept"
+    assert "gradient_accumulation" not in {a.field for a in one.assumed}
+
+
+def test_a_named_stack_uses_its_own_accumulation_default():
+    # transformers' Trainer: 1 step unless told; LitGPT's configs accumulate.
+    hf, lit = full_ft(framework="transformers"), full_ft(framework="litgpt")
+    one = full_ft(gradient_accumulation=1, framework="transformers")
+    assert hf.estimate is not None and lit.estimate is not None and one.estimate is not None
+    assert hf.estimate.allocated_bytes == one.estimate.allocated_bytes
+    assert lit.estimate.allocated_bytes > hf.estimate.allocated_bytes

@@ -56,9 +56,9 @@ def test_vision_encoder_eager_attention_adds_the_score_matrices():
 
 
 def test_training_terms_scaled_to_the_peak_say_what_share_is_shown():
-    """A bf16-true full fine-tune of a 1.1B model: its gradients (1.1B x 2 B = 2.05 GiB) are
-    not all alive with the activations; the breakdown shows a share, and must not print
-    '1100M x 2 B' beside a smaller figure."""
+    """A bf16-true full fine-tune of a 1.1B model without gradient accumulation: its
+    gradients (1.1B x 2 B = 2.05 GiB) are not all alive with the activations; the breakdown
+    shows a share, and must not print '1100M x 2 B' beside a smaller figure."""
     r = estimate(
         Workload(
             params_b=1.1,
@@ -67,6 +67,7 @@ def test_training_terms_scaled_to_the_peak_say_what_share_is_shown():
             mixed_precision=False,
             batch_size=4,
             seq_len=512,
+            gradient_accumulation=1,
         )
     )
     grads = next(t for t in r.estimate.terms if t.name == "gradients")
