@@ -114,3 +114,28 @@ def test_a_named_stack_uses_its_own_accumulation_default():
     assert hf.estimate is not None and lit.estimate is not None and one.estimate is not None
     assert hf.estimate.allocated_bytes == one.estimate.allocated_bytes
     assert lit.estimate.allocated_bytes > hf.estimate.allocated_bytes
+
+
+# --- diffusers model offload: the text encoders' second pass for the negative prompt -----------
+
+
+def test_model_offload_with_cfg_keeps_the_last_text_encoder_while_the_first_runs_again():
+    def sd3(guidance: bool):
+        return estimate(
+            Workload(
+                model="sd3-medium",
+                kind="diffusion",
+                weights_format="fp16",
+                cpu_offload="model",
+                guidance=guidance,
+                image_width=1024,
+                image_height=1024,
+            )
+        ).estimate
+
+    cfg, plain = sd3(True), sd3(False)
+    assert cfg is not None and plain is not None
+    # T5-XXL (1.007B `wo` kept fp32) beside CLIP-G (0.695B x 2 B) with CFG; T5 alone without.
+    t5 = (4.76 - 1.007) * 1e9 * 2 + 1.007e9 * 4
+    assert abs(plain.breakdown["text_encoders"] - t5) < 1e6
+    assert abs(cfg.breakdown["text_encoders"] - t5 - 0.695e9 * 2) < 1e6
