@@ -109,13 +109,13 @@ def test_a_t5_model_loaded_in_8bit_keeps_its_wo_in_fp32():
 
 
 def test_the_float16_keep_in_fp32_rule_is_a_data_switch(monkeypatch):
-    """Off by default (quantizers.toml [float16] says why); when on, an fp16 T5-XXL carries
-    its 1.007B `wo` weights at 4 B."""
+    """On by default (quantizers.toml [float16] says why): an fp16 T5-XXL carries its
+    1.007B `wo` weights at 4 B; switched off, all of it is 2 B."""
     from advisor.memory import quantizers
 
-    table = {**quantizers._table(), "float16": {"keep_in_fp32_modules": True}}
-    off = quantizers.component_weight_bytes(4.76, "fp16")
-    monkeypatch.setattr(quantizers, "_table", lambda: table)
     on = quantizers.component_weight_bytes(4.76, "fp16")
+    table = {**quantizers._table(), "float16": {"keep_in_fp32_modules": False}}
+    monkeypatch.setattr(quantizers, "_table", lambda: table)
+    off = quantizers.component_weight_bytes(4.76, "fp16")
     assert abs(off - 4.76e9 * 2) < 1e6
     assert abs(on - off - 1.007e9 * 2) < 1e6
