@@ -81,8 +81,10 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
     (r"transformers|optimum|peft|trl|torchtune|unsloth|torchtitan", "transformers"),
 ]
 STACK_WORDS: list[tuple[str, str]] = [
+    (r"autoawq", "autoawq"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),
+    (r"litgpt", "litgpt"),
     (r"unsloth", "unsloth"),
     (r"mmseg|mmcv", "mmsegmentation"),
     (r"peft|trl", "peft"),

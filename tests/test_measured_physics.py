@@ -56,9 +56,9 @@ def test_vision_encoder_eager_attention_adds_the_score_matrices():
 
 
 def test_training_terms_scaled_to_the_peak_say_what_share_is_shown():
-    """A bf16-true full fine-tune of a 1.1B model: its gradients (1.1B x 2 B = 2.05 GiB) are
-    not all alive with the activations; the breakdown shows a share, and must not print
-    '1100M x 2 B' beside a smaller figure."""
+    """A bf16-true full fine-tune of a 1.1B model without gradient accumulation: its
+    gradients (1.1B x 2 B = 2.05 GiB) are not all alive with the activations; the breakdown
+    shows a share, and must not print '1100M x 2 B' beside a smaller figure."""
     r = estimate(
         Workload(
             params_b=1.1,
@@ -67,6 +67,7 @@ def test_training_terms_scaled_to_the_peak_say_what_share_is_shown():
             mixed_precision=False,
             batch_size=4,
             seq_len=512,
+            gradient_accumulation=1,
         )
     )
     grads = next(t for t in r.estimate.terms if t.name == "gradients")
@@ -108,13 +109,13 @@ def test_a_t5_model_loaded_in_8bit_keeps_its_wo_in_fp32():
 
 
 def test_the_float16_keep_in_fp32_rule_is_a_data_switch(monkeypatch):
-    """Off by default (quantizers.toml [float16] says why); when on, an fp16 T5-XXL carries
-    its 1.007B `wo` weights at 4 B."""
+    """On by default (quantizers.toml [float16] says why): an fp16 T5-XXL carries its
+    1.007B `wo` weights at 4 B; switched off, all of it is 2 B."""
     from advisor.memory import quantizers
 
-    table = {**quantizers._table(), "float16": {"keep_in_fp32_modules": True}}
-    off = quantizers.component_weight_bytes(4.76, "fp16")
-    monkeypatch.setattr(quantizers, "_table", lambda: table)
     on = quantizers.component_weight_bytes(4.76, "fp16")
+    table = {**quantizers._table(), "float16": {"keep_in_fp32_modules": False}}
+    monkeypatch.setattr(quantizers, "_table", lambda: table)
+    off = quantizers.component_weight_bytes(4.76, "fp16")
     assert abs(off - 4.76e9 * 2) < 1e6
     assert abs(on - off - 1.007e9 * 2) < 1e6

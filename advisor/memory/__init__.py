@@ -10,8 +10,8 @@ Where the physics is uncertain we err high: an under-estimate sends a user into 
 they paid; an over-estimate costs them a slightly bigger card.
 
 One module per family or runtime: `transformer` (the physics of a decoder), `llm`
-(inference and training dispatch), `runtimes/` (how transformers, vLLM/SGLang, llama.cpp
-and ExLlamaV2 allocate), `training` (recipes), `diffusion` and `video` (pipelines),
+(inference and training dispatch), `runtimes/` (how transformers, vLLM/SGLang, llama.cpp,
+ExLlamaV2 and AutoAWQ's fused layers allocate), `training` (recipes), `diffusion` and `video` (pipelines),
 `multimodal` (image and audio tokens), `classic` (CNNs, segmentation); `terms` holds the
 breakdown, overheads and the band; `resolve` the model lookup.
 """

@@ -22,6 +22,7 @@ from advisor.models import (
     Estimate,
     Kind,
     Optimizer,
+    Parallelism,
     ResolvedModel,
     Workload,
 )
@@ -113,6 +114,17 @@ def estimate_classic_cnn(
             bytes_per_param=4,
             shards=1,
         )
+        if w.parallelism == Parallelism.ddp and w.num_gpus > 1:
+            # DDP all-reduces gradients through flat buckets that hold a second copy of
+            # them (torch DistributedDataParallel, gradient_as_bucket_view=False by
+            # default; the same term as the transformer recipes' ddp_buckets).
+            allocated += acc.add(
+                "ddp_buckets",
+                params * 4,
+                "DDP gradient buckets (a second copy of the gradients)",
+                params_m=round(params / 1e6, 1),
+                bytes_per_param=4,
+            )
         per = optimizer_state_bytes_per_param(opt, 4, False)
         allocated += acc.add(
             "optimizer",

@@ -200,7 +200,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     phases = {
         "denoise": p.den_w + p.cn_w + p.den_act,
         "decode": p.vae_w + p.decode,
-        "text": max(p.te_w) if p.te_w and w.text_encoders_on_gpu else 0,
+        "text": text_phase_bytes(w, p) if w.text_encoders_on_gpu else 0,
     }
     peak = max(phases, key=lambda k: phases[k])
     if peak == "decode":
@@ -226,9 +226,27 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     return acc.add(
         "text_encoders",
         phases["text"],
-        "model CPU offload: the largest text encoder alone",
+        "model CPU offload: the text encoders that coexist (the last one stays while the "
+        "negative prompt is encoded)",
         key="text_encoders.model_offload",
     )
+
+
+def text_phase_bytes(w: Workload, p: PipelineMemory) -> float:
+    """Text encoders under model offload. Each component's hook offloads only the one
+    before it in model_cpu_offload_seq (accelerate CpuOffload.pre_forward), and with
+    classifier-free guidance encode_prompt runs the encoders a second time for the negative
+    prompt: the first encoder then comes back while the last one is still on the GPU, which
+    stays there until its own second call (diffusers StableDiffusion3Pipeline.encode_prompt,
+    read 2026-11-30). So the last encoder and the largest other one coexist."""
+    if not p.te_w:
+        return 0.0
+    d = p.spec.diffusion
+    assert d is not None
+    cfg = w.guidance if w.guidance is not None else d.guidance
+    if cfg and len(p.te_w) > 1:
+        return p.te_w[-1] + max(p.te_w[:-1])
+    return max(p.te_w)
 
 
 def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:

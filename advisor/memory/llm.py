@@ -12,6 +12,7 @@ from advisor.memory.runtimes import (
     SERVING_ENGINES,
     InferenceSetup,
     add_weights,
+    autoawq,
     exllama,
     llamacpp,
     pick_runtime,
@@ -165,6 +166,8 @@ def estimate_inference(
         allocated = llamacpp.allocate(setup, acc)
     elif runtime == Runtime.exllamav2:
         allocated = exllama.allocate(setup, acc)
+    elif setup.framework in autoawq.FRAMEWORKS:
+        allocated = autoawq.allocate(setup, acc)
     else:
         allocated = transformers.allocate(setup, acc)
     if w.quantize_after_load and setup.weight_bits < 16:

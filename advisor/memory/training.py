@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import tomllib
 from dataclasses import dataclass
+from functools import cache
 
 from advisor import catalog
-from advisor.catalog import ModelSpec
+from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory import multimodal
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
@@ -246,7 +248,7 @@ def estimate_training(
     g_b, o_b, step_temp = add_states(t, acc)
     a_b, logits_b, transient, ckpt = add_activations(t, acc)
 
-    ga = w.gradient_accumulation or 1
+    ga = w.gradient_accumulation or default_accumulation(framework, acc)
     grads_live = g_b if (ga > 1 or par == Parallelism.ddp) else 0
     # The loss's buffers are freed by its own backward before the first layer's backward
     # starts: a layer's transient never coexists with the logits.
@@ -273,6 +275,23 @@ def estimate_training(
     est = finish(acc, allocated, w, True, band(model, spec, True, w.arch is not None))
     est.runtime = Runtime.transformers  # PyTorch training; the stack is `framework`
     return est
+
+
+@cache
+def _stack_defaults() -> dict:
+    with (DATA_DIR / "training_stacks.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def default_accumulation(framework: str | None, acc: Breakdown) -> int:
+    """Gradient accumulation when not told: the named stack's default (data/
+    training_stacks.toml), else assumed accumulating, which keeps the previous
+    micro-batch's gradients alive through the next forward (stated in the answer)."""
+    steps = _stack_defaults()["gradient_accumulation"].get(framework or "")
+    if isinstance(steps, int):
+        return steps
+    acc.assume("gradient_accumulation", "kept")
+    return 2
 
 
 def add_resident_weights(

@@ -37,6 +37,8 @@ _FRAMEWORK_RUNTIMES = {
     "exllamav2": Runtime.exllamav2,
     "exllama": Runtime.exllamav2,
     "mlx": Runtime.mlx,
+    # AutoAWQ runs the model in PyTorch under transformers (its fused modules: autoawq.py).
+    "autoawq": Runtime.transformers,
 }
 # Formats people serve with vLLM rather than run under generate().
 SERVING_FORMATS = {"awq-4bit", "gptq-4bit", "gptq-8bit", "fp8", "mxfp4"}
