@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import ModelSpec
 from advisor.models import Kind
+from advisor.parse.vocab import CJK_LATIN_EDGE
 
 
 class Budget(BaseModel):
@@ -127,6 +128,10 @@ def normalize(text: str) -> str:
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
     text = "".join(ch if ch.isprintable() else " " for ch in text)
+    # Chinese glued to a Latin name or number ("部署deepseek-r1:671b", "qwen3.5-27B非常慢",
+    # "跑qwen7b的"): Python's \w counts ideographs as word characters, so without a space the
+    # name has no word boundary and no recognizer sees it. Chinese writers never space them.
+    text = CJK_LATIN_EDGE.sub(" ", text)
     return text.strip()
 
 
