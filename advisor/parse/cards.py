@@ -237,6 +237,12 @@ def _vram_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return after, before
 
 
+def _not_host_memory(m: re.Match[str]) -> bool:
+    """With a card named, "256G memory" is the machine's RAM ("8 * 4090,256G memory"): the
+    card's own memory comes with its name; only an unambiguous VRAM word sizes it again."""
+    return not re.search(r"memory|内存", m.group(0), re.I)
+
+
 @cache
 def _bare_size() -> re.Pattern[str]:
     not_before = vocab.alternation(vocab.load("cards")["vram"]["not_before"])
@@ -253,14 +259,26 @@ def _take_named_card_memory(s: Scan, r: Reading) -> None:
     s.take_if(_bare_size(), lambda m: round(float(m.group("gb"))) in sizes)
 
 
+@cache
+def _measured() -> re.Pattern[str]:
+    words = vocab.load("cards")["vram"]
+    size = r"\d{1,4}(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)(?![a-z0-9])"
+    before = vocab.alternation(words["measured_before"])
+    after = vocab.alternation(words["measured_after"])
+    return re.compile(rf"{before}\s*(?:了)?\s*{size}|{_EDGE}{size}\s*{after}")
+
+
 def recognize_vram(s: Scan, r: Reading) -> None:
     """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
-    size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk."""
+    size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk, or a
+    measurement (what a run used, an approximate figure: vocab/cards.toml measured_*)."""
+    s.take_all(_measured())
     if r.gpu_id is not None:
         _take_named_card_memory(s, r)
     patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]
     for pattern in patterns:
-        if m := s.take(pattern):
+        accept = _not_host_memory if r.gpu_id is not None else bool
+        if m := s.take_if(pattern, accept)[0]:
             gib = float(m.group("gb"))
             if not 1 <= gib <= 2048:
                 raise reject("bad_value", "vram")
