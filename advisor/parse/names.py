@@ -188,7 +188,8 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         else:
             s._consume(m)
             _use(r, spec, m.group(0))
-        quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
+        tag_quants = table.get("tag_quants", {})
+        quant = next((q for p in parts[1:] if (q := _format_word(p) or tag_quants.get(p))), None)
         if quant is None:
             quant = table.get("format_of", {}).get(name) or table["default_format"]
             r.assumed.append(f"ollama_quant = {quant.upper()}")
@@ -242,7 +243,9 @@ def recognize_unrecognized_name(s: Scan, r: Reading) -> None:
             continue
         s._consume(m)
         r.params_b = float(f"{value:.6g}")
-        r.unrecognized = re.sub(r"\s+", " ", m.group(0).strip())
+        # as typed: the spaces scan.normalize put at Chinese/Latin edges are not the user's
+        typed = re.sub(r"\s+", " ", m.group(0).strip())
+        r.unrecognized = re.sub(r"\s*([\u4e00-\u9fff]+)\s*", r"\1", typed)
         return
 
 
