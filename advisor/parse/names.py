@@ -334,18 +334,26 @@ def _contradicted_by_size(after: str, spec: ModelSpec) -> bool:
 
 
 @cache
-def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]:
+def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], dict[str, str]]:
     families = vocab.load("models")["families"]
     by_word = {vocab.squash(w): fam for fam, spec in families.items() for w in spec["words"]}
     words = vocab.alternation([w for spec in families.values() for w in spec["words"]])
     alone = [
         w for spec in families.values() for w in spec["words"] if len(w) >= 4 or not w.isascii()
     ]
-    version = r"(?:[\s\-_]?(?P<ver>\d+(?:\.\d+)?)(?![\d.]*\s*b))?"
+    # "qwen2 7b", "llama v2 70B": a generation number, "v" optional
+    version = r"(?:[\s\-_]?v?(?P<ver>\d+(?:\.\d+)?)(?![\d.]*\s*b))?"
+    # the size may follow the word with nothing between ("qwen72b", "qwen7b"), in brackets
+    # ("qwen2.5 (32b)"); so the family word needs no right edge here
+    glued = words.replace("(?![a-z0-9])", "")
     # not inside a longer hyphenated name ("deepseek-r1-distil-qwen-7b" is no Qwen)
-    with_size = re.compile(rf"(?<![\-_/.])(?P<fam>{words}){version}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
+    with_size = re.compile(
+        rf"(?<![\-_/.])(?P<fam>{glued}){version}[\s\-_(]*(?:的)?[\s\-_(]*{_SIZE}\)?"
+    )
+    # or the size first: "7B LLama based models", "70b 的 qwen"
+    size_first = re.compile(rf"(?<![\w.]){_SIZE}[\s\-_]*(?:的)?[\s\-_]*(?P<fam>{words})(?P<ver>)")
     # alone: not the start of a longer name ("llama-9-900b" is an unknown model, not Llama)
-    return with_size, re.compile(alternation_alone(alone)), by_word
+    return with_size, size_first, re.compile(alternation_alone(alone)), by_word
 
 
 def alternation_alone(words: list[str]) -> str:
@@ -358,7 +366,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
     if r.spec is not None:
         return
     families = vocab.load("models")["families"]
-    with_size, alone, by_word = _family_pattern()
+    with_size, size_first, alone, by_word = _family_pattern()
 
     def sized(m: re.Match[str]) -> ModelSpec | None:
         fam = families[by_word[vocab.squash(m.group("fam"))]]
@@ -372,6 +380,10 @@ def recognize_family(s: Scan, r: Reading) -> None:
         return None
 
     m, spec = s.take_if(with_size, sized)
+    if spec is None:
+        m, spec = s.take_if(size_first, sized)
+    if spec is None and (with_size.search(s.text) or size_first.search(s.text)):
+        return  # "Tiny Llama 1.5B": a size no generation has; never the family's default
     if spec is None:
         m, spec = s.take_if(
             alone,
