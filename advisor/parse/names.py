@@ -349,6 +349,8 @@ def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]
     # not inside a longer hyphenated name ("deepseek-r1-distil-qwen-7b" is no Qwen)
     with_size = re.compile(
         rf"(?<![\-_/.])(?P<fam>{glued}){version}[\s\-_(]*(?:的)?[\s\-_(]*{_SIZE}\)?"
+        # nor a variant's name ("qwen3-8b-vl" is no Qwen3-8B; "-int4", "-instruct" are fine)
+        rf"(?![\-_.]?{vocab.alternation(vocab.load('models')['variant_words']['words'])})"
     )
     # or the size first: "7B LLama based models", "70b 的 qwen"
     size_first = re.compile(rf"(?<![\w.]){_SIZE}[\s\-_]*(?:的)?[\s\-_]*(?P<fam>{words})(?P<ver>)")
@@ -377,6 +379,13 @@ def recognize_family(s: Scan, r: Reading) -> None:
             spec = catalog.find_model(f"{gen}-{size}")
             if spec is not None:
                 return spec
+        # "671B deepseek": the family's usual model, when it is the size stated
+        default = catalog.models().get(fam.get("default", ""))
+        if (
+            default is not None
+            and abs(default.params_b - float(m.group("size"))) < 0.02 * default.params_b
+        ):
+            return default
         return None
 
     m, spec = s.take_if(with_size, sized)
