@@ -73,6 +73,20 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "count_only": re.compile(
             rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
         ),
+        # "one 24GB gpu", "a single 24gb GPU": the count, the size left for recognize_vram
+        "count_before_memory": re.compile(
+            rf"{_EDGE}(?P<n>\d{{1,2}}|{_count_word()})\s+"
+            r"(?=\d{1,3}\s*g(?:b|ib)?\s*(?:vram\s*)?(?:gpus?|cards?|显卡|卡)(?![a-z]))"
+        ),
+        # "2台 H100*8", "2 nodes of 8xH100": machines times the cards in each
+        "machines": re.compile(
+            rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
+            rf"{_NAME}\s*[x*]\s*(?P<n>\d{{1,2}})(?![\d.])"
+        ),
+        "machines_count_first": re.compile(
+            rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
+            rf"(?P<n>\d{{1,2}})\s*[x*]\s*{_NAME}"
+        ),
         "many": re.compile(r"多卡|multi[\s\-]?gpu|多张卡"),
         # "两张" with no card after it: cards, unless pictures follow ("两张图"); digits
         # before 张 stay image counts ("sdxl 4张")
@@ -211,7 +225,11 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     p = _patterns()
     if not _laptop_card(s, r):
         _named_card(s, r, p)
-    if m := s.take(p["count_only"]) or s.take(p["count_words_only"]):
+    if m := (
+        s.take(p["count_only"])
+        or s.take(p["count_words_only"])
+        or (r.gpu_count is None and s.take(p["count_before_memory"]))
+    ):
         _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
@@ -223,6 +241,13 @@ def _named_card(s: Scan, r: Reading, p: dict) -> None:
     m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
     if gpu:
         r.gpu_id = gpu.id
+        return
+    m, found = s.take_if(p["machines"], _accept)
+    if not found:
+        m, found = s.take_if(p["machines_count_first"], _accept)
+    if found and m is not None:
+        _set_card(r, found)
+        _set_count(r, _count(m.group("m")) * _count(m.group("n")))
     elif not _find_card(s, r, _accept, _set_card):
         _find_card(s, r, _accept_memory_only, _set_memory_only)
 
