@@ -262,7 +262,16 @@ def _distill_patterns() -> list[re.Pattern[str]]:
         re.compile(rf"(?:{base}{sep})?{word}{sep}(?:{base}{sep})?{family}{_SIZE}"),
         re.compile(rf"{base}{sep}{family}{_SIZE}{sep}{word}"),
         re.compile(rf"{base}{sep}{_SIZE}"),  # "deepseek-r1 32b": no 32B original exists
+        # "DeepSeek Qwen 14B", "deepseek llama 70b": the distill named by its base family
+        re.compile(rf"{base}{sep}(?P<fam>qwen|llama|千问)[\s\-_]*{_SIZE}"),
     ]
+
+
+def _distill_of(sizes: dict[str, str], m: re.Match[str]) -> str | None:
+    """The distill of that size, if it is of the base family named ("deepseek qwen 8b": none)."""
+    spec_id = sizes.get(f"{float(m.group('size')):g}")
+    fam = (m.groupdict().get("fam") or "").replace("千问", "qwen")
+    return spec_id if spec_id and fam in spec_id else None
 
 
 def recognize_distill(s: Scan, r: Reading) -> None:
@@ -271,7 +280,7 @@ def recognize_distill(s: Scan, r: Reading) -> None:
         return
     sizes = vocab.load("models")["distill"]["sizes"]
     for i, pattern in enumerate(_distill_patterns()):
-        m, spec_id = s.take_if(pattern, lambda m: sizes.get(f"{float(m.group('size')):g}"))
+        m, spec_id = s.take_if(pattern, lambda m: _distill_of(sizes, m))
         if spec_id:
             _use(r, catalog.models()[spec_id], m.group(0))
             if i == 2:
