@@ -52,3 +52,19 @@ def test_real_line_reads_as_meant(row):
         assert "/" in p.error.detail, p.error
     else:
         assert _reading(row["t"]) == _expected(row)
+
+
+@pytest.mark.parametrize(
+    "row", [r for r in LINES if not r.get("expect")], ids=lambda r: r["t"][:60]
+)
+def test_real_line_survives_the_canonical_round_trip(row):
+    """The bot stores an answer as its canonical line and re-reads it for buttons."""
+    from advisor.parse import canonical_query
+
+    p = parse_query(row["t"])
+    if not p.ok:
+        pytest.skip("not read (a known line)")
+    again = parse_query(canonical_query(p))
+    assert again.ok, canonical_query(p)
+    assert again.workload == p.workload
+    assert (again.gpu_id, again.gpu_count, again.vram_gib) == (p.gpu_id, p.gpu_count, p.vram_gib)
