@@ -120,7 +120,7 @@ class Reading:
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, *, split_cjk: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text)  # full-width digits and letters -> ASCII
     # HTML pasted from a chat or web page ("<b>qwen</b> 7b"): a tag pair is not words, its
     # text is. A lone "<b>" is left as typed (and echoed escaped if it is not understood).
@@ -131,7 +131,9 @@ def normalize(text: str) -> str:
     # Chinese glued to a Latin name or number ("部署deepseek-r1:671b", "qwen3.5-27B非常慢",
     # "跑qwen7b的"): Python's \w counts ideographs as word characters, so without a space the
     # name has no word boundary and no recognizer sees it. Chinese writers never space them.
-    text = CJK_LATIN_EDGE.sub(" ", text)
+    # A /lab line keeps its spelling (split_cjk=False): its machine name and note are shown.
+    if split_cjk:
+        text = CJK_LATIN_EDGE.sub(" ", text)
     return text.strip()
 
 
