@@ -21,7 +21,8 @@ _NAME = (
     r"(?:nvidia\s*|geforce\s*|tesla\s*|rtx\s*|昇腾\s*)*"
     r"(?P<name>(?:pro\s?)?[a-z]{0,5}-?\d{1,4}[a-z]{0,5}"
     r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|s|d)(?![a-z]))*)"
-    r"(?:[\s\-]?(?P<mem>\d{2,3})\s?g(?:b|ib)?(?![a-z0-9]))?"
+    # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)")
+    r"(?:[\s\-]?(?P<paren>\()?(?P<mem>\d{2,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
 )
 _EDGE = r"(?<![a-z0-9.\-:/_])"
 
@@ -71,6 +72,20 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
         "count_only": re.compile(
             rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
+        ),
+        # "one 24GB gpu", "a single 24gb GPU": the count, the size left for recognize_vram
+        "count_before_memory": re.compile(
+            rf"{_EDGE}(?P<n>\d{{1,2}}|{_count_word()})\s+"
+            r"(?=\d{1,3}\s*g(?:b|ib)?\s*(?:vram\s*)?(?:gpus?|cards?|显卡|卡)(?![a-z]))"
+        ),
+        # "2台 H100*8", "2 nodes of 8xH100": machines times the cards in each
+        "machines": re.compile(
+            rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
+            rf"{_NAME}\s*[x*]\s*(?P<n>\d{{1,2}})(?![\d.])"
+        ),
+        "machines_count_first": re.compile(
+            rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
+            rf"(?P<n>\d{{1,2}})\s*[x*]\s*{_NAME}"
         ),
         "many": re.compile(r"多卡|multi[\s\-]?gpu|多张卡"),
         # "两张" with no card after it: cards, unless pictures follow ("两张图"); digits
@@ -210,7 +225,11 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     p = _patterns()
     if not _laptop_card(s, r):
         _named_card(s, r, p)
-    if m := s.take(p["count_only"]) or s.take(p["count_words_only"]):
+    if m := (
+        s.take(p["count_only"])
+        or s.take(p["count_words_only"])
+        or (r.gpu_count is None and s.take(p["count_before_memory"]))
+    ):
         _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
@@ -222,6 +241,13 @@ def _named_card(s: Scan, r: Reading, p: dict) -> None:
     m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
     if gpu:
         r.gpu_id = gpu.id
+        return
+    m, found = s.take_if(p["machines"], _accept)
+    if not found:
+        m, found = s.take_if(p["machines_count_first"], _accept)
+    if found and m is not None:
+        _set_card(r, found)
+        _set_count(r, _count(m.group("m")) * _count(m.group("n")))
     elif not _find_card(s, r, _accept, _set_card):
         _find_card(s, r, _accept_memory_only, _set_memory_only)
 
@@ -235,6 +261,12 @@ def _vram_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
         rf"{vocab.alternation(words['before'])}\s*[:：=]?\s*(?:只有|才|是)?\s*{size}"
     )
     return after, before
+
+
+def _not_host_memory(m: re.Match[str]) -> bool:
+    """With a card named, "256G memory" is the machine's RAM ("8 * 4090,256G memory"): the
+    card's own memory comes with its name; only an unambiguous VRAM word sizes it again."""
+    return not re.search(r"memory|内存", m.group(0), re.I)
 
 
 @cache
@@ -253,14 +285,26 @@ def _take_named_card_memory(s: Scan, r: Reading) -> None:
     s.take_if(_bare_size(), lambda m: round(float(m.group("gb"))) in sizes)
 
 
+@cache
+def _measured() -> re.Pattern[str]:
+    words = vocab.load("cards")["vram"]
+    size = r"\d{1,4}(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)(?![a-z0-9])"
+    before = vocab.alternation(words["measured_before"])
+    after = vocab.alternation(words["measured_after"])
+    return re.compile(rf"{before}\s*(?:了)?\s*{size}|{_EDGE}{size}\s*{after}")
+
+
 def recognize_vram(s: Scan, r: Reading) -> None:
     """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
-    size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk."""
+    size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk, or a
+    measurement (what a run used, an approximate figure: vocab/cards.toml measured_*)."""
+    s.take_all(_measured())
     if r.gpu_id is not None:
         _take_named_card_memory(s, r)
     patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]
     for pattern in patterns:
-        if m := s.take(pattern):
+        accept = _not_host_memory if r.gpu_id is not None else bool
+        if m := s.take_if(pattern, accept)[0]:
             gib = float(m.group("gb"))
             if not 1 <= gib <= 2048:
                 raise reject("bad_value", "vram")

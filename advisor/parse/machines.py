@@ -80,7 +80,7 @@ def parse_machine_line(text: str) -> MachineLine:
     if len(text) > MAX_LINE_CHARS:
         return MachineLine(error="too_long", detail=str(MAX_LINE_CHARS))
     per_card_hour, machine_word, filler = _patterns()
-    shown = per_card_hour.sub(_per_hour, normalize(text))
+    shown = per_card_hour.sub(_per_hour, normalize(text, split_cjk=False))
     lowered = shown.lower()
     if len(lowered) != len(shown):  # a letter whose lower case is longer: keep positions
         shown = lowered

@@ -188,7 +188,8 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         else:
             s._consume(m)
             _use(r, spec, m.group(0))
-        quant = next((q for p in parts[1:] if (q := _format_word(p))), None)
+        tag_quants = table.get("tag_quants", {})
+        quant = next((q for p in parts[1:] if (q := _format_word(p) or tag_quants.get(p))), None)
         if quant is None:
             quant = table.get("format_of", {}).get(name) or table["default_format"]
             r.assumed.append(f"ollama_quant = {quant.upper()}")
@@ -242,7 +243,9 @@ def recognize_unrecognized_name(s: Scan, r: Reading) -> None:
             continue
         s._consume(m)
         r.params_b = float(f"{value:.6g}")
-        r.unrecognized = re.sub(r"\s+", " ", m.group(0).strip())
+        # as typed: the spaces scan.normalize put at Chinese/Latin edges are not the user's
+        typed = re.sub(r"\s+", " ", m.group(0).strip())
+        r.unrecognized = re.sub(r"\s*([\u4e00-\u9fff]+)\s*", r"\1", typed)
         return
 
 
@@ -259,7 +262,16 @@ def _distill_patterns() -> list[re.Pattern[str]]:
         re.compile(rf"(?:{base}{sep})?{word}{sep}(?:{base}{sep})?{family}{_SIZE}"),
         re.compile(rf"{base}{sep}{family}{_SIZE}{sep}{word}"),
         re.compile(rf"{base}{sep}{_SIZE}"),  # "deepseek-r1 32b": no 32B original exists
+        # "DeepSeek Qwen 14B", "deepseek llama 70b": the distill named by its base family
+        re.compile(rf"{base}{sep}(?P<fam>qwen|llama|千问)[\s\-_]*{_SIZE}"),
     ]
+
+
+def _distill_of(sizes: dict[str, str], m: re.Match[str]) -> str | None:
+    """The distill of that size, if it is of the base family named ("deepseek qwen 8b": none)."""
+    spec_id = sizes.get(f"{float(m.group('size')):g}")
+    fam = (m.groupdict().get("fam") or "").replace("千问", "qwen")
+    return spec_id if spec_id and fam in spec_id else None
 
 
 def recognize_distill(s: Scan, r: Reading) -> None:
@@ -268,7 +280,7 @@ def recognize_distill(s: Scan, r: Reading) -> None:
         return
     sizes = vocab.load("models")["distill"]["sizes"]
     for i, pattern in enumerate(_distill_patterns()):
-        m, spec_id = s.take_if(pattern, lambda m: sizes.get(f"{float(m.group('size')):g}"))
+        m, spec_id = s.take_if(pattern, lambda m: _distill_of(sizes, m))
         if spec_id:
             _use(r, catalog.models()[spec_id], m.group(0))
             if i == 2:
@@ -331,18 +343,28 @@ def _contradicted_by_size(after: str, spec: ModelSpec) -> bool:
 
 
 @cache
-def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]:
+def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], dict[str, str]]:
     families = vocab.load("models")["families"]
     by_word = {vocab.squash(w): fam for fam, spec in families.items() for w in spec["words"]}
     words = vocab.alternation([w for spec in families.values() for w in spec["words"]])
     alone = [
         w for spec in families.values() for w in spec["words"] if len(w) >= 4 or not w.isascii()
     ]
-    version = r"(?:[\s\-_]?(?P<ver>\d+(?:\.\d+)?)(?![\d.]*\s*b))?"
+    # "qwen2 7b", "llama v2 70B": a generation number, "v" optional
+    version = r"(?:[\s\-_]?v?(?P<ver>\d+(?:\.\d+)?)(?![\d.]*\s*b))?"
+    # the size may follow the word with nothing between ("qwen72b", "qwen7b"), in brackets
+    # ("qwen2.5 (32b)"); so the family word needs no right edge here
+    glued = words.replace("(?![a-z0-9])", "")
     # not inside a longer hyphenated name ("deepseek-r1-distil-qwen-7b" is no Qwen)
-    with_size = re.compile(rf"(?<![\-_/.])(?P<fam>{words}){version}[\s\-_]*(?:的)?[\s\-_]*{_SIZE}")
+    with_size = re.compile(
+        rf"(?<![\-_/.])(?P<fam>{glued}){version}[\s\-_(]*(?:的)?[\s\-_(]*{_SIZE}\)?"
+        # nor a variant's name ("qwen3-8b-vl" is no Qwen3-8B; "-int4", "-instruct" are fine)
+        rf"(?![\-_.]?{vocab.alternation(vocab.load('models')['variant_words']['words'])})"
+    )
+    # or the size first: "7B LLama based models", "70b 的 qwen"
+    size_first = re.compile(rf"(?<![\w.]){_SIZE}[\s\-_]*(?:的)?[\s\-_]*(?P<fam>{words})(?P<ver>)")
     # alone: not the start of a longer name ("llama-9-900b" is an unknown model, not Llama)
-    return with_size, re.compile(alternation_alone(alone)), by_word
+    return with_size, size_first, re.compile(alternation_alone(alone)), by_word
 
 
 def alternation_alone(words: list[str]) -> str:
@@ -355,7 +377,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
     if r.spec is not None:
         return
     families = vocab.load("models")["families"]
-    with_size, alone, by_word = _family_pattern()
+    with_size, size_first, alone, by_word = _family_pattern()
 
     def sized(m: re.Match[str]) -> ModelSpec | None:
         fam = families[by_word[vocab.squash(m.group("fam"))]]
@@ -366,9 +388,20 @@ def recognize_family(s: Scan, r: Reading) -> None:
             spec = catalog.find_model(f"{gen}-{size}")
             if spec is not None:
                 return spec
+        # "671B deepseek": the family's usual model, when it is the size stated
+        default = catalog.models().get(fam.get("default", ""))
+        if (
+            default is not None
+            and abs(default.params_b - float(m.group("size"))) < 0.02 * default.params_b
+        ):
+            return default
         return None
 
     m, spec = s.take_if(with_size, sized)
+    if spec is None:
+        m, spec = s.take_if(size_first, sized)
+    if spec is None and (with_size.search(s.text) or size_first.search(s.text)):
+        return  # "Tiny Llama 1.5B": a size no generation has; never the family's default
     if spec is None:
         m, spec = s.take_if(
             alone,

@@ -106,7 +106,11 @@ def _vague() -> re.Pattern[str]:
 
 
 def recognize_vague_quant(s: Scan, r: Reading) -> None:
-    """ "量化" / "quantized" with no bit count: 4-bit, said so."""
+    """ "量化" / "quantized" with no bit count: 4-bit, said so. "非量化" / "unquantized": the
+    model's own weights, so no format is set (the catalog's native one applies)."""
+    if s.take(vocab.alternation(vocab.load("quant")["vague"]["negated"])):
+        r.assumed.append("quantized = no")
+        return
     if s.take(_vague()) and "weights_format" not in r.fields:
         r.fields["weights_format"] = vocab.load("quant")["vague"]["format"]
         r.assumed.append("quantized = 4-bit")

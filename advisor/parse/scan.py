@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import ModelSpec
 from advisor.models import Kind
+from advisor.parse.vocab import CJK_LATIN_EDGE
 
 
 class Budget(BaseModel):
@@ -119,7 +120,7 @@ class Reading:
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, *, split_cjk: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text)  # full-width digits and letters -> ASCII
     # HTML pasted from a chat or web page ("<b>qwen</b> 7b"): a tag pair is not words, its
     # text is. A lone "<b>" is left as typed (and echoed escaped if it is not understood).
@@ -127,6 +128,12 @@ def normalize(text: str) -> str:
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
     text = "".join(ch if ch.isprintable() else " " for ch in text)
+    # Chinese glued to a Latin name or number ("部署deepseek-r1:671b", "qwen3.5-27B非常慢",
+    # "跑qwen7b的"): Python's \w counts ideographs as word characters, so without a space the
+    # name has no word boundary and no recognizer sees it. Chinese writers never space them.
+    # A /lab line keeps its spelling (split_cjk=False): its machine name and note are shown.
+    if split_cjk:
+        text = CJK_LATIN_EDGE.sub(" ", text)
     return text.strip()
 
 

@@ -30,6 +30,7 @@ def recognize_mode(s: Scan, r: Reading) -> None:
 
 
 def recognize_kind(s: Scan, r: Reading) -> None:
+    s.take_all(vocab.alternation(vocab.load("tasks")["hardware_words"]["words"]))
     for pattern, kind in _groups("kind"):
         if s.take_all(pattern):
             r.kind = r.kind or Kind(kind)

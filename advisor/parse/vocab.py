@@ -15,6 +15,11 @@ from advisor.catalog import DATA_DIR
 
 VOCAB_DIR = DATA_DIR / "vocab"
 
+# Where a Chinese character meets a Latin letter or digit ("部署deepseek", "27B非常").
+CJK_LATIN_EDGE = re.compile(
+    r"(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])"
+)
+
 
 @cache
 def load(name: str) -> dict[str, Any]:
@@ -24,7 +29,10 @@ def load(name: str) -> dict[str, Any]:
 
 def phrase(word: str) -> str:
     """A word as a pattern: spaces also match "-", "_" or nothing; ASCII words get edges so
-    "ft" is not found inside "left" and "tp" not inside "http"."""
+    "ft" is not found inside "left" and "tp" not inside "http". Where Chinese meets a Latin
+    letter or digit ("4位", "int4量化") a space may stand between them too: scan.normalize
+    puts one there, as a line glues them ("跑qwen7b的")."""
+    word = CJK_LATIN_EDGE.sub(" ", word)
     parts = [re.escape(p) for p in word.lower().split(" ")]
     body = r"[\s\-_]?".join(parts)
     if re.match(r"[a-z0-9]", word, re.I):
