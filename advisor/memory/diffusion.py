@@ -67,11 +67,30 @@ class PipelineMemory:
     decode: float
     decode_formula: str
     decode_values: dict
+    decode_key: str = "vae_decode"
+
+    def add_decode(self, acc: Breakdown) -> int:
+        return acc.add(
+            "vae_decode",
+            self.decode,
+            self.decode_formula,
+            key=self.decode_key,
+            **self.decode_values,
+        )
+
+    def add_activations(self, acc: Breakdown) -> int:
+        return acc.add(
+            "activations",
+            self.den_act,
+            self.act_formula,
+            key="activations.denoiser",
+            **self.act_values,
+        )
 
     def add_working_set(self, acc: Breakdown) -> int:
         """The larger of the denoiser pass and the VAE decode: they never coexist."""
         if self.decode >= self.den_act:
-            return acc.add("vae_decode", self.decode, self.decode_formula, **self.decode_values)
+            return self.add_decode(acc)
         return acc.add(
             "activations",
             self.den_act,
@@ -136,15 +155,10 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode=decode,
         decode_formula=decode_formula,
         decode_values=decode_values,
+        decode_key="vae_decode.video" if geo is not None and not w.tiny_vae else "vae_decode",
     )
     if w.cpu_offload == Offload.sequential:
-        allocated = acc.add(
-            "weights",
-            max(den_w / 50, p.vae_w),  # one submodule at a time
-            "sequential CPU offload: one submodule on the GPU at a time",
-            key="weights.sequential_offload",
-        )
-        allocated += p.add_working_set(acc)
+        allocated = sequential_offload_peak(p, acc)
     elif w.cpu_offload == Offload.model or managed:
         allocated = model_offload_peak(w, p, acc)
     else:
@@ -210,7 +224,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
             "model CPU offload: only the VAE is resident while decoding",
             key="vae.model_offload",
         )
-        return allocated + acc.add("vae_decode", p.decode, p.decode_formula, **p.decode_values)
+        return allocated + p.add_decode(acc)
     if peak == "denoise":
         allocated = acc.add(
             "weights",
@@ -220,15 +234,44 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
             key="weights.model_offload",
         )
         allocated += add_controlnets(w, p, acc)
-        return allocated + acc.add(
-            "activations", p.den_act, p.act_formula, key="activations.denoiser", **p.act_values
-        )
+        return allocated + p.add_activations(acc)
     return acc.add(
         "text_encoders",
         phases["text"],
         "model CPU offload: the largest text encoder alone",
         key="text_encoders.model_offload",
     )
+
+
+# accelerate's cpu_offload and diffusers' leaf-level group offloading move one leaf module
+# (a Linear, a conv) to the GPU for its forward: the largest leaf of a DiT is a fraction of
+# a percent of it; 1/50 covers a UNet's widest conv and a prefetched next group
+# (diffusers hooks/group_offloading.py, use_stream=True keeps one group ahead). Read
+# 2026-11-30.
+SEQUENTIAL_RESIDENT_SHARE = 1 / 50
+
+
+def sequential_offload_peak(p: PipelineMemory, acc: Breakdown) -> int:
+    """enable_sequential_cpu_offload / leaf-level group offloading: weights stream leaf by
+    leaf, so each stage holds little more than its working set. The peak is the larger
+    stage: denoising (a streamed leaf + the VAE, which the documented group-offloading
+    examples leave on the GPU, + the denoiser pass) or decoding (the VAE + its decode)."""
+    leaf = p.den_w * SEQUENTIAL_RESIDENT_SHARE
+    if p.vae_w + p.decode >= leaf + p.vae_w + p.den_act:
+        allocated = acc.add(
+            "vae",
+            p.vae_w,
+            "sequential / group offload: the VAE on the GPU while decoding (the peak stage)",
+            key="vae.sequential_offload",
+        )
+        return allocated + p.add_decode(acc)
+    allocated = acc.add(
+        "weights",
+        leaf + p.vae_w,
+        "sequential CPU offload: one submodule on the GPU at a time, plus the VAE",
+        key="weights.sequential_offload",
+    )
+    return allocated + p.add_activations(acc)
 
 
 def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
@@ -280,7 +323,9 @@ def denoiser_activations(
     d = spec.diffusion
     assert d is not None
     cfg = w.guidance if w.guidance is not None else d.guidance
-    batch_eff = images * (2 if cfg else 1)
+    # Pipelines that run the unconditional pass as a second call (WanPipeline) hold one
+    # batch's activations at a time.
+    batch_eff = images * (2 if cfg and d.cfg_batched else 1)
     geo = video.geometry(spec.id)
     if geo is not None:
         attn_tokens = float(video.transformer_tokens(geo, frames, width, height))
@@ -299,23 +344,34 @@ def denoiser_activations(
     return (
         act,
         (
-            f"denoiser at batch {batch_eff} ({images} x{' 2 for CFG' if cfg else ' 1'}), "
+            f"denoiser at batch {batch_eff} ({images} x{cfg_note(cfg, d.cfg_batched)}), "
             f"{int(attn_tokens)} tokens + {text} text x {d.denoiser_act_bytes_per_token / 1024:.0f} KiB"
         ),
         values,
     )
 
 
+def cfg_note(cfg: bool, batched: bool) -> str:
+    if not cfg:
+        return " 1"
+    return " 2 for CFG" if batched else " 1, CFG passes one after the other"
+
+
 def vae_decode(
     w: Workload, spec: ModelSpec, vae_bytes: int, images: int, frames: int, width: int, height: int
 ) -> tuple[float, str, dict]:
     """VAE decode peak: full-resolution 128-channel feature maps alive at once, for every
-    image (one with slicing) and every frame; tiling keeps two tiles' maps."""
+    image (one with slicing); tiling keeps two tiles' maps. A video VAE: see
+    video_vae_decode."""
     d = spec.diffusion
     assert d is not None
-    geo = video.geometry(spec.id)
-    pixels = video.decoded_pixels(geo, frames, width, height) if geo else width * height
     decode_images = 1 if w.vae_slicing else images
+    geo = video.geometry(spec.id)
+    if geo is not None and not w.tiny_vae:
+        return video_vae_decode(
+            w, geo, d.vae_decode_tensors, vae_bytes, decode_images, frames, width, height
+        )
+    pixels = video.decoded_pixels(geo, frames, width, height) if geo else width * height
     channels = 64 if w.tiny_vae else 128
     tensors = 3 if w.tiny_vae else d.vae_decode_tensors
     dec_bytes = 2 if w.tiny_vae else vae_bytes
@@ -333,6 +389,43 @@ def vae_decode(
         ),
         values,
     )
+
+
+def video_vae_decode(
+    w: Workload,
+    geo: video.VideoGeometry,
+    maps: int,
+    vae_bytes: int,
+    decode_images: int,
+    frames: int,
+    width: int,
+    height: int,
+) -> tuple[float, str, dict]:
+    """A 3D VAE's decode: one batch of frames through the last stage with the causal convs'
+    caches, or a dense mid-block mask, plus the decoded RGB of every frame
+    (advisor/memory/video.py; the figures per VAE in data/models/video.toml)."""
+    ws = video.decode_working_set(geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling)
+    tiled = " (tiled)" if w.vae_tiling else ""
+    values = {
+        "images": decode_images,
+        "frames": frames,
+        "size": f"{width}x{height}",
+        "at_once": ws.at_once,
+        "maps": ws.maps,
+        "channels": ws.channels,
+        "bytes_per_value": vae_bytes,
+        "cache_gib": round(ws.cache_bytes / 2**30, 2),
+        "mask_gib": round(ws.mask_bytes / 2**30, 2),
+        "output_gib": round(ws.output_bytes / 2**30, 2),
+    }
+    formula = (
+        f"{decode_images} x {frames} frames at {width}x{height}{tiled}: {ws.at_once} at a time x "
+        f"{ws.maps} maps x {ws.channels} ch x {vae_bytes} B + causal-conv cache "
+        f"{ws.cache_bytes / 2**30:.2f} GiB"
+        + (f" (mid-block mask {ws.mask_bytes / 2**30:.2f} GiB)" if ws.mask_bytes else "")
+        + f" + decoded frames {ws.output_bytes / 2**30:.2f} GiB"
+    )
+    return decode_images * ws.bytes, formula, values
 
 
 def generic_diffusion_spec(params_b: float) -> ModelSpec:
