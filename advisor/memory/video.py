@@ -11,6 +11,7 @@ from functools import cache
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR
+from advisor.models import Workload
 
 # Decoded video: RGB for every frame, kept while the decoder runs and concatenated (or
 # clamped) into a second copy at the end.
@@ -127,3 +128,41 @@ def decode_working_set(
         mask_bytes=mask,
         output_bytes=output,
     )
+
+
+def video_vae_decode(
+    w: Workload,
+    geo: VideoGeometry,
+    maps: int,
+    vae_bytes: int,
+    decode_images: int,
+    frames: int,
+    width: int,
+    height: int,
+) -> tuple[float, str, dict]:
+    """A 3D VAE's decode: one batch of frames through the last stage with the causal convs'
+    caches, or a dense mid-block mask, plus the decoded RGB of every frame
+    (decode_working_set; the figures per VAE in data/models/video.toml), as the term shows
+    it."""
+    ws = decode_working_set(geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling)
+    tiled = " (tiled)" if w.vae_tiling else ""
+    values = {
+        "images": decode_images,
+        "frames": frames,
+        "size": f"{width}x{height}",
+        "at_once": ws.at_once,
+        "maps": ws.maps,
+        "channels": ws.channels,
+        "bytes_per_value": vae_bytes,
+        "cache_gib": round(ws.cache_bytes / 2**30, 2),
+        "mask_gib": round(ws.mask_bytes / 2**30, 2),
+        "output_gib": round(ws.output_bytes / 2**30, 2),
+    }
+    formula = (
+        f"{decode_images} x {frames} frames at {width}x{height}{tiled}: {ws.at_once} at a time x "
+        f"{ws.maps} maps x {ws.channels} ch x {vae_bytes} B + causal-conv cache "
+        f"{ws.cache_bytes / 2**30:.2f} GiB"
+        + (f" (mid-block mask {ws.mask_bytes / 2**30:.2f} GiB)" if ws.mask_bytes else "")
+        + f" + decoded frames {ws.output_bytes / 2**30:.2f} GiB"
+    )
+    return decode_images * ws.bytes, formula, values
