@@ -34,6 +34,9 @@ class DiffusionSpec(BaseModel):
     vae_force_upcast: bool
     vae_decode_tensors: int
     controlnet_params_b: float | None = None  # one ControlNet for this denoiser, if known
+    # Classifier-free guidance as one batch of 2 (cond + uncond concatenated); False: two
+    # calls one after the other (WanPipeline, Wan's generate.py).
+    cfg_batched: bool = True
 
 
 class ModelSpec(BaseModel):

@@ -376,19 +376,32 @@ def test_trainable_embeddings_add_two_vocab_matrices_of_state():
 
 
 def test_video_tokens_and_decode_grow_with_frames_for_a_whole_video_vae():
+    """LTX's VAE decodes every frame at once (diffusers use_framewise_decoding = False)."""
+
+    def b(frames: int) -> dict[str, int]:
+        return estimate(Workload(model="ltx-video", video_frames=frames)).estimate.breakdown
+
+    short, long = b(41), b(161)
+    assert long["vae_decode"] > 3 * short["vae_decode"]
+
+
+def test_hunyuanvideo_decodes_framewise_so_only_the_decoded_frames_grow():
+    """diffusers' HunyuanVideo VAE decodes 17-frame tiles by default: 129 frames cost the
+    same working set as 33, plus the larger decoded video."""
+
     def b(frames: int) -> dict[str, int]:
         return estimate(Workload(model="hunyuanvideo", video_frames=frames)).estimate.breakdown
 
     short, long = b(33), b(129)
-    assert long["vae_decode"] > 3 * short["vae_decode"]
+    assert short["vae_decode"] < long["vae_decode"] < 1.1 * short["vae_decode"]
 
 
-def test_cogvideox_decodes_in_frame_batches_so_more_frames_cost_no_more_decode():
+def test_cogvideox_decodes_in_frame_batches_so_more_frames_cost_little_more_decode():
     def decode(frames: int) -> int:
         w = Workload(model="cogvideox-5b", video_frames=frames)
         return estimate(w).estimate.breakdown["vae_decode"]
 
-    assert decode(49) == decode(121)
+    assert decode(49) < decode(121) < 1.1 * decode(49)
 
 
 def test_vae_tiling_shrinks_the_decode_peak():

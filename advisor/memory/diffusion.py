@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import video
-from advisor.memory.quantizers import component_weight_bytes, fp32_kept_params, keeps_fp32_modules
+from advisor.memory.pipeline_stages import (
+    CONTROLNET_SHARE,
+    PipelineMemory,
+    all_resident,
+    model_offload_peak,
+    sequential_offload_peak,
+)
+from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, family_band, finish, load_peak, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
@@ -25,13 +30,10 @@ from advisor.models import (
 
 # 16/32-bit formats: a text encoder given one of these is simply loaded in it.
 PLAIN_FORMATS = {"fp32", "fp16", "bf16"}
-# Tiled VAE decode (diffusers enable_tiling): tiles of 256 px (CogVideoX, HunyuanVideo,
-# SD/SDXL tile_sample_min_size) with overlap; two tiles' maps alive plus the blended output.
+# Tiled image-VAE decode (diffusers enable_tiling): tiles of 256 px (SD/SDXL
+# tile_sample_min_size) with overlap; two tiles' maps alive plus the blended output. Video
+# VAEs carry their own tile size in data/models/video.toml.
 TILE_PIXELS = 2 * 256 * 256
-# A ControlNet is a trainable copy of the denoiser's encoder and middle blocks (Zhang et al.
-# 2023, arXiv:2302.05543): the two checkpoints in the catalog are 0.42 (SD 1.5) and 0.49
-# (SDXL) of their UNet. Without a catalog figure: half the denoiser, the larger side.
-CONTROLNET_SHARE = 0.5
 
 
 def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
@@ -46,39 +48,6 @@ def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
     te = w.compute_dtype if w.compute_dtype in ("fp16", "bf16") else "bf16"
     acc.assume("text_encoder_format", te)
     return te
-
-
-@dataclass
-class PipelineMemory:
-    """A pipeline's components and its two working sets (denoiser pass, VAE decode), each
-    with the formula and values its term will show."""
-
-    spec: ModelSpec
-    fmt: str
-    te_fmt: str
-    den_w: float
-    te_w: list[float]
-    vae_w: float
-    vae_bytes: int
-    cn_w: float
-    den_act: float
-    act_formula: str
-    act_values: dict
-    decode: float
-    decode_formula: str
-    decode_values: dict
-
-    def add_working_set(self, acc: Breakdown) -> int:
-        """The larger of the denoiser pass and the VAE decode: they never coexist."""
-        if self.decode >= self.den_act:
-            return acc.add("vae_decode", self.decode, self.decode_formula, **self.decode_values)
-        return acc.add(
-            "activations",
-            self.den_act,
-            self.act_formula,
-            key="activations.denoiser",
-            **self.act_values,
-        )
 
 
 def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate:
@@ -136,15 +105,10 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode=decode,
         decode_formula=decode_formula,
         decode_values=decode_values,
+        decode_key="vae_decode.video" if geo is not None and not w.tiny_vae else "vae_decode",
     )
     if w.cpu_offload == Offload.sequential:
-        allocated = acc.add(
-            "weights",
-            max(den_w / 50, p.vae_w),  # one submodule at a time
-            "sequential CPU offload: one submodule on the GPU at a time",
-            key="weights.sequential_offload",
-        )
-        allocated += p.add_working_set(acc)
+        allocated = sequential_offload_peak(p, acc)
     elif w.cpu_offload == Offload.model or managed:
         allocated = model_offload_peak(w, p, acc)
     else:
@@ -174,121 +138,6 @@ def controlnet_weight_bytes(w: Workload, spec: ModelSpec, fmt: str) -> float:
     return w.controlnets * estimate_weight_bytes(params * 1e9, None, dtype)
 
 
-def add_controlnets(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
-    d = p.spec.diffusion
-    assert d is not None
-    params = d.controlnet_params_b or d.denoiser_params_b * CONTROLNET_SHARE
-    return acc.add(
-        "controlnet",
-        p.cn_w,
-        f"{w.controlnets} x ControlNet {params:g}B x 16 bits",
-        count=w.controlnets,
-        params_b=round(params, 3),
-    )
-
-
-def denoiser_formula(p: PipelineMemory) -> str:
-    d = p.spec.diffusion
-    assert d is not None
-    bits = catalog.find_format(p.fmt).bits  # type: ignore[union-attr]
-    return f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
-
-
-def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
-    """diffusers enable_model_cpu_offload: one component on the GPU at a time, so the peak
-    is the largest phase (text encoding, denoising, decoding)."""
-    phases = {
-        "denoise": p.den_w + p.cn_w + p.den_act,
-        "decode": p.vae_w + p.decode,
-        "text": text_phase_bytes(w, p) if w.text_encoders_on_gpu else 0,
-    }
-    peak = max(phases, key=lambda k: phases[k])
-    if peak == "decode":
-        allocated = acc.add(
-            "vae",
-            p.vae_w,
-            "model CPU offload: only the VAE is resident while decoding",
-            key="vae.model_offload",
-        )
-        return allocated + acc.add("vae_decode", p.decode, p.decode_formula, **p.decode_values)
-    if peak == "denoise":
-        allocated = acc.add(
-            "weights",
-            p.den_w,
-            "model CPU offload: only the denoiser is resident while denoising; "
-            + denoiser_formula(p),
-            key="weights.model_offload",
-        )
-        allocated += add_controlnets(w, p, acc)
-        return allocated + acc.add(
-            "activations", p.den_act, p.act_formula, key="activations.denoiser", **p.act_values
-        )
-    return acc.add(
-        "text_encoders",
-        phases["text"],
-        "model CPU offload: the text encoders that coexist (the last one stays while the "
-        "negative prompt is encoded)",
-        key="text_encoders.model_offload",
-    )
-
-
-def text_phase_bytes(w: Workload, p: PipelineMemory) -> float:
-    """Text encoders under model offload. Each component's hook offloads only the one
-    before it in model_cpu_offload_seq (accelerate CpuOffload.pre_forward), and with
-    classifier-free guidance encode_prompt runs the encoders a second time for the negative
-    prompt: the first encoder then comes back while the last one is still on the GPU, which
-    stays there until its own second call (diffusers StableDiffusion3Pipeline.encode_prompt,
-    read 2026-11-30). So the last encoder and the largest other one coexist."""
-    if not p.te_w:
-        return 0.0
-    d = p.spec.diffusion
-    assert d is not None
-    cfg = w.guidance if w.guidance is not None else d.guidance
-    if cfg and len(p.te_w) > 1:
-        return p.te_w[-1] + max(p.te_w[:-1])
-    return max(p.te_w)
-
-
-def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
-    """Every component on the GPU, plus the larger working set."""
-    d = p.spec.diffusion
-    assert d is not None
-    allocated = acc.add(
-        "weights",
-        p.den_w,
-        denoiser_formula(p),
-        key="weights.denoiser",
-        params_b=d.denoiser_params_b,
-        bits=catalog.find_format(p.fmt).bits,  # type: ignore[union-attr]
-    )
-    allocated += add_controlnets(w, p, acc)
-    te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
-    if te_total:
-        te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
-        kept = (
-            sum(fp32_kept_params(x) for x in d.text_encoders_params_b)
-            if keeps_fp32_modules(p.te_fmt)
-            else 0.0
-        )
-        allocated += acc.add(
-            "text_encoders",
-            te_total,
-            f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
-            + (f" ({kept:g}B kept in fp32)" if kept else ""),
-            params_b=round(sum(d.text_encoders_params_b), 3),
-            format=p.te_fmt,
-        )
-    allocated += acc.add(
-        "vae",
-        p.vae_w,
-        f"VAE {d.vae_params_b:g}B x {p.vae_bytes} B"
-        + (" (fp32 upcast)" if p.vae_bytes == 4 else ""),
-        params_b=d.vae_params_b,
-        bytes_per_param=p.vae_bytes,
-    )
-    return allocated + p.add_working_set(acc)
-
-
 def denoiser_activations(
     w: Workload, spec: ModelSpec, fmt: str, images: int, frames: int, width: int, height: int
 ) -> tuple[float, str, dict]:
@@ -298,7 +147,9 @@ def denoiser_activations(
     d = spec.diffusion
     assert d is not None
     cfg = w.guidance if w.guidance is not None else d.guidance
-    batch_eff = images * (2 if cfg else 1)
+    # Pipelines that run the unconditional pass as a second call (WanPipeline) hold one
+    # batch's activations at a time.
+    batch_eff = images * (2 if cfg and d.cfg_batched else 1)
     geo = video.geometry(spec.id)
     if geo is not None:
         attn_tokens = float(video.transformer_tokens(geo, frames, width, height))
@@ -317,23 +168,34 @@ def denoiser_activations(
     return (
         act,
         (
-            f"denoiser at batch {batch_eff} ({images} x{' 2 for CFG' if cfg else ' 1'}), "
+            f"denoiser at batch {batch_eff} ({images} x{cfg_note(cfg, d.cfg_batched)}), "
             f"{int(attn_tokens)} tokens + {text} text x {d.denoiser_act_bytes_per_token / 1024:.0f} KiB"
         ),
         values,
     )
 
 
+def cfg_note(cfg: bool, batched: bool) -> str:
+    if not cfg:
+        return " 1"
+    return " 2 for CFG" if batched else " 1, CFG passes one after the other"
+
+
 def vae_decode(
     w: Workload, spec: ModelSpec, vae_bytes: int, images: int, frames: int, width: int, height: int
 ) -> tuple[float, str, dict]:
     """VAE decode peak: full-resolution 128-channel feature maps alive at once, for every
-    image (one with slicing) and every frame; tiling keeps two tiles' maps."""
+    image (one with slicing); tiling keeps two tiles' maps. A video VAE: see
+    video_vae_decode."""
     d = spec.diffusion
     assert d is not None
-    geo = video.geometry(spec.id)
-    pixels = video.decoded_pixels(geo, frames, width, height) if geo else width * height
     decode_images = 1 if w.vae_slicing else images
+    geo = video.geometry(spec.id)
+    if geo is not None and not w.tiny_vae:
+        return video.video_vae_decode(
+            w, geo, d.vae_decode_tensors, vae_bytes, decode_images, frames, width, height
+        )
+    pixels = video.decoded_pixels(geo, frames, width, height) if geo else width * height
     channels = 64 if w.tiny_vae else 128
     tensors = 3 if w.tiny_vae else d.vae_decode_tensors
     dec_bytes = 2 if w.tiny_vae else vae_bytes

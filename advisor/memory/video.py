@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import math
 import tomllib
+from dataclasses import dataclass
 from functools import cache
 
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR
+from advisor.models import Workload
+
+# Decoded video: RGB for every frame, kept while the decoder runs and concatenated (or
+# clamped) into a second copy at the end.
+RGB_CHANNELS = 3
 
 
 class VideoGeometry(BaseModel):
@@ -22,6 +28,27 @@ class VideoGeometry(BaseModel):
     temporal_patch: int
     out_patch: int  # last decoder stage works at 1/out_patch resolution
     decode_frames: int = 0  # output frames decoded at once (0: all)
+    # The decoder's working set (video.toml says where each figure comes from):
+    decoder_channels: int = 128  # channels of the last decoder stage
+    cache_frames: int = 0  # frames each causal conv caches between chunks
+    cache_channels: int = 0  # cached conv input channels, in last-stage-resolution units
+    output_copies: int = 2  # decoded RGB copies alive at the end
+    tile_height: int = 256  # diffusers enable_tiling: tile_sample_min_height
+    tile_width: int = 256
+    mid_attention_mask: bool = False  # mid-block attention with a dense causal mask
+
+
+@dataclass
+class DecodeWorkingSet:
+    """The 3D VAE decode's bytes and the values its term shows."""
+
+    bytes: float
+    at_once: int  # output frames through the decoder at once
+    maps: int
+    channels: int
+    cache_bytes: float
+    mask_bytes: float
+    output_bytes: float
 
 
 @cache
@@ -53,3 +80,89 @@ def decoded_pixels(g: VideoGeometry, frames: int, width: int, height: int) -> fl
     for the frames of one decode batch)."""
     at_once = min(frames, g.decode_frames) if g.decode_frames else frames
     return at_once * width * height / g.out_patch**2
+
+
+def causal_mask_bytes(tokens: int, dtype_bytes: int) -> float:
+    """diffusers' HunyuanVideo VAE builds its mid-block attention mask densely
+    (prepare_causal_attention_mask): a bool comparison and torch.where's fp32 result are
+    alive together, then the fp32 mask and its copy in the VAE dtype (.to); tokens^2
+    entries each. SDPA takes the mask without materializing the scores."""
+    cast = dtype_bytes if dtype_bytes != 4 else 0
+    per_entry = max(1 + 4, 4 + cast)
+    return float(tokens) ** 2 * per_entry
+
+
+def decode_working_set(
+    g: VideoGeometry,
+    frames: int,
+    width: int,
+    height: int,
+    dtype_bytes: int,
+    maps: int,
+    tiling: bool,
+) -> DecodeWorkingSet:
+    """One video through the 3D VAE decoder. The peak is the larger of two moments:
+    the last (full-resolution) stage on one batch of frames (`maps` maps of its channels,
+    plus every causal conv's cached frames from the previous batch), and, where the mid
+    block attends under a dense mask, that mask. The decoded RGB of all frames is alive at
+    both. With enable_tiling the decoder sees one spatial tile at a time (diffusers
+    tiled_decode, tile_sample_min_height x _width); the decoded tiles are kept as RGB."""
+    at_once = min(frames, g.decode_frames) if g.decode_frames else frames
+    area = float(width * height)
+    if tiling:
+        area = float(min(width, g.tile_width) * min(height, g.tile_height))
+    stage_px = area / g.out_patch**2
+    stage = at_once * stage_px * g.decoder_channels * maps * dtype_bytes
+    cache_bytes = g.cache_frames * stage_px * g.cache_channels * dtype_bytes
+    mask = 0.0
+    if g.mid_attention_mask:
+        tokens = latent_frames(g, at_once) * int(area) // g.spatial**2
+        mask = causal_mask_bytes(tokens, dtype_bytes)
+    output = RGB_CHANNELS * frames * width * height * dtype_bytes * g.output_copies
+    return DecodeWorkingSet(
+        bytes=max(stage + cache_bytes, mask) + output,
+        at_once=at_once,
+        maps=maps,
+        channels=g.decoder_channels,
+        cache_bytes=cache_bytes,
+        mask_bytes=mask,
+        output_bytes=output,
+    )
+
+
+def video_vae_decode(
+    w: Workload,
+    geo: VideoGeometry,
+    maps: int,
+    vae_bytes: int,
+    decode_images: int,
+    frames: int,
+    width: int,
+    height: int,
+) -> tuple[float, str, dict]:
+    """A 3D VAE's decode: one batch of frames through the last stage with the causal convs'
+    caches, or a dense mid-block mask, plus the decoded RGB of every frame
+    (decode_working_set; the figures per VAE in data/models/video.toml), as the term shows
+    it."""
+    ws = decode_working_set(geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling)
+    tiled = " (tiled)" if w.vae_tiling else ""
+    values = {
+        "images": decode_images,
+        "frames": frames,
+        "size": f"{width}x{height}",
+        "at_once": ws.at_once,
+        "maps": ws.maps,
+        "channels": ws.channels,
+        "bytes_per_value": vae_bytes,
+        "cache_gib": round(ws.cache_bytes / 2**30, 2),
+        "mask_gib": round(ws.mask_bytes / 2**30, 2),
+        "output_gib": round(ws.output_bytes / 2**30, 2),
+    }
+    formula = (
+        f"{decode_images} x {frames} frames at {width}x{height}{tiled}: {ws.at_once} at a time x "
+        f"{ws.maps} maps x {ws.channels} ch x {vae_bytes} B + causal-conv cache "
+        f"{ws.cache_bytes / 2**30:.2f} GiB"
+        + (f" (mid-block mask {ws.mask_bytes / 2**30:.2f} GiB)" if ws.mask_bytes else "")
+        + f" + decoded frames {ws.output_bytes / 2**30:.2f} GiB"
+    )
+    return decode_images * ws.bytes, formula, values

@@ -1,0 +1,214 @@
+"""A diffusion pipeline's stages and where its peak falls: every component resident, or
+under diffusers' offload modes (model offload: one component at a time; sequential / leaf
+group offload: weights streamed), each stage = the weights it holds + its working set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.memory.quantizers import fp32_kept_params, keeps_fp32_modules
+from advisor.memory.terms import Breakdown
+from advisor.models import Workload
+
+# A ControlNet is a trainable copy of the denoiser's encoder and middle blocks (Zhang et al.
+# 2023, arXiv:2302.05543): the two checkpoints in the catalog are 0.42 (SD 1.5) and 0.49
+# (SDXL) of their UNet. Without a catalog figure: half the denoiser, the larger side.
+CONTROLNET_SHARE = 0.5
+
+
+@dataclass
+class PipelineMemory:
+    """A pipeline's components and its two working sets (denoiser pass, VAE decode), each
+    with the formula and values its term will show."""
+
+    spec: ModelSpec
+    fmt: str
+    te_fmt: str
+    den_w: float
+    te_w: list[float]
+    vae_w: float
+    vae_bytes: int
+    cn_w: float
+    den_act: float
+    act_formula: str
+    act_values: dict
+    decode: float
+    decode_formula: str
+    decode_values: dict
+    decode_key: str = "vae_decode"
+
+    def add_decode(self, acc: Breakdown) -> int:
+        return acc.add(
+            "vae_decode",
+            self.decode,
+            self.decode_formula,
+            key=self.decode_key,
+            **self.decode_values,
+        )
+
+    def add_activations(self, acc: Breakdown) -> int:
+        return acc.add(
+            "activations",
+            self.den_act,
+            self.act_formula,
+            key="activations.denoiser",
+            **self.act_values,
+        )
+
+    def add_working_set(self, acc: Breakdown) -> int:
+        """The larger of the denoiser pass and the VAE decode: they never coexist."""
+        if self.decode >= self.den_act:
+            return self.add_decode(acc)
+        return acc.add(
+            "activations",
+            self.den_act,
+            self.act_formula,
+            key="activations.denoiser",
+            **self.act_values,
+        )
+
+
+def add_controlnets(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
+    d = p.spec.diffusion
+    assert d is not None
+    params = d.controlnet_params_b or d.denoiser_params_b * CONTROLNET_SHARE
+    return acc.add(
+        "controlnet",
+        p.cn_w,
+        f"{w.controlnets} x ControlNet {params:g}B x 16 bits",
+        count=w.controlnets,
+        params_b=round(params, 3),
+    )
+
+
+def denoiser_formula(p: PipelineMemory) -> str:
+    d = p.spec.diffusion
+    assert d is not None
+    bits = catalog.find_format(p.fmt).bits  # type: ignore[union-attr]
+    return f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
+
+
+def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
+    """diffusers enable_model_cpu_offload: one component on the GPU at a time, so the peak
+    is the largest phase (text encoding, denoising, decoding)."""
+    phases = {
+        "denoise": p.den_w + p.cn_w + p.den_act,
+        "decode": p.vae_w + p.decode,
+        "text": text_phase_bytes(w, p) if w.text_encoders_on_gpu else 0,
+    }
+    peak = max(phases, key=lambda k: phases[k])
+    if peak == "decode":
+        allocated = acc.add(
+            "vae",
+            p.vae_w,
+            "model CPU offload: only the VAE is resident while decoding",
+            key="vae.model_offload",
+        )
+        return allocated + p.add_decode(acc)
+    if peak == "denoise":
+        allocated = acc.add(
+            "weights",
+            p.den_w,
+            "model CPU offload: only the denoiser is resident while denoising; "
+            + denoiser_formula(p),
+            key="weights.model_offload",
+        )
+        allocated += add_controlnets(w, p, acc)
+        return allocated + p.add_activations(acc)
+    return acc.add(
+        "text_encoders",
+        phases["text"],
+        "model CPU offload: the text encoders that coexist (the last one stays while the "
+        "negative prompt is encoded)",
+        key="text_encoders.model_offload",
+    )
+
+
+# accelerate's cpu_offload and diffusers' leaf-level group offloading move one leaf module
+# (a Linear, a conv) to the GPU for its forward: the largest leaf of a DiT is a fraction of
+# a percent of it; 1/50 covers a UNet's widest conv and a prefetched next group
+# (diffusers hooks/group_offloading.py, use_stream=True keeps one group ahead). Read
+# 2026-11-30.
+SEQUENTIAL_RESIDENT_SHARE = 1 / 50
+
+
+def text_phase_bytes(w: Workload, p: PipelineMemory) -> float:
+    """Text encoders under model offload. Each component's hook offloads only the one
+    before it in model_cpu_offload_seq (accelerate CpuOffload.pre_forward), and with
+    classifier-free guidance encode_prompt runs the encoders a second time for the negative
+    prompt: the first encoder then comes back while the last one is still on the GPU, which
+    stays there until its own second call (diffusers StableDiffusion3Pipeline.encode_prompt,
+    read 2026-11-30). So the last encoder and the largest other one coexist."""
+    if not p.te_w:
+        return 0.0
+    d = p.spec.diffusion
+    assert d is not None
+    cfg = w.guidance if w.guidance is not None else d.guidance
+    if cfg and len(p.te_w) > 1:
+        return p.te_w[-1] + max(p.te_w[:-1])
+    return max(p.te_w)
+
+
+def sequential_offload_peak(p: PipelineMemory, acc: Breakdown) -> int:
+    """enable_sequential_cpu_offload / leaf-level group offloading: weights stream leaf by
+    leaf, so each stage holds little more than its working set. The peak is the larger
+    stage: denoising (a streamed leaf + the VAE, which the documented group-offloading
+    examples leave on the GPU, + the denoiser pass) or decoding (the VAE + its decode)."""
+    leaf = p.den_w * SEQUENTIAL_RESIDENT_SHARE
+    if p.vae_w + p.decode >= leaf + p.vae_w + p.den_act:
+        allocated = acc.add(
+            "vae",
+            p.vae_w,
+            "sequential / group offload: the VAE on the GPU while decoding (the peak stage)",
+            key="vae.sequential_offload",
+        )
+        return allocated + p.add_decode(acc)
+    allocated = acc.add(
+        "weights",
+        leaf + p.vae_w,
+        "sequential CPU offload: one submodule on the GPU at a time, plus the VAE",
+        key="weights.sequential_offload",
+    )
+    return allocated + p.add_activations(acc)
+
+
+def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
+    """Every component on the GPU, plus the larger working set."""
+    d = p.spec.diffusion
+    assert d is not None
+    allocated = acc.add(
+        "weights",
+        p.den_w,
+        denoiser_formula(p),
+        key="weights.denoiser",
+        params_b=d.denoiser_params_b,
+        bits=catalog.find_format(p.fmt).bits,  # type: ignore[union-attr]
+    )
+    allocated += add_controlnets(w, p, acc)
+    te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
+    if te_total:
+        te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
+        kept = (
+            sum(fp32_kept_params(x) for x in d.text_encoders_params_b)
+            if keeps_fp32_modules(p.te_fmt)
+            else 0.0
+        )
+        allocated += acc.add(
+            "text_encoders",
+            te_total,
+            f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
+            + (f" ({kept:g}B kept in fp32)" if kept else ""),
+            params_b=round(sum(d.text_encoders_params_b), 3),
+            format=p.te_fmt,
+        )
+    allocated += acc.add(
+        "vae",
+        p.vae_w,
+        f"VAE {d.vae_params_b:g}B x {p.vae_bytes} B"
+        + (" (fp32 upcast)" if p.vae_bytes == 4 else ""),
+        params_b=d.vae_params_b,
+        bytes_per_param=p.vae_bytes,
+    )
+    return allocated + p.add_working_set(acc)
