@@ -527,3 +527,22 @@ def test_what_can_this_card_run_is_a_fit_question(text, card, count):
     assert (p.gpu_id, p.gpu_count, p.ignored) == (card, count, [])
     # a model named: an ordinary question
     assert not parse_query("qwen2.5-7b 4090 能跑吗").ask_fit
+
+
+@pytest.mark.parametrize(
+    ("text", "frames"),
+    [
+        ("wan2.1 14b 480p 81帧 4090", 81),
+        ("ltx-video 161 frames 768x512", 161),
+        ("hunyuanvideo num_frames=129 720p", 129),
+        ("wan2.1 1.3b 480p", None),  # not stated: the model's default frames are assumed
+    ],
+)
+def test_a_video_frame_count_is_read_and_kept_in_the_canonical_line(
+    text: str, frames: int | None
+) -> None:
+    p = parse_query(text)
+    assert p.ok and p.workload is not None
+    assert p.workload.video_frames == frames
+    again = parse_query(canonical_query(p))
+    assert again.workload is not None and again.workload.video_frames == frames

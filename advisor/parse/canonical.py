@@ -88,6 +88,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.image_width}x{w.image_height}")
     if w.images_per_prompt:
         parts.append(f"{w.images_per_prompt} images")
+    if w.video_frames:
+        parts.append(f"{w.video_frames} frames")
     parts += _diffusion_parts(w)
     parts += _training_parts(w)
     count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None)

@@ -116,6 +116,18 @@ def recognize_images(s: Scan, r: Reading) -> None:
         r.fields["images_per_prompt"] = int(m.group(1))
 
 
+def recognize_frames(s: Scan, r: Reading) -> None:
+    """A video's frame count: "81帧", "81 frames", "frames=129" (Wan's --frame_num, diffusers'
+    num_frames)."""
+    if m := s.take(
+        r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
+    ):
+        frames = int(m.group(1) or m.group(2))
+        if not 1 <= frames <= 10_000:
+            raise reject("bad_value", "video_frames")
+        r.fields["video_frames"] = frames
+
+
 def recognize_training_knobs(s: Scan, r: Reading) -> None:
     """Optimizer, gradient checkpointing, attention kernel."""
     if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
