@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                 "hub_suggestions": hub.suggestions if hub is not None else [],
                 "hub_reached": hub is not None and hub.error is None,
             }
+        if parsed.unknown_card is not None:  # a card the catalog lacks: the picks are rentals
+            out["unknown_card"] = parsed.unknown_card
         if hub is not None and hub.model is not None:
             out["hub"] = {
                 "repo_id": hub.model.spec.id,

@@ -280,3 +280,17 @@ def test_a_formula_is_shown_from_formulas_toml_and_never_in_english_in_chinese(
     assert rendering.formula("en", term) == term.formula
     bare = term.model_copy(update={"values": {"gib": 1.0}})
     assert rendering.formula("zh", bare) == ""  # only its size, already shown
+
+
+def test_an_unknown_card_is_said_first_in_the_readers_language() -> None:
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+
+    q = "华为Ascend 310P卡是否支持部署qwen2.5-72B"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    for lang, said in (("zh", "没认出显卡「华为 ascend 310p」"), ("en", "I don't know the card")):
+        text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert said in text
+        # said before the first pick, not after the rentals
+        assert text.index(said) < text.index("RTX PRO 6000")

@@ -546,3 +546,26 @@ def test_a_video_frame_count_is_read_and_kept_in_the_canonical_line(
     assert p.workload.video_frames == frames
     again = parse_query(canonical_query(p))
     assert again.workload is not None and again.workload.video_frames == frames
+
+
+@pytest.mark.parametrize(
+    ("text", "card"),
+    [
+        ("华为Ascend 310P卡是否支持部署qwen2.5-72B", "华为 ascend 310p"),
+        ("radeon rx 7900xtx 能跑 qwen2.5-14b 吗", "radeon rx 7900xtx"),
+        ("can my Arc A770 run llama 3 8b", "arc a770"),
+        ("寒武纪 MLU370 跑 glm-4-9b", "寒武纪 mlu370"),
+        ("qwen2.5-7b 需要什么显卡", None),  # no card named: nothing to flag
+        ("昇腾910B 能跑 qwen2.5-72b 吗", None),  # a catalog card is answered, not flagged
+    ],
+)
+def test_a_card_the_catalog_lacks_is_named_not_silently_dropped(text: str, card: str | None):
+    p = parse_query(text)
+    assert p.ok and p.gpu_id is None or card is None
+    assert p.unknown_card == card
+
+
+def test_a_resolution_like_310p_beside_an_llm_is_not_an_image_size():
+    assert parse_query("qwen2.5-72b 310p").workload.image_width is None
+    assert parse_query("sdxl 768p").workload.image_width == 768  # an image model's side
+    assert parse_query("wan2.1 14b 480p").workload.image_height == 480

@@ -37,6 +37,9 @@ class ParsedQuery(BaseModel):
     # a generic model of that size; this says so (code "unknown_model", the name as typed),
     # the answer states it and the bot searches the Hub for the name (its suggestions).
     unrecognized: ParseError | None = None
+    # "华为 Ascend 310P", "Arc A770": a card named that the catalog lacks, as typed. The answer
+    # says so first (rentals follow) and asks for its memory size to size for it.
+    unknown_card: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -348,7 +351,28 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         ignored=ignored[:20],
         assumed=assumed,
         unrecognized=_unrecognized(r),
+        unknown_card=_unknown_card(r, ignored),
     )
+
+
+def _unknown_card(r: Reading, ignored: list[str]) -> str | None:
+    """The longest run of leftover words made of card makers' words and card model words
+    ("华为 ascend 310p"), holding at least one of each; None when a card or a memory size was
+    read (the named card is answered) or no such run is left."""
+    if r.gpu_id is not None or r.vram_gib is not None:
+        return None
+    vendors, model = vocab.card_vendors()
+    best: list[str] = []
+    run: list[str] = []
+    for word in [*ignored, ""]:
+        if word and (word in vendors or model.match(word)):
+            run.append(word)
+            continue
+        has_vendor = any(w in vendors for w in run)
+        if has_vendor and any(model.match(w) for w in run) and len(run) > len(best):
+            best = run
+        run = []
+    return " ".join(best) or None
 
 
 def _unrecognized(r: Reading) -> ParseError | None:

@@ -81,8 +81,13 @@ def recognize_lora_rank(s: Scan, r: Reading) -> None:
 def recognize_resolution(s: Scan, r: Reading) -> None:
     if m := s.take(r"(?<![\d.])(\d{2,5})\s*[x*]\s*(\d{2,5})(?![\d.])"):
         r.fields["image_width"], r.fields["image_height"] = int(m.group(1)), int(m.group(2))
-    elif m := s.take(r"(?<![\d.])(\d{3,4})\s*p\b(?!x)"):
-        # "720p", "1080p", "480p": a 16:9 frame that many lines high (the video convention:
+    elif m := s.take(
+        r"(?<![\d.])(240|360|480|540|576|720|1080|1440|2160)\s*p\b(?!x)"
+        if r.spec is None or r.spec.diffusion is None
+        else r"(?<![\d.])(\d{3,4})\s*p\b(?!x)"
+    ):
+        # "720p", "1080p", "480p" (other numbers only beside an image model: "310p" next to
+        # an LLM is a card, Ascend 310P): a 16:9 frame that many lines high (the video convention:
         # 720p = 1280x720), width rounded to the 16-pixel multiple latent models use.
         # A still-image model's "1024p" is its square side.
         height = int(m.group(1))

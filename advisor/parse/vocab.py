@@ -68,6 +68,12 @@ def stopwords() -> frozenset[str]:
 
 
 @cache
+@cache
+def card_vendors() -> tuple[frozenset[str], re.Pattern[str]]:
+    spec = load("words")["card_vendors"]
+    return frozenset(spec["words"]), re.compile(spec["model"])
+
+
 def model_prefixes() -> tuple[str, ...]:
     return tuple(load("words")["model_prefixes"]["words"])
 
