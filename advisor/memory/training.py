@@ -9,7 +9,7 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
-from advisor.memory import multimodal
+from advisor.memory import distributed, multimodal
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
@@ -38,14 +38,12 @@ FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
-# DeepSpeed's bf16/fp16 ZeRO optimizer keeps an fp32 gradient for its partition beside the
-# fp32 master weights and moments (stage_1_and_2.py single_partition_of_fp32_groups[i].grad,
-# stage3.py fp32_partitioned_groups_flat[i].grad): 4 more bytes per trained parameter.
+# DeepSpeed's bf16/fp16 ZeRO optimizer gives its fp32 master partition an fp32 gradient:
+# ZeRO-1/2 only during the step (stage_1_and_2.py step(): single_partition_of_fp32_groups[i]
+# .grad is set, stepped, then None); ZeRO-3 keeps one buffer the size of its largest
+# sub-group for the whole run (stage3.py initialize_optimizer_states).
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
-DEEPSPEED_OVERLAP_FACTOR = 4.5
-DEEPSPEED_BUCKET_ELEMENTS = 2e8
-SAC_SAVED_FRACTION = 0.5
 # Recipes that shard optimizer state over the cards (ZeRO-1 keeps gradients whole).
 SHARDED_STATES = {
     Parallelism.zero1,
@@ -78,23 +76,19 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
 
 
 def add_deepspeed_comm_buffers(
-    acc: Breakdown, par: Parallelism, trainable: float, hidden: int
+    acc: Breakdown, par: Parallelism, trainable: float, hidden: int, framework: str | None
 ) -> int:
-    """DeepSpeed with overlap_comm (on in the HF integration's sample configs) keeps about
-    4.5 x the all-gather and reduce buckets in 16-bit: "overlap_comm ... uses 4.5x the
-    allgather_bucket_size and reduce_bucket_size values" (DeepSpeed config docs). ZeRO-1/2
-    buckets are 2e8 elements in those configs; ZeRO-3's "auto" buckets are hidden^2 (reduce)
-    and 0.9 x hidden^2 (prefetch). A bucket never exceeds what is trained."""
-    if par == Parallelism.zero3:
-        buckets = min(hidden * hidden, trainable) + min(0.9 * hidden * hidden, trainable)
-    else:
-        buckets = 2 * min(DEEPSPEED_BUCKET_ELEMENTS, trainable)
+    """The 16-bit buckets of the stack's ZeRO config (data/distributed.toml): with
+    overlap_comm, "4.5x the allgather_bucket_size and reduce_bucket_size values" (DeepSpeed
+    config docs); without, one reduce buffer; ZeRO-3: the reduce buffer and the prefetch
+    bucket, "auto" being hidden^2 and 0.9 x hidden^2."""
+    elements, factor, overlap = distributed.zero_bucket_elements(framework, par, hidden, trainable)
     return acc.add(
         "comm_buffers",
-        DEEPSPEED_OVERLAP_FACTOR * buckets * 2,
-        f"DeepSpeed overlap_comm: {DEEPSPEED_OVERLAP_FACTOR:g} x {buckets / 1e6:.0f}M bucket elements x 2 B",
-        elements_m=round(buckets / 1e6),
-        factor=DEEPSPEED_OVERLAP_FACTOR,
+        factor * elements * 2,
+        f"DeepSpeed buckets{' (overlap_comm)' if overlap else ''}: {factor:g} x {elements / 1e6:.0f}M elements x 2 B",
+        elements_m=round(elements / 1e6),
+        factor=factor,
     )
 
 
@@ -215,6 +209,8 @@ def training_setup(
         compute=compute,
         full=full,
         # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
+        # FSDP2 as torchtitan applies it casts the parameters (param_dtype bf16) and runs
+        # no autocast, so every saved activation is 16-bit (data/distributed.toml).
         elem=4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
         trainable=trainable_params(w, arch, params),
         param_bytes=param_bytes,
@@ -300,7 +296,7 @@ def add_resident_weights(
     """The weights on each card, plus what the recipe adds beside them: ZeRO-3/FSDP gather
     16-bit layers a few at a time; AMP on fp32 weights keeps a 16-bit copy for the matmuls
     (autocast cache, saved for backward)."""
-    w, arch, fmt, split = t.w, t.arch, t.fmt, t.split
+    w, fmt, split = t.w, t.fmt, t.split
     offload_params = w.cpu_offload == Offload.params
     w_b = 0
     if not offload_params:
@@ -314,17 +310,10 @@ def add_resident_weights(
             format=fmt,
             cards=split,
         )
-    layer_params = (t.params - embedding_params(arch)) / arch.layers
-    if split > 1 and t.par in (Parallelism.zero3, Parallelism.fsdp):
-        gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
-        gathered = 2 * layer_params * gather_bits / 8 / (w.tensor_parallel or 1)
-        acc.add(
-            "gathered_layers",
-            gathered,
-            f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
-            bits=gather_bits,
-        )
-        w_b += int(gathered)
+    # ZeRO-3 gathers into a new full-size buffer even on one GPU (partition_parameters.py
+    # all_gather_coalesced: torch.empty(partition_sz * world_size)).
+    if (split > 1 and t.par == Parallelism.fsdp) or t.par == Parallelism.zero3:
+        w_b += add_gathered(t, acc)
     elif fmt == "fp32" and t.compute != "fp32" and not offload_params:
         w_b += acc.add(
             "compute_copy",
@@ -334,6 +323,48 @@ def add_resident_weights(
             cards=split,
         )
     return w_b
+
+
+def _fsdp2(par: Parallelism, framework: str | None) -> bool:
+    return par == Parallelism.fsdp and distributed.fsdp2_stack(framework)
+
+
+def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
+    """Whole 16-bit parameters on each card while the loss runs. ZeRO-3: the lm_head and
+    the trailing blocks within stage3_max_reuse_distance (released only when not reused
+    soon; partitioned_param_coordinator.py). torchtitan's FSDP2: two blocks (one in flight,
+    one prefetched) and the [norm, lm_head] unit, never resharded after forward. Other
+    FSDP wrappers: about two layers in flight."""
+    arch, tp = t.arch, t.tp
+    gather_bits = min(catalog.find_format(t.fmt).bits, 16)  # type: ignore[union-attr]
+    emb = embedding_params(arch)
+    layer_params = (t.params - emb) / arch.layers
+    if t.par == Parallelism.zero3:
+        held = distributed.zero3_retained_params(t.framework, arch, t.params, emb)
+        return acc.add(
+            "gathered_layers",
+            held * gather_bits / 8 / tp,
+            f"ZeRO-3: lm_head + trailing blocks kept gathered for reuse, {held / 1e6:.0f}M params at {gather_bits:g} bits",
+            key="gathered_layers.zero3",
+            params_m=round(held / 1e6),
+            bits=gather_bits,
+        )
+    if distributed.fsdp2_stack(t.framework):
+        blocks = 2 * layer_params * gather_bits / 8 / tp
+        head = distributed.fsdp2_lm_head_bytes(arch, tp)
+        return acc.add(
+            "gathered_layers",
+            blocks + head,
+            f"FSDP2: 2 blocks at {gather_bits:g} bits + lm_head unit kept unsharded",
+            key="gathered_layers.fsdp2",
+            bits=gather_bits,
+        )
+    return acc.add(
+        "gathered_layers",
+        2 * layer_params * gather_bits / 8 / tp,
+        f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
+        bits=gather_bits,
+    )
 
 
 def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
@@ -364,7 +395,9 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
-        if t.master and t.par in DEEPSPEED_ZERO:
+        if t.master and t.par == Parallelism.zero3:
+            # The fp32 gradient buffer is the largest sub-group (<= sub_group_size, 1e9);
+            # counted per parameter, which it is whenever a GPU's partition is under 1e9.
             per += DEEPSPEED_FP32_GRAD_BYTES
         o_b = acc.add(
             "optimizer",
@@ -387,8 +420,19 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
             if foreach and not w.optimizer_in_backward
             else 0.0
         )
+        if t.master and t.par in DEEPSPEED_ZERO:
+            # DeepSpeed steps the torch optimizer on its fp32 partition (ZeRO-3: one
+            # sub-group at a time), so the foreach buffer is fp32; ZeRO-1/2 also give that
+            # partition its fp32 gradient for the step only.
+            stepped = trainable / t.shard_states
+            step_temp = 4 * stepped if foreach and not w.optimizer_in_backward else 0.0
+            if t.par == Parallelism.zero3:
+                grouped = distributed.zero3_fp32_grad_elements(t.framework, arch.hidden, stepped)
+                step_temp = step_temp * grouped / stepped
+            else:
+                step_temp += DEEPSPEED_FP32_GRAD_BYTES * stepped
     if t.par in DEEPSPEED_ZERO:
-        g_b += add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden)
+        g_b += add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden, t.framework)
     if t.par == Parallelism.ddp:
         g_b += acc.add(
             "ddp_buckets",
@@ -411,19 +455,24 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     per_layer_tok = (
         activation_bytes_per_token_layer(arch, seq_eff, t.attention, t.elem, dropout) / t.tp
     )
+    if w.liger_kernel:
+        per_layer_tok -= distributed.liger_activation_saving_per_token(arch, t.elem) / t.tp
     if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
     one_layer = per_layer_tok * t.batch * seq_eff
     ckpt = 0.0
+    fraction = 1.0
     if t.gc and w.selective_checkpointing:
-        # Selective (op-level) checkpointing keeps about half of each layer's saved
-        # tensors: torchtitan's default SAC policy saves every second matmul output and the
-        # attention output, recomputing the rest (torchtitan docs, activation_checkpoint).
-        saved = one_layer * layers * SAC_SAVED_FRACTION
-        formula = (
-            f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
+        # torchtitan's op-level SAC keeps the block input, every second matmul output and
+        # the attention output (data/distributed.toml); backward recomputes the rest of
+        # one block at a time.
+        sac_tok = min(
+            distributed.selective_saved_bytes_per_token(arch, t.elem) / t.tp, per_layer_tok
         )
+        fraction = sac_tok / per_layer_tok
+        saved = one_layer * fraction * layers + one_layer * (1 - fraction)
+        formula = f"selective checkpointing: {fraction:.2f} x {layers} layers x {tokens} tokens + one block recomputed"
     elif t.gc:
         # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
         # to CPU memory, as torchtune's enable_activation_offloading does.
@@ -452,7 +501,7 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         layers=layers,
         tokens=tokens,
         kib_per_token_layer=round(per_layer_tok / 1024, 1),
-        fraction=SAC_SAVED_FRACTION,
+        fraction=round(fraction, 2),
     )
     logits_b = 0
     if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
@@ -467,6 +516,18 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         per = 2.5 if w.chunked_loss else (12.0 if t.elem <= 2.5 else 16.0)
         if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
             per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+        elif w.liger_kernel:
+            lm_head_trains = t.full or w.trainable_embeddings
+            liger = distributed.liger_loss_bytes(arch, tokens, lm_head_trains, t.param_bytes)
+            logits_b = acc.add(
+                "logits",
+                liger / t.tp,
+                f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
+                key="logits.liger",
+                tokens=tokens,
+                vocab=arch.vocab,
+            )
+            return a_b, logits_b, one_layer / 2, ckpt
         elif not w.chunked_loss:
             # The loss path by transformers era, checked against the code 2026-11-30:
             # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
