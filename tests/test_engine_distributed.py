@@ -152,3 +152,17 @@ def test_adapter_reads_liger_from_the_notes():
     assert re.search(pattern, "trained with use_liger_kernel=True")
     assert re.search(pattern, "LLaMA-Factory enable_liger_kernel: true")
     assert not re.search(pattern, "no liger kernel")
+
+
+# --- pipeline parallelism --------------------------------------------------------------------
+
+
+def test_pipeline_last_stage_computes_the_loss_one_micro_batch_at_a_time():
+    def loss_tokens(**kw) -> int:
+        w = Workload(model="llama-3.1-70b", mode="full", batch_size=8, seq_len=8192, **kw)
+        est = estimate(w).estimate
+        assert est is not None
+        return next(t for t in est.terms if t.name == "logits").values["tokens"]
+
+    assert loss_tokens(num_gpus=8, parallelism="fsdp") == 8 * 8192
+    assert loss_tokens(num_gpus=8, parallelism="pp") == 8192

@@ -138,6 +138,7 @@ class TrainingSetup:
     shard_grads: int
     tp: int
     layers: int  # layers on this card (pipeline stage)
+    pp: int = 1  # pipeline stages = micro-batches (torchtitan's default count)
 
     @property
     def tokens(self) -> int:
@@ -221,6 +222,7 @@ def training_setup(
         # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
         # flight, about the whole local batch (torchtitan / Megatron schedules).
         layers=math.ceil(arch.layers / pp),
+        pp=pp,
     )
 
 
@@ -504,6 +506,11 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         fraction=round(fraction, 2),
     )
     logits_b = 0
+    # Under pipeline parallelism the last stage runs the loss one micro-batch at a time
+    # (torch.distributed.pipelining schedules), and torchtitan splits the local batch into
+    # as many micro-batches as pipeline ranks by default (config_manager.py 2024-12:
+    # "The default value will be the number of pipeline stages").
+    tokens = max(tokens // t.pp, 1)
     if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
