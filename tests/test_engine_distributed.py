@@ -7,6 +7,7 @@ from advisor.memory import GIB, estimate
 from advisor.memory.distributed import (
     liger_loss_bytes,
     selective_saved_bytes_per_token,
+    sequence_parallel_extra_per_token,
     zero3_retained_params,
     zero_bucket_elements,
     zero_config,
@@ -74,7 +75,7 @@ def test_zero3_on_one_gpu_still_gathers_into_full_buffers():
 
 def test_zero2_fp32_gradient_exists_only_at_the_step():
     """stage_1_and_2.py sets the fp32 partition's .grad in step() and drops it after."""
-    common = dict(model="llama-3.1-8b", mode="full", num_gpus=8, seq_len=512)
+    common = dict(model="llama-3.1-8b", mode="full", num_gpus=16, seq_len=512)
     z2 = estimate(Workload(parallelism="zero2", **common)).estimate
     z3 = estimate(Workload(parallelism="zero3", **common)).estimate
     assert z2 is not None and z3 is not None
@@ -82,6 +83,18 @@ def test_zero2_fp32_gradient_exists_only_at_the_step():
     opt3 = next(t for t in z3.terms if t.name == "optimizer")
     assert opt2.values["bytes_per_param"] == 12  # master + two moments
     assert opt3.values["bytes_per_param"] == 16  # + ZeRO-3's fp32 gradient buffer
+
+
+def test_zero3_fp32_gradient_buffer_is_one_sub_group_not_the_whole_partition():
+    """stage3.py: gradient_buffer = zeros(largest sub-group), sub_group_size 1e9."""
+    base = dict(model="qwen2.5-7b", mode="full", parallelism="zero3")
+    one = estimate(Workload(num_gpus=1, **base)).estimate
+    eight = estimate(Workload(num_gpus=8, **base)).estimate
+    assert one is not None and eight is not None
+    per_one = next(t for t in one.terms if t.name == "optimizer").values["bytes_per_param"]
+    per_eight = next(t for t in eight.terms if t.name == "optimizer").values["bytes_per_param"]
+    assert per_eight == 16  # 0.95e9 per GPU: one sub-group, a whole fp32 gradient
+    assert per_one < 13  # 7.6e9 on one GPU: a 1e9 fp32 buffer, not 7.6e9
 
 
 # --- FSDP2 / torchtitan --------------------------------------------------------------------
@@ -166,3 +179,28 @@ def test_pipeline_last_stage_computes_the_loss_one_micro_batch_at_a_time():
 
     assert loss_tokens(num_gpus=8, parallelism="fsdp") == 8 * 8192
     assert loss_tokens(num_gpus=8, parallelism="pp") == 8192
+
+
+def test_torchtitan_pipeline_keeps_the_stage_blocks_whole_and_fp32_grad_accumulators():
+    common = dict(model="llama-3.1-70b", mode="full", batch_size=8, seq_len=4096)
+    common.update(framework="torchtitan", parallelism="fsdp", num_gpus=64)
+    flat = estimate(Workload(**common)).estimate
+    staged = estimate(Workload(pipeline_parallel=8, **common)).estimate
+    assert flat is not None and staged is not None
+    acc = next(t for t in staged.terms if t.name == "stage_grad_accumulators")
+    assert acc.values["params_m"] == round(70.6e9 / 8 / 1e6)
+    assert "stage_grad_accumulators" not in {t.name for t in flat.terms}
+    blocks = next(t for t in staged.terms if t.name == "gathered_layers").values["blocks"]
+    assert blocks == 10  # every block of the stage, against 2 in flight without a pipeline
+    assert next(t for t in flat.terms if t.name == "gathered_layers").values["blocks"] == 2
+
+
+def test_torchtitan_sequence_parallel_keeps_gathered_linear_inputs_whole():
+    per_block, before_loss = sequence_parallel_extra_per_token(8192, 2, 8)
+    assert per_block == 2 * 8192 * 2 * 7 / 8  # attention and feed-forward inputs
+    assert before_loss == 8192 * 2 * 7 / 8  # the final norm's output for the lm_head
+    common = dict(model="llama-3.1-70b", mode="full", batch_size=4, seq_len=8192)
+    common.update(parallelism="fsdp", num_gpus=64, tensor_parallel=8)
+    titan = _terms(Workload(framework="torchtitan", **common))["activations"]
+    other = _terms(Workload(**common))["activations"]
+    assert titan > other

@@ -85,8 +85,18 @@ def fsdp2_lm_head_bytes(arch: Architecture, tp: int) -> float:
     return arch.vocab * arch.hidden * _data()["fsdp2"]["param_dtype_bytes"] / tp
 
 
-def fsdp2_param_dtype_bytes() -> int:
-    return int(_data()["fsdp2"]["param_dtype_bytes"])
+def fsdp2_blocks_unsharded(stage_layers: int, pp: int) -> int:
+    """Blocks whole at once: the one in flight and the one prefetched; with pipeline
+    parallelism torchtitan does not reshard after forward (fsdp.py
+    get_fsdp_reshard_after_forward_policy: "default" -> not pp_enabled), so every block of
+    the stage stays whole from its forward to its backward."""
+    fs = _data()["fsdp2"]
+    return stage_layers if pp > 1 else min(fs["blocks_in_flight"], stage_layers)
+
+
+def fsdp2_stage_grad_accumulator_bytes(stage_params: float, tp: int) -> float:
+    """Whole fp32 gradients a pipeline stage accumulates across micro-batches under FSDP2."""
+    return stage_params * _data()["fsdp2"]["pp_grad_accumulator_bytes"] / tp
 
 
 def selective_saved_bytes_per_token(arch: Architecture, elem: float) -> float:
@@ -134,3 +144,12 @@ def liger_loss_bytes(
     if lm_head_trains:
         b += arch.vocab * arch.hidden * param_bytes
     return b
+
+
+def sequence_parallel_extra_per_token(hidden: int, elem: float, tp: int) -> tuple[float, float]:
+    """(per block, before the loss): bytes per token that sequence parallelism keeps whole
+    on every TP rank, beyond their 1/tp share the per-layer count already has: the
+    all-gathered inputs of the column-parallel linears (data: sequence_parallel)."""
+    sp = _data()["sequence_parallel"]
+    whole = hidden * elem * (1 - 1 / tp)
+    return sp["gathered_inputs_per_block"] * whole, sp["gathered_inputs_before_loss"] * whole

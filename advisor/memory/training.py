@@ -352,13 +352,15 @@ def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
             bits=gather_bits,
         )
     if distributed.fsdp2_stack(t.framework):
-        blocks = 2 * layer_params * gather_bits / 8 / tp
+        count = distributed.fsdp2_blocks_unsharded(t.layers, t.pp)
+        blocks = count * layer_params * gather_bits / 8 / tp
         head = distributed.fsdp2_lm_head_bytes(arch, tp)
         return acc.add(
             "gathered_layers",
             blocks + head,
-            f"FSDP2: 2 blocks at {gather_bits:g} bits + lm_head unit kept unsharded",
+            f"FSDP2: {count} blocks at {gather_bits:g} bits + lm_head unit kept unsharded",
             key="gathered_layers.fsdp2",
+            blocks=count,
             bits=gather_bits,
         )
     return acc.add(
@@ -397,10 +399,12 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
-        if t.master and t.par == Parallelism.zero3:
-            # The fp32 gradient buffer is the largest sub-group (<= sub_group_size, 1e9);
-            # counted per parameter, which it is whenever a GPU's partition is under 1e9.
-            per += DEEPSPEED_FP32_GRAD_BYTES
+        if t.master and t.par == Parallelism.zero3 and trainable > 0:
+            # One fp32 gradient buffer of the largest sub-group (<= sub_group_size, 1e9),
+            # spread over the partition's parameters.
+            partition = trainable / t.shard_states
+            grouped = distributed.zero3_fp32_grad_elements(t.framework, arch.hidden, partition)
+            per += DEEPSPEED_FP32_GRAD_BYTES * grouped / partition
         o_b = acc.add(
             "optimizer",
             trainable * per / t.shard_states,
@@ -433,6 +437,14 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
                 step_temp = step_temp * grouped / stepped
             else:
                 step_temp += DEEPSPEED_FP32_GRAD_BYTES * stepped
+    if t.pp > 1 and _fsdp2(t.par, t.framework) and w.cpu_offload == Offload.none:
+        stage = trainable / t.pp
+        o_b += acc.add(
+            "stage_grad_accumulators",
+            distributed.fsdp2_stage_grad_accumulator_bytes(stage, t.tp),
+            f"pipeline stage: {stage / 1e6:.0f}M params' whole gradients in fp32 until the last micro-batch",
+            params_m=round(stage / 1e6),
+        )
     if t.par in DEEPSPEED_ZERO:
         g_b += add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden, t.framework)
     if t.par == Parallelism.ddp:
@@ -459,10 +471,17 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     )
     if w.liger_kernel:
         per_layer_tok -= distributed.liger_activation_saving_per_token(arch, t.elem) / t.tp
+    sp_block, sp_loss = 0.0, 0.0
+    if t.tp > 1 and distributed.fsdp2_stack(t.framework):
+        sp_block, sp_loss = distributed.sequence_parallel_extra_per_token(arch.hidden, t.elem, t.tp)
+        per_layer_tok += sp_block
     if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
     one_layer = per_layer_tok * t.batch * seq_eff
+    # A recomputed block (and its backward) holds one micro-batch: under pipeline
+    # parallelism the schedule runs backward micro-batch by micro-batch.
+    one_block = one_layer / t.pp
     ckpt = 0.0
     fraction = 1.0
     if t.gc and w.selective_checkpointing:
@@ -473,14 +492,14 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
             distributed.selective_saved_bytes_per_token(arch, t.elem) / t.tp, per_layer_tok
         )
         fraction = sac_tok / per_layer_tok
-        saved = one_layer * fraction * layers + one_layer * (1 - fraction)
+        saved = one_layer * fraction * layers + one_block * (1 - fraction)
         formula = f"selective checkpointing: {fraction:.2f} x {layers} layers x {tokens} tokens + one block recomputed"
     elif t.gc:
         # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
         # to CPU memory, as torchtune's enable_activation_offloading does.
         offloaded = w.activation_offload or t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
         ckpt = 0.0 if offloaded else 2 * arch.hidden * (t.elem / 2) * tokens * layers / t.tp
-        saved = ckpt + one_layer
+        saved = ckpt + one_block
         formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:
         saved = one_layer * layers
@@ -488,6 +507,9 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     if w.mode == Mode.dora:
         saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
         formula += " + DoRA weight-norm products"
+    if sp_loss:
+        saved += sp_loss * tokens // t.pp
+        formula += " + sequence-parallel gathers"
     a_b = acc.add(
         "activations",
         saved,
@@ -534,7 +556,7 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
                 tokens=tokens,
                 vocab=arch.vocab,
             )
-            return a_b, logits_b, one_layer / 2, ckpt
+            return a_b, logits_b, one_block / 2, ckpt
         elif not w.chunked_loss:
             # The loss path by transformers era, checked against the code 2026-11-30:
             # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
@@ -555,5 +577,5 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
             vocab=arch.vocab,
             bytes_per_logit=per,
         )
-    transient = one_layer / 2  # backward of one layer: gradients of its activations
+    transient = one_block / 2  # backward of one layer: gradients of its activations
     return a_b, logits_b, transient, ckpt
