@@ -9,12 +9,11 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
-from advisor.memory import distributed, multimodal
+from advisor.memory import distributed, multimodal, sharding
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
     activation_bytes_per_token_layer,
-    embedding_params,
     lora_target_dims,
     trainable_params,
 )
@@ -38,12 +37,6 @@ FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
-# DeepSpeed's bf16/fp16 ZeRO optimizer gives its fp32 master partition an fp32 gradient:
-# ZeRO-1/2 only during the step (stage_1_and_2.py step(): single_partition_of_fp32_groups[i]
-# .grad is set, stepped, then None); ZeRO-3 keeps one buffer the size of its largest
-# sub-group for the whole run (stage3.py initialize_optimizer_states).
-DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
-DEEPSPEED_FP32_GRAD_BYTES = 4
 # Recipes that shard optimizer state over the cards (ZeRO-1 keeps gradients whole).
 SHARDED_STATES = {
     Parallelism.zero1,
@@ -73,23 +66,6 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
         Optimizer.adafactor: 0.02 * param_bytes,
     }[opt]
     return per + (4 if master_fp32 else 0)
-
-
-def add_deepspeed_comm_buffers(
-    acc: Breakdown, par: Parallelism, trainable: float, hidden: int, framework: str | None
-) -> int:
-    """The 16-bit buckets of the stack's ZeRO config (data/distributed.toml): with
-    overlap_comm, "4.5x the allgather_bucket_size and reduce_bucket_size values" (DeepSpeed
-    config docs); without, one reduce buffer; ZeRO-3: the reduce buffer and the prefetch
-    bucket, "auto" being hidden^2 and 0.9 x hidden^2."""
-    elements, factor, overlap = distributed.zero_bucket_elements(framework, par, hidden, trainable)
-    return acc.add(
-        "comm_buffers",
-        factor * elements * 2,
-        f"DeepSpeed buckets{' (overlap_comm)' if overlap else ''}: {factor:g} x {elements / 1e6:.0f}M elements x 2 B",
-        elements_m=round(elements / 1e6),
-        factor=factor,
-    )
 
 
 def precision_recipe(
@@ -210,8 +186,10 @@ def training_setup(
         compute=compute,
         full=full,
         # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
-        # FSDP2 as torchtitan applies it casts the parameters (param_dtype bf16) and runs
-        # no autocast, so every saved activation is 16-bit (data/distributed.toml).
+        # torchtitan's FSDP2 casts the parameters (param_dtype bf16) and runs no autocast
+        # (config/configs.py), which would make them 2 B; not applied: on torchtitan's own
+        # figures (max_memory_reserved) that leaves the allocated estimate 12-16% under,
+        # a reserved-vs-allocated gap this view does not model.
         elem=4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
         trainable=trainable_params(w, arch, params),
         param_bytes=param_bytes,
@@ -315,7 +293,7 @@ def add_resident_weights(
     # ZeRO-3 gathers into a new full-size buffer even on one GPU (partition_parameters.py
     # all_gather_coalesced: torch.empty(partition_sz * world_size)).
     if (split > 1 and t.par == Parallelism.fsdp) or t.par == Parallelism.zero3:
-        w_b += add_gathered(t, acc)
+        w_b += sharding.add_gathered(t, acc)
     elif fmt == "fp32" and t.compute != "fp32" and not offload_params:
         w_b += acc.add(
             "compute_copy",
@@ -325,50 +303,6 @@ def add_resident_weights(
             cards=split,
         )
     return w_b
-
-
-def _fsdp2(par: Parallelism, framework: str | None) -> bool:
-    return par == Parallelism.fsdp and distributed.fsdp2_stack(framework)
-
-
-def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
-    """Whole 16-bit parameters on each card while the loss runs. ZeRO-3: the lm_head and
-    the trailing blocks within stage3_max_reuse_distance (released only when not reused
-    soon; partitioned_param_coordinator.py). torchtitan's FSDP2: two blocks (one in flight,
-    one prefetched) and the [norm, lm_head] unit, never resharded after forward. Other
-    FSDP wrappers: about two layers in flight."""
-    arch, tp = t.arch, t.tp
-    gather_bits = min(catalog.find_format(t.fmt).bits, 16)  # type: ignore[union-attr]
-    emb = embedding_params(arch)
-    layer_params = (t.params - emb) / arch.layers
-    if t.par == Parallelism.zero3:
-        held = distributed.zero3_retained_params(t.framework, arch, t.params, emb)
-        return acc.add(
-            "gathered_layers",
-            held * gather_bits / 8 / tp,
-            f"ZeRO-3: lm_head + trailing blocks kept gathered for reuse, {held / 1e6:.0f}M params at {gather_bits:g} bits",
-            key="gathered_layers.zero3",
-            params_m=round(held / 1e6),
-            bits=gather_bits,
-        )
-    if distributed.fsdp2_stack(t.framework):
-        count = distributed.fsdp2_blocks_unsharded(t.layers, t.pp)
-        blocks = count * layer_params * gather_bits / 8 / tp
-        head = distributed.fsdp2_lm_head_bytes(arch, tp)
-        return acc.add(
-            "gathered_layers",
-            blocks + head,
-            f"FSDP2: {count} blocks at {gather_bits:g} bits + lm_head unit kept unsharded",
-            key="gathered_layers.fsdp2",
-            blocks=count,
-            bits=gather_bits,
-        )
-    return acc.add(
-        "gathered_layers",
-        2 * layer_params * gather_bits / 8 / tp,
-        f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
-        bits=gather_bits,
-    )
 
 
 def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
@@ -399,12 +333,7 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
-        if t.master and t.par == Parallelism.zero3 and trainable > 0:
-            # One fp32 gradient buffer of the largest sub-group (<= sub_group_size, 1e9),
-            # spread over the partition's parameters.
-            partition = trainable / t.shard_states
-            grouped = distributed.zero3_fp32_grad_elements(t.framework, arch.hidden, partition)
-            per += DEEPSPEED_FP32_GRAD_BYTES * grouped / partition
+        per += sharding.deepspeed_fp32_grad_bytes_per_param(t)
         o_b = acc.add(
             "optimizer",
             trainable * per / t.shard_states,
@@ -421,32 +350,13 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         foreach = t.opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum) and (
             (w.framework or "").lower() not in FUSED_OPTIMIZER_FRAMEWORKS
         )
-        step_temp = (
-            trainable * t.param_bytes / t.shard_states
-            if foreach and not w.optimizer_in_backward
-            else 0.0
-        )
-        if t.master and t.par in DEEPSPEED_ZERO:
-            # DeepSpeed steps the torch optimizer on its fp32 partition (ZeRO-3: one
-            # sub-group at a time), so the foreach buffer is fp32; ZeRO-1/2 also give that
-            # partition its fp32 gradient for the step only.
-            stepped = trainable / t.shard_states
-            step_temp = 4 * stepped if foreach and not w.optimizer_in_backward else 0.0
-            if t.par == Parallelism.zero3:
-                grouped = distributed.zero3_fp32_grad_elements(t.framework, arch.hidden, stepped)
-                step_temp = step_temp * grouped / stepped
-            else:
-                step_temp += DEEPSPEED_FP32_GRAD_BYTES * stepped
-    if t.pp > 1 and _fsdp2(t.par, t.framework) and w.cpu_offload == Offload.none:
-        stage = trainable / t.pp
-        o_b += acc.add(
-            "stage_grad_accumulators",
-            distributed.fsdp2_stage_grad_accumulator_bytes(stage, t.tp),
-            f"pipeline stage: {stage / 1e6:.0f}M params' whole gradients in fp32 until the last micro-batch",
-            params_m=round(stage / 1e6),
-        )
-    if t.par in DEEPSPEED_ZERO:
-        g_b += add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden, t.framework)
+        foreach = foreach and not w.optimizer_in_backward
+        step_temp = trainable * t.param_bytes / t.shard_states if foreach else 0.0
+        if t.master and t.par in sharding.DEEPSPEED_ZERO:
+            step_temp = sharding.deepspeed_step_bytes(t, foreach)
+        o_b += sharding.add_stage_grad_accumulators(t, acc)
+    if t.par in sharding.DEEPSPEED_ZERO:
+        g_b += sharding.add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden, t.framework)
     if t.par == Parallelism.ddp:
         g_b += acc.add(
             "ddp_buckets",
