@@ -204,3 +204,19 @@ def test_torchtitan_sequence_parallel_keeps_gathered_linear_inputs_whole():
     titan = _terms(Workload(framework="torchtitan", **common))["activations"]
     other = _terms(Workload(**common))["activations"]
     assert titan > other
+
+
+def test_a_typed_torchtitan_question_reaches_the_fsdp2_terms():
+    from advisor.parse import parse_query
+
+    w = parse_query("torchtitan llama-3.1-8b 全参 fsdp 8卡 seq 8192").workload
+    assert w.framework == "torchtitan"
+    assert _formulas(w)["gathered_layers"].startswith("FSDP2")
+
+
+def test_a_typed_llama_factory_zero2_question_uses_its_shipped_buckets():
+    from advisor.parse import parse_query
+
+    w = parse_query("llama-factory qwen2.5-7b full deepspeed zero2 4卡").workload
+    assert w.framework == "llama-factory"
+    assert "overlap_comm" not in _formulas(w)["comm_buffers"]
