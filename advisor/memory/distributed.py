@@ -68,9 +68,8 @@ def zero3_retained_params(
 
 
 def zero3_fp32_grad_elements(framework: str | None, hidden: int, partition: float) -> float:
-    """ZeRO-3 keeps one fp32 gradient buffer the size of its largest optimizer sub-group
-    (stage3.py initialize_optimizer_states: gradient_buffer = zeros(largest_numel) in the
-    fp32 dtype, narrowed for each sub-group), capped by sub_group_size."""
+    """Elements ZeRO-3 steps at once: one optimizer sub-group, at most sub_group_size
+    (stage3.py _create_fp16_sub_groups; step() prepares, steps and releases each in turn)."""
     return min(zero_config(framework, Parallelism.zero3, hidden)["sub_group_size"], partition)
 
 

@@ -16,10 +16,12 @@ from advisor.models import Offload, Parallelism
 if TYPE_CHECKING:
     from advisor.memory.training import TrainingSetup
 
-# DeepSpeed's bf16/fp16 ZeRO optimizer gives its fp32 master partition an fp32 gradient:
-# ZeRO-1/2 only during the step (stage_1_and_2.py step(): single_partition_of_fp32_groups[i]
-# .grad is set, stepped, then None); ZeRO-3 keeps one buffer the size of its largest
-# sub-group for the whole run (stage3.py initialize_optimizer_states).
+# DeepSpeed's bf16/fp16 ZeRO optimizer gives its fp32 master partition an fp32 gradient
+# only during the step: ZeRO-1/2 for the whole partition (stage_1_and_2.py step():
+# single_partition_of_fp32_groups[i].grad is set, stepped, then None), ZeRO-3 one
+# sub-group at a time (stage3.py _prepare_fp32_grad_for_sub_group flattens the sub-group's
+# gradients to fp32, _release_sub_group sets .grad = None; the init-time gradient_buffer is
+# replaced at the first step).
 DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
 DEEPSPEED_FP32_GRAD_BYTES = 4
 
@@ -86,26 +88,14 @@ def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
     )
 
 
-def deepspeed_fp32_grad_bytes_per_param(t: TrainingSetup) -> float:
-    """ZeRO-3's persistent fp32 gradient buffer (the largest sub-group, <= sub_group_size)
-    spread over the partition's parameters; ZeRO-1/2 hold theirs only at the step."""
-    if not (t.master and t.par == Parallelism.zero3 and t.trainable > 0):
-        return 0.0
-    partition = t.trainable / t.shard_states
-    grouped = distributed.zero3_fp32_grad_elements(t.framework, t.arch.hidden, partition)
-    return DEEPSPEED_FP32_GRAD_BYTES * grouped / partition
-
-
 def deepspeed_step_bytes(t: TrainingSetup, foreach: bool) -> float:
-    """DeepSpeed steps the torch optimizer on its fp32 partition (ZeRO-3 one sub-group at a
-    time, stage3.py _optimizer_step), so a foreach step's extra buffer is fp32; ZeRO-1/2
-    also give that partition its fp32 gradient for the step only."""
+    """What DeepSpeed's step adds: it steps the torch optimizer on its fp32 partition
+    (ZeRO-3 one sub-group of <= sub_group_size at a time, stage3.py step()), so a foreach
+    step's extra buffer is fp32, beside that partition's fp32 gradient."""
     stepped = t.trainable / t.shard_states
-    step = 4 * stepped if foreach else 0.0
     if t.par == Parallelism.zero3:
-        grouped = distributed.zero3_fp32_grad_elements(t.framework, t.arch.hidden, stepped)
-        return step * grouped / stepped if stepped else 0.0
-    return step + DEEPSPEED_FP32_GRAD_BYTES * stepped
+        stepped = distributed.zero3_fp32_grad_elements(t.framework, t.arch.hidden, stepped)
+    return (4 * stepped if foreach else 0.0) + DEEPSPEED_FP32_GRAD_BYTES * stepped
 
 
 def add_stage_grad_accumulators(t: TrainingSetup, acc: Breakdown) -> int:

@@ -333,7 +333,6 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
-        per += sharding.deepspeed_fp32_grad_bytes_per_param(t)
         o_b = acc.add(
             "optimizer",
             trainable * per / t.shard_states,
