@@ -188,6 +188,9 @@ class Workload(BaseModel):
     chunked_loss: bool = False
     activation_offload: bool = False
     optimizer_in_backward: bool = False
+    # Liger kernels (HF use_liger_kernel, LLaMA-Factory enable_liger_kernel, ms-swift
+    # --use_liger_kernel): fused linear cross-entropy, RMSNorm and SwiGLU.
+    liger_kernel: bool = False
 
     num_gpus: int = Field(default=1, ge=1, le=4096)
     parallelism: Parallelism | None = None

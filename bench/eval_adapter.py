@@ -56,6 +56,13 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         True,
     ),
     (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
+    # Liger kernels as each stack spells the switch (HF use_liger_kernel, LLaMA-Factory
+    # enable_liger_kernel, ms-swift --use_liger_kernel) or names them.
+    (
+        r"(?<!no )(use_liger_kernel|enable_liger_kernel|[Ll]iger[ -]?[Kk]ernel)",
+        "liger_kernel",
+        True,
+    ),
     (
         r"transformer \+ T5|T5 \+ transformer|text encoder \+ transformer|transformer and all "
         r"three text encoders|T5 encoder, transformer and VAE all quantized",

@@ -11,7 +11,9 @@ they paid; an over-estimate costs them a slightly bigger card.
 
 One module per family or runtime: `transformer` (the physics of a decoder), `llm`
 (inference and training dispatch), `runtimes/` (how transformers, vLLM/SGLang, llama.cpp,
-ExLlamaV2 and AutoAWQ's fused layers allocate), `training` (recipes), `diffusion` and `video` (pipelines),
+ExLlamaV2 and AutoAWQ's fused layers allocate), `training` (recipes), `sharding` +
+`distributed` (what DeepSpeed ZeRO, torchtitan's FSDP2/SAC/TP/PP and Liger keep or save,
+from their code), `diffusion` and `video` (pipelines),
 `multimodal` (image and audio tokens), `classic` (CNNs, segmentation); `terms` holds the
 breakdown, overheads and the band; `resolve` the model lookup.
 """

@@ -9,12 +9,11 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
-from advisor.memory import multimodal
+from advisor.memory import distributed, multimodal, sharding
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
     activation_bytes_per_token_layer,
-    embedding_params,
     lora_target_dims,
     trainable_params,
 )
@@ -38,14 +37,6 @@ FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
 PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
-# DeepSpeed's bf16/fp16 ZeRO optimizer keeps an fp32 gradient for its partition beside the
-# fp32 master weights and moments (stage_1_and_2.py single_partition_of_fp32_groups[i].grad,
-# stage3.py fp32_partitioned_groups_flat[i].grad): 4 more bytes per trained parameter.
-DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
-DEEPSPEED_FP32_GRAD_BYTES = 4
-DEEPSPEED_OVERLAP_FACTOR = 4.5
-DEEPSPEED_BUCKET_ELEMENTS = 2e8
-SAC_SAVED_FRACTION = 0.5
 # Recipes that shard optimizer state over the cards (ZeRO-1 keeps gradients whole).
 SHARDED_STATES = {
     Parallelism.zero1,
@@ -75,27 +66,6 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
         Optimizer.adafactor: 0.02 * param_bytes,
     }[opt]
     return per + (4 if master_fp32 else 0)
-
-
-def add_deepspeed_comm_buffers(
-    acc: Breakdown, par: Parallelism, trainable: float, hidden: int
-) -> int:
-    """DeepSpeed with overlap_comm (on in the HF integration's sample configs) keeps about
-    4.5 x the all-gather and reduce buckets in 16-bit: "overlap_comm ... uses 4.5x the
-    allgather_bucket_size and reduce_bucket_size values" (DeepSpeed config docs). ZeRO-1/2
-    buckets are 2e8 elements in those configs; ZeRO-3's "auto" buckets are hidden^2 (reduce)
-    and 0.9 x hidden^2 (prefetch). A bucket never exceeds what is trained."""
-    if par == Parallelism.zero3:
-        buckets = min(hidden * hidden, trainable) + min(0.9 * hidden * hidden, trainable)
-    else:
-        buckets = 2 * min(DEEPSPEED_BUCKET_ELEMENTS, trainable)
-    return acc.add(
-        "comm_buffers",
-        DEEPSPEED_OVERLAP_FACTOR * buckets * 2,
-        f"DeepSpeed overlap_comm: {DEEPSPEED_OVERLAP_FACTOR:g} x {buckets / 1e6:.0f}M bucket elements x 2 B",
-        elements_m=round(buckets / 1e6),
-        factor=DEEPSPEED_OVERLAP_FACTOR,
-    )
 
 
 def precision_recipe(
@@ -144,6 +114,7 @@ class TrainingSetup:
     shard_grads: int
     tp: int
     layers: int  # layers on this card (pipeline stage)
+    pp: int = 1  # pipeline stages = micro-batches (torchtitan's default count)
 
     @property
     def tokens(self) -> int:
@@ -215,6 +186,10 @@ def training_setup(
         compute=compute,
         full=full,
         # AMP autocasts softmax and layer norms to fp32: saved activations average ~2.5 B.
+        # torchtitan's FSDP2 casts the parameters (param_dtype bf16) and runs no autocast
+        # (config/configs.py), which would make them 2 B; not applied: on torchtitan's own
+        # figures (max_memory_reserved) that leaves the allocated estimate 12-16% under,
+        # a reserved-vs-allocated gap this view does not model.
         elem=4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
         trainable=trainable_params(w, arch, params),
         param_bytes=param_bytes,
@@ -225,6 +200,7 @@ def training_setup(
         # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
         # flight, about the whole local batch (torchtitan / Megatron schedules).
         layers=math.ceil(arch.layers / pp),
+        pp=pp,
     )
 
 
@@ -300,7 +276,7 @@ def add_resident_weights(
     """The weights on each card, plus what the recipe adds beside them: ZeRO-3/FSDP gather
     16-bit layers a few at a time; AMP on fp32 weights keeps a 16-bit copy for the matmuls
     (autocast cache, saved for backward)."""
-    w, arch, fmt, split = t.w, t.arch, t.fmt, t.split
+    w, fmt, split = t.w, t.fmt, t.split
     offload_params = w.cpu_offload == Offload.params
     w_b = 0
     if not offload_params:
@@ -314,17 +290,10 @@ def add_resident_weights(
             format=fmt,
             cards=split,
         )
-    layer_params = (t.params - embedding_params(arch)) / arch.layers
-    if split > 1 and t.par in (Parallelism.zero3, Parallelism.fsdp):
-        gather_bits = min(catalog.find_format(fmt).bits, 16)  # type: ignore[union-attr]
-        gathered = 2 * layer_params * gather_bits / 8 / (w.tensor_parallel or 1)
-        acc.add(
-            "gathered_layers",
-            gathered,
-            f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
-            bits=gather_bits,
-        )
-        w_b += int(gathered)
+    # ZeRO-3 gathers into a new full-size buffer even on one GPU (partition_parameters.py
+    # all_gather_coalesced: torch.empty(partition_sz * world_size)).
+    if (split > 1 and t.par == Parallelism.fsdp) or t.par == Parallelism.zero3:
+        w_b += sharding.add_gathered(t, acc)
     elif fmt == "fp32" and t.compute != "fp32" and not offload_params:
         w_b += acc.add(
             "compute_copy",
@@ -364,8 +333,6 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
-        if t.master and t.par in DEEPSPEED_ZERO:
-            per += DEEPSPEED_FP32_GRAD_BYTES
         o_b = acc.add(
             "optimizer",
             trainable * per / t.shard_states,
@@ -382,13 +349,13 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         foreach = t.opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum) and (
             (w.framework or "").lower() not in FUSED_OPTIMIZER_FRAMEWORKS
         )
-        step_temp = (
-            trainable * t.param_bytes / t.shard_states
-            if foreach and not w.optimizer_in_backward
-            else 0.0
-        )
-    if t.par in DEEPSPEED_ZERO:
-        g_b += add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden)
+        foreach = foreach and not w.optimizer_in_backward
+        step_temp = trainable * t.param_bytes / t.shard_states if foreach else 0.0
+        if t.master and t.par in sharding.DEEPSPEED_ZERO:
+            step_temp = sharding.deepspeed_step_bytes(t, foreach)
+        o_b += sharding.add_stage_grad_accumulators(t, acc)
+    if t.par in sharding.DEEPSPEED_ZERO:
+        g_b += sharding.add_deepspeed_comm_buffers(acc, t.par, trainable, arch.hidden, t.framework)
     if t.par == Parallelism.ddp:
         g_b += acc.add(
             "ddp_buckets",
@@ -411,25 +378,37 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     per_layer_tok = (
         activation_bytes_per_token_layer(arch, seq_eff, t.attention, t.elem, dropout) / t.tp
     )
+    if w.liger_kernel:
+        per_layer_tok -= distributed.liger_activation_saving_per_token(arch, t.elem) / t.tp
+    sp_block, sp_loss = 0.0, 0.0
+    if t.tp > 1 and distributed.fsdp2_stack(t.framework):
+        sp_block, sp_loss = distributed.sequence_parallel_extra_per_token(arch.hidden, t.elem, t.tp)
+        per_layer_tok += sp_block
     if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
     one_layer = per_layer_tok * t.batch * seq_eff
+    # A recomputed block (and its backward) holds one micro-batch: under pipeline
+    # parallelism the schedule runs backward micro-batch by micro-batch.
+    one_block = one_layer / t.pp
     ckpt = 0.0
+    fraction = 1.0
     if t.gc and w.selective_checkpointing:
-        # Selective (op-level) checkpointing keeps about half of each layer's saved
-        # tensors: torchtitan's default SAC policy saves every second matmul output and the
-        # attention output, recomputing the rest (torchtitan docs, activation_checkpoint).
-        saved = one_layer * layers * SAC_SAVED_FRACTION
-        formula = (
-            f"selective checkpointing: {SAC_SAVED_FRACTION:g} x {layers} layers x {tokens} tokens"
+        # torchtitan's op-level SAC keeps the block input, every second matmul output and
+        # the attention output (data/distributed.toml); backward recomputes the rest of
+        # one block at a time.
+        sac_tok = min(
+            distributed.selective_saved_bytes_per_token(arch, t.elem) / t.tp, per_layer_tok
         )
+        fraction = sac_tok / per_layer_tok
+        saved = one_layer * fraction * layers + one_block * (1 - fraction)
+        formula = f"selective checkpointing: {fraction:.2f} x {layers} layers x {tokens} tokens + one block recomputed"
     elif t.gc:
         # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
         # to CPU memory, as torchtune's enable_activation_offloading does.
         offloaded = w.activation_offload or t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
         ckpt = 0.0 if offloaded else 2 * arch.hidden * (t.elem / 2) * tokens * layers / t.tp
-        saved = ckpt + one_layer
+        saved = ckpt + one_block
         formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:
         saved = one_layer * layers
@@ -437,6 +416,9 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     if w.mode == Mode.dora:
         saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
         formula += " + DoRA weight-norm products"
+    if sp_loss:
+        saved += sp_loss * tokens // t.pp
+        formula += " + sequence-parallel gathers"
     a_b = acc.add(
         "activations",
         saved,
@@ -452,9 +434,14 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         layers=layers,
         tokens=tokens,
         kib_per_token_layer=round(per_layer_tok / 1024, 1),
-        fraction=SAC_SAVED_FRACTION,
+        fraction=round(fraction, 2),
     )
     logits_b = 0
+    # Under pipeline parallelism the last stage runs the loss one micro-batch at a time
+    # (torch.distributed.pipelining schedules), and torchtitan splits the local batch into
+    # as many micro-batches as pipeline ranks by default (config_manager.py 2024-12:
+    # "The default value will be the number of pipeline stages").
+    tokens = max(tokens // t.pp, 1)
     if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
@@ -467,6 +454,18 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         per = 2.5 if w.chunked_loss else (12.0 if t.elem <= 2.5 else 16.0)
         if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
             per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+        elif w.liger_kernel:
+            lm_head_trains = t.full or w.trainable_embeddings
+            liger = distributed.liger_loss_bytes(arch, tokens, lm_head_trains, t.param_bytes)
+            logits_b = acc.add(
+                "logits",
+                liger / t.tp,
+                f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
+                key="logits.liger",
+                tokens=tokens,
+                vocab=arch.vocab,
+            )
+            return a_b, logits_b, one_block / 2, ckpt
         elif not w.chunked_loss:
             # The loss path by transformers era, checked against the code 2026-11-30:
             # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
@@ -487,5 +486,5 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
             vocab=arch.vocab,
             bytes_per_logit=per,
         )
-    transient = one_layer / 2  # backward of one layer: gradients of its activations
+    transient = one_block / 2  # backward of one layer: gradients of its activations
     return a_b, logits_b, transient, ckpt

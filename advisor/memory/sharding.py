@@ -1,0 +1,112 @@
+"""The sharding stacks' own terms in a training breakdown: DeepSpeed ZeRO's buckets, fp32
+gradient buffers and retained parameters, FSDP2's whole blocks and pipeline-stage
+gradient accumulators. The figures come from advisor/memory/distributed.py (data:
+advisor/data/distributed.toml); this module adds them to a training estimate."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from advisor import catalog
+from advisor.memory import distributed
+from advisor.memory.terms import Breakdown
+from advisor.memory.transformer import embedding_params
+from advisor.models import Offload, Parallelism
+
+if TYPE_CHECKING:
+    from advisor.memory.training import TrainingSetup
+
+# DeepSpeed's bf16/fp16 ZeRO optimizer gives its fp32 master partition an fp32 gradient
+# only during the step: ZeRO-1/2 for the whole partition (stage_1_and_2.py step():
+# single_partition_of_fp32_groups[i].grad is set, stepped, then None), ZeRO-3 one
+# sub-group at a time (stage3.py _prepare_fp32_grad_for_sub_group flattens the sub-group's
+# gradients to fp32, _release_sub_group sets .grad = None; the init-time gradient_buffer is
+# replaced at the first step).
+DEEPSPEED_ZERO = {Parallelism.zero1, Parallelism.zero2, Parallelism.zero3}
+DEEPSPEED_FP32_GRAD_BYTES = 4
+
+
+def add_deepspeed_comm_buffers(
+    acc: Breakdown, par: Parallelism, trainable: float, hidden: int, framework: str | None
+) -> int:
+    """The 16-bit buckets of the stack's ZeRO config (data/distributed.toml): with
+    overlap_comm, "4.5x the allgather_bucket_size and reduce_bucket_size values" (DeepSpeed
+    config docs); without, one reduce buffer; ZeRO-3: the reduce buffer and the prefetch
+    bucket, "auto" being hidden^2 and 0.9 x hidden^2."""
+    elements, factor, overlap = distributed.zero_bucket_elements(framework, par, hidden, trainable)
+    return acc.add(
+        "comm_buffers",
+        factor * elements * 2,
+        f"DeepSpeed buckets{' (overlap_comm)' if overlap else ''}: {factor:g} x {elements / 1e6:.0f}M elements x 2 B",
+        elements_m=round(elements / 1e6),
+        factor=factor,
+    )
+
+
+def fsdp2(par: Parallelism, framework: str | None) -> bool:
+    """FSDP applied as torchtitan applies FSDP2 (data/distributed.toml: fsdp2.stacks)."""
+    return par == Parallelism.fsdp and distributed.fsdp2_stack(framework)
+
+
+def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
+    """Whole 16-bit parameters on each card while the loss runs. ZeRO-3: the lm_head and
+    the trailing blocks within stage3_max_reuse_distance (released only when not reused
+    soon; partitioned_param_coordinator.py). torchtitan's FSDP2: two blocks (one in flight,
+    one prefetched) and the [norm, lm_head] unit, never resharded after forward. Other
+    FSDP wrappers: about two layers in flight."""
+    arch, tp = t.arch, t.tp
+    gather_bits = min(catalog.find_format(t.fmt).bits, 16)  # type: ignore[union-attr]
+    emb = embedding_params(arch)
+    layer_params = (t.params - emb) / arch.layers
+    if t.par == Parallelism.zero3:
+        held = distributed.zero3_retained_params(t.framework, arch, t.params, emb)
+        return acc.add(
+            "gathered_layers",
+            held * gather_bits / 8 / tp,
+            f"ZeRO-3: lm_head + trailing blocks kept gathered for reuse, {held / 1e6:.0f}M params at {gather_bits:g} bits",
+            key="gathered_layers.zero3",
+            params_m=round(held / 1e6),
+            bits=gather_bits,
+        )
+    if distributed.fsdp2_stack(t.framework):
+        count = distributed.fsdp2_blocks_unsharded(t.layers, t.pp)
+        blocks = count * layer_params * gather_bits / 8 / tp
+        head = distributed.fsdp2_lm_head_bytes(arch, tp)
+        return acc.add(
+            "gathered_layers",
+            blocks + head,
+            f"FSDP2: {count} blocks at {gather_bits:g} bits + lm_head unit kept unsharded",
+            key="gathered_layers.fsdp2",
+            blocks=count,
+            bits=gather_bits,
+        )
+    return acc.add(
+        "gathered_layers",
+        2 * layer_params * gather_bits / 8 / tp,
+        f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
+        bits=gather_bits,
+    )
+
+
+def deepspeed_step_bytes(t: TrainingSetup, foreach: bool) -> float:
+    """What DeepSpeed's step adds: it steps the torch optimizer on its fp32 partition
+    (ZeRO-3 one sub-group of <= sub_group_size at a time, stage3.py step()), so a foreach
+    step's extra buffer is fp32, beside that partition's fp32 gradient."""
+    stepped = t.trainable / t.shard_states
+    if t.par == Parallelism.zero3:
+        stepped = distributed.zero3_fp32_grad_elements(t.framework, t.arch.hidden, stepped)
+    return (4 * stepped if foreach else 0.0) + DEEPSPEED_FP32_GRAD_BYTES * stepped
+
+
+def add_stage_grad_accumulators(t: TrainingSetup, acc: Breakdown) -> int:
+    """A pipeline stage under FSDP2 keeps its gradients whole, in fp32, until the last
+    micro-batch (torch.distributed.pipelining turns gradient sync off for the others)."""
+    if not (t.pp > 1 and fsdp2(t.par, t.framework) and t.w.cpu_offload == Offload.none):
+        return 0
+    stage = t.trainable / t.pp
+    return acc.add(
+        "stage_grad_accumulators",
+        distributed.fsdp2_stage_grad_accumulator_bytes(stage, t.tp),
+        f"pipeline stage: {stage / 1e6:.0f}M params' whole gradients in fp32 until the last micro-batch",
+        params_m=round(stage / 1e6),
+    )
