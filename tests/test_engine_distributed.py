@@ -219,3 +219,17 @@ def test_a_typed_llama_factory_zero2_question_uses_its_shipped_buckets():
     w = parse_query("llama-factory qwen2.5-7b full deepspeed zero2 4卡").workload
     assert w.framework == "llama-factory"
     assert "overlap_comm" not in _formulas(w)["comm_buffers"]
+
+
+def test_zero_keeps_fp32_master_partitions_even_for_a_pure_bf16_run():
+    """DeepSpeed copies each 16-bit partition to fp32 and steps that copy: a run asked as
+    pure bf16 (mixed_precision false) still pays the master weights and fp32 moments."""
+    base = dict(model="qwen2.5-7b", mode="full", weights_format="bf16", num_gpus=4)
+    zero = estimate(Workload(**base, parallelism="zero3", mixed_precision=False)).estimate
+    fsdp = estimate(Workload(**base, parallelism="fsdp", mixed_precision=False)).estimate
+    assert zero is not None and fsdp is not None
+    zero_opt = next(t for t in zero.terms if t.name == "optimizer")
+    fsdp_opt = next(t for t in fsdp.terms if t.name == "optimizer")
+    # fp32 moments + fp32 master (12 B) against bf16 moments (4 B), both over 4 cards
+    assert zero_opt.bytes > 2.5 * fsdp_opt.bytes
+    assert "fp32 master" in zero_opt.formula

@@ -105,7 +105,10 @@ def test_full_finetune_not_told_the_recipe_assumes_fp32_master_and_says_so():
     amp = estimate(Workload(**told, num_gpus=4, mixed_precision=True)).estimate
     assert default.estimate.breakdown["optimizer"] == amp.breakdown["optimizer"]
     assert ("training_recipe", "amp_fp32_master") in [(a.field, a.value) for a in default.assumed]
-    pure = estimate(Workload(**told, num_gpus=4, framework="torchtune")).estimate
+    # torchtune shards with FSDP (it has no DeepSpeed path, whose ZeRO always keeps fp32)
+    pure = estimate(
+        Workload(**{**told, "parallelism": "fsdp"}, num_gpus=4, framework="torchtune")
+    ).estimate
     assert pure.breakdown["optimizer"] < amp.breakdown["optimizer"] / 2
 
 

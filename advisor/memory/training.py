@@ -157,6 +157,13 @@ def training_setup(
     # unless `pure_bf16`; only torchtune's recipes train in pure bf16 by default. Assuming
     # pure bf16 here would halve the optimizer state and send a user into OOM.
     mixed = w.mixed_precision if w.mixed_precision is not None else framework not in PURE_16BIT
+    # DeepSpeed ZeRO trains 16-bit parameters through fp32 partitions whatever the model's
+    # dtype: stage_1_and_2.py (single_partition_of_fp32_groups) and stage3.py
+    # (_create_fp32_partitions) copy each partition to fp32 and the optimizer steps those,
+    # so its moments are fp32 too (DeepSpeed edaa722, read 2026-11-30). A "pure bf16" run
+    # under ZeRO still keeps them.
+    if par in sharding.DEEPSPEED_ZERO:
+        mixed = True
     # Parameter storage dtype of the trained weights: fp32 under AMP (fp32 weights), else
     # the weights' own 16-bit type. PEFT adapters are kept in fp32.
     if full:
