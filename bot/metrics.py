@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from telegram import Update
 
+from advisor import memo
 from bot.delivery import RetryingRateLimiter
 from bot.http import AiohttpRequest
 
@@ -68,9 +70,28 @@ class Metrics:
         )
         # monotonic time of the last update handled (the health check reports its age)
         self.last_update_at: float | None = None
+        r.register(MemoCollector())
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class MemoCollector:
+    """The engine's memos (advisor.memo) as read at scrape time: entries, hits and misses
+    per memo. Read when scraped, so answering an update costs nothing more; a hit rate that
+    falls tells the operator a memo is too small for the traffic (bench/load.py prints it)."""
+
+    def collect(self) -> list:
+        entries = GaugeMetricFamily("bot_memo_entries", "Entries held, by memo", labels=["memo"])
+        hits = CounterMetricFamily("bot_memo_hits", "Lookups answered from a memo", labels=["memo"])
+        misses = CounterMetricFamily(
+            "bot_memo_misses", "Lookups computed and remembered", labels=["memo"]
+        )
+        for name, (n, hit, miss) in sorted(memo.stats().items()):
+            entries.add_metric([name], n)
+            hits.add_metric([name], hit)
+            misses.add_metric([name], miss)
+        return [entries, hits, misses]
 
 
 # --- one update: outcome set by the error handler, read by the processor -------------------
