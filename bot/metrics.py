@@ -159,21 +159,27 @@ async def observe(metrics: Metrics, update: object, handle: Callable[[], Awaitab
         metrics.updates.labels(kind, run.outcome).inc()
         metrics.latency.observe(elapsed)
         metrics.last_update_at = time.monotonic()
-        chat = update.effective_chat if isinstance(update, Update) else None
-        log.info(
-            "update %s %s %s in %.0f ms",
-            getattr(update, "update_id", None),
-            route(update),
-            run.outcome,
-            elapsed * 1000,
-            extra={
-                "update_id": getattr(update, "update_id", None),
-                "chat_type": chat.type if chat else None,
-                "handler": route(update),
-                "latency_ms": round(elapsed * 1000, 1),
-                "outcome": run.outcome,
-            },
-        )
+        if log.isEnabledFor(logging.INFO):  # the line's fields are built only when written
+            _log_update(update, run.outcome, elapsed)
+
+
+def _log_update(update: object, outcome: str, elapsed: float) -> None:
+    chat = update.effective_chat if isinstance(update, Update) else None
+    handler = route(update)
+    log.info(
+        "update %s %s %s in %.0f ms",
+        getattr(update, "update_id", None),
+        handler,
+        outcome,
+        elapsed * 1000,
+        extra={
+            "update_id": getattr(update, "update_id", None),
+            "chat_type": chat.type if chat else None,
+            "handler": handler,
+            "latency_ms": round(elapsed * 1000, 1),
+            "outcome": outcome,
+        },
+    )
 
 
 # --- the Bot API side ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from urllib.parse import quote
 import aiosqlite
 from pydantic import BaseModel
 
+from bot import fastjson
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed, rows
 
 log = logging.getLogger(__name__)
@@ -403,8 +404,8 @@ class Repository:
 
     async def inbox_add(self, updates: list[dict]) -> None:
         ts = now_iso()
-        # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
-        entries = [(u["update_id"], json.dumps(u), ts) for u in updates]
+        # any string Telegram can send is storable, even a lone surrogate (bot.fastjson)
+        entries = [(u["update_id"], fastjson.dumps(u), ts) for u in updates]
         # One multi-row INSERT per page of updates: one statement is one transaction (all
         # rows or none, SQLiteWorker.statement) in one handoff to SQLite's thread, where
         # BEGIN, executemany, closing its cursor and COMMIT were four, for every getUpdates.
