@@ -111,6 +111,7 @@ class Stats:
     timeouts: int = 0
     expected_replies: Counter = field(default_factory=Counter)  # chat id -> replies expected
     inline_sent: int = 0  # inline queries, each answered by answerInlineQuery (not a message)
+    threads_cpu: dict[str, float] = field(default_factory=dict)  # CPU s by thread, measured
 
 
 def pick_button(call: Call, rng: random.Random) -> str | None:
@@ -265,6 +266,23 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds so far of a process's threads, summed by kind: the event loop's, Python's
+    own threads (aiosqlite's connections), and any named by a library (uvloop's workers)."""
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = (task / "comm").read_text().strip()
+        except (OSError, IndexError):
+            continue  # a thread that ended meanwhile
+        # the loop's thread is the process; Python's own threads (aiosqlite's) are unnamed
+        name = "loop" if task.name == str(pid) else "threads" if name == "python" else name
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def peak_rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -336,12 +354,17 @@ async def drive(
     async def window_starts() -> None:
         await asyncio.sleep(max(0.0, stats.measure_from - time.perf_counter()))
         cpu0.append(cpu_seconds(proc.pid) or 0.0)
+        stats.threads_cpu = thread_cpu_seconds(proc.pid)
 
     think = args.users / args.rate if args.rate else 0.0
     await asyncio.gather(
         window_starts(),
         *(one_user(tg, i, groups, deadline, stats, rng, think, lab) for i in range(args.users)),
     )
+    after = thread_cpu_seconds(proc.pid)
+    stats.threads_cpu = {
+        name: round(cpu - stats.threads_cpu.get(name, 0.0), 2) for name, cpu in after.items()
+    }
     return stats, (cpu_seconds(proc.pid) or 0.0) - cpu0[0]
 
 
@@ -509,6 +532,10 @@ async def run(args: argparse.Namespace) -> dict:
         "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
         "peak_rss_mb": round(rss, 1) if rss else None,
         "bot_cpu_ms_per_update": round(cpu_ms, 2),
+        "bot_cpu_ms_per_update_by_thread": {
+            name: round(cpu * 1000 / max(stats.updates, 1), 2)
+            for name, cpu in sorted(stats.threads_cpu.items(), key=lambda kv: -kv[1])
+        },
         "api_calls_per_update": {
             m: round(n / max(stats.updates, 1), 2) for m, n in calls.most_common()
         },
@@ -600,6 +627,10 @@ def main() -> int:
                 f"CPU {echo['cpu_ms_per_update']} ms/update · "
                 f"bot / echo CPU per update: {result['cpu_ratio_to_echo']}x"
             )
+        print(
+            "bot CPU ms/update by thread: "
+            + ", ".join(f"{n} {v}" for n, v in result["bot_cpu_ms_per_update_by_thread"].items())
+        )
         print(
             "API calls per update: "
             + ", ".join(f"{m} {n}" for m, n in result["api_calls_per_update"].items())
