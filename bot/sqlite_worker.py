@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import sqlite3
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -96,15 +97,21 @@ class SQLiteWorker:
         (`_batched`): each still its own implicit transaction, run in the order asked, its
         caller returning once it is committed; a handoff costs ~90 us of CPU where a
         statement in a shared one costs ~25 (bench/load.py counted ~3 a handled update)."""
-        return await self._batched(sql, params, fetch=False)
+        return await self._batched(partial(_one_statement, sql, params, False))
+
+    async def statements_in_transaction(self, items: list[tuple[str, tuple]]) -> list[int]:
+        """A few writing statements as one BEGIN IMMEDIATE … COMMIT (all or none; ROLLBACK
+        on any error), in one handoff shared like `statement`'s: where `transaction` makes
+        one handoff per statement plus BEGIN and COMMIT. The rows each changed."""
+        return await self._batched(partial(_in_transaction, items))
 
     async def statement_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """`statement` for one that returns rows (`INSERT … RETURNING`): they are all
         fetched on the connection's thread, which ends the statement and its implicit
         transaction there."""
-        return await self._batched(sql, params, fetch=True)
+        return await self._batched(partial(_one_statement, sql, params, True))
 
-    async def _batched(self, sql: str, params: tuple, *, fetch: bool) -> Any:
+    async def _batched(self, operation: Callable[[sqlite3.Connection], Any]) -> Any:
         """Join the batch not yet started (or start one): it runs once the lock is free,
         as one call on the connection's thread. Every caller waits on the batch shielded,
         so a caller cancelled meanwhile leaves the others' statements running."""
@@ -113,7 +120,7 @@ class SQLiteWorker:
             batch = self._open = _Batch()
             batch.task = asyncio.ensure_future(self._run_batch(batch))
         index = len(batch.items)
-        batch.items.append((sql, params, fetch))
+        batch.items.append(operation)
         assert batch.task is not None
         result = (await asyncio.shield(batch.task))[index]
         if isinstance(result, BaseException):
@@ -146,30 +153,50 @@ class SQLiteWorker:
 
 
 class _Batch:
-    """Statements asked for while the connection was busy: (sql, params, fetch rows?)."""
+    """Operations asked for while the connection was busy, each a function of the sqlite3
+    connection, run on its thread in the order asked."""
 
     __slots__ = ("items", "task")
 
     def __init__(self) -> None:
-        self.items: list[tuple[str, tuple, bool]] = []
+        self.items: list[Callable[[sqlite3.Connection], Any]] = []
         self.task: asyncio.Future[list[Any]] | None = None
 
 
-def _run_statements(conn: sqlite3.Connection, items: list[tuple[str, tuple, bool]]) -> list[Any]:
-    """On the connection's thread: each statement alone, outside BEGIN … COMMIT, so each is
-    its own implicit transaction, committed or rolled back before the next starts. Its rows
-    (fetched: that ends it), its changed-row count, or the error it raised."""
+def _run_statements(
+    conn: sqlite3.Connection, items: list[Callable[[sqlite3.Connection], Any]]
+) -> list[Any]:
+    """On the connection's thread: each operation's result, or the error it raised (for its
+    caller alone: the others run as they would have)."""
     out: list[Any] = []
-    for sql, params, fetch in items:
+    for operation in items:
         try:
-            cursor = conn.execute(sql, params)
-            try:
-                out.append([tuple(r) for r in cursor.fetchall()] if fetch else cursor.rowcount)
-            finally:
-                cursor.close()
-        except Exception as exc:  # noqa: BLE001 - handed to that statement's caller
+            out.append(operation(conn))
+        except Exception as exc:  # noqa: BLE001 - handed to that operation's caller
             out.append(exc)
     return out
+
+
+def _one_statement(sql: str, params: tuple, fetch: bool, conn: sqlite3.Connection) -> Any:
+    """Outside BEGIN … COMMIT: its own implicit transaction, committed or rolled back before
+    the next starts. Its rows (fetched: that ends it) or its changed-row count."""
+    cursor = conn.execute(sql, params)
+    try:
+        return [tuple(r) for r in cursor.fetchall()] if fetch else cursor.rowcount
+    finally:
+        cursor.close()
+
+
+def _in_transaction(items: list[tuple[str, tuple]], conn: sqlite3.Connection) -> list[int]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        counts = [_one_statement(sql, params, False, conn) for sql, params in items]
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.OperationalError):  # none left to roll back
+            conn.execute("ROLLBACK")
+        raise
+    return counts
 
 
 async def rows(db: aiosqlite.Connection, sql: str, params: tuple = ()) -> list[tuple]:

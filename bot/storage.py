@@ -166,10 +166,10 @@ class Repository:
         self._seen_at[signature] = now
         ts = now_iso()
 
-        async def write(db: aiosqlite.Connection) -> None:
-            if user_id is not None:
-                await changed(
-                    db,
+        items: list[tuple[str, tuple]] = []
+        if user_id is not None:
+            items.append(
+                (
                     "INSERT INTO users (user_id, first_name, tg_language, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET "
                     "first_name = excluded.first_name, "
@@ -177,16 +177,18 @@ class Repository:
                     "last_seen = excluded.last_seen",
                     (user_id, first_name, tg_language, ts, ts),
                 )
-            if chat_id is not None and chat_type is not None:
-                await changed(
-                    db,
+            )
+        if chat_id is not None and chat_type is not None:
+            items.append(
+                (
                     "INSERT INTO chats (chat_id, type, title, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
                     "type = excluded.type, title = excluded.title, last_seen = excluded.last_seen",
                     (chat_id, chat_type, chat_title, ts, ts),
                 )
-
-        await self._writer.transaction(write)
+            )
+        if items:  # one transaction in one handoff (a new user's first update does this)
+            await self._writer.statements_in_transaction(items)
 
     async def user(self, user_id: int) -> dict | None:
         row = await self._one(

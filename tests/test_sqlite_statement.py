@@ -121,3 +121,30 @@ async def test_a_cancelled_caller_leaves_the_others_statements_running(tmp_path:
         assert [tuple(r) for r in ids] == [(1,), (2,)]  # asked, so run: as one alone would be
     finally:
         await w.close()
+
+
+async def test_statements_in_a_transaction_are_all_or_none_in_one_handoff(tmp_path: Path) -> None:
+    w = await worker(tmp_path / "x.sqlite3")
+    try:
+        before = w.batches_run
+        assert await w.statements_in_transaction(
+            [("INSERT INTO t (id, v) VALUES (1, 'a')", ()), ("UPDATE t SET v = 'b'", ())]
+        ) == [1, 1]
+        assert w.batches_run - before == 1
+        with pytest.raises(sqlite3.IntegrityError):
+            await w.statements_in_transaction(
+                [
+                    ("INSERT INTO t (id, v) VALUES (2, 'c')", ()),
+                    ("INSERT INTO t (id, v) VALUES (3, NULL)", ()),  # NOT NULL: all undone
+                ]
+            )
+        rows = await w.run(lambda db: db.execute_fetchall("SELECT id, v FROM t ORDER BY id"))
+        assert [tuple(r) for r in rows] == [(1, "b")]
+        other = sqlite3.connect(tmp_path / "x.sqlite3", timeout=1)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # nothing left open by the failed one
+            other.execute("COMMIT")
+        finally:
+            other.close()
+    finally:
+        await w.close()
