@@ -26,6 +26,12 @@ to the echo bot's (a ratio holds across machines and loads; a time does not). CP
 system time of the process from /proc/<pid>/stat over the measured window. --warmup runs the
 same traffic first without measuring it (the figures of a bot whose memos have filled).
 LOAD_DUMP_DUPLICATES=FILE writes what the chats with a duplicate reply received.
+
+--profile FILE samples the bot process with py-spy (`pip install -e '.[profile]'`; every
+thread, so the aiosqlite threads count too) over the measured window and writes the
+collapsed stacks to FILE (a flame graph's input: flamegraph.pl, speedscope) and the top-25
+functions by cumulative share to FILE.top.txt. The sampler slows the bot: figures from a
+profiled run are not the bench's figures.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import sys
@@ -104,6 +111,7 @@ class Stats:
     timeouts: int = 0
     expected_replies: Counter = field(default_factory=Counter)  # chat id -> replies expected
     inline_sent: int = 0  # inline queries, each answered by answerInlineQuery (not a message)
+    threads_cpu: dict[str, float] = field(default_factory=dict)  # CPU s by thread, measured
 
 
 def pick_button(call: Call, rng: random.Random) -> str | None:
@@ -221,8 +229,9 @@ async def wait_webhook(tg: FakeTelegram, timeout: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def scrape_updates(port: int) -> int | None:
-    """The bot's own count of updates handled (every type and outcome), from /metrics."""
+async def scrape_updates(port: int) -> tuple[int | None, dict[str, str]]:
+    """The bot's own count of updates handled (every type and outcome), from /metrics, and
+    its memos' hit rates (name -> "hits/lookups")."""
     try:
         async with (
             aiohttp.ClientSession() as session,
@@ -230,14 +239,22 @@ async def scrape_updates(port: int) -> int | None:
         ):
             text = await response.text()
     except aiohttp.ClientError:
-        return None
-    return round(
-        sum(
-            float(line.rsplit(" ", 1)[1])
-            for line in text.splitlines()
-            if line.startswith("bot_updates_total{")
-        )
-    )
+        return None, {}
+    counted = 0.0
+    memos: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name.startswith("bot_updates_total{"):
+            counted += float(value)
+        elif name.startswith(("bot_memo_hits_total{", "bot_memo_misses_total{")):
+            memo_name = name.split('memo="', 1)[1].split('"', 1)[0]
+            kind = "hits" if name.startswith("bot_memo_hits") else "misses"
+            memos.setdefault(memo_name, {})[kind] = float(value)
+    rates = {
+        m: f"{c.get('hits', 0):.0f}/{c.get('hits', 0) + c.get('misses', 0):.0f}"
+        for m, c in memos.items()
+    }
+    return round(counted), rates
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -247,6 +264,23 @@ def cpu_seconds(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """CPU seconds so far of a process's threads, summed by kind: the event loop's, Python's
+    own threads (aiosqlite's connections), and any named by a library (uvloop's workers)."""
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = (task / "comm").read_text().strip()
+        except (OSError, IndexError):
+            continue  # a thread that ended meanwhile
+        # the loop's thread is the process; Python's own threads (aiosqlite's) are unnamed
+        name = "loop" if task.name == str(pid) else "threads" if name == "python" else name
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
 
 
 def peak_rss_mb(pid: int) -> float | None:
@@ -320,13 +354,54 @@ async def drive(
     async def window_starts() -> None:
         await asyncio.sleep(max(0.0, stats.measure_from - time.perf_counter()))
         cpu0.append(cpu_seconds(proc.pid) or 0.0)
+        stats.threads_cpu = thread_cpu_seconds(proc.pid)
 
     think = args.users / args.rate if args.rate else 0.0
     await asyncio.gather(
         window_starts(),
         *(one_user(tg, i, groups, deadline, stats, rng, think, lab) for i in range(args.users)),
     )
+    after = thread_cpu_seconds(proc.pid)
+    stats.threads_cpu = {
+        name: round(cpu - stats.threads_cpu.get(name, 0.0), 2) for name, cpu in after.items()
+    }
     return stats, (cpu_seconds(proc.pid) or 0.0) - cpu0[0]
+
+
+async def start_profiler(pid: int, out: Path, duration: float) -> asyncio.subprocess.Process | None:
+    """py-spy sampling `pid` for `duration` seconds into `out` (collapsed stacks), or None
+    with a line on stderr when py-spy is not installed."""
+    exe = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
+    if exe is None:
+        print("--profile: py-spy is not installed (pip install -e '.[profile]')", file=sys.stderr)
+        return None
+    return await asyncio.create_subprocess_exec(
+        exe, "record", "--pid", str(pid), "--duration", str(max(1, round(duration))),
+        "--rate", "200", "--format", "raw", "--threads", "--output", str(out),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def top_cumulative(collapsed: Path, n: int = 25) -> str:
+    """Top-`n` functions of py-spy's collapsed stacks by cumulative share (a function counted
+    once per sample it is anywhere on the stack of) and their own (leaf) share."""
+    total = 0
+    cumulative: Counter = Counter()
+    own: Counter = Counter()
+    for line in collapsed.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [f for f in stack.split(";") if not f.startswith(("thread (", "process "))]
+        total += int(count)
+        for frame in set(frames):
+            cumulative[frame] += int(count)
+        if frames:
+            own[frames[-1]] += int(count)
+    rows = [f"{'cum %':>6} {'own %':>6}  function (file:line)", f"samples: {total}"]
+    for frame, count in cumulative.most_common(n):
+        rows.append(f"{100 * count / total:6.1f} {100 * own[frame] / total:6.1f}  {frame}")
+    return "\n".join(rows)
 
 
 def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
@@ -428,11 +503,22 @@ async def run(args: argparse.Namespace) -> dict:
             await wait_webhook(tg, timeout=60)
         else:
             await tg.wait_polling(timeout=60)
+        profile = getattr(args, "profile", None)
+        profiler = None
+        if profile:
+            # sampled from the start of traffic: the warm-up, if any, is in the profile too
+            profiler = await start_profiler(proc.pid, Path(profile), args.warmup + args.duration)
         stats, bot_cpu = await drive(tg, proc, args, args.duration, lab=getattr(args, "lab", False))
+        if profiler is not None:
+            await profiler.wait()
+            if Path(profile).exists():
+                top = top_cumulative(Path(profile))
+                Path(f"{profile}.top.txt").write_text(top + "\n")
+                print(top, file=sys.stderr)
         elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
-        counted = await scrape_updates(port)
+        counted, memo_rates = await scrape_updates(port)
         await stop(proc, tg, args.drain)
         lost, duplicated, rejected = count_replies(tg, stats)
         injected = dict(tg.injected)
@@ -446,6 +532,10 @@ async def run(args: argparse.Namespace) -> dict:
         "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
         "peak_rss_mb": round(rss, 1) if rss else None,
         "bot_cpu_ms_per_update": round(cpu_ms, 2),
+        "bot_cpu_ms_per_update_by_thread": {
+            name: round(cpu * 1000 / max(stats.updates, 1), 2)
+            for name, cpu in sorted(stats.threads_cpu.items(), key=lambda kv: -kv[1])
+        },
         "api_calls_per_update": {
             m: round(n / max(stats.updates, 1), 2) for m, n in calls.most_common()
         },
@@ -465,6 +555,7 @@ async def run(args: argparse.Namespace) -> dict:
         "metrics_updates_counted": counted,
         "updates_sent_with_warmup": stats.sent,
         "inline_queries": stats.inline_sent,
+        "memo_hits": memo_rates,
         "load_average": os.getloadavg(),
         "bot_log": str(workdir / "bot.log"),
     }
@@ -508,6 +599,12 @@ def main() -> int:
         action="store_false",
         help="leave out lab groups' machines, inline queries and /lab (issue 16) from the mix",
     )
+    ap.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="sample the bot with py-spy over the traffic: collapsed stacks to FILE, "
+        "the top-25 cumulative list to FILE.top.txt",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -530,6 +627,18 @@ def main() -> int:
                 f"CPU {echo['cpu_ms_per_update']} ms/update · "
                 f"bot / echo CPU per update: {result['cpu_ratio_to_echo']}x"
             )
+        print(
+            "bot CPU ms/update by thread: "
+            + ", ".join(f"{n} {v}" for n, v in result["bot_cpu_ms_per_update_by_thread"].items())
+        )
+        print(
+            "API calls per update: "
+            + ", ".join(f"{m} {n}" for m, n in result["api_calls_per_update"].items())
+        )
+        print(
+            "memo hits/lookups (since start): "
+            + ", ".join(f"{m} {r}" for m, r in result["memo_hits"].items())
+        )
         print(
             "load average (1, 5, 15 min) at the end: "
             + ", ".join(f"{x:.2f}" for x in result["load_average"])

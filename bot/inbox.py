@@ -9,13 +9,13 @@ is harmless: history rows are unique per update, wizard steps name their step.
 
 from __future__ import annotations
 
-import json
 import logging
 
 from telegram import Update
 from telegram.error import NetworkError
 from telegram.ext import Application
 
+from bot import fastjson
 from bot.persistence import SQLitePersistence
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class Inbox:
         after that. If it cannot be stored, the getUpdates fails: the updater retries it
         with the same offset, so Telegram keeps the updates until they are on disk."""
         try:
-            body = json.loads(payload)
+            body = fastjson.loads(payload)
         except ValueError:
             return  # PTB reports the broken answer itself
         updates = body.get("result") if isinstance(body, dict) and body.get("ok") else None

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from telegram import Update
 
+from advisor import memo
 from bot.delivery import RetryingRateLimiter
 from bot.http import AiohttpRequest
 
@@ -68,9 +70,28 @@ class Metrics:
         )
         # monotonic time of the last update handled (the health check reports its age)
         self.last_update_at: float | None = None
+        r.register(MemoCollector())
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class MemoCollector:
+    """The engine's memos (advisor.memo) as read at scrape time: entries, hits and misses
+    per memo. Read when scraped, so answering an update costs nothing more; a hit rate that
+    falls tells the operator a memo is too small for the traffic (bench/load.py prints it)."""
+
+    def collect(self) -> list:
+        entries = GaugeMetricFamily("bot_memo_entries", "Entries held, by memo", labels=["memo"])
+        hits = CounterMetricFamily("bot_memo_hits", "Lookups answered from a memo", labels=["memo"])
+        misses = CounterMetricFamily(
+            "bot_memo_misses", "Lookups computed and remembered", labels=["memo"]
+        )
+        for name, (n, hit, miss) in sorted(memo.stats().items()):
+            entries.add_metric([name], n)
+            hits.add_metric([name], hit)
+            misses.add_metric([name], miss)
+        return [entries, hits, misses]
 
 
 # --- one update: outcome set by the error handler, read by the processor -------------------
@@ -138,21 +159,27 @@ async def observe(metrics: Metrics, update: object, handle: Callable[[], Awaitab
         metrics.updates.labels(kind, run.outcome).inc()
         metrics.latency.observe(elapsed)
         metrics.last_update_at = time.monotonic()
-        chat = update.effective_chat if isinstance(update, Update) else None
-        log.info(
-            "update %s %s %s in %.0f ms",
-            getattr(update, "update_id", None),
-            route(update),
-            run.outcome,
-            elapsed * 1000,
-            extra={
-                "update_id": getattr(update, "update_id", None),
-                "chat_type": chat.type if chat else None,
-                "handler": route(update),
-                "latency_ms": round(elapsed * 1000, 1),
-                "outcome": run.outcome,
-            },
-        )
+        if log.isEnabledFor(logging.INFO):  # the line's fields are built only when written
+            _log_update(update, run.outcome, elapsed)
+
+
+def _log_update(update: object, outcome: str, elapsed: float) -> None:
+    chat = update.effective_chat if isinstance(update, Update) else None
+    handler = route(update)
+    log.info(
+        "update %s %s %s in %.0f ms",
+        getattr(update, "update_id", None),
+        handler,
+        outcome,
+        elapsed * 1000,
+        extra={
+            "update_id": getattr(update, "update_id", None),
+            "chat_type": chat.type if chat else None,
+            "handler": handler,
+            "latency_ms": round(elapsed * 1000, 1),
+            "outcome": outcome,
+        },
+    )
 
 
 # --- the Bot API side ----------------------------------------------------------------------

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from copy import deepcopy
 from pathlib import Path
 
 from telegram.ext import BasePersistence, PersistenceInput
@@ -76,11 +75,13 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
 
     async def _save(self, kind: str, key: str, data: object | None) -> None:
         """PTB hands over every touched user's data after each update; most of it did not
-        change, and an unchanged value is not written again."""
+        change, and an unchanged value is not written again. `data` is PTB's live dict:
+        it is encoded here, before the first await, so no copy of it is needed, and the
+        text compared is the text written."""
         encoded = json.dumps(data, sort_keys=True) if data is not None else None
         if self._written.get((kind, key), "unknown") == encoded:
             return
-        await self.repo.save_state(kind, key, data)
+        await self.repo.save_state_json(kind, key, encoded)
         self._written[(kind, key)] = encoded
 
     def forget_written(self) -> None:
@@ -93,10 +94,10 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
         await self._save(f"conversation:{name}", json.dumps(list(key)), new_state)
 
     async def update_user_data(self, user_id: int, data: dict) -> None:
-        await self._save("user_data", str(user_id), deepcopy(data) or None)
+        await self._save("user_data", str(user_id), data or None)
 
     async def update_chat_data(self, chat_id: int, data: dict) -> None:
-        await self._save("chat_data", str(chat_id), deepcopy(data) or None)
+        await self._save("chat_data", str(chat_id), data or None)
 
     async def update_bot_data(self, data: dict) -> None:
         return None

@@ -12,6 +12,7 @@ from telegram import Update
 from telegram.error import Conflict, TelegramError
 from telegram.ext import Application
 
+from bot import gc_tuning
 from bot.warmup import warm_engine
 from bot.webhook import OpsServer
 
@@ -132,6 +133,7 @@ async def serve(
 
     server = ops_server(app)
     await start(app, on_conflict=on_conflict, server=server)
+    gc_tuning.settle_after_start_up()  # catalogs, templates and state are loaded by now
     if server is not None and server.webhook:
         log.info(
             "bot @%s takes updates by webhook on %s:%d", app.bot.username, server.host, server.port

@@ -22,6 +22,7 @@ from urllib.parse import quote
 import aiosqlite
 from pydantic import BaseModel
 
+from bot import fastjson
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed, rows
 
 log = logging.getLogger(__name__)
@@ -165,10 +166,10 @@ class Repository:
         self._seen_at[signature] = now
         ts = now_iso()
 
-        async def write(db: aiosqlite.Connection) -> None:
-            if user_id is not None:
-                await changed(
-                    db,
+        items: list[tuple[str, tuple]] = []
+        if user_id is not None:
+            items.append(
+                (
                     "INSERT INTO users (user_id, first_name, tg_language, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET "
                     "first_name = excluded.first_name, "
@@ -176,16 +177,18 @@ class Repository:
                     "last_seen = excluded.last_seen",
                     (user_id, first_name, tg_language, ts, ts),
                 )
-            if chat_id is not None and chat_type is not None:
-                await changed(
-                    db,
+            )
+        if chat_id is not None and chat_type is not None:
+            items.append(
+                (
                     "INSERT INTO chats (chat_id, type, title, first_seen, last_seen) "
                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_id) DO UPDATE SET "
                     "type = excluded.type, title = excluded.title, last_seen = excluded.last_seen",
                     (chat_id, chat_type, chat_title, ts, ts),
                 )
-
-        await self._writer.transaction(write)
+            )
+        if items:  # one transaction in one handoff (a new user's first update does this)
+            await self._writer.statements_in_transaction(items)
 
     async def user(self, user_id: int) -> dict | None:
         row = await self._one(
@@ -403,8 +406,8 @@ class Repository:
 
     async def inbox_add(self, updates: list[dict]) -> None:
         ts = now_iso()
-        # ASCII JSON: any string Telegram can send is storable, even a lone surrogate
-        entries = [(u["update_id"], json.dumps(u), ts) for u in updates]
+        # any string Telegram can send is storable, even a lone surrogate (bot.fastjson)
+        entries = [(u["update_id"], fastjson.dumps(u), ts) for u in updates]
         # One multi-row INSERT per page of updates: one statement is one transaction (all
         # rows or none, SQLiteWorker.statement) in one handoff to SQLite's thread, where
         # BEGIN, executemany, closing its cursor and COMMIT were four, for every getUpdates.
@@ -447,13 +450,19 @@ class Repository:
         return {r[0]: json.loads(r[1]) for r in rows}
 
     async def save_state(self, kind: str, key: str, data: object | None) -> None:
-        if data is None:
+        encoded = json.dumps(data, ensure_ascii=False) if data is not None else None
+        await self.save_state_json(kind, key, encoded)
+
+    async def save_state_json(self, kind: str, key: str, encoded: str | None) -> None:
+        """`save_state` for a value already encoded as JSON (bot.persistence encodes each
+        once, to tell whether it changed); None deletes the row."""
+        if encoded is None:
             await self._write("DELETE FROM ptb_state WHERE kind = ? AND key = ?", (kind, key))
         else:
             await self._write(
                 "INSERT INTO ptb_state (kind, key, data) VALUES (?, ?, ?) "
                 "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
-                (kind, key, json.dumps(data, ensure_ascii=False)),
+                (kind, key, encoded),
             )
 
 

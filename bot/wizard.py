@@ -165,7 +165,11 @@ def _page(
         if s in draft["answers"]
     ]
     user = update.effective_user
-    return text(
+    group = update.effective_chat is not None and update.effective_chat.type != "private"
+    # The page is the same for everyone at this step but for the asker's name in a group:
+    # rendered (and remembered, bot.replies) with a stand-in, the name put in afterwards.
+    # The template shows the name only in a group, first on its first line.
+    page = text(
         context,
         "wizard",
         step=step,
@@ -177,9 +181,17 @@ def _page(
         picked=picked,
         error=error.error if error else None,
         parsed=error,
-        group=update.effective_chat is not None and update.effective_chat.type != "private",
-        mention=_mention(user.id, user.first_name) if user else "",
+        group=group,
+        mention=_MENTION_SLOT if group else "",
     )
+    if not group:
+        return page
+    return page.replace(_MENTION_SLOT, _mention(user.id, user.first_name) if user else "", 1)
+
+
+# Where the asker's name goes on a group's wizard page: a NUL, which no template and no
+# Telegram text holds, so the first one is the slot.
+_MENTION_SLOT = "\x00mention\x00"
 
 
 def _stated_default(draft: dict, step: str) -> str | None:

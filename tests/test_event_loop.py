@@ -8,10 +8,13 @@ import importlib.util
 import json
 import sys
 from types import ModuleType, SimpleNamespace
+from urllib.parse import urlencode
 
 import pytest
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import TelegramError
-from telegram.request import BaseRequest
+from telegram.request import BaseRequest, RequestData
+from telegram.request._requestparameter import RequestParameter
 
 import bot.event_loop
 import bot.http
@@ -99,3 +102,74 @@ def test_the_bot_runs_on_uvloop_when_installed() -> None:
 def test_without_uvloop_the_bot_runs_on_asyncio(fallback: SimpleNamespace) -> None:
     assert fallback.event_loop.name() == "asyncio"
     assert fallback.event_loop.run(_loop_kind()).startswith("asyncio")
+
+
+def _request(**params: object) -> RequestData:
+    return RequestData([RequestParameter.from_input(k, v) for k, v in params.items()])
+
+
+REQUESTS = [
+    _request(
+        chat_id=-1001234567890,
+        text="显存 24 GB · ¥1.88/h & <b>4090</b> 🚀",
+        reply_markup=InlineKeyboardMarkup(
+            [[InlineKeyboardButton("💰 预算", callback_data="a|7|m")]]
+        ),
+        disable_notification=True,
+        parse_mode=None,
+    ),
+    _request(callback_query_id="42", show_alert=False),
+]
+
+
+@pytest.mark.parametrize("request_data", REQUESTS)
+def test_a_json_body_carries_what_the_form_would(request_data: RequestData) -> None:
+    body, headers = bot.http.encode_body(request_data)
+    assert headers == {"Content-Type": "application/json"}
+    sent = json.loads(body)  # type: ignore[arg-type]
+    # what the Bot API reads from either: the form's values are JSON texts of the same
+    form = request_data.json_parameters
+    assert set(sent) == set(form)
+    for name, value in sent.items():
+        assert value == (form[name] if isinstance(value, str) else json.loads(form[name]))
+
+
+def test_a_text_orjson_refuses_goes_as_ascii_json() -> None:
+    data = _request(chat_id=5, text="half a pair: \ud83d")
+    body, headers = bot.http.encode_body(data)
+    assert headers == {"Content-Type": "application/json"}
+    assert json.loads(body) == {"chat_id": 5, "text": "half a pair: \ud83d"}  # type: ignore[arg-type]
+
+
+def test_without_orjson_requests_are_forms(fallback: SimpleNamespace) -> None:
+    body, headers = fallback.http.encode_body(REQUESTS[0])
+    assert headers == fallback.http.FORM_HEADERS
+    assert body == urlencode(list(REQUESTS[0].json_parameters.items())).encode()
+    assert fallback.http.encode_body(None) == (None, None)
+
+
+INBOX_UPDATES = [
+    {"update_id": 1, "message": {"message_id": 7, "text": "你好 4090 🚀", "chat": {"id": -100}}},
+    {"update_id": 2, "message": {"text": "half a pair: \ud83d"}},  # orjson refuses it
+    {"update_id": 3, "callback_query": {"id": "18446744073709551615", "data": "w|5|t|lora"}},
+]
+
+
+@pytest.mark.parametrize("update", INBOX_UPDATES)
+def test_an_inbox_row_reads_back_as_the_update(update: dict) -> None:
+    import bot.fastjson
+
+    text = bot.fastjson.dumps(update)
+    assert json.loads(text) == update  # what the replay at start-up reads
+    assert bot.fastjson.loads(text.encode()) == update
+
+
+def test_without_orjson_inbox_rows_are_ascii_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bot.fastjson
+
+    monkeypatch.setitem(sys.modules, "orjson", None)
+    fallback = fresh_copy(bot.fastjson, "fallback_fastjson")
+    assert fallback.orjson is None
+    for update in INBOX_UPDATES:
+        assert fallback.dumps(update) == json.dumps(update)
+        assert fallback.loads(json.dumps(update).encode()) == update

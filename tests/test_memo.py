@@ -168,3 +168,42 @@ def test_wizard_and_card_replies_are_identical_with_the_memos_on_and_off() -> No
     assert renders() == plain
     assert renders() == plain
     assert memo.stats()["render"][1] > 0
+
+
+def test_a_group_wizard_page_names_its_asker_as_rendered_directly() -> None:
+    """The page is remembered once per step with a slot for the asker's name (bot.wizard):
+    each asker's page is what rendering it with their own name gives, memos on or off."""
+    from advisor.render import render
+    from bot.replies import t
+    from bot.wizard import _mention, _page, _stated_default, wizard_spec
+
+    task = next(iter(wizard_spec()["tasks"]))
+    step = wizard_spec()["tasks"][task]["steps"][0]
+    for lang in ("zh", "en"):
+        for chat_type in ("supergroup", "private"):
+            for uid, name in ((1, "Ann <&> Lee"), (2, "李雷")):
+                update = SimpleNamespace(
+                    effective_user=SimpleNamespace(id=uid, first_name=name),
+                    effective_chat=SimpleNamespace(type=chat_type, id=-5),
+                )
+                draft = {"owner": uid, "task": task, "answers": {}, "path": [], "msg": None}
+                group = chat_type != "private"
+                ctx = reader(lang)
+                direct = render(
+                    "wizard",
+                    lang,
+                    step=step,
+                    task=t(ctx, f"task.{task}"),
+                    step_no=1,
+                    step_total=len(wizard_spec()["tasks"][task]["steps"]),
+                    step_label=t(ctx, f"step.{step}"),
+                    default=_stated_default(draft, step),
+                    picked=[],
+                    error=None,
+                    parsed=None,
+                    group=group,
+                    mention=_mention(uid, name),
+                )
+                for _ in range(2):  # computed, then from the memo
+                    assert _page(update, ctx, draft, step, None) == direct  # type: ignore[arg-type]
+                assert (_mention(uid, name) in direct) is group
