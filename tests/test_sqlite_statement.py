@@ -148,3 +148,17 @@ async def test_statements_in_a_transaction_are_all_or_none_in_one_handoff(tmp_pa
             other.close()
     finally:
         await w.close()
+
+
+def test_the_aiosqlite_internals_the_batches_use_are_there() -> None:
+    """bot/sqlite_worker.py hands a batch to aiosqlite's thread through its private
+    `_execute(fn, *args)` and `_conn` (pyproject pins aiosqlite below 0.23 for this): an
+    upgrade that changes them must fail here, not lose writes at run time."""
+    import inspect
+
+    import aiosqlite
+
+    assert callable(getattr(aiosqlite.Connection, "_execute", None))
+    params = list(inspect.signature(aiosqlite.Connection._execute).parameters)
+    assert params[:2] == ["self", "fn"]
+    assert isinstance(inspect.getattr_static(aiosqlite.Connection, "_conn"), property)
