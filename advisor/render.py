@@ -68,9 +68,13 @@ def day(source_date: str | None) -> str:
 
 
 def hours(h: float | None) -> str:
-    """Training time without false precision: 3.4, 42, 1,250 (hours)."""
+    """Training time without false precision: 3.4, 42, 1,250 (hours); under 0.1 h two
+    significant digits (0.03), so a whole-job cost beside it is rate × hours as shown,
+    never a cost beside "0.0 h"."""
     if h is None:
         return "?"
+    if 0 < h < 0.095:
+        return f"{h:.2g}"
     return f"{h:.1f}" if h < 10 else f"{round(h):,}"
 
 

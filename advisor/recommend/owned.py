@@ -23,7 +23,7 @@ from advisor.recommend.rank import option
 
 MAX_CARDS_PER_MACHINE = 64  # the migration's CHECK; a machine past that is a cluster
 
-_STATE_ORDER = {"fits": 0, "tight": 1, "no_fit": 2, "blocked": 3}
+_STATE_ORDER = {"fits": 0, "tight": 1, "split": 2, "no_fit": 2, "blocked": 3}
 
 
 class Machine(BaseModel):

@@ -1,0 +1,154 @@
+"""Over 1,800 generated questions (tests/answer_questions.py: every task kind, 0.5B–671B,
+MoE, GGUF/AWQ/GPTQ/fp8/nf4, owned cards small and large, counts 1–8, budgets, the guided
+conversation's end questions) and four lab machine sets: no answer contradicts itself, in
+its recommendation or in its rendered text (rules in tests/answer_invariants.py)."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from advisor.recommend.owned import judge_machines
+from advisor.render import hours, render
+from tests import answer_invariants as inv
+from tests.answer_questions import LABS, questions, wizard_questions
+
+QUESTIONS = questions()
+WIZARD = wizard_questions()
+ALL = QUESTIONS + WIZARD
+CHUNKS = 12
+
+
+def problems_of(i: int, q: str) -> list[inv.Problem]:
+    """Every rule over one question: both currencies' recommendations, the English answer,
+    the inline article and a lab's machines judged for it."""
+    parsed = parse_query(q)
+    out: list[inv.Problem] = []
+    for currency in ("CNY", "USD"):
+        rec = recommend_query(parsed, default_currency=currency)
+        out += inv.check_structure(parsed, rec)
+    texts = inv.rendered(rec, parsed, q)
+    out += inv.check_english(rec, texts["en/answer"])
+    out += inv.check_inline(rec, texts["en/inline"])
+    assert parsed.workload is not None
+    own = judge_machines(parsed.workload, LABS[i % len(LABS)])
+    if own is not None:
+        text = render("lab_first", "en", own=own, group=True, chosen=False, plain=True)
+        out += inv.check_owned(rec, own, text)
+        render("lab_first", "zh", own=own, group=False, chosen=True, plain=True)
+    return out
+
+
+def test_the_generated_set_covers_what_it_claims() -> None:
+    assert len(ALL) >= 1500
+    text = " | ".join(ALL)
+    for part in (
+        "qwen2.5-0.5b",
+        "deepseek-v3",
+        "qwen3-30b-a3b",
+        "q4_k_m",
+        "awq",
+        "gptq",
+        "fp8",
+        "nf4",
+        "lora",
+        "qlora",
+        "pretrain",
+        "sdxl",
+        "resnet50",
+        "渲染",
+        "1080 ti",
+        "4060 laptop",
+        "h200",
+        "8x ",
+        "3x ",
+        "¥2/h",
+        "budget ¥200",
+        "vllm",
+        "llama.cpp",
+        "olmo2:7b",
+        "inference ",  # the guided conversation's end questions
+        "homework",
+    ):
+        assert part in text, part
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_generated_answers_hold_every_invariant(chunk: int) -> None:
+    found: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
+    for i in range(chunk, len(ALL), CHUNKS):
+        for rule, detail in problems_of(i, ALL[i]):
+            found[rule].append((ALL[i], detail))
+    assert not found, {rule: items[:3] for rule, items in found.items()}
+
+
+# --- the contradictions found, each pinned ------------------------------------------------
+
+
+def _answer(q: str, lang: str = "en", currency: str = "USD") -> tuple[object, str]:
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency=currency)
+    return rec, render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+
+
+def test_a_count_tensor_parallel_cannot_use_is_not_called_too_small() -> None:
+    """Was: "3× H200 …: 8.8 GiB of 140 GiB usable" then "❌ Does not fit (8.8 GiB needed per
+    card, 140 GiB usable): the cheapest change is vLLM --max-num-batched-tokens 2048" —
+    Qwen2.5-7B's 28 heads do not split over 3 cards; no memory change helps."""
+    rec, text = _answer("qwen2.5-7b q4_k_m vllm ctx 2048 batch 8 我的 3x h200")
+    assert rec.verdict.state == "split"
+    assert rec.verdict.fix == "pipeline:3"
+    assert "Does not fit" not in text
+    assert "cannot split this model over 3 cards" in text and "28/4" in text
+    assert not any(c.startswith(("batched_tokens", "kv_fp8", "quantize")) for c in rec.fixes)
+    _, zh = _answer("qwen2.5-7b q4_k_m vllm ctx 2048 batch 8 我的 3x h200", "zh", "CNY")
+    assert "装不下" not in zh.split("\n")[2] and "没法做张量并行" in zh
+
+
+def test_the_grid_marks_a_count_that_cannot_split_apart_from_one_that_does_not_fit() -> None:
+    rec, text = _answer("13b int4 batch 8 on 3x p100")
+    assert {c.state for c in rec.grid} >= {"split", "no"}
+    assert "✂️ fits, but tensor parallel cannot split it" in text
+
+
+def test_a_lab_machine_whose_count_cannot_split_says_so() -> None:
+    """Qwen2.5-72B fp16 at 32k on a lab's 3× A100 80GB: 55 GiB per card fits, 64 heads do
+    not split over 3; was "❌ does not fit even on all 3 cards: ~55.1 GiB needed per card,
+    79.2 GiB usable"."""
+    from advisor.recommend.owned import Machine
+
+    w = parse_query("qwen2.5-72b fp16 32k").workload
+    own = judge_machines(w, [Machine(name="odd", gpu_id="a100-80gb-sxm", count=3)])
+    assert own is not None and own.best is None
+    fit = own.machines[0]
+    assert fit.verdict.state == "split" and fit.verdict.fix == "pipeline:3"
+    assert fit.verdict.fix_tight
+    text = render("lab_first", "en", own=own, group=True, chosen=False, plain=True)
+    assert "does not fit" not in text and "cannot split it over 3" in text
+    assert "--pipeline-parallel-size 3" in text
+
+
+def test_a_job_cost_is_never_beside_zero_hours() -> None:
+    """Was: "8× B200 … ~0.0 h, whole job ~¥8.84": rate × hours as shown gave nothing."""
+    assert hours(0.03) == "0.03" and hours(0.07) == "0.07" and hours(3.45) == "3.5"
+    rec, text = _answer("pretrain deepseek-v3 ctx 512 10k samples budget ¥200")
+    assert "~0.0 h" not in text
+    assert not [p for p in inv.check_english(rec, text) if p[0] == "cost"]
+
+
+def test_the_checker_catches_what_it_claims() -> None:
+    """Each text rule fires on a contradicting line (so a silent checker is not a pass)."""
+    rec, text = _answer("qwen2.5-7b on 4090")
+    assert not inv.check_english(rec, text)
+    bad = text.replace("✅ Fits with", "✅ Fits with 99% headroom per card. X", 1)
+    lines = text.splitlines()
+    head = next(line for line in lines if "VRAM per card ~" in line)
+    worse = text.replace(head, head.replace("of 23.8 GiB", "of 1.0 GiB"))
+    assert any(r == "fits_verdict" for r, _ in inv.check_english(rec, worse)), worse
+    assert bad != text
+    pick = next(line for line in lines if line.startswith("• "))
+    warned = text.replace(pick, pick + "\n  ⛔ vLLM needs Volta or newer")
+    assert any(r == "pick_vs_warning" for r, _ in inv.check_english(rec, warned))
