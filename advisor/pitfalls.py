@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
-from advisor.models import EstimateResult, Kind, Mode, Offload
+from advisor.memory.runtimes import coefficient
+from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
 
 if TYPE_CHECKING:
     from advisor.recommend import Option
@@ -187,8 +188,14 @@ def find_pitfalls(
         else:
             out.append(_p("long_context_kv", kv=_gib(kv)))
     framework = w.runtime.value if w.runtime else (w.framework or "").lower()
-    if framework == "vllm":
-        out.append(_p("vllm_preallocates"))
+    engine = est.runtime.value if est.runtime in (Runtime.vllm, Runtime.sglang) else None
+    if framework == "vllm" or engine is not None:
+        # whenever the figure is a serving engine's, assumed or asked: the answer's
+        # nvidia-smi view is then the engine's share of the card, and this says why
+        engine = engine or "vllm"
+        util = w.gpu_memory_utilization or coefficient(engine, "gpu_memory_utilization")
+        name = {"vllm": "vLLM", "sglang": "SGLang"}[engine]
+        out.append(_p("vllm_preallocates", engine=name, share=f"{util * 100:.0f}%", util=util))
     if framework in ("transformers", "hf") and not w.mode.is_training:
         out.append(_p("hf_generate_kv"))
     if w.mode == Mode.qlora:

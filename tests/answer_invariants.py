@@ -46,7 +46,8 @@ def hardware_conflicts(rec: Recommendation, gpu: GpuSpec) -> list[str]:
     out = []
     if gpu.vendor != "NVIDIA" and gpu.architecture == "?":
         return out  # a card known by its memory only
-    serving = w.runtime in SERVING
+    runtime = w.runtime or (s.estimate.runtime if s.estimate else None)  # asked, else assumed
+    serving = runtime in SERVING
     if serving and gpu.vendor == "NVIDIA" and gpu.cc < 7.0:
         out.append("serving engine before Volta")
     if serving and gpu.vendor not in ("NVIDIA", "AMD"):
@@ -207,6 +208,9 @@ def check_english(rec: Recommendation, text: str) -> list[Problem]:
             h = rec.headline
             if h is not None and m.group(3) != gib(h.per_gpu_bytes):
                 out.append(("headline_figure", f"shown {m.group(3)} vs {gib(h.per_gpu_bytes)}"))
+            verdict = lines[i + 1] if i + 1 < len(lines) else ""
+            if verdict[:1] in "❌⛔" and re.search(r"tok/s|; ~[\d.,]+ h\b", line):
+                out.append(("fits_verdict", f"a speed or time beside {verdict[:30]}"))
         elif head is not None and (_RANGE.match(line) or line[:1] in "✅⚠❌"):
             out += _beside_head(head, line)
         elif m := _PICK.match(line):
@@ -311,6 +315,30 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
             if runtime and "runtime: " in said and f"runtime: {word}" not in said:
                 r = re.search(r"runtime: ([^;]+)", said)
                 out.append(("assumptions", f"runtime {r.group(1) if r else '?'} vs {runtime}"))
+    return out
+
+
+_SMI_ANSWER = re.compile(r"nvidia-smi view ([\d.]+ GiB)")
+_SMI_DETAILS = re.compile(r"Total per card ([\d.]+ GiB)(?:; nvidia-smi shows ([\d.]+ GiB))?")
+
+
+def check_views(rec: Recommendation, answer: str, details: str) -> list[Problem]:
+    """The answer and its details give one per-card figure and one nvidia-smi figure; the
+    nvidia-smi view is never under the figure, and a larger one is explained."""
+    a, d = _SMI_ANSWER.search(answer), _SMI_DETAILS.search(details)
+    h = rec.headline
+    if a is None or d is None:
+        return []
+    out: list[Problem] = []
+    smi = d.group(2) or d.group(1)
+    if a.group(1) != smi:
+        out.append(("headline_figure", f"nvidia-smi {a.group(1)} in the answer, {smi} in details"))
+    if h is not None and d.group(1) != gib(h.per_gpu_bytes):
+        out.append(("headline_figure", f"details total {d.group(1)} vs {gib(h.per_gpu_bytes)}"))
+    if _g(smi) < _g(d.group(1)):
+        out.append(("headline_figure", f"nvidia-smi {smi} under the figure {d.group(1)}"))
+    if d.group(2) and "pre-allocates" not in answer:
+        out.append(("assumptions", "an engine's nvidia-smi share shown without saying why"))
     return out
 
 

@@ -33,6 +33,7 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
     texts = inv.rendered(rec, parsed, q)
     out += inv.check_english(rec, texts["en/answer"])
     out += inv.check_inline(rec, texts["en/inline"])
+    out += inv.check_views(rec, texts["en/answer"], texts["en/details"])
     assert parsed.workload is not None
     own = judge_machines(parsed.workload, LABS[i % len(LABS)])
     if own is not None:
@@ -152,3 +153,45 @@ def test_the_checker_catches_what_it_claims() -> None:
     pick = next(line for line in lines if line.startswith("• "))
     warned = text.replace(pick, pick + "\n  ⛔ vLLM needs Volta or newer")
     assert any(r == "pick_vs_warning" for r, _ in inv.check_english(rec, warned))
+
+
+def test_the_nvidia_smi_view_is_one_figure_in_the_answer_and_its_details() -> None:
+    """Was: the answer said "nvidia-smi view 126 GiB" (vLLM's share of an H200) and its
+    details "Total (nvidia-smi view) 8.8 GiB"; and for a setup over the share, an
+    nvidia-smi view (123 GiB) under the per-card figure (176 GiB)."""
+    for q in ("qwen2.5-7b q4_k_m vllm ctx 2048 batch 8 on h200", "deepseek-v3 gptq sglang 2x h200"):
+        parsed = parse_query(q)
+        rec = recommend_query(parsed, default_currency="USD")
+        answer = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+        details = render("details", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert not inv.check_views(rec, answer, details), q
+        e = rec.setup.estimate
+        assert e.nvidia_smi_bytes >= e.total_bytes, q
+
+
+def test_an_assumed_serving_engine_says_why_nvidia_smi_shows_more() -> None:
+    """Was: only a typed "vllm" brought the pre-allocation note; an assumed engine (SGLang
+    named, an AWQ/MXFP4 checkpoint served by vLLM) showed its share unexplained, and the
+    note always said vLLM's 90%."""
+    rec, text = _answer("mixtral-8x7b sglang 8k batch 32")
+    note = next(p for p in rec.pitfalls if p.code == "vllm_preallocates")
+    assert note.params["engine"] == "SGLang" and note.params["share"] == "88%"
+    assert "SGLang pre-allocates 88% of VRAM" in text
+
+
+def test_a_card_that_cannot_run_the_job_gets_no_speed_or_cost_of_running_it() -> None:
+    """Was: "8× Tesla P40 …; ~67 tok/s per request" above "⛔ This card cannot run this as
+    asked" (vLLM needs Volta), and vLLM's share as its nvidia-smi view."""
+    rec, text = _answer("gpt-oss-20b 128k on 8x p40")
+    assert rec.verdict.state == "blocked"
+    head = next(line for line in text.splitlines() if "(your setup)" in line)
+    assert "tok/s" not in head
+    assert rec.setup.estimate.nvidia_smi_bytes in (None, rec.setup.estimate.total_bytes)
+
+
+def test_a_pascal_card_is_not_called_volta_or_turing() -> None:
+    """Was: "⛔ Tesla P40 is a Pascal card" and "ℹ️ Tesla P40 has no bf16 (Volta/Turing)"."""
+    _, text = _answer("gpt-oss-20b 128k on 8x p40")
+    assert "Pascal" in text and "(Volta/Turing)" not in text
+    _, zh = _answer("gpt-oss-20b 128k on 8x p40", "zh", "CNY")
+    assert "（Volta/Turing）" not in zh

@@ -248,7 +248,8 @@ def recommend(
     verdict, fixes = _verdict(
         setup, headline, head_gpu, own_card=named is not None and named.count == 1
     )
-    setup = _with_engine_share(setup, head_gpu)
+    if headline is None or not headline.blocked:  # an engine that cannot start takes no share
+        setup = _with_engine_share(setup, head_gpu)
     return Recommendation(
         result=base,
         setup=setup,
@@ -368,10 +369,10 @@ def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateRe
     util = setup.workload.gpu_memory_utilization or coefficient(
         est.runtime.value, "gpu_memory_utilization"
     )
-    share = int(util * gpu.usable_vram_bytes)
-    return setup.model_copy(
-        update={"estimate": est.model_copy(update={"nvidia_smi_bytes": max(share, 0)})}
-    )
+    # never under what the job needs: a setup that does not fit the share shows its need
+    # (nvidia-smi beside a smaller figure than "VRAM per card" contradicted it)
+    share = max(int(util * gpu.usable_vram_bytes), est.total_bytes)
+    return setup.model_copy(update={"estimate": est.model_copy(update={"nvidia_smi_bytes": share})})
 
 
 def _verdict(
