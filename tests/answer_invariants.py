@@ -14,6 +14,7 @@ Each check returns problems as (rule, detail). The rules, written apart from the
 - cost: a whole-job cost is the hourly rate × the hours shown.
 - assumptions: the runtime, format, context and batch stated are those the figure used.
 - band: the range shown brackets the figure.
+- budget: picks within the budget asked, or the answer (and the inline article) says none is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from advisor.models import Kind, Runtime
 from advisor.recommend import Recommendation, card_prices
 from advisor.recommend.owned import OwnedAnswer
 from advisor.render import gib, label, render
+from tests.test_answer_generated import figures_disagree
 
 HEADROOM = 0.20  # the guide's "VRAM misestimate" rule, restated here on purpose
 Problem = tuple[str, str]
@@ -126,6 +128,22 @@ def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN0
         for fact in hardware_conflicts(rec, catalog.gpus().get(rec.named.gpu_id) or _mem_card()):
             out.append(("pick_vs_warning", f"named {rec.named.gpu_id} judged runnable: {fact}"))
     out += _guide(rec)
+    out += _budget(parsed, rec)
+    return out
+
+
+def _budget(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN001
+    """Picks within the budget asked, unless the answer says nothing runs within it."""
+    if rec.over_budget or parsed.budget is None:
+        return []
+    out: list[Problem] = []
+    for o in picks(rec):
+        p = o.price_per_hour
+        if rec.budget_per_hour is not None and p is not None and p.amount > rec.budget_per_hour:
+            out.append(("budget", f"{o.gpu_id} at {p.amount}/h over {rec.budget_per_hour}/h"))
+        total = rec.budget_total
+        if total is not None and o.job_cost is not None and o.job_cost > total + 0.01:
+            out.append(("budget", f"{o.gpu_id}: job {o.job_cost} over {total}"))
     return out
 
 
@@ -219,6 +237,7 @@ def check_english(rec: Recommendation, text: str) -> list[Problem]:
         if line.startswith("⛔"):
             out += _warned_picks(rec, line)
     out += _assumed_in_text(rec, lines)
+    out += [("fits_verdict", d) for d in figures_disagree(text)]
     return out
 
 
@@ -362,6 +381,13 @@ def check_inline(rec: Recommendation, text: str) -> list[Problem]:
     pick = rec.cheapest
     if pick is not None and re.search(rf"⛔.*{re.escape(pick.gpu_name)}", text):
         out.append(("pick_vs_warning", f"inline top pick {pick.gpu_name} beside ⛔"))
+    # a pick over the asked budget, or figures for a changed job, say so here as in the answer
+    if pick is not None and rec.over_budget and "fits a budget of" not in text:
+        out.append(("budget", "inline top pick over the budget, unsaid"))
+    if rec.budget_fix and "as asked within your budget" not in text:
+        out.append(("assumptions", f"inline figures for {rec.budget_fix}, unsaid"))
+    if rec.recipe and rec.asked and rec.asked.estimate and "🔧" not in text:
+        out.append(("assumptions", f"inline figures for the recipe {rec.recipe}, unsaid"))
     return out
 
 

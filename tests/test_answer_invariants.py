@@ -195,3 +195,26 @@ def test_a_pascal_card_is_not_called_volta_or_turing() -> None:
     assert "Pascal" in text and "(Volta/Turing)" not in text
     _, zh = _answer("gpt-oss-20b 128k on 8x p40", "zh", "CNY")
     assert "（Volta/Turing）" not in zh
+
+
+def _inline(q: str, lang: str) -> tuple[object, str]:
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="CNY")
+    return rec, render("inline", lang, rec=rec, parsed=parsed, plain=True)
+
+
+def test_the_inline_article_says_what_the_full_answer_says_about_budget_and_recipe() -> None:
+    """Was: "@bot qwen2.5-72b ¥2/h" offered "Top pick … ¥11.96/h" with no word of the
+    budget; a budget-changed job (int8) and a small-card recipe (FLUX at 2.4 GiB on a 4060,
+    sequential offload) were shown as if asked."""
+    rec, en = _inline("qwen2.5-72b ¥2/h", "en")
+    assert rec.over_budget and "fits a budget of ¥2.00 per hour" in en
+    _, zh = _inline("qwen2.5-72b ¥2/h", "zh")
+    assert "以内没有能跑这个任务的配置" in zh
+    rec, en = _inline("预算 2 块/小时 跑 qwen2.5-14b 推理", "en")
+    assert rec.budget_fix and "with weights quantized to int8 it does" in en
+    rec, zh = _inline("flux.1-dev on 4060", "zh")
+    assert rec.recipe and "🔧 按默认方式加载每卡要" in zh
+    for q in ("qwen2.5-72b ¥2/h", "预算 2 块/小时 跑 qwen2.5-14b 推理", "flux.1-dev on 4060"):
+        rec, en = _inline(q, "en")
+        assert not inv.check_inline(rec, en), q
