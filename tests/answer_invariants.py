@@ -338,7 +338,9 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
 
 
 _SMI_ANSWER = re.compile(r"nvidia-smi view ([\d.]+ GiB)")
-_SMI_DETAILS = re.compile(r"Total per card ([\d.]+ GiB)(?:; nvidia-smi shows ([\d.]+ GiB))?")
+_SMI_DETAILS = re.compile(
+    r"Total (?:per card |\(nvidia-smi view\) )([\d.]+ GiB)(?:; nvidia-smi shows ([\d.]+ GiB))?"
+)
 
 
 def check_views(rec: Recommendation, answer: str, details: str) -> list[Problem]:
