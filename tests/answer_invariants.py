@@ -327,7 +327,12 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
         if n != int(used):
             out.append(("assumptions", f"header context {m.group(1)} vs used {used}"))
     runtime = (w.runtime.value if w.runtime else None) or assumed.get("runtime")
+    h = rec.headline
+    card = catalog.gpus().get(h.gpu_id) if h is not None else None
+    no_bf16 = card is not None and card.vendor == "NVIDIA" and not card.bf16_supported
     for line in lines:
+        if no_bf16 and _ASSUMED.match(line) and re.search(r"\bin bf16\b", line):
+            out.append(("assumptions", f"an assumed bf16 on {card.name}, which has none"))
         if m := _ASSUMED.match(line):
             said = m.group(1)
             word = label("en", f"value.{runtime}") if runtime else ""

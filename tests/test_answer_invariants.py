@@ -218,3 +218,17 @@ def test_the_inline_article_says_what_the_full_answer_says_about_budget_and_reci
     for q in ("qwen2.5-72b ¥2/h", "预算 2 块/小时 跑 qwen2.5-14b 推理", "flux.1-dev on 4060"):
         rec, en = _inline(q, "en")
         assert not inv.check_inline(rec, en), q
+
+
+def test_an_assumed_bf16_on_a_card_without_bf16_is_stated_as_fp16() -> None:
+    """Was: "ℹ️ Tesla T4 has no bf16 … load in fp16" and "Assumed: … KV cache in bf16" in
+    one answer (148 of the generated questions). Asked for by name, bf16 stays as asked."""
+    rec, text = _answer("qwen2.5-7b int8 ctx 2048 batch 8 on 4x 2080 ti")
+    said = next(line for line in text.splitlines() if line.startswith("Assumed:"))
+    assert "KV cache in fp16" in said and "bf16" not in said
+    _, zh = _answer("qwen2.5-7b int8 ctx 2048 batch 8 on 4x 2080 ti", "zh", "CNY")
+    assert "KV 缓存精度 fp16" in zh and "KV 缓存精度 bf16" not in zh
+    _, text = _answer("llama-3.1-8b pretrain batch 8 on p100")
+    assert " · fp16 · " in text.splitlines()[0] and "weights in bf16" not in text
+    _, asked = _answer("qwen2.5-7b bf16 on t4")
+    assert " · bf16 · " in asked.splitlines()[0]  # the user's own words, with the ℹ️ beside
