@@ -70,7 +70,21 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     out = [_p(code, gpu=gpu.name) for code in missing]
     if not missing:
         out += [_p(code, gpu=gpu.name) for code in advisories(gpu, result)]
-    if not pick.fits:
+    arch = model.arch
+    if not pick.fits and pick.per_gpu_bytes <= pick.usable_bytes and arch is not None:
+        # memory is not what stops it (recommend._verdict's "split"): saying OOM beside a
+        # figure under the card's memory contradicted the answer
+        heads = f"{arch.heads}/{arch.kv_heads_}"
+        out.append(
+            _p(
+                "tp_split",
+                count=pick.count,
+                gpu=gpu.name,
+                need=_gib(pick.per_gpu_bytes),
+                heads=heads,
+            )
+        )
+    elif not pick.fits:
         out.append(
             _p(
                 "oom",

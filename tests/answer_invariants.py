@@ -129,6 +129,22 @@ def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN0
             out.append(("pick_vs_warning", f"named {rec.named.gpu_id} judged runnable: {fact}"))
     out += _guide(rec)
     out += _budget(parsed, rec)
+    out += _pitfalls_agree(rec)
+    return out
+
+
+def _pitfalls_agree(rec: Recommendation) -> list[Problem]:
+    """The "Watch out" list says of the headline setup what its verdict says."""
+    h, v = rec.headline, rec.verdict
+    if h is None or v is None:
+        return []
+    out: list[Problem] = []
+    for p in rec.pitfalls:
+        same = p.params.get("gpu") == h.gpu_name and p.params.get("count") == str(h.count)
+        if p.code == "oom" and same and v.state in ("fits", "tight", "split"):
+            out.append(("fits_verdict", f"⛔ not enough VRAM beside a {v.state} verdict"))
+        if p.code == "tight_headroom" and v.state == "fits":
+            out.append(("fits_verdict", "a tight-headroom warning beside ✅ fits"))
     return out
 
 

@@ -105,6 +105,9 @@ def test_a_count_tensor_parallel_cannot_use_is_not_called_too_small() -> None:
     assert "Does not fit" not in text
     assert "cannot split this model over 3 cards" in text and "28/4" in text
     assert not any(c.startswith(("batched_tokens", "kv_fp8", "quantize")) for c in rec.fixes)
+    # nor "⛔ Not enough VRAM" in the list below it
+    assert "Not enough VRAM" not in text and "oom" not in {p.code for p in rec.pitfalls}
+    assert "tp_split" in {p.code for p in rec.pitfalls}
     _, zh = _answer("qwen2.5-7b q4_k_m vllm ctx 2048 batch 8 我的 3x h200", "zh", "CNY")
     assert "装不下" not in zh.split("\n")[2] and "没法做张量并行" in zh
 
