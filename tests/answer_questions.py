@@ -163,3 +163,49 @@ LABS: list[list[Machine]] = [
         Machine(name="g", gpu_id="gtx-1080-ti", count=1),
     ],
 ]
+
+
+HUB_SUFFIXES = [
+    "",
+    "on 4090",
+    "int4 on t4",
+    "lora",
+    "vllm 32k on 2x 3090",
+    "fp8 my 3x a100",
+    "¥2/h",
+]
+
+
+def hub_cases() -> list[tuple[str, object, object]]:
+    """(question, parsed, hub answer) for every repo the stand-in Hub serves with a config
+    and safetensors headers (tests/data/hub), each asked a few ways: a model read from the
+    Hub goes through the same engine and templates (bot/hub.py, hublookup/query.py)."""
+    import json
+
+    from advisor.hubspec import HubFacts, count_tensors, hub_model
+    from hublookup.query import hub_query
+    from hublookup.resolve import HubAnswer
+    from hublookup.standin import DEFAULT_DATA
+
+    out: list[tuple[str, object, object]] = []
+    for n, folder in enumerate(sorted(p for p in DEFAULT_DATA.iterdir() if p.is_dir())):
+        if not (folder / "config.json").exists() or not (folder / "tensors.json").exists():
+            continue
+        repo = folder.name.replace("__", "/")
+        raw = json.loads((folder / "tensors.json").read_text())
+        model = hub_model(
+            HubFacts(
+                repo_id=repo,
+                read_at="2026-11-30T08:00:00+00:00",
+                config=json.loads((folder / "config.json").read_text()),
+                tensors=count_tensors({k: (v[0], v[1]) for k, v in raw.items()}),
+            )
+        )
+        if model is None:
+            continue
+        for suffix in HUB_SUFFIXES[n % 3 :: 2]:
+            q = f"{repo} {suffix}".strip()
+            parsed = hub_query(q, repo, model)
+            if parsed.ok:
+                out.append((q, parsed, HubAnswer(repo_id=repo, model=model)))
+    return out

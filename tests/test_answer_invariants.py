@@ -235,3 +235,35 @@ def test_an_assumed_bf16_on_a_card_without_bf16_is_stated_as_fp16() -> None:
     assert " · fp16 · " in text.splitlines()[0] and "weights in bf16" not in text
     _, asked = _answer("qwen2.5-7b bf16 on t4")
     assert " · bf16 · " in asked.splitlines()[0]  # the user's own words, with the ℹ️ beside
+
+
+def test_models_read_from_the_hub_hold_every_invariant_and_read_in_chinese() -> None:
+    """The stand-in Hub's repos (config and safetensors headers), each asked a few ways:
+    the same rules, and their Chinese answers, details and inline articles scanned."""
+    import re
+
+    from tests.answer_questions import hub_cases
+    from tests.test_answer_chinese import leaks_in
+
+    cases = hub_cases()
+    assert len(cases) >= 60
+    found: list[tuple[str, inv.Problem]] = []
+    corpus: list[tuple[str, str]] = []
+    for q, parsed, hub in cases:
+        rec = recommend_query(parsed, default_currency="USD")
+        views = {
+            (lang, name): render(
+                name, lang, rec=rec, parsed=parsed, canonical=q, hub=hub, plain=True
+            )
+            for lang in ("en", "zh")
+            for name in ("answer", "details", "inline")
+        }
+        problems = inv.check_structure(parsed, rec)
+        problems += inv.check_english(rec, views["en", "answer"])
+        problems += inv.check_inline(rec, views["en", "inline"])
+        problems += inv.check_views(rec, views["en", "answer"], views["en", "details"])
+        found += [(q, p) for p in problems]
+        corpus += [(q, text) for (lang, _), text in views.items() if lang == "zh"]
+    assert not found, found[:5]
+    repos = {w for q, _, _ in cases for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", q.split()[0])}
+    assert not leaks_in(corpus, extra=repos)
