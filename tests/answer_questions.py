@@ -90,9 +90,15 @@ def _free_question(rng: random.Random) -> str:
         parts = [rng.choice(CLASSIC), rng.choice(BATCHES)]
     else:
         parts = [rng.choice(NO_FORMULA)]
-    if rng.random() < 0.6:
+    roll = rng.random()
+    if roll < 0.55:
         card = rng.choice(CARDS)
         parts.append(rng.choice(OWNERSHIP) + rng.choice(COUNTS) + card)
+    elif roll < 0.63:  # the count is the question
+        card = rng.choice(["h100", "a100", "4090", "h20", "v100", "l40s"])
+        parts.append(rng.choice([f"需要几张 {card}", f"how many {card}"]))
+    elif roll < 0.68:  # a card known only by its memory
+        parts.append(f"我只有 {rng.choice([6, 8, 12, 16, 24, 48])}g 显存")
     parts.append(rng.choice(BUDGETS))
     return " ".join(p for p in parts if p)
 

@@ -413,3 +413,35 @@ def test_a_lab_line_with_a_value_out_of_range_is_answered_in_words() -> None:
             removed=None,
         )
         assert "bad_value" not in text and words in text, text
+
+
+def test_every_chinese_string_in_the_catalogs_and_labels_carries_no_english() -> None:
+    """Each `zh` / `*_zh` text of advisor/data (pitfalls, guide lines, notes, recipes) and
+    every Chinese label, whether or not a generated question reaches it. Was: the guide
+    line "SDXL 等扩散模型训练 / 大 batch 训练"."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    corpus: list[tuple[str, str]] = []
+
+    def walk(obj: object, path: str) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(v, str) and (k == "zh" or k.endswith("_zh")):
+                    corpus.append((f"{path}.{k}", re.sub(r"<code>.*?</code>", "", v)))
+                else:
+                    walk(v, f"{path}.{k}")
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                walk(v, f"{path}[{i}]")
+
+    for f in sorted((root / "advisor" / "data").rglob("*.toml")):
+        walk(tomllib.loads(f.read_text(encoding="utf-8")), f.name)
+    for f in sorted((root / "templates" / "zh").glob("*.toml")):
+        for section, values in tomllib.loads(f.read_text(encoding="utf-8")).items():
+            for key, text in values.items() if isinstance(values, dict) else []:
+                if isinstance(text, str):
+                    corpus.append((f"{f.name}.{section}.{key}", text))
+    assert len(corpus) > 300
+    assert not leaks_in(corpus)
