@@ -342,6 +342,20 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
         n = int(m.group(1)[:-1]) * 1024 if m.group(1).endswith("k") else int(m.group(1))
         if n != int(used):
             out.append(("assumptions", f"header context {m.group(1)} vs used {used}"))
+    batch = w.batch_size or assumed.get("batch_size")
+    if batch and (m := re.search(r" · batch (\d+)", header)) and int(m.group(1)) != int(batch):
+        out.append(("assumptions", f"header batch {m.group(1)} vs used {batch}"))
+    fmt = w.weights_format or assumed.get("weights_format")
+    parts = header.split(" · ")
+    if (
+        fmt
+        and len(parts) > 2
+        and re.fullmatch(r"[\w.-]+", parts[2])
+        and not re.match(r"(?:context|sequences|batch) ", parts[2])
+    ):
+        shown = parts[2]
+        if shown != fmt and not (shown == "fp16" and fmt == "bf16"):
+            out.append(("assumptions", f"header format {shown} vs used {fmt}"))
     runtime = (w.runtime.value if w.runtime else None) or assumed.get("runtime")
     h = rec.headline
     card = catalog.gpus().get(h.gpu_id) if h is not None else None

@@ -6,6 +6,7 @@ its recommendation or in its rendered text (rules in tests/answer_invariants.py)
 from __future__ import annotations
 
 import collections
+import re
 
 import pytest
 
@@ -147,12 +148,13 @@ def test_the_checker_catches_what_it_claims() -> None:
     """Each text rule fires on a contradicting line (so a silent checker is not a pass)."""
     rec, text = _answer("qwen2.5-7b on 4090")
     assert not inv.check_english(rec, text)
-    bad = text.replace("✅ Fits with", "✅ Fits with 99% headroom per card. X", 1)
+    assert "fits_verdict" in {
+        r for r, _ in inv.check_english(rec, text.replace("✅ Fits with 30%", "✅ Fits with 90%"))
+    }
     lines = text.splitlines()
     head = next(line for line in lines if "VRAM per card ~" in line)
     worse = text.replace(head, head.replace("of 23.8 GiB", "of 1.0 GiB"))
     assert any(r == "fits_verdict" for r, _ in inv.check_english(rec, worse)), worse
-    assert bad != text
     pick = next(line for line in lines if line.startswith("• "))
     warned = text.replace(pick, pick + "\n  ⛔ vLLM needs Volta or newer")
     assert any(r == "pick_vs_warning" for r, _ in inv.check_english(rec, warned))
@@ -267,3 +269,26 @@ def test_models_read_from_the_hub_hold_every_invariant_and_read_in_chinese() -> 
     assert not found, found[:5]
     repos = {w for q, _, _ in cases for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", q.split()[0])}
     assert not leaks_in(corpus, extra=repos)
+
+
+def test_the_text_rules_fire_on_a_changed_assumption_figure_or_cost() -> None:
+    """Mutations of a consistent answer: each is caught by the rule it breaks."""
+    q = "qwen2.5-14b int4 ctx 8192 batch 4 on 4090"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="USD")
+    text = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    details = render("details", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert not inv.check_english(rec, text) and not inv.check_views(rec, text, details)
+
+    def rules(changed: str) -> set[str]:
+        assert changed != text
+        return {r for r, _ in inv.check_english(rec, changed)}
+
+    assert "assumptions" in rules(text.replace(" · int4 · ", " · fp8 · ", 1))
+    assert "assumptions" in rules(text.replace(" · context 8k", " · context 32k", 1))
+    assert "assumptions" in rules(text.replace(" · batch 4", " · batch 8", 1))
+    smi = re.search(r"nvidia-smi view ([\d.]+) GiB", text).group(1)
+    changed = text.replace(f"nvidia-smi view {smi} GiB", "nvidia-smi view 1.0 GiB")
+    assert {r for r, _ in inv.check_views(rec, changed, details)} == {"headline_figure"}
+    low = re.search(r"range ([\d.]+) GiB", text).group(1)
+    assert "band" in rules(text.replace(f"range {low} GiB", "range 99.0 GiB", 1))
