@@ -292,3 +292,14 @@ def test_the_text_rules_fire_on_a_changed_assumption_figure_or_cost() -> None:
     assert {r for r, _ in inv.check_views(rec, changed, details)} == {"headline_figure"}
     low = re.search(r"range ([\d.]+) GiB", text).group(1)
     assert "band" in rules(text.replace(f"range {low} GiB", "range 99.0 GiB", 1))
+
+
+def test_a_lab_machine_that_cannot_run_the_job_says_why() -> None:
+    """Was: "• p40 (4× Tesla P40): ⛔ this card cannot run it as asked" and nothing more,
+    where the answer for the same card names what stops it."""
+    own = judge_machines(parse_query("qwen2.5-32b awq vllm 32k").workload, LABS[1])
+    text = render("lab_first", "en", own=own, group=True, chosen=False, plain=True)
+    p40 = next(line for line in text.splitlines() if line.startswith("• p40"))
+    assert "Pascal" in p40 and ".;" not in text
+    zh = render("lab_first", "zh", own=own, group=True, chosen=False, plain=True)
+    assert "Pascal 架构" in zh and "。；" not in zh
