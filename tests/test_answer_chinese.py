@@ -58,6 +58,8 @@ ALLOWED = {
     "ZeRO",
     "Offload",
     "FSDP",
+    "FSDP2",  # PyTorch's fully_shard, as its docs name it
+    "AutoAWQ",  # the AWQ quantization library
     "EXL2",
     "TP",
     "PP",
