@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
-from advisor.models import EstimateResult, Kind, Mode, Offload
+from advisor.memory.runtimes import coefficient
+from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
 
 if TYPE_CHECKING:
     from advisor.recommend import Option
@@ -69,7 +70,21 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     out = [_p(code, gpu=gpu.name) for code in missing]
     if not missing:
         out += [_p(code, gpu=gpu.name) for code in advisories(gpu, result)]
-    if not pick.fits:
+    arch = model.arch
+    if not pick.fits and pick.per_gpu_bytes <= pick.usable_bytes and arch is not None:
+        # memory is not what stops it (recommend._verdict's "split"): saying OOM beside a
+        # figure under the card's memory contradicted the answer
+        heads = f"{arch.heads}/{arch.kv_heads_}"
+        out.append(
+            _p(
+                "tp_split",
+                count=pick.count,
+                gpu=gpu.name,
+                need=_gib(pick.per_gpu_bytes),
+                heads=heads,
+            )
+        )
+    elif not pick.fits:
         out.append(
             _p(
                 "oom",
@@ -187,8 +202,14 @@ def find_pitfalls(
         else:
             out.append(_p("long_context_kv", kv=_gib(kv)))
     framework = w.runtime.value if w.runtime else (w.framework or "").lower()
-    if framework == "vllm":
-        out.append(_p("vllm_preallocates"))
+    engine = est.runtime.value if est.runtime in (Runtime.vllm, Runtime.sglang) else None
+    if framework == "vllm" or engine is not None:
+        # whenever the figure is a serving engine's, assumed or asked: the answer's
+        # nvidia-smi view is then the engine's share of the card, and this says why
+        engine = engine or "vllm"
+        util = w.gpu_memory_utilization or coefficient(engine, "gpu_memory_utilization")
+        name = {"vllm": "vLLM", "sglang": "SGLang"}[engine]
+        out.append(_p("vllm_preallocates", engine=name, share=f"{util * 100:.0f}%", util=util))
     if framework in ("transformers", "hf") and not w.mode.is_training:
         out.append(_p("hf_generate_kv"))
     if w.mode == Mode.qlora:

@@ -68,9 +68,13 @@ def day(source_date: str | None) -> str:
 
 
 def hours(h: float | None) -> str:
-    """Training time without false precision: 3.4, 42, 1,250 (hours)."""
+    """Training time without false precision: 3.4, 42, 1,250 (hours); under 0.1 h two
+    significant digits (0.03), so a whole-job cost beside it is rate × hours as shown,
+    never a cost beside "0.0 h"."""
     if h is None:
         return "?"
+    if 0 < h < 0.095:
+        return f"{h:.2g}"
     return f"{h:.1f}" if h < 10 else f"{round(h):,}"
 
 
@@ -158,15 +162,27 @@ def assumption_text(lang: str, text: str) -> str:
     return text
 
 
-def assumptions(lang: str, parsed, result) -> list[str]:  # noqa: ANN001
-    """The parser's and the engine's assumptions as phrases, each once."""
+def lacks_bf16(pick) -> bool:  # noqa: ANN001
+    """The card an answer is about (its headline option) has no bf16 (T4, V100, Pascal)."""
+    from advisor import catalog
+
+    gpu = catalog.gpus().get(pick.gpu_id) if pick is not None else None
+    return gpu is not None and gpu.vendor == "NVIDIA" and not gpu.bf16_supported
+
+
+def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN001
+    """The parser's and the engine's assumptions as phrases, each once. On a card without
+    bf16 (`pick`'s), a value only assumed to be bf16 is what that card runs: fp16, the same
+    bytes ("Assumed: KV cache in bf16" beside "T4 has no bf16" contradicted it)."""
     out: list[str] = []
+    fp16 = lacks_bf16(pick)
     for text in parsed.assumed:
-        phrase = assumption_text(lang, text)
+        phrase = assumption_text(lang, re.sub(r"\bbf16\b", "fp16", text) if fp16 else text)
         if phrase not in out:
             out.append(phrase)
     for a in result.assumed:
-        phrase = assumption(lang, a.field, a.value)
+        value = "fp16" if fp16 and a.value == "bf16" else a.value
+        phrase = assumption(lang, a.field, value)
         if phrase not in out:
             out.append(phrase)
     return out
@@ -190,11 +206,14 @@ def model_source(lang: str, source: str | None) -> str:
     return label(lang, "source.catalog")
 
 
-def workload_facts(result) -> dict[str, object]:  # noqa: ANN001
+def workload_facts(result, pick=None) -> dict[str, object]:  # noqa: ANN001
     """What the headline states about the job: mode, format, context, batch, cards, runtime
-    (asked or assumed), for the templates to word."""
+    (asked or assumed), for the templates to word. An assumed bf16 on a card without it
+    (`pick`'s) is stated as the fp16 it runs in (`assumptions`)."""
     w = result.workload
     assumed = {a.field: a.value for a in result.assumed}
+    if lacks_bf16(pick) and assumed.get("weights_format") == "bf16":
+        assumed["weights_format"] = "fp16"
     context = w.seq_len if w.mode.is_training else w.context_tokens
     context = context or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
     return {
@@ -251,7 +270,7 @@ def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> s
     helpers = {
         "t": t,
         "formula": lambda term: formula(lang, term),
-        "assumptions": lambda parsed, result: assumptions(lang, parsed, result),
+        "assumptions": lambda parsed, result, pick=None: assumptions(lang, parsed, result, pick),
         "ignored": ignored,
         "facts": workload_facts,
         "model_source": lambda source: model_source(lang, source),

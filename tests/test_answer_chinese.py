@@ -4,6 +4,7 @@ allow-list: names (models, cards, platforms, number formats, programs) and units
 
 from __future__ import annotations
 
+import html
 import re
 
 from advisor import catalog
@@ -57,11 +58,16 @@ ALLOWED = {
     "ZeRO",
     "Offload",
     "FSDP",
+    "FSDP2",  # PyTorch's fully_shard, as its docs name it
+    "AutoAWQ",  # the AWQ quantization library
     "EXL2",
     "TP",
     "PP",
     "DDP",
     "MoE",
+    "GQA",  # grouped-query attention, as Chinese write-ups name it
+    "MLA",  # DeepSeek's multi-head latent attention
+    "Korthikanti",  # an author cited by name (activation memory, 2022)
     "AdamW",
     "all-reduce",  # the NCCL operation, as written in Chinese tech text
     "n_ubatch",  # llama.cpp's flag, as typed
@@ -237,10 +243,11 @@ def _chinese_corpus() -> list[tuple[str, str]]:
     return out
 
 
-def test_chinese_answers_carry_no_english_outside_the_allow_list() -> None:
+def leaks_in(corpus: list[tuple[str, str]], extra: set[str] = frozenset()) -> dict[str, str]:
+    """English words outside the allow-list and the catalog's names, each with the first
+    source it came from. `extra`: names a caller's own corpus carries (repo ids it made)."""
     allowed = {w.lower() for a in ALLOWED for w in _words(a)} | {n.lower() for n in _names()}
-    corpus = _chinese_corpus()
-    assert len(corpus) > 150
+    allowed |= {w.lower() for w in extra}
     leaks: dict[str, str] = {}
     for source, text in corpus:
         # The user's own words come back quoted as typed, and commands are typed as they
@@ -249,9 +256,21 @@ def test_chinese_answers_carry_no_english_outside_the_allow_list() -> None:
         text = re.sub(r"/[a-z]+\b", "", text)
         text = re.sub(r"--[a-z-]+", "", text)  # a program's flags, typed as they are
         text = re.sub(r"\{[a-z_]+\}", "", text)  # a label's placeholders
+        # a setting typed as it is (gpu_memory_utilization=0.9, HF_TOKEN); an internal
+        # code (bad_value) is still a leak
+        text = re.sub(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+=", "", text)
+        text = re.sub(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b", "", text)
+        text = re.sub(r"\b[a-z_.]+\(\)", "", text)  # a function, as called: generate()
         for word in _words(text):
             if word.lower() not in allowed:
                 leaks.setdefault(word, source)
+    return leaks
+
+
+def test_chinese_answers_carry_no_english_outside_the_allow_list() -> None:
+    corpus = _chinese_corpus()
+    assert len(corpus) > 150
+    leaks = leaks_in(corpus)
     assert not leaks, leaks
 
 
@@ -294,3 +313,151 @@ def test_an_unknown_card_is_said_first_in_the_readers_language() -> None:
         assert said in text
         # said before the first pick, not after the rentals
         assert text.index(said) < text.index("RTX PRO 6000")
+
+
+def _scannable(body: str) -> str:
+    """A reply as a reader sees it, without <code> spans: what is typed as code (a command
+    line, a /lab example, a repo id) is not our wording."""
+    body = re.sub(r"<code>.*?</code>", "", body, flags=re.S)
+    return html.unescape(re.sub(r"<[^<>]+>", "", body))
+
+
+def _every_reply_corpus() -> list[tuple[str, str]]:
+    """Every template in Chinese, with each branch the bot reaches: the Hub (found, stale,
+    down, gated, missing, too many requests, offline), names the catalog lacks, lab mode
+    (the admin refusal, each bad line, the machines judged), inline answers, /forget,
+    every parse error and out-of-range value, the guided conversation's end answers."""
+    from markupsafe import Markup
+
+    from advisor.recommend.owned import judge_machines
+    from hublookup.resolve import HubAnswer
+    from tests.answer_questions import LABS, questions, wizard_questions
+    from tests.test_templates import contexts
+
+    out: list[tuple[str, str]] = []
+
+    def add(source: str, template: str, /, **ctx: object) -> None:
+        out.append((source, _scannable(render(template, "zh", **ctx))))
+
+    base = contexts()
+    for name, ctx in base.items():
+        add(name, name, **{k: Markup(v) if k == "mention" else v for k, v in ctx.items()})
+    lab = base["lab"]
+    for problem in (
+        "not_admin",
+        "no_card",
+        "memory_only",
+        "too_many_cards",
+        "too_long",
+        "bad_value",
+    ):
+        add(f"lab.{problem}", "lab", **{**lab, "problem": problem, "detail": "8"})
+    for problem in ("full", "unknown", "empty", "else", None):
+        add(f"lab.{problem}", "lab", **{**lab, "problem": problem, "can_change": False})
+    for group in (True, False):
+        add("forget_confirm", "forget_confirm", group=group, machines=3 if group else 0)
+        add("help", "help", group=group, bot_username="GpuAdvisorBot")
+        add("lang", "lang", group=group)
+        add("lang_set", "lang_set", group_default=group)
+    for name in ("not_admin", "forget_kept", "inline_expired", "not_text", "cancelled"):
+        add(name, name)
+    for code in ("not_found", "gated", "no_config", "no_size", "timeout", "rate_limited"):
+        add(f"hub_error.{code}", "hub_error", hub=HubAnswer(repo_id="o/n", error=code))
+    for code in ("unreachable", "offline", "dropped"):
+        hub = HubAnswer(repo_id="o/n", error=code, suggestions=["o/m"])
+        add(f"hub_error.{code}", "hub_error", hub=hub)
+    unknown = parse_query("olmo2:7b 4090")
+    rec = recommend_query(unknown, default_currency="CNY")
+    for hub in (
+        None,
+        HubAnswer(repo_id="olmo2:7b", error="unreachable"),
+        HubAnswer(repo_id="olmo2:7b", suggestions=["o/m"]),
+        HubAnswer(repo_id="olmo2:7b"),
+    ):
+        for name in ("answer", "details", "inline"):
+            add(f"unrecognized.{name}", name, rec=rec, parsed=unknown, canonical="", hub=hub)
+    codes = ("empty", "too_long", "unknown_model", "unknown_format", "no_model")
+    for code in (*codes, "not_estimated", "context_too_long", "other"):
+        error = ParseError(code=code, detail="12", suggestions=["qwen2.5-7b"])
+        add(f"error.{code}", "error", error=error, parsed=parse_query(""))
+    for field in labels("zh")["bad_value"]:
+        error = ParseError(code="bad_value", detail=field, suggestions=[])
+        add(f"error.bad_value.{field}", "error", error=error, parsed=parse_query(""))
+    for i, q in enumerate(questions()[::16] + wizard_questions()[::4]):
+        parsed = parse_query(q)
+        rec = recommend_query(parsed, default_currency="CNY")
+        for name in ("answer", "details", "inline"):
+            add(f"{name}: {q}", name, rec=rec, parsed=parsed, canonical=q)
+        assert parsed.workload is not None
+        own = judge_machines(parsed.workload, LABS[i % len(LABS)])
+        if own is not None:
+            add(f"lab_first: {q}", "lab_first", own=own, group=bool(i % 2), chosen=False)
+    return out
+
+
+def test_every_chinese_reply_and_error_path_carries_no_english() -> None:
+    from tests.answer_questions import LABS
+
+    """The scanner over every template and branch added since the first corpus: the Hub,
+    unrecognized names, lab mode and its refusals, inline, /forget, bad input."""
+    corpus = _every_reply_corpus()
+    assert len(corpus) > 500
+    # the language menu names itself in both languages, for a reader of either
+    corpus = [(s, t.replace("Choose your language", "")) for s, t in corpus]
+    machines = {m.name for lab in LABS for m in lab}  # names users typed
+    leaks = leaks_in(corpus, extra={"o", "n", "m", "GpuAdvisorBot", "ws", *machines})
+    assert not leaks, leaks
+
+
+def test_a_lab_line_with_a_value_out_of_range_is_answered_in_words() -> None:
+    """Was: "/lab n 0x a100" answered "这一行读不懂（bad_value）": the parser's code shown."""
+    from advisor.parse.machines import parse_machine_line
+
+    read = parse_machine_line("n 0x a100")
+    assert read.error == "bad_value"
+    for lang, words in (("zh", "卡数"), ("en", "number of cards")):
+        text = render(
+            "lab",
+            lang,
+            plain=True,
+            machines=[],
+            group=True,
+            can_change=True,
+            problem=read.error,
+            detail=read.detail,
+            saved=[],
+            removed=None,
+        )
+        assert "bad_value" not in text and words in text, text
+
+
+def test_every_chinese_string_in_the_catalogs_and_labels_carries_no_english() -> None:
+    """Each `zh` / `*_zh` text of advisor/data (pitfalls, guide lines, notes, recipes) and
+    every Chinese label, whether or not a generated question reaches it. Was: the guide
+    line "SDXL 等扩散模型训练 / 大 batch 训练"."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    corpus: list[tuple[str, str]] = []
+
+    def walk(obj: object, path: str) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(v, str) and (k == "zh" or k.endswith("_zh")):
+                    corpus.append((f"{path}.{k}", re.sub(r"<code>.*?</code>", "", v)))
+                else:
+                    walk(v, f"{path}.{k}")
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                walk(v, f"{path}[{i}]")
+
+    for f in sorted((root / "advisor" / "data").rglob("*.toml")):
+        walk(tomllib.loads(f.read_text(encoding="utf-8")), f.name)
+    for f in sorted((root / "templates" / "zh").glob("*.toml")):
+        for section, values in tomllib.loads(f.read_text(encoding="utf-8")).items():
+            for key, text in values.items() if isinstance(values, dict) else []:
+                if isinstance(text, str):
+                    corpus.append((f"{f.name}.{section}.{key}", text))
+    assert len(corpus) > 300
+    assert not leaks_in(corpus)

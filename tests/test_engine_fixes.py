@@ -227,7 +227,10 @@ def test_a_named_gpu_memory_utilization_is_read_and_bounds_the_fit():
     assert w.workload is not None and w.workload.gpu_memory_utilization == 0.8
     rec = ask("qwen2.5-7b vllm --gpu-memory-utilization 0.5 on 4090")
     assert rec.named is not None and not rec.named.fits  # ~20 GiB needed, 12 GiB given
-    assert rec.setup.estimate.nvidia_smi_bytes < 13 * GIB
+    assert rec.named.usable_bytes < 13 * GIB  # the share bounds the fit
+    # nvidia-smi is never shown under the figure the answer says is needed (consist:
+    # "nvidia-smi view 12 GiB" beside "~20 GiB per card" contradicted it)
+    assert rec.setup.estimate.nvidia_smi_bytes == rec.setup.estimate.total_bytes
 
 
 def test_plain_chat_with_a_vllm_format_assumes_vllm_and_says_so():

@@ -14,7 +14,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
-from advisor.models import EstimateResult, Kind, Runtime, Workload
+from advisor.models import EstimateResult, Kind, Parallelism, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
@@ -248,7 +248,8 @@ def recommend(
     verdict, fixes = _verdict(
         setup, headline, head_gpu, own_card=named is not None and named.count == 1
     )
-    setup = _with_engine_share(setup, head_gpu)
+    if headline is None or not headline.blocked:  # an engine that cannot start takes no share
+        setup = _with_engine_share(setup, head_gpu)
     return Recommendation(
         result=base,
         setup=setup,
@@ -368,10 +369,10 @@ def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateRe
     util = setup.workload.gpu_memory_utilization or coefficient(
         est.runtime.value, "gpu_memory_utilization"
     )
-    share = int(util * gpu.usable_vram_bytes)
-    return setup.model_copy(
-        update={"estimate": est.model_copy(update={"nvidia_smi_bytes": max(share, 0)})}
-    )
+    # never under what the job needs: a setup that does not fit the share shows its need
+    # (nvidia-smi beside a smaller figure than "VRAM per card" contradicted it)
+    share = max(int(util * gpu.usable_vram_bytes), est.total_bytes)
+    return setup.model_copy(update={"estimate": est.model_copy(update={"nvidia_smi_bytes": share})})
 
 
 def _verdict(
@@ -387,6 +388,20 @@ def _verdict(
         state = "blocked"
     elif o.fits and not o.risky:
         return Verdict(state="fits", headroom_fraction=o.headroom_fraction), []
+    elif not o.fits and o.per_gpu_bytes <= o.usable_bytes:
+        # The memory fits; tensor parallelism cannot split the heads over this many cards
+        # (vLLM refuses to start). "Does not fit" beside a figure under the card's memory
+        # contradicted itself, and memory fixes changed nothing (consist, 2026-11-30).
+        codes, tight = _split_fixes(setup, gpu, o.count)
+        # own cards: a change on these cards, even a tight one, before renting more
+        first = next((c for c in codes if not (own_card and c.startswith("cards:"))), None)
+        return Verdict(
+            state="split",
+            headroom_fraction=o.headroom_fraction,
+            fix=first,
+            fix_tight=first is not None and first in tight,
+            heads=_heads(setup),
+        ), codes
     else:
         state = "tight" if o.fits else "no_fit"
     codes, tight = _fixes_by_cost(setup, gpu, state)
@@ -402,6 +417,47 @@ def _verdict(
         ),
         codes,
     )
+
+
+def _heads(setup: EstimateResult) -> str:
+    arch = setup.model.arch
+    return f"{arch.heads}/{arch.kv_heads_}" if arch is not None else ""
+
+
+def _split_fixes(setup: EstimateResult, gpu: GpuSpec, count: int) -> tuple[list[str], set[str]]:
+    """For a count tensor parallelism cannot use: a pipeline split over the same cards
+    (layers, not heads, are divided), fewer of the cards, or the next count that divides
+    the heads; each kept when it fits, those under the guide's headroom marked tight."""
+    cap = gpu.usable_vram_bytes
+    trials: list[tuple[str, Workload]] = [
+        (
+            f"pipeline:{count}",
+            setup.workload.model_copy(update={"parallelism": Parallelism.pp}),
+        )
+    ]
+    fewer = [c for c in COUNTS if c < count][::-1]
+    more = [c for c in COUNTS if c > count]
+    trials += [(f"fewer_cards:{c}", workload_for(setup.workload, c)) for c in fewer]
+    trials += [(f"cards:{c}", workload_for(setup.workload, c)) for c in more]
+    codes: list[str] = []
+    tight: set[str] = set()
+    kinds: set[str] = set()
+    for code, w in trials:
+        kind = code.partition(":")[0]
+        if kind in kinds:
+            continue
+        trial = estimate(w)
+        if trial.estimate is None or blockers(gpu, trial):
+            continue
+        n = int(code.partition(":")[2]) if kind != "pipeline" else 1
+        if trial.estimate.total_bytes > cap or not fits_on(trial, gpu, n):
+            continue
+        if trial.estimate.total_bytes > cap * (1 - HEADROOM):
+            tight.add(code)
+        codes.append(code)
+        kinds.add(kind)
+    codes.sort(key=lambda c: c in tight)  # with the guide's headroom first, in that order
+    return codes, tight
 
 
 def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list[str], set[str]]:

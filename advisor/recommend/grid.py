@@ -53,8 +53,10 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             need = est.total_bytes
             if blockers(gpu, result):
                 state = "unsupported"
-            elif need > gpu.usable_vram_bytes or not tp_ok(result, count):
+            elif need > gpu.usable_vram_bytes:
                 state = "no"
+            elif not tp_ok(result, count):
+                state = "split"  # fits in memory; tensor parallel cannot use this count
             elif need > gpu.usable_vram_bytes * (1 - HEADROOM):
                 state = "tight"
             else:

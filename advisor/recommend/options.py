@@ -62,10 +62,11 @@ class GridCell(BaseModel):
 class Verdict(BaseModel):
     """The one-line answer about the setup asked about (or the top pick)."""
 
-    state: str  # fits | tight | no_fit | blocked
+    state: str  # fits | tight | no_fit | blocked | split (the count cannot split the heads)
     headroom_fraction: float
     fix: str | None = None  # the cheapest change (a fix code), if one was found
     fix_tight: bool = False  # the change makes it fit, but with less than the guide's headroom
+    heads: str = ""  # split: "attention heads/KV heads", what the count must divide
 
 
 class Recommendation(BaseModel):

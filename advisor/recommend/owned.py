@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.memo import Memo
 from advisor.models import Workload
+from advisor.pitfalls import card_pitfalls
 from advisor.recommend import _Setups, _verdict
 from advisor.recommend.constraints import applicable, blockers
 from advisor.recommend.fixes import COUNTS
@@ -23,7 +24,7 @@ from advisor.recommend.rank import option
 
 MAX_CARDS_PER_MACHINE = 64  # the migration's CHECK; a machine past that is a cluster
 
-_STATE_ORDER = {"fits": 0, "tight": 1, "no_fit": 2, "blocked": 3}
+_STATE_ORDER = {"fits": 0, "tight": 1, "split": 2, "no_fit": 2, "blocked": 3}
 
 
 class Machine(BaseModel):
@@ -94,6 +95,9 @@ def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
             chosen = o  # fits tight: kept unless more cards give the guide's headroom
     if chosen is None:
         chosen = option(setups.at(m.count), gpu, m.count, None, speed_always=True, blocked=missing)
+    if missing:  # what stops the card, to say beside "cannot run it" (as the answer does)
+        notes = card_pitfalls(setups.at(chosen.count), gpu, chosen)
+        chosen = chosen.model_copy(update={"notes": [n for n in notes if n.severity == "error"]})
     verdict, fixes = _verdict(setups.at(chosen.count), chosen, gpu, own_card=True)
     if verdict is None:
         return None

@@ -1,0 +1,473 @@
+"""An answer never contradicts itself: invariants checked over a recommendation AND the text
+rendered from it (tests/test_answer_invariants.py runs them over generated questions).
+
+Each check returns problems as (rule, detail). The rules, written apart from the engine
+(nothing here calls the engine's own verdict or guide logic to judge it):
+
+- headline_figure: the headline's per-card figure is the estimate its terms, band and the
+  picks for the same setup show, and the one the verdict is judged against.
+- pick_vs_warning: no pick (rental, or a lab's own machine chosen) is a card that a ⛔ line of
+  the same answer, or a hardware fact below, says cannot run the job.
+- fits_verdict: ✅ / ⚠️ tight / ❌ agree with figure vs usable memory and the 20% headroom.
+- guide_direction: the guide line quoted holds the headline figure and count.
+- count_priced: the count shown is the count priced (card price × count).
+- cost: a whole-job cost is the hourly rate × the hours shown.
+- assumptions: the runtime, format, context and batch stated are those the figure used.
+- band: the range shown brackets the figure.
+- budget: picks within the budget asked, or the answer (and the inline article) says none is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from advisor import catalog
+from advisor.catalog import GpuSpec
+from advisor.models import Kind, Runtime
+from advisor.recommend import Recommendation, card_prices
+from advisor.recommend.owned import OwnedAnswer
+from advisor.render import gib, label, render
+from tests.test_answer_generated import figures_disagree
+
+HEADROOM = 0.20  # the guide's "VRAM misestimate" rule, restated here on purpose
+Problem = tuple[str, str]
+
+# Hardware facts from vendor and project docs, restated apart from capabilities.toml:
+# (what the job uses, the card it cannot run on).
+SERVING = (Runtime.vllm, Runtime.sglang, Runtime.tgi)
+
+
+def hardware_conflicts(rec: Recommendation, gpu: GpuSpec) -> list[str]:
+    """What the job asks that this card cannot do, by facts written here: vLLM/SGLang on
+    anything older than Volta or off CUDA/ROCm, AWQ kernels on Volta, FP8 W8A8 without FP8
+    tensor cores, fp8 checkpoints in a serving engine before Ampere, bf16 training named on
+    a card without bf16, FlashAttention-2 before Ampere, FP4 before Blackwell."""
+    s = rec.setup or rec.result
+    w = s.workload
+    fmt = w.weights_format or ""
+    out = []
+    if gpu.vendor != "NVIDIA" and gpu.architecture == "?":
+        return out  # a card known by its memory only
+    runtime = w.runtime or (s.estimate.runtime if s.estimate else None)  # asked, else assumed
+    serving = runtime in SERVING
+    if serving and gpu.vendor == "NVIDIA" and gpu.cc < 7.0:
+        out.append("serving engine before Volta")
+    if serving and gpu.vendor not in ("NVIDIA", "AMD"):
+        out.append("serving engine off CUDA/ROCm")
+    if serving and fmt == "awq-4bit" and gpu.vendor == "NVIDIA" and gpu.cc < 7.5:
+        out.append("AWQ in a serving engine on Volta")
+    if fmt == "fp8-w8a8" and not gpu.fp8_supported:
+        out.append("FP8 W8A8 without FP8 tensor cores")
+    if serving and fmt == "fp8" and gpu.vendor == "NVIDIA" and gpu.cc < 8.0:
+        out.append("fp8 checkpoint in a serving engine before Ampere")
+    if fmt == "nvfp4" and gpu.cc < 10.0:
+        out.append("FP4 before Blackwell")
+    if w.mode.is_training and w.compute_dtype == "bf16" and not gpu.bf16_supported:
+        out.append("bf16 training without bf16")
+    attention = getattr(w, "attention", None)
+    if attention is not None and attention.value == "flash" and gpu.cc < 8.0:
+        out.append("FlashAttention-2 before Ampere")
+    if fmt in ("nf4", "nf4-dq", "fp4") and gpu.vendor != "NVIDIA":
+        out.append("bitsandbytes off CUDA")
+    return out
+
+
+def picks(rec: Recommendation) -> list:
+    return [o for o in (rec.cheapest, rec.best_value, rec.fastest) if o is not None]
+
+
+def _state(o) -> str:  # noqa: ANN001
+    if o.blocked:
+        return "blocked"
+    if o.per_gpu_bytes > o.usable_bytes:
+        return "no_fit"
+    return "tight" if o.per_gpu_bytes > o.usable_bytes * (1 - HEADROOM) else "fits"
+
+
+def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN001
+    """What the recommendation itself says."""
+    out: list[Problem] = []
+    h, e = rec.headline, (rec.setup or rec.result).estimate
+    if h is not None and e is not None:
+        if h.per_gpu_bytes != e.total_bytes:
+            out.append(("headline_figure", f"headline {h.per_gpu_bytes} vs terms {e.total_bytes}"))
+        if not e.low_bytes <= e.total_bytes <= e.high_bytes:
+            out.append(("band", f"{e.low_bytes}..{e.high_bytes} vs {e.total_bytes}"))
+        v = rec.verdict
+        if v is not None and v.state == "split":
+            if h.fits or _state(h) not in ("fits", "tight"):
+                out.append(("fits_verdict", f"split verdict beside fits={h.fits}, {_state(h)}"))
+        elif v is not None and v.state != "blocked" and v.state != _state(h):
+            out.append(("fits_verdict", f"verdict {v.state}, figure says {_state(h)}"))
+        if v is not None and v.state != "blocked":
+            shown = 1 - h.per_gpu_bytes / h.usable_bytes
+            if abs(shown - v.headroom_fraction) > 0.0051:
+                out.append(("fits_verdict", f"headroom {v.headroom_fraction} vs {shown:.3f}"))
+    for o in picks(rec):
+        gpu = catalog.gpus()[o.gpu_id]
+        if o.blocked or any(p.severity == "error" for p in o.notes):
+            out.append(("pick_vs_warning", f"pick {o.gpu_id} blocked {o.blocked}"))
+        for p in rec.pitfalls:
+            about = p.params.get("gpu") == gpu.name  # at this count, when it names one
+            if (
+                p.severity == "error"
+                and about
+                and p.params.get("count", str(o.count)) == str(o.count)
+            ):
+                out.append(("pick_vs_warning", f"pick {o.gpu_id} beside ⛔ {p.code}"))
+        for fact in hardware_conflicts(rec, gpu):
+            out.append(("pick_vs_warning", f"pick {o.gpu_id}: {fact}"))
+        if not o.fits or _state(o) == "no_fit":
+            out.append(("fits_verdict", f"pick {o.gpu_id} does not fit"))
+        if o.fits != (o.per_gpu_bytes <= o.usable_bytes) and o.count == 1:
+            out.append(("fits_verdict", f"pick {o.gpu_id} fits={o.fits}"))
+        if o.risky != (_state(o) == "tight"):
+            out.append(("fits_verdict", f"pick {o.gpu_id} risky={o.risky} vs {_state(o)}"))
+        out += _priced(rec, o)
+    if rec.named is not None and rec.verdict is not None and rec.verdict.state != "blocked":
+        for fact in hardware_conflicts(rec, catalog.gpus().get(rec.named.gpu_id) or _mem_card()):
+            out.append(("pick_vs_warning", f"named {rec.named.gpu_id} judged runnable: {fact}"))
+    out += _guide(rec)
+    out += _budget(parsed, rec)
+    out += _pitfalls_agree(rec)
+    return out
+
+
+def _pitfalls_agree(rec: Recommendation) -> list[Problem]:
+    """The "Watch out" list says of the headline setup what its verdict says."""
+    h, v = rec.headline, rec.verdict
+    if h is None or v is None:
+        return []
+    out: list[Problem] = []
+    for p in rec.pitfalls:
+        same = p.params.get("gpu") == h.gpu_name and p.params.get("count") == str(h.count)
+        if p.code == "oom" and same and v.state in ("fits", "tight", "split"):
+            out.append(("fits_verdict", f"⛔ not enough VRAM beside a {v.state} verdict"))
+        if p.code == "tight_headroom" and v.state == "fits":
+            out.append(("fits_verdict", "a tight-headroom warning beside ✅ fits"))
+    return out
+
+
+def _budget(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN001
+    """Picks within the budget asked, unless the answer says nothing runs within it."""
+    if rec.over_budget or parsed.budget is None:
+        return []
+    out: list[Problem] = []
+    for o in picks(rec):
+        p = o.price_per_hour
+        if rec.budget_per_hour is not None and p is not None and p.amount > rec.budget_per_hour:
+            out.append(("budget", f"{o.gpu_id} at {p.amount}/h over {rec.budget_per_hour}/h"))
+        total = rec.budget_total
+        if total is not None and o.job_cost is not None and o.job_cost > total + 0.01:
+            out.append(("budget", f"{o.gpu_id}: job {o.job_cost} over {total}"))
+    return out
+
+
+def _mem_card() -> GpuSpec:
+    return GpuSpec(
+        id="?",
+        name="?",
+        vendor="?",
+        segment="?",
+        architecture="?",
+        vram_gb=1,
+        usable_vram_gib=1,
+        memory_bandwidth_gbs=0,
+        spec_confidence="unknown",
+        spec_read_date="-",
+    )
+
+
+def _priced(rec: Recommendation, o) -> list[Problem]:  # noqa: ANN001
+    out: list[Problem] = []
+    p = o.price_per_hour
+    if p is None:
+        return [("count_priced", f"pick {o.gpu_id} has no price")]
+    card = card_prices(None, rec.currency, rec.region).get(o.gpu_id)
+    if card is None or card.platform != p.platform:
+        out.append(("count_priced", f"{o.gpu_id}: priced on {p.platform}, listed elsewhere"))
+    elif abs(card.amount * o.count - p.amount) > 0.011 * o.count:
+        out.append(("count_priced", f"{o.count}× {o.gpu_id}: {p.amount} vs {card.amount}"))
+    job = o.job_cost
+    if job is not None and o.train_hours is not None and not _near(job, p.amount * o.train_hours):
+        out.append(("cost", f"{o.gpu_id}: {job} vs {p.amount}×{o.train_hours}"))
+    return out
+
+
+def _near(shown: float, computed: float) -> bool:
+    """Equal as rounded to the cent (and a tenth of a percent for large sums)."""
+    return abs(shown - computed) <= 0.011 + 0.001 * abs(computed)
+
+
+def _guide(rec: Recommendation) -> list[Problem]:
+    task, h = rec.guide_task, rec.headline
+    if task is None or h is None:
+        return []
+    lo, _, hi = task.cards.partition("-")
+    if not int(lo) <= h.count <= int(hi or lo):
+        return [("guide_direction", f"guide {task.id} cards {task.cards} vs {h.count}")]
+    if (rec.setup or rec.result).estimate is None:
+        return []
+    gb = h.per_gpu_bytes / 1e9
+    if not task.vram_gb[0] / 2 <= gb <= task.vram_gb[1]:
+        return [("guide_direction", f"guide {task.id} {task.vram_gb} GB vs {gb:.1f} GB")]
+    return []
+
+
+# --- the English text -----------------------------------------------------------------------
+
+_HEAD = re.compile(r"^(\d+)× (.+?) \(.*?\): VRAM per card ~([\d.]+ GiB) of ([\d.]+ GiB) usable")
+_RANGE = re.compile(r"^range ([\d.]+) GiB–([\d.]+) GiB, confidence")
+_FITS = re.compile(r"^✅ Fits with (\d+)% headroom")
+_TIGHT = re.compile(r"^⚠️ Fits, but tight \((\d+)% headroom")
+_NOFIT = re.compile(r"^❌ Does not fit \(([\d.]+ GiB) needed per card, ([\d.]+ GiB) usable\)")
+_PICK = re.compile(r"^• (\d+)× (.+?) — (?:[¥$]([\d.]+)/h)?(?:.*?; ~[¥$]([\d.]+)/h at )?")
+_PICK_FIGURE = re.compile(r"^  ([\d.]+ GiB) per card of ([\d.]+ GiB)")
+_JOB = re.compile(r"; ~([\d,.]+) h(?: \(~\d+ days\))?, whole job ~[¥$]([\d.]+)")
+_ASSUMED = re.compile(r"^Assumed: (.*) — tell me if not\.$")
+
+
+def _g(text: str) -> float:
+    return float(text.split()[0])
+
+
+def check_english(rec: Recommendation, text: str) -> list[Problem]:
+    """The rendered English answer: headline, band, verdict, each pick and its lines."""
+    out: list[Problem] = []
+    lines = text.splitlines()
+    head = None
+    for i, line in enumerate(lines):
+        if m := _HEAD.match(line):
+            head = m
+            h = rec.headline
+            if h is not None and m.group(3) != gib(h.per_gpu_bytes):
+                out.append(("headline_figure", f"shown {m.group(3)} vs {gib(h.per_gpu_bytes)}"))
+            verdict = lines[i + 1] if i + 1 < len(lines) else ""
+            if verdict[:1] in "❌⛔" and re.search(r"tok/s|; ~[\d.,]+ h\b", line):
+                out.append(("fits_verdict", f"a speed or time beside {verdict[:30]}"))
+        elif head is not None and (_RANGE.match(line) or line[:1] in "✅⚠❌"):
+            out += _beside_head(head, line)
+        elif m := _PICK.match(line):
+            out += _pick_lines(m, lines[i + 1 : i + 8], head)
+    for line in lines:  # a ⛔ line naming a card that is a pick (at the pick's count)
+        if line.startswith("⛔"):
+            out += _warned_picks(rec, line)
+    out += _assumed_in_text(rec, lines)
+    out += [("fits_verdict", d) for d in figures_disagree(text)]
+    return out
+
+
+def _beside_head(head: re.Match, line: str) -> list[Problem]:
+    """The band and the verdict under the headline agree with its figure."""
+    need, usable = _g(head.group(3)), _g(head.group(4))
+    if m := _RANGE.match(line):
+        if not float(m.group(1)) <= need <= float(m.group(2)):
+            return [("band", f"range {m.group(1)}–{m.group(2)} vs {head.group(3)}")]
+        return []
+    out: list[Problem] = []
+    if m := _FITS.match(line) or _TIGHT.match(line):
+        comfortable = line.startswith("✅")
+        if need > usable or (comfortable and need > usable * (1 - HEADROOM) + 0.1):
+            out.append(("fits_verdict", f"{line[:40]} beside {need} of {usable}"))
+        if abs(int(m.group(1)) - (1 - need / usable) * 100) > 1.5:
+            out.append(("fits_verdict", f"{m.group(1)}% beside {need} of {usable}"))
+    elif (m := _NOFIT.match(line)) and (_g(m.group(1)) <= usable or m.group(1) != head.group(3)):
+        out.append(("fits_verdict", f"{line[:60]} beside {need} of {usable}"))
+    return out
+
+
+def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Problem]:
+    """One pick: its figure fits its card, matches the headline for the same setup, no ⛔
+    under it, and its whole-job cost is its rate × the hours shown."""
+    out: list[Problem] = []
+    count, name = m.group(1), m.group(2)
+    block = after[: next((k for k, b in enumerate(after) if not b.startswith("  ")), len(after))]
+    figure = _PICK_FIGURE.match(block[0]) if block else None
+    if figure and _g(figure.group(1)) > _g(figure.group(2)):
+        out.append(("fits_verdict", f"pick {name}: {figure.group(0)}"))
+    same = head is not None and (count, name) == head.group(1, 2)
+    if same and figure and figure.group(1) != head.group(3):
+        out.append(("headline_figure", f"{name}: {figure.group(1)} vs the headline"))
+    shown_rate = m.group(4) or m.group(3)  # converted: the answer's own currency
+    for b in block:
+        if b.strip().startswith("⛔"):
+            out.append(("pick_vs_warning", f"pick {name}: {b.strip()[:80]}"))
+        if (j := _JOB.search(b)) and shown_rate:
+            out += _job_cost(name, float(shown_rate), j.group(1), float(j.group(2)))
+    return out
+
+
+def _job_cost(name: str, rate: float, shown_hours: str, cost: float) -> list[Problem]:
+    hours = float(shown_hours.replace(",", ""))
+    if hours == 0 and cost >= 0.01:
+        return [("cost", f"{name}: 0 h shown beside a cost of {cost}")]
+    slack = 0.5 * 10 ** -len(shown_hours.partition(".")[2])  # the hours as rounded
+    if not rate * (hours - slack) - 0.01 <= cost <= rate * (hours + slack) + 0.01:
+        return [("cost", f"{name}: {rate}/h × {hours} h ≠ {cost}")]
+    return []
+
+
+def _warned_picks(rec: Recommendation, line: str) -> list[Problem]:
+    named = _cards_named(line)
+    out: list[Problem] = []
+    for o in picks(rec):
+        counted = re.search(rf"(\d+)× {re.escape(o.gpu_name)}", line)
+        if o.gpu_name in named and (counted is None or int(counted.group(1)) == o.count):
+            out.append(("pick_vs_warning", f"⛔ names pick {o.gpu_name}: {line[:80]}"))
+    return out
+
+
+def _cards_named(line: str) -> set[str]:
+    """Catalog card names in a line, without one that is part of a longer one named there
+    ("GeForce RTX 4090" inside "GeForce RTX 4090 Laptop GPU")."""
+    found = {g.name for g in catalog.gpus().values() if g.name in line}
+    return {n for n in found if not any(n != m and n in m for m in found)}
+
+
+_CTX = re.compile(r"(?:context|sequences) (\d+k|\d+)\b")
+
+
+def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
+    """The context the header and "Assumed:" state is the one the figure used."""
+    s = rec.setup or rec.result
+    if s.estimate is None or rec.recipe:
+        return []
+    w = s.workload
+    used = w.seq_len if w.mode.is_training else w.context_tokens
+    assumed = {a.field: a.value for a in s.assumed}
+    used = used or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
+    out: list[Problem] = []
+    header = lines[0] if lines else ""
+    if used and (m := _CTX.search(header)):
+        n = int(m.group(1)[:-1]) * 1024 if m.group(1).endswith("k") else int(m.group(1))
+        if n != int(used):
+            out.append(("assumptions", f"header context {m.group(1)} vs used {used}"))
+    batch = w.batch_size or assumed.get("batch_size")
+    if batch and (m := re.search(r" · batch (\d+)", header)) and int(m.group(1)) != int(batch):
+        out.append(("assumptions", f"header batch {m.group(1)} vs used {batch}"))
+    fmt = w.weights_format or assumed.get("weights_format")
+    parts = header.split(" · ")
+    if (
+        fmt
+        and len(parts) > 2
+        and re.fullmatch(r"[\w.-]+", parts[2])
+        and not re.match(r"(?:context|sequences|batch) ", parts[2])
+    ):
+        shown = parts[2]
+        if shown != fmt and not (shown == "fp16" and fmt == "bf16"):
+            out.append(("assumptions", f"header format {shown} vs used {fmt}"))
+    runtime = (w.runtime.value if w.runtime else None) or assumed.get("runtime")
+    h = rec.headline
+    card = catalog.gpus().get(h.gpu_id) if h is not None else None
+    no_bf16 = card is not None and card.vendor == "NVIDIA" and not card.bf16_supported
+    for line in lines:
+        if no_bf16 and _ASSUMED.match(line) and re.search(r"\bin bf16\b", line):
+            out.append(("assumptions", f"an assumed bf16 on {card.name}, which has none"))
+        if m := _ASSUMED.match(line):
+            said = m.group(1)
+            word = label("en", f"value.{runtime}") if runtime else ""
+            if runtime and "runtime: " in said and f"runtime: {word}" not in said:
+                r = re.search(r"runtime: ([^;]+)", said)
+                out.append(("assumptions", f"runtime {r.group(1) if r else '?'} vs {runtime}"))
+    return out
+
+
+_SMI_ANSWER = re.compile(r"nvidia-smi view ([\d.]+ GiB)")
+_SMI_DETAILS = re.compile(
+    r"Total (?:per card |\(nvidia-smi view\) )([\d.]+ GiB)(?:; nvidia-smi shows ([\d.]+ GiB))?"
+)
+
+
+def check_views(rec: Recommendation, answer: str, details: str) -> list[Problem]:
+    """The answer and its details give one per-card figure and one nvidia-smi figure; the
+    nvidia-smi view is never under the figure, and a larger one is explained."""
+    a, d = _SMI_ANSWER.search(answer), _SMI_DETAILS.search(details)
+    h = rec.headline
+    if a is None or d is None:
+        return []
+    out: list[Problem] = []
+    smi = d.group(2) or d.group(1)
+    if a.group(1) != smi:
+        out.append(("headline_figure", f"nvidia-smi {a.group(1)} in the answer, {smi} in details"))
+    if h is not None and d.group(1) != gib(h.per_gpu_bytes):
+        out.append(("headline_figure", f"details total {d.group(1)} vs {gib(h.per_gpu_bytes)}"))
+    if _g(smi) < _g(d.group(1)):
+        out.append(("headline_figure", f"nvidia-smi {smi} under the figure {d.group(1)}"))
+    if d.group(2) and "pre-allocates" not in answer:
+        out.append(("assumptions", "an engine's nvidia-smi share shown without saying why"))
+    return out
+
+
+def check_inline(rec: Recommendation, text: str) -> list[Problem]:
+    """The inline article's figure and verdict are the full answer's."""
+    out: list[Problem] = []
+    h = rec.headline
+    m = re.search(r"VRAM per card ~([\d.]+ GiB) on (\d+)× ", text)
+    if h is not None and m and m.group(1) != gib(h.per_gpu_bytes):
+        out.append(("headline_figure", f"inline {m.group(1)} vs {gib(h.per_gpu_bytes)}"))
+    if rec.verdict is not None and h is not None:
+        marks = {
+            "fits": "✅",
+            "tight": "⚠️ Fits",
+            "no_fit": "❌",
+            "blocked": "⛔",
+            "split": "❌ Fits in memory",
+        }
+        if marks[rec.verdict.state] not in text:
+            out.append(("fits_verdict", f"inline lacks the {rec.verdict.state} verdict"))
+    pick = rec.cheapest
+    if pick is not None and re.search(rf"⛔.*{re.escape(pick.gpu_name)}", text):
+        out.append(("pick_vs_warning", f"inline top pick {pick.gpu_name} beside ⛔"))
+    # a pick over the asked budget, or figures for a changed job, say so here as in the answer
+    if pick is not None and rec.over_budget and "fits a budget of" not in text:
+        out.append(("budget", "inline top pick over the budget, unsaid"))
+    if rec.budget_fix and "as asked within your budget" not in text:
+        out.append(("assumptions", f"inline figures for {rec.budget_fix}, unsaid"))
+    if rec.recipe and rec.asked and rec.asked.estimate and "🔧" not in text:
+        out.append(("assumptions", f"inline figures for the recipe {rec.recipe}, unsaid"))
+    return out
+
+
+def check_owned(rec: Recommendation, own: OwnedAnswer, text: str) -> list[Problem]:
+    """A lab's machines: the one to use runs the job; every state agrees with its figure."""
+    out: list[Problem] = []
+    for f in own.machines:
+        o, v = f.option, f.verdict
+        gpu = catalog.gpus()[f.machine.gpu_id]
+        if v.state not in ("blocked", "split") and v.state != _state(o):
+            out.append(("fits_verdict", f"lab {f.machine.name}: {v.state} vs {_state(o)}"))
+        if f.cards > f.machine.count:
+            out.append(("count_priced", f"lab {f.machine.name}: {f.cards} of {f.machine.count}"))
+        rate = f.machine.price_per_card_hour
+        if (
+            f.cost_per_hour is not None
+            and rate is not None
+            and not _near(f.cost_per_hour, rate * f.cards)
+        ):
+            out.append(("count_priced", f"lab {f.machine.name}: cost {f.cost_per_hour}"))
+        if f is own.best:
+            if v.state not in ("fits", "tight") or o.blocked:
+                out.append(("pick_vs_warning", f"lab best {f.machine.name} is {v.state}"))
+            for fact in hardware_conflicts(rec, gpu):
+                out.append(("pick_vs_warning", f"lab best {f.machine.name}: {fact}"))
+    m = re.search(r"Use (.+?) \((\d+)× .+?\): (✅|⚠️) runs (?:tight )?on (\d+) of its", text)
+    if own.best is not None and m is None:
+        out.append(("pick_vs_warning", "lab text names no machine to use"))
+    if m and own.best is not None and int(m.group(4)) != own.best.cards:
+        out.append(("count_priced", f"lab text {m.group(4)} cards vs {own.best.cards}"))
+    return out
+
+
+def rendered(rec: Recommendation, parsed, q: str) -> dict[str, str]:  # noqa: ANN001
+    """Every view of one answer, in both languages."""
+    out = {}
+    for lang in ("en", "zh"):
+        for template in ("answer", "details", "inline"):
+            out[f"{lang}/{template}"] = render(
+                template, lang, rec=rec, parsed=parsed, canonical=q, plain=True
+            )
+    return out
+
+
+def is_llm(rec: Recommendation) -> bool:
+    return rec.result.model.kind == Kind.llm
