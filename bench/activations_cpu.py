@@ -158,7 +158,9 @@ def semantic_segmentation(name: str, size: int, batch: int) -> dict:
     return out | {"task": "segmentation", "input": [size, size], "batch": batch}
 
 
-def mmseg_segmentation(backbone: str, head: str, classes: int, crop: tuple[int, int]) -> dict:
+def mmseg_segmentation(
+    backbone: str, head: str, classes: int, crop: tuple[int, int], amp: bool = False
+) -> dict:
     """A segmentor as the MMSegmentation config builds it (bench/dense_nets.py), batch 2
     (BatchNorm in train mode needs two samples for the image-pooling branch), the loss on
     logits resized to the crop; per-pixel figures are what the catalog keeps."""
@@ -168,7 +170,17 @@ def mmseg_segmentation(backbone: str, head: str, classes: int, crop: tuple[int, 
     batch = 2
     images = torch.randn(batch, 3, *crop)
     labels = torch.randint(0, classes, (batch, *crop))
-    out = count_step(model, lambda: model(images, labels))
+    if amp:
+        # CPU autocast to bf16 stands in for CUDA fp16 AMP (mmcv's AmpOptimWrapper): the
+        # same policy keeps convolutions / matmuls in 16 bits and norms, softmax and the
+        # loss in fp32; weights, gradients and optimizer state stay fp32.
+        def step() -> torch.Tensor:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return model(images, labels)
+
+        out = count_step(model, step)
+    else:
+        out = count_step(model, lambda: model(images, labels))
     pixels = batch * crop[0] * crop[1]
     return out | {
         "task": "segmentation",
@@ -176,6 +188,7 @@ def mmseg_segmentation(backbone: str, head: str, classes: int, crop: tuple[int, 
         "backbone": backbone,
         "head": head,
         "classes": classes,
+        "amp": "bf16 autocast" if amp else None,
         "input": list(crop),
         "batch": batch,
         "saved_bytes_per_pixel": round(out["saved_bytes"] / pixels, 1),
@@ -423,6 +436,13 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
             "upernet_swin_s": ("swin_small_patch4_window7_224", "uper", 150, (224, 448)),
             "upernet_swin_b": ("swin_base_patch4_window7_224", "uper", 150, (224, 448)),
             "upernet_convnext_t": ("convnext_tiny", "uper", 150, (256, 512)),
+            # checks against MMSeg's logged memory (PSPNet is in the shared cases) and the
+            # mixed-precision ratio of a CNN and of a transformer backbone
+            "pspnet_r50_d8": ("r50", "psp", 19, (256, 512)),
+            "pspnet_r101_d8": ("r101", "psp", 19, (256, 512)),
+            "pspnet_r101_d8_amp": ("r101", "psp", 19, (256, 512), True),
+            "deeplabv3plus_r50_d8_amp": ("r50", "sep_aspp", 19, (256, 512), True),
+            "upernet_swin_t_amp": ("swin_tiny_patch4_window7_224", "uper", 150, (224, 448), True),
         }.items()
     ],
     ("fasterrcnn_resnet50_fpn", lambda: detector("fasterrcnn", "resnet50", 1)),

@@ -10,6 +10,8 @@ aspp_head, sep_aspp_head, uper_head, psp_head, ocr_head}.py and configs/_base_/m
 upernet_convnext, fcn_hr18, ocrnet_hr18}.py), 2026-11-30. SyncBN is BatchNorm2d in train
 mode (same saved tensors); ConvModule's ReLU is in place, as mmcv's default.
 
+PSPNet is built too, to check the method against MMSeg's own logged memory for it.
+
 Imported by bench/activations_cpu.py (needs torch, torchvision and timm).
 """
 
@@ -148,6 +150,21 @@ class PPM(nn.Module):
         return [F.interpolate(s(x), size=x.shape[2:], mode="bilinear") for s in self.stages]
 
 
+class PSPHead(nn.Module):
+    """mmseg PSPHead: PPM (512 channels per scale) on the last stage, concat with it, 3x3
+    bottleneck to 512, classifier."""
+
+    def __init__(self, cin: int, ch: int, classes: int) -> None:
+        super().__init__()
+        self.ppm = PPM(cin, ch)
+        self.bottleneck = conv_bn_relu(cin + 4 * ch, ch)
+        self.cls = nn.Sequential(nn.Dropout2d(0.1), nn.Conv2d(ch, classes, 1))
+
+    def forward(self, feats: list[torch.Tensor]) -> torch.Tensor:
+        x = feats[-1]
+        return self.cls(self.bottleneck(torch.cat([x, *self.ppm(x)], 1)))
+
+
 class UPerHead(nn.Module):
     """mmseg UPerHead (UPerNet, arXiv 1807.10221): PPM on the last stage, FPN laterals
     (1x1) and 3x3 FPN convs at 512 channels on every level, all levels upsampled to 1/4
@@ -232,6 +249,8 @@ class Segmentor(nn.Module):
             self.head = FCNHead(chans[-1], 512, classes)
         elif head in ("aspp", "sep_aspp"):
             self.head = ASPPHead(chans[-1], 512, classes, separable=head == "sep_aspp")
+        elif head == "psp":
+            self.head = PSPHead(chans[-1], 512, classes)
         elif head == "uper":
             self.head = UPerHead(chans, 512, classes)
         elif head in ("hr_fcn", "hr_ocr"):
