@@ -116,6 +116,13 @@ def estimate_classic_cnn(
     params = model.params_b * 1e9
     fmt = default_format(w, spec, acc) if w.weights_format else "fp32"
     amp = w.mixed_precision or (w.compute_dtype in ("fp16", "bf16"))
+    if w.mode.is_training and fmt in ("fp16", "bf16") and w.mixed_precision is not False:
+        # (seg, 2026-12-01) "fp16 training" of a CNN / segmentor / detector is AMP in the
+        # stacks they train in (mmcv's AmpOptimWrapper, Ultralytics amp=True, detectron2
+        # AMP, torch.autocast): fp32 weights and optimizer, 16-bit activations. Without this
+        # the weights were halved and the activations kept at fp32.
+        fmt, amp = "fp32", True
+        acc.assume("training_recipe", "amp_fp32_master")
     default_batch = run_defaults(w, spec).get("default_batch", 32)
     batch = w.batch_size or default_batch
     if w.batch_size is None:
