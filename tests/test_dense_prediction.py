@@ -22,9 +22,7 @@ def terms_gib(**fields: object) -> dict[str, float]:
 
 
 def cityscapes(model: str, **extra: object) -> dict:
-    return dict(
-        model=model, mode="full", batch_size=2, image_width=1024, image_height=512
-    ) | extra
+    return dict(model=model, mode="full", batch_size=2, image_width=1024, image_height=512) | extra
 
 
 @pytest.mark.parametrize(
@@ -104,9 +102,7 @@ def test_an_uncatalogued_segmentation_net_gets_the_dense_prediction_figure() -> 
     dense_act = next(t.bytes for t in dense.estimate.terms if t.name == "activations")
     plain_act = next(t.bytes for t in plain.estimate.terms if t.name == "activations")
     assert dense_act > 2 * plain_act  # measured: 2.8x for 30M parameters
-    assert ("activation_source", "dense_prediction") in {
-        (a.field, a.value) for a in dense.assumed
-    }
+    assert ("activation_source", "dense_prediction") in {(a.field, a.value) for a in dense.assumed}
     assert "activation_source" not in {a.field for a in plain.assumed}
 
 
