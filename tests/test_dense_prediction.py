@@ -149,3 +149,11 @@ def test_an_uncatalogued_segmentation_net_asked_in_chinese_is_not_a_language_mod
     assert q.workload.kind is not None and q.workload.kind.value == "classic"
     res = estimate(q.workload)
     assert ("activation_source", "dense_prediction") in {(a.field, a.value) for a in res.assumed}
+
+
+def test_a_resnext_backbone_is_not_read_as_a_card_count() -> None:
+    q = parse_query("train cascade mask rcnn x101 mmdet batch 2")
+    assert q.error is None and q.workload is not None
+    assert q.workload.model == "cascade-mask-rcnn-x101-32x4d-fpn"
+    assert q.gpu_count is None
+    assert parse_query("a100 x8").gpu_count == 8

@@ -70,7 +70,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
         "count_only": re.compile(
-            rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
+            # "x101" / "x152" (and "x101-32x4d") name ResNeXt backbones, not 101 cards (seg,
+            # 2026-12-01: "cascade mask rcnn x101" was read as 101 GPUs)
+            rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])"
+            rf"|(?<![\w.])x\s?(?!(?:101|152)\b)(?P<n2>\d{{1,4}})\b(?!-)"
         ),
         "many": re.compile(r"多卡|multi[\s\-]?gpu|多张卡"),
         # "两张" with no card after it: cards, unless pictures follow ("两张图"); digits
