@@ -156,4 +156,4 @@ def test_a_resnext_backbone_is_not_read_as_a_card_count() -> None:
     assert q.error is None and q.workload is not None
     assert q.workload.model == "cascade-mask-rcnn-x101-32x4d-fpn"
     assert q.gpu_count is None
-    assert parse_query("a100 x8").gpu_count == 8
+    assert parse_query("llama3-8b a100 x8").gpu_count == 8
