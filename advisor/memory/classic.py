@@ -2,7 +2,10 @@
 
 Activations per sample come from the catalog entry (measured or summed per architecture);
 an uncatalogued network gets the fit over measured torchvision models in
-data/classic_activations.toml (bytes per 224x224 sample against the parameter count).
+data/classic_activations.toml (bytes per 224x224 sample against the parameter count),
+except an uncatalogued segmentation network, which gets the measured dense-prediction
+figure per pixel ([dense_prediction]): its memory is feature maps at 1/4-1/8 of a large
+crop, not a function of its parameter count.
 The same file holds the detection families' default input (1333x800, padded to a
 multiple of 32) and batch (2 per GPU), and the OpenMMLab factor for trainable BN.
 """
@@ -49,6 +52,41 @@ def family_defaults(spec: ModelSpec | None) -> dict:
     return _activation_data().get("family", {}).get(spec.family, {})
 
 
+# --- dense-prediction fallback (helper seg, 2026-12-01) ---------------------------------
+def _dense() -> dict:
+    return _activation_data()["dense_prediction"]
+
+
+def is_uncatalogued_dense_prediction(w: Workload, spec: ModelSpec | None) -> bool:
+    """A segmentation network without a measured figure: run under a segmentation stack
+    (mmsegmentation) or of a dense-prediction family (a Hub model's type)."""
+    if spec is not None and spec.activation_bytes_per_sample:
+        return False
+    dense = _dense()
+    if spec is not None and spec.family in dense["families"]:
+        return True
+    return spec is None and (w.framework or "").lower() in dense["frameworks"]
+
+
+def dense_prediction_bytes_per_sample(acc: Breakdown) -> tuple[float, int]:
+    """(fp32 training bytes per sample, at this square input): the median per-pixel peak
+    of the measured MMSeg-style segmentors, said in the answer's assumptions."""
+    dense = _dense()
+    acc.assume("activation_source", "dense_prediction")
+    ref = dense["reference_input"]
+    return dense["bytes_per_pixel"] * ref * ref, ref
+
+
+def run_defaults(w: Workload, spec: ModelSpec | None) -> dict:
+    """The family's defaults, or the segmentation stack's for an uncatalogued one."""
+    if is_uncatalogued_dense_prediction(w, spec):
+        return _dense()
+    return family_defaults(spec)
+
+
+# --- end dense-prediction fallback -------------------------------------------------------
+
+
 def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
     """OpenMMLab keeps BN affine weights trainable (norm_eval) where torchvision and
     detectron2 freeze them: every BN then saves its input. Measured ratio, applied to the
@@ -62,7 +100,7 @@ def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
 def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) -> tuple[int, int]:
     """(width, height) the network sees: the asked size, else the family default or the
     reference square, padded up to the family's stride multiple."""
-    fam = family_defaults(spec)
+    fam = run_defaults(w, spec)
     if w.image_width is None and w.image_height is None and "default_input" in fam:
         width, height = fam["default_input"]
         acc.assume("resolution", f"{width}x{height}")
@@ -79,12 +117,21 @@ def estimate_classic_cnn(
     params = model.params_b * 1e9
     fmt = default_format(w, spec, acc) if w.weights_format else "fp32"
     amp = w.mixed_precision or (w.compute_dtype in ("fp16", "bf16"))
-    default_batch = family_defaults(spec).get("default_batch", 32)
+    if w.mode.is_training and fmt in ("fp16", "bf16") and w.mixed_precision is not False:
+        # (seg, 2026-12-01) "fp16 training" of a CNN / segmentor / detector is AMP in the
+        # stacks they train in (mmcv's AmpOptimWrapper, Ultralytics amp=True, detectron2
+        # AMP, torch.autocast): fp32 weights and optimizer, 16-bit activations. Without this
+        # the weights were halved and the activations kept at fp32.
+        fmt, amp = "fp32", True
+        acc.assume("training_recipe", "amp_fp32_master")
+    default_batch = run_defaults(w, spec).get("default_batch", 32)
     batch = w.batch_size or default_batch
     if w.batch_size is None:
         acc.assume("batch_size", default_batch)
     if spec and spec.activation_bytes_per_sample:
         per_sample, ref = float(spec.activation_bytes_per_sample), spec.reference_input or 224
+    elif is_uncatalogued_dense_prediction(w, spec):
+        per_sample, ref = dense_prediction_bytes_per_sample(acc)
     else:
         per_sample, ref = fallback_activation_bytes_per_sample(params)
     width, height = input_size(w, spec, ref, acc)
@@ -103,7 +150,7 @@ def estimate_classic_cnn(
         format=fmt,
     )
     if w.mode.is_training:
-        opt = w.optimizer or Optimizer(family_defaults(spec).get("default_optimizer", "adamw"))
+        opt = w.optimizer or Optimizer(run_defaults(w, spec).get("default_optimizer", "adamw"))
         if w.optimizer is None:
             acc.assume("optimizer", opt.value)
         allocated += acc.add(

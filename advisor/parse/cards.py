@@ -71,7 +71,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
         "count_only": re.compile(
-            rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])|(?<![\w.])x\s?(?P<n2>\d{{1,4}})\b"
+            # "x101" / "x152" (and "x101-32x4d") name ResNeXt backbones, not 101 cards (seg,
+            # 2026-12-01: "cascade mask rcnn x101" was read as 101 GPUs)
+            rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])"
+            rf"|(?<![\w.])x\s?(?!(?:101|152)\b)(?P<n2>\d{{1,4}})\b(?!-)"
         ),
         # "one 24GB gpu", "a single 24gb GPU": the count, the size left for recognize_vram
         "count_before_memory": re.compile(
