@@ -42,9 +42,10 @@ def extra() -> list[dict]:
     return load(EXTRA)
 
 
-def test_the_file_is_one_list_of_cases_in_the_shared_schema(extra: list[dict]) -> None:
-    assert isinstance(extra, list) and len(extra) >= 40
-    for case in extra:
+def check_schema(cases: list[dict]) -> None:
+    """One list of cases in the shared schema (also for bench/data/extra_cases2.json)."""
+    assert isinstance(cases, list) and len(cases) >= 40
+    for case in cases:
         assert case["category"] in CATEGORIES, case["id"]
         assert case["model"]["params_b"] > 0, case["id"]
         assert case["workload"]["mode"], case["id"]
@@ -57,13 +58,22 @@ def test_the_file_is_one_list_of_cases_in_the_shared_schema(extra: list[dict]) -
             assert bound["kind"] in BOUND_KINDS and bound["limit_gib"] > 0, case["id"]
 
 
-def test_every_case_names_its_source_and_quotes_it(extra: list[dict]) -> None:
-    for case in extra:
+def check_sources_quoted(cases: list[dict]) -> None:
+    """Every case names its source and quotes it (also for the third set)."""
+    for case in cases:
         src = case["source"]
         assert src.get("url") or (src.get("repo") and src.get("path")), case["id"]
         assert src.get("title"), case["id"]
         assert len(case["quote"].strip()) >= 10, case["id"]
         assert len(case["notes"].strip()) >= 40, case["id"]
+
+
+def test_the_file_is_one_list_of_cases_in_the_shared_schema(extra: list[dict]) -> None:
+    check_schema(extra)
+
+
+def test_every_case_names_its_source_and_quotes_it(extra: list[dict]) -> None:
+    check_sources_quoted(extra)
 
 
 def test_ids_are_unique_and_none_is_a_shared_id(extra: list[dict]) -> None:

@@ -5,34 +5,20 @@ shared set or the second set, and the adapter can express every scorable case.""
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from test_extra_cases import CATEGORIES, check_schema, check_sources_quoted, load
 
 ROOT = Path(__file__).resolve().parent.parent
 THIRD = ROOT / "bench" / "data" / "extra_cases2.json"
 SECOND = ROOT / "bench" / "data" / "extra_cases.json"
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
-CATEGORIES = {
-    "llm_inference",
-    "llm_training",
-    "diffusion_inference",
-    "diffusion_training",
-    "classic_training",
-    "classic_inference",
-}
-VIEWS = {"allocated", "reserved", "nvml", "software_reported", "unknown"}
-BOUND_KINDS = {"fits_under", "oom_at", "greater_than", "less_than", "max_context_tokens"}
 # The brief caps one source at four cases so that no single table dominates the set.
 MAX_CASES_PER_SOURCE = 4
-
-
-def load(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def source_keys(case: dict) -> set[str]:
@@ -56,27 +42,12 @@ def third() -> list[dict]:
 
 
 def test_the_file_is_one_list_of_cases_in_the_shared_schema(third: list[dict]) -> None:
-    assert isinstance(third, list) and len(third) >= 40
-    for case in third:
-        assert case["category"] in CATEGORIES, case["id"]
-        assert case["model"]["params_b"] > 0, case["id"]
-        assert case["workload"]["mode"], case["id"]
-        measured = case["measured"]
-        assert measured["what"] in VIEWS, case["id"]
-        bound = measured.get("bound")
-        # A case is a value or a bound, never neither.
-        assert (measured["value_gib"] or 0) > 0 or bound, case["id"]
-        if bound:
-            assert bound["kind"] in BOUND_KINDS and bound["limit_gib"] > 0, case["id"]
+    check_schema(third)
 
 
 def test_every_case_names_its_source_and_quotes_it(third: list[dict]) -> None:
+    check_sources_quoted(third)
     for case in third:
-        src = case["source"]
-        assert src.get("url") or (src.get("repo") and src.get("path")), case["id"]
-        assert src.get("title"), case["id"]
-        assert len(case["quote"].strip()) >= 10, case["id"]
-        assert len(case["notes"].strip()) >= 40, case["id"]
         if not case["scorable"]:
             # An unscorable case says why in its notes.
             assert len(case["notes"]) >= 80, case["id"]
