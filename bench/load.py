@@ -435,6 +435,9 @@ def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
                 "chat": c.params.get("chat_id"),
                 "method": c.method,
                 "error": c.error,
+                "quotes": (c.params.get("reply_parameters") or {}).get("message_id"),
+                "edits": c.params.get("message_id"),
+                "length": len(str(c.params.get("text", ""))),
                 "text": str(c.params.get("text", ""))[:200],
             }
             for c in tg.calls
