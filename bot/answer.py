@@ -4,6 +4,7 @@ change precision, budget or card, read the details, or start over."""
 from __future__ import annotations
 
 from telegram import Message, Update
+from telegram.constants import ChatType, MessageLimit
 
 from advisor import catalog
 from advisor.memo import Memo, prices_key
@@ -15,7 +16,7 @@ from bot import hub, lab
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
-from bot.replies import Keyboard, deliver, send, t
+from bot.replies import Keyboard, deliver, send, t, visible_len
 
 
 def currency_for(context: Context) -> str:
@@ -47,10 +48,13 @@ def answer_text(
     canonical: str | None = None,
     region: str | None = None,
     hub_answer: object = None,
+    compact: bool = False,
 ) -> tuple[dict, str]:
     """The history summary (advisor.recommend.summary) and the rendered reply for a parsed
     question. A model read from the Hub (`hub_answer`, bot.hub) is rendered each time: its
-    source line carries the reading's time, and such questions are rare."""
+    source line carries the reading's time, and such questions are rare. `compact`: the
+    shortened answer (no card table, no ℹ️ notes) for when the whole reply would not fit one
+    message."""
     canonical = canonical_query(parsed) if canonical is None else canonical
     key = (
         catalog.catalog_version(),
@@ -61,16 +65,32 @@ def answer_text(
         region,
         template,
         canonical,
+        compact,
     )
 
     def make() -> tuple[dict, str]:
         rec = compute(parsed, context, region)
         body = render(
-            template, context.lang, rec=rec, parsed=parsed, canonical=canonical, hub=hub_answer
+            template,
+            context.lang,
+            rec=rec,
+            parsed=parsed,
+            canonical=canonical,
+            hub=hub_answer,
+            compact=compact,
         )
         return summary(rec), body
 
     return make() if hub_answer is not None else _ANSWERS.get(key, make)
+
+
+def fits_one_message(body: str) -> bool:
+    """Whether a reply goes out as one Telegram message. In a group, an answer that does not
+    (the lab's machines before a long rental answer) is shortened rather than cut in two: a
+    second message reads as a second answer, and other replies land between the halves. In
+    a private chat the whole answer goes out in two messages (the shortened one would send
+    the reader to a private chat)."""
+    return visible_len(body) <= MessageLimit.MAX_TEXT_LENGTH
 
 
 def answer_keyboard(context: Context, hid: int, all_platforms: bool = False) -> Keyboard:
@@ -171,6 +191,8 @@ async def reply_with_answer(
     )
     # lab mode (issue 16): the chat's own machines first, the rentals below as the alternative
     own = await lab.owned_section(update, context, parsed)
+    if chat.type != ChatType.PRIVATE and not fits_one_message(own + body):
+        _, body = answer_text(parsed, context, "answer", canonical, hub_answer=hub, compact=True)
     await deliver(
         update, context, own + body, answer_keyboard(context, hid), edit=edit, in_place=in_place
     )
@@ -193,4 +215,8 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     region = ALL_REGIONS if view == "w" else None
     _, body = answer_text(parsed, context, template, canonical, region, hub_answer)
     own = await lab.owned_section(update, context, parsed) if template == "answer" else ""
+    chat = update.effective_chat
+    in_group = chat is not None and chat.type != ChatType.PRIVATE
+    if template == "answer" and in_group and not fits_one_message(own + body):
+        _, body = answer_text(parsed, context, template, canonical, region, hub_answer, True)
     await deliver(update, context, own + body, keyboard, edit=True)

@@ -32,6 +32,14 @@ def utf16_len(text: str) -> int:
 _TAG = re.compile(r"<(/?)([a-zA-Z][\w-]*)[^<>]*>")
 
 
+def visible_len(text: str) -> int:
+    """What Telegram counts against its 4096 limit: "characters after entities parsing"
+    (Bot API, sendMessage `text`), i.e. the shown text without tags, entities decoded, in
+    UTF-16 code units. Counting the HTML source instead cut answers that fit (a lab group's
+    answer carries ~15% markup) into two messages."""
+    return utf16_len(html.unescape(_TAG.sub("", text)))
+
+
 def _cut_plain(segment: str, limit: int) -> list[str]:
     """Last resort for one enormous segment: drop its tags, cut the text, escape each piece
     again (so no entity is cut in half)."""
@@ -50,9 +58,9 @@ def _cut_plain(segment: str, limit: int) -> list[str]:
 def split_message(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> list[str]:
     """Cut a reply into messages Telegram accepts: only at line ends where no tag is open
     (user text with a newline inside <b>…</b> must not cut the tag), preferring blank lines
-    (section boundaries). Lengths count UTF-16 units of the HTML source, never shorter than
-    the visible text."""
-    if utf16_len(text) <= limit:
+    (section boundaries). Lengths are Telegram's: UTF-16 units of the visible text
+    (visible_len); segments are whole lines with no tag open, so their lengths add up."""
+    if visible_len(text) <= limit:
         return [text]
     segments: list[str] = []  # runs of whole lines that end with no tag open
     stack: list[str] = []
@@ -73,13 +81,13 @@ def split_message(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> list[
     chunks: list[str] = []
     chunk = ""
     for segment in segments:
-        if utf16_len(segment) > limit:
+        if visible_len(segment) > limit:
             if chunk.strip():
                 chunks.append(chunk.strip("\n"))
             chunks.extend(_cut_plain(segment, limit))
             chunk = ""
             continue
-        if utf16_len(chunk + segment) > limit:
+        if visible_len(chunk + segment) > limit:
             # back up to the last blank line in this chunk if that keeps it reasonably full
             cut = chunk.rfind("\n\n")
             if cut > limit // 2:
@@ -88,7 +96,7 @@ def split_message(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> list[
             else:
                 chunks.append(chunk.strip("\n"))
                 chunk = ""
-            if utf16_len(chunk + segment) > limit:
+            if visible_len(chunk + segment) > limit:
                 chunks.append(chunk.strip("\n"))
                 chunk = ""
         chunk += segment
