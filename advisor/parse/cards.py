@@ -319,7 +319,7 @@ def _take_named_card_memory(s: Scan, r: Reading) -> None:
 def _measured() -> re.Pattern[str]:
     words = vocab.load("cards")["vram"]
     size = r"\d{1,4}(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)(?![a-z0-9])"
-    before = vocab.alternation(words["measured_before"])
+    before = vocab.alternation(words["measured_before"] + words["required_before"])
     after = vocab.alternation(words["measured_after"])
     return re.compile(rf"{before}\s*(?:了)?\s*{size}|{_EDGE}{size}\s*{after}")
 
