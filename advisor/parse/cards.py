@@ -311,8 +311,22 @@ def _take_named_card_memory(s: Scan, r: Reading) -> None:
     """ "12g 3060", "2x 3090 (48GB total)": a size that is the named card's memory, or all of
     them together, says nothing new; it is read, not ignored."""
     spec = catalog.gpus()[r.gpu_id or ""]
-    sizes = {round(spec.vram_gb), round(spec.vram_gb) * (r.gpu_count or 1)}
-    s.take_if(_bare_size(), lambda m: round(float(m.group("gb"))) in sizes)
+    total = round(spec.vram_gb) * (r.gpu_count or 1)
+
+    def the_cards(m: re.Match[str]) -> bool:
+        # up to a tenth under the card's GB is the same memory as nvidia-smi shows it, in GiB
+        # ("L40S，45G显存": 48 GB is 44.7 GiB; ms-swift #1225, 2026-12-01)
+        gib = float(m.group("gb"))
+        return 0.9 * spec.vram_gb <= gib <= spec.vram_gb + 0.5 or round(gib) == total
+
+    s.take_if(_size_word(), the_cards)
+
+
+@cache
+def _size_word() -> re.Pattern[str]:
+    """A memory size with its VRAM word, if any ("45G显存"), or bare ("24g")."""
+    after = vocab.alternation(vocab.load("cards")["vram"]["after"])
+    return re.compile(rf"{_bare_size().pattern}(?:\s*{after})?")
 
 
 @cache
