@@ -10,7 +10,7 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.parse import vocab
+from advisor.parse import releases, vocab
 from advisor.parse.scan import Reading, Scan, reject
 
 _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
@@ -181,7 +181,8 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         spec_id = table["tags"].get(f"{name}:{size}")
         spec = catalog.models().get(spec_id) if spec_id else catalog.find_model(f"{name}-{size}")
         if spec is None:
-            if _looks_like_model(name):
+            new_release = releases.is_new_release(f"{name}-{size}")  # "qwen3.5:122b"
+            if _looks_like_model(name) and not new_release:
                 raise reject("unknown_model", m.group(0), suggest(f"{name}-{size}"))
             if not _take_unrecognized(s, r, m, size):
                 continue

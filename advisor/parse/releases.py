@@ -67,6 +67,13 @@ def _is_new_release(m: re.Match[str]) -> bool:
     return ver <= max(family) + 1 and (line is None or ver > line)
 
 
+def is_new_release(name: str) -> bool:
+    """Whether a whole name ("qwen3.5-122b", from the Ollama tag qwen3.5:122b) is a new
+    release of a known line, as recognize_new_release reads one in a line."""
+    m = _pattern().fullmatch(name.lower())
+    return m is not None and _is_new_release(m)
+
+
 def recognize_new_release(s: Scan, r: Reading) -> None:
     """Runs after the catalog and family recognizers found no model: the size is read, the
     name kept as typed."""
