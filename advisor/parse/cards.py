@@ -73,7 +73,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{_count_word()})"
             rf"\s*(?:张|块|卡|台)"
             # "A800 7*80g": the count times each card's memory (LLaMA-Factory #6999)
-            r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=\d{2,3}\s*g(?:b|ib)?(?![a-z0-9])))"
+            r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=(?P<mem_each>\d{2,3})\s*g(?:b|ib)?(?![a-z0-9])))"
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
         "count_only": re.compile(
@@ -155,7 +155,7 @@ def _memory_of(m: re.Match[str]) -> str | None:
     before = m.groupdict().get("mem_before")
     if before and int(before) > vocab.load("cards")["machines"]["max_card_gb"]:
         before = None  # "256g 4090": the host's memory, not a card's
-    return m.group("mem") or before
+    return m.group("mem") or before or m.groupdict().get("mem_each")
 
 
 def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
