@@ -160,6 +160,10 @@ def _memory_of(m: re.Match[str]) -> str | None:
 
 def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
     spec, odd_mem = resolve_card(m.group("name"), _memory_of(m))
+    if odd_mem is not None and not m.group("mem"):
+        # a size before the name that is no variant of the card ("RAM 64g 4090") is not
+        # its memory: only a size written after the name sizes an odd card ("4090 48g")
+        spec, odd_mem = resolve_card(m.group("name"))
     return (spec, odd_mem) if spec is not None else None
 
 
