@@ -105,3 +105,12 @@ def test_a_family_size_no_generation_has_says_the_name_was_not_read():
     p = parse_query("Can Tiny Llama 1.5B lora finetune in one 24GB gpu?")
     assert p.ok and p.workload.params_b == 1.5 and p.workload.model is None
     assert p.unrecognized is not None and "1.5b" in p.unrecognized.detail
+
+
+def test_an_ascend_card_named_by_its_tflops_is_read():
+    assert _card("8卡 910B 313T 跑 qwen2.5-72b") == ("ascend-910b", 8, None)
+
+
+def test_when_the_count_is_asked_a_fine_tune_is_not_squeezed_onto_one_card():
+    p = parse_query("微调 qwen2.5-72b 需要多少节点 h100")
+    assert p.ok and p.ask_count and p.workload.mode.value == "lora"

@@ -24,6 +24,8 @@ _NAME = (
     r"(?:nvidia\s*|geforce\s*|tesla\s*|rtx\s*|昇腾\s*)*"
     r"(?P<name>(?:pro\s?)?[a-z]{0,5}-?\d{1,4}[a-z]{0,5}"
     r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|s|d)(?![a-z]))*)"
+    # its compute written after it: Ascend 910B parts by TFLOPS ("910b280T", LLaMA-Factory #4297)
+    r"(?:[\s\-]?\d{3}\s?t(?:flops)?(?![a-z0-9]))?"
     # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)")
     r"(?:[\s\-]?(?P<paren>\()?(?P<mem>\d{2,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
 )
