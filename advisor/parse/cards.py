@@ -129,12 +129,20 @@ def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, flo
         spec = catalog.find_gpu(key[:-1]) or _spelled(spellings, key[:-1])
     if spec is None:
         return None, None
+    if mem and _as_smi_shows(spec, float(mem)):
+        return spec, None  # "L40(45GB)": the card's 48 GB as nvidia-smi shows it, in GiB
     if mem and round(spec.vram_gb) != int(mem):
         sibling = _sibling_with_memory(spec, int(mem))
         if sibling is not None:
             return sibling, None
         return spec, float(mem)
     return spec, None
+
+
+def _as_smi_shows(spec: GpuSpec, gib: float) -> bool:
+    """A size up to a tenth under the card's GB is the card's own memory as nvidia-smi and
+    torch report it, in GiB (48 GB = 44.7 GiB; 80 GB = 74.5 GiB), not another part."""
+    return 0.9 * spec.vram_gb <= gib <= spec.vram_gb + 0.5
 
 
 def _spelled(spellings: dict[str, str], key: str) -> GpuSpec | None:
@@ -320,10 +328,9 @@ def _take_named_card_memory(s: Scan, r: Reading) -> None:
     total = round(spec.vram_gb) * (r.gpu_count or 1)
 
     def the_cards(m: re.Match[str]) -> bool:
-        # up to a tenth under the card's GB is the same memory as nvidia-smi shows it, in GiB
-        # ("L40S，45G显存": 48 GB is 44.7 GiB; ms-swift #1225, 2026-12-01)
+        # "L40S，45G显存" (ms-swift #1225, 2026-12-01): the card's memory, in GiB
         gib = float(m.group("gb"))
-        return 0.9 * spec.vram_gb <= gib <= spec.vram_gb + 0.5 or round(gib) == total
+        return _as_smi_shows(spec, gib) or round(gib) == total
 
     s.take_if(_size_word(), the_cards)
 
