@@ -45,7 +45,9 @@ def test_the_later_table_is_sourced_bilingual_and_apart_from_both_others():
     assert not {r["src"] for r in LATER} & {r["src"] for r in DEV + LINES}
 
 
-@pytest.mark.parametrize("row", [pytest.param(r, id=r["t"][:60], marks=_marks(r)) for r in LINES])
+@pytest.mark.parametrize(
+    "row", [pytest.param(r, id=r["t"][:60], marks=_marks(r)) for r in LINES + LATER]
+)
 def test_fresh_real_line_reads_as_meant(row):
     check_real_line(row)
 
