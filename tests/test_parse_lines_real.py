@@ -37,6 +37,12 @@ def test_the_real_table_is_sourced_and_in_both_languages():
 
 @pytest.mark.parametrize("row", CASES)
 def test_real_line_reads_as_meant(row):
+    check_real_line(row)
+
+
+def check_real_line(row: dict) -> None:
+    """One row of a real-lines table read as its `expect` (or its keys) say; shared with
+    tests/test_parse_lines_real2.py."""
     p = parse_query(row["t"])
     expect = row.get("expect")
     if expect == "ask":

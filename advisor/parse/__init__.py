@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from advisor.catalog import catalog_version
 from advisor.memo import Memo
-from advisor.parse import budget, cards, knobs, names, quant, stack, tasks
+from advisor.parse import budget, cards, knobs, names, quant, releases, stack, tasks
 from advisor.parse.assemble import ParsedQuery, assemble, leftovers
 from advisor.parse.canonical import canonical_query
 from advisor.parse.scan import Budget, ParseError, Reading, Rejected, Scan, normalize
@@ -43,6 +43,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     names.recognize_phrase,
     names.recognize_catalog_name,
     names.recognize_family,
+    releases.recognize_new_release,  # "qwen3.5 397b": a known line's release the catalog lacks
     quant.recognize_kv_cache,
     quant.recognize_8bit_optimizer,
     stack.recognize_precision_recipe,

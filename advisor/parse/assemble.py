@@ -123,13 +123,15 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         fields["kind"] = kind
     mode = r.mode or _implied_mode(fields, assumed)
     if mode == "finetune":
+        # "需要多少节点 / 几张卡": the count is the question, so "does not fit one card" is no
+        # reason for QLoRA (LLaMA-Factory #4297)
         mode = resolve_finetune(
             fields,
             kind,
             r.spec.family if r.spec else None,
             r.spec.params_b if r.spec else r.params_b,
-            r.gpu_id,
-            r.vram_gib,
+            None if r.ask_count else r.gpu_id,
+            None if r.ask_count else r.vram_gib,
             r.gpu_count,
             assumed,
         )

@@ -18,9 +18,14 @@ MAX_GPUS = 4096
 # "l40s", "910b", "4090d"); an optional memory variant ("32g", "16gb"). What is a card is
 # decided by the catalog, not by this shape.
 _NAME = (
+    # the memory may come first: "40GA100", "一张80g的A100", "24G的4090" (LightX2V #619, InfLLM
+    # #11, 2026-12-01); checked against MAX_CARD_GB in _memory_of
+    r"(?:(?P<mem_before>\d{2,3})\s?g(?:b|ib)?\s*(?:的\s*)?)?"
     r"(?:nvidia\s*|geforce\s*|tesla\s*|rtx\s*|昇腾\s*)*"
     r"(?P<name>(?:pro\s?)?[a-z]{0,5}-?\d{1,4}[a-z]{0,5}"
     r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|s|d)(?![a-z]))*)"
+    # its compute written after it: Ascend 910B parts by TFLOPS ("910b280T", LLaMA-Factory #4297)
+    r"(?:[\s\-]?\d{3}\s?t(?:flops)?(?![a-z0-9]))?"
     # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)")
     r"(?:[\s\-]?(?P<paren>\()?(?P<mem>\d{2,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
 )
@@ -60,14 +65,17 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}(?:(?P<n>{_english_count_word()})\s+|(?P<n2>\d{{1,2}})\s+"
             rf"(?=nvidia|geforce|tesla|rtx)){_NAME}"
         ),
-        # "on 2 A100", "with 4 3090s": an English count with no unit, after a preposition
+        # "on 2 A100", "with 4 3090s", "oom in 4 A100": an English count with no unit, after a
+        # preposition
         "count_prep": re.compile(
-            rf"(?<![a-z])(?:on|with|have|using|rent|got|need)\s+(?:a\s+)?"
+            rf"(?<![a-z])(?:on|with|have|using|rent|got|need|in|across)\s+(?:a\s+)?"
             rf"(?P<n>\d{{1,2}}|{_count_word()})\s+{_NAME}"
         ),
         "count_after": re.compile(
             rf"{_EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{_count_word()})"
-            rf"\s*(?:张|块|卡|台))"
+            rf"\s*(?:张|块|卡|台)"
+            # "A800 7*80g": the count times each card's memory (LLaMA-Factory #6999)
+            r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=(?P<mem_each>\d{2,3})\s*g(?:b|ib)?(?![a-z0-9])))"
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
         "count_only": re.compile(
@@ -76,15 +84,21 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}(?P<n>\d{{1,4}}|{_count_word()})\s*{alone}(?![a-z])"
             rf"|(?<![\w.])x\s?(?!(?:101|152)\b)(?P<n2>\d{{1,4}})\b(?!-)"
         ),
-        # "one 24GB gpu", "a single 24gb GPU": the count, the size left for recognize_vram
+        # "one 24GB gpu", "a single 24gb GPU", "4张48G显卡", "3张24GB的显卡": the count, the
+        # size left for recognize_vram
         "count_before_memory": re.compile(
-            rf"{_EDGE}(?P<n>\d{{1,2}}|{_count_word()})\s+"
-            r"(?=\d{1,3}\s*g(?:b|ib)?\s*(?:vram\s*)?(?:gpus?|cards?|显卡|卡)(?![a-z]))"
+            rf"{_EDGE}(?P<n>\d{{1,2}}|{_count_word()})(?:\s+|\s*(?:张|块|个)\s*)"
+            r"(?=\d{1,3}\s*g(?:b|ib)?\s*(?:vram\s*)?(?:的\s*)?(?:gpus?|cards?|显卡|卡)(?![a-z]))"
         ),
         # "2台 H100*8", "2 nodes of 8xH100": machines times the cards in each
         "machines": re.compile(
             rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
             rf"{_NAME}\s*[x*]\s*(?P<n>\d{{1,2}})(?![\d.])"
+        ),
+        # "2台8卡a800", "双机16卡A800": machines, then cards (each machine's, or all of them)
+        "machines_cards": re.compile(
+            rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|机|nodes?)\s*(?:的\s*)?"
+            rf"(?P<n>\d{{1,3}}|{_count_word()})\s*(?:卡|张)\s*(?:的\s*)?{_NAME}"
         ),
         "machines_count_first": re.compile(
             rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
@@ -115,12 +129,20 @@ def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, flo
         spec = catalog.find_gpu(key[:-1]) or _spelled(spellings, key[:-1])
     if spec is None:
         return None, None
+    if mem and _as_smi_shows(spec, float(mem)):
+        return spec, None  # "L40(45GB)": the card's 48 GB as nvidia-smi shows it, in GiB
     if mem and round(spec.vram_gb) != int(mem):
         sibling = _sibling_with_memory(spec, int(mem))
         if sibling is not None:
             return sibling, None
         return spec, float(mem)
     return spec, None
+
+
+def _as_smi_shows(spec: GpuSpec, gib: float) -> bool:
+    """A size up to a tenth under the card's GB is the card's own memory as nvidia-smi and
+    torch report it, in GiB (48 GB = 44.7 GiB; 80 GB = 74.5 GiB), not another part."""
+    return 0.9 * spec.vram_gb <= gib <= spec.vram_gb + 0.5
 
 
 def _spelled(spellings: dict[str, str], key: str) -> GpuSpec | None:
@@ -138,8 +160,20 @@ def _sibling_with_memory(spec: GpuSpec, mem: int) -> GpuSpec | None:
     return None
 
 
+def _memory_of(m: re.Match[str]) -> str | None:
+    """The card's memory as written after its name, or before it when it is a card's size."""
+    before = m.groupdict().get("mem_before")
+    if before and int(before) > vocab.load("cards")["machines"]["max_card_gb"]:
+        before = None  # "256g 4090": the host's memory, not a card's
+    return m.group("mem") or before or m.groupdict().get("mem_each")
+
+
 def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
-    spec, odd_mem = resolve_card(m.group("name"), m.group("mem"))
+    spec, odd_mem = resolve_card(m.group("name"), _memory_of(m))
+    if odd_mem is not None and not m.group("mem"):
+        # a size before the name that is no variant of the card ("RAM 64g 4090") is not
+        # its memory: only a size written after the name sizes an odd card ("4090 48g")
+        spec, odd_mem = resolve_card(m.group("name"))
     return (spec, odd_mem) if spec is not None else None
 
 
@@ -149,7 +183,7 @@ def _accept_memory_only(m: re.Match[str]) -> tuple[str, float] | None:
     card = table.get(vocab.squash(m.group("name")))
     if card is None:
         return None
-    return card["name"], float(m.group("mem") or card["gb"])
+    return card["name"], float(_memory_of(m) or card["gb"])
 
 
 def _set_count(r: Reading, n: int) -> None:
@@ -180,7 +214,7 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> bool:
         m, found = s.take_if(p[pattern], accept)
         if found and m is not None:
             apply(r, found)
-            n = m.groupdict().get("n") or m.groupdict().get("n2")
+            n = m.groupdict().get("n") or m.groupdict().get("n2") or m.groupdict().get("n3")
             if n:
                 _set_count(r, _count(n))
             return True
@@ -251,6 +285,13 @@ def _named_card(s: Scan, r: Reading, p: dict) -> None:
     if found and m is not None:
         _set_card(r, found)
         _set_count(r, _count(m.group("m")) * _count(m.group("n")))
+    elif (taken := s.take_if(p["machines_cards"], _accept))[1] and taken[0] is not None:
+        _set_card(r, taken[1])
+        machines, n = _count(taken[0].group("m")), _count(taken[0].group("n"))
+        # a server holds at most max_cards_per_machine cards: "2台8卡" is 8 in each,
+        # "双机16卡" all 16 together
+        per_machine = n <= vocab.load("cards")["machines"]["max_cards_per_machine"]
+        _set_count(r, machines * n if per_machine else n)
     elif not _find_card(s, r, _accept, _set_card):
         _find_card(s, r, _accept_memory_only, _set_memory_only)
 
@@ -284,15 +325,28 @@ def _take_named_card_memory(s: Scan, r: Reading) -> None:
     """ "12g 3060", "2x 3090 (48GB total)": a size that is the named card's memory, or all of
     them together, says nothing new; it is read, not ignored."""
     spec = catalog.gpus()[r.gpu_id or ""]
-    sizes = {round(spec.vram_gb), round(spec.vram_gb) * (r.gpu_count or 1)}
-    s.take_if(_bare_size(), lambda m: round(float(m.group("gb"))) in sizes)
+    total = round(spec.vram_gb) * (r.gpu_count or 1)
+
+    def the_cards(m: re.Match[str]) -> bool:
+        # "L40S，45G显存" (ms-swift #1225, 2026-12-01): the card's memory, in GiB
+        gib = float(m.group("gb"))
+        return _as_smi_shows(spec, gib) or round(gib) == total
+
+    s.take_if(_size_word(), the_cards)
+
+
+@cache
+def _size_word() -> re.Pattern[str]:
+    """A memory size with its VRAM word, if any ("45G显存"), or bare ("24g")."""
+    after = vocab.alternation(vocab.load("cards")["vram"]["after"])
+    return re.compile(rf"{_bare_size().pattern}(?:\s*{after})?")
 
 
 @cache
 def _measured() -> re.Pattern[str]:
     words = vocab.load("cards")["vram"]
     size = r"\d{1,4}(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)(?![a-z0-9])"
-    before = vocab.alternation(words["measured_before"])
+    before = vocab.alternation(words["measured_before"] + words["required_before"])
     after = vocab.alternation(words["measured_after"])
     return re.compile(rf"{before}\s*(?:了)?\s*{size}|{_EDGE}{size}\s*{after}")
 

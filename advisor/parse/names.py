@@ -10,7 +10,7 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.parse import vocab
+from advisor.parse import releases, vocab
 from advisor.parse.scan import Reading, Scan, reject
 
 _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
@@ -181,7 +181,8 @@ def recognize_ollama_tag(s: Scan, r: Reading) -> None:
         spec_id = table["tags"].get(f"{name}:{size}")
         spec = catalog.models().get(spec_id) if spec_id else catalog.find_model(f"{name}-{size}")
         if spec is None:
-            if _looks_like_model(name):
+            new_release = releases.is_new_release(f"{name}-{size}")  # "qwen3.5:122b"
+            if _looks_like_model(name) and not new_release:
                 raise reject("unknown_model", m.group(0), suggest(f"{name}-{size}"))
             if not _take_unrecognized(s, r, m, size):
                 continue
@@ -361,10 +362,28 @@ def _family_pattern() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]
         # nor a variant's name ("qwen3-8b-vl" is no Qwen3-8B; "-int4", "-instruct" are fine)
         rf"(?![\-_.]?{vocab.alternation(vocab.load('models')['variant_words']['words'])})"
     )
-    # or the size first: "7B LLama based models", "70b 的 qwen"
-    size_first = re.compile(rf"(?<![\w.]){_SIZE}[\s\-_]*(?:的)?[\s\-_]*(?P<fam>{words})(?P<ver>)")
+    # or the size first: "7B LLama based models", "70b 的 qwen", "70b llama2", "the 120b model
+    # of gpt-oss" (a version after the family, a connector between: vocab size_first)
+    connector = vocab.alternation(vocab.load("models")["size_first"]["connectors"])
+    size_first = re.compile(
+        rf"(?<![\w.]){_SIZE}[\s\-_]*(?:{connector}\s*(?:the\s+)?)?[\s\-_]*(?P<fam>{glued})"
+        r"(?:[\s\-_]?v?(?P<ver>\d+(?:\.\d+)?))?(?![a-z0-9.])"
+    )
     # alone: not the start of a longer name ("llama-9-900b" is an unknown model, not Llama)
     return with_size, size_first, re.compile(alternation_alone(alone)), by_word
+
+
+def _family_default(
+    s: Scan, m: re.Match[str], families: dict, by_word: dict[str, str]
+) -> ModelSpec | None:
+    """A family named alone is its usual model, unless a size is asked instead ("smallest
+    llama model", "最大的千问"): then no model is read and the line is asked back."""
+    before = s.text[: m.start()].rstrip()
+    if re.search(
+        vocab.alternation(vocab.load("models")["size_first"]["superlatives"]) + "$", before
+    ):
+        return None
+    return catalog.models().get(families[by_word[vocab.squash(m.group(0))]]["default"])
 
 
 def alternation_alone(words: list[str]) -> str:
@@ -400,13 +419,17 @@ def recognize_family(s: Scan, r: Reading) -> None:
     m, spec = s.take_if(with_size, sized)
     if spec is None:
         m, spec = s.take_if(size_first, sized)
-    if spec is None and (with_size.search(s.text) or size_first.search(s.text)):
-        return  # "Tiny Llama 1.5B": a size no generation has; never the family's default
+    if spec is None and (unread := with_size.search(s.text) or size_first.search(s.text)):
+        # "Tiny Llama 1.5B": a size no generation has; never the family's default. With no
+        # version typed the name was not read: the size is, and the answer says so. A version
+        # typed ("qwen2.8 7b") is left to "did you mean".
+        if not unread.group("ver") and r.unrecognized is None:
+            s._consume(unread)
+            r.params_b = float(unread.group("size"))
+            r.unrecognized = unread.group(0).strip()
+        return
     if spec is None:
-        m, spec = s.take_if(
-            alone,
-            lambda m: catalog.models().get(families[by_word[vocab.squash(m.group(0))]]["default"]),
-        )
+        m, spec = s.take_if(alone, lambda m: _family_default(s, m, families, by_word))
     if spec is not None and m is not None:
         _use(r, spec, m.group(0))
         r.assumed.append(f"model = {spec.name}")

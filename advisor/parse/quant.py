@@ -34,13 +34,27 @@ def recognize_8bit_optimizer(s: Scan, r: Reading) -> None:
         r.fields["optimizer"] = Optimizer.adamw_8bit
 
 
+def _format_free(r: Reading) -> bool:
+    """No format read yet, or only an Ollama tag's default download (a tag naming no quant is
+    pulled as Q4_K_M): a format the line names beside it ("llama3.1:70B 16fp", Ollama #6764)
+    is the one meant, and the default's assumption is dropped."""
+    if "weights_format" not in r.fields:
+        return True
+    tag_default = next((a for a in r.assumed if a.startswith("ollama_quant = ")), None)
+    if tag_default is None:
+        return False
+    r.assumed.remove(tag_default)
+    del r.fields["weights_format"]
+    return True
+
+
 def recognize_quant_words(s: Scan, r: Reading) -> None:
     """Words from vocab/quant.toml ("4位量化", "w4a16", "bnb 4bit", "mlx 4bit", "iq4_xs")."""
     pattern, table = vocab.word_table("quant", "words")
     runtimes = {vocab.squash(k): v for k, v in vocab.load("quant")["runtime_of"].items()}
     for m in s.take_all(pattern):
         key = vocab.squash(m.group(0))
-        if "weights_format" not in r.fields:
+        if _format_free(r):
             r.fields["weights_format"] = table[key]
         if key in runtimes:
             r.fields.setdefault("runtime", runtimes[key])
@@ -80,7 +94,7 @@ def recognize_formats(s: Scan, r: Reading) -> None:
     """Format tokens; the most specific one named wins (awq over 4bit, q5_k_m over gguf)."""
     found = [(m.group(1), _token_format(m.group(1))) for m in _TOKEN.finditer(s.text)]
     s.take_all(_TOKEN)
-    if not found or "weights_format" in r.fields:
+    if not found or not _format_free(r):
         return
     specific = [f for token, f in found if token != "gguf" and f not in _GENERIC]
     fmt = specific[0] if specific else found[0][1]

@@ -19,7 +19,19 @@ def _groups(section: str) -> list[tuple[re.Pattern[str], str]]:
     ]
 
 
+@cache
+def _not_mode() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("tasks")["not_mode"]["words"]))
+
+
+@cache
+def _cpu_model() -> re.Pattern[str]:
+    prefixes = vocab.alternation(vocab.load("tasks")["cpu_models"]["prefixes"])
+    return re.compile(rf"{prefixes.replace('(?![a-z0-9])', '')}[\s\-]*\d{{3,5}}[a-z]{{0,3}}\b")
+
+
 def recognize_mode(s: Scan, r: Reading) -> None:
+    s.take_all(_not_mode())
     for pattern, mode in _groups("mode"):
         if s.take_all(pattern):
             r.modes.append(mode)
@@ -31,6 +43,7 @@ def recognize_mode(s: Scan, r: Reading) -> None:
 
 def recognize_kind(s: Scan, r: Reading) -> None:
     s.take_all(vocab.alternation(vocab.load("tasks")["hardware_words"]["words"]))
+    s.take_all(_cpu_model())
     for pattern, kind in _groups("kind"):
         if s.take_all(pattern):
             r.kind = r.kind or Kind(kind)

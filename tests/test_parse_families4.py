@@ -1,0 +1,116 @@
+"""Families of spellings read from the fresh real lines (tests/data/parse_lines_real2.toml),
+pinned with other members of each family than the lines that showed them: counts with
+memory sizes, a size the model needs (not the card), Ollama tags with a format beside them,
+CPU model numbers, sizes before a versioned family, and new releases of known lines."""
+
+import pytest
+
+from advisor.parse import parse_query
+
+
+def _card(line: str) -> tuple:
+    p = parse_query(line)
+    assert p.ok, (line, p.error)
+    return p.gpu_id, p.gpu_count, p.vram_gib
+
+
+@pytest.mark.parametrize(
+    ("line", "card"),
+    [
+        ("2台4卡 a100 微调 qwen2.5-7b", ("a100-80gb-pcie", 8, None)),  # 4 in each machine
+        ("三机 24卡 H100 训练 70b", ("h100-sxm", 24, None)),  # more than a machine holds: total
+        ("a100 4*40g llama-3.1-8b", ("a100-40gb-pcie", 4, None)),
+        ("两张 24G 的 4090 跑 qwen2.5-32b awq", ("rtx-4090", 2, None)),
+        ("80GA800 跑 qwen2.5-72b", ("a800-80gb", None, None)),
+        ("我有2张48G显卡 跑 qwen2.5-72b awq", (None, 2, 48.0)),
+        ("llama-3.1-70b oom in 2 H100", ("h100-sxm", 2, None)),
+        ("A6000 显存 44G qwen2.5-14b", ("rtx-a6000", None, None)),  # 48 GB as GiB
+    ],
+)
+def test_counts_and_memory_around_a_card_are_read(line, card):
+    assert _card(line) == card
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["qwen2.5-7b 至少要 20G 显存吗", "跑 qwen2.5-14b 需要 32G 显存？", "glm-4-9b 必须 24G 显存吗"],
+)
+def test_a_size_the_model_needs_is_not_the_users_card(line):
+    assert _card(line) == (None, None, None)
+
+
+def test_a_format_named_beside_an_ollama_tag_beats_the_tags_default():
+    p = parse_query("qwen2.5:7b 16fp on a 3090")
+    assert p.ok and p.workload.weights_format == "fp16"
+    assert p.workload.runtime.value == "ollama"
+    assert not any(a.startswith("ollama_quant") for a in p.assumed)
+    assert parse_query("qwen2.5:7b").workload.weights_format == "q4_k_m"
+
+
+def test_full_context_is_no_full_fine_tune():
+    p = parse_query("llama-3.1-8b with full context length on a 4090")
+    assert p.ok and p.workload.mode.value == "inference"
+
+
+@pytest.mark.parametrize(
+    "line", ["i7-13700K, 64g内存, 3090, qwen2.5-14b", "Ryzen 9 7950X3D + 4090 跑 qwen2.5-14b"]
+)
+def test_a_cpu_model_number_is_no_context_length(line):
+    p = parse_query(line)
+    assert p.ok and p.workload.context_tokens is None and p.gpu_id is not None
+
+
+@pytest.mark.parametrize(
+    ("line", "model"),
+    [
+        ("13b llama2 lora", "llama-2-13b"),
+        ("the 20b model of gpt-oss on a 4090", "gpt-oss-20b"),
+        ("8b 的 llama3.1", "llama-3.1-8b"),
+    ],
+)
+def test_a_size_before_a_versioned_family_names_the_model(line, model):
+    p = parse_query(line)
+    assert p.ok and p.workload.model == model
+
+
+@pytest.mark.parametrize("line", ["biggest qwen model?", "最小的千问 要多少显存"])
+def test_a_superlative_asks_for_the_size_instead_of_assuming_one(line):
+    p = parse_query(line)
+    assert not p.ok and p.error.code in ("no_model", "unknown_model")
+
+
+@pytest.mark.parametrize(
+    ("line", "params_b"),
+    [
+        ("qwen3.5-9b 4090", 9.0),
+        ("Qwen3-VL-8B-Instruct 推理", 8.0),
+        ("glm-4.1v-9b lora", 9.0),
+        ("InternVL3-38B awq", 38.0),
+        ("qwen3.5:35b", 35.0),
+    ],
+)
+def test_a_known_lines_new_release_is_its_size_with_the_name_kept(line, params_b):
+    p = parse_query(line)
+    assert p.ok and p.workload.model is None and p.workload.params_b == params_b
+    assert p.unrecognized is not None and p.unrecognized.code == "unknown_model"
+
+
+@pytest.mark.parametrize("line", ["qwen2.9-7b", "gemma-3-5b", "llama7 8b", "qwen2.5-vl-13b"])
+def test_a_version_the_catalog_already_passed_or_a_far_one_stays_did_you_mean(line):
+    p = parse_query(line)
+    assert not p.ok and p.error.code == "unknown_model" and p.error.suggestions
+
+
+def test_a_family_size_no_generation_has_says_the_name_was_not_read():
+    p = parse_query("Can Tiny Llama 1.5B lora finetune in one 24GB gpu?")
+    assert p.ok and p.workload.params_b == 1.5 and p.workload.model is None
+    assert p.unrecognized is not None and "1.5b" in p.unrecognized.detail
+
+
+def test_an_ascend_card_named_by_its_tflops_is_read():
+    assert _card("8卡 910B 313T 跑 qwen2.5-72b") == ("ascend-910b", 8, None)
+
+
+def test_when_the_count_is_asked_a_fine_tune_is_not_squeezed_onto_one_card():
+    p = parse_query("微调 qwen2.5-72b 需要多少节点 h100")
+    assert p.ok and p.ask_count and p.workload.mode.value == "lora"
