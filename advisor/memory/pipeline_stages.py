@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory.quantizers import fp32_kept_params, keeps_fp32_modules
+from advisor.memory.quantizers import fp32_kept_params, kept_module_bytes_per_weight
 from advisor.memory.terms import Breakdown
 from advisor.models import Workload
 
@@ -190,16 +190,13 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
     if te_total:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
-        kept = (
-            sum(fp32_kept_params(x) for x in d.text_encoders_params_b)
-            if keeps_fp32_modules(p.te_fmt)
-            else 0.0
-        )
+        kept_bytes = kept_module_bytes_per_weight(p.te_fmt, w.quantize_after_load)
+        kept = sum(fp32_kept_params(x) for x in d.text_encoders_params_b) if kept_bytes else 0.0
         allocated += acc.add(
             "text_encoders",
             te_total,
             f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
-            + (f" ({kept:g}B kept in fp32)" if kept else ""),
+            + (f" ({kept:g}B kept in {'fp32' if kept_bytes == 4 else '16-bit'})" if kept else ""),
             params_b=round(sum(d.text_encoders_params_b), 3),
             format=p.te_fmt,
         )
