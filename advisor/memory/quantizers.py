@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import catalog
-from advisor.memory.transformer import estimate_weight_bytes
+from advisor.memory.transformer import estimate_weight_bytes, mlp_width
 from advisor.models import Architecture
 
 QUANTIZERS_FILE = Path(__file__).resolve().parent.parent / "data" / "quantizers.toml"
@@ -99,3 +99,21 @@ def component_weight_bytes(params_b: float, fmt: str, quantize_after_load: bool 
     kept = fp32_kept_params(params_b) if per_weight else 0.0
     rest = estimate_weight_bytes((params_b - kept) * 1e9, None, fmt)
     return rest + kept * 1e9 * per_weight
+
+
+def bnb_legacy_saves_inputs(fmt: str, framework: str | None) -> bool:
+    """Whether this QLoRA run goes through bitsandbytes' MatMul4Bit as it was before 0.43.2,
+    which kept each frozen 4-bit projection's input for backward (quantizers.toml
+    [bitsandbytes_4bit_training]): stacks that pin such a release, and stacks not known."""
+    row = _table()["bitsandbytes_4bit_training"]
+    if fmt not in row["formats"] or framework in row["other_kernels"]:
+        return False
+    return framework in row["legacy_stacks"] or bool(row["unknown_stack_legacy"])
+
+
+def bnb_legacy_saved_bytes_per_token(arch: Architecture, elem: float) -> float:
+    """What those kept inputs add per token and layer over a frozen 16-bit base: the two
+    norm outputs (hidden) and the down-projection input (MLP width), measured by
+    bench/lora_saved_cpu.py."""
+    row = _table()["bitsandbytes_4bit_training"]
+    return elem * (row["hidden_inputs"] * arch.hidden + row["mlp_inputs"] * mlp_width(arch))

@@ -9,7 +9,7 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
-from advisor.memory import distributed, multimodal, sharding
+from advisor.memory import distributed, multimodal, quantizers, sharding
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
@@ -394,6 +394,9 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
+    if not t.full and quantizers.bnb_legacy_saves_inputs(t.fmt, t.framework):
+        per_layer_tok += quantizers.bnb_legacy_saved_bytes_per_token(arch, t.elem) / t.tp
+        acc.assume("qlora_kernel", "bnb_keeps_inputs")
     one_layer = per_layer_tok * t.batch * seq_eff
     # A recomputed block (and its backward) holds one micro-batch: under pipeline
     # parallelism the schedule runs backward micro-batch by micro-batch.
