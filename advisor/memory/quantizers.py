@@ -117,3 +117,10 @@ def bnb_legacy_saved_bytes_per_token(arch: Architecture, elem: float) -> float:
     bench/lora_saved_cpu.py."""
     row = _table()["bitsandbytes_4bit_training"]
     return elem * (row["hidden_inputs"] * arch.hidden + row["mlp_inputs"] * mlp_width(arch))
+
+
+def stays_on_gpu_under_model_offload(fmt: str) -> bool:
+    """diffusers' model offload leaves a bitsandbytes 8-bit component on the GPU
+    (quantizers.toml [bitsandbytes_8bit_model_offload])."""
+    row = _table()["bitsandbytes_8bit_model_offload"]
+    return bool(row["stays_on_gpu"]) and fmt in row["formats"]
