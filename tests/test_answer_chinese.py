@@ -78,6 +78,8 @@ ALLOWED = {
     "llama.cpp",
     "Unsloth",
     "LLaMA-Factory",
+    "swift",  # ms-swift, ModelScope's training stack, named as it is
+    "LitGPT",
     "GGUF",
     "Liger",
     "Kernel",

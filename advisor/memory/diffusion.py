@@ -94,8 +94,12 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         fmt=fmt,
         te_fmt=te_fmt,
         den_w=den_w,
-        # T5's `wo` stays fp32 under fp16 loads and bitsandbytes (data/quantizers.toml).
-        te_w=[component_weight_bytes(x, te_fmt) for x in d.text_encoders_params_b],
+        # T5's `wo` stays fp32 under fp16 loads and bitsandbytes, 16-bit under torchao and
+        # quanto's from_pretrained quantizers (data/quantizers.toml).
+        te_w=[
+            component_weight_bytes(x, te_fmt, w.quantize_after_load)
+            for x in d.text_encoders_params_b
+        ],
         vae_w=2.4e6 * 2 if w.tiny_vae else d.vae_params_b * 1e9 * vae_bytes,
         vae_bytes=vae_bytes,
         cn_w=controlnet_weight_bytes(w, spec, fmt),

@@ -70,8 +70,11 @@ def estimate_transformer(
     if fmt == "nf4" and framework == "torchtune":
         fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
     weight_bytes = estimate_weight_bytes(params, arch, fmt)
-    # bitsandbytes leaves a T5's `wo` in fp32 (transformers _keep_in_fp32_modules).
-    weight_bytes += int(kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt))
+    # bitsandbytes leaves a T5's `wo` in fp32 (transformers _keep_in_fp32_modules); torchao
+    # and quanto's from_pretrained quantizers leave it unquantized in 16-bit.
+    weight_bytes += int(
+        kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt, w.quantize_after_load)
+    )
     weight_formula = f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
     split = n if par in SPLIT_WEIGHTS else 1

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory.quantizers import fp32_kept_params, keeps_fp32_modules
+from advisor.memory.quantizers import (
+    fp32_kept_params,
+    kept_module_bytes_per_weight,
+    stays_on_gpu_under_model_offload,
+)
 from advisor.memory.terms import Breakdown
 from advisor.models import Workload
 
@@ -92,15 +96,28 @@ def denoiser_formula(p: PipelineMemory) -> str:
 
 def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     """diffusers enable_model_cpu_offload: one component on the GPU at a time, so the peak
-    is the largest phase (text encoding, denoising, decoding)."""
+    is the largest phase (text encoding, denoising, decoding); a bitsandbytes 8-bit
+    component gets no hook and stays on the GPU through all of them."""
+    den_stays = stays_on_gpu_under_model_offload(p.fmt)
+    te_on = w.text_encoders_on_gpu and bool(p.te_w)
+    te_stays = te_on and stays_on_gpu_under_model_offload(p.te_fmt)
+    stay = (p.den_w if den_stays else 0.0) + (sum(p.te_w) if te_stays else 0.0)
     phases = {
-        "denoise": p.den_w + p.cn_w + p.den_act,
-        "decode": p.vae_w + p.decode,
-        "text": text_phase_bytes(w, p) if w.text_encoders_on_gpu else 0,
+        "denoise": p.den_w + p.cn_w + p.den_act + (stay - p.den_w if den_stays else stay),
+        "decode": p.vae_w + p.decode + stay,
+        "text": (sum(p.te_w) if te_stays else text_phase_bytes(w, p) if te_on else 0)
+        + (p.den_w if den_stays else 0.0),
     }
     peak = max(phases, key=lambda k: phases[k])
+    # The 8-bit components beside the phase's own weights (never counted twice).
+    own = {"denoise": p.den_w if den_stays else 0.0, "text": sum(p.te_w) if te_stays else 0.0}
+    allocated = acc.add(
+        "resident_8bit",
+        stay - own.get(peak, 0.0),
+        "model CPU offload skips bitsandbytes 8-bit components: they stay on the GPU",
+    )
     if peak == "decode":
-        allocated = acc.add(
+        allocated += acc.add(
             "vae",
             p.vae_w,
             "model CPU offload: only the VAE is resident while decoding",
@@ -108,7 +125,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         )
         return allocated + p.add_decode(acc)
     if peak == "denoise":
-        allocated = acc.add(
+        allocated += acc.add(
             "weights",
             p.den_w,
             "model CPU offload: only the denoiser is resident while denoising; "
@@ -117,9 +134,9 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         )
         allocated += add_controlnets(w, p, acc)
         return allocated + p.add_activations(acc)
-    return acc.add(
+    return allocated + acc.add(
         "text_encoders",
-        phases["text"],
+        phases["text"] - (p.den_w if den_stays else 0.0),
         "model CPU offload: the text encoders that coexist (the last one stays while the "
         "negative prompt is encoded)",
         key="text_encoders.model_offload",
@@ -190,16 +207,13 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
     if te_total:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
-        kept = (
-            sum(fp32_kept_params(x) for x in d.text_encoders_params_b)
-            if keeps_fp32_modules(p.te_fmt)
-            else 0.0
-        )
+        kept_bytes = kept_module_bytes_per_weight(p.te_fmt, w.quantize_after_load)
+        kept = sum(fp32_kept_params(x) for x in d.text_encoders_params_b) if kept_bytes else 0.0
         allocated += acc.add(
             "text_encoders",
             te_total,
             f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
-            + (f" ({kept:g}B kept in fp32)" if kept else ""),
+            + (f" ({kept:g}B kept in {'fp32' if kept_bytes == 4 else '16-bit'})" if kept else ""),
             params_b=round(sum(d.text_encoders_params_b), 3),
             format=p.te_fmt,
         )

@@ -1,6 +1,7 @@
 """What a quantization library leaves in higher precision when it loads a model
 (data/quantizers.toml): transformers' `_keep_in_fp32_modules` (T5's `wo`) stay fp32 under
-quantizers that honour the list (bitsandbytes)."""
+quantizers that honour the list (bitsandbytes), and stay unquantized in the 16-bit load
+dtype under those that only skip it (torchao, optimum-quanto)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor import catalog
-from advisor.memory.transformer import estimate_weight_bytes
+from advisor.memory.transformer import estimate_weight_bytes, mlp_width
 from advisor.models import Architecture
 
 QUANTIZERS_FILE = Path(__file__).resolve().parent.parent / "data" / "quantizers.toml"
@@ -40,6 +41,27 @@ def keeps_fp32_modules(fmt: str) -> bool:
     return bool(q and _table()["quantizer"][q]["keep_in_fp32_modules"])
 
 
+def skips_keep_in_fp32_modules(fmt: str) -> bool:
+    """The quantizer leaves `_keep_in_fp32_modules` unquantized without casting them to
+    fp32 (quantizers.toml `skips_keep_in_fp32_modules`): they stay in the 16-bit load dtype."""
+    q = quantizer_of(fmt)
+    return bool(q and _table()["quantizer"][q].get("skips_keep_in_fp32_modules", False))
+
+
+def kept_module_bytes_per_weight(fmt: str, quantize_after_load: bool = False) -> float:
+    """Bytes per weight of the `_keep_in_fp32_modules` under this format: 4 where the
+    quantizer (or an fp16 load) keeps them in fp32, 2 where it only leaves them out of
+    quantization, 0 where nothing is kept apart (they are sized with the format).
+    `quantize_after_load`: the library's own call (torchao `quantize_`, quanto
+    `quantize`/`freeze`) on a model already loaded replaces every Linear, the kept list
+    included; only transformers' from_pretrained quantizers consult the list."""
+    if keeps_fp32_modules(fmt):
+        return 4.0
+    if quantize_after_load:
+        return 0.0
+    return 2.0 if skips_keep_in_fp32_modules(fmt) else 0.0
+
+
 def fp32_kept_params(params_b: float) -> float:
     """Parameters (in billions) a model of this size keeps in `_keep_in_fp32_modules`."""
     for row in _table()["keep_in_fp32"].values():
@@ -57,18 +79,48 @@ def fp32_kept_params_arch(family: str | None, arch: Architecture | None) -> floa
     return float(arch.layers * arch.intermediate_ * arch.hidden)
 
 
-def kept_fp32_extra_bytes(family: str | None, arch: Architecture | None, fmt: str) -> float:
-    """Bytes the fp32-kept modules add over the format's own size for them."""
-    if not keeps_fp32_modules(fmt):
+def kept_fp32_extra_bytes(
+    family: str | None, arch: Architecture | None, fmt: str, quantize_after_load: bool = False
+) -> float:
+    """Bytes the kept modules (fp32, or 16-bit where the quantizer only skips them) add
+    over the format's own size for them."""
+    per_weight = kept_module_bytes_per_weight(fmt, quantize_after_load)
+    if not per_weight:
         return 0.0
     kept = fp32_kept_params_arch(family, arch)
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
-    return kept * (4 - bits / 8)
+    return kept * max(per_weight - bits / 8, 0.0)
 
 
-def component_weight_bytes(params_b: float, fmt: str) -> float:
-    """A pipeline component (a text encoder) loaded in `fmt`: its fp32-kept modules at 4
-    bytes per weight, the rest in the format."""
-    kept = fp32_kept_params(params_b) if keeps_fp32_modules(fmt) else 0.0
+def component_weight_bytes(params_b: float, fmt: str, quantize_after_load: bool = False) -> float:
+    """A pipeline component (a text encoder) loaded in `fmt`: its kept modules at 4 bytes
+    per weight (fp32) or 2 (left unquantized), the rest in the format."""
+    per_weight = kept_module_bytes_per_weight(fmt, quantize_after_load)
+    kept = fp32_kept_params(params_b) if per_weight else 0.0
     rest = estimate_weight_bytes((params_b - kept) * 1e9, None, fmt)
-    return rest + kept * 1e9 * 4
+    return rest + kept * 1e9 * per_weight
+
+
+def bnb_legacy_saves_inputs(fmt: str, framework: str | None) -> bool:
+    """Whether this QLoRA run goes through bitsandbytes' MatMul4Bit as it was before 0.43.2,
+    which kept each frozen 4-bit projection's input for backward (quantizers.toml
+    [bitsandbytes_4bit_training]): stacks that pin such a release, and stacks not known."""
+    row = _table()["bitsandbytes_4bit_training"]
+    if fmt not in row["formats"] or framework in row["other_kernels"]:
+        return False
+    return framework in row["legacy_stacks"] or bool(row["unknown_stack_legacy"])
+
+
+def bnb_legacy_saved_bytes_per_token(arch: Architecture, elem: float) -> float:
+    """What those kept inputs add per token and layer over a frozen 16-bit base: the two
+    norm outputs (hidden) and the down-projection input (MLP width), measured by
+    bench/lora_saved_cpu.py."""
+    row = _table()["bitsandbytes_4bit_training"]
+    return elem * (row["hidden_inputs"] * arch.hidden + row["mlp_inputs"] * mlp_width(arch))
+
+
+def stays_on_gpu_under_model_offload(fmt: str) -> bool:
+    """diffusers' model offload leaves a bitsandbytes 8-bit component on the GPU
+    (quantizers.toml [bitsandbytes_8bit_model_offload])."""
+    row = _table()["bitsandbytes_8bit_model_offload"]
+    return bool(row["stays_on_gpu"]) and fmt in row["formats"]

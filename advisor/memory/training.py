@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from functools import cache
 
 from advisor import catalog
-from advisor.catalog import DATA_DIR, ModelSpec
-from advisor.memory import distributed, multimodal, sharding
+from advisor.catalog import ModelSpec
+from advisor.memory import distributed, multimodal, quantizers, sharding
+from advisor.memory.stacks import default_accumulation, with_default_lora_targets
 from advisor.memory.terms import Breakdown, band, finish, rebalance
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
@@ -35,8 +34,9 @@ FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 # Stacks whose full fine-tune recipes default to pure bf16 (no fp32 master): torchtune's
 # configs set `dtype: bf16` with no mixed-precision wrapper (docs, read 2026-11-30).
 PURE_16BIT = {"torchtune"}
-# PEFT keeps adapters in fp32 and casts the layer input to fp32 for them.
-PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl"}
+# PEFT keeps adapters in fp32 and casts the layer input to fp32 for them (ms-swift trains
+# LoRA through PEFT: base_args.py tuner_backend = 'peft').
+PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl", "ms-swift"}
 # Recipes that shard optimizer state over the cards (ZeRO-1 keeps gradients whole).
 SHARDED_STATES = {
     Parallelism.zero1,
@@ -142,6 +142,7 @@ def training_setup(
     if w.seq_len is None and w.context_tokens is None:
         acc.assume("seq_len", seq)
     seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
+    w = with_default_lora_targets(w, framework, acc)
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:
         acc.assume("optimizer", "adamw")
@@ -258,23 +259,6 @@ def estimate_training(
     est = finish(acc, allocated, w, True, band(model, spec, True, w.arch is not None))
     est.runtime = Runtime.transformers  # PyTorch training; the stack is `framework`
     return est
-
-
-@cache
-def _stack_defaults() -> dict:
-    with (DATA_DIR / "training_stacks.toml").open("rb") as fh:
-        return tomllib.load(fh)
-
-
-def default_accumulation(framework: str | None, acc: Breakdown) -> int:
-    """Gradient accumulation when not told: the named stack's default (data/
-    training_stacks.toml), else assumed accumulating, which keeps the previous
-    micro-batch's gradients alive through the next forward (stated in the answer)."""
-    steps = _stack_defaults()["gradient_accumulation"].get(framework or "")
-    if isinstance(steps, int):
-        return steps
-    acc.assume("gradient_accumulation", "kept")
-    return 2
 
 
 def add_resident_weights(
@@ -394,6 +378,9 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
+    if not t.full and quantizers.bnb_legacy_saves_inputs(t.fmt, t.framework):
+        per_layer_tok += quantizers.bnb_legacy_saved_bytes_per_token(arch, t.elem) / t.tp
+        acc.assume("qlora_kernel", "bnb_keeps_inputs")
     one_layer = per_layer_tok * t.batch * seq_eff
     # A recomputed block (and its backward) holds one micro-batch: under pipeline
     # parallelism the schedule runs backward micro-batch by micro-batch.

@@ -1,0 +1,40 @@
+"""What a named training stack does when the user does not say (data/training_stacks.toml):
+its gradient accumulation and its LoRA target modules."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+
+from advisor.catalog import DATA_DIR
+from advisor.memory.terms import Breakdown
+from advisor.models import Mode, Workload
+
+
+@cache
+def stack_defaults() -> dict:
+    with (DATA_DIR / "training_stacks.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def default_accumulation(framework: str | None, acc: Breakdown) -> int:
+    """Gradient accumulation when not told: the named stack's default, else assumed
+    accumulating, which keeps the previous micro-batch's gradients alive through the next
+    forward (stated in the answer)."""
+    steps = stack_defaults()["gradient_accumulation"].get(framework or "")
+    if isinstance(steps, int):
+        return steps
+    acc.assume("gradient_accumulation", "kept")
+    return 2
+
+
+def with_default_lora_targets(w: Workload, framework: str | None, acc: Breakdown) -> Workload:
+    """The workload with the named stack's LoRA targets when the user gave none (ms-swift
+    and LLaMA-Factory adapt every linear layer, PEFT alone q_proj and v_proj)."""
+    if w.mode not in (Mode.lora, Mode.qlora, Mode.dora) or w.lora_targets is not None:
+        return w
+    targets = stack_defaults()["lora_targets"].get(framework or "")
+    if not isinstance(targets, str):
+        return w
+    acc.assume("lora_targets", targets)
+    return w.model_copy(update={"lora_targets": targets})

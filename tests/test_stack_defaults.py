@@ -1,0 +1,49 @@
+"""A named training stack's own defaults when the user leaves them out
+(data/training_stacks.toml): LoRA targets, and ms-swift's PEFT adapters."""
+
+from __future__ import annotations
+
+from advisor.memory import estimate
+from advisor.models import Workload
+from advisor.render import assumption
+
+
+def _run(framework: str | None, targets: str | None = None):
+    return estimate(
+        Workload(
+            model="qwen2.5-7b",
+            mode="lora",
+            seq_len=2048,
+            gradient_checkpointing=False,
+            framework=framework,
+            lora_targets=targets,
+        )
+    )
+
+
+def test_ms_swift_lora_adapts_every_linear_layer_by_default():
+    """ms-swift's tuner_args.py: target_modules = ['all-linear']; the same estimate as
+    saying all-linear, and the answer says it assumed so."""
+    bare, told = _run("ms-swift"), _run("ms-swift", "all-linear")
+    assert bare.estimate.allocated_bytes == told.estimate.allocated_bytes
+    assert {a.field: a.value for a in bare.assumed}["lora_targets"] == "all-linear"
+    assert bare.estimate.allocated_bytes > _run(None).estimate.allocated_bytes
+
+
+def test_llama_factory_defaults_to_all_and_a_named_target_wins():
+    assert {a.field: a.value for a in _run("llama-factory").assumed}["lora_targets"] == "all"
+    named = _run("llama-factory", "q_proj,v_proj")
+    assert "lora_targets" not in {a.field for a in named.assumed}
+    assert named.estimate.allocated_bytes == _run(None, "q_proj,v_proj").estimate.allocated_bytes
+
+
+def test_ms_swift_trains_peft_adapters_in_fp32():
+    """tuner_backend defaults to 'peft' (base_args.py), whose adapters are fp32."""
+    recipe = {a.field: a.value for a in _run("ms-swift").assumed}["training_recipe"]
+    assert recipe == "adapters_fp32"
+
+
+def test_the_assumption_reads_in_both_languages():
+    assert "ms-swift" in assumption("en", "lora_targets", "all-linear")
+    zh = assumption("zh", "lora_targets", "all-linear")
+    assert "所有线性层" in zh and "all-linear" not in zh
