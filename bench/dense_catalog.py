@@ -152,6 +152,8 @@ SEGMENTORS = [
             "fcn hr18",
             "fcn_hr18",
             "fcn hrnet w18",
+            "fcn hrnetv2p-w18",
+            "hrnetv2p-w18",
             "hrnet",
         ],
     ),
@@ -168,6 +170,8 @@ SEGMENTORS = [
             "fcn hr48",
             "fcn_hr48",
             "fcn hrnet w48",
+            "fcn hrnetv2p-w48",
+            "hrnetv2p-w48",
         ],
     ),
     (
@@ -186,6 +190,7 @@ SEGMENTORS = [
             "hrnet-w18-ocr",
             "hrnet ocr",
             "ocrnet w18",
+            "ocrnet hrnetv2p-w18",
         ],
     ),
     (
@@ -202,6 +207,7 @@ SEGMENTORS = [
             "hrnet-w48 ocr",
             "hrnet-w48-ocr",
             "ocrnet w48",
+            "ocrnet hrnetv2p-w48",
         ],
     ),
 ]
@@ -285,6 +291,8 @@ DETECTORS = [
             "swin-t mask rcnn",
             "mask rcnn swin",
             "mask-rcnn_swin-t-p4-w7_fpn_1x_coco",
+            "mask rcnn swin-t fpn",
+            "mask r-cnn swin-t fpn",
         ],
     ),
     (
@@ -297,6 +305,8 @@ DETECTORS = [
             "mask r-cnn swin-s",
             "swin-s mask rcnn",
             "mask-rcnn_swin-s-p4-w7_fpn_amp-ms-crop-3x_coco",
+            "mask rcnn swin-s fpn",
+            "mask r-cnn swin-s fpn",
         ],
     ),
 ]
@@ -324,13 +334,16 @@ def entry(
     figure: int,
     ref: int,
     source: str,
+    classes: int | None = None,
 ) -> str:
     quoted = ", ".join(json.dumps(a) for a in aliases)
+    # A segmentor's figure holds its logits and loss at the classes it was measured with.
+    classes_line = f"activation_classes = {classes}\n" if classes else ""
     return (
         f'\n[[model]]\nid = "{model_id}"\nname = "{name}"\nkind = "classic"\n'
         f'family = "{family}"\naliases = [{quoted}]\nparams_b = {params / 1e9:.4f}\n'
         f"source = {json.dumps(source)}\nchecked = false\n"
-        f"activation_bytes_per_sample = {figure:_}\nreference_input = {ref}\n"
+        f"activation_bytes_per_sample = {figure:_}\nreference_input = {ref}\n{classes_line}"
     )
 
 
@@ -366,7 +379,15 @@ def main() -> None:
         )
         out.append(
             entry(
-                model_id, name, family, aliases, rec["params"], segmentor_figure(rec), 512, source
+                model_id,
+                name,
+                family,
+                aliases,
+                rec["params"],
+                segmentor_figure(rec),
+                512,
+                source,
+                rec["classes"],
             )
         )
     for model_id, name, family, key, aliases in DETECTORS:

@@ -87,6 +87,18 @@ def run_defaults(w: Workload, spec: ModelSpec | None) -> dict:
 # --- end dense-prediction fallback -------------------------------------------------------
 
 
+def segmentation_class_bytes_per_pixel(w: Workload, spec: ModelSpec | None) -> float:
+    """fp32 bytes per input pixel the asked classes add to (or take from) a segmentor's
+    measured figure: full-resolution logits, their log-softmax and gradients per loss head
+    (data/classic_activations.toml [segmentation_classes])."""
+    if spec is None or not spec.activation_classes or not w.num_classes:
+        return 0.0
+    table = _activation_data()["segmentation_classes"]
+    losses = 1 if spec.family in table["one_loss_families"] else table["default_losses"]
+    delta = w.num_classes - spec.activation_classes
+    return delta * table["bytes_per_pixel_per_class_per_loss"] * losses
+
+
 def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
     """OpenMMLab keeps BN affine weights trainable (norm_eval) where torchvision and
     detectron2 freeze them: every BN then saves its input. Measured ratio, applied to the
@@ -134,6 +146,11 @@ def estimate_classic_cnn(
         per_sample, ref = dense_prediction_bytes_per_sample(acc)
     else:
         per_sample, ref = fallback_activation_bytes_per_sample(params)
+    # The classes asked for against those the figure was measured with, per reference pixel
+    # (a negative delta is kept at a floor: logits are only part of the figure).
+    class_px = segmentation_class_bytes_per_pixel(w, spec)
+    if class_px:
+        per_sample = max(per_sample * 0.5, per_sample + class_px * ref * ref)
     width, height = input_size(w, spec, ref, acc)
     size = f"{width}x{height}"
     # Convolutional activations scale with the input area; AMP halves most of them (batch
