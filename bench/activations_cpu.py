@@ -430,6 +430,9 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
             "upernet_r101": ("r101", "uper", 150, (256, 512)),
             "fcn_hrnet_w18": ("hrnet_w18", "hr_fcn", 19, (256, 512)),
             "fcn_hrnet_w48": ("hrnet_w48", "hr_fcn", 19, (256, 512)),
+            # one full-resolution loss at ADE20K's classes: the per-class cost of a
+            # segmentor without an auxiliary head (data/classic_activations.toml)
+            "fcn_hrnet_w18_150cls": ("hrnet_w18", "hr_fcn", 150, (256, 512)),
             "ocrnet_hrnet_w18": ("hrnet_w18", "hr_ocr", 19, (256, 512)),
             "ocrnet_hrnet_w48": ("hrnet_w48", "hr_ocr", 19, (256, 512)),
             "upernet_swin_t": ("swin_tiny_patch4_window7_224", "uper", 150, (224, 448)),

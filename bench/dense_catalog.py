@@ -360,7 +360,7 @@ def main() -> None:
         per_px = sorted(
             r["peak_live_bytes_per_pixel"]
             for k, r in records.items()
-            if k.startswith("mmseg_") and not r.get("amp") and not k.endswith("_19cls")
+            if k.startswith("mmseg_") and not r.get("amp") and not k.endswith(("_19cls", "_150cls"))
         )
         print(f"{len(per_px)} segmentors, median {statistics.median(per_px):.0f} B/px: {per_px}")
         return

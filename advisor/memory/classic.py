@@ -89,14 +89,16 @@ def run_defaults(w: Workload, spec: ModelSpec | None) -> dict:
 
 def segmentation_class_bytes_per_pixel(w: Workload, spec: ModelSpec | None) -> float:
     """fp32 bytes per input pixel the asked classes add to (or take from) a segmentor's
-    measured figure: full-resolution logits, their log-softmax and gradients per loss head
-    (data/classic_activations.toml [segmentation_classes])."""
+    measured figure: full-resolution logits, the log-softmax kept per loss head and the
+    backward's gradients (data/classic_activations.toml [segmentation_classes])."""
     if spec is None or not spec.activation_classes or not w.num_classes:
         return 0.0
     table = _activation_data()["segmentation_classes"]
-    losses = 1 if spec.family in table["one_loss_families"] else table["default_losses"]
-    delta = w.num_classes - spec.activation_classes
-    return delta * table["bytes_per_pixel_per_class_per_loss"] * losses
+    one_loss = spec.family in table["one_loss_families"]
+    per_class = table[
+        "bytes_per_pixel_per_class_one_loss" if one_loss else "bytes_per_pixel_per_class_two_losses"
+    ]
+    return (w.num_classes - spec.activation_classes) * per_class
 
 
 def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
