@@ -45,12 +45,13 @@ def test_ade20k_classes_add_the_measured_logit_bytes_to_a_cityscapes_measured_de
     assert ade - base == pytest.approx(expected, rel=0.01)
 
 
-def test_fewer_classes_than_measured_take_the_logits_away_from_upernet() -> None:
+def test_fewer_classes_than_measured_take_nothing_away_from_upernet() -> None:
+    # UPerNet was measured with ADE20K's 150 classes; a 19-class run keeps the figure (the
+    # CPU figures read low on GPUs, so the logits stay as margin).
     assert catalog.find_model("upernet-r50").activation_classes == 150
-    ade = activations_gib(seg("upernet-r50"))
-    city = activations_gib(seg("upernet-r50", num_classes=19))
-    assert city < ade
-    assert ade - city == pytest.approx(4 * 512 * 512 * 131 * 14.96 / GIB, rel=0.01)
+    assert activations_gib(seg("upernet-r50", num_classes=19)) == activations_gib(
+        seg("upernet-r50")
+    )
 
 
 def test_a_one_loss_segmentor_pays_the_measured_one_loss_figure() -> None:

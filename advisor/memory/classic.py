@@ -148,11 +148,11 @@ def estimate_classic_cnn(
         per_sample, ref = dense_prediction_bytes_per_sample(acc)
     else:
         per_sample, ref = fallback_activation_bytes_per_sample(params)
-    # The classes asked for against those the figure was measured with, per reference pixel
-    # (a negative delta is kept at a floor: logits are only part of the figure).
+    # More classes than the figure was measured with add their logits per reference pixel;
+    # fewer take nothing away (data/classic_activations.toml [segmentation_classes]).
     class_px = segmentation_class_bytes_per_pixel(w, spec)
-    if class_px:
-        per_sample = max(per_sample * 0.5, per_sample + class_px * ref * ref)
+    if class_px > 0:
+        per_sample += class_px * ref * ref
     width, height = input_size(w, spec, ref, acc)
     size = f"{width}x{height}"
     # Convolutional activations scale with the input area; AMP halves most of them (batch
