@@ -453,6 +453,15 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("fasterrcnn_resnet50_fpn", lambda: detector("fasterrcnn", "resnet50", 1)),
     ("fasterrcnn_resnet50_fpn_1333", lambda: detector("fasterrcnn", "resnet50", 1, scale=1.0)),
     ("fasterrcnn_resnet50_fpn_bn_eval", lambda: detector("fasterrcnn", "resnet50", 1, False)),
+    # full-size runs of the half-size entries (det, 2026-12-01): the x0.86 area check was
+    # R50's; a deeper backbone has a smaller fixed (per-image head) share.
+    ("fasterrcnn_resnet101_fpn_1333", lambda: detector("fasterrcnn", "resnet101", 1, scale=1.0)),
+    (
+        "fasterrcnn_resnext101_32x8d_fpn_1333",
+        lambda: detector("fasterrcnn", "resnext101_32x8d", 1, scale=1.0),
+    ),
+    ("retinanet_resnet50_fpn_1333", lambda: detector("retinanet", "resnet50", 1, scale=1.0)),
+    ("maskrcnn_resnet50_fpn_1333", lambda: detector("maskrcnn", "resnet50", 1, scale=1.0)),
     ("fasterrcnn_resnet101_fpn", lambda: detector("fasterrcnn", "resnet101", 1)),
     ("fasterrcnn_resnext101_32x8d_fpn", lambda: detector("fasterrcnn", "resnext101_32x8d", 1)),
     ("fasterrcnn_resnext101_64x4d_fpn", lambda: detector("fasterrcnn", "resnext101_64x4d", 1)),

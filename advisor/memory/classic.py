@@ -101,6 +101,23 @@ def segmentation_class_bytes_per_pixel(w: Workload, spec: ModelSpec | None) -> f
     return (w.num_classes - spec.activation_classes) * per_class
 
 
+def fused_focal_loss_saving_bytes(
+    w: Workload, spec: ModelSpec | None, width: int, height: int
+) -> float:
+    """fp32 bytes per image an OpenMMLab RetinaNet does not keep against the measured
+    entry: mmcv's fused sigmoid focal loss keeps its input and target, torchvision's keeps
+    every elementwise step (data/classic_activations.toml [fused_focal_loss])."""
+    table = _activation_data()["fused_focal_loss"]
+    if spec is None or spec.family not in table["families"]:
+        return 0.0
+    if (w.framework or "").lower() not in table["frameworks"]:
+        return 0.0
+    locations = sum(math.ceil(width / s) * math.ceil(height / s) for s in table["strides"])
+    anchors = locations * table["anchors_per_location"]
+    classes = w.num_classes or table["default_classes"]
+    return anchors * classes * table["bytes_per_anchor_class"]
+
+
 def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
     """OpenMMLab keeps BN affine weights trainable (norm_eval) where torchvision and
     detectron2 freeze them: every BN then saves its input. Measured ratio, applied to the
@@ -159,6 +176,10 @@ def estimate_classic_cnn(
     # norm statistics and the loss stay fp32).
     per_sample *= width * height / ref**2 * (0.55 if amp else 1.0)
     per_sample *= stack_activation_factor(w, spec)
+    # The loss runs in fp32 under AMP too (mmdet's force_fp32 on the head's loss).
+    per_sample = max(
+        per_sample * 0.5, per_sample - fused_focal_loss_saving_bytes(w, spec, width, height)
+    )
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     allocated = acc.add(
         "weights",
