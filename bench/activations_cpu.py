@@ -480,6 +480,13 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("cascade_mask_rcnn_x101_64x4d_fpn", lambda: cascade("resnext101_64x4d", True)),
     ("mask_rcnn_swin_t_fpn", lambda: swin_mask_rcnn("swin_tiny_patch4_window7_224")),
     ("mask_rcnn_swin_s_fpn", lambda: swin_mask_rcnn("swin_small_patch4_window7_224")),
+    # full size (det, 2026-12-01): bench/dense_catalog.py takes a *_1333 record over the
+    # half-size one scaled by the R50 area check
+    (
+        "mask_rcnn_swin_t_fpn_1333",
+        lambda: swin_mask_rcnn("swin_tiny_patch4_window7_224", scale=1.0),
+    ),
+    ("cascade_rcnn_r50_fpn_1333", lambda: cascade("resnet50", False, scale=1.0)),
     ("yolov8n", lambda: yolo("yolov8n.yaml", 640, 2)),
     ("yolov8s", lambda: yolo("yolov8s.yaml", 640, 2)),
 ]
