@@ -54,6 +54,9 @@ class ModelSpec(BaseModel):
     diffusion: DiffusionSpec | None = None
     activation_bytes_per_sample: int | None = None
     reference_input: int | None = None
+    # Classes of the head the activation figure was measured with (a segmentor's logits
+    # and loss grow with them: data/classic_activations.toml [segmentation_classes]).
+    activation_classes: int | None = None
 
     @property
     def active_b(self) -> float:

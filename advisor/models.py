@@ -171,6 +171,9 @@ class Workload(BaseModel):
     # down to 16: classic datasets are small (MNIST 28 px, CIFAR 32 px)
     image_width: int | None = Field(default=None, ge=16, le=16_384)
     image_height: int | None = Field(default=None, ge=16, le=16_384)
+    # Classes a dense-prediction head predicts (ADE20K 150, Cityscapes 19): a segmentor's
+    # full-resolution logits and loss scale with them. None: the catalog entry's own.
+    num_classes: int | None = Field(default=None, ge=1, le=100_000)
     images_per_prompt: int | None = Field(default=None, ge=1, le=256)
     denoise_steps: int | None = Field(default=None, ge=1, le=1000)
     guidance: bool | None = None

@@ -430,6 +430,9 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
             "upernet_r101": ("r101", "uper", 150, (256, 512)),
             "fcn_hrnet_w18": ("hrnet_w18", "hr_fcn", 19, (256, 512)),
             "fcn_hrnet_w48": ("hrnet_w48", "hr_fcn", 19, (256, 512)),
+            # one full-resolution loss at ADE20K's classes: the per-class cost of a
+            # segmentor without an auxiliary head (data/classic_activations.toml)
+            "fcn_hrnet_w18_150cls": ("hrnet_w18", "hr_fcn", 150, (256, 512)),
             "ocrnet_hrnet_w18": ("hrnet_w18", "hr_ocr", 19, (256, 512)),
             "ocrnet_hrnet_w48": ("hrnet_w48", "hr_ocr", 19, (256, 512)),
             "upernet_swin_t": ("swin_tiny_patch4_window7_224", "uper", 150, (224, 448)),
@@ -450,6 +453,15 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("fasterrcnn_resnet50_fpn", lambda: detector("fasterrcnn", "resnet50", 1)),
     ("fasterrcnn_resnet50_fpn_1333", lambda: detector("fasterrcnn", "resnet50", 1, scale=1.0)),
     ("fasterrcnn_resnet50_fpn_bn_eval", lambda: detector("fasterrcnn", "resnet50", 1, False)),
+    # full-size runs of the half-size entries (det, 2026-12-01): the x0.86 area check was
+    # R50's; a deeper backbone has a smaller fixed (per-image head) share.
+    ("fasterrcnn_resnet101_fpn_1333", lambda: detector("fasterrcnn", "resnet101", 1, scale=1.0)),
+    (
+        "fasterrcnn_resnext101_32x8d_fpn_1333",
+        lambda: detector("fasterrcnn", "resnext101_32x8d", 1, scale=1.0),
+    ),
+    ("retinanet_resnet50_fpn_1333", lambda: detector("retinanet", "resnet50", 1, scale=1.0)),
+    ("maskrcnn_resnet50_fpn_1333", lambda: detector("maskrcnn", "resnet50", 1, scale=1.0)),
     ("fasterrcnn_resnet101_fpn", lambda: detector("fasterrcnn", "resnet101", 1)),
     ("fasterrcnn_resnext101_32x8d_fpn", lambda: detector("fasterrcnn", "resnext101_32x8d", 1)),
     ("fasterrcnn_resnext101_64x4d_fpn", lambda: detector("fasterrcnn", "resnext101_64x4d", 1)),
@@ -468,6 +480,13 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("cascade_mask_rcnn_x101_64x4d_fpn", lambda: cascade("resnext101_64x4d", True)),
     ("mask_rcnn_swin_t_fpn", lambda: swin_mask_rcnn("swin_tiny_patch4_window7_224")),
     ("mask_rcnn_swin_s_fpn", lambda: swin_mask_rcnn("swin_small_patch4_window7_224")),
+    # full size (det, 2026-12-01): bench/dense_catalog.py takes a *_1333 record over the
+    # half-size one scaled by the R50 area check
+    (
+        "mask_rcnn_swin_t_fpn_1333",
+        lambda: swin_mask_rcnn("swin_tiny_patch4_window7_224", scale=1.0),
+    ),
+    ("cascade_rcnn_r50_fpn_1333", lambda: cascade("resnet50", False, scale=1.0)),
     ("yolov8n", lambda: yolo("yolov8n.yaml", 640, 2)),
     ("yolov8s", lambda: yolo("yolov8s.yaml", 640, 2)),
 ]

@@ -7,7 +7,8 @@ of bench/activations_cpu.py) and writes advisor/data/models/dense_prediction.tom
   at reference_input 512; the engine scales it with the crop's area);
 - mmdet detectors: peak per image at 667x400 (padded to 672x416 by the model's transform)
   x 0.86 (the area check of detection_segmentation.toml: Faster R-CNN R50 at 1333x800 over
-  its half-size run scaled by area) per 1024 x 1024 pixels, as the other detector entries.
+  its half-size run scaled by area) per 1024 x 1024 pixels, as the other detector entries;
+  where a full-size record (`<name>_1333`) exists, its own figure per 1024 x 1024 pixels.
 
 Run with the project's interpreter: python bench/dense_catalog.py [--median]
 (--median prints the median per-pixel figure of the segmentors for
@@ -26,6 +27,7 @@ DATA = ROOT / "bench" / "data" / "activations_cpu.json"
 OUT = ROOT / "advisor" / "data" / "models" / "dense_prediction.toml"
 DETECTION_AREA_CHECK = 0.86
 DETECTION_PADDED_PX = 672 * 416
+FULL_PADDED_PX = 1344 * 800  # a *_1333 record: 1333x800 padded to 32 by the transform
 
 # (id, name, family, record, aliases, what the record's setup is)
 SEGMENTORS = [
@@ -152,6 +154,8 @@ SEGMENTORS = [
             "fcn hr18",
             "fcn_hr18",
             "fcn hrnet w18",
+            "fcn hrnetv2p-w18",
+            "hrnetv2p-w18",
             "hrnet",
         ],
     ),
@@ -168,6 +172,8 @@ SEGMENTORS = [
             "fcn hr48",
             "fcn_hr48",
             "fcn hrnet w48",
+            "fcn hrnetv2p-w48",
+            "hrnetv2p-w48",
         ],
     ),
     (
@@ -186,6 +192,7 @@ SEGMENTORS = [
             "hrnet-w18-ocr",
             "hrnet ocr",
             "ocrnet w18",
+            "ocrnet hrnetv2p-w18",
         ],
     ),
     (
@@ -202,6 +209,7 @@ SEGMENTORS = [
             "hrnet-w48 ocr",
             "hrnet-w48-ocr",
             "ocrnet w48",
+            "ocrnet hrnetv2p-w48",
         ],
     ),
 ]
@@ -285,6 +293,8 @@ DETECTORS = [
             "swin-t mask rcnn",
             "mask rcnn swin",
             "mask-rcnn_swin-t-p4-w7_fpn_1x_coco",
+            "mask rcnn swin-t fpn",
+            "mask r-cnn swin-t fpn",
         ],
     ),
     (
@@ -297,6 +307,8 @@ DETECTORS = [
             "mask r-cnn swin-s",
             "swin-s mask rcnn",
             "mask-rcnn_swin-s-p4-w7_fpn_amp-ms-crop-3x_coco",
+            "mask rcnn swin-s fpn",
+            "mask r-cnn swin-s fpn",
         ],
     ),
 ]
@@ -324,13 +336,16 @@ def entry(
     figure: int,
     ref: int,
     source: str,
+    classes: int | None = None,
 ) -> str:
     quoted = ", ".join(json.dumps(a) for a in aliases)
+    # A segmentor's figure holds its logits and loss at the classes it was measured with.
+    classes_line = f"activation_classes = {classes}\n" if classes else ""
     return (
         f'\n[[model]]\nid = "{model_id}"\nname = "{name}"\nkind = "classic"\n'
         f'family = "{family}"\naliases = [{quoted}]\nparams_b = {params / 1e9:.4f}\n'
         f"source = {json.dumps(source)}\nchecked = false\n"
-        f"activation_bytes_per_sample = {figure:_}\nreference_input = {ref}\n"
+        f"activation_bytes_per_sample = {figure:_}\nreference_input = {ref}\n{classes_line}"
     )
 
 
@@ -347,7 +362,7 @@ def main() -> None:
         per_px = sorted(
             r["peak_live_bytes_per_pixel"]
             for k, r in records.items()
-            if k.startswith("mmseg_") and not r.get("amp") and not k.endswith("_19cls")
+            if k.startswith("mmseg_") and not r.get("amp") and not k.endswith(("_19cls", "_150cls"))
         )
         print(f"{len(per_px)} segmentors, median {statistics.median(per_px):.0f} B/px: {per_px}")
         return
@@ -366,19 +381,37 @@ def main() -> None:
         )
         out.append(
             entry(
-                model_id, name, family, aliases, rec["params"], segmentor_figure(rec), 512, source
+                model_id,
+                name,
+                family,
+                aliases,
+                rec["params"],
+                segmentor_figure(rec),
+                512,
+                source,
+                rec["classes"],
             )
         )
     for model_id, name, family, key, aliases in DETECTORS:
         if key not in records:
             continue
-        rec = records[key]
-        per_image = rec["peak_live_bytes"] / rec["batch"]
-        figure = per_image * DETECTION_AREA_CHECK * 1024 * 1024 / DETECTION_PADDED_PX
+        full = records.get(f"{key}_1333")
+        if full is not None:
+            # measured at the size it is asked at: no area check to borrow from R50
+            rec = full
+            per_image = rec["peak_live_bytes"] / rec["batch"]
+            figure = per_image * 1024 * 1024 / FULL_PADDED_PX
+            where = f"{key}_1333: ... at 1333x800 (1344x800 padded)"
+            check = ""
+        else:
+            rec = records[key]
+            per_image = rec["peak_live_bytes"] / rec["batch"]
+            figure = per_image * DETECTION_AREA_CHECK * 1024 * 1024 / DETECTION_PADDED_PX
+            where, check = f"{key}: ... at 667x400", ", x0.86 area check"
         source = (
-            f"bench/activations_cpu.py {key}: torch 2.14.1 / torchvision 0.29.1 CPU fp32, "
-            f"peak of live tensors per image at 667x400 batch {rec['batch']} "
-            f"({per_image / 1e6:.0f} MB/sample), x0.86 area check, per 1024x1024 px; "
+            f"bench/activations_cpu.py {where.split(':')[0]}: torch 2.14.1 / torchvision "
+            f"0.29.1 CPU fp32, peak of live tensors per image{where.split('...')[1]} batch "
+            f"{rec['batch']} ({per_image / 1e6:.0f} MB/sample){check}, per 1024x1024 px; "
             f"params from the same build, {rec['date']}"
         )
         out.append(

@@ -93,11 +93,22 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"torchtitan", "torchtitan"),
     (r"litgpt", "litgpt"),
     (r"unsloth", "unsloth"),
+    (r"mmdet", "mmdetection"),
     (r"mmseg|mmcv", "mmsegmentation"),
     (r"peft|trl", "peft"),
     (r"optimum", "optimum"),
     (r"deepspeed", "deepspeed"),
     (r"transformers", "transformers"),
+]
+# The data set a segmentation case names (its model name's parenthesis, "DeepLabV3+ R-50-D8
+# (ADE20K)") and the classes its configs train (mmsegmentation configs/_base_/models and
+# datasets: ADE20K 150, Cityscapes 19, Pascal VOC 21, Pascal Context 60, COCO-Stuff 171).
+DATASET_CLASSES: list[tuple[str, int]] = [
+    (r"ade-?20k", 150),
+    (r"cityscapes", 19),
+    (r"pascal.?context", 60),
+    (r"coco.?stuff", 171),
+    (r"\bvoc\b|pascal voc", 21),
 ]
 CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
 ATTENTION_WORDS = [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")]
@@ -230,6 +241,9 @@ def structured_fields(
         "runtime": _first(RUNTIME_WORDS, wl.get("framework") or ""),
     }
     fields.update({key: wl.get(key) for key in SAME_NAME_FIELDS})
+    if kind == Kind.classic:
+        dataset = re.search(r"\(([^)]*)\)\s*$", m.get("name") or "")
+        fields["num_classes"] = _first(DATASET_CLASSES, dataset.group(1)) if dataset else None
     par = str(wl.get("parallelism") or "")
     if "+tp" in par:
         # The quote names the degrees ("FSDP 32, TP 8"); without one, TP 8 inside a node.

@@ -87,6 +87,37 @@ def run_defaults(w: Workload, spec: ModelSpec | None) -> dict:
 # --- end dense-prediction fallback -------------------------------------------------------
 
 
+def segmentation_class_bytes_per_pixel(w: Workload, spec: ModelSpec | None) -> float:
+    """fp32 bytes per input pixel the asked classes add to (or take from) a segmentor's
+    measured figure: full-resolution logits, the log-softmax kept per loss head and the
+    backward's gradients (data/classic_activations.toml [segmentation_classes])."""
+    if spec is None or not spec.activation_classes or not w.num_classes:
+        return 0.0
+    table = _activation_data()["segmentation_classes"]
+    one_loss = spec.family in table["one_loss_families"]
+    per_class = table[
+        "bytes_per_pixel_per_class_one_loss" if one_loss else "bytes_per_pixel_per_class_two_losses"
+    ]
+    return (w.num_classes - spec.activation_classes) * per_class
+
+
+def fused_focal_loss_saving_bytes(
+    w: Workload, spec: ModelSpec | None, width: int, height: int
+) -> float:
+    """fp32 bytes per image an OpenMMLab RetinaNet does not keep against the measured
+    entry: mmcv's fused sigmoid focal loss keeps its input and target, torchvision's keeps
+    every elementwise step (data/classic_activations.toml [fused_focal_loss])."""
+    table = _activation_data()["fused_focal_loss"]
+    if spec is None or spec.family not in table["families"]:
+        return 0.0
+    if (w.framework or "").lower() not in table["frameworks"]:
+        return 0.0
+    locations = sum(math.ceil(width / s) * math.ceil(height / s) for s in table["strides"])
+    anchors = locations * table["anchors_per_location"]
+    classes = w.num_classes or table["default_classes"]
+    return anchors * classes * table["bytes_per_anchor_class"]
+
+
 def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
     """OpenMMLab keeps BN affine weights trainable (norm_eval) where torchvision and
     detectron2 freeze them: every BN then saves its input. Measured ratio, applied to the
@@ -134,12 +165,21 @@ def estimate_classic_cnn(
         per_sample, ref = dense_prediction_bytes_per_sample(acc)
     else:
         per_sample, ref = fallback_activation_bytes_per_sample(params)
+    # More classes than the figure was measured with add their logits per reference pixel;
+    # fewer take nothing away (data/classic_activations.toml [segmentation_classes]).
+    class_px = segmentation_class_bytes_per_pixel(w, spec)
+    if class_px > 0:
+        per_sample += class_px * ref * ref
     width, height = input_size(w, spec, ref, acc)
     size = f"{width}x{height}"
     # Convolutional activations scale with the input area; AMP halves most of them (batch
     # norm statistics and the loss stay fp32).
     per_sample *= width * height / ref**2 * (0.55 if amp else 1.0)
     per_sample *= stack_activation_factor(w, spec)
+    # The loss runs in fp32 under AMP too (mmdet's force_fp32 on the head's loss).
+    per_sample = max(
+        per_sample * 0.5, per_sample - fused_focal_loss_saving_bytes(w, spec, width, height)
+    )
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     allocated = acc.add(
         "weights",

@@ -61,6 +61,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_context,
     stack.recognize_concurrency,
     knobs.recognize_batch,
+    knobs.recognize_classes,
     knobs.recognize_lora_rank,
     knobs.recognize_resolution,
     knobs.recognize_diffusion_knobs,

@@ -86,6 +86,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"batch {w.batch_size}")
     if w.image_width and w.image_height:
         parts.append(f"{w.image_width}x{w.image_height}")
+    if w.num_classes:
+        parts.append(f"{w.num_classes} classes")
     if w.images_per_prompt:
         parts.append(f"{w.images_per_prompt} images")
     if w.video_frames:

@@ -37,19 +37,25 @@ def recognize_data(s: Scan, r: Reading) -> None:
 
 
 @cache
-def _datasets() -> tuple[re.Pattern[str], dict[str, int]]:
+def _datasets() -> tuple[re.Pattern[str], dict[str, int], dict[str, int]]:
     entries = vocab.load("datasets")["dataset"]
     sizes = {vocab.squash(n): d["input_px"] for d in entries for n in d["names"]}
-    return re.compile(vocab.alternation([n for d in entries for n in d["names"]])), sizes
+    classes = {
+        vocab.squash(n): d["num_classes"] for d in entries if "num_classes" in d for n in d["names"]
+    }
+    return re.compile(vocab.alternation([n for d in entries for n in d["names"]])), sizes, classes
 
 
 def recognize_dataset(s: Scan, r: Reading) -> None:
-    """cifar10 -> 32 px, imagenet -> 224, coco -> 640: the input size the dataset implies."""
-    pattern, sizes = _datasets()
+    """cifar10 -> 32 px, imagenet -> 224, coco -> 640: the input size the dataset implies;
+    a segmentation set also its classes (ade20k -> 150), which a segmentor's logits follow."""
+    pattern, sizes, classes = _datasets()
     if m := s.take(pattern):
         px = sizes[vocab.squash(m.group(0))]
         r.fields.setdefault("image_width", px)
         r.fields.setdefault("image_height", px)
+        if vocab.squash(m.group(0)) in classes:
+            r.fields.setdefault("num_classes", classes[vocab.squash(m.group(0))])
         r.assumed.append(f"dataset = {m.group(0)} {px}x{px}")
 
 
@@ -71,6 +77,14 @@ def recognize_batch(s: Scan, r: Reading) -> None:
         r.fields["batch_size"] = int(m.group(1))
         if not 1 <= r.fields["batch_size"] <= 65_536:
             raise reject("bad_value", "batch_size")
+
+
+def recognize_classes(s: Scan, r: Reading) -> None:
+    """`150 classes`, `19类`: the classes a segmentor predicts (its logits follow them)."""
+    if m := s.take(r"(\d{1,6})\s*(?:classes|class|个?类(?:别)?)(?![a-z])"):
+        r.fields["num_classes"] = int(m.group(1))
+        if not 1 <= r.fields["num_classes"] <= 100_000:
+            raise reject("bad_value", "num_classes")
 
 
 def recognize_lora_rank(s: Scan, r: Reading) -> None:
