@@ -37,7 +37,7 @@ def recognize_8bit_optimizer(s: Scan, r: Reading) -> None:
 def recognize_quant_words(s: Scan, r: Reading) -> None:
     """Words from vocab/quant.toml ("4位量化", "w4a16", "bnb 4bit", "mlx 4bit", "iq4_xs")."""
     pattern, table = vocab.word_table("quant", "words")
-    runtimes = {vocab.squash(k): v for k, v in vocab.load("quant")["runtime_of"].items()}
+    runtimes = vocab.squashed("quant", "runtime_of")
     for m in s.take_all(pattern):
         key = vocab.squash(m.group(0))
         if "weights_format" not in r.fields:
