@@ -34,12 +34,14 @@ from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platfo
 from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
+    engine_share,
     fastest_of,
     fits_on,
     option,
     price_key,
     tag,
     top_picks,
+    tp_ok,
     with_cheap_fix,
     within_budget,
 )
@@ -72,12 +74,32 @@ class _Setups:
         self.w = w
         self.base = estimate(w)
         self._by_count: dict[int, EstimateResult] = {}
+        self._facts: dict[int, tuple[int, float | None, bool]] = {}
 
     def at(self, count: int) -> EstimateResult:
         if count not in self._by_count:
             trial = workload_for(self.w, count)
             self._by_count[count] = self.base if trial is self.w else estimate(trial)
         return self._by_count[count]
+
+    def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
+        """What `fits_on(self.at(count), gpu, count)` reads that is the same on every card:
+        the bytes per card, the engine's share of the card (None: all of it) and whether
+        tensor parallelism can use `count` cards. The search over cards asks it ~100 times."""
+        facts = self._facts.get(count)
+        if facts is None:
+            result = self.at(count)
+            need = result.estimate.total_bytes if result.estimate else 0
+            facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
+        return facts
+
+    def fits(self, gpu: GpuSpec, count: int) -> bool:
+        """`fits_on(self.at(count), gpu, count)`, from `fit_facts`."""
+        need, share, tp = self.fit_facts(count)
+        usable = gpu.usable_vram_bytes
+        if share is not None:
+            usable = int(usable * share)
+        return need <= usable and tp
 
 
 # The cheapest listing of every card, by price list, currency and region (advisor.memo):
@@ -117,7 +139,7 @@ def _candidates(
             continue
         card_price = prices[gpu.id]
         for count in COUNTS:
-            if not fits_on(setups.at(count), gpu, count):
+            if not setups.fits(gpu, count):
                 continue  # what `option` would say, without building it
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:

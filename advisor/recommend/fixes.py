@@ -287,6 +287,10 @@ def fixes_for(
             "vllm_flags",
         ):
             continue  # the least change of each kind is the advice
+        if _changes_nothing(code, result) and (
+            result.estimate is None or result.estimate.total_bytes > cap
+        ):
+            continue  # its estimate would be this one's, over the cap as this one is
         key = (id(result), code)
         if trials is not None and key in trials:
             trial, reqs = trials[key]
@@ -307,3 +311,12 @@ def fixes_for(
         if len(out) >= limit:
             break
     return out
+
+
+def _changes_nothing(code: str, result: EstimateResult) -> bool:
+    """A fix that sets what the engine already assumed for this workload: its estimate is
+    this one (training.training_setup turns checkpointing on for a model of 1B or more
+    when not told, and says so). Skipping it saves an estimate per card count."""
+    if code != "checkpointing":
+        return False
+    return any(a.field == "gradient_checkpointing" and a.value == "on" for a in result.assumed)

@@ -56,13 +56,22 @@ def tp_ok(result: EstimateResult, count: int) -> bool:
     )
 
 
+def engine_share(result: EstimateResult) -> float | None:
+    """The share of each card the engine was told to take (vLLM/SGLang work inside the
+    share they were given), or None: the whole card."""
+    util = result.workload.gpu_memory_utilization
+    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
+        return util
+    return None
+
+
 def need_and_usable(result: EstimateResult, gpu: GpuSpec) -> tuple[int, int]:
     """Bytes needed per card, and bytes of the card the job may use."""
     need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
     usable = gpu.usable_vram_bytes
-    util = result.workload.gpu_memory_utilization
-    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
-        usable = int(usable * util)  # vLLM/SGLang work inside the share they were given
+    share = engine_share(result)
+    if share is not None:
+        usable = int(usable * share)
     return need, usable
 
 
