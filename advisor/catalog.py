@@ -217,9 +217,13 @@ def normalize_name(text: str) -> str:
     """Lower-case, unify separators: 'Qwen2.5 7B-Instruct' -> 'qwen2.5-7b-instruct'."""
     text = text.strip().lower()
     text = text.split("/")[-1]  # an org/name HF id names the model by its last part
-    text = re.sub(r"[\s_]+", "-", text)
-    text = re.sub(r"-+", "-", text)
+    text = _SPACES.sub("-", text)
+    text = _DASHES.sub("-", text)
     return text.strip("-")
+
+
+_SPACES = re.compile(r"[\s_]+")
+_DASHES = re.compile(r"-+")
 
 
 @cache
@@ -234,8 +238,24 @@ def _model_index() -> dict[str, str]:
     return index
 
 
+# find_model's answers by the name as given: the parser tries every run of up to four words
+# of a line as a name, and the catalog is loaded once per process.
+_MODEL_BY_NAME: dict[str, ModelSpec | None] = {}
+
+
 def find_model(name: str) -> ModelSpec | None:
     """Exact match on id, name or alias after normalisation (no fuzzy guess)."""
+    try:
+        return _MODEL_BY_NAME[name]
+    except KeyError:
+        pass
+    found = _find_model(name)
+    if len(_MODEL_BY_NAME) < 4096:  # bounded: names come from users' text too
+        _MODEL_BY_NAME[name] = found
+    return found
+
+
+def _find_model(name: str) -> ModelSpec | None:
     key = normalize_name(name)
     index = _model_index()
     model_id = index.get(key) or index.get(key.replace("-", ""))
