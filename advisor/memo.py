@@ -67,6 +67,19 @@ class Memo(Generic[V]):
         return len(self._data)
 
 
+class ByIdentity(Memo[tuple[object, V]]):
+    """Facts derived from one shared, read-only object (an estimate a recommendation judges
+    on every card), by the object itself: the entry holds the object, so its id cannot be
+    reused while the entry lives, and a hit checks it is the same object."""
+
+    def of(self, obj: object, compute: Callable[[], V]) -> V:
+        entry = self.get(id(obj), lambda: (obj, compute()))
+        if entry[0] is not obj:  # not reachable while the entry holds obj; kept as a guard
+            entry = (obj, compute())
+            self._data[id(obj)] = entry
+        return entry[1]
+
+
 def enabled() -> bool:
     return _ENABLED
 
