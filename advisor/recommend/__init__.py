@@ -17,12 +17,13 @@ from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Parallelism, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
+from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
     SLOW,
+    CheapFixes,
     candidate_fixes,
     fixes_for,
     workload_for,
@@ -126,7 +127,7 @@ def _candidates(
     setups: _Setups, prices: dict[str, Price | None]
 ) -> tuple[list[Option], dict[str, list[str]]]:
     """Every card at the fewest cards that fit, and the cards that cannot run the job."""
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] = {}  # by cards
+    trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
