@@ -94,14 +94,6 @@ class _Setups:
             facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
         return facts
 
-    def fits(self, gpu: GpuSpec, count: int) -> bool:
-        """`fits_on(self.at(count), gpu, count)`, from `fit_facts`."""
-        need, share, tp = self.fit_facts(count)
-        usable = gpu.usable_vram_bytes
-        if share is not None:
-            usable = int(usable * share)
-        return need <= usable and tp
-
 
 # The cheapest listing of every card, by price list, currency and region (advisor.memo):
 # the same few tables serve every answer.
@@ -139,9 +131,13 @@ def _candidates(
             excluded[gpu.id] = missing
             continue
         card_price = prices[gpu.id]
+        card_bytes = gpu.usable_vram_bytes
         for count in COUNTS:
-            if not setups.fits(gpu, count):
-                continue  # what `option` would say, without building it
+            # what `option` (fits_on) would say of fitting, without building it
+            need, share, tp = setups.fit_facts(count)
+            usable = card_bytes if share is None else int(card_bytes * share)
+            if not (need <= usable and tp):
+                continue
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
                 opt = _within_a_week(setups, gpu, opt, card_price)
