@@ -365,6 +365,7 @@ def search_gpus(text: str) -> tuple[list[GpuSpec], int | None]:
     return sorted(cards, key=lambda g: (g.vram_gb, g.name)), min_gb
 
 
+@cache  # the catalog is loaded once per process; every memo key starts with this stamp
 def catalog_version() -> str:
     """A short stamp stored with each answer: which data it was computed from."""
     return f"models:{len(models())}/gpus:{len(gpus())}/prices:{len(_default_prices())}@2026-11-30"
