@@ -220,9 +220,13 @@ def normalize_name(text: str) -> str:
     """Lower-case, unify separators: 'Qwen2.5 7B-Instruct' -> 'qwen2.5-7b-instruct'."""
     text = text.strip().lower()
     text = text.split("/")[-1]  # an org/name HF id names the model by its last part
-    text = re.sub(r"[\s_]+", "-", text)
-    text = re.sub(r"-+", "-", text)
+    text = _SPACES.sub("-", text)
+    text = _DASHES.sub("-", text)
     return text.strip("-")
+
+
+_SPACES = re.compile(r"[\s_]+")
+_DASHES = re.compile(r"-+")
 
 
 @cache
@@ -237,8 +241,24 @@ def _model_index() -> dict[str, str]:
     return index
 
 
+# find_model's answers by the name as given: the parser tries every run of up to four words
+# of a line as a name, and the catalog is loaded once per process.
+_MODEL_BY_NAME: dict[str, ModelSpec | None] = {}
+
+
 def find_model(name: str) -> ModelSpec | None:
     """Exact match on id, name or alias after normalisation (no fuzzy guess)."""
+    try:
+        return _MODEL_BY_NAME[name]
+    except KeyError:
+        pass
+    found = _find_model(name)
+    if len(_MODEL_BY_NAME) < 4096:  # bounded: names come from users' text too
+        _MODEL_BY_NAME[name] = found
+    return found
+
+
+def _find_model(name: str) -> ModelSpec | None:
     key = normalize_name(name)
     index = _model_index()
     model_id = index.get(key) or index.get(key.replace("-", ""))
@@ -348,6 +368,7 @@ def search_gpus(text: str) -> tuple[list[GpuSpec], int | None]:
     return sorted(cards, key=lambda g: (g.vram_gb, g.name)), min_gb
 
 
+@cache  # the catalog is loaded once per process; every memo key starts with this stamp
 def catalog_version() -> str:
     """A short stamp stored with each answer: which data it was computed from."""
     return f"models:{len(models())}/gpus:{len(gpus())}/prices:{len(_default_prices())}@2026-11-30"

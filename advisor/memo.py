@@ -67,6 +67,28 @@ class Memo(Generic[V]):
         return len(self._data)
 
 
+class ByIdentity(Memo[tuple[object, V]]):
+    """Facts derived from one shared, read-only object (an estimate a recommendation judges
+    on every card), by the object itself: the entry holds the object, so its id cannot be
+    reused while the entry lives, and a hit checks it is the same object. Oldest out first
+    (no reordering on a hit: the facts of one question are read in a burst)."""
+
+    def of(self, obj: object, compute: Callable[[], V]) -> V:
+        if not _ENABLED:
+            return compute()
+        data = self._data
+        entry = data.get(id(obj))
+        if entry is not None and entry[0] is obj:
+            self.hits += 1
+            return entry[1]
+        self.misses += 1
+        value = compute()
+        data[id(obj)] = (obj, value)
+        if len(data) > self.size:
+            data.popitem(last=False)
+        return value
+
+
 def enabled() -> bool:
     return _ENABLED
 

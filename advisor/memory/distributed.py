@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from functools import cache
+from functools import cache, lru_cache
 
 from advisor.catalog import DATA_DIR
 from advisor.memory.transformer import mlp_width
@@ -22,10 +22,11 @@ def _data() -> dict:
         return tomllib.load(fh)
 
 
+@lru_cache(maxsize=256)  # a few stacks x stages x widths; each ZeRO estimate asks 2-3 times
 def zero_config(framework: str | None, stage: Parallelism, hidden: int) -> dict[str, float]:
     """The stack's shipped ZeRO settings with HF's "auto" filled in: reduce_bucket_size =
     hidden^2, stage3_prefetch_bucket_size = 0.9 x hidden^2 (transformers
-    integrations/deepspeed.py)."""
+    integrations/deepspeed.py). Shared: read only."""
     stacks = _data()["deepspeed"]["stacks"]
     key = "zero3" if stage == Parallelism.zero3 else "zero2"
     raw = dict(stacks.get(framework or "", stacks["default"])[key])

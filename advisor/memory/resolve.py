@@ -82,7 +82,26 @@ def _find_model(name: str) -> ModelSpec | None:
     return catalog.find_model(name)
 
 
+# Resolved models by what `_resolve_model` reads of a workload without its own architecture:
+# every estimate of a recommendation resolves the same model (one shared, read-only object).
+_RESOLVED: dict[tuple, tuple[ResolvedModel, ModelSpec | None]] = {}
+
+
 def resolve_model(w: Workload) -> tuple[ResolvedModel, ModelSpec | None]:
+    if w.arch is not None:
+        return _resolve_model(w)
+    key = (w.model, w.params_b, w.active_params_b, w.kind)
+    try:
+        return _RESOLVED[key]
+    except KeyError:
+        pass
+    found = _resolve_model(w)  # raises for an unknown name: nothing kept
+    if len(_RESOLVED) < 1024:  # bounded: names and sizes come from users' text
+        _RESOLVED[key] = found
+    return found
+
+
+def _resolve_model(w: Workload) -> tuple[ResolvedModel, ModelSpec | None]:
     spec = _find_model(w.model) if w.model else None
     if w.model and spec is None and w.params_b is None and w.arch is None:
         raise UnknownModelError(w.model, catalog.close_model_names(w.model))

@@ -116,13 +116,30 @@ class Breakdown:
         return b
 
     def assume(self, field: str, value: object) -> None:
-        self.assumed.append(
-            construct(Assumption, {"field": field, "value": str(value)}, _ASSUMPTION_SET)
-        )
+        text = str(value)
+        try:
+            assumption = _ASSUMPTIONS[field, text]
+        except KeyError:
+            assumption = construct(Assumption, {"field": field, "value": text}, _ASSUMPTION_SET)
+            if len(_ASSUMPTIONS) < 4096:  # bounded: values can come from users' numbers
+                _ASSUMPTIONS[field, text] = assumption
+        self.assumed.append(assumption)
+
+
+# The same few assumptions ("attention = sdpa", "batch_size = 1") are made by every estimate;
+# each is one shared, read-only object (nothing changes an assumption once made).
+_ASSUMPTIONS: dict[tuple[str, str], Assumption] = {}
 
 
 def gib(b: float) -> str:
     return f"{b / GIB:.2f} GiB"
+
+
+# The overhead term's constant parts, written once (finish runs for every estimate).
+_OVERHEAD = f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
+_OVERHEAD_NCCL = f"{_OVERHEAD} + NCCL {gib(NCCL_BYTES)}"
+_CONTEXT_GIB = round(CUDA_CONTEXT_BYTES / GIB, 2)
+_NCCL_GIB = round(NCCL_BYTES / GIB, 2)
 
 
 def finish(
@@ -146,14 +163,13 @@ def finish(
             {
                 "name": "runtime_overhead",
                 "bytes": overhead + slack,
-                "formula": f"CUDA context {gib(CUDA_CONTEXT_BYTES)}"
-                + (f" + NCCL {gib(NCCL_BYTES)}" if nccl else "")
+                "formula": (_OVERHEAD_NCCL if nccl else _OVERHEAD)
                 + f" + allocator slack {slack_pct}%",
                 "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
                 "values": {
                     "gib": round((overhead + slack) / GIB, 2),
-                    "context_gib": round(CUDA_CONTEXT_BYTES / GIB, 2),
-                    "nccl_gib": round(NCCL_BYTES / GIB, 2),
+                    "context_gib": _CONTEXT_GIB,
+                    "nccl_gib": _NCCL_GIB,
                     "slack_pct": slack_pct,
                 },
             },

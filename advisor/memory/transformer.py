@@ -4,6 +4,7 @@ parameters per adapter method, activations per layer (Transformer Math 101 style
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from advisor import catalog
 from advisor.memory.resolve import UnknownFormatError
@@ -89,24 +90,32 @@ def lora_target_dims(arch: Architecture, targets: str | None) -> list[tuple[int,
         "up": (h, inter),
         "down": (inter, h),
     }
-    text = (targets or "q_proj,v_proj").lower()
+    return [dims[key] for key in _target_keys((targets or "q_proj,v_proj").lower())]
+
+
+# Which projection each spelling of a target list names (PEFT, diffusers and Meta names).
+_TARGET_PATTERNS = {
+    "q": re.compile(r"\bq(_proj)?\b|to_q"),
+    "k": re.compile(r"\bk(_proj)?\b|to_k"),
+    "v": re.compile(r"\bv(_proj)?\b|to_v"),
+    "o": re.compile(r"o_proj|output_proj|to_out|out_proj"),
+    "gate": re.compile(r"gate|w1"),
+    "up": re.compile(r"up_proj|w3"),
+    "down": re.compile(r"down|w2"),
+}
+_ALL_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+
+
+@lru_cache(maxsize=256)
+def _target_keys(text: str) -> tuple[str, ...]:
+    """The projections a lower-cased target list adapts, in `lora_target_dims`' order; read
+    once per spelling (every LoRA estimate asks, with the same few lists)."""
     if "all" in text:
-        return list(dims.values())
-    picked: list[tuple[int, int]] = []
-    for key, pattern in {
-        "q": r"\bq(_proj)?\b|to_q",
-        "k": r"\bk(_proj)?\b|to_k",
-        "v": r"\bv(_proj)?\b|to_v",
-        "o": r"o_proj|output_proj|to_out|out_proj",
-        "gate": r"gate|w1",
-        "up": r"up_proj|w3",
-        "down": r"down|w2",
-    }.items():
-        if re.search(pattern, text):
-            picked.append(dims[key])
+        return _ALL_TARGETS
+    picked = [key for key, pattern in _TARGET_PATTERNS.items() if pattern.search(text)]
     if "mlp" in text and not any(k in text for k in ("gate", "w1", "up_proj", "down")):
-        picked += [dims["gate"], dims["up"], dims["down"]]
-    return picked or [dims["q"], dims["v"]]
+        picked += ["gate", "up", "down"]
+    return tuple(picked) or ("q", "v")
 
 
 def trainable_params(w: Workload, arch: Architecture | None, params: float) -> float:

@@ -118,7 +118,7 @@ def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, flo
     """A catalog card for a spelling and optional memory variant. Returns the card and, where
     the named memory is a variant the catalog lacks ("v100 16g"), that memory in GiB."""
     key = vocab.squash(name)
-    spellings = {vocab.squash(k): v for k, v in vocab.load("cards")["spellings"].items()}
+    spellings = vocab.squashed("cards", "spellings")
     if mem:
         for candidate in (f"{key}{mem}g", f"{key}{mem}gb", f"{key}-{mem}gb"):
             spec = catalog.find_gpu(candidate) or _spelled(spellings, candidate)
@@ -179,7 +179,7 @@ def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
 
 def _accept_memory_only(m: re.Match[str]) -> tuple[str, float] | None:
     """A card the catalog lacks but whose memory is known (vocab/cards.toml memory_only)."""
-    table = {vocab.squash(k): v for k, v in vocab.load("cards")["memory_only"].items()}
+    table = vocab.squashed("cards", "memory_only")
     card = table.get(vocab.squash(m.group("name")))
     if card is None:
         return None
@@ -237,7 +237,7 @@ def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def _laptop_card(s: Scan, r: Reading) -> bool:
     """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's."""
-    table = {vocab.squash(k): v for k, v in vocab.load("cards")["laptop"].items()}
+    table = vocab.squashed("cards", "laptop")
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
         if card and card.get("id") in catalog.gpus():

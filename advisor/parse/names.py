@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
@@ -37,6 +37,9 @@ def _suffixes() -> list[tuple[list[str], str]]:
     return sorted(out, key=lambda kv: len(kv[0]), reverse=True)
 
 
+# Bounded and by the name as typed: a pure function of the catalog (loaded once per process),
+# asked for every word of a line that could be a name.
+@lru_cache(maxsize=4096)
 def strip_name(name: str) -> tuple[ModelSpec | None, str | None]:
     """A repo or file name -> (catalog entry, format its suffixes name). Suffixes are peeled
     off the end one at a time until the catalog knows the rest."""

@@ -51,7 +51,7 @@ def _format_free(r: Reading) -> bool:
 def recognize_quant_words(s: Scan, r: Reading) -> None:
     """Words from vocab/quant.toml ("4位量化", "w4a16", "bnb 4bit", "mlx 4bit", "iq4_xs")."""
     pattern, table = vocab.word_table("quant", "words")
-    runtimes = {vocab.squash(k): v for k, v in vocab.load("quant")["runtime_of"].items()}
+    runtimes = vocab.squashed("quant", "runtime_of")
     for m in s.take_all(pattern):
         key = vocab.squash(m.group(0))
         if _format_free(r):

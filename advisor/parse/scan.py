@@ -43,6 +43,22 @@ def reject(code: str, detail: str = "", suggestions: list[str] | None = None) ->
     return Rejected(ParseError(code=code, detail=detail, suggestions=suggestions or []))
 
 
+# Recognizers pass their patterns as strings; compiled once here (re's own cache costs a
+# type check and a tuple key per call, and a line runs ~70 of them). The patterns come from
+# the code and the vocab files, not from users' text, so the table stays small.
+_COMPILED: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def compiled(pattern: str, flags: int = re.I) -> re.Pattern[str]:
+    try:
+        return _COMPILED[pattern, flags]
+    except KeyError:
+        regex = re.compile(pattern, flags)
+        if len(_COMPILED) < 1024:  # bounded all the same
+            _COMPILED[pattern, flags] = regex
+        return regex
+
+
 @dataclass
 class Scan:
     text: str
@@ -63,11 +79,9 @@ class Scan:
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
     def take(self, pattern: str | re.Pattern[str], flags: int = re.I) -> re.Match[str] | None:
-        m = (
-            re.search(pattern, self.text, flags)
-            if isinstance(pattern, str)
-            else pattern.search(self.text)
-        )
+        if isinstance(pattern, str):
+            pattern = compiled(pattern, flags)
+        m = pattern.search(self.text)
         if m:
             self._consume(m)
         return m
@@ -76,7 +90,7 @@ class Scan:
         self, pattern: str | re.Pattern[str], accept: Callable[[re.Match[str]], Any]
     ) -> tuple[re.Match[str] | None, Any]:
         """Consume the first match for which accept(match) returns something truthy."""
-        regex = re.compile(pattern, re.I) if isinstance(pattern, str) else pattern
+        regex = compiled(pattern, re.I) if isinstance(pattern, str) else pattern
         for m in regex.finditer(self.text):
             value = accept(m)
             if value:
@@ -127,7 +141,8 @@ def normalize(text: str, *, split_cjk: bool = True) -> str:
     for _ in range(2):  # one level of nesting: <b><i>qwen</i></b>
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
-    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else " " for ch in text)
     # Chinese glued to a Latin name or number ("部署deepseek-r1:671b", "qwen3.5-27B非常慢",
     # "跑qwen7b的"): Python's \w counts ideographs as word characters, so without a space the
     # name has no word boundary and no recognizer sees it. Chinese writers never space them.

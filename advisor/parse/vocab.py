@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from advisor.catalog import DATA_DIR
@@ -27,6 +27,7 @@ def load(name: str) -> dict[str, Any]:
         return tomllib.load(fh)
 
 
+@lru_cache(maxsize=4096)
 def phrase(word: str) -> str:
     """A word as a pattern: spaces also match "-", "_" or nothing; ASCII words get edges so
     "ft" is not found inside "left" and "tp" not inside "http". Where Chinese meets a Latin
@@ -44,13 +45,59 @@ def phrase(word: str) -> str:
 
 def alternation(words: list[str] | Any) -> str:
     """One group matching any of `words`, longest first."""
+    return _alternation(tuple(words))
+
+
+# Bounded, and keyed by the words themselves: recognizers call `alternation` with vocab lists
+# on every line, and building the pattern (a `phrase` per word) was a fifth of a parse.
+@lru_cache(maxsize=512)
+def _alternation(words: tuple[str, ...]) -> str:
     ordered = sorted({w.lower() for w in words}, key=len, reverse=True)
-    return "(?:" + "|".join(phrase(w) for w in ordered) + ")"
+    return "(?:" + "|".join(_by_first_char([phrase(w) for w in ordered])) + ")"
+
+
+_EDGE_BEFORE = r"(?<![a-z0-9])"
+# One literal character as re.escape writes it, not followed by a quantifier.
+_LITERAL = re.compile(r"(?:\\.|[^\\\[\](){}|?*+^$.])(?![?*+{])")
+
+
+def _by_first_char(patterns: list[str]) -> list[str]:
+    """The same alternatives, grouped by their left edge and first character, each group in
+    its original order: `(?<![a-z0-9])q(?:4_k_m|8_0)` for `…q4_k_m|…q8_0`. Words that start
+    with different characters never match at the same position, so which word matches (and
+    the order backtracking tries them in) is unchanged; but Python's re can skip a group on
+    its first literal instead of running every word's lookbehind at every position (the word
+    lists were half a parse's time)."""
+    groups: dict[tuple[bool, str], list[str]] = {}
+    for p in patterns:
+        edged = p.startswith(_EDGE_BEFORE)
+        body = p[len(_EDGE_BEFORE) :] if edged else p
+        m = _LITERAL.match(body)
+        if m is None:  # not a plain first character: it could compete with any group
+            return patterns
+        groups.setdefault((edged, m.group(0)), []).append(body[m.end() :])
+    out = []
+    for (edged, first), rests in groups.items():
+        # the edge checked after the first character (the same test: the character before
+        # it), so every group starts with a literal that re can reject at once
+        edge = f"(?<![a-z0-9]{first})" if edged else ""
+        tail = rests[0] if len(rests) == 1 else "(?:" + "|".join(rests) + ")"
+        out.append(f"{first}{edge}{tail}")
+    return out
+
+
+_SQUASH = re.compile(r"[\s\-_]+")
 
 
 def squash(text: str) -> str:
     """A key for word tables: lower-case, no spaces, "-" or "_"."""
-    return re.sub(r"[\s\-_]+", "", text.lower())
+    return _SQUASH.sub("", text.lower())
+
+
+@cache
+def squashed(name: str, section: str) -> dict[str, Any]:
+    """A vocab section {word: value} keyed by `squash(word)`, built once (read-only)."""
+    return {squash(k): v for k, v in load(name)[section].items()}
 
 
 @cache

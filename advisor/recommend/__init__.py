@@ -17,12 +17,13 @@ from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Parallelism, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import Requirement, applicable, blockers, speed_constants
+from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
     SLOW,
+    CheapFixes,
     candidate_fixes,
     fixes_for,
     workload_for,
@@ -34,12 +35,14 @@ from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platfo
 from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
+    engine_share,
     fastest_of,
     fits_on,
     option,
     price_key,
     tag,
     top_picks,
+    tp_ok,
     with_cheap_fix,
     within_budget,
 )
@@ -72,12 +75,24 @@ class _Setups:
         self.w = w
         self.base = estimate(w)
         self._by_count: dict[int, EstimateResult] = {}
+        self._facts: dict[int, tuple[int, float | None, bool]] = {}
 
     def at(self, count: int) -> EstimateResult:
         if count not in self._by_count:
             trial = workload_for(self.w, count)
             self._by_count[count] = self.base if trial is self.w else estimate(trial)
         return self._by_count[count]
+
+    def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
+        """What `fits_on(self.at(count), gpu, count)` reads that is the same on every card:
+        the bytes per card, the engine's share of the card (None: all of it) and whether
+        tensor parallelism can use `count` cards. The search over cards asks it ~100 times."""
+        facts = self._facts.get(count)
+        if facts is None:
+            result = self.at(count)
+            need = result.estimate.total_bytes if result.estimate else 0
+            facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
+        return facts
 
 
 # The cheapest listing of every card, by price list, currency and region (advisor.memo):
@@ -104,7 +119,7 @@ def _candidates(
     setups: _Setups, prices: dict[str, Price | None]
 ) -> tuple[list[Option], dict[str, list[str]]]:
     """Every card at the fewest cards that fit, and the cards that cannot run the job."""
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] = {}  # by cards
+    trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
@@ -116,9 +131,13 @@ def _candidates(
             excluded[gpu.id] = missing
             continue
         card_price = prices[gpu.id]
+        card_bytes = gpu.usable_vram_bytes
         for count in COUNTS:
-            if not fits_on(setups.at(count), gpu, count):
-                continue  # what `option` would say, without building it
+            # what `option` (fits_on) would say of fitting, without building it
+            need, share, tp = setups.fit_facts(count)
+            usable = card_bytes if share is None else int(card_bytes * share)
+            if not (need <= usable and tp):
+                continue
             opt = option(setups.at(count), gpu, count, card_price, blocked=[])
             if opt.fits:
                 opt = _within_a_week(setups, gpu, opt, card_price)

@@ -9,6 +9,7 @@ from functools import cache
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Runtime
 
 # The runtime an LLM answer assumes when none is named: vLLM serves, transformers trains.
@@ -134,10 +135,19 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and 0 < gpu.cc < req.min_cc)
 
 
+# Requirements by estimate (advisor.memo): asked for each estimate by the search over cards,
+# the fixes and the pitfalls of a recommendation.
+_APPLICABLE: ByIdentity[list[Requirement]] = ByIdentity("applicable", 256)
+
+
 def applicable(result: EstimateResult) -> list[Requirement]:
-    """The requirements this workload has (the same for every card): `_applies` for each,
-    with the workload's facts read once instead of once per requirement (the table has a
-    few dozen rows and this runs for every estimate a recommendation makes)."""
+    """The requirements this workload has (the same for every card). Shared: read only."""
+    return _APPLICABLE.of(result, lambda: _applicable(result))
+
+
+def _applicable(result: EstimateResult) -> list[Requirement]:
+    """`_applies` for each requirement, with the workload's facts read once instead of once
+    per requirement (the table has a few dozen rows)."""
     w = result.workload
     name = weights_format(result)
     fmt = find_format(name) if name else None
@@ -188,11 +198,15 @@ def advisories_table() -> tuple[Requirement, ...]:
     return tuple(Requirement(**r) for r in _data().get("advisory", []))
 
 
+_ADVISORIES: ByIdentity[list[Requirement]] = ByIdentity("advisories", 256)
+
+
 def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
     """Codes of kernels this workload would like that the card lacks (runs, but slower)."""
     if gpu.spec_confidence == "unknown":
         return []
-    return [r.id for r in advisories_table() if _applies(r, result) and not _card_has(r, gpu)]
+    wanted = _ADVISORIES.of(result, lambda: [r for r in advisories_table() if _applies(r, result)])
+    return [r.id for r in wanted if not _card_has(r, gpu)]
 
 
 def requirement(code: str) -> Requirement:

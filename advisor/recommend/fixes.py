@@ -287,6 +287,10 @@ def fixes_for(
             "vllm_flags",
         ):
             continue  # the least change of each kind is the advice
+        if _changes_nothing(code, result) and (
+            result.estimate is None or result.estimate.total_bytes > cap
+        ):
+            continue  # its estimate would be this one's, over the cap as this one is
         key = (id(result), code)
         if trials is not None and key in trials:
             trial, reqs = trials[key]
@@ -307,3 +311,63 @@ def fixes_for(
         if len(out) >= limit:
             break
     return out
+
+
+def _changes_nothing(code: str, result: EstimateResult) -> bool:
+    """A fix that sets what the engine already assumed for this workload: its estimate is
+    this one (training.training_setup turns checkpointing on for a model of 1B or more
+    when not told, and says so). Skipping it saves an estimate per card count."""
+    if code != "checkpointing":
+        return False
+    return any(a.field == "gradient_checkpointing" and a.value == "on" for a in result.assumed)
+
+
+class CheapFixes:
+    """`fixes_for(result, gpu, only_cheap=True, limit=1, blocked=...)` for every card of one
+    recommendation: the cheap candidates of each estimate are listed once, each trial
+    estimated at most once and only when a card first needs it (as `fixes_for` with a
+    shared `trials` would), and each card then only compares bytes and checks its kernels.
+    With a limit of one, the first fix that fits is the answer, so no kind is skipped."""
+
+    def __init__(self) -> None:
+        # (id(result), blocked) -> (result, candidates not yet listed, listed entries);
+        # an entry is (code, make, trial, reqs), trial None until estimated, False on error
+        self._by_result: dict[tuple[int, bool], tuple[EstimateResult, Iterator, list]] = {}
+
+    def first(
+        self, result: EstimateResult, gpu: GpuSpec, blocked: bool
+    ) -> tuple[str, EstimateResult] | None:
+        key = (id(result), blocked)
+        state = self._by_result.get(key)
+        if state is None or state[0] is not result:
+            source = unblocking_fixes(result) if blocked else candidate_fixes(result)
+            cheap = ((c, m) for c, m in source if c.partition(":")[0] in CHEAP)
+            state = self._by_result[key] = (result, cheap, [])
+        _, pending, listed = state
+        cap = gpu.usable_vram_bytes * (1 - HEADROOM)
+        i = 0
+        while True:
+            if i == len(listed):
+                nxt = next(pending, None)
+                if nxt is None:
+                    return None
+                listed.append([nxt[0], nxt[1], None, None])
+            entry = listed[i]
+            i += 1
+            code = entry[0]
+            if _changes_nothing(code, result) and (
+                result.estimate is None or result.estimate.total_bytes > cap
+            ):
+                continue  # its estimate would be this one's, over the cap as this one is
+            if entry[2] is None:
+                try:
+                    entry[2] = estimate(entry[1]())
+                    entry[3] = applicable(entry[2])
+                except ValueError:
+                    entry[2] = False
+            trial, reqs = entry[2], entry[3]
+            if trial is False or trial.estimate is None or trial.estimate.total_bytes > cap:
+                continue
+            if blockers(gpu, trial, reqs):
+                continue
+            return code, trial

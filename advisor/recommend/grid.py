@@ -33,8 +33,14 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     base = workload_for(w, count)
     cells: list[GridCell] = []
     rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in _rows(w)]
+    max_context: int | None = None  # the model's, once the first cell has resolved it
     for fmt in rows:
         for ctx in GRID_CONTEXTS:
+            if max_context is not None and ctx > max_context:
+                # The model is the same in every cell (formats and contexts do not change
+                # which model it is): a context past its window needs no estimate.
+                cells.append(GridCell(format=fmt, context_tokens=ctx, state="beyond"))
+                continue
             trial = base.model_copy(
                 update={
                     "weights_format": fmt,
@@ -47,6 +53,8 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             model, est = result.model, result.estimate
             if est is None or model.kind != Kind.llm:
                 return []
+            if model.arch is not None:
+                max_context = model.arch.max_context_tokens
             if model.arch is not None and ctx > model.arch.max_context_tokens:
                 cells.append(GridCell(format=fmt, context_tokens=ctx, state="beyond"))
                 continue

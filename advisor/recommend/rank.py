@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
+from advisor.memo import ByIdentity
 from advisor.memory.terms import construct
 from advisor.models import EstimateResult, Kind, Runtime
 from advisor.recommend.constraints import Requirement, blockers
-from advisor.recommend.fixes import HEADROOM, fixes_for
+from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
 from advisor.recommend.speed import speed_fields, speed_key
@@ -56,13 +57,22 @@ def tp_ok(result: EstimateResult, count: int) -> bool:
     )
 
 
+def engine_share(result: EstimateResult) -> float | None:
+    """The share of each card the engine was told to take (vLLM/SGLang work inside the
+    share they were given), or None: the whole card."""
+    util = result.workload.gpu_memory_utilization
+    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
+        return util
+    return None
+
+
 def need_and_usable(result: EstimateResult, gpu: GpuSpec) -> tuple[int, int]:
     """Bytes needed per card, and bytes of the card the job may use."""
     need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
     usable = gpu.usable_vram_bytes
-    util = result.workload.gpu_memory_utilization
-    if util is not None and result.estimate is not None and result.estimate.runtime in SHARE:
-        usable = int(usable * util)  # vLLM/SGLang work inside the share they were given
+    share = engine_share(result)
+    if share is not None:
+        usable = int(usable * share)
     return need, usable
 
 
@@ -71,6 +81,23 @@ def fits_on(result: EstimateResult, gpu: GpuSpec, count: int) -> bool:
     cards x counts asks this of every pair and keeps one option per card."""
     need, usable = need_and_usable(result, gpu)
     return need <= usable and tp_ok(result, count)
+
+
+def _option_facts(result: EstimateResult) -> tuple[int, float | None, str | None, dict]:
+    """What `option` reads of an estimate that is the same on every card: bytes per card,
+    the engine's share of a card, the split (asked, else the one the engine assumed), and
+    `tp_ok` by card count as asked."""
+    need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
+    par = result.workload.parallelism
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    split = par.value if par is not None else assumed
+    return need, engine_share(result), split, {}
+
+
+# Option facts by estimate (advisor.memo): each estimate is judged on every card.
+_OPTION_FACTS: ByIdentity[tuple[int, float | None, str | None, dict]] = ByIdentity(
+    "option_facts", 256
+)
 
 
 def option(
@@ -83,11 +110,15 @@ def option(
 ) -> Option:
     """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed.
     `blocked`: the card's missing requirements when the caller already knows them."""
-    need, usable = need_and_usable(result, gpu)
+    need, share, split, tp_by_count = _OPTION_FACTS.of(result, lambda: _option_facts(result))
+    usable = gpu.usable_vram_bytes
+    if share is not None:
+        usable = int(usable * share)
     headroom = 1 - need / usable if usable else -1
-    fits = need <= usable and tp_ok(result, count)
-    par = result.workload.parallelism  # else the split the engine assumed
-    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    tp = tp_by_count.get(count)
+    if tp is None:
+        tp = tp_by_count[count] = tp_ok(result, count)
+    fits = need <= usable and tp
     price = times(card_price, count)
     speed = speed_fields(result, gpu, count) if fits or speed_always else {}
     train_hours = speed.get("train_hours")
@@ -111,7 +142,7 @@ def option(
             "usable_bytes": usable,
             "headroom_fraction": float(round(headroom, 3)),
             "price_per_hour": price,
-            "parallelism": (par.value if par is not None else assumed) if count > 1 else None,
+            "parallelism": split if count > 1 else None,
             "blocked": blockers(gpu, result) if blocked is None else blocked,
             "fix": None,
             "fixed_bytes": None,
@@ -133,15 +164,23 @@ def with_cheap_fix(
     opt: Option,
     result: EstimateResult,
     gpu: GpuSpec,
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]]
+    | CheapFixes
+    | None = None,
 ) -> Option:
     """A tight fit that one cheap setting (batch 1, a fused loss, an 8-bit optimizer, an fp8
-    KV cache) makes comfortable: kept as a comfortable pick that names the setting."""
+    KV cache) makes comfortable: kept as a comfortable pick that names the setting.
+    `trials`: a `CheapFixes` shared by the cards of one recommendation (or, as before, a
+    dict of trial estimates for `fixes_for`)."""
     if not opt.risky:
         return opt
-    found = fixes_for(
-        result, gpu, only_cheap=True, limit=1, trials=trials, blocked=bool(opt.blocked)
-    )
+    if isinstance(trials, CheapFixes):
+        first = trials.first(result, gpu, bool(opt.blocked))
+        found = [first] if first is not None else []
+    else:
+        found = fixes_for(
+            result, gpu, only_cheap=True, limit=1, trials=trials, blocked=bool(opt.blocked)
+        )
     if not found:
         return opt
     code, trial = found[0]

@@ -4,7 +4,10 @@ compute. Constants and their sources are in data/capabilities.toml ([speed],
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from advisor.catalog import GpuSpec
+from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
 from advisor.recommend.constraints import allreduce_latency_s, nvlinked, speed_constants
 from advisor.recommend.options import Option
@@ -20,11 +23,26 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     every layer adds a fixed launch cost, and with several cards two all-reduces whose
     latency depends on the link (NVLink vs PCIe), plus for MoE a dispatch / combine of each
     token to its routed experts per layer."""
+    return _decode_step(_decode_facts(result), gpu, count)
+
+
+class _Decode(NamedTuple):
+    """What a decode step reads that is the same on every card (`decode_step_s`)."""
+
+    read_bytes: float  # active weights x share read + KV cache, per card
+    eff: float  # bandwidth efficiency
+    layers: int
+    layer_split: bool  # llama.cpp's layer split: the cards take turns
+    moe_dispatch_s: float | None  # per step and layer x k, for MoE under a split; else None
+
+
+def _decode_facts(result: EstimateResult) -> _Decode:
     c = speed_constants()
     model, est = result.model, result.estimate
     assert est is not None
-    weights = est.breakdown.get("weights", 0)
-    kv = est.breakdown.get("kv_cache", 0)
+    breakdown = est.breakdown
+    weights = breakdown.get("weights", 0)
+    kv = breakdown.get("kv_cache", 0)
     share = model.active_params_b / max(model.params_b, 1e-9)  # of the weights read per step
     moe = model.arch is not None and bool(model.arch.experts) and share < 1
     eff = c["decode_bandwidth_efficiency"]
@@ -33,22 +51,35 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
         # Scattered expert reads are slower than one dense matmul; the more experts a step
         # loads, the closer to dense.
         eff = c["moe_bandwidth_efficiency"] + (eff - c["moe_bandwidth_efficiency"]) * loaded
-    bandwidth = gpu.memory_bandwidth_gbs * 1e9
-    read_s = (weights * share + kv) / (eff * bandwidth)
     layers = model.arch.layers if model.arch else DEFAULT_LAYERS
-    step = read_s + layers * c["layer_overhead_us"] * 1e-6
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
-    if count > 1 and (par.value if par is not None else assumed) == "layer":
+    return _Decode(
+        read_bytes=weights * share + kv,
+        eff=eff,
+        layers=layers,
+        layer_split=(par.value if par is not None else assumed) == "layer",
+        # Each MoE layer sends every token to its routed experts on other cards and back.
+        moe_dispatch_s=(
+            layers * (model.arch.experts_per_token or 1) * c["moe_dispatch_us_per_expert"] * 1e-6  # type: ignore[union-attr]
+            if moe
+            else None
+        ),
+    )
+
+
+def _decode_step(d: _Decode, gpu: GpuSpec, count: int) -> float:
+    bandwidth = gpu.memory_bandwidth_gbs * 1e9
+    read_s = d.read_bytes / (d.eff * bandwidth)
+    step = read_s + d.layers * speed_constants()["layer_overhead_us"] * 1e-6
+    if count > 1 and d.layer_split:
         # llama.cpp's layer split: the cards take turns, each reading its layers; one
         # activation copy per card boundary, no all-reduce.
         step += read_s * (count - 1)
     elif count > 1:
-        step += layers * 2 * allreduce_latency_s(gpu, count)
-        if moe:
-            # Each MoE layer sends every token to its routed experts on other cards and back.
-            k = model.arch.experts_per_token or 1  # type: ignore[union-attr]
-            step += layers * k * c["moe_dispatch_us_per_expert"] * 1e-6
+        step += d.layers * 2 * allreduce_latency_s(gpu, count)
+        if d.moe_dispatch_s is not None:
+            step += d.moe_dispatch_s
     return step
 
 
@@ -73,44 +104,73 @@ def _moe_read_share(result: EstimateResult, active_share: float) -> tuple[float,
     return min(1.0, read / (model.params_b * 1e9)), loaded / e
 
 
-def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, float | int]:
-    """The speed fields of an `Option` for this workload on `count` cards of `gpu`, by name
-    (rank.option builds the option once with them)."""
-    opt: dict[str, float | int] = {}
-    c = speed_constants()
+class _Speed(NamedTuple):
+    """What `speed_fields` reads of a workload that is the same on every card."""
+
+    kind: str  # decode | train | images | none
+    decode: _Decode | None = None
+    batch: int = 1
+    flops: float = 0.0  # prefill (decode), the whole job (train) or one image (images)
+    full: bool = False
+
+
+# Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
+_SPEED: ByIdentity[_Speed] = ByIdentity("speed_facts", 256)
+
+
+def _speed_facts(result: EstimateResult) -> _Speed:
     w, model, est = result.workload, result.model, result.estimate
-    if est is None or gpu.memory_bandwidth_gbs <= 0:
-        return opt  # a card known only by its memory size: no speed claimed
+    if est is None:
+        return _Speed("none")
     if model.kind == Kind.llm and not w.mode.is_training:
-        step = decode_step_s(result, gpu, count)
         batch = w.concurrency or w.batch_size or 1
-        opt["concurrency"] = batch
-        opt["decode_tokens_per_s"] = round(1 / step, 1)
-        opt["decode_total_tokens_per_s"] = round(batch / step, 1)
         prompt = w.prompt_tokens or w.context_tokens or 4096
         flops = 2 * model.active_params_b * 1e9 * prompt * batch
-        opt["prefill_s"] = round(
-            flops / (gpu.dense_tflops * 1e12 * count * c["prefill_efficiency"]), 2
-        )
-    elif w.mode.is_training and model.kind in (Kind.llm, Kind.classic, Kind.diffusion):
+        return _Speed("decode", _decode_facts(result), batch, flops)
+    if w.mode.is_training and model.kind in (Kind.llm, Kind.classic, Kind.diffusion):
         tokens = w.train_tokens
         if tokens is None:
-            return opt
-        datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
-        mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
-        if count > 1 and not nvlinked(gpu, count):
-            mfu *= c["mfu_pcie_multi_card"]
+            return _Speed("none")
         full = w.mode in (Mode.full, Mode.pretrain)
         # Adapters skip the weight-gradient matmuls: about 2/3 of a full step's FLOPs.
         share = 1.0 if full else 2 / 3
         flops = 6 * model.active_params_b * 1e9 * tokens * share
-        opt["train_hours"] = round(flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
-    elif model.kind == Kind.diffusion:
+        return _Speed("train", flops=flops, full=full)
+    if model.kind == Kind.diffusion:
         # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation.
         steps = w.denoise_steps or 30
         tokens = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
         flops = 2 * model.params_b * 0.5e9 * tokens * steps * 2
-        opt["images_per_min"] = round(60 / (flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
+        return _Speed("images", flops=flops)
+    return _Speed("none")
+
+
+def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, float | int]:
+    """The speed fields of an `Option` for this workload on `count` cards of `gpu`, by name
+    (rank.option builds the option once with them)."""
+    opt: dict[str, float | int] = {}
+    if result.estimate is None or gpu.memory_bandwidth_gbs <= 0:
+        return opt  # a card known only by its memory size: no speed claimed
+    f = _SPEED.of(result, lambda: _speed_facts(result))
+    c = speed_constants()
+    if f.kind == "decode":
+        assert f.decode is not None
+        step = _decode_step(f.decode, gpu, count)
+        batch = f.batch
+        opt["concurrency"] = batch
+        opt["decode_tokens_per_s"] = round(1 / step, 1)
+        opt["decode_total_tokens_per_s"] = round(batch / step, 1)
+        opt["prefill_s"] = round(
+            f.flops / (gpu.dense_tflops * 1e12 * count * c["prefill_efficiency"]), 2
+        )
+    elif f.kind == "train":
+        datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
+        mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
+        if count > 1 and not nvlinked(gpu, count):
+            mfu *= c["mfu_pcie_multi_card"]
+        opt["train_hours"] = round(f.flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
+    elif f.kind == "images":
+        opt["images_per_min"] = round(60 / (f.flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
     return opt
 
 
