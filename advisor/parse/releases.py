@@ -45,8 +45,8 @@ def _newest() -> dict[tuple[str, str], float]:
 @cache
 def _pattern() -> re.Pattern[str]:
     words = vocab.load("models")["release_variants"]
-    variant = vocab.alternation(words["words"]).replace("(?<![a-z0-9])", "")
-    tail = vocab.alternation(words["name_tails"]).replace("(?<![a-z0-9])", "")
+    variant = vocab.alternation(words["words"], left_edge=False)
+    tail = vocab.alternation(words["name_tails"], left_edge=False)
     return re.compile(
         r"(?<![\w./:\-])(?P<fam>[a-z]+(?:[\-_][a-z]+)?)[\-_ ]?(?P<ver>\d+(?:\.\d+)?)"
         rf"(?:[\-_ ]?(?P<var>{variant}))?[\-_ ]*"

@@ -43,17 +43,21 @@ def phrase(word: str) -> str:
     return body
 
 
-def alternation(words: list[str] | Any) -> str:
-    """One group matching any of `words`, longest first."""
-    return _alternation(tuple(words))
+def alternation(words: list[str] | Any, left_edge: bool = True) -> str:
+    """One group matching any of `words`, longest first. `left_edge=False`: the words may
+    follow a letter or digit (a variant glued to a version, "3vl", "2.5vl")."""
+    return _alternation(tuple(words), left_edge)
 
 
 # Bounded, and keyed by the words themselves: recognizers call `alternation` with vocab lists
 # on every line, and building the pattern (a `phrase` per word) was a fifth of a parse.
 @lru_cache(maxsize=512)
-def _alternation(words: tuple[str, ...]) -> str:
+def _alternation(words: tuple[str, ...], left_edge: bool = True) -> str:
     ordered = sorted({w.lower() for w in words}, key=len, reverse=True)
-    return "(?:" + "|".join(_by_first_char([phrase(w) for w in ordered])) + ")"
+    patterns = [phrase(w) for w in ordered]
+    if not left_edge:
+        patterns = [p.removeprefix(_EDGE_BEFORE) for p in patterns]
+    return "(?:" + "|".join(_by_first_char(patterns)) + ")"
 
 
 _EDGE_BEFORE = r"(?<![a-z0-9])"
