@@ -526,3 +526,22 @@ def test_the_largest_context_told_to_a_user_fits_even_at_the_top_of_the_band():
     assert safe is not None and bare is not None and safe < bare
     at_safe = estimate(w.model_copy(update={"seq_len": safe})).estimate
     assert at_safe.high_bytes <= limit < at_safe.high_bytes * 1.05 or safe == 131072
+
+
+@pytest.mark.parametrize(
+    "line", ["sd1.5 dreambooth 3090", "qwen2.5-72b int4 32k", "llama-3.1-8b lora batch 4"]
+)
+def test_every_byte_count_is_a_whole_number(line: str) -> None:
+    """Estimates are built without validation (advisor.memory.terms): a float that slipped
+    in (a float sum, a scaled term's drift) reached the --json output as 1433578061.0 and
+    made pydantic warn on every dump."""
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+
+    rec = recommend_query(parse_query(line))
+    est = rec.result.estimate
+    assert est is not None
+    assert all(type(t.bytes) is int for t in est.terms), [(t.name, t.bytes) for t in est.terms]
+    for field in ("allocated_bytes", "total_bytes", "low_bytes", "high_bytes"):
+        assert type(getattr(est, field)) is int, field
+    assert all(type(o.per_gpu_bytes) is int for o in rec.options)

@@ -152,8 +152,9 @@ def finish(
 ) -> Estimate:
     """`collectives`: the cards talk through NCCL (not llama.cpp's layer split, which
     copies activations between cards without it)."""
+    allocated = int(allocated)  # a caller's sum may carry a float term (no validation here)
     nccl = w.num_gpus > 1 and collectives
-    overhead = CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0)
+    overhead = int(CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0))
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
     total = allocated + overhead + slack
     slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
@@ -252,7 +253,7 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
     # as that would leave it.
     for t in rest:
         t.__dict__["bytes"] = int(t.bytes * factor)
-    drift = allocated - sum(t.bytes for t in acc.terms)
+    drift = int(allocated) - sum(t.bytes for t in acc.terms)  # allocated may be a float sum
     if rest:
         rest[-1].__dict__["bytes"] += drift
     for t in rest:
