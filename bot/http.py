@@ -152,3 +152,52 @@ class AiohttpRequest(BaseRequest):
         if status == 200 and self._on_response is not None:
             await self._on_response(body)
         return status, body
+
+
+# Calls whose answer is the message just sent or edited, and the parts of that message the
+# bot never reads back (it reads message_id, chat and thread to edit it later): the keyboard
+# it sent itself, the text's entities (one object per bold or code span of an HTML answer),
+# the quoted message a group reply carries, the link preview options.
+SENT_MESSAGE_METHODS = ("/sendMessage", "/editMessageText", "/editMessageReplyMarkup")
+UNREAD_FIELDS = (
+    "reply_markup",
+    "entities",
+    "reply_to_message",
+    "external_reply",
+    "quote",
+    "link_preview_options",
+)
+
+
+class TrimmingRequest(AiohttpRequest):
+    """The bot's transport: answers to the calls that send or edit a message lose the fields
+    above before PTB turns them into a `Message`.
+
+    Why: PTB parses every answer into objects; a wizard page's answer carries back its
+    12-button keyboard (~145 us of the ~240 us Message.de_json cost, bench/api_cost.py), and
+    Telegram adds an entity per formatted span and, for a reply in a group, the whole quoted
+    message. The `Message` the bot gets is the same but for those fields (None or empty),
+    which no handler reads (tests/test_lean.py sends, edits and edits in place with it).
+    """
+
+    async def post(
+        self,
+        url: str,
+        request_data: RequestData | None = None,
+        read_timeout: object = BaseRequest.DEFAULT_NONE,
+        write_timeout: object = BaseRequest.DEFAULT_NONE,
+        connect_timeout: object = BaseRequest.DEFAULT_NONE,
+        pool_timeout: object = BaseRequest.DEFAULT_NONE,
+    ) -> dict[str, Any] | list[dict[str, Any]] | bool:
+        result = await super().post(
+            url,
+            request_data,
+            read_timeout=read_timeout,  # type: ignore[arg-type]
+            write_timeout=write_timeout,  # type: ignore[arg-type]
+            connect_timeout=connect_timeout,  # type: ignore[arg-type]
+            pool_timeout=pool_timeout,  # type: ignore[arg-type]
+        )
+        if isinstance(result, dict) and url.endswith(SENT_MESSAGE_METHODS):
+            for field in UNREAD_FIELDS:
+                result.pop(field, None)
+        return result
