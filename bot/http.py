@@ -154,11 +154,10 @@ class AiohttpRequest(BaseRequest):
         return status, body
 
 
-# Calls whose answer is the message just sent or edited, and the parts of that message the
-# bot never reads back (it reads message_id, chat and thread to edit it later): the keyboard
-# it sent itself, the text's entities (one object per bold or code span of an HTML answer),
-# the quoted message a group reply carries, the link preview options.
-SENT_MESSAGE_METHODS = ("/sendMessage", "/editMessageText", "/editMessageReplyMarkup")
+# The parts of a message the bot sent that it never reads back from Telegram's answer (it
+# reads message_id, chat and thread, to edit or reply later): the keyboard it sent itself,
+# the text's entities (one object per bold or code span of an HTML answer), the quoted
+# message a group reply carries, the link preview options.
 UNREAD_FIELDS = (
     "reply_markup",
     "entities",
@@ -167,17 +166,25 @@ UNREAD_FIELDS = (
     "quote",
     "link_preview_options",
 )
+SEND_METHODS = ("/sendMessage",)
+EDIT_METHODS = ("/editMessageText", "/editMessageReplyMarkup")
 
 
 class TrimmingRequest(AiohttpRequest):
-    """The bot's transport: answers to the calls that send or edit a message lose the fields
-    above before PTB turns them into a `Message`.
+    """The bot's transport: Telegram's answers to the calls that send or edit a message are
+    cut to what the bot reads before PTB turns them into objects.
 
-    Why: PTB parses every answer into objects; a wizard page's answer carries back its
-    12-button keyboard (~145 us of the ~240 us Message.de_json cost, bench/api_cost.py), and
-    Telegram adds an entity per formatted span and, for a reply in a group, the whole quoted
-    message. The `Message` the bot gets is the same but for those fields (None or empty),
-    which no handler reads (tests/test_lean.py sends, edits and edits in place with it).
+    Why: PTB builds a `Message` from every such answer (~100 us for the object alone, ~240
+    us with a wizard page's 12-button keyboard, which the answer carries back; Telegram adds
+    an entity per formatted span and, for a reply in a group, the whole quoted message):
+    bench/api_cost.py. What changes for the bot:
+    - sendMessage: the `Message` lacks UNREAD_FIELDS (None or empty); message_id, chat,
+      thread, date and text are as Telegram sent them;
+    - editMessageText / editMessageReplyMarkup: the answer is `True`, as Telegram answers
+      for an inline message, so PTB returns True and builds nothing. The message edited is
+      one the bot already holds (the pressed button's message, or its own placeholder):
+      bot.replies.deliver returns that one.
+    tests/test_lean.py pins both, through PTB's own send and edit methods.
     """
 
     async def post(
@@ -197,7 +204,10 @@ class TrimmingRequest(AiohttpRequest):
             connect_timeout=connect_timeout,  # type: ignore[arg-type]
             pool_timeout=pool_timeout,  # type: ignore[arg-type]
         )
-        if isinstance(result, dict) and url.endswith(SENT_MESSAGE_METHODS):
-            for field in UNREAD_FIELDS:
-                result.pop(field, None)
+        if isinstance(result, dict):
+            if url.endswith(EDIT_METHODS):
+                return True
+            if url.endswith(SEND_METHODS):
+                for field in UNREAD_FIELDS:
+                    result.pop(field, None)
         return result
