@@ -7,7 +7,7 @@ from __future__ import annotations
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.ext import ExtBot
 
-from bot.http import UNREAD_FIELDS, TrimmingRequest
+from bot.http import UNREAD_FIELDS, TrimmingRequest, trim_update
 from bot.replies import markup
 from bot.standin import STANDIN_TOKEN, FakeTelegram, User
 from tests.conftest import press, say
@@ -81,3 +81,44 @@ async def test_the_wizard_sends_its_keyboards_and_edits_its_page(tg, bot) -> Non
     assert step.method == "editMessageText"
     assert int(step.params["message_id"]) == first.result["message_id"]
     assert step.params["reply_markup"]["inline_keyboard"]
+
+
+def test_trim_update_leaves_messages_from_people_whole() -> None:
+    kb = markup(ROWS)
+    asked = {"message_id": 3, "text": "13b", "reply_to_message": {"reply_markup": kb}}
+    update = {"update_id": 1, "message": dict(asked)}
+    assert trim_update(update) == {"update_id": 1, "message": asked}
+    pressed = {"update_id": 2, "callback_query": {"id": "9", "message": {"message_id": 4}}}
+    pressed["callback_query"]["message"] |= {"reply_markup": kb, "entities": [], "text": "x"}
+    trimmed = trim_update(pressed)["callback_query"]["message"]
+    assert trimmed == {"message_id": 4, "text": "x"}
+
+
+async def test_a_polled_button_press_arrives_without_its_keyboard(tg: FakeTelegram) -> None:
+    bot = ExtBot(STANDIN_TOKEN, base_url=tg.base_url, request=TrimmingRequest())
+    bot_updates = ExtBot(
+        STANDIN_TOKEN,
+        base_url=tg.base_url,
+        request=TrimmingRequest(),
+        get_updates_request=TrimmingRequest(connection_pool_size=1),
+    )
+    await bot.initialize()
+    await bot_updates.initialize()
+    try:
+        user = User(502, "Bo", "en")
+        await bot.send_message(user.id, "pick", api_kwargs={"reply_markup": markup(ROWS)})
+        message = tg.sent("sendMessage")[-1].result
+        tg.user_sends(user, None, "hello")
+        tg.user_clicks(user, message, "w|7|b")
+        updates = await bot_updates.get_updates(timeout=0)
+        said, pressed = updates[-2], updates[-1]
+        assert said.message is not None and said.message.text == "hello"
+        assert pressed.callback_query is not None and pressed.callback_query.data == "w|7|b"
+        assert isinstance(pressed.callback_query.message, Message)
+        assert pressed.callback_query.message.message_id == message["message_id"]
+        assert pressed.callback_query.message.chat.id == user.id
+        assert pressed.callback_query.message.reply_markup is None
+        assert "reply_markup" in tg.updates[-1]["callback_query"]["message"]
+    finally:
+        await bot.shutdown()
+        await bot_updates.shutdown()
