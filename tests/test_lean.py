@@ -4,9 +4,12 @@ what they were with PTB's objects."""
 
 from __future__ import annotations
 
+import json
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.ext import ExtBot
 
+from bot import fastjson
 from bot.http import UNREAD_FIELDS, TrimmingRequest, trim_update
 from bot.replies import markup
 from bot.standin import STANDIN_TOKEN, FakeTelegram, User
@@ -122,3 +125,12 @@ async def test_a_polled_button_press_arrives_without_its_keyboard(tg: FakeTelegr
     finally:
         await bot.shutdown()
         await bot_updates.shutdown()
+
+
+def test_persisted_data_is_encoded_the_same_whatever_its_key_order() -> None:
+    a = {"wizard": {"-100": {"task": "infer", "answers": {"b": [1], "a": ["二"]}}}, "lang": "zh"}
+    b = {"lang": "zh", "wizard": {"-100": {"answers": {"a": ["二"], "b": [1]}, "task": "infer"}}}
+    assert fastjson.dumps(a, sort_keys=True) == fastjson.dumps(b, sort_keys=True)
+    assert json.loads(fastjson.dumps(a, sort_keys=True)) == a
+    odd = {7: "int keys, which orjson refuses", 5: "half a pair: \ud83d"}  # as json.dumps
+    assert fastjson.dumps(odd, sort_keys=True) == json.dumps(odd, sort_keys=True)
