@@ -16,6 +16,7 @@ from telegram.error import NetworkError
 from telegram.ext import Application
 
 from bot import fastjson
+from bot.http import trim_update
 from bot.persistence import SQLitePersistence
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,8 @@ class Inbox:
         """Queue the updates a previous run received but did not finish."""
         pending = await self._persistence().repo.inbox_pending()
         for data in pending:
-            await app.update_queue.put(Update.de_json(data, app.bot))
+            # the shape a live update has (bot.http.trim_update): a handler sees one form
+            await app.update_queue.put(Update.de_json(trim_update(data), app.bot))
         if pending:
             log.warning("handling %d update(s) left unfinished by the previous run", len(pending))
         return len(pending)

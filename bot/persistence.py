@@ -15,6 +15,7 @@ from pathlib import Path
 from telegram.ext import BasePersistence, PersistenceInput
 from telegram.ext._utils.types import CDCData, ConversationDict, ConversationKey
 
+from bot import fastjson
 from bot.storage import Repository
 
 
@@ -78,7 +79,7 @@ class SQLitePersistence(BasePersistence[dict, dict, dict]):
         change, and an unchanged value is not written again. `data` is PTB's live dict:
         it is encoded here, before the first await, so no copy of it is needed, and the
         text compared is the text written."""
-        encoded = json.dumps(data, sort_keys=True) if data is not None else None
+        encoded = fastjson.dumps(data, sort_keys=True) if data is not None else None
         if self._written.get((kind, key), "unknown") == encoded:
             return
         await self.repo.save_state_json(kind, key, encoded)

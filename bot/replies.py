@@ -10,7 +10,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import Message, Update
 from telegram.constants import MessageLimit
 from telegram.error import BadRequest, ChatMigrated, Forbidden
 
@@ -105,16 +105,24 @@ def split_message(text: str, limit: int = MessageLimit.MAX_TEXT_LENGTH) -> list[
     return [c for c in chunks if c.strip()]
 
 
-def markup(rows: Keyboard | None) -> InlineKeyboardMarkup | None:
+def markup(rows: Keyboard | None) -> dict | None:
+    """An inline keyboard as the Bot API's JSON (`InlineKeyboardMarkup`), sent through PTB's
+    `api_kwargs`: building PTB's InlineKeyboardButton objects and turning them back into
+    dicts cost ~250 us for a wizard step's keyboard (12 buttons; bench/api_cost.py), sent
+    with almost every update, for objects nothing reads. Only callback buttons are built
+    here; other kinds (URL, switch-inline) are built as PTB objects where they are used."""
     if not rows:
         return None
-    return InlineKeyboardMarkup(
-        [
-            [InlineKeyboardButton(text, callback_data=data) for text, data in row]
-            for row in rows
-            if row
+    return {
+        "inline_keyboard": [
+            [{"text": text, "callback_data": data} for text, data in row] for row in rows if row
         ]
-    )
+    }
+
+
+def _with_markup(kb: dict | None) -> dict:
+    """`api_kwargs` carrying a keyboard (or none): PTB adds them to the call's parameters."""
+    return {"reply_markup": kb} if kb is not None else {}
 
 
 # Rendered replies by template, language and everything passed to it (advisor.memo): the
@@ -189,14 +197,18 @@ async def deliver(
             last = i == len(chunks) - 1
             if i == 0 and in_place is not None:
                 try:
-                    result = await in_place.edit_text(chunk, reply_markup=kb if last else None)
+                    result = await in_place.edit_text(
+                        chunk, api_kwargs=_with_markup(kb if last else None)
+                    )
                     sent = result if isinstance(result, Message) else in_place
                     continue
                 except BadRequest as exc:  # the placeholder is gone: answer anew
                     log.info("could not edit the placeholder: %s", exc)
             if i == 0 and edit and query is not None and isinstance(query.message, Message):
                 try:
-                    result = await query.edit_message_text(chunk, reply_markup=kb if last else None)
+                    result = await query.edit_message_text(
+                        chunk, api_kwargs=_with_markup(kb if last else None)
+                    )
                     sent = result if isinstance(result, Message) else query.message
                 except BadRequest as exc:
                     if "not modified" not in str(exc).lower():
@@ -214,22 +226,20 @@ async def deliver(
     return sent
 
 
-async def _send_new(
-    update: Update, context: Context, chunk: str, kb: InlineKeyboardMarkup | None
-) -> Message:
+async def _send_new(update: Update, context: Context, chunk: str, kb: dict | None) -> Message:
     """Reply to the message that asked, or whose button was pressed: in groups that quotes
     it (who is answered is clear) and stays in its forum topic."""
     msg = update.effective_message
     try:
         if isinstance(msg, Message):
-            return await msg.reply_text(chunk, reply_markup=kb)
+            return await msg.reply_text(chunk, api_kwargs=_with_markup(kb))
         chat = update.effective_chat
         assert chat is not None
-        return await context.bot.send_message(chat.id, chunk, reply_markup=kb)
+        return await context.bot.send_message(chat.id, chunk, api_kwargs=_with_markup(kb))
     except ChatMigrated as exc:
         thread_id = (
             msg.message_thread_id if isinstance(msg, Message) and msg.is_topic_message else None
         )
         return await context.bot.send_message(
-            exc.new_chat_id, chunk, reply_markup=kb, message_thread_id=thread_id
+            exc.new_chat_id, chunk, message_thread_id=thread_id, api_kwargs=_with_markup(kb)
         )

@@ -70,7 +70,14 @@ def _draft(update: Update, context: Context) -> dict | None:
 def _new_draft(update: Update, context: Context) -> dict:
     user = update.effective_user
     assert user is not None
-    draft = {"owner": user.id, "task": None, "answers": {}, "path": [], "msg": None}
+    draft = {
+        "owner": user.id,
+        "task": None,
+        "answers": {},
+        "path": [],
+        "msg": None,
+        "typed": False,
+    }
     _drafts(context)[str(update.effective_chat.id)] = draft  # type: ignore[union-attr]
     return draft
 
@@ -102,8 +109,18 @@ def _answered_by_text(step: str, parsed: ParsedQuery) -> bool:
     return getattr(source, fills) is not None
 
 
+def _typed(draft: dict) -> bool:
+    """Whether an answer in the draft was typed (bot.wizard.on_text). Typed text can answer
+    later steps too ("qwen2.5-7b int4 32k"); a button's token answers only its own step
+    (tests/test_wizard_parse.py checks every button of every task). A draft saved before
+    this flag existed counts as typed."""
+    return bool(draft.get("typed", True))
+
+
 def _next_step(draft: dict) -> str | None:
-    parsed = parse_query(_query(draft)) if draft["answers"] else None
+    # Only typed text can answer a step ahead of the one asked: a draft of buttons alone
+    # needs no parse to know its next step (a parse is ~1 ms for a line not seen before).
+    parsed = parse_query(_query(draft)) if draft["answers"] and _typed(draft) else None
     for step in _steps(draft):
         if step in draft["answers"]:
             continue
@@ -318,7 +335,7 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         return None
     else:
         return None
-    if action == "c" and draft["answers"]:
+    if action == "c" and draft["answers"] and _check_now(draft, args[0]):
         parsed = parse_query(_query(draft))
         if not parsed.ok:  # e.g. 128k context on an 8k model: say so on this step
             step = args[0]
@@ -327,6 +344,20 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
             await _show(update, context, draft, step, edit=True, error=parsed)
             return ASKING
     return await _advance(update, context, draft, edit=True)
+
+
+def _check_now(draft: dict, step: str) -> bool:
+    """Whether a button's answer to `step` is checked by parsing the draft at once. Not
+    when nothing can refuse it and nothing else reads the parse: no typed answer in the
+    draft, a step whose choices the parser takes with any model (wizard.toml marks the
+    others `refusable`; tests/test_wizard_parse.py tries them all), and a next step that
+    states no engine assumption (`assumed`, which parses this same line: one parse
+    either way). The last step is always checked (the answer parses it anyway).
+    Why: each press made a line never seen before, parsed at ~1 ms (bench/load.py)."""
+    if _typed(draft) or wizard_spec()["steps"][step].get("refusable", False):
+        return True
+    following = _next_step(draft)
+    return following is None or "assumed" in wizard_spec()["steps"][following]
 
 
 def _record(draft: dict, step: str, shown: str, token: str) -> None:
@@ -392,6 +423,7 @@ async def on_text(update: Update, context: Context) -> int | None:
         await _show(update, context, draft, step, edit=False, error=parsed)
         return ASKING
     _record(draft, step, msg.text[:40], typed)
+    draft["typed"] = True
     return await _advance(update, context, draft, edit=False)
 
 

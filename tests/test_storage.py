@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
@@ -273,7 +274,7 @@ async def test_state_is_written_at_once_not_at_the_next_interval(
     rows = dict(con.execute("SELECT kind || ' ' || key, data FROM ptb_state").fetchall())
     con.close()
     assert rows["conversation:wizard [3002, 3002]"] == "0"
-    assert '"task": "image"' in rows["user_data 3002"]
+    assert json.loads(rows["user_data 3002"])["wizard"]["3002"]["task"] == "image"
     await halt(tg, app)
 
 
