@@ -404,15 +404,43 @@ def top_cumulative(collapsed: Path, n: int = 25) -> str:
     return "\n".join(rows)
 
 
+def _replies(tg: FakeTelegram) -> list[tuple[int, Call]]:
+    """Every reply the bot made, one per answered update: a send or an edit, less the later
+    parts of a reply longer than one message (the bot sends the rest as further messages
+    that quote what the first part answered, with other text). The same text sent again to
+    the same message is a duplicate and counts. (A new message quoting a message that was
+    answered before with other text would also read as a later part; the bench's users
+    never press the buttons under an answer, the only way to get one.)"""
+    out: list[tuple[int, Call]] = []
+    first: dict[tuple[int, int], str] = {}  # (chat, message answered) -> its reply's text
+    for c in tg.calls:
+        if (
+            c.error is not None
+            and "not modified" not in c.error
+            or c.method not in ("sendMessage", "editMessageText")
+            or "force_reply" in (c.params.get("reply_markup") or {})
+        ):
+            continue
+        chat = int(c.params["chat_id"])
+        if c.method == "editMessageText":
+            answered = c.params.get("message_id")
+        else:
+            answered = (c.params.get("reply_parameters") or {}).get("message_id")
+        key = (chat, int(answered)) if answered is not None else None
+        text = str(c.params.get("text", ""))
+        if key is not None and c.method == "sendMessage" and first.get(key, text) != text:
+            continue  # the next part of a long reply
+        if key is not None:
+            first[key] = text
+        out.append((chat, c))
+    return out
+
+
 def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
     """(lost, duplicated, rejected by the API) from what the stand-in saw."""
-    replies = Counter(
-        int(c.params["chat_id"])
-        for c in tg.calls
-        if (c.error is None or "not modified" in c.error)
-        and c.method in ("sendMessage", "editMessageText")
-        and "force_reply" not in (c.params.get("reply_markup") or {})
-    )
+    replies: Counter = Counter()
+    for chat, _ in _replies(tg):
+        replies[chat] += 1
     rejected = [
         c
         for c in tg.calls
@@ -427,8 +455,7 @@ def count_replies(tg: FakeTelegram, stats: Stats) -> tuple[int, int, int]:
     lost += sum(max(0, n - replies[chat]) for chat, n in stats.expected_replies.items())
     duplicated = sum(max(0, replies[chat] - n) for chat, n in stats.expected_replies.items())
     if duplicated and os.environ.get("LOAD_DUMP_DUPLICATES"):
-        # diagnosis: every reply those chats got, in order (a reply longer than 4096
-        # characters goes out as two messages and shows here as a duplicate)
+        # diagnosis: every reply those chats got, in order
         chats = {str(c) for c, n in stats.expected_replies.items() if replies[c] > n}
         seen = [
             {
