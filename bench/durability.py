@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import signal
@@ -142,6 +143,15 @@ async def _wizard_user(tg: FakeTelegram, user: User, out: Outcome, _: int) -> No
         out.wizards_done += 1
     except (TimeoutError, StopIteration) as exc:
         out.unanswered.append(f"wizard {user.id}: {exc!r}")
+        if os.environ.get("DURABILITY_TRACE"):  # diagnosis: what that chat saw, in order
+            trace = [
+                f"{c.seq} {c.method} {c.error or ''} {str(c.params.get('text', ''))!r} {c.params.get('reply_markup')!r:.300}"
+                f" {str(c.params.get('callback_query_id') or c.params.get('message_id') or '')}"
+                for c in tg.calls
+                if str(c.params.get("chat_id")) == str(user.id) or c.method == "answerCallbackQuery"
+            ]
+            kills = f"kills at seq {getattr(tg, 'calls_at_kills', [])}"
+            Path(os.environ["DURABILITY_TRACE"]).write_text("\n".join([kills, *trace]))
 
 
 async def _forget_user(tg: FakeTelegram, user: User, out: Outcome, i: int) -> None:
@@ -209,6 +219,7 @@ async def run_durability(workdir: Path, plan: Plan) -> Outcome:
     began = time.monotonic()
     async with FakeTelegram() as tg:
         tg.callback_answer_window_s = plan.answer_window_s
+        tg.calls_at_kills = []  # type: ignore[attr-defined]
         proc = await spawn_bot(tg.base_url, str(db), log_path=str(log))
         await tg.wait_polling(timeout=60)
 
@@ -221,6 +232,7 @@ async def run_durability(workdir: Path, plan: Plan) -> Outcome:
                 proc.kill()
                 await proc.wait()
                 out.kills += 1
+                tg.calls_at_kills.append(len(tg.calls))  # for DURABILITY_TRACE
                 proc = await spawn_bot(tg.base_url, str(db), log_path=str(log))
                 await tg.wait_polling(timeout=60)
 

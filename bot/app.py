@@ -258,7 +258,15 @@ async def settle_language(update: Update, context: Context) -> None:
 
 async def save_state(update: object, context: Context) -> None:
     """Runs after every handler (last group): write conversation state now, not within the
-    next `update_interval`, so a restart never loses the step a user just took."""
+    next `update_interval`, so a restart never loses the step a user just took. PTB marks
+    an update's user and chat data for writing only after every group, this one included:
+    unmarked, this update's changes waited for the next update or flush, after the inbox
+    had counted it done (a kill between lost a wizard step), so it is marked here first."""
+    if isinstance(update, Update):
+        user, chat = update.effective_user, update.effective_chat
+        context.application.mark_data_for_update_persistence(
+            chat_ids=chat.id if chat else None, user_ids=user.id if user else None
+        )
     await context.application.update_persistence()
 
 
