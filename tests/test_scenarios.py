@@ -433,6 +433,28 @@ def test_the_grid_says_what_the_card_runs_and_for_which_batch():
     assert "(per card, batch 16)" in text and "batch 1)" not in text
 
 
+def test_a_training_grid_varies_the_sequence_and_a_full_fine_tune_has_one_row():
+    """A LoRA question's grid varied context_tokens, which training ignores: every column
+    was the asked 4k run, so 4× 4090 showed "128k ✅" for GLM-4-9B LoRA (a 128k sequence's
+    fp32 logits alone are ~77 GB). Expected: the columns are sequence lengths (4k fits,
+    128k does not, and the cells grow with length), the header says so; a full fine-tune
+    gets one row, not 8- and 4-bit rows nobody trains in."""
+    q = "用4张4090微调 glm-4-9b，lora，序列长度4096"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    cells = {(c.format, c.context_tokens): c for c in rec.grid}
+    assert cells[("bf16", 4096)].state == "ok" and cells[("bf16", 131072)].state == "no"
+    assert cells[("bf16", 4096)].per_gpu_bytes < cells[("bf16", 32768)].per_gpu_bytes
+    text = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "各列为训练序列长度" in text
+    full = _rec("llama3-8b 全参微调 4张a100")
+    assert {c.format for c in full.grid} == {"bf16"}
+    chat = recommend_query(parse_query("qwen2.5-7b on a100"))
+    assert "training sequence" not in render(
+        "answer", "en", rec=chat, parsed=parse_query("qwen2.5-7b on a100"), canonical="", plain=True
+    )
+
+
 def test_an_sglang_answer_does_not_name_vllm_for_its_prefill_chunk():
     q = "用 SGLang serve deepseek-r1-distill-llama-70b, tp 2, H100 x2"
     parsed = parse_query(q)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.models import Kind, Workload
+from advisor.models import Kind, Mode, Workload
 from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import HEADROOM, workload_for
@@ -16,9 +16,13 @@ GRID_CONTEXTS = (4096, 32768, 131072)
 
 def _rows(w: Workload) -> list[str]:
     """The grid's formats; the one the user asked for takes the row of its width (AWQ in the
-    4-bit row), so the grid and the verdict judge the same thing."""
+    4-bit row), so the grid and the verdict judge the same thing. A full fine-tune or a
+    pre-training run has one row: its weights train in 16-bit with fp32 optimizer states
+    whatever the checkpoint's format, so 8- and 4-bit rows would judge runs nobody does."""
     asked = find_format(w.weights_format) if w.weights_format else None
     rows = list(GRID_FORMATS)
+    if w.mode in (Mode.full, Mode.pretrain):
+        rows = ["bf16"]
     if asked is None or asked.id in rows:
         return rows
     width = "int4" if asked.bits < 6 else "int8" if asked.bits < 12 else "bf16"
@@ -31,6 +35,10 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
     No grid when no cell says anything (Whisper's 448-token window is under every column)."""
     base = workload_for(w, count)
+    # A training run's length is its sequence (seq_len); context_tokens is what inference
+    # reads. Varying the wrong one showed every column of a LoRA question as its asked length
+    # ("128k ✅" beside a 4k run that needs most of the card).
+    length = "seq_len" if base.mode.is_training else "context_tokens"
     cells: list[GridCell] = []
     rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in _rows(w)]
     max_context: int | None = None  # the model's, once the first cell has resolved it
@@ -44,7 +52,7 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             trial = base.model_copy(
                 update={
                     "weights_format": fmt,
-                    "context_tokens": ctx,
+                    length: ctx,
                     "prompt_tokens": None,
                     "new_tokens": None,
                 }
