@@ -455,6 +455,20 @@ def test_a_training_grid_varies_the_sequence_and_a_full_fine_tune_has_one_row():
     )
 
 
+def test_the_named_card_line_says_how_fast_an_image_model_draws():
+    """ "4090 跑 flux dev fp8 出图要多久": the picks below said images per minute but the
+    user's own card, the line the question is about, did not. Expected: the headline line
+    carries the named card's images/min, in both languages, the same figure as its option."""
+    for lang, unit in (("zh", "张/分钟"), ("en", "images/min")):
+        q = "4090 跑 flux dev fp8"
+        parsed = parse_query(q)
+        rec = recommend_query(parsed)
+        assert rec.named is not None and rec.named.images_per_min
+        text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        headline = next(line for line in text.splitlines() if "4090" in line)
+        assert f"{rec.named.images_per_min} {unit}" in headline
+
+
 def test_an_sglang_answer_does_not_name_vllm_for_its_prefill_chunk():
     q = "用 SGLang serve deepseek-r1-distill-llama-70b, tp 2, H100 x2"
     parsed = parse_query(q)
