@@ -223,6 +223,8 @@ _TIGHT = re.compile(r"^⚠️ Fits, but tight \((\d+)% headroom")
 _NOFIT = re.compile(r"^❌ Does not fit \(([\d.]+ GiB) needed per card, ([\d.]+ GiB) usable\)")
 _PICK = re.compile(r"^• (\d+)× (.+?) — (?:[¥$]([\d.]+)/h)?(?:.*?; ~[¥$]([\d.]+)/h at )?")
 _PICK_FIGURE = re.compile(r"^  ([\d.]+ GiB) per card of ([\d.]+ GiB)")
+# "$0.96/h (all 8 cards, $0.12/h each; …)": the total and one card's rate agree.
+_EACH = re.compile(r"— [¥$]([\d.]+)/h \((?:both|all (\d+)) cards, [¥$]([\d.]+)/h each; ")
 _JOB = re.compile(r"; ~([\d,.]+) h(?: \(~\d+ days\))?, whole job ~[¥$]([\d.]+)")
 _ASSUMED = re.compile(r"^Assumed: (.*) — tell me if not\.$")
 
@@ -289,6 +291,12 @@ def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Pr
     if same and figure and figure.group(1) != head.group(3):
         out.append(("headline_figure", f"{name}: {figure.group(1)} vs the headline"))
     shown_rate = m.group(4) or m.group(3)  # converted: the answer's own currency
+    if each := _EACH.search(m.string):
+        total, n, one = float(each.group(1)), int(each.group(2) or 2), float(each.group(3))
+        if n != int(count) or abs(one * n - total) > 0.005 * n + 0.01:
+            out.append(("cost", f"{name}: {count}× at {one}/h each vs {total}/h in all"))
+    elif int(count) > 1 and m.group(3):
+        out.append(("cost", f"{name}: {count} cards priced without saying it is all of them"))
     for b in block:
         if b.strip().startswith("⛔"):
             out.append(("pick_vs_warning", f"pick {name}: {b.strip()[:80]}"))

@@ -469,6 +469,23 @@ def test_the_named_card_line_says_how_fast_an_image_model_draws():
         assert f"{rec.named.images_per_min} {unit}" in headline
 
 
+def test_a_pick_of_several_cards_says_its_price_is_for_all_of_them():
+    """ "8× RTX 3090 — $0.96/h" under "Prices: the lowest known per card-hour" read as $0.96
+    per card ($7.68 in all, dearer than the 2× H100 beside it). Expected: a pick of several
+    cards says the price is for all of them and gives one card's, in both languages."""
+    q = "7b full fine-tune how many a100"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="USD")
+    several = [o for o in (rec.cheapest, rec.best_value, rec.fastest) if o and o.count > 1]
+    assert several
+    en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    for o in several:
+        each = f"${o.price_per_hour.amount / o.count:.2f}/h"
+        assert f"${o.price_per_hour.amount:.2f}/h (" in en and f"cards, {each} each;" in en
+        assert f"{o.count} 张合计，每张 {each}；" in zh
+
+
 def test_an_sglang_answer_does_not_name_vllm_for_its_prefill_chunk():
     q = "用 SGLang serve deepseek-r1-distill-llama-70b, tp 2, H100 x2"
     parsed = parse_query(q)
