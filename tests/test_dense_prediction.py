@@ -157,3 +157,17 @@ def test_a_resnext_backbone_is_not_read_as_a_card_count() -> None:
     assert q.workload.model == "cascade-mask-rcnn-x101-32x4d-fpn"
     assert q.gpu_count is None
     assert parse_query("llama3-8b a100 x8").gpu_count == 8
+
+
+def test_cityscapes_reads_its_wide_crop_and_an_explicit_size_drops_the_assumption() -> None:
+    """Cityscapes trains on 512x1024 crops (mmsegmentation's cityscapes configs), not
+    1024x1024 squares: half the pixels. A size the user wrote wins, and the answer no longer
+    lists the dataset's crop among its assumptions beside it."""
+    q = parse_query("训练 deeplabv3+ r50 cityscapes batch 2")
+    assert q.workload is not None
+    assert (q.workload.image_width, q.workload.image_height) == (1024, 512)
+    assert "dataset = cityscapes 1024x512" in q.assumed
+    q = parse_query("train deeplabv3+ r101 cityscapes 768x768 batch 2")
+    assert q.workload is not None
+    assert (q.workload.image_width, q.workload.image_height) == (768, 768)
+    assert not any(a.startswith("dataset = ") for a in q.assumed)

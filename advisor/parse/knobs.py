@@ -37,9 +37,13 @@ def recognize_data(s: Scan, r: Reading) -> None:
 
 
 @cache
-def _datasets() -> tuple[re.Pattern[str], dict[str, int], dict[str, int]]:
+def _datasets() -> tuple[re.Pattern[str], dict[str, tuple[int, int]], dict[str, int]]:
     entries = vocab.load("datasets")["dataset"]
-    sizes = {vocab.squash(n): d["input_px"] for d in entries for n in d["names"]}
+    sizes = {
+        vocab.squash(n): (d["input_px"], d.get("input_height", d["input_px"]))
+        for d in entries
+        for n in d["names"]
+    }
     classes = {
         vocab.squash(n): d["num_classes"] for d in entries if "num_classes" in d for n in d["names"]
     }
@@ -51,12 +55,22 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
     a segmentation set also its classes (ade20k -> 150), which a segmentor's logits follow."""
     pattern, sizes, classes = _datasets()
     if m := s.take(pattern):
-        px = sizes[vocab.squash(m.group(0))]
-        r.fields.setdefault("image_width", px)
-        r.fields.setdefault("image_height", px)
+        width, height = sizes[vocab.squash(m.group(0))]
+        r.fields.setdefault("image_width", width)
+        r.fields.setdefault("image_height", height)
         if vocab.squash(m.group(0)) in classes:
             r.fields.setdefault("num_classes", classes[vocab.squash(m.group(0))])
-        r.assumed.append(f"dataset = {m.group(0)} {px}x{px}")
+        r.assumed.append(f"{_DATASET_SIZE}{m.group(0)} {width}x{height}")
+
+
+_DATASET_SIZE = "dataset = "  # the assumption's prefix; an explicit size read later drops it
+
+
+def _explicit_size(r: Reading, width: int, height: int) -> None:
+    """A size the user wrote: it overrides a dataset's usual crop, and the answer must not
+    still list that crop among its assumptions ("cityscapes 512x1024")."""
+    r.fields["image_width"], r.fields["image_height"] = width, height
+    r.assumed[:] = [a for a in r.assumed if not a.startswith(_DATASET_SIZE)]
 
 
 def recognize_context(s: Scan, r: Reading) -> None:
@@ -94,7 +108,7 @@ def recognize_lora_rank(s: Scan, r: Reading) -> None:
 
 def recognize_resolution(s: Scan, r: Reading) -> None:
     if m := s.take(r"(?<![\d.])(\d{2,5})\s*[x*]\s*(\d{2,5})(?![\d.])"):
-        r.fields["image_width"], r.fields["image_height"] = int(m.group(1)), int(m.group(2))
+        _explicit_size(r, int(m.group(1)), int(m.group(2)))
     elif m := s.take(
         r"(?<![\d.])(240|360|480|540|576|720|1080|1440|2160)\s*p\b(?!x)"
         if r.spec is None or r.spec.diffusion is None
@@ -106,10 +120,9 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
         # A still-image model's "1024p" is its square side.
         height = int(m.group(1))
         still = r.spec is not None and video.geometry(r.spec.id) is None
-        r.fields["image_width"] = height if still else round(height * 16 / 9 / 16) * 16
-        r.fields["image_height"] = height
+        _explicit_size(r, height if still else round(height * 16 / 9 / 16) * 16, height)
     elif m := s.take(r"(\d{2,5})\s*(?:px|分辨率)"):
-        r.fields["image_width"] = r.fields["image_height"] = int(m.group(1))
+        _explicit_size(r, int(m.group(1)), int(m.group(1)))
 
 
 def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
