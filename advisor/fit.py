@@ -84,13 +84,14 @@ class CardFit(BaseModel):
 
     gpu_id: str
     count: int
-    limit_bytes: int  # usable VRAM x count / 1.2
+    limit_bytes: int  # usable VRAM x count x (1 - HEADROOM): the answers' "✅" line
     inference_b: dict[str, float | None]  # format -> largest size, 4k context, batch 1
     finetune_b: dict[str, float | None]  # lora / qlora / full -> largest size, 2k tokens, batch 1
     context_tokens_8b: int | None  # longest bf16 context for an 8B model
     context_tokens_8b_int4: int | None
     batch_8b: int | None  # most concurrent 4k-token sequences for an 8B model in bf16
-    diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution, fp16
+    diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution
+    diffusion_format: str = "bf16"  # what the card runs them in: fp16 where it lacks bf16
 
 
 # A card's table is a pure function of the catalog, the card and the count, and takes tens
@@ -109,7 +110,9 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
 def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
     """`card_fit` for any card, also one known only by its memory ("biggest model on 24G")."""
     gpu_id = gpu.id
-    per_card = int(gpu.usable_vram_bytes / (1 + HEADROOM))
+    # The same line as every answer's "✅ fits with 20% headroom": need <= usable x 0.8
+    # (it was usable / 1.2 = 0.83 of the card: a looser line than the answers' 0.8).
+    per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
 
     def largest(make: Callable[[float], Workload]) -> float | None:
         best = None
@@ -155,8 +158,12 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
     batch = max_batch_size(
         probe.model_copy(update={"context_tokens": 4096}), per_card, ceiling=1024
     )
+    # In what the card runs (an answer's default): bf16, fp16 before Ampere. fp16 costs
+    # more than bf16 for a T5 text encoder (transformers keeps its `wo` in fp32), so an
+    # fp16 probe said ✗ for SD3 Medium on a 3090 that the answer to it calls ✅.
+    image_format = "bf16" if gpu.bf16_supported else "fp16"
     diffusion = {
-        m: _total(Workload(model=m, images_per_prompt=1, weights_format="fp16")) <= per_card
+        m: _total(Workload(model=m, images_per_prompt=1, weights_format=image_format)) <= per_card
         for m in DIFFUSION_PROBES
     }
     return CardFit(
@@ -169,4 +176,5 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
         context_tokens_8b_int4=ctx4,
         batch_8b=batch,
         diffusion=diffusion,
+        diffusion_format=image_format,
     )
