@@ -7,6 +7,7 @@ HTML tags for the terminal.
 from __future__ import annotations
 
 import html
+import math
 import re
 import tomllib
 from functools import cache
@@ -35,6 +36,12 @@ def bar(part: float, whole: float, width: int = 10) -> str:
 
 def pct(fraction: float) -> str:
     return f"{fraction * 100:.0f}%"
+
+
+def headroom(fraction: float) -> str:
+    """A card's free share, rounded down: 19.6% free is "19%", never "20% headroom, the
+    guide asks for 20%" beside a tight verdict."""
+    return f"{math.floor(fraction * 100 + 1e-9):.0f}%"
 
 
 SYMBOLS = {"CNY": "¥", "USD": "$"}
@@ -240,6 +247,7 @@ def _env() -> Environment:
         gib=gib,
         bar=bar,
         pct=pct,
+        headroom=headroom,
         money=money,
         listed=listed,
         amount=amount,

@@ -220,7 +220,7 @@ def test_an_option_shows_the_figure_as_asked_and_names_the_fix_behind_a_lower_on
         zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
         o = fixed[0]
         assert f"每卡 {gib(o.per_gpu_bytes)} / 可用" in zh, q
-        assert f"后每卡 {gib(o.fixed_bytes)}" in zh, q
+        assert f"→ 每卡 {gib(o.fixed_bytes)}" in zh, q
 
 
 def test_a_budget_tries_the_cheap_changes_before_declaring_itself_impossible() -> None:
