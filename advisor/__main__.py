@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -154,4 +155,6 @@ def _error_text(exc: Exception) -> str:
 
 
 if __name__ == "__main__":
+    if hasattr(signal, "SIGPIPE"):  # `python -m advisor … | head`: stop quietly, no traceback
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())
