@@ -114,3 +114,22 @@ def test_an_ascend_card_named_by_its_tflops_is_read():
 def test_when_the_count_is_asked_a_fine_tune_is_not_squeezed_onto_one_card():
     p = parse_query("微调 qwen2.5-72b 需要多少节点 h100")
     assert p.ok and p.ask_count and p.workload.mode.value == "lora"
+
+
+def test_freeze_tuning_is_read_as_freeze_tuning_not_a_full_fine_tune() -> None:
+    """LLaMA-Factory's finetuning_type: freeze trains the last layers only; "冻结微调" and
+    "freeze" were read as a full fine-tune (135 GiB for a 7B where freeze-tuning needs ~26).
+    Expected: Mode.freeze, in both languages, and the canonical line reads back the same."""
+    from advisor.models import Mode
+    from advisor.parse import canonical_query
+
+    for q in (
+        "冻结微调 qwen2.5-7b 4090",
+        "qwen2.5-7b freeze-tuning on a 4090",
+        "freeze 微调 qwen2.5-7b",
+    ):
+        p = parse_query(q)
+        assert p.workload is not None and p.workload.mode == Mode.freeze, q
+        again = parse_query(canonical_query(p))
+        assert again.workload is not None and again.workload.mode == Mode.freeze, q
+    assert parse_query("全参微调 qwen2.5-7b").workload.mode == Mode.full  # type: ignore[union-attr]

@@ -15,7 +15,7 @@ _MODE_WORD = {
     "dora": "dora",
     "ia3": "ia3",
     "prompt_tuning": "prompt-tuning",
-    "freeze": "full",
+    "freeze": "freeze",
     "load_only": "inference",
 }
 # Runtime values -> a word the runtime recognizer reads back (vocab/runtimes.toml).
