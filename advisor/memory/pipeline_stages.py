@@ -179,8 +179,10 @@ def text_encoder_block_offload_bytes(w: Workload, p: PipelineMemory) -> float:
     and `encoder`, the blocks in encoder.block; CLIPTextModel: text_model.encoder.layers),
     so block-level group offloading puts the whole encoder on the GPU while it encodes:
     for memory it is model offload of that component. Encoders run one after the other,
-    each offloaded after its own forward. Read 2026-12-01 (diffusers main, the same rule
-    since group offloading landed in v0.33)."""
+    each offloaded after its own forward. Read 2026-12-01 at diffusers main 58eb52c
+    (group_offloading.py last changed 2026-06-29; the same grouping since v0.33, #12692 of
+    2025-12-05 only added standalone layers to the unmatched group). Passing
+    block_modules=["encoder"] recurses and splits the blocks: that call is not this flag."""
     if not w.text_encoder_block_offload or not w.text_encoders_on_gpu or not p.te_w:
         return 0.0
     return max(p.te_w)
