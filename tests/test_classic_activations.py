@@ -162,3 +162,25 @@ def test_openmmlab_bn_extra_is_halved_with_the_activations_under_amp() -> None:
     fp32 = extra_gib()
     amp = extra_gib(mixed_precision=True)
     assert amp == pytest.approx(0.55 * fp32, rel=0.02)
+
+
+def test_mmdet_bitmap_mask_targets_add_above_the_backward_peak() -> None:
+    # mmdet copies one image's masks per positive RoI in fp32 after the mask head's
+    # forward (gap, 2026-12-01): (660 - 208.7 x images) B per padded pixel over the peak.
+    def terms(model: str, framework: str, batch: int = 2) -> dict[str, float]:
+        w = detection(model, framework=framework, batch_size=batch)
+        est = estimate(w).estimate
+        assert est is not None
+        return {t.name: t.bytes for t in est.terms}
+
+    mm = terms("mask-rcnn-r50-fpn", "mmdetection")
+    assert mm["mask_targets"] == pytest.approx((660.0 - 2 * 208.7) * 1344 * 800, rel=1e-6)
+    assert terms("cascade-mask-rcnn-r50-fpn", "mmdetection")["mask_targets"] > 0
+    # torchvision / detectron2 build targets from one copy per box; box-only heads have none
+    assert "mask_targets" not in terms("mask-rcnn-r50-fpn", "detectron2")
+    assert "mask_targets" not in terms("faster-rcnn-r50-fpn", "mmdetection")
+    assert "mask_targets" not in terms("cascade-rcnn-r50-fpn", "mmdetection")
+    # four images' forward leave more room under the peak than one image's copies take
+    assert "mask_targets" not in terms("mask-rcnn-r50-fpn", "mmdetection", batch=4)
+    one = terms("mask-rcnn-r50-fpn", "mmdetection", batch=1)["mask_targets"]
+    assert one > mm["mask_targets"]

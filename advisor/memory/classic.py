@@ -146,6 +146,21 @@ def openmmlab_bn_bytes(
     return table["backbone_bn_bytes_per_pixel"][backbone] * width * height
 
 
+def mmdet_mask_target_bytes(
+    w: Workload, spec: ModelSpec | None, width: int, height: int, batch: int, amp_share: float
+) -> float:
+    """Bytes mmdet's bitmap mask-target step holds above the step's backward peak: one
+    image's masks copied per positive RoI in float32, less the margin the batch's forward
+    leaves under that peak (data/classic_activations.toml [mmdet_mask_targets])."""
+    table = _activation_data()["mmdet_mask_targets"]
+    if spec is None or spec.id not in table["models"]:
+        return 0.0
+    if (w.framework or "").lower() not in table["frameworks"]:
+        return 0.0
+    margin = table["margin_bytes_per_px_per_image"] * batch * amp_share
+    return max(0.0, table["transient_bytes_per_px"] - margin) * width * height
+
+
 def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) -> tuple[int, int]:
     """(width, height) the network sees: the asked size, else the family default or the
     reference square, padded up to the family's stride multiple."""
@@ -254,6 +269,15 @@ def estimate_classic_cnn(
             mb_per_sample=round(per_sample / 1e6),
             size=size,
         )
+        mask_targets = mmdet_mask_target_bytes(w, spec, width, height, batch, amp_share)
+        if mask_targets > 0:
+            allocated += acc.add(
+                "mask_targets",
+                mask_targets,
+                "mmdet bitmap mask targets: one image's masks per positive RoI in fp32",
+                key="mask_targets",
+                size=size,
+            )
     else:
         allocated += acc.add(
             "activations",
