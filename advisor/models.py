@@ -179,6 +179,10 @@ class Workload(BaseModel):
     guidance: bool | None = None
     vae_slicing: bool = False
     text_encoders_on_gpu: bool = True
+    # diffusers apply_group_offloading(text_encoder, offload_type="block_level"): on a
+    # transformers encoder it onloads the whole encoder while it encodes (see
+    # advisor/memory/pipeline_stages.py text_encoder_block_offload_stage).
+    text_encoder_block_offload: bool = False
     tiny_vae: bool = False
     controlnets: int = Field(default=0, ge=0, le=8)  # ControlNets beside the denoiser
 

@@ -8,7 +8,7 @@ import pytest
 
 from advisor import catalog
 from advisor.memory import GIB, estimate
-from advisor.memory.classic import fallback_activation_bytes_per_sample
+from advisor.memory.classic import fallback_activation_bytes_per_sample, openmmlab_bn_bytes
 from advisor.models import Workload
 from advisor.parse import parse_query
 
@@ -122,3 +122,65 @@ def test_detection_without_an_optimizer_assumes_the_stacks_sgd_with_momentum() -
     assert assumed["optimizer"] == "sgd_momentum"
     detr = estimate(Workload(model="detr-r50", mode="full"))
     assert {a.field: a.value for a in detr.assumed}["optimizer"] == "adamw"
+
+
+def test_openmmlab_bn_adds_the_backbones_bytes_whatever_the_detector_head() -> None:
+    # The trainable-affine BN keeps the inputs of the backbone's trained stages: the same
+    # bytes over Faster R-CNN and RetinaNet on one backbone (gap, 2026-12-01), more on R101
+    # than on R50 and more again on the wide ResNeXt-101.
+    def extra_gib(model: str) -> float:
+        frozen = activations_gib(**detection(model, framework="detectron2").model_dump())
+        mm = activations_gib(**detection(model, framework="mmdetection").model_dump())
+        return mm - frozen
+
+    px = 1344 * 800 * 2  # padded input x batch 2
+    assert extra_gib("faster-rcnn-r50-fpn") == pytest.approx(468.1 * px / GIB, rel=1e-6)
+    r50, r101 = extra_gib("faster-rcnn-r50-fpn"), extra_gib("faster-rcnn-r101-fpn")
+    x101 = extra_gib("faster-rcnn-x101-32x8d-fpn")
+    assert r50 < r101 < x101
+    assert extra_gib("faster-rcnn-x101-64x4d-fpn") == pytest.approx(x101)
+
+    mm = Workload(model="retinanet-r101-fpn", framework="mmdetection")
+    per_image = {
+        model: openmmlab_bn_bytes(mm, catalog.find_model(model), 1344, 800)
+        for model in ("retinanet-r101-fpn", "faster-rcnn-r101-fpn", "retinanet-r50-fpn")
+    }
+    assert per_image["retinanet-r101-fpn"] == per_image["faster-rcnn-r101-fpn"]
+    assert per_image["retinanet-r50-fpn"] == pytest.approx(r50 * GIB / 2)
+    # detectron2 and torchvision freeze BN: nothing is added there
+    d2 = Workload(model="faster-rcnn-r50-fpn", framework="detectron2")
+    assert openmmlab_bn_bytes(d2, catalog.find_model("faster-rcnn-r50-fpn"), 1344, 800) is None
+
+
+def test_openmmlab_bn_extra_is_halved_with_the_activations_under_amp() -> None:
+    def extra_gib(**amp: object) -> float:
+        base = detection("faster-rcnn-r101-fpn", **amp)
+        frozen = activations_gib(**base.model_copy(update={"framework": "detectron2"}).model_dump())
+        mm = activations_gib(**base.model_copy(update={"framework": "mmdetection"}).model_dump())
+        return mm - frozen
+
+    fp32 = extra_gib()
+    amp = extra_gib(mixed_precision=True)
+    assert amp == pytest.approx(0.55 * fp32, rel=0.02)
+
+
+def test_mmdet_bitmap_mask_targets_add_above_the_backward_peak() -> None:
+    # mmdet copies one image's masks per positive RoI in fp32 after the mask head's
+    # forward (gap, 2026-12-01): (660 - 208.7 x images) B per padded pixel over the peak.
+    def terms(model: str, framework: str, batch: int = 2) -> dict[str, float]:
+        w = detection(model, framework=framework, batch_size=batch)
+        est = estimate(w).estimate
+        assert est is not None
+        return {t.name: t.bytes for t in est.terms}
+
+    mm = terms("mask-rcnn-r50-fpn", "mmdetection")
+    assert mm["mask_targets"] == pytest.approx((660.0 - 2 * 208.7) * 1344 * 800, rel=1e-6)
+    assert terms("cascade-mask-rcnn-r50-fpn", "mmdetection")["mask_targets"] > 0
+    # torchvision / detectron2 build targets from one copy per box; box-only heads have none
+    assert "mask_targets" not in terms("mask-rcnn-r50-fpn", "detectron2")
+    assert "mask_targets" not in terms("faster-rcnn-r50-fpn", "mmdetection")
+    assert "mask_targets" not in terms("cascade-rcnn-r50-fpn", "mmdetection")
+    # four images' forward leave more room under the peak than one image's copies take
+    assert "mask_targets" not in terms("mask-rcnn-r50-fpn", "mmdetection", batch=4)
+    one = terms("mask-rcnn-r50-fpn", "mmdetection", batch=1)["mask_targets"]
+    assert one > mm["mask_targets"]

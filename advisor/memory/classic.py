@@ -128,6 +128,39 @@ def stack_activation_factor(w: Workload, spec: ModelSpec | None) -> float:
     return table["bn_factor"] if (w.framework or "").lower() in table["frameworks"] else 1.0
 
 
+def openmmlab_bn_bytes(
+    w: Workload, spec: ModelSpec | None, width: int, height: int
+) -> float | None:
+    """fp32 bytes per image OpenMMLab's trainable-affine BN keeps beyond a FrozenBN entry:
+    its backbone's measured figure per padded pixel (data/classic_activations.toml
+    [openmmlab.backbone_bn_bytes_per_pixel]); None where the entry's backbone is not
+    listed (the flat bn_factor then stands) or the stack is not OpenMMLab's."""
+    table = _activation_data()["openmmlab"]
+    if spec is None or spec.family not in table["families"]:
+        return None
+    if (w.framework or "").lower() not in table["frameworks"]:
+        return None
+    backbone = table.get("backbone_of", {}).get(spec.id)
+    if backbone is None:
+        return None
+    return table["backbone_bn_bytes_per_pixel"][backbone] * width * height
+
+
+def mmdet_mask_target_bytes(
+    w: Workload, spec: ModelSpec | None, width: int, height: int, batch: int, amp_share: float
+) -> float:
+    """Bytes mmdet's bitmap mask-target step holds above the step's backward peak: one
+    image's masks copied per positive RoI in float32, less the margin the batch's forward
+    leaves under that peak (data/classic_activations.toml [mmdet_mask_targets])."""
+    table = _activation_data()["mmdet_mask_targets"]
+    if spec is None or spec.id not in table["models"]:
+        return 0.0
+    if (w.framework or "").lower() not in table["frameworks"]:
+        return 0.0
+    margin = table["margin_bytes_per_px_per_image"] * batch * amp_share
+    return max(0.0, table["transient_bytes_per_px"] - margin) * width * height
+
+
 def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) -> tuple[int, int]:
     """(width, height) the network sees: the asked size, else the family default or the
     reference square, padded up to the family's stride multiple."""
@@ -174,8 +207,13 @@ def estimate_classic_cnn(
     size = f"{width}x{height}"
     # Convolutional activations scale with the input area; AMP halves most of them (batch
     # norm statistics and the loss stay fp32).
-    per_sample *= width * height / ref**2 * (0.55 if amp else 1.0)
-    per_sample *= stack_activation_factor(w, spec)
+    amp_share = 0.55 if amp else 1.0
+    per_sample *= width * height / ref**2 * amp_share
+    bn_bytes = openmmlab_bn_bytes(w, spec, width, height)
+    if bn_bytes is None:
+        per_sample *= stack_activation_factor(w, spec)
+    else:
+        per_sample += bn_bytes * amp_share
     # The loss runs in fp32 under AMP too (mmdet's force_fp32 on the head's loss).
     per_sample = max(
         per_sample * 0.5, per_sample - fused_focal_loss_saving_bytes(w, spec, width, height)
@@ -231,6 +269,15 @@ def estimate_classic_cnn(
             mb_per_sample=round(per_sample / 1e6),
             size=size,
         )
+        mask_targets = mmdet_mask_target_bytes(w, spec, width, height, batch, amp_share)
+        if mask_targets > 0:
+            allocated += acc.add(
+                "mask_targets",
+                mask_targets,
+                "mmdet bitmap mask targets: one image's masks per positive RoI in fp32",
+                key="mask_targets",
+                size=size,
+            )
     else:
         allocated += acc.add(
             "activations",

@@ -112,7 +112,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode_key="vae_decode.video" if geo is not None and not w.tiny_vae else "vae_decode",
     )
     if w.cpu_offload == Offload.sequential:
-        allocated = sequential_offload_peak(p, acc)
+        allocated = sequential_offload_peak(p, acc, w)
     elif w.cpu_offload == Offload.model or managed:
         allocated = model_offload_peak(w, p, acc)
     else:

@@ -168,12 +168,48 @@ def text_phase_bytes(w: Workload, p: PipelineMemory) -> float:
     return max(p.te_w)
 
 
-def sequential_offload_peak(p: PipelineMemory, acc: Breakdown) -> int:
+def text_encoder_block_offload_bytes(w: Workload, p: PipelineMemory) -> float:
+    """The largest text encoder whole, where it is group-offloaded at block level.
+
+    diffusers hooks/group_offloading.py _apply_group_offloading_block_level splits only the
+    ModuleList / Sequential children of the module it is given into groups of
+    num_blocks_per_group; every other child goes into one "unmatched" group onloaded when
+    the module's forward starts and offloaded when it ends. A transformers text encoder
+    keeps its blocks one level down (T5EncoderModel / UMT5EncoderModel: children `shared`
+    and `encoder`, the blocks in encoder.block; CLIPTextModel: text_model.encoder.layers),
+    so block-level group offloading puts the whole encoder on the GPU while it encodes:
+    for memory it is model offload of that component. Encoders run one after the other,
+    each offloaded after its own forward. Read 2026-12-01 at diffusers main 58eb52c
+    (group_offloading.py last changed 2026-06-29; the same grouping since v0.33, #12692 of
+    2025-12-05 only added standalone layers to the unmatched group). Passing
+    block_modules=["encoder"] recurses and splits the blocks: that call is not this flag."""
+    if not w.text_encoder_block_offload or not w.text_encoders_on_gpu or not p.te_w:
+        return 0.0
+    return max(p.te_w)
+
+
+def sequential_offload_peak(p: PipelineMemory, acc: Breakdown, w: Workload | None = None) -> int:
     """enable_sequential_cpu_offload / leaf-level group offloading: weights stream leaf by
     leaf, so each stage holds little more than its working set. The peak is the larger
     stage: denoising (a streamed leaf + the VAE, which the documented group-offloading
-    examples leave on the GPU, + the denoiser pass) or decoding (the VAE + its decode)."""
+    examples leave on the GPU, + the denoiser pass) or decoding (the VAE + its decode);
+    a text encoder group-offloaded at block level adds a third, the encoder whole beside
+    the VAE (text_encoder_block_offload_bytes)."""
     leaf = p.den_w * SEQUENTIAL_RESIDENT_SHARE
+    te_whole = text_encoder_block_offload_bytes(w, p) if w is not None else 0.0
+    if te_whole > max(p.decode, leaf + p.den_act):
+        allocated = acc.add(
+            "vae",
+            p.vae_w,
+            "sequential / group offload: the VAE on the GPU while the text is encoded",
+            key="vae.sequential_offload_text",
+        )
+        return allocated + acc.add(
+            "text_encoders",
+            te_whole,
+            "block-level group offload: the whole text encoder on the GPU while it encodes",
+            key="text_encoders.block_group_offload",
+        )
     if p.vae_w + p.decode >= leaf + p.vae_w + p.den_act:
         allocated = acc.add(
             "vae",
