@@ -41,13 +41,6 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "text_encoders_on_gpu",
         False,
     ),
-    # diffusers apply_group_offloading(text_encoder, offload_type="block_level"): the whole
-    # transformers encoder is one group (advisor/memory/pipeline_stages.py).
-    (
-        r"text encoder[^.;]*block-level group offloading",
-        "text_encoder_block_offload",
-        True,
-    ),
     (r"modules_to_save", "trainable_embeddings", True),
     (
         r"(16-bit|bf16|fp16) weights (on|onto|to) the GPU before quantiz|load peak|"
