@@ -30,6 +30,19 @@ def _cpu_model() -> re.Pattern[str]:
     return re.compile(rf"{prefixes.replace('(?![a-z0-9])', '')}[\s\-]*\d{{3,5}}[a-z]{{0,3}}\b")
 
 
+@cache
+def _no_adapter() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("tasks")["no_adapter"]["words"]))
+
+
+def recognize_no_adapter(s: Scan, r: Reading) -> None:
+    """ "SFT without peft", "不用lora 全量": a full fine-tune, read before the stack and the
+    modes would take "peft" as a library and "lora" as LoRA."""
+    if s.take_all(_no_adapter()):
+        r.modes.append("full")
+        r.mode = r.mode or "full"
+
+
 def recognize_mode(s: Scan, r: Reading) -> None:
     s.take_all(_not_mode())
     for pattern, mode in _groups("mode"):
