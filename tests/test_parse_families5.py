@@ -145,3 +145,55 @@ def test_a_size_an_outside_line_was_never_released_at_stays_did_you_mean():
 
 def test_an_outside_name_keeps_its_format_tail_for_the_format_recognizers():
     assert _read("qwen2-vl-72b-instruct-awq 4090").workload.weights_format == "awq-4bit"
+
+
+# --- a hub page's address, "调" before a name, a card glued to its memory ----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "model"),
+    [
+        ("https://huggingface.co/Qwen/Qwen2.5-7B-Instruct 4090", "qwen2.5-7b"),
+        ("hf-mirror.com/Qwen/Qwen2.5-14B-Instruct-AWQ 显存", "qwen2.5-14b"),
+        ("https://www.modelscope.cn/models/Qwen/Qwen2.5-7B-Instruct 能跑吗 3090", "qwen2.5-7b"),
+    ],
+)
+def test_a_hub_page_address_is_read_as_its_repo_id(text, model):
+    assert _read(text).workload.model == model
+
+
+def test_a_hub_page_of_a_repo_the_catalog_lacks_is_looked_up_on_the_hub():
+    p = parse_query("https://huggingface.co/TheBloke/foo-coder-33B-instruct-AWQ on 2 A100")
+    assert p.error is not None and p.error.code == "unknown_model" and "/" in p.error.detail
+
+
+def test_another_address_is_not_a_repo_id():
+    assert _read("see https://github.com/foo/bar qwen2.5 7b").workload.model == "qwen2.5-7b"
+
+
+@pytest.mark.parametrize(
+    "text", ["调Baichuan 13B需要多少显存", "想调qwen2.5 7b", "调 llama 3 8b 要几张卡"]
+)
+def test_tiao_alone_before_a_name_is_a_fine_tune(text):
+    assert _read(text).workload.mode.value == "lora"
+
+
+@pytest.mark.parametrize("text", ["调用qwen2.5 7b api", "强调qwen2.5 7b", "qwen2.5 7b 调参"])
+def test_words_with_tiao_that_are_not_tuning_stay_inference(text):
+    assert _read(text).workload.mode.value == "inference"
+
+
+@pytest.mark.parametrize(
+    ("text", "card", "count"),
+    [
+        ("deepseek-v3 on an A10080*8 machine", "a100-80gb-sxm", 8),
+        ("h10080 x4 llama 3 70b", "h100-sxm", 4),
+    ],
+)
+def test_a_card_glued_to_its_memory(text, card, count):
+    p = _read(text)
+    assert (p.gpu_id, p.gpu_count) == (card, count)
+
+
+def test_a_glued_memory_the_card_was_never_sold_with_is_no_card():
+    assert _read("a10090 qwen2.5 7b").gpu_id is None

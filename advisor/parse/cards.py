@@ -313,11 +313,41 @@ def _count_times_memory(s: Scan, r: Reading) -> None:
         return
 
 
+@cache
+def _glued() -> re.Pattern[str]:
+    table = vocab.load("cards")["glued_memory"]
+    names = "|".join(sorted(map(re.escape, table), key=len, reverse=True))
+    sizes = "|".join(sorted({str(gb) for v in table.values() for gb in v}, key=len, reverse=True))
+    return re.compile(
+        rf"{_EDGE}(?P<name>{names})(?P<mem>{sizes})(?:g|gb)?(?![a-z0-9])"
+        r"(?:\s*[x*]\s*(?P<n>\d{1,4})(?![\d.]))?"
+    )
+
+
+def _glued_card(s: Scan) -> tuple[re.Match[str] | None, tuple[GpuSpec, float | None] | None]:
+    """ "A10080*8": a card glued to a memory it was sold with, and its count."""
+    table = vocab.load("cards")["glued_memory"]
+
+    def accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
+        if int(m.group("mem")) not in table[m.group("name").lower()]:
+            return None
+        spec, odd = resolve_card(m.group("name"), m.group("mem"))
+        return (spec, odd) if spec is not None else None
+
+    return s.take_if(_glued(), accept)
+
+
 def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
     """The card named, with its count; returns where its reading ends (None: no card)."""
     m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
     if gpu and m is not None:
         r.gpu_id = gpu.id
+        return m.end()
+    m, glued = _glued_card(s)
+    if glued and m is not None:
+        _set_card(r, glued)
+        if m.group("n"):
+            _set_count(r, int(m.group("n")))
         return m.end()
     m, found = s.take_if(p["machines"], _accept)
     if not found:

@@ -43,6 +43,13 @@ def recognize_no_adapter(s: Scan, r: Reading) -> None:
         r.mode = r.mode or "full"
 
 
+@cache
+def _finetune_short() -> re.Pattern[str]:
+    short = vocab.load("tasks")["finetune_short"]
+    not_after = "".join(map(re.escape, short["not_after"]))
+    return re.compile(rf"(?<![{not_after}])" + vocab.alternation(short["words"]))
+
+
 def recognize_mode(s: Scan, r: Reading) -> None:
     s.take_all(_not_mode())
     for pattern, mode in _groups("mode"):
@@ -52,6 +59,11 @@ def recognize_mode(s: Scan, r: Reading) -> None:
                 r.assumed.append("preference_training = reference")
                 mode = "finetune"
             r.mode = r.mode or mode
+    # "调Baichuan 13B": short for 微调, before a Latin name (already read, so the line as typed)
+    m, _ = s.take_if(_finetune_short(), lambda m: re.match(r"\s*[a-z]", s.original[m.end() :], re.I))
+    if m is not None:
+        r.modes.append("finetune")
+        r.mode = r.mode or "finetune"
 
 
 def recognize_kind(s: Scan, r: Reading) -> None:
