@@ -60,7 +60,9 @@ def recognize_mode(s: Scan, r: Reading) -> None:
                 mode = "finetune"
             r.mode = r.mode or mode
     # "调Baichuan 13B": short for 微调, before a Latin name (already read, so the line as typed)
-    m, _ = s.take_if(_finetune_short(), lambda m: re.match(r"\s*[a-z]", s.original[m.end() :], re.I))
+    m, _ = s.take_if(
+        _finetune_short(), lambda m: re.match(r"\s*[a-z]", s.original[m.end() :], re.I)
+    )
     if m is not None:
         r.modes.append("finetune")
         r.mode = r.mode or "finetune"
