@@ -130,7 +130,13 @@ def test_a_mixture_written_without_its_b(text, model):
 
 @pytest.mark.parametrize(
     ("text", "size"),
-    [("qwen2-vl-2b 推理", 2), ("falcon-40b on 2 A100", 40), ("Chat-UniVi-13B 需要多少显存", 13)],
+    [
+        ("qwen2-vl-2b 推理", 2),
+        ("falcon-40b on 2 A100", 40),
+        ("Chat-UniVi-13B 需要多少显存", 13),
+        ("qwen2-1.5b 微调", 1.5),
+        ("chatglm2-6b 显存", 6),
+    ],
 )
 def test_an_older_release_the_catalog_lacks_is_its_size_with_the_name_kept(text, size):
     p = _read(text)
@@ -197,3 +203,7 @@ def test_a_card_glued_to_its_memory(text, card, count):
 
 def test_a_glued_memory_the_card_was_never_sold_with_is_no_card():
     assert _read("a10090 qwen2.5 7b").gpu_id is None
+
+
+def test_an_outside_name_held_by_the_catalog_at_that_size_is_the_catalog_model():
+    assert _read("qwen2_7b 显存").workload.model == "qwen2-7b"
