@@ -57,6 +57,26 @@ def test_a_count_before_a_data_center_card_or_a_misspelt_brand(text, card, count
     assert (p.gpu_id, p.gpu_count) == (card, count)
 
 
+@pytest.mark.parametrize(
+    ("text", "model"),
+    [
+        ("llama 3 A100 80G", None),
+        ("gemma 3 H100", None),
+        ("sd 3 a100", "sd3-medium"),
+        ("batch size 8 A100 llama 3 8b", "llama-3-8b"),
+    ],
+)
+def test_a_number_that_belongs_to_the_word_before_is_no_count(text, model):
+    p = _read(text)
+    assert p.gpu_count is None
+    if model:
+        assert p.workload.model == model
+
+
+def test_a_count_after_a_model_size_is_still_a_count():
+    assert _read("yi 34b 2 a100").gpu_count == 2
+
+
 def test_a_consumer_card_number_after_a_number_is_not_counted():
     # "llama 3 4090": the 3 is Llama's version, not three cards
     p = _read("llama 3 8b on 4090")
@@ -111,6 +131,10 @@ def test_misspelt_fine_tune_is_a_fine_tune(text):
 )
 def test_a_fine_tune_without_an_adapter_is_full(text):
     assert _read(text).workload.mode.value == "full"
+
+
+def test_no_adapter_without_a_training_word_is_no_fine_tune():
+    assert _read("qwen2.5 7b inference, no lora").workload.mode.value == "inference"
 
 
 def test_lora_itself_is_still_lora():

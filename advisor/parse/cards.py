@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
@@ -215,7 +216,8 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> re.Mat
     alone; `accept` decides what is a card, `apply` records it. Returns where it was read."""
     p = _patterns()
     for pattern in ("count_prep", "count_first", "count_space", "count_after", "alone"):
-        m, found = s.take_if(p[pattern], accept)
+        check = _count_space_accept(accept) if pattern == "count_space" else accept
+        m, found = s.take_if(p[pattern], check)
         if found and m is not None:
             apply(r, found)
             n = m.groupdict().get("n") or m.groupdict().get("n2") or m.groupdict().get("n3")
@@ -223,6 +225,25 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> re.Mat
                 _set_count(r, _count(n))
             return m
     return None
+
+
+def _count_space_accept(accept: Callable) -> Callable:
+    """ "is 16 H100", "8 A100 80g": a bare number before a data-center card is a count only
+    after a word that leads to one (vocab/cards.toml count_space), the line's start or a
+    sign or a size ("yi 34b 2 a100"); after another word it is that word's number ("llama 3
+    A100", "sd 3 a100", "batch size 8 A100")."""
+
+    def check(m: re.Match[str]) -> Any:
+        if m.group("n2") and not re.match(
+            rf"(?:{_BRAND})", m.group(0)[len(m.group("n2")) :].strip()
+        ):
+            # the word before, whole: "llama 3 A100" is Llama 3; "yi 34b 2 a100" is 2 cards
+            before = re.search(r"(?<!\S)([a-z]+)\s*$", m.string[: m.start()])
+            if before and before.group(1) not in vocab.load("cards")["count_space"]["words_before"]:
+                return None
+        return accept(m)
+
+    return check
 
 
 _LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"

@@ -37,8 +37,12 @@ def _no_adapter() -> re.Pattern[str]:
 
 def recognize_no_adapter(s: Scan, r: Reading) -> None:
     """ "SFT without peft", "不用lora 全量": a full fine-tune, read before the stack and the
-    modes would take "peft" as a library and "lora" as LoRA."""
-    if s.take_all(_no_adapter()):
+    modes would take "peft" as a library and "lora" as LoRA. Without a training word ("7b
+    inference, no lora") it says only that no adapter is trained: read, no mode set."""
+    if not s.take_all(_no_adapter()):
+        return
+    training = ("finetune", "full", "pretrain", "preference")
+    if any(p.search(s.text) for p, mode in _groups("mode") if mode in training):
         r.modes.append("full")
         r.mode = r.mode or "full"
 
