@@ -36,8 +36,12 @@ def test_what_the_model_requires_is_not_the_card(text):
     assert _read(text).vram_gib is None
 
 
-def test_memory_the_user_has_is_still_the_card():
-    assert _read("I have 12GB VRAM, can I run sdxl").vram_gib == 12
+@pytest.mark.parametrize(
+    ("text", "gib"),
+    [("I have 12GB VRAM, can I run sdxl", 12), ("我有一张显存高达 24G 的卡, 跑 qwen2.5 14b", 24)],
+)
+def test_memory_the_user_has_is_still_the_card(text, gib):
+    assert _read(text).vram_gib == gib
 
 
 # --- counts -----------------------------------------------------------------------------------
