@@ -1,16 +1,22 @@
 """Count how the parser reads a table of real lines: read right, asked back (a line that
 should have been read but came back as a question), wrong (read as something else, or
 guessed where it should have asked). Prints one row per table and, with --show, each miss.
+With no table named, every real-lines table (tests/data/parse_lines_real*.toml).
 
-    python -m bench.real_lines tests/data/parse_lines_real2.toml tests/data/parse_lines_real.toml
+    python bench/real_lines.py
+    python -m bench.real_lines tests/data/parse_lines_real4.toml --show
 """
 
 import argparse
+import sys
 import tomllib
 from pathlib import Path
 
-from advisor.parse import parse_query
-from tests.test_parse_lines_real import check_real_line
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script too: tests/ is imported from the checkout
+
+from advisor.parse import parse_query  # noqa: E402
+from tests.test_parse_lines_real import check_real_line  # noqa: E402
 
 
 def classify(row: dict) -> str:
@@ -25,10 +31,11 @@ def classify(row: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("tables", nargs="+", type=Path)
+    ap.add_argument("tables", nargs="*", type=Path)
     ap.add_argument("--show", action="store_true", help="print each line not read right")
     args = ap.parse_args()
-    for path in args.tables:
+    tables = args.tables or sorted((ROOT / "tests" / "data").glob("parse_lines_real*.toml"))
+    for path in tables:
         rows = tomllib.loads(path.read_text())["line"]
         counts = {"right": 0, "asked": 0, "wrong": 0}
         misses = []

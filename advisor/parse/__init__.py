@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from advisor.catalog import catalog_version
 from advisor.memo import Memo
-from advisor.parse import budget, cards, knobs, names, quant, releases, stack, tasks
+from advisor.parse import budget, cards, knobs, names, outside, quant, releases, stack, tasks
 from advisor.parse.assemble import ParsedQuery, assemble, leftovers
 from advisor.parse.canonical import canonical_query
 from advisor.parse.scan import Budget, ParseError, Reading, Rejected, Scan, normalize
@@ -36,6 +36,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     names.recognize_repo_id,
     names.recognize_gguf_file,
     names.recognize_ollama_tag,
+    tasks.recognize_no_adapter,  # before the stack ("peft") and the modes ("lora")
     cards.recognize_cards,
     cards.recognize_vram,
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
@@ -44,6 +45,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     names.recognize_catalog_name,
     names.recognize_family,
     releases.recognize_new_release,  # "qwen3.5 397b": a known line's release the catalog lacks
+    outside.recognize_outside,  # "qwen2-vl-72b", "Tarsier-34b": an older release it lacks
     quant.recognize_kv_cache,
     quant.recognize_8bit_optimizer,
     stack.recognize_precision_recipe,

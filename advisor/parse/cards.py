@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
@@ -17,11 +18,13 @@ MAX_GPUS = 4096
 # A card token: letters, digits and the suffixes card names carry ("rtx 4060 ti", "a100 sxm",
 # "l40s", "910b", "4090d"); an optional memory variant ("32g", "16gb"). What is a card is
 # decided by the catalog, not by this shape.
+# Brand words written before a card's model number, typos included ("RXT 4090"): vocab data.
+_BRAND = "|".join(re.escape(w) for w in vocab.load("cards")["brands"]["words"])
 _NAME = (
     # the memory may come first: "40GA100", "一张80g的A100", "24G的4090" (LightX2V #619, InfLLM
     # #11, 2026-12-01); checked against MAX_CARD_GB in _memory_of
     r"(?:(?P<mem_before>\d{2,3})\s?g(?:b|ib)?\s*(?:的\s*)?)?"
-    r"(?:nvidia\s*|geforce\s*|tesla\s*|rtx\s*|昇腾\s*)*"
+    rf"(?:(?:{_BRAND})\s*)*"
     r"(?P<name>(?:pro\s?)?[a-z]{0,5}-?\d{1,4}[a-z]{0,5}"
     r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|s|d)(?![a-z]))*)"
     # its compute written after it: Ascend 910B parts by TFLOPS ("910b280T", LLaMA-Factory #4297)
@@ -60,10 +63,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "explicit": re.compile(r"\bgpu:(?P<id>[a-z0-9.\-]+)"),
         "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
         # "two 3090s", "dual 3090", "4 RTX 3090": a count and a space, when the count is a
-        # word or the card carries its brand
+        # word or the card carries its brand; "is 16 H100 enough", "8 A100 80g": or the card
+        # is a data-center part, a letter and its number (simplescaling/s1 #62, Megatron-LLM
+        # #52, 2026-12-01), which no size or version is written as
         "count_space": re.compile(
             rf"{_EDGE}(?:(?P<n>{_english_count_word()})\s+|(?P<n2>\d{{1,2}})\s+"
-            rf"(?=nvidia|geforce|tesla|rtx)){_NAME}"
+            rf"(?=(?:{_BRAND})|[a-z]\d{{2,3}}(?![\d.]))){_NAME}"
         ),
         # "on 2 A100", "with 4 3090s", "oom in 4 A100": an English count with no unit, after a
         # preposition
@@ -206,19 +211,39 @@ def _set_memory_only(r: Reading, found: tuple[str, float]) -> None:
     r.assumed.append(f"card_outside = {name} {gib:g} GB")
 
 
-def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> bool:
+def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> re.Match[str] | None:
     """The card with its count before ("两张3090", "on 2 A100") or after ("a100*8"), else
-    alone; `accept` decides what is a card, `apply` records it."""
+    alone; `accept` decides what is a card, `apply` records it. Returns where it was read."""
     p = _patterns()
     for pattern in ("count_prep", "count_first", "count_space", "count_after", "alone"):
-        m, found = s.take_if(p[pattern], accept)
+        check = _count_space_accept(accept) if pattern == "count_space" else accept
+        m, found = s.take_if(p[pattern], check)
         if found and m is not None:
             apply(r, found)
             n = m.groupdict().get("n") or m.groupdict().get("n2") or m.groupdict().get("n3")
             if n:
                 _set_count(r, _count(n))
-            return True
-    return False
+            return m
+    return None
+
+
+def _count_space_accept(accept: Callable) -> Callable:
+    """ "is 16 H100", "8 A100 80g": a bare number before a data-center card is a count only
+    after a word that leads to one (vocab/cards.toml count_space), the line's start or a
+    sign or a size ("yi 34b 2 a100"); after another word it is that word's number ("llama 3
+    A100", "sd 3 a100", "batch size 8 A100")."""
+
+    def check(m: re.Match[str]) -> Any:
+        if m.group("n2") and not re.match(
+            rf"(?:{_BRAND})", m.group(0)[len(m.group("n2")) :].strip()
+        ):
+            # the word before, whole: "llama 3 A100" is Llama 3; "yi 34b 2 a100" is 2 cards
+            before = re.search(r"(?<!\S)([a-z]+)\s*$", m.string[: m.start()])
+            if before and before.group(1) not in vocab.load("cards")["count_space"]["words_before"]:
+                return None
+        return accept(m)
+
+    return check
 
 
 _LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"
@@ -260,40 +285,110 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     """A named card, with its count before or after it, else a count alone."""
     r.owns_card = r.owns_card or bool(_owns().search(s.text))  # read, not consumed
     p = _patterns()
-    if not _laptop_card(s, r):
-        _named_card(s, r, p)
+    card_end = None if _laptop_card(s, r) else _named_card(s, r, p)
+    if r.gpu_id is None and r.gpu_count is None:
+        _count_times_memory(s, r)
+    named_count = r.gpu_count
     if m := (
         s.take(p["count_only"])
         or s.take(p["count_words_only"])
         or (r.gpu_count is None and s.take(p["count_before_memory"]))
     ):
-        _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
+        # "on two Nvidia 3090s … OOM error with one GPU" (meta-llama/llama #55, 2026-12-01):
+        # the count written with the card is the machine; a bare "one GPU" after it is what
+        # ran. One written before it stays an alternative read first ("两卡或者三卡3090").
+        if named_count is None or card_end is None or m.start() < card_end:
+            _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
     if r.gpu_count is None and s.take(p["ask_count"]):
         r.ask_count = True
 
 
-def _named_card(s: Scan, r: Reading, p: dict) -> None:
-    m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
-    if gpu:
-        r.gpu_id = gpu.id
+@cache
+def _times_memory() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    words = vocab.load("cards")["vram"]
+    not_before = vocab.alternation(words["not_before"])
+    pattern = re.compile(
+        rf"{_EDGE}(?P<n>\d{{1,2}})\s*[x*]\s*(?P<gb>\d{{2,3}})\s*g(?:b|ib)?(?![a-z0-9])"
+        rf"(?!\s*(?:的\s*)?{not_before})"
+    )
+    negated = re.compile(vocab.alternation(words["not_owned_before"]) + r"\s*$")
+    return pattern, negated
+
+
+def _count_times_memory(s: Scan, r: Reading) -> None:
+    """ "4X40G的卡", "8*80G", "2x24GB GPUs": so many cards of that memory, no card named
+    (Qwen3-VL #261, 2026-12-01). One said not to be owned ("手里没有4X80G的卡") is read and
+    set aside, not taken for the cards used."""
+    pattern, negated = _times_memory()
+    for m in list(pattern.finditer(s.text)):  # consuming blanks a span, positions stay
+        s._consume(m)
+        if negated.search(s.text[max(0, m.start() - 12) : m.start()]):
+            continue
+        gib = float(m.group("gb"))
+        if gib > vocab.load("cards")["machines"]["max_card_gb"]:
+            continue  # "2x256G": host memory, not a card's
+        _set_count(r, int(m.group("n")))
+        r.vram_gib = gib
         return
+
+
+@cache
+def _glued() -> re.Pattern[str]:
+    table = vocab.load("cards")["glued_memory"]
+    names = "|".join(sorted(map(re.escape, table), key=len, reverse=True))
+    sizes = "|".join(sorted({str(gb) for v in table.values() for gb in v}, key=len, reverse=True))
+    return re.compile(
+        rf"{_EDGE}(?P<name>{names})(?P<mem>{sizes})(?:g|gb)?(?![a-z0-9])"
+        r"(?:\s*[x*]\s*(?P<n>\d{1,4})(?![\d.]))?"
+    )
+
+
+def _glued_card(s: Scan) -> tuple[re.Match[str] | None, tuple[GpuSpec, float | None] | None]:
+    """ "A10080*8": a card glued to a memory it was sold with, and its count."""
+    table = vocab.load("cards")["glued_memory"]
+
+    def accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
+        if int(m.group("mem")) not in table[m.group("name").lower()]:
+            return None
+        spec, odd = resolve_card(m.group("name"), m.group("mem"))
+        return (spec, odd) if spec is not None else None
+
+    return s.take_if(_glued(), accept)
+
+
+def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
+    """The card named, with its count; returns where its reading ends (None: no card)."""
+    m, gpu = s.take_if(p["explicit"], lambda m: catalog.gpus().get(m.group("id")))
+    if gpu and m is not None:
+        r.gpu_id = gpu.id
+        return m.end()
+    m, glued = _glued_card(s)
+    if glued and m is not None:
+        _set_card(r, glued)
+        if m.group("n"):
+            _set_count(r, int(m.group("n")))
+        return m.end()
     m, found = s.take_if(p["machines"], _accept)
     if not found:
         m, found = s.take_if(p["machines_count_first"], _accept)
     if found and m is not None:
         _set_card(r, found)
         _set_count(r, _count(m.group("m")) * _count(m.group("n")))
-    elif (taken := s.take_if(p["machines_cards"], _accept))[1] and taken[0] is not None:
+        return m.end()
+    if (taken := s.take_if(p["machines_cards"], _accept))[1] and taken[0] is not None:
         _set_card(r, taken[1])
         machines, n = _count(taken[0].group("m")), _count(taken[0].group("n"))
         # a server holds at most max_cards_per_machine cards: "2台8卡" is 8 in each,
         # "双机16卡" all 16 together
         per_machine = n <= vocab.load("cards")["machines"]["max_cards_per_machine"]
         _set_count(r, machines * n if per_machine else n)
-    elif not _find_card(s, r, _accept, _set_card):
-        _find_card(s, r, _accept_memory_only, _set_memory_only)
+        return taken[0].end()
+    found_at = _find_card(s, r, _accept, _set_card) or _find_card(
+        s, r, _accept_memory_only, _set_memory_only
+    )
+    return found_at.end() if found_at else None
 
 
 @cache

@@ -91,8 +91,16 @@ def recognize_not_estimated(s: Scan, r: Reading) -> None:
         raise reject("not_estimated", table.get(key, m.group(0)))
 
 
+@cache
+def _model_url() -> re.Pattern[str]:
+    hosts = "|".join(re.escape(h) for h in vocab.load("words")["model_urls"]["hosts"])
+    return re.compile(rf"(?:https?://)?(?:www\.)?(?:{hosts})(?=[a-z0-9])", re.I)
+
+
 def recognize_repo_id(s: Scan, r: Reading) -> None:
-    """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ."""
+    """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ;
+    a hub page's address is read as the id it ends in (vocab/words.toml model_urls)."""
+    s.take_all(_model_url())
     pattern = r"(?<![\w/])(?P<org>[a-z0-9][\w.\-]*)/(?P<name>[a-z0-9][\w.\-]*[a-z0-9])"
     for m in re.finditer(pattern, s.text, re.I):
         # "vit-b/16", "vit-l/14": a patch size after the slash, not an org/name repo id

@@ -30,6 +30,30 @@ def _cpu_model() -> re.Pattern[str]:
     return re.compile(rf"{prefixes.replace('(?![a-z0-9])', '')}[\s\-]*\d{{3,5}}[a-z]{{0,3}}\b")
 
 
+@cache
+def _no_adapter() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("tasks")["no_adapter"]["words"]))
+
+
+def recognize_no_adapter(s: Scan, r: Reading) -> None:
+    """ "SFT without peft", "不用lora 全量": a full fine-tune, read before the stack and the
+    modes would take "peft" as a library and "lora" as LoRA. Without a training word ("7b
+    inference, no lora") it says only that no adapter is trained: read, no mode set."""
+    if not s.take_all(_no_adapter()):
+        return
+    training = ("finetune", "full", "pretrain", "preference")
+    if any(p.search(s.text) for p, mode in _groups("mode") if mode in training):
+        r.modes.append("full")
+        r.mode = r.mode or "full"
+
+
+@cache
+def _finetune_short() -> re.Pattern[str]:
+    short = vocab.load("tasks")["finetune_short"]
+    not_after = "".join(map(re.escape, short["not_after"]))
+    return re.compile(rf"(?<![{not_after}])" + vocab.alternation(short["words"]))
+
+
 def recognize_mode(s: Scan, r: Reading) -> None:
     s.take_all(_not_mode())
     for pattern, mode in _groups("mode"):
@@ -39,6 +63,13 @@ def recognize_mode(s: Scan, r: Reading) -> None:
                 r.assumed.append("preference_training = reference")
                 mode = "finetune"
             r.mode = r.mode or mode
+    # "调Baichuan 13B": short for 微调, before a Latin name (already read, so the line as typed)
+    m, _ = s.take_if(
+        _finetune_short(), lambda m: re.match(r"\s*[a-z]", s.original[m.end() :], re.I)
+    )
+    if m is not None:
+        r.modes.append("finetune")
+        r.mode = r.mode or "finetune"
 
 
 def recognize_kind(s: Scan, r: Reading) -> None:
