@@ -133,3 +133,15 @@ def test_freeze_tuning_is_read_as_freeze_tuning_not_a_full_fine_tune() -> None:
         again = parse_query(canonical_query(p))
         assert again.workload is not None and again.workload.mode == Mode.freeze, q
     assert parse_query("全参微调 qwen2.5-7b").workload.mode == Mode.full  # type: ignore[union-attr]
+
+
+def test_asking_how_fast_is_not_listed_as_a_part_not_understood() -> None:
+    """ "出图要多久" / "速度怎么样" / "how fast": the answer gives images/min, tok/s or hours on
+    the card, so these are read, not listed under "did not understand"."""
+    for q in (
+        "4090 跑 flux dev fp8 出图要多久",
+        "qwen2.5-7b 4090 速度怎么样",
+        "how fast is llama3-8b on a 3090",
+    ):
+        p = parse_query(q)
+        assert p.ok and not p.ignored, (q, p.ignored)
