@@ -95,6 +95,10 @@ def recommendation_json(rec: Recommendation, lang: str = "en") -> dict[str, Any]
     out["named_gpu"] = option_json(rec.named) if rec.named else None
     out["headline"] = option_json(rec.headline) if rec.headline else None
     out["verdict"] = rec.verdict.model_dump() if rec.verdict else None
+    # the other cards named as alternatives ("3090或4090"): each as `named_gpu` + `verdict`
+    out["also_named"] = [
+        {"named_gpu": option_json(a.option), "verdict": a.verdict.model_dump()} for a in rec.also
+    ]
     out["fixes"] = rec.fixes
     out["over_budget"] = rec.over_budget
     out["budget_fix"] = rec.budget_fix

@@ -40,6 +40,10 @@ class ParsedQuery(BaseModel):
     # "华为 Ascend 310P", "Arc A770": a card named that the catalog lacks, as typed. The answer
     # says so first (rentals follow) and asks for its memory size to size for it.
     unknown_card: str | None = None
+    # "3090或4090 跑 qwen2.5-14b", "a100 vs h100": more cards named as alternatives, each
+    # (catalog id, count or None for the first card's). The first is the setup judged; the
+    # answer gives each of these its own line, so no card the user named is dropped.
+    other_cards: list[tuple[str, int | None]] = []
 
     @property
     def ok(self) -> bool:
@@ -354,6 +358,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         assumed=assumed,
         unrecognized=_unrecognized(r),
         unknown_card=_unknown_card(r, ignored),
+        other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
     )
 
 

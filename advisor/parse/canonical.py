@@ -107,6 +107,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(w.framework)
     if p.gpu_id:
         parts.append(f"on gpu:{p.gpu_id}")
+    for gpu_id, n in p.other_cards:
+        parts.append(f"or {n}x gpu:{gpu_id}" if n else f"or gpu:{gpu_id}")
     if p.vram_gib:
         parts.append(f"{p.vram_gib:g}gb vram")
     if p.budget:

@@ -286,6 +286,7 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     r.owns_card = r.owns_card or bool(_owns().search(s.text))  # read, not consumed
     p = _patterns()
     card_end = None if _laptop_card(s, r) else _named_card(s, r, p)
+    _other_cards(s, r)  # before the counts below: "两张3090还是一张4090" keeps its "一张"
     if r.gpu_id is None and r.gpu_count is None:
         _count_times_memory(s, r)
     named_count = r.gpu_count
@@ -303,6 +304,29 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         r.assumed.append("multi_gpu = ?")
     if r.gpu_count is None and s.take(p["ask_count"]):
         r.ask_count = True
+
+
+_EXPLICIT_COUNTED = re.compile(r"(?:\b(?P<n>\d{1,2})x\s*)?\bgpu:(?P<id>[a-z0-9.\-]+)")
+MAX_OTHER_CARDS = 3  # "3090、4090、A6000 还是 A100": a few alternatives, not a catalog
+
+
+def _other_cards(s: Scan, r: Reading) -> None:
+    """ "3090或4090", "a100 vs h100", "两张3090还是一张4090": cards named after the first are
+    alternatives; each is answered on its own line (before, the second was listed as not
+    understood and the answer covered only the first). Only cards named by name (a bare
+    memory size stays the VRAM recognizer's)."""
+    if r.gpu_id is None:
+        return
+    for _ in range(MAX_OTHER_CARDS):
+        other = Reading()
+        m, gpu = s.take_if(_EXPLICIT_COUNTED, lambda m: catalog.gpus().get(m.group("id")))
+        if gpu is not None and m is not None:  # the canonical line's "or 2x gpu:rtx-4090"
+            other.gpu_id, other.gpu_count = gpu.id, int(m.group("n")) if m.group("n") else None
+        elif _find_card(s, other, _accept, _set_card) is None or other.gpu_id is None:
+            return
+        known = [g for g, _ in r.other_cards]
+        if other.gpu_id != r.gpu_id and other.gpu_id not in known:
+            r.other_cards.append((other.gpu_id, other.gpu_count))
 
 
 @cache

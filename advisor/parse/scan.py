@@ -129,6 +129,8 @@ class Reading:
     # A model name the catalog lacks, typed with its size ("olmo2:7b", "falcon3 10b"): the
     # size is read, the name kept as typed so the answer says it is for a generic model.
     unrecognized: str | None = None
+    # "3090或4090", "a100 vs h100": cards named beside the first as alternatives (id, count)
+    other_cards: list[tuple[str, int | None]] = field(default_factory=list)
 
 
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)

@@ -30,7 +30,14 @@ from advisor.recommend.fixes import (
 )
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
-from advisor.recommend.options import GridCell, Option, Price, Recommendation, Verdict
+from advisor.recommend.options import (
+    AlsoCard,
+    GridCell,
+    Option,
+    Price,
+    Recommendation,
+    Verdict,
+)
 from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platforms
 from advisor.recommend.rank import (
     best_value_of,
@@ -564,7 +571,7 @@ def _recommend_query(
     if parsed.workload is None:
         raise ValueError("recommend_query needs a parsed workload")
     b = parsed.budget
-    return recommend(
+    rec = recommend(
         parsed.workload,
         gpu_id=parsed.gpu_id,
         budget_per_hour=b.amount if b and b.per_hour else None,
@@ -577,6 +584,25 @@ def _recommend_query(
         ask_count=parsed.ask_count,
         owned=parsed.owns_card or _unlisted(parsed.gpu_id, prices_file),
     )
+    if parsed.other_cards:
+        rec.also = _also(parsed, default_currency, prices_file, region)
+    return rec
+
+
+def _also(
+    parsed: ParsedQuery, default_currency: str, prices_file: Path | None, region: str | None
+) -> list[AlsoCard]:
+    """Each other card named ("3090或4090") judged as the named card: the same question with
+    that card (its own count if one was written, else the first card's)."""
+    out = []
+    for gpu_id, count in parsed.other_cards:
+        one = parsed.model_copy(
+            update={"gpu_id": gpu_id, "gpu_count": count or parsed.gpu_count, "other_cards": []}
+        )
+        rec = recommend_query(one, default_currency, prices_file, region)
+        if rec.named is not None and rec.verdict is not None:
+            out.append(AlsoCard(option=rec.named, verdict=rec.verdict))
+    return out
 
 
 def _unlisted(gpu_id: str | None, prices_file: Path | None) -> bool:

@@ -69,6 +69,13 @@ class Verdict(BaseModel):
     heads: str = ""  # split: "attention heads/KV heads", what the count must divide
 
 
+class AlsoCard(BaseModel):
+    """A card named beside the first ("a100 vs h100"): its setup and one-line verdict."""
+
+    option: Option
+    verdict: Verdict
+
+
 class Recommendation(BaseModel):
     result: EstimateResult  # the workload as asked (the user's card count)
     setup: EstimateResult | None = None  # the headline setup's estimate (per card)
@@ -97,3 +104,6 @@ class Recommendation(BaseModel):
     recipe: str | None = None  # the small-card recipe (fix code) the answer is for (recipes.py)
     count_asked: bool = False  # "需要几张 H100": `named` is the fewest of that card that run it
     decode_efficiency: float = 0.0  # share of memory bandwidth a decode step is assumed to reach
+    # Other cards the question named as alternatives ("3090或4090"), each judged as the named
+    # card would be: its own line in the answer, so no card the user named goes unanswered.
+    also: list[AlsoCard] = []
