@@ -192,6 +192,7 @@ async def deliver(
     kb = markup(keyboard)
     query = update.callback_query
     sent: Message | None = None
+    edited: Message | None = None  # part one went into a message of ours, edited in place
     try:
         for i, chunk in enumerate(chunks):
             last = i == len(chunks) - 1
@@ -200,7 +201,7 @@ async def deliver(
                     result = await in_place.edit_text(
                         chunk, api_kwargs=_with_markup(kb if last else None)
                     )
-                    sent = result if isinstance(result, Message) else in_place
+                    sent = edited = result if isinstance(result, Message) else in_place
                     continue
                 except BadRequest as exc:  # the placeholder is gone: answer anew
                     log.info("could not edit the placeholder: %s", exc)
@@ -214,8 +215,12 @@ async def deliver(
                     if "not modified" not in str(exc).lower():
                         raise
                     sent = query.message
+                edited = sent
                 continue
-            sent = await _send_new(update, context, chunk, kb if last else None)
+            # The rest of an answer that went into an edited message quotes that message:
+            # in a private chat too, it then reads as that answer's continuation (it went
+            # out bare there, like a second answer to the press).
+            sent = await _send_new(update, context, chunk, kb if last else None, quote=edited)
     except Forbidden:
         # The user blocked the bot or left: nothing to say to them, nothing to crash.
         log.info(
@@ -226,11 +231,16 @@ async def deliver(
     return sent
 
 
-async def _send_new(update: Update, context: Context, chunk: str, kb: dict | None) -> Message:
+async def _send_new(
+    update: Update, context: Context, chunk: str, kb: dict | None, quote: Message | None = None
+) -> Message:
     """Reply to the message that asked, or whose button was pressed: in groups that quotes
-    it (who is answered is clear) and stays in its forum topic."""
+    it (who is answered is clear) and stays in its forum topic. `quote`: a message of ours
+    this chunk continues, quoted in any chat."""
     msg = update.effective_message
     try:
+        if quote is not None:
+            return await quote.reply_text(chunk, do_quote=True, api_kwargs=_with_markup(kb))
         if isinstance(msg, Message):
             return await msg.reply_text(chunk, api_kwargs=_with_markup(kb))
         chat = update.effective_chat

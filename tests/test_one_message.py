@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import say, shown
+from conftest import button, say, shown
 
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
@@ -85,3 +85,31 @@ async def test_in_a_private_chat_the_whole_answer_goes_out(tg: FakeTelegram, bot
     body = "\n".join(shown(c) for c in sends)
     assert len(sends) == 2  # ~4300 characters shown: the whole answer, in two messages
     assert "Shortened" not in body and "ℹ️" in body
+
+
+async def test_the_rest_of_an_answer_edited_in_place_quotes_that_answer(
+    tg: FakeTelegram, bot, monkeypatch
+) -> None:
+    """A button that re-draws a long answer in place (here 🌐 All platforms) edits the
+    message and sends the rest: that rest went out bare in a private chat, reading as a
+    second answer to the press (the load bench counted it as a duplicate reply). Expected:
+    it quotes the message it continues. (Messages are cut at 3000 visible characters here,
+    so this answer needs two after the press as a wizard's longest answers do at 4096.)"""
+    import bot.replies as replies
+
+    real = replies.split_message
+    monkeypatch.setattr(replies, "split_message", lambda text: real(text, 3000))
+    me = User(5204, "Solo", "en")
+    start = len(tg.calls)
+    await say(tg, me, f"/vram {LONG}")
+    await tg.wait_for(lambda c: c.seq >= start and "Watch out" in str(c.params.get("text")))
+    last = [c for c in tg.calls[start:] if c.method == "sendMessage" and c.error is None][-1]
+    start = len(tg.calls)
+    tg.user_clicks(me, last.result, button(last, "All platforms"))
+    rest = await tg.wait_for(
+        lambda c: c.seq >= start and c.method == "sendMessage" and c.error is None
+    )
+    edit = next(c for c in tg.calls[start:] if c.method == "editMessageText")
+    assert int(edit.params["message_id"]) == last.result["message_id"]
+    quoted = (rest.params.get("reply_parameters") or {}).get("message_id")
+    assert quoted == last.result["message_id"], rest.params
