@@ -39,6 +39,8 @@ from advisor.recommend.rank import (
     fastest_of,
     fits_on,
     option,
+    option_facts,
+    option_from,
     price_key,
     tag,
     top_picks,
@@ -123,6 +125,7 @@ def _candidates(
     options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
+    fit_facts = setups.fit_facts
     for gpu in catalog.gpus().values():
         if not gpu.rentable:
             continue  # a card people own (gpus_owned.toml): judged when named only
@@ -134,14 +137,16 @@ def _candidates(
         card_bytes = gpu.usable_vram_bytes
         for count in COUNTS:
             # what `option` (fits_on) would say of fitting, without building it
-            need, share, tp = setups.fit_facts(count)
+            need, share, tp = fit_facts(count)
             usable = card_bytes if share is None else int(card_bytes * share)
             if not (need <= usable and tp):
                 continue
-            opt = option(setups.at(count), gpu, count, card_price, blocked=[])
+            result = setups.at(count)
+            opt = option_from(option_facts(result), result, gpu, count, card_price, False, [])
             if opt.fits:
                 opt = _within_a_week(setups, gpu, opt, card_price)
-                options.append(with_cheap_fix(opt, setups.at(opt.count), gpu, trials))
+                # `opt` was built here for this list alone: the fix is set in place
+                options.append(with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True))
                 break  # fewer cards of the same type are always preferable
     return options, excluded
 

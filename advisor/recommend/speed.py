@@ -148,10 +148,22 @@ def _speed_facts(result: EstimateResult) -> _Speed:
 def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, float | int]:
     """The speed fields of an `Option` for this workload on `count` cards of `gpu`, by name
     (rank.option builds the option once with them)."""
-    opt: dict[str, float | int] = {}
     if result.estimate is None or gpu.memory_bandwidth_gbs <= 0:
+        return {}  # a card known only by its memory size: no speed claimed
+    return speed_from(_SPEED.of(result, lambda: _speed_facts(result)), gpu, count)
+
+
+def speed_facts(result: EstimateResult) -> _Speed:
+    """What `speed_fields` reads of an estimate that is the same on every card (kind "none"
+    without an estimate): the search over cards reads it once per card count."""
+    return _SPEED.of(result, lambda: _speed_facts(result))
+
+
+def speed_from(f: _Speed, gpu: GpuSpec, count: int) -> dict[str, float | int]:
+    """`speed_fields` from the estimate's `speed_facts`."""
+    opt: dict[str, float | int] = {}
+    if gpu.memory_bandwidth_gbs <= 0:
         return opt  # a card known only by its memory size: no speed claimed
-    f = _SPEED.of(result, lambda: _speed_facts(result))
     c = speed_constants()
     if f.kind == "decode":
         assert f.decode is not None
