@@ -117,38 +117,63 @@ def card_prices(
     return _PRICE_TABLES.get(key, table)
 
 
+# The rentable cards in catalog order with their usable bytes (advisor.memo): every
+# answer's search walks them.
+_RENTABLE: Memo[tuple[tuple[GpuSpec, int], ...]] = Memo("rentable_cards", 4, table=True)
+
+
+def _rentable_cards() -> tuple[tuple[GpuSpec, int], ...]:
+    """(card, usable bytes) of every card a platform rents (gpus_owned.toml's are judged
+    when named only), in catalog order."""
+    return _RENTABLE.get(
+        catalog.catalog_version(),
+        lambda: tuple((g, g.usable_vram_bytes) for g in catalog.gpus().values() if g.rentable),
+    )
+
+
 def _candidates(
     setups: _Setups, prices: dict[str, Price | None]
 ) -> tuple[list[Option], dict[str, list[str]]]:
-    """Every card at the fewest cards that fit, and the cards that cannot run the job."""
+    """Every card at the fewest cards that fit, and the cards that cannot run the job.
+
+    Walked count by count (each count's estimate and facts read once, for every card still
+    without a fit), each card's option kept in catalog order: the list is the one a walk
+    card by card builds (the sort that follows is stable), and a count is estimated only
+    when some card does not fit on fewer, as there."""
     trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
-    options: list[Option] = []
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
-    fit_facts = setups.fit_facts
-    for gpu in catalog.gpus().values():
-        if not gpu.rentable:
-            continue  # a card people own (gpus_owned.toml): judged when named only
+    pending: list[tuple[int, GpuSpec, int]] = []  # (catalog place, card, usable bytes)
+    for place, (gpu, card_bytes) in enumerate(_rentable_cards()):
         missing = blockers(gpu, setups.base, reqs)
         if missing:
             excluded[gpu.id] = missing
+        else:
+            pending.append((place, gpu, card_bytes))
+    placed: list[tuple[int, Option]] = []
+    for count in COUNTS:
+        if not pending:
+            break
+        need, share, tp = setups.fit_facts(count)
+        if not tp:
             continue
-        card_price = prices[gpu.id]
-        card_bytes = gpu.usable_vram_bytes
-        for count in COUNTS:
+        result = setups.at(count)
+        facts = option_facts(result)
+        left = []
+        for entry in pending:
+            place, gpu, card_bytes = entry
             # what `option` (fits_on) would say of fitting, without building it
-            need, share, tp = fit_facts(count)
-            usable = card_bytes if share is None else int(card_bytes * share)
-            if not (need <= usable and tp):
+            if need > (card_bytes if share is None else int(card_bytes * share)):
+                left.append(entry)
                 continue
-            result = setups.at(count)
-            opt = option_from(option_facts(result), result, gpu, count, card_price, False, [])
-            if opt.fits:
-                opt = _within_a_week(setups, gpu, opt, card_price)
-                # `opt` was built here for this list alone: the fix is set in place
-                options.append(with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True))
-                break  # fewer cards of the same type are always preferable
-    return options, excluded
+            card_price = prices[gpu.id]
+            opt = option_from(facts, result, gpu, count, card_price, False, [])
+            opt = _within_a_week(setups, gpu, opt, card_price)
+            # `opt` was built here for this list alone: the fix is set in place
+            placed.append((place, with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)))
+        pending = left
+    placed.sort(key=lambda p: p[0])
+    return [o for _, o in placed], excluded
 
 
 def _within_a_week(setups: _Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
@@ -488,7 +513,7 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
     """The changes for the user's setup, cheapest first: those that leave the guide's
     headroom; else (for a setup that does not fit at all) those that fit tight; more cards
     always last, since renting more is the costliest change. Also returns the tight ones."""
-    comfortable = fixes_for(setup, gpu, limit=6)
+    comfortable = fixes_for(setup, gpu, limit=6, enough=_four_on_the_same_cards)
     same_cards = [c for c, _ in comfortable if not c.startswith("cards:")]
     more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
     tight: set[str] = set()
@@ -507,6 +532,15 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
     return (same_cards + more_cards)[:4], tight
+
+
+def _four_on_the_same_cards(found: list[tuple[str, EstimateResult]]) -> bool:
+    """`_fixes_by_cost` reads no further than this: with four changes on the same cards,
+    one of them at full speed, its answer is those four (more cards, always listed after
+    them, fall past the fourth place; the slow-only branch is not taken), so the fifth
+    and sixth fixes' estimates would change nothing."""
+    same = [c for c, _ in found if not c.startswith("cards:")]
+    return len(same) >= 4 and any(c.partition(":")[0] not in SLOW for c in same)
 
 
 def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:

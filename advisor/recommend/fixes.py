@@ -264,11 +264,13 @@ def fixes_for(
     limit: int = 4,
     trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
     blocked: bool | None = None,
+    enough: Callable[[list[tuple[str, EstimateResult]]], bool] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
     """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
     cheapest first, each with its new estimate. One card-count fix at most: the fewest.
     `trials` keeps estimates (and their requirements) across cards: a changed workload
-    weighs the same on any card."""
+    weighs the same on any card. `enough`: the caller needs no more than the list so far
+    (checked after each fix found; each fix further costs an estimate)."""
     cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
     out: list[tuple[str, EstimateResult]] = []
     seen_kinds: set[str] = set()
@@ -308,7 +310,7 @@ def fixes_for(
             continue
         out.append((code, trial))
         seen_kinds.add(family)
-        if len(out) >= limit:
+        if len(out) >= limit or (enough is not None and enough(out)):
             break
     return out
 
