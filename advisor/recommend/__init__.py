@@ -286,10 +286,10 @@ def recommend(
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
-    for o in (cheapest, best_value, fastest):
-        if o is not None:
-            o.why = tag(o, cheapest, best_value, fastest)
-            o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
+    for o in {id(o): o for o in (cheapest, best_value, fastest) if o is not None}.values():
+        # once per pick (the cheapest is often the best value too): the same tag and notes
+        o.why = tag(o, cheapest, best_value, fastest)
+        o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
 
     headline = named or cheapest or (picks[0] if picks else None)
     setup = setups.at(headline.count) if headline else base

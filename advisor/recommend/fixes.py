@@ -333,7 +333,8 @@ class CheapFixes:
 
     def __init__(self) -> None:
         # (id(result), blocked) -> (result, candidates not yet listed, listed entries);
-        # an entry is (code, make, trial, reqs), trial None until estimated, False on error
+        # an entry is (code, make, trial, reqs, changes nothing), trial None until
+        # estimated, False on error
         self._by_result: dict[tuple[int, bool], tuple[EstimateResult, Iterator, list]] = {}
 
     def first(
@@ -353,13 +354,11 @@ class CheapFixes:
                 nxt = next(pending, None)
                 if nxt is None:
                     return None
-                listed.append([nxt[0], nxt[1], None, None])
+                listed.append([nxt[0], nxt[1], None, None, _changes_nothing(nxt[0], result)])
             entry = listed[i]
             i += 1
             code = entry[0]
-            if _changes_nothing(code, result) and (
-                result.estimate is None or result.estimate.total_bytes > cap
-            ):
+            if entry[4] and (result.estimate is None or result.estimate.total_bytes > cap):
                 continue  # its estimate would be this one's, over the cap as this one is
             if entry[2] is None:
                 try:
