@@ -79,12 +79,30 @@ _ESTIMATE_SET = frozenset(
 )
 
 
-class Breakdown:
-    """Collects terms and the assumptions made while computing them."""
+class LeanTerm:
+    """A term of a `lean` breakdown: its name and bytes, what an estimate's own arithmetic
+    reads back of its terms (sums by name); no formula, no values."""
 
-    def __init__(self) -> None:
+    __slots__ = ("name", "bytes")
+
+    def __init__(self, name: str, b: int) -> None:
+        self.name = name
+        self.bytes = b
+
+
+class Breakdown:
+    """Collects terms and the assumptions made while computing them.
+
+    `lean`: for an estimate whose caller reads only its totals, assumptions and runtime
+    (the changes a recommendation tries, the precision grid's cells): terms are `LeanTerm`s,
+    never built into `Term`s or given their text (a fifth of such an estimate's cost). The
+    numbers are the full estimate's; such an estimate must not reach an answer
+    (advisor.recommend.estimates keeps them apart)."""
+
+    def __init__(self, lean: bool = False) -> None:
         self.terms: list[Term] = []
         self.assumed: list[Assumption] = []
+        self.lean = lean
 
     def add(
         self,
@@ -98,6 +116,9 @@ class Breakdown:
         term's name) and `values` fill that line's placeholders."""
         b = int(value)
         if b > 0:
+            if self.lean:
+                self.terms.append(LeanTerm(name, b))  # type: ignore[arg-type]
+                return b
             # No validation: the fields are built here with their types; validating each of
             # the dozen terms of every estimate was most of an estimate's time. `construct`
             # written out (a term is added ~8 times per estimate, ~100 per new question).
@@ -164,25 +185,10 @@ def finish(
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
     total = allocated + overhead + slack
     slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
-    acc.terms.append(
-        construct(
-            Term,
-            {
-                "name": "runtime_overhead",
-                "bytes": overhead + slack,
-                "formula": (_OVERHEAD_NCCL if nccl else _OVERHEAD)
-                + f" + allocator slack {slack_pct}%",
-                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
-                "values": {
-                    "gib": round((overhead + slack) / GIB, 2),
-                    "context_gib": _CONTEXT_GIB,
-                    "nccl_gib": _NCCL_GIB,
-                    "slack_pct": slack_pct,
-                },
-            },
-            _TERM_SET,
-        )
-    )
+    if acc.lean:
+        acc.terms.append(LeanTerm("runtime_overhead", overhead + slack))  # type: ignore[arg-type]
+    else:
+        _add_overhead(acc, overhead + slack, nccl, slack_pct)
     lo, hi = band
     width = max(lo, hi)
     confidence = (
@@ -210,6 +216,29 @@ def finish(
             "nvidia_smi_bytes": None,
         },
         _ESTIMATE_SET,
+    )
+
+
+def _add_overhead(acc: Breakdown, b: int, nccl: bool, slack_pct: int) -> None:
+    """The CUDA context (+ NCCL) and allocator slack as one term."""
+    acc.terms.append(
+        construct(
+            Term,
+            {
+                "name": "runtime_overhead",
+                "bytes": b,
+                "formula": (_OVERHEAD_NCCL if nccl else _OVERHEAD)
+                + f" + allocator slack {slack_pct}%",
+                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
+                "values": {
+                    "gib": round(b / GIB, 2),
+                    "context_gib": _CONTEXT_GIB,
+                    "nccl_gib": _NCCL_GIB,
+                    "slack_pct": slack_pct,
+                },
+            },
+            _TERM_SET,
+        )
     )
 
 
@@ -268,6 +297,10 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
     scaled = [int(b * factor) for b in full]
     # allocated may be a float sum
     scaled[-1] += int(allocated) - fixed - sum(scaled)
+    if acc.lean:  # the bytes alone (a full breakdown's terms would hold the same)
+        for t, now in zip(rest, scaled, strict=True):
+            t.bytes = now
+        return
     at_peak = abs(factor - 1) > 0.01
     for t, was, now in zip(rest, full, scaled, strict=True):
         d = t.__dict__

@@ -18,7 +18,7 @@ from advisor.models import EstimateResult, Kind, Parallelism, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.constraints import applicable, blockers, speed_constants
-from advisor.recommend.estimates import estimate
+from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
@@ -495,7 +495,7 @@ def _split_fixes(setup: EstimateResult, gpu: GpuSpec, count: int) -> tuple[list[
         kind = code.partition(":")[0]
         if kind in kinds:
             continue
-        trial = estimate(w)
+        trial = trial_estimate(w)
         if trial.estimate is None or blockers(gpu, trial):
             continue
         n = int(code.partition(":")[2]) if kind != "pipeline" else 1
@@ -558,7 +558,7 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
         gpu = catalog.gpus()[tier["gpu_id"]]
         trial = result
         if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
-            trial = estimate(w.model_copy(update={"compute_dtype": "fp16"}))
+            trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
         if blockers(gpu, trial) or trial.estimate is None:
             continue
         if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):

@@ -32,11 +32,32 @@ def workload_key(w: Workload) -> Hashable:
     return values, tuple(map(type, values))
 
 
-def estimate(w: Workload) -> EstimateResult:
-    """The shared result: change it only through `model_copy`."""
+# Lean estimates (memory.terms.Breakdown): the changes a recommendation tries, read for
+# their totals only. Apart from the full ones, so that an answer never shows a lean one.
+_TRIALS: Memo[EstimateResult] = Memo("trial_estimate", 1024)
+
+
+def _key(w: Workload) -> Hashable:
     try:
         key = (catalog_version(), workload_key(w))
         hash(key)
     except TypeError:  # a field holding a list or a dict: by its JSON, as before
         key = (catalog_version(), w.model_dump_json())
-    return _ESTIMATES.get(key, lambda: memory.estimate(w))
+    return key
+
+
+def estimate(w: Workload) -> EstimateResult:
+    """The shared result: change it only through `model_copy`."""
+    return _ESTIMATES.get(_key(w), lambda: memory.estimate(w))
+
+
+def trial_estimate(w: Workload) -> EstimateResult:
+    """`estimate(w)` for a caller that reads only its totals (`estimate.total_bytes`,
+    `allocated_bytes`, the band's bounds), its runtime, workload, model and assumptions, never
+    its terms: the same numbers, about a fifth cheaper when not already estimated in full.
+    Such a result must never be shown (its terms have no text)."""
+    key = _key(w)
+    full = _ESTIMATES.peek(key)
+    if full is not None:
+        return full
+    return _TRIALS.get(key, lambda: memory.estimate(w, lean=True))

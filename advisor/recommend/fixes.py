@@ -22,7 +22,7 @@ from advisor.models import (
     Workload,
 )
 from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
-from advisor.recommend.estimates import estimate
+from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.recipes import recipe_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
@@ -267,7 +267,8 @@ def fixes_for(
     enough: Callable[[list[tuple[str, EstimateResult]]], bool] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
     """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
-    cheapest first, each with its new estimate. One card-count fix at most: the fewest.
+    cheapest first, each with its new estimate (lean: its totals, never to be shown; see
+    estimates.trial_estimate). One card-count fix at most: the fewest.
     `trials` keeps estimates (and their requirements) across cards: a changed workload
     weighs the same on any card. `enough`: the caller needs no more than the list so far
     (checked after each fix found; each fix further costs an estimate)."""
@@ -298,7 +299,7 @@ def fixes_for(
             trial, reqs = trials[key]
         else:
             try:
-                trial = estimate(make())
+                trial = trial_estimate(make())
             except ValueError:
                 continue
             reqs = applicable(trial)
@@ -362,7 +363,7 @@ class CheapFixes:
                 continue  # its estimate would be this one's, over the cap as this one is
             if entry[2] is None:
                 try:
-                    entry[2] = estimate(entry[1]())
+                    entry[2] = trial_estimate(entry[1]())
                     entry[3] = applicable(entry[2])
                 except ValueError:
                     entry[2] = False
