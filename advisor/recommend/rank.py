@@ -14,7 +14,7 @@ from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
-from advisor.recommend.speed import speed_facts, speed_from, speed_key
+from advisor.recommend.speed import NO_SPEED, speed_facts, speed_key, speed_row
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
@@ -149,8 +149,9 @@ def option_from(
         tp = tp_by_count[count] = tp_ok(result, count)
     fits = need <= usable and tp
     price = times(card_price, count)
-    speed = speed_from(speed_f, gpu, count) if fits or speed_always else {}
-    train_hours = speed.get("train_hours")
+    tps, total_tps, concurrency, prefill_s, train_hours, images = (
+        speed_row(speed_f, gpu, count) if fits or speed_always else NO_SPEED
+    )
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
@@ -176,13 +177,13 @@ def option_from(
             "fix": None,
             "fixed_bytes": None,
             "notes": [],
-            "decode_tokens_per_s": speed.get("decode_tokens_per_s"),
-            "decode_total_tokens_per_s": speed.get("decode_total_tokens_per_s"),
-            "concurrency": speed.get("concurrency", 1),
-            "prefill_s": speed.get("prefill_s"),
+            "decode_tokens_per_s": tps,
+            "decode_total_tokens_per_s": total_tps,
+            "concurrency": concurrency,
+            "prefill_s": prefill_s,
             "train_hours": train_hours,
             "job_cost": job_cost,
-            "images_per_min": speed.get("images_per_min"),
+            "images_per_min": images,
             "why": "",
         },
         _OPTION_SET,
