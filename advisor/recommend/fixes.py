@@ -335,7 +335,7 @@ class CheapFixes:
     def __init__(self) -> None:
         # (id(result), blocked) -> (result, candidates not yet listed, listed entries);
         # an entry is (code, make, trial, reqs, changes nothing), trial None until
-        # estimated, False on error
+        # estimated, False on error, reqs None until a card's cap admits the trial
         self._by_result: dict[tuple[int, bool], tuple[EstimateResult, Iterator, list]] = {}
 
     def first(
@@ -364,12 +364,13 @@ class CheapFixes:
             if entry[2] is None:
                 try:
                     entry[2] = trial_estimate(entry[1]())
-                    entry[3] = applicable(entry[2])
                 except ValueError:
                     entry[2] = False
-            trial, reqs = entry[2], entry[3]
+            trial = entry[2]
             if trial is False or trial.estimate is None or trial.estimate.total_bytes > cap:
                 continue
-            if blockers(gpu, trial, reqs):
+            if entry[3] is None:  # read only for a change that fits some card
+                entry[3] = applicable(trial)
+            if blockers(gpu, trial, entry[3]):
                 continue
             return code, trial
