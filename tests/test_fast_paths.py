@@ -219,3 +219,23 @@ def test_the_verdicts_fix_search_stops_where_the_answer_stops_reading() -> None:
             compared += 1
         assert _four_on_the_same_cards([]) is False
     assert compared > 20
+
+
+def test_a_cards_table_of_what_it_lacks_says_what_checking_each_row_says() -> None:
+    from advisor.recommend.constraints import (
+        Requirement,
+        _card_has,
+        _missing,
+        advisories_table,
+        requirements,
+    )
+
+    rows = [*requirements(), *advisories_table()]
+    # a row built elsewhere (not the catalog's): checked on the card itself
+    other = Requirement(id="test_needs_cc9", min_cc=9.0, source="test", read_date="2026-12-01")
+    lacking = 0
+    for gpu in catalog.gpus().values():
+        expected = [r.id for r in [*rows, other] if not _card_has(r, gpu)]
+        assert _missing([*rows, other], gpu) == expected, gpu.id
+        lacking += len(expected)
+    assert lacking > 50

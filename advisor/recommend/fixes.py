@@ -230,7 +230,7 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
 
 def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]:
     """The vLLM flag ladder's rungs that change something for this workload."""
-    current = w.model_dump()
+    current = w.__dict__  # the flags' own values (model_dump's for these fields, uncopied)
     tp = w.num_gpus > 1
     for code, flags, tp_only, single_only in VLLM_FLAG_LADDER:
         if (tp_only and not tp) or (single_only and tp):
