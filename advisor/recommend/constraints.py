@@ -195,13 +195,18 @@ def _rows() -> frozenset[int]:
 
 
 def _lacks(gpu: GpuSpec) -> frozenset[int]:
-    rows = (*requirements(), *advisories_table())
-    return _LACKS.of(gpu, lambda: frozenset(id(r) for r in rows if not _card_has(r, gpu)))
+    def table() -> frozenset[int]:
+        rows = (*requirements(), *advisories_table())
+        return frozenset(id(r) for r in rows if not _card_has(r, gpu))
+
+    return _LACKS.of(gpu, table)
 
 
 def _missing(reqs: list[Requirement], gpu: GpuSpec) -> list[str]:
     """The ids of `reqs` the card lacks: by the card's table for the catalog's rows, by
     `_card_has` for any other (a row built elsewhere)."""
+    if not reqs:
+        return []  # most workloads: nothing to look up
     lacks, rows = _lacks(gpu), _rows()
     return [r.id for r in reqs if id(r) in lacks or (id(r) not in rows and not _card_has(r, gpu))]
 

@@ -242,7 +242,8 @@ def top_picks(options: list[Option]) -> list[Option]:
     """The options worth a headline: comfortable, NVIDIA (CUDA images just work), one
     machine when one machine will do."""
     picks = [o for o in options if comfortable(o)]
-    picks = [o for o in picks if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"] or picks
+    gpus = catalog.gpus()
+    picks = [o for o in picks if gpus[o.gpu_id].vendor == "NVIDIA"] or picks
     return [o for o in picks if not o.multi_node] or picks
 
 
