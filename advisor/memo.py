@@ -59,6 +59,10 @@ class Memo(Generic[V]):
         data.move_to_end(key)
         return value
 
+    def peek(self, key: Hashable) -> V | None:
+        """The value kept for `key`, or None; counts nothing and leaves the order as is."""
+        return self._data.get(key) if _ENABLED else None
+
     def clear(self) -> None:
         self._data.clear()
         self.hits = self.misses = 0

@@ -117,7 +117,21 @@ def main() -> None:
         verdict = "" if target is None else "ok" if med / per <= target else "SLOW"
         shown = "-" if target is None else f"{target:.1f}"
         print(f"{name:24} {med / per:10.3f} {p99 / per:8.3f} {shown:>10}  {verdict}")
+    estimates_per_question(workloads)
     cached_hub_answer()
+
+
+def estimates_per_question(workloads: list) -> None:  # noqa: ANN001
+    """What a new question's recommendation costs in memory estimates (the engine's unit of
+    work, ~0.1 ms each): full ones (shown, or read for their terms) and lean ones (the
+    changes tried, read for their totals; advisor.recommend.estimates)."""
+    memo.clear_questions()
+    for w in workloads:
+        recommend(w)
+    stats = memo.stats()
+    full, lean = stats["estimate"][2], stats["trial_estimate"][2]
+    n = len(workloads)
+    print(f"new question: {full / n:.1f} full + {lean / n:.1f} lean estimates per question")
 
 
 def cached_hub_answer() -> None:

@@ -5,17 +5,22 @@ whole answers; these pin the two rewrites that are not expression-for-expression
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from answer_questions import questions
 
-from advisor import catalog
+from advisor import catalog, memo, memory
+from advisor.memory.terms import LeanTerm
+from advisor.models import Term
 from advisor.parse import parse_query, vocab
-from advisor.recommend.estimates import estimate
-from advisor.recommend.fixes import CheapFixes, fixes_for, workload_for
+from advisor.recommend import Recommendation, recommend_query
+from advisor.recommend.estimates import estimate, trial_estimate, workload_key
+from advisor.recommend.fixes import CheapFixes, candidate_fixes, fixes_for, workload_for
 
 DATA = Path(__file__).parent / "data"
 
@@ -89,3 +94,148 @@ def test_cheap_fix_search_finds_what_fixes_for_finds_on_every_card(q: str) -> No
                 checked += 1
     if checked == 0:
         pytest.skip("a job with no memory formula has no fixes to compare")
+
+
+def _trial_workloads(q: str) -> list:
+    """The question's workload on 1, 2 and 4 cards and every change a recommendation tries
+    on each (fixes.candidate_fixes): the workloads lean estimates are made for."""
+    w = parse_query(q).workload
+    assert w is not None
+    out = []
+    for count in (1, 2, 4):
+        trial = workload_for(w, count)
+        out.append(trial)
+        result = estimate(trial)
+        if result.estimate is not None:
+            out += [make() for _, make in candidate_fixes(result)]
+    return out
+
+
+@pytest.mark.parametrize("q", questions(40, seed=1818))
+def test_a_lean_estimate_has_the_full_estimates_numbers(q: str) -> None:
+    checked = 0
+    for w in _trial_workloads(q):
+        try:
+            full = memory.estimate(w)
+        except ValueError as exc:
+            with pytest.raises(type(exc)):
+                memory.estimate(w, lean=True)
+            continue
+        lean = memory.estimate(w, lean=True)
+        assert lean.assumed == full.assumed and lean.model == full.model
+        if full.estimate is None:
+            assert lean.estimate is None
+            continue
+        a, b = full.estimate, lean.estimate
+        assert b is not None
+        assert all(isinstance(t, LeanTerm) for t in b.terms)
+        assert [(t.name, t.bytes) for t in b.terms] == [(t.name, t.bytes) for t in a.terms]
+        numbers = ("total_bytes", "allocated_bytes", "low_bytes", "high_bytes", "runtime")
+        numbers += ("kv_bytes_per_token", "non_kv_bytes", "confidence", "num_gpus")
+        assert [getattr(b, n) for n in numbers] == [getattr(a, n) for n in numbers], w
+        checked += 1
+    assert checked > 0
+
+
+def _terms_of(rec: Recommendation) -> list:
+    out = []
+    for result in (rec.result, rec.setup, rec.asked):
+        if result is not None and result.estimate is not None:
+            out += result.estimate.terms
+    return out
+
+
+@pytest.mark.parametrize("q", questions(30, seed=1819))
+def test_an_answer_shows_no_lean_estimate(q: str) -> None:
+    """Lean estimates (the changes tried, the grid's cells) are kept apart from full ones:
+    an answer's breakdowns are full terms, with their text, even after the same workload was
+    estimated lean first (a change tried on one question is another question's setup)."""
+    parsed = parse_query(q)
+    if parsed.workload is None:
+        pytest.skip("not a question about a workload")
+    memo.clear_questions()
+    for w in _trial_workloads(q):  # every workload of the search, lean first
+        with contextlib.suppress(ValueError):
+            trial_estimate(w)
+    try:
+        rec = recommend_query(parsed)
+    except ValueError:
+        pytest.skip("the engine refuses this question")
+    terms = _terms_of(rec)
+    assert all(isinstance(t, Term) for t in terms)
+    assert all(t.formula for t in terms)
+    for w in _trial_workloads(q)[:6]:
+        try:
+            shown = estimate(w)
+        except ValueError:
+            continue
+        if shown.estimate is not None:
+            assert all(isinstance(t, Term) for t in shown.estimate.terms)
+
+
+def test_the_estimate_key_tells_apart_what_the_json_tells_apart() -> None:
+    w = parse_query("训练 llama3-8b lora").workload
+    assert w is not None
+    same = w.model_copy()
+    assert workload_key(same) == workload_key(w)
+    changed = [
+        w.model_copy(update={"num_gpus": 2}),
+        w.model_copy(update={"chunked_loss": True}),
+        w.model_copy(update={"seq_len": 1024}),
+        w.model_copy(update={"batch_size": 1}),  # None -> 1
+        w.model_copy(update={"lora_rank": True}),  # 1 and True: equal, not the same
+        w.model_copy(update={"lora_rank": 1}),
+    ]
+    keys = [workload_key(c) for c in changed]
+    assert len(set(keys)) == len(keys) and workload_key(w) not in keys
+    jsons = {c.model_dump_json() for c in changed}
+    assert w.model_dump_json() not in jsons
+
+
+def test_the_verdicts_fix_search_stops_where_the_answer_stops_reading() -> None:
+    """`_fixes_by_cost` with the search stopped at four same-card changes gives the list the
+    full search (up to six) gives, for the setups the generated questions lead to."""
+    from advisor.recommend import _fixes_by_cost, _four_on_the_same_cards
+
+    compared = 0
+    for q in questions(120, seed=1820):
+        parsed = parse_query(q)
+        if parsed.workload is None:
+            continue
+        try:
+            rec = recommend_query(parsed)
+        except ValueError:
+            continue
+        if rec.verdict is None or rec.verdict.state not in ("tight", "no_fit", "blocked"):
+            continue
+        gpu = catalog.gpus().get(rec.headline.gpu_id) if rec.headline else None
+        if gpu is None:
+            continue
+        for state in ("tight", "no_fit"):
+            stopped = _fixes_by_cost(rec.setup, gpu, state)
+            with patch("advisor.recommend._four_on_the_same_cards", lambda found: False):
+                full = _fixes_by_cost(rec.setup, gpu, state)
+            assert stopped == full, q
+            compared += 1
+        assert _four_on_the_same_cards([]) is False
+    assert compared > 20
+
+
+def test_a_cards_table_of_what_it_lacks_says_what_checking_each_row_says() -> None:
+    from advisor.recommend.constraints import (
+        Requirement,
+        _card_has,
+        _missing,
+        advisories_table,
+        requirements,
+    )
+
+    rows = [*requirements(), *advisories_table()]
+    # a row built elsewhere (not the catalog's): checked on the card itself
+    other = Requirement(id="test_needs_cc9", min_cc=9.0, source="test", read_date="2026-12-01")
+    lacking = 0
+    for gpu in catalog.gpus().values():
+        expected = [r.id for r in [*rows, other] if not _card_has(r, gpu)]
+        assert _missing([*rows, other], gpu) == expected, gpu.id
+        lacking += len(expected)
+    assert lacking > 50

@@ -59,10 +59,11 @@ __all__ = [
 ]
 
 
-def estimate(w: Workload) -> EstimateResult:
-    """Estimate peak memory per GPU for a workload."""
+def estimate(w: Workload, lean: bool = False) -> EstimateResult:
+    """Estimate peak memory per GPU for a workload. `lean`: the same numbers, its terms
+    without their text (terms.Breakdown), for a caller that reads only the totals."""
     model, spec = resolve_model(w)
-    acc = Breakdown()
+    acc = Breakdown(lean)
     if model.kind in (Kind.rendering, Kind.video, Kind.simulation):
         return EstimateResult(workload=w, model=model, estimate=None, assumed=[])
     if model.kind == Kind.diffusion:

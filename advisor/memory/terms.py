@@ -79,12 +79,30 @@ _ESTIMATE_SET = frozenset(
 )
 
 
-class Breakdown:
-    """Collects terms and the assumptions made while computing them."""
+class LeanTerm:
+    """A term of a `lean` breakdown: its name and bytes, what an estimate's own arithmetic
+    reads back of its terms (sums by name); no formula, no values."""
 
-    def __init__(self) -> None:
+    __slots__ = ("name", "bytes")
+
+    def __init__(self, name: str, b: int) -> None:
+        self.name = name
+        self.bytes = b
+
+
+class Breakdown:
+    """Collects terms and the assumptions made while computing them.
+
+    `lean`: for an estimate whose caller reads only its totals, assumptions and runtime
+    (the changes a recommendation tries, the precision grid's cells): terms are `LeanTerm`s,
+    never built into `Term`s or given their text (a fifth of such an estimate's cost). The
+    numbers are the full estimate's; such an estimate must not reach an answer
+    (advisor.recommend.estimates keeps them apart)."""
+
+    def __init__(self, lean: bool = False) -> None:
         self.terms: list[Term] = []
         self.assumed: list[Assumption] = []
+        self.lean = lean
 
     def add(
         self,
@@ -96,24 +114,33 @@ class Breakdown:
     ) -> int:
         """Add a term. `key` names its line in templates/{lang}/formulas.toml (default: the
         term's name) and `values` fill that line's placeholders."""
-        b = max(int(value), 0)
+        b = int(value)
         if b > 0:
+            if self.lean:
+                self.terms.append(LeanTerm(name, b))  # type: ignore[arg-type]
+                return b
             # No validation: the fields are built here with their types; validating each of
-            # the dozen terms of every estimate was most of an estimate's time.
-            self.terms.append(
-                construct(
-                    Term,
-                    {
-                        "name": name,
-                        "bytes": b,
-                        "formula": formula,
-                        "formula_key": key or name,
-                        "values": {"gib": round(b / GIB, 2), **values},
-                    },
-                    _TERM_SET,
-                )
+            # the dozen terms of every estimate was most of an estimate's time. `construct`
+            # written out (a term is added ~8 times per estimate, ~100 per new question).
+            values = {"gib": round(b / GIB, 2), **values}
+            m = _new(Term)
+            _setattr(
+                m,
+                "__dict__",
+                {
+                    "name": name,
+                    "bytes": b,
+                    "formula": formula,
+                    "formula_key": key or name,
+                    "values": values,
+                },
             )
-        return b
+            _SET_FIELDS_SET(m, set(_TERM_SET))
+            _SET_EXTRA(m, None)
+            _SET_PRIVATE(m, None)
+            self.terms.append(m)
+            return b
+        return 0
 
     def assume(self, field: str, value: object) -> None:
         text = str(value)
@@ -158,25 +185,10 @@ def finish(
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
     total = allocated + overhead + slack
     slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
-    acc.terms.append(
-        construct(
-            Term,
-            {
-                "name": "runtime_overhead",
-                "bytes": overhead + slack,
-                "formula": (_OVERHEAD_NCCL if nccl else _OVERHEAD)
-                + f" + allocator slack {slack_pct}%",
-                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
-                "values": {
-                    "gib": round((overhead + slack) / GIB, 2),
-                    "context_gib": _CONTEXT_GIB,
-                    "nccl_gib": _NCCL_GIB,
-                    "slack_pct": slack_pct,
-                },
-            },
-            _TERM_SET,
-        )
-    )
+    if acc.lean:
+        acc.terms.append(LeanTerm("runtime_overhead", overhead + slack))  # type: ignore[arg-type]
+    else:
+        _add_overhead(acc, overhead + slack, nccl, slack_pct)
     lo, hi = band
     width = max(lo, hi)
     confidence = (
@@ -204,6 +216,29 @@ def finish(
             "nvidia_smi_bytes": None,
         },
         _ESTIMATE_SET,
+    )
+
+
+def _add_overhead(acc: Breakdown, b: int, nccl: bool, slack_pct: int) -> None:
+    """The CUDA context (+ NCCL) and allocator slack as one term."""
+    acc.terms.append(
+        construct(
+            Term,
+            {
+                "name": "runtime_overhead",
+                "bytes": b,
+                "formula": (_OVERHEAD_NCCL if nccl else _OVERHEAD)
+                + f" + allocator slack {slack_pct}%",
+                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
+                "values": {
+                    "gib": round(b / GIB, 2),
+                    "context_gib": _CONTEXT_GIB,
+                    "nccl_gib": _NCCL_GIB,
+                    "slack_pct": slack_pct,
+                },
+            },
+            _TERM_SET,
+        )
     )
 
 
@@ -236,39 +271,53 @@ def band(
     return lo, hi
 
 
+# Terms alive for the whole step (rebalance scales the others).
+_RESIDENT = frozenset(("weights", "gathered_layers", "compute_copy", "optimizer"))
+
+
 def rebalance(acc: Breakdown, allocated: int) -> None:
     """Terms that are not alive at the same time (gradients vs activations) are listed in
     full; scale the non-resident ones so the breakdown sums to the peak."""
-    resident = {"weights", "gathered_layers", "compute_copy", "optimizer"}
-    fixed = sum(t.bytes for t in acc.terms if t.name in resident)
-    rest = [t for t in acc.terms if t.name not in resident]
+    fixed = 0
+    rest = []
+    for t in acc.terms:
+        if t.name in _RESIDENT:
+            fixed += t.bytes
+        else:
+            rest.append(t)
     total_rest = sum(t.bytes for t in rest)
     target = max(allocated - fixed, 0)
     if total_rest <= 0:
         return
     factor = target / total_rest
-    full = {id(t): t.bytes for t in rest}
+    full = [t.bytes for t in rest]
     # The terms' fields are written through their __dict__ (what pydantic's __setattr__
     # does without validate_assignment, less its per-call dispatch); the fields-set is kept
     # as that would leave it.
-    for t in rest:
-        t.__dict__["bytes"] = int(t.bytes * factor)
-    drift = int(allocated) - sum(t.bytes for t in acc.terms)  # allocated may be a float sum
-    if rest:
-        rest[-1].__dict__["bytes"] += drift
-    for t in rest:
+    scaled = [int(b * factor) for b in full]
+    # allocated may be a float sum
+    scaled[-1] += int(allocated) - fixed - sum(scaled)
+    if acc.lean:  # the bytes alone (a full breakdown's terms would hold the same)
+        for t, now in zip(rest, scaled, strict=True):
+            t.bytes = now
+        return
+    at_peak = abs(factor - 1) > 0.01
+    for t, was, now in zip(rest, full, scaled, strict=True):
         d = t.__dict__
-        t.__pydantic_fields_set__.update(("bytes",))  # tests read add("x") as a term
-        d["values"]["gib"] = round(d["bytes"] / GIB, 2)
-        if abs(factor - 1) > 0.01 and full[id(t)] > 0:
+        d["bytes"] = now
+        fields_set = t.__pydantic_fields_set__
+        fields_set.update(("bytes",))  # a set-add call here would read as a term to tests
+        values = d["values"]
+        values["gib"] = round(now / GIB, 2)
+        if at_peak and was > 0:
             # The term's own arithmetic ("1100M x 2 B") no longer matches its share of the
             # peak: say what is shown, the share alive at the peak of the full size.
-            share = round(100 * d["bytes"] / full[id(t)])
-            d["formula"] += f"; {share}% of its {gib(full[id(t)])} alive at the peak"
+            share = round(100 * now / was)
+            d["formula"] += f"; {share}% of its {gib(was)} alive at the peak"
             d["formula_key"] = "at_peak"
-            t.__pydantic_fields_set__.update(("formula", "formula_key"))
-            d["values"]["share_pct"] = share
-            d["values"]["full_gib"] = round(full[id(t)] / GIB, 2)
+            fields_set.update(("formula", "formula_key"))
+            values["share_pct"] = share
+            values["full_gib"] = round(was / GIB, 2)
 
 
 def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:

@@ -17,13 +17,12 @@ from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Parallelism, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import applicable, blockers, speed_constants
-from advisor.recommend.estimates import estimate
+from advisor.recommend.constraints import blockers, speed_constants
+from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
     SLOW,
-    CheapFixes,
     candidate_fixes,
     fixes_for,
     workload_for,
@@ -42,18 +41,17 @@ from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platfo
 from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
-    engine_share,
     fastest_of,
     fits_on,
     option,
     price_key,
     tag,
     top_picks,
-    tp_ok,
-    with_cheap_fix,
     within_budget,
 )
 from advisor.recommend.recipes import small_card_recipe
+from advisor.recommend.search import Setups as _Setups  # owned.py reads it here
+from advisor.recommend.search import candidates
 
 # What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
 USABLE_SHARE = 0.99
@@ -74,34 +72,6 @@ __all__ = [
 ]
 
 
-class _Setups:
-    """The workload's estimate at each card count (memory per card does not depend on which
-    card), computed once per answer."""
-
-    def __init__(self, w: Workload) -> None:
-        self.w = w
-        self.base = estimate(w)
-        self._by_count: dict[int, EstimateResult] = {}
-        self._facts: dict[int, tuple[int, float | None, bool]] = {}
-
-    def at(self, count: int) -> EstimateResult:
-        if count not in self._by_count:
-            trial = workload_for(self.w, count)
-            self._by_count[count] = self.base if trial is self.w else estimate(trial)
-        return self._by_count[count]
-
-    def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
-        """What `fits_on(self.at(count), gpu, count)` reads that is the same on every card:
-        the bytes per card, the engine's share of the card (None: all of it) and whether
-        tensor parallelism can use `count` cards. The search over cards asks it ~100 times."""
-        facts = self._facts.get(count)
-        if facts is None:
-            result = self.at(count)
-            need = result.estimate.total_bytes if result.estimate else 0
-            facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
-        return facts
-
-
 # The cheapest listing of every card, by price list, currency and region (advisor.memo):
 # the same few tables serve every answer.
 _PRICE_TABLES: Memo[dict[str, Price | None]] = Memo("price_table", 64, table=True)
@@ -120,53 +90,6 @@ def card_prices(
 
     key = (catalog.catalog_version(), prices_key(prices_file), currency, region)
     return _PRICE_TABLES.get(key, table)
-
-
-def _candidates(
-    setups: _Setups, prices: dict[str, Price | None]
-) -> tuple[list[Option], dict[str, list[str]]]:
-    """Every card at the fewest cards that fit, and the cards that cannot run the job."""
-    trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
-    options: list[Option] = []
-    excluded: dict[str, list[str]] = {}
-    reqs = applicable(setups.base)
-    for gpu in catalog.gpus().values():
-        if not gpu.rentable:
-            continue  # a card people own (gpus_owned.toml): judged when named only
-        missing = blockers(gpu, setups.base, reqs)
-        if missing:
-            excluded[gpu.id] = missing
-            continue
-        card_price = prices[gpu.id]
-        card_bytes = gpu.usable_vram_bytes
-        for count in COUNTS:
-            # what `option` (fits_on) would say of fitting, without building it
-            need, share, tp = setups.fit_facts(count)
-            usable = card_bytes if share is None else int(card_bytes * share)
-            if not (need <= usable and tp):
-                continue
-            opt = option(setups.at(count), gpu, count, card_price, blocked=[])
-            if opt.fits:
-                opt = _within_a_week(setups, gpu, opt, card_price)
-                options.append(with_cheap_fix(opt, setups.at(opt.count), gpu, trials))
-                break  # fewer cards of the same type are always preferable
-    return options, excluded
-
-
-def _within_a_week(setups: _Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
-    """A training job longer than `max_job_hours` on the fewest cards: the fewest cards of
-    one machine (up to 8) that finish it in time, else 8."""
-    limit = speed_constants()["max_job_hours"]
-    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
-        return opt
-    for count in (c for c in COUNTS if opt.count < c <= 8):
-        more = option(setups.at(count), gpu, count, price, blocked=[])
-        if not more.fits:
-            return opt
-        opt = more
-        if more.train_hours is not None and more.train_hours <= limit:
-            break
-    return opt
 
 
 def _worth_a_headline(options: list[Option], base: EstimateResult) -> list[Option]:
@@ -233,7 +156,7 @@ def recommend(
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
-    options, excluded = _candidates(setups, card_prices(prices_file, currency, region))
+    options, excluded = candidates(setups, card_prices(prices_file, currency, region))
 
     picks, over_budget = within_budget(
         _worth_a_headline(options, base), budget_per_hour, budget_total
@@ -263,10 +186,10 @@ def recommend(
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
-    for o in (cheapest, best_value, fastest):
-        if o is not None:
-            o.why = tag(o, cheapest, best_value, fastest)
-            o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
+    for o in {id(o): o for o in (cheapest, best_value, fastest) if o is not None}.values():
+        # once per pick (the cheapest is often the best value too): the same tag and notes
+        o.why = tag(o, cheapest, best_value, fastest)
+        o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
 
     headline = named or cheapest or (picks[0] if picks else None)
     setup = setups.at(headline.count) if headline else base
@@ -472,7 +395,7 @@ def _split_fixes(setup: EstimateResult, gpu: GpuSpec, count: int) -> tuple[list[
         kind = code.partition(":")[0]
         if kind in kinds:
             continue
-        trial = estimate(w)
+        trial = trial_estimate(w)
         if trial.estimate is None or blockers(gpu, trial):
             continue
         n = int(code.partition(":")[2]) if kind != "pipeline" else 1
@@ -490,7 +413,7 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
     """The changes for the user's setup, cheapest first: those that leave the guide's
     headroom; else (for a setup that does not fit at all) those that fit tight; more cards
     always last, since renting more is the costliest change. Also returns the tight ones."""
-    comfortable = fixes_for(setup, gpu, limit=6)
+    comfortable = fixes_for(setup, gpu, limit=6, enough=_four_on_the_same_cards)
     same_cards = [c for c, _ in comfortable if not c.startswith("cards:")]
     more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
     tight: set[str] = set()
@@ -511,6 +434,15 @@ def _fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[lis
     return (same_cards + more_cards)[:4], tight
 
 
+def _four_on_the_same_cards(found: list[tuple[str, EstimateResult]]) -> bool:
+    """`_fixes_by_cost` reads no further than this: with four changes on the same cards,
+    one of them at full speed, its answer is those four (more cards, always listed after
+    them, fall past the fourth place; the slow-only branch is not taken), so the fifth
+    and sixth fixes' estimates would change nothing."""
+    same = [c for c, _ in found if not c.startswith("cards:")]
+    return len(same) >= 4 and any(c.partition(":")[0] not in SLOW for c in same)
+
+
 def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
     """Free notebooks (Kaggle, Colab) when the job fits their card with the guide's headroom
     and the card can run it: coursework rarely needs to rent. Their T4 has no bf16, so
@@ -526,7 +458,7 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
         gpu = catalog.gpus()[tier["gpu_id"]]
         trial = result
         if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
-            trial = estimate(w.model_copy(update={"compute_dtype": "fp16"}))
+            trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
         if blockers(gpu, trial) or trial.estimate is None:
             continue
         if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):

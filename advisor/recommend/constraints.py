@@ -183,6 +183,34 @@ def _applicable(result: EstimateResult) -> list[Requirement]:
     return out
 
 
+# What each card lacks (advisor.memo, per card: a function of the two catalogs alone): the
+# ids of the requirement and advisory rows it misses. Every answer asks it of every card.
+_LACKS: ByIdentity[frozenset[int]] = ByIdentity("card_lacks", 512, table=True)
+
+
+@cache
+def _rows() -> frozenset[int]:
+    """The ids of the requirement and advisory rows (`_LACKS` knows these)."""
+    return frozenset(id(r) for r in (*requirements(), *advisories_table()))
+
+
+def _lacks(gpu: GpuSpec) -> frozenset[int]:
+    def table() -> frozenset[int]:
+        rows = (*requirements(), *advisories_table())
+        return frozenset(id(r) for r in rows if not _card_has(r, gpu))
+
+    return _LACKS.of(gpu, table)
+
+
+def _missing(reqs: list[Requirement], gpu: GpuSpec) -> list[str]:
+    """The ids of `reqs` the card lacks: by the card's table for the catalog's rows, by
+    `_card_has` for any other (a row built elsewhere)."""
+    if not reqs:
+        return []  # most workloads: nothing to look up
+    lacks, rows = _lacks(gpu), _rows()
+    return [r.id for r in reqs if id(r) in lacks or (id(r) not in rows and not _card_has(r, gpu))]
+
+
 def blockers(
     gpu: GpuSpec, result: EstimateResult, reqs: list[Requirement] | None = None
 ) -> list[str]:
@@ -190,7 +218,7 @@ def blockers(
     known only by its memory size)."""
     if gpu.spec_confidence == "unknown":
         return []
-    return [r.id for r in (applicable(result) if reqs is None else reqs) if not _card_has(r, gpu)]
+    return _missing(applicable(result) if reqs is None else reqs, gpu)
 
 
 @cache
@@ -206,7 +234,7 @@ def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
     if gpu.spec_confidence == "unknown":
         return []
     wanted = _ADVISORIES.of(result, lambda: [r for r in advisories_table() if _applies(r, result)])
-    return [r.id for r in wanted if not _card_has(r, gpu)]
+    return _missing(wanted, gpu)
 
 
 def requirement(code: str) -> Requirement:

@@ -8,6 +8,10 @@ own function stays the one place the arithmetic lives; this only remembers its a
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
+from pydantic import BaseModel
+
 from advisor import memory
 from advisor.catalog import catalog_version
 from advisor.memo import Memo
@@ -17,6 +21,43 @@ from advisor.models import EstimateResult, Workload
 _ESTIMATES: Memo[EstimateResult] = Memo("estimate", 1024)
 
 
+def workload_key(w: Workload) -> Hashable:
+    """Every field's value and its type, in field order: two workloads with the same key
+    have the same JSON (the key is stricter: a str where the field holds an enum, 1 where
+    1.0, are told apart). A nested model (the architecture) by its JSON. A new question
+    asks ~10 estimates; the JSON dump was a fifth of each cached one's cost."""
+    values = tuple(w.__dict__.values())
+    if w.arch is not None:
+        values = tuple(v.model_dump_json() if isinstance(v, BaseModel) else v for v in values)
+    return values, tuple(map(type, values))
+
+
+# Lean estimates (memory.terms.Breakdown): the changes a recommendation tries, read for
+# their totals only. Apart from the full ones, so that an answer never shows a lean one.
+_TRIALS: Memo[EstimateResult] = Memo("trial_estimate", 1024)
+
+
+def _key(w: Workload) -> Hashable:
+    try:
+        key = (catalog_version(), workload_key(w))
+        hash(key)
+    except TypeError:  # a field holding a list or a dict: by its JSON, as before
+        key = (catalog_version(), w.model_dump_json())
+    return key
+
+
 def estimate(w: Workload) -> EstimateResult:
     """The shared result: change it only through `model_copy`."""
-    return _ESTIMATES.get((catalog_version(), w.model_dump_json()), lambda: memory.estimate(w))
+    return _ESTIMATES.get(_key(w), lambda: memory.estimate(w))
+
+
+def trial_estimate(w: Workload) -> EstimateResult:
+    """`estimate(w)` for a caller that reads only its totals (`estimate.total_bytes`,
+    `allocated_bytes`, the band's bounds), its runtime, workload, model and assumptions, never
+    its terms: the same numbers, about a fifth cheaper when not already estimated in full.
+    Such a result must never be shown (its terms have no text)."""
+    key = _key(w)
+    full = _ESTIMATES.peek(key)
+    if full is not None:
+        return full
+    return _TRIALS.get(key, lambda: memory.estimate(w, lean=True))

@@ -22,7 +22,7 @@ from advisor.models import (
     Workload,
 )
 from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
-from advisor.recommend.estimates import estimate
+from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.recipes import recipe_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
@@ -230,7 +230,7 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
 
 def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]:
     """The vLLM flag ladder's rungs that change something for this workload."""
-    current = w.model_dump()
+    current = w.__dict__  # the flags' own values (model_dump's for these fields, uncopied)
     tp = w.num_gpus > 1
     for code, flags, tp_only, single_only in VLLM_FLAG_LADDER:
         if (tp_only and not tp) or (single_only and tp):
@@ -264,11 +264,14 @@ def fixes_for(
     limit: int = 4,
     trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
     blocked: bool | None = None,
+    enough: Callable[[list[tuple[str, EstimateResult]]], bool] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
     """Changes that make `result` fit `gpu` (with the guide's headroom when `comfortable`),
-    cheapest first, each with its new estimate. One card-count fix at most: the fewest.
+    cheapest first, each with its new estimate (lean: its totals, never to be shown; see
+    estimates.trial_estimate). One card-count fix at most: the fewest.
     `trials` keeps estimates (and their requirements) across cards: a changed workload
-    weighs the same on any card."""
+    weighs the same on any card. `enough`: the caller needs no more than the list so far
+    (checked after each fix found; each fix further costs an estimate)."""
     cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
     out: list[tuple[str, EstimateResult]] = []
     seen_kinds: set[str] = set()
@@ -296,7 +299,7 @@ def fixes_for(
             trial, reqs = trials[key]
         else:
             try:
-                trial = estimate(make())
+                trial = trial_estimate(make())
             except ValueError:
                 continue
             reqs = applicable(trial)
@@ -308,7 +311,7 @@ def fixes_for(
             continue
         out.append((code, trial))
         seen_kinds.add(family)
-        if len(out) >= limit:
+        if len(out) >= limit or (enough is not None and enough(out)):
             break
     return out
 
@@ -331,7 +334,8 @@ class CheapFixes:
 
     def __init__(self) -> None:
         # (id(result), blocked) -> (result, candidates not yet listed, listed entries);
-        # an entry is (code, make, trial, reqs), trial None until estimated, False on error
+        # an entry is (code, make, trial, reqs, changes nothing), trial None until
+        # estimated, False on error, reqs None until a card's cap admits the trial
         self._by_result: dict[tuple[int, bool], tuple[EstimateResult, Iterator, list]] = {}
 
     def first(
@@ -351,23 +355,22 @@ class CheapFixes:
                 nxt = next(pending, None)
                 if nxt is None:
                     return None
-                listed.append([nxt[0], nxt[1], None, None])
+                listed.append([nxt[0], nxt[1], None, None, _changes_nothing(nxt[0], result)])
             entry = listed[i]
             i += 1
             code = entry[0]
-            if _changes_nothing(code, result) and (
-                result.estimate is None or result.estimate.total_bytes > cap
-            ):
+            if entry[4] and (result.estimate is None or result.estimate.total_bytes > cap):
                 continue  # its estimate would be this one's, over the cap as this one is
             if entry[2] is None:
                 try:
-                    entry[2] = estimate(entry[1]())
-                    entry[3] = applicable(entry[2])
+                    entry[2] = trial_estimate(entry[1]())
                 except ValueError:
                     entry[2] = False
-            trial, reqs = entry[2], entry[3]
+            trial = entry[2]
             if trial is False or trial.estimate is None or trial.estimate.total_bytes > cap:
                 continue
-            if blockers(gpu, trial, reqs):
+            if entry[3] is None:  # read only for a change that fits some card
+                entry[3] = applicable(trial)
+            if blockers(gpu, trial, entry[3]):
                 continue
             return code, trial

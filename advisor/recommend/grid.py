@@ -5,7 +5,7 @@ from __future__ import annotations
 from advisor.catalog import GpuSpec, find_format
 from advisor.models import Kind, Mode, Workload
 from advisor.recommend.constraints import blockers
-from advisor.recommend.estimates import estimate
+from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import HEADROOM, workload_for
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok
@@ -57,7 +57,7 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
                     "new_tokens": None,
                 }
             )
-            result = estimate(trial)
+            result = trial_estimate(trial)  # its total alone is shown
             model, est = result.model, result.estimate
             if est is None or model.kind != Kind.llm:
                 return []

@@ -3,6 +3,8 @@ first (constraints.py), budgets as hard filters, then cheapest / best value / fa
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.memo import ByIdentity
@@ -12,7 +14,7 @@ from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
-from advisor.recommend.speed import speed_fields, speed_key
+from advisor.recommend.speed import NO_SPEED, speed_facts, speed_key, speed_row
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
@@ -83,21 +85,31 @@ def fits_on(result: EstimateResult, gpu: GpuSpec, count: int) -> bool:
     return need <= usable and tp_ok(result, count)
 
 
-def _option_facts(result: EstimateResult) -> tuple[int, float | None, str | None, dict]:
-    """What `option` reads of an estimate that is the same on every card: bytes per card,
-    the engine's share of a card, the split (asked, else the one the engine assumed), and
-    `tp_ok` by card count as asked."""
+class OptionFacts(NamedTuple):
+    """What `option` reads of an estimate that is the same on every card."""
+
+    need: int  # bytes per card (none: the guide's table)
+    share: float | None  # the engine's share of a card (None: all of it)
+    split: str | None  # the split asked, else the one the engine assumed
+    tp_by_count: dict[int, bool]  # `tp_ok` by card count, filled as asked
+    speed: Any  # speed.speed_facts
+
+
+def option_facts(result: EstimateResult) -> OptionFacts:
+    """The estimate's `OptionFacts`, kept by estimate (each is judged on every card)."""
+    return _OPTION_FACTS.of(result, lambda: _option_facts(result))
+
+
+def _option_facts(result: EstimateResult) -> OptionFacts:
     need = result.estimate.total_bytes if result.estimate else 0  # none: the guide's table
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     split = par.value if par is not None else assumed
-    return need, engine_share(result), split, {}
+    return OptionFacts(need, engine_share(result), split, {}, speed_facts(result))
 
 
 # Option facts by estimate (advisor.memo): each estimate is judged on every card.
-_OPTION_FACTS: ByIdentity[tuple[int, float | None, str | None, dict]] = ByIdentity(
-    "option_facts", 256
-)
+_OPTION_FACTS: ByIdentity[OptionFacts] = ByIdentity("option_facts", 256)
 
 
 def option(
@@ -110,7 +122,24 @@ def option(
 ) -> Option:
     """`count` cards of one GPU for an estimate: fit, headroom, price for all cards, speed.
     `blocked`: the card's missing requirements when the caller already knows them."""
-    need, share, split, tp_by_count = _OPTION_FACTS.of(result, lambda: _option_facts(result))
+    facts = option_facts(result)
+    if blocked is None:
+        blocked = blockers(gpu, result)
+    return option_from(facts, result, gpu, count, card_price, speed_always, blocked)
+
+
+def option_from(
+    facts: OptionFacts,
+    result: EstimateResult,
+    gpu: GpuSpec,
+    count: int,
+    card_price: Price | None,
+    speed_always: bool,
+    blocked: list[str],
+) -> Option:
+    """`option` from the estimate's `option_facts` (the search over cards holds them per
+    card count) and the card's missing requirements."""
+    need, share, split, tp_by_count, speed_f = facts
     usable = gpu.usable_vram_bytes
     if share is not None:
         usable = int(usable * share)
@@ -120,8 +149,9 @@ def option(
         tp = tp_by_count[count] = tp_ok(result, count)
     fits = need <= usable and tp
     price = times(card_price, count)
-    speed = speed_fields(result, gpu, count) if fits or speed_always else {}
-    train_hours = speed.get("train_hours")
+    tps, total_tps, concurrency, prefill_s, train_hours, images = (
+        speed_row(speed_f, gpu, count) if fits or speed_always else NO_SPEED
+    )
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
@@ -143,17 +173,17 @@ def option(
             "headroom_fraction": float(round(headroom, 3)),
             "price_per_hour": price,
             "parallelism": split if count > 1 else None,
-            "blocked": blockers(gpu, result) if blocked is None else blocked,
+            "blocked": blocked,
             "fix": None,
             "fixed_bytes": None,
             "notes": [],
-            "decode_tokens_per_s": speed.get("decode_tokens_per_s"),
-            "decode_total_tokens_per_s": speed.get("decode_total_tokens_per_s"),
-            "concurrency": speed.get("concurrency", 1),
-            "prefill_s": speed.get("prefill_s"),
+            "decode_tokens_per_s": tps,
+            "decode_total_tokens_per_s": total_tps,
+            "concurrency": concurrency,
+            "prefill_s": prefill_s,
             "train_hours": train_hours,
             "job_cost": job_cost,
-            "images_per_min": speed.get("images_per_min"),
+            "images_per_min": images,
             "why": "",
         },
         _OPTION_SET,
@@ -167,11 +197,14 @@ def with_cheap_fix(
     trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]]
     | CheapFixes
     | None = None,
+    own: bool = False,
 ) -> Option:
     """A tight fit that one cheap setting (batch 1, a fused loss, an 8-bit optimizer, an fp8
     KV cache) makes comfortable: kept as a comfortable pick that names the setting.
     `trials`: a `CheapFixes` shared by the cards of one recommendation (or, as before, a
-    dict of trial estimates for `fixes_for`)."""
+    dict of trial estimates for `fixes_for`). `own`: the caller just built `opt` and shares
+    it with no one: the fix is set in place, as `model_copy(update=...)` would set it on a
+    copy (the search over cards sets one on a third of its options)."""
     if not opt.risky:
         return opt
     if isinstance(trials, CheapFixes):
@@ -185,7 +218,12 @@ def with_cheap_fix(
         return opt
     code, trial = found[0]
     assert trial.estimate is not None
-    return opt.model_copy(update={"fix": code, "fixed_bytes": trial.estimate.total_bytes})
+    update = {"fix": code, "fixed_bytes": trial.estimate.total_bytes}
+    if not own:
+        return opt.model_copy(update=update)
+    opt.__dict__.update(update)
+    opt.__pydantic_fields_set__.update(update)
+    return opt
 
 
 def comfortable(o: Option) -> bool:
@@ -204,7 +242,8 @@ def top_picks(options: list[Option]) -> list[Option]:
     """The options worth a headline: comfortable, NVIDIA (CUDA images just work), one
     machine when one machine will do."""
     picks = [o for o in options if comfortable(o)]
-    picks = [o for o in picks if catalog.gpus()[o.gpu_id].vendor == "NVIDIA"] or picks
+    gpus = catalog.gpus()
+    picks = [o for o in picks if gpus[o.gpu_id].vendor == "NVIDIA"] or picks
     return [o for o in picks if not o.multi_node] or picks
 
 

@@ -148,30 +148,65 @@ def _speed_facts(result: EstimateResult) -> _Speed:
 def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, float | int]:
     """The speed fields of an `Option` for this workload on `count` cards of `gpu`, by name
     (rank.option builds the option once with them)."""
-    opt: dict[str, float | int] = {}
     if result.estimate is None or gpu.memory_bandwidth_gbs <= 0:
-        return opt  # a card known only by its memory size: no speed claimed
-    f = _SPEED.of(result, lambda: _speed_facts(result))
-    c = speed_constants()
-    if f.kind == "decode":
+        return {}  # a card known only by its memory size: no speed claimed
+    return speed_from(_SPEED.of(result, lambda: _speed_facts(result)), gpu, count)
+
+
+def speed_facts(result: EstimateResult) -> _Speed:
+    """What `speed_fields` reads of an estimate that is the same on every card (kind "none"
+    without an estimate): the search over cards reads it once per card count."""
+    return _SPEED.of(result, lambda: _speed_facts(result))
+
+
+# Option's speed fields in its order: decode_tokens_per_s, decode_total_tokens_per_s,
+# concurrency, prefill_s, train_hours, images_per_min (rank.option_from unpacks it).
+SpeedRow = tuple[float | None, float | None, int, float | None, float | None, float | None]
+NO_SPEED: SpeedRow = (None, None, 1, None, None, None)
+
+
+def speed_from(f: _Speed, gpu: GpuSpec, count: int) -> dict[str, float | int]:
+    """`speed_fields` from the estimate's `speed_facts`: the fields its kind has, by name."""
+    tps, total, batch, prefill, hours, images = speed_row(f, gpu, count)
+    if tps is not None:
+        return {
+            "concurrency": batch,
+            "decode_tokens_per_s": tps,
+            "decode_total_tokens_per_s": total,  # type: ignore[dict-item]
+            "prefill_s": prefill,  # type: ignore[dict-item]
+        }
+    if hours is not None:
+        return {"train_hours": hours}
+    if images is not None:
+        return {"images_per_min": images}
+    return {}
+
+
+def speed_row(f: _Speed, gpu: GpuSpec, count: int) -> SpeedRow:
+    """Option's speed fields for this estimate's `speed_facts` on `count` cards of `gpu`
+    (`NO_SPEED`: a card known only by its memory size, or no speed for the job)."""
+    if gpu.memory_bandwidth_gbs <= 0:
+        return NO_SPEED  # a card known only by its memory size: no speed claimed
+    kind = f.kind
+    if kind == "decode":
         assert f.decode is not None
+        c = speed_constants()
         step = _decode_step(f.decode, gpu, count)
         batch = f.batch
-        opt["concurrency"] = batch
-        opt["decode_tokens_per_s"] = round(1 / step, 1)
-        opt["decode_total_tokens_per_s"] = round(batch / step, 1)
-        opt["prefill_s"] = round(
-            f.flops / (gpu.dense_tflops * 1e12 * count * c["prefill_efficiency"]), 2
-        )
-    elif f.kind == "train":
+        prefill = f.flops / (gpu.dense_tflops * 1e12 * count * c["prefill_efficiency"])
+        return (round(1 / step, 1), round(batch / step, 1), batch, round(prefill, 2), None, None)
+    if kind == "train":
+        c = speed_constants()
         datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
         mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
         if count > 1 and not nvlinked(gpu, count):
             mfu *= c["mfu_pcie_multi_card"]
-        opt["train_hours"] = round(f.flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
-    elif f.kind == "images":
-        opt["images_per_min"] = round(60 / (f.flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
-    return opt
+        hours = round(f.flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
+        return (None, None, 1, None, hours, None)
+    if kind == "images":
+        images = round(60 / (f.flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
+        return (None, None, 1, None, None, images)
+    return NO_SPEED
 
 
 def speed_key(o: Option, gpu: GpuSpec) -> float:

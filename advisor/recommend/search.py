@@ -1,0 +1,125 @@
+"""The search over cards: every rentable card at the fewest cards that run the job, with the
+estimate at each card count computed once per answer (memory per card does not depend on
+which card) and a cheap fix named where one makes a tight fit comfortable."""
+
+from __future__ import annotations
+
+from advisor import catalog
+from advisor.catalog import GpuSpec
+from advisor.memo import Memo
+from advisor.models import EstimateResult, Workload
+from advisor.recommend.constraints import applicable, blockers, speed_constants
+from advisor.recommend.estimates import estimate
+from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
+from advisor.recommend.options import Option, Price
+from advisor.recommend.rank import (
+    engine_share,
+    option,
+    option_facts,
+    option_from,
+    tp_ok,
+    with_cheap_fix,
+)
+
+
+class Setups:
+    """The workload's estimate at each card count (memory per card does not depend on which
+    card), computed once per answer."""
+
+    def __init__(self, w: Workload) -> None:
+        self.w = w
+        self.base = estimate(w)
+        self._by_count: dict[int, EstimateResult] = {}
+        self._facts: dict[int, tuple[int, float | None, bool]] = {}
+
+    def at(self, count: int) -> EstimateResult:
+        if count not in self._by_count:
+            trial = workload_for(self.w, count)
+            self._by_count[count] = self.base if trial is self.w else estimate(trial)
+        return self._by_count[count]
+
+    def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
+        """What `fits_on(self.at(count), gpu, count)` reads that is the same on every card:
+        the bytes per card, the engine's share of the card (None: all of it) and whether
+        tensor parallelism can use `count` cards. The search over cards asks it ~100 times."""
+        facts = self._facts.get(count)
+        if facts is None:
+            result = self.at(count)
+            need = result.estimate.total_bytes if result.estimate else 0
+            facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
+        return facts
+
+
+# The rentable cards in catalog order with their usable bytes (advisor.memo): every
+# answer's search walks them.
+_RENTABLE: Memo[tuple[tuple[GpuSpec, int], ...]] = Memo("rentable_cards", 4, table=True)
+
+
+def rentable_cards() -> tuple[tuple[GpuSpec, int], ...]:
+    """(card, usable bytes) of every card a platform rents (gpus_owned.toml's are judged
+    when named only), in catalog order."""
+    return _RENTABLE.get(
+        catalog.catalog_version(),
+        lambda: tuple((g, g.usable_vram_bytes) for g in catalog.gpus().values() if g.rentable),
+    )
+
+
+def candidates(
+    setups: Setups, prices: dict[str, Price | None]
+) -> tuple[list[Option], dict[str, list[str]]]:
+    """Every card at the fewest cards that fit, and the cards that cannot run the job.
+
+    Walked count by count (each count's estimate and facts read once, for every card still
+    without a fit), each card's option kept in catalog order: the list is the one a walk
+    card by card builds (the sort that follows is stable), and a count is estimated only
+    when some card does not fit on fewer, as there."""
+    trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
+    excluded: dict[str, list[str]] = {}
+    reqs = applicable(setups.base)
+    pending: list[tuple[int, GpuSpec, int]] = []  # (catalog place, card, usable bytes)
+    for place, (gpu, card_bytes) in enumerate(rentable_cards()):
+        missing = blockers(gpu, setups.base, reqs)
+        if missing:
+            excluded[gpu.id] = missing
+        else:
+            pending.append((place, gpu, card_bytes))
+    placed: list[tuple[int, Option]] = []
+    for count in COUNTS:
+        if not pending:
+            break
+        need, share, tp = setups.fit_facts(count)
+        if not tp:
+            continue
+        result = setups.at(count)
+        facts = option_facts(result)
+        left = []
+        for entry in pending:
+            place, gpu, card_bytes = entry
+            # what `option` (fits_on) would say of fitting, without building it
+            if need > (card_bytes if share is None else int(card_bytes * share)):
+                left.append(entry)
+                continue
+            card_price = prices[gpu.id]
+            opt = option_from(facts, result, gpu, count, card_price, False, [])
+            opt = within_a_week(setups, gpu, opt, card_price)
+            # `opt` was built here for this list alone: the fix is set in place
+            placed.append((place, with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)))
+        pending = left
+    placed.sort(key=lambda p: p[0])
+    return [o for _, o in placed], excluded
+
+
+def within_a_week(setups: Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
+    """A training job longer than `max_job_hours` on the fewest cards: the fewest cards of
+    one machine (up to 8) that finish it in time, else 8."""
+    limit = speed_constants()["max_job_hours"]
+    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
+        return opt
+    for count in (c for c in COUNTS if opt.count < c <= 8):
+        more = option(setups.at(count), gpu, count, price, blocked=[])
+        if not more.fits:
+            return opt
+        opt = more
+        if more.train_hours is not None and more.train_hours <= limit:
+            break
+    return opt
