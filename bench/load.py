@@ -230,9 +230,19 @@ async def wait_webhook(tg: FakeTelegram, timeout: float) -> None:
         await asyncio.sleep(0.05)
 
 
-async def scrape_updates(port: int) -> tuple[int | None, dict[str, str]]:
+def bucket_quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
+    """The upper bound of the histogram bucket holding quantile `q` (cumulative counts)."""
+    if not buckets or buckets[-1][1] <= 0:
+        return None
+    want = buckets[-1][1] * q / 100
+    return next(le for le, n in buckets if n >= want)
+
+
+async def scrape_updates(port: int) -> tuple[int | None, dict[str, str], str | None]:
     """The bot's own count of updates handled (every type and outcome), from /metrics, and
-    its memos' hit rates (name -> "hits/lookups")."""
+    its memos' hit rates (name -> "hits/lookups"), and its own p50/p99 from receiving an
+    update to its handlers being done (histogram bucket bounds): beside the bench's latency
+    it says whether the wait is in the handlers or before them."""
     try:
         async with (
             aiohttp.ClientSession() as session,
@@ -240,13 +250,17 @@ async def scrape_updates(port: int) -> tuple[int | None, dict[str, str]]:
         ):
             text = await response.text()
     except aiohttp.ClientError:
-        return None, {}
+        return None, {}, None
     counted = 0.0
     memos: dict[str, dict[str, float]] = {}
+    buckets: list[tuple[float, float]] = []
     for line in text.splitlines():
         name, _, value = line.rpartition(" ")
         if name.startswith("bot_updates_total{"):
             counted += float(value)
+        elif name.startswith("bot_update_seconds_bucket{"):
+            le = name.split('le="', 1)[1].split('"', 1)[0]
+            buckets.append((float("inf") if le == "+Inf" else float(le), float(value)))
         elif name.startswith(("bot_memo_hits_total{", "bot_memo_misses_total{")):
             memo_name = name.split('memo="', 1)[1].split('"', 1)[0]
             kind = "hits" if name.startswith("bot_memo_hits") else "misses"
@@ -255,7 +269,13 @@ async def scrape_updates(port: int) -> tuple[int | None, dict[str, str]]:
         m: f"{c.get('hits', 0):.0f}/{c.get('hits', 0) + c.get('misses', 0):.0f}"
         for m, c in memos.items()
     }
-    return round(counted), rates
+    quantiles = [bucket_quantile(sorted(buckets), q) for q in (50, 99)]
+    handled = (
+        "p50 <= {:g} ms, p99 <= {:g} ms".format(*(x * 1000 for x in quantiles))  # type: ignore[operator]
+        if None not in quantiles
+        else None
+    )
+    return round(counted), rates, handled
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -551,7 +571,7 @@ async def run(args: argparse.Namespace) -> dict:
         elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
-        counted, memo_rates = await scrape_updates(port)
+        counted, memo_rates, handled = await scrape_updates(port)
         await stop(proc, tg, args.drain)
         lost, duplicated, rejected = count_replies(tg, stats)
         injected = dict(tg.injected)
@@ -591,6 +611,7 @@ async def run(args: argparse.Namespace) -> dict:
         "updates_sent_with_warmup": stats.sent,
         "inline_queries": stats.inline_sent,
         "memo_hits": memo_rates,
+        "bot_handled": handled,
         "load_average": os.getloadavg(),
         "bot_log": str(workdir / "bot.log"),
     }
@@ -670,6 +691,9 @@ def main() -> int:
         print(
             "API calls per update: "
             + ", ".join(f"{m} {n}" for m, n in result["api_calls_per_update"].items())
+        )
+        print(
+            f"the bot's own time from receiving an update to its handlers done: {result['bot_handled']}"
         )
         print(
             "memo hits/lookups (since start): "
