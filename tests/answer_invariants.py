@@ -15,6 +15,12 @@ Each check returns problems as (rule, detail). The rules, written apart from the
 - assumptions: the runtime, format, context and batch stated are those the figure used.
 - band: the range shown brackets the figure.
 - budget: picks within the budget asked, or the answer (and the inline article) says none is.
+- grid: the "can my card run it?" grid never judges a narrower format worse than a wider one
+  at the same length, nor a longer length better than a shorter one in the same format, and
+  its cell for the asked format and length is the verdict's.
+- headroom_said: every headroom share the answer states of the headline setup (the verdict,
+  the "Watch out" line) is one number, in both languages, and "below the guide's 20%" is
+  never said of 20% or more.
 """
 
 from __future__ import annotations
@@ -128,6 +134,7 @@ def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN0
         for fact in hardware_conflicts(rec, catalog.gpus().get(rec.named.gpu_id) or _mem_card()):
             out.append(("pick_vs_warning", f"named {rec.named.gpu_id} judged runnable: {fact}"))
     out += _guide(rec)
+    out += _grid(rec)
     out += _budget(parsed, rec)
     out += _pitfalls_agree(rec)
     return out
@@ -146,6 +153,56 @@ def _pitfalls_agree(rec: Recommendation) -> list[Problem]:
         if p.code == "tight_headroom" and v.state == "fits":
             out.append(("fits_verdict", "a tight-headroom warning beside ✅ fits"))
     return out
+
+
+_STATE_RANK = {"ok": 0, "tight": 1, "no": 2}  # split / unsupported / beyond: not ordered
+
+
+def _bits(fmt: str) -> float:
+    spec = catalog.find_format(fmt)
+    return spec.bits if spec is not None else 16.0
+
+
+def _grid(rec: Recommendation) -> list[Problem]:
+    """Fewer bits never need more memory, a longer length never less: a cell worse than a
+    wider format's at the same length (INT4 128k ⚠️ beside FP8 128k ✅), or better than a
+    shorter length's in its row, judges a different job than its neighbours."""
+    cells = [c for c in rec.grid if c.state in _STATE_RANK]
+    out: list[Problem] = []
+    for a in cells:
+        for b in cells:
+            worse = _STATE_RANK[a.state] > _STATE_RANK[b.state]
+            if a.context_tokens == b.context_tokens and _bits(a.format) < _bits(b.format) and worse:
+                out.append(
+                    ("grid", f"{a.format} {a.context_tokens} {a.state} vs {b.format} {b.state}")
+                )
+            if a.format == b.format and a.context_tokens < b.context_tokens and worse:
+                out.append(
+                    (
+                        "grid",
+                        f"{a.format} {a.context_tokens} {a.state} vs {b.context_tokens} {b.state}",
+                    )
+                )
+    out += _grid_asked_cell(rec)
+    return out
+
+
+def _grid_asked_cell(rec: Recommendation) -> list[Problem]:
+    """The cell of the asked format at the asked length is the verdict above it."""
+    s, v = rec.setup or rec.result, rec.verdict
+    if not rec.grid or v is None or s.estimate is None or rec.recipe or rec.budget_fix:
+        return []
+    w = s.workload
+    assumed = {a.field: a.value for a in s.assumed}
+    field = "seq_len" if w.mode.is_training else "context_tokens"
+    length = getattr(w, field) or assumed.get(field)
+    fmt = w.weights_format or assumed.get("weights_format")
+    want = {"fits": "ok", "tight": "tight", "no_fit": "no", "split": "split"}.get(v.state)
+    for c in rec.grid:
+        same_fmt = c.format == fmt or (c.format == "fp16" and fmt == "bf16")
+        if same_fmt and length and c.context_tokens == int(length) and want and c.state != want:
+            return [("grid", f"cell {c.format} {c.context_tokens} {c.state} vs verdict {v.state}")]
+    return []
 
 
 def _budget(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN001
@@ -256,6 +313,33 @@ def check_english(rec: Recommendation, text: str) -> list[Problem]:
             out += _warned_picks(rec, line)
     out += _assumed_in_text(rec, lines)
     out += [("fits_verdict", d) for d in figures_disagree(text)]
+    out += headroom_said(text, "en")
+    return out
+
+
+# The headline verdict's share and the "Watch out" line's, in each language.
+_SAID = {
+    "en": (
+        re.compile(r"^⚠️ Fits, but tight \((\d+)% headroom", re.M),
+        re.compile(r"^⚠️ Fits, but with only (\d+)% headroom, below the guide's 20%", re.M),
+    ),
+    "zh": (
+        re.compile(r"^⚠️ 能装下但偏紧（余量 (\d+)%", re.M),
+        re.compile(r"^⚠️ 能装下但余量只有 (\d+)%，低于指南建议的 20%", re.M),
+    ),
+}
+
+
+def headroom_said(text: str, lang: str) -> list[Problem]:
+    """One answer states one headroom for its headline setup ("19% headroom" above, "only
+    20% headroom, below the guide's 20%" below was the same 19.6%)."""
+    verdict, warning = _SAID[lang]
+    v, w = verdict.search(text), warning.search(text)
+    out: list[Problem] = []
+    if w and int(w.group(1)) >= 20:
+        out.append(("headroom_said", f"{lang}: {w.group(0)}"))
+    if v and w and v.group(1) != w.group(1):
+        out.append(("headroom_said", f"{lang}: verdict {v.group(1)}% vs warning {w.group(1)}%"))
     return out
 
 

@@ -33,6 +33,7 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
         out += inv.check_structure(parsed, rec)
     texts = inv.rendered(rec, parsed, q)
     out += inv.check_english(rec, texts["en/answer"])
+    out += inv.headroom_said(texts["zh/answer"], "zh")
     out += inv.check_inline(rec, texts["en/inline"])
     out += inv.check_views(rec, texts["en/answer"], texts["en/details"])
     assert parsed.workload is not None
