@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
+from advisor.units import headroom
 
 if TYPE_CHECKING:
     from advisor.recommend import Option
@@ -95,7 +96,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
             )
         )
     elif pick.risky:
-        out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
+        out.append(_p("tight_headroom", headroom=headroom(pick.headroom_fraction)))
     if pick.train_hours is not None and pick.train_hours > _slow_hours(pick.count):
         out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
     inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)

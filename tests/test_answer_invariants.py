@@ -304,3 +304,14 @@ def test_a_lab_machine_that_cannot_run_the_job_says_why() -> None:
     assert "Pascal" in p40 and ".;" not in text
     zh = render("lab_first", "zh", own=own, group=True, chosen=False, plain=True)
     assert "Pascal 架构" in zh and "。；" not in zh
+
+
+def test_the_watch_out_line_states_the_verdicts_headroom_in_both_languages() -> None:
+    """Was: "⚠️ Fits, but tight (19% headroom, the guide asks for 20%)" above and "⚠️ Fits,
+    but with only 20% headroom, below the guide's 20%" under "Watch out" (19.6% free, the
+    pitfall rounded it to the nearest)."""
+    for lang, currency in (("en", "USD"), ("zh", "CNY")):
+        rec, text = _answer("lora 7b 4090", lang, currency)
+        assert rec.verdict.state == "tight" and 0.19 < rec.verdict.headroom_fraction < 0.2
+        assert inv.headroom_said(text, lang) == []
+        assert ("only 19% headroom" if lang == "en" else "余量只有 19%") in text
