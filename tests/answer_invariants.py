@@ -168,11 +168,19 @@ def _grid(rec: Recommendation) -> list[Problem]:
     wider format's at the same length (INT4 128k ⚠️ beside FP8 128k ✅), or better than a
     shorter length's in its row, judges a different job than its neighbours."""
     cells = [c for c in rec.grid if c.state in _STATE_RANK]
+    # A 4-bit base can train with more memory than a 16-bit one: bitsandbytes' 4-bit layers
+    # (before 0.43.2) keep their input for backward. Only inference is ordered by width.
+    by_width = not (rec.setup or rec.result).workload.mode.is_training
     out: list[Problem] = []
     for a in cells:
         for b in cells:
             worse = _STATE_RANK[a.state] > _STATE_RANK[b.state]
-            if a.context_tokens == b.context_tokens and _bits(a.format) < _bits(b.format) and worse:
+            if (
+                by_width
+                and a.context_tokens == b.context_tokens
+                and _bits(a.format) < _bits(b.format)
+                and worse
+            ):
                 out.append(
                     ("grid", f"{a.format} {a.context_tokens} {a.state} vs {b.format} {b.state}")
                 )

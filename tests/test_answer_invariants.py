@@ -315,3 +315,16 @@ def test_the_watch_out_line_states_the_verdicts_headroom_in_both_languages() -> 
         assert rec.verdict.state == "tight" and 0.19 < rec.verdict.headroom_fraction < 0.2
         assert inv.headroom_said(text, lang) == []
         assert ("only 19% headroom" if lang == "en" else "余量只有 19%") in text
+
+
+@pytest.mark.parametrize(
+    "q", ["qwen2.5-7b 4090", "deepseek-v3 要几张 h100", "qwen2.5-1.5b q8_0 batch 8 我只有 16g 显存"]
+)
+def test_every_grid_row_runs_on_the_runtime_the_answer_assumed(q: str) -> None:
+    """Was: a 7B's grid "FP8 128k ⚠️ · INT8 128k ❌ · INT4 128k ❌" under "runtime:
+    transformers" (the FP8 row alone was served by vLLM), DeepSeek-V3's "INT4 128k ⚠️"
+    beside "FP8 128k ✅" (INT4 under transformers, without MLA's small KV cache)."""
+    rec, text = _answer(q)
+    assert rec.grid and inv._grid(rec) == []
+    runtime = (rec.setup or rec.result).estimate.runtime
+    assert "FP8" not in text.split("Can ")[1].split("✅ with")[0] or runtime != "llamacpp"

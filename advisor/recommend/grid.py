@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.models import Kind, Mode, Workload
+from advisor.models import Kind, Mode, Runtime, Workload
 from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import HEADROOM, workload_for
@@ -12,6 +12,10 @@ from advisor.recommend.rank import tp_ok
 
 GRID_FORMATS = ("bf16", "fp8", "int8", "int4")
 GRID_CONTEXTS = (4096, 32768, 131072)
+# llama.cpp and its front ends load GGUF files only: their grid shows the GGUF types of each
+# width (Ollama's default download is Q4_K_M) and no FP8 row, a type GGUF does not have.
+GGUF_RUNTIMES = (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
+GGUF_ROWS = {"bf16": "bf16", "fp8": None, "int8": "q8_0", "int4": "q4_k_m"}
 
 
 def _rows(w: Workload) -> list[str]:
@@ -35,12 +39,22 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
     No grid when no cell says anything (Whisper's 448-token window is under every column)."""
     base = workload_for(w, count)
+    # Every cell runs on the program the answer above assumed: left free, each row picked its
+    # own (FP8 served by vLLM with chunked prefill, INT4 under transformers), and a 7B's grid
+    # read "FP8 128k ⚠️ · INT4 128k ❌" under an answer that says "runtime: transformers".
+    asked = estimate(base).estimate
+    runtime = asked.runtime if asked is not None else None
+    if runtime is not None:
+        base = base.model_copy(update={"runtime": Runtime(runtime)})
     # A training run's length is its sequence (seq_len); context_tokens is what inference
     # reads. Varying the wrong one showed every column of a LoRA question as its asked length
     # ("128k ✅" beside a 4k run that needs most of the card).
     length = "seq_len" if base.mode.is_training else "context_tokens"
     cells: list[GridCell] = []
-    rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in _rows(w)]
+    rows = _rows(w)
+    if runtime in GGUF_RUNTIMES:
+        rows = [r for f in rows if (r := GGUF_ROWS.get(f, f)) is not None]
+    rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in rows]
     max_context: int | None = None  # the model's, once the first cell has resolved it
     for fmt in rows:
         for ctx in GRID_CONTEXTS:
