@@ -194,6 +194,11 @@ def find_pitfalls(
                 active=f"{model.active_params_b:g}B",
             )
         )
+    asked = w.seq_len if w.mode.is_training else w.context_tokens
+    if arch is not None and model.kind == Kind.llm and asked and asked > arch.max_context_tokens:
+        out.append(
+            _p("beyond_model_context", model=model.name, max=arch.max_context_tokens, asked=asked)
+        )
     kv = est.breakdown.get("kv_cache", 0)
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:
         batch = w.concurrency or w.batch_size or 1

@@ -208,6 +208,9 @@ def _grid_asked_cell(rec: Recommendation) -> list[Problem]:
     want = {"fits": "ok", "tight": "tight", "no_fit": "no", "split": "split"}.get(v.state)
     for c in rec.grid:
         same_fmt = c.format == fmt or (c.format == "fp16" and fmt == "bf16")
+        warned = "beyond_model_context" in {p.code for p in rec.pitfalls}
+        if c.state == "beyond" and warned:
+            continue  # the answer says the asked length is past the model's window
         if same_fmt and length and c.context_tokens == int(length) and want and c.state != want:
             return [("grid", f"cell {c.format} {c.context_tokens} {c.state} vs verdict {v.state}")]
     return []

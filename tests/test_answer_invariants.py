@@ -328,3 +328,22 @@ def test_every_grid_row_runs_on_the_runtime_the_answer_assumed(q: str) -> None:
     assert rec.grid and inv._grid(rec) == []
     runtime = (rec.setup or rec.result).estimate.runtime
     assert "FP8" not in text.split("Can ")[1].split("✅ with")[0] or runtime != "llamacpp"
+
+
+def test_a_hub_model_asked_past_its_window_is_told_so_beside_the_grids_dash() -> None:
+    """Was: "✅ Fits with 72% headroom" at 32k for EleutherAI/pythia-160m (4096-token
+    window, read from the Hub) above a grid whose 32k column says "— beyond the model's
+    context", with nothing else said (a catalog model asked the same is refused at parse)."""
+    from tests.answer_questions import hub_cases
+
+    q, parsed, hub = next(
+        c for c in hub_cases() if c[0].startswith("EleutherAI/pythia-160m vllm 32k")
+    )
+    rec = recommend_query(parsed, default_currency="USD")
+    assert [c.state for c in rec.grid if c.context_tokens == 32768][0] == "beyond"
+    assert "beyond_model_context" in {p.code for p in rec.pitfalls}
+    en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, hub=hub, plain=True)
+    zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, hub=hub, plain=True)
+    assert "context of 4096 tokens; the 32768 tokens asked are beyond it" in en
+    assert "上下文上限是 4096 tokens，你问的 32768 tokens 超出了它" in zh
+    assert inv._grid_asked_cell(rec) == []
