@@ -505,6 +505,12 @@ def check_inline(rec: Recommendation, text: str) -> list[Problem]:
     """The inline article's figure and verdict are the full answer's."""
     out: list[Problem] = []
     h = rec.headline
+    # its header names the length as the answer's does: a training run's "sequences 2k"
+    # read "context 2k" here
+    head = text.split("\n", 1)[0]
+    training = (rec.setup or rec.result).workload.mode.is_training
+    if re.search(r" · context \d" if training else r" · sequences \d", head):
+        out.append(("assumptions", f"inline header {head!r} for a training={training} run"))
     m = re.search(r"VRAM per card ~([\d.]+ GiB) on (\d+)× ", text)
     if h is not None and m and m.group(1) != gib(h.per_gpu_bytes):
         out.append(("headline_figure", f"inline {m.group(1)} vs {gib(h.per_gpu_bytes)}"))

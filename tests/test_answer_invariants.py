@@ -347,3 +347,14 @@ def test_a_hub_model_asked_past_its_window_is_told_so_beside_the_grids_dash() ->
     assert "context of 4096 tokens; the 32768 tokens asked are beyond it" in en
     assert "上下文上限是 4096 tokens，你问的 32768 tokens 超出了它" in zh
     assert inv._grid_asked_cell(rec) == []
+
+
+def test_the_inline_header_names_a_training_length_as_the_answer_does() -> None:
+    """Was: the answer's "70B · QLoRA fine-tune · nf4 · sequences 2k" read "· context 2k"
+    in the inline article (and "上下文 2k" for "序列 2k")."""
+    parsed = parse_query("qlora 70b a100")
+    rec = recommend_query(parsed, default_currency="USD")
+    en = render("inline", "en", rec=rec, parsed=parsed, canonical="qlora 70b a100", plain=True)
+    zh = render("inline", "zh", rec=rec, parsed=parsed, canonical="qlora 70b a100", plain=True)
+    assert " · sequences 2k" in en.splitlines()[0] and inv.check_inline(rec, en) == []
+    assert " · 序列 2k" in zh.splitlines()[0]
