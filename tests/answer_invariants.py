@@ -441,6 +441,8 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
     used = used or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
     out: list[Problem] = []
     header = lines[0] if lines else ""
+    if w.mode.is_training and any("context cut to" in line for line in lines):
+        out.append(("assumptions", "a training run's fix names its sequences 'context'"))
     if used and (m := _CTX.search(header)):
         n = int(m.group(1)[:-1]) * 1024 if m.group(1).endswith("k") else int(m.group(1))
         if n != int(used):
