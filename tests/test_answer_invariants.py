@@ -370,3 +370,14 @@ def test_a_training_runs_shorter_length_fix_says_sequences_as_its_header_does() 
     assert "训练序列缩短到 1024 tokens" in zh and "上下文缩短" not in zh
     _, inference = _answer("llama-3.1-8b 128k 4090")
     assert "context cut to 8192 tokens" in inference
+
+
+def test_an_image_model_training_run_assumes_a_batch_not_images_per_prompt() -> None:
+    """Was: "SDXL · LoRA fine-tune" with "Assumed: …; 1 image(s) per prompt" (zh "每次出图
+    1 张"), a generation's setting, in a training answer."""
+    _, en = _answer("sdxl lora 训练 3090")
+    _, zh = _answer("sdxl lora 训练 3090", "zh", "CNY")
+    assert "per prompt" not in en and "batch 1" in en.split("Assumed:")[1]
+    assert "出图" not in zh.split("默认假设")[1] and "批大小 1" in zh.split("默认假设")[1]
+    _, gen = _answer("sdxl 3090")
+    assert "1 image(s) per prompt" in gen
