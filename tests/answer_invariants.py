@@ -441,6 +441,8 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
     used = used or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
     out: list[Problem] = []
     header = lines[0] if lines else ""
+    if any(" video frames" in line for line in lines) and any("images/min" in x for x in lines):
+        out.append(("assumptions", "an image rate beside the video frames it ignores"))
     if w.mode.is_training and any("context cut to" in line for line in lines):
         out.append(("assumptions", "a training run's fix names its sequences 'context'"))
     if used and (m := _CTX.search(header)):

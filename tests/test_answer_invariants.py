@@ -381,3 +381,14 @@ def test_an_image_model_training_run_assumes_a_batch_not_images_per_prompt() -> 
     assert "出图" not in zh.split("默认假设")[1] and "批大小 1" in zh.split("默认假设")[1]
     _, gen = _answer("sdxl 3090")
     assert "1 image(s) per prompt" in gen
+
+
+def test_a_video_answer_claims_no_image_rate_that_ignores_its_frames() -> None:
+    """Was: Wan2.1-T2V-14B on a 4090 "~1.0 images/min (coarse)" (zh "约 1.0 张/分钟")
+    beside "Assumed: … 81 video frames": the rate was one 1280x720 image's FLOPs."""
+    rec, en = _answer("wan2.1 video 4090")
+    _, zh = _answer("wan2.1 video 4090", "zh", "CNY")
+    assert "81 video frames" in en and "images/min" not in en and "张/分钟" not in zh
+    assert inv.check_english(rec, en) == []
+    _, image = _answer("sdxl 4090")
+    assert "images/min" in image
