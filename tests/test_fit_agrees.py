@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.fit import DIFFUSION_PROBES, card_fit
+from advisor.fit import DIFFUSION_PROBES, SIZE_LADDER_B, card_fit
 from advisor.parse import parse_query
 from advisor.recommend import Recommendation, recommend_query
 
 # catalog id -> how a user names it
-CARDS = {"rtx-4090": "4090", "rtx-3090": "3090", "a100-40gb-pcie": "a100 40g", "tesla-t4": "t4"}
+CARDS = {
+    "rtx-4090": "4090",
+    "rtx-3090": "3090",
+    "a100-40gb-pcie": "a100 40g",
+    "tesla-t4": "t4",
+    # /fit forced gradient checkpointing on and listed "full 0.5B" here; the answer to
+    # "full fine-tune 0.5b 4060ti 16g" leaves it off below 1B and calls it tight
+    "rtx-4060-ti-16gb": "4060ti 16g",
+}
 
 
 def _answer(q: str, gpu: str) -> Recommendation:
@@ -60,3 +68,15 @@ def test_an_image_model_a_card_table_crosses_out_needs_a_recipe_in_its_answer(gp
             rec = _answer(f"{model} {CARDS[gpu]}", gpu)
             assert rec.verdict is not None
             assert rec.verdict.state != "fits" or rec.recipe is not None, (gpu, model)
+
+
+@pytest.mark.parametrize("gpu", CARDS)
+def test_the_next_size_past_a_card_tables_largest_does_not_fit_with_headroom(gpu: str) -> None:
+    """The table's largest is the largest: its answer to the next rung is not ✅."""
+    fit = card_fit(gpu)
+    words = {"lora": "lora", "qlora": "qlora", "full": "full fine-tune"}
+    for mode, size in fit.finetune_b.items():
+        nxt = next((s for s in SIZE_LADDER_B if size is None or s > size), None)
+        if nxt is not None:
+            q = f"{words[mode]} {nxt:g}b {CARDS[gpu]} seq 2048 batch 1"
+            assert _verdict(q, gpu) != "fits", (gpu, mode, nxt)
