@@ -80,3 +80,18 @@ def test_the_next_size_past_a_card_tables_largest_does_not_fit_with_headroom(gpu
         if nxt is not None:
             q = f"{words[mode]} {nxt:g}b {CARDS[gpu]} seq 2048 batch 1"
             assert _verdict(q, gpu) != "fits", (gpu, mode, nxt)
+
+
+@pytest.mark.parametrize("gpu", CARDS)
+def test_the_card_tables_batch_line_is_the_batch_its_answer_calls_a_fit(gpu: str) -> None:
+    """The line computes a generate() batch; it read "Most concurrent 4k-token requests: 2"
+    on a 4090, and "llama-3.1-8b 2 concurrent 4090" (served by vLLM) is tight."""
+    from advisor.catalog import gpus
+    from advisor.render import render
+
+    fit = card_fit(gpu)
+    en = render("fit", "en", gpu=gpus()[gpu], fit=fit, count=1, plain=True)
+    assert "concurrent" not in en and "Largest batch of 4k-token sequences" in en
+    if fit.batch_8b:
+        q = f"llama-3.1-8b bf16 4k batch {fit.batch_8b} {CARDS[gpu]}"
+        assert _verdict(q, gpu) == "fits", q
