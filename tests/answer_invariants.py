@@ -29,7 +29,7 @@ import re
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
-from advisor.models import Kind, Runtime
+from advisor.models import Kind, Mode, Runtime
 from advisor.recommend import Recommendation, card_prices
 from advisor.recommend.owned import OwnedAnswer
 from advisor.render import gib, label, render
@@ -206,6 +206,11 @@ def _grid_asked_cell(rec: Recommendation) -> list[Problem]:
     length = getattr(w, field) or assumed.get(field)
     fmt = w.weights_format or assumed.get("weights_format")
     want = {"fits": "ok", "tight": "tight", "no_fit": "no", "split": "split"}.get(v.state)
+    shown = {c.format for c in rec.grid} | (
+        {"bf16"} if "fp16" in {c.format for c in rec.grid} else set()
+    )
+    if fmt and w.mode not in (Mode.full, Mode.pretrain) and str(fmt) not in shown:
+        return [("grid", f"the answer's {fmt} has no row in {sorted(shown)}")]
     for c in rec.grid:
         same_fmt = c.format == fmt or (c.format == "fp16" and fmt == "bf16")
         warned = "beyond_model_context" in {p.code for p in rec.pitfalls}
@@ -502,6 +507,27 @@ def check_views(rec: Recommendation, answer: str, details: str) -> list[Problem]
         out.append(("headline_figure", f"nvidia-smi {smi} under the figure {d.group(1)}"))
     if d.group(2) and "pre-allocates" not in answer:
         out.append(("assumptions", "an engine's nvidia-smi share shown without saying why"))
+    return out
+
+
+_WEIGHTS_LINE = re.compile(
+    r"^([\d.]+)B params (?:on the card \(.*?\) )?× ([\d.]+) bits \(([^)]+)\)"
+    r"(?: \+ ([\d.]+)B kept in 16-bit \(.*?\))?(?: / (\d+) card\(s\))? = ([\d.]+) GiB$",
+    re.M,
+)
+
+
+def weights_arithmetic(details: str) -> list[Problem]:
+    """The details' weights line is arithmetic that holds: params × bits / 8 / cards is the
+    GiB it shows ("14.77B params × 8.5 bits (q8_0) = 13.84 GiB" did not: llama.cpp keeps
+    the token embedding in host RAM, and the line did not count it out)."""
+    out: list[Problem] = []
+    for m in _WEIGHTS_LINE.finditer(details):
+        params, bits, kept = float(m[1]), float(m[2]), float(m[4] or 0)
+        cards, shown = int(m[5] or 1), float(m[6])
+        computed = (params * bits / 8 + kept * 2) * 1e9 / cards / 2**30
+        if abs(computed - shown) > 0.02 * shown + 0.02:
+            out.append(("headline_figure", f"{m[0]!r} computes {computed:.2f} GiB"))
     return out
 
 

@@ -36,6 +36,7 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
     out += inv.headroom_said(texts["zh/answer"], "zh")
     out += inv.check_inline(rec, texts["en/inline"])
     out += inv.check_views(rec, texts["en/answer"], texts["en/details"])
+    out += inv.weights_arithmetic(texts["en/details"])
     assert parsed.workload is not None
     own = judge_machines(parsed.workload, LABS[i % len(LABS)])
     if own is not None:
@@ -392,3 +393,18 @@ def test_a_video_answer_claims_no_image_rate_that_ignores_its_frames() -> None:
     assert inv.check_english(rec, en) == []
     _, image = _answer("sdxl 4090")
     assert "images/min" in image
+
+
+@pytest.mark.parametrize(
+    "q", ["qwen2.5-14b q8_0 llama.cpp 4090", "llama-3.1-70b qlora a100", "qwen2.5-7b awq vllm 4090"]
+)
+def test_the_details_weights_line_is_arithmetic_that_holds(q: str) -> None:
+    """Was: "14.77B params × 8.5 bits (q8_0) / 1 card(s) = 13.84 GiB" (llama.cpp keeps the
+    token embedding in host RAM; 14.77 × 8.5 / 8 is 14.6 GiB) and "70.55B params × 4.5 bits
+    (nf4) = 39.77 GiB" (NF4 leaves embeddings and lm_head in 16-bit; the product is 36.96)."""
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="USD")
+    en = render("details", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    zh = render("details", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert inv._WEIGHTS_LINE.search(en) and inv.weights_arithmetic(en) == []
+    assert "词嵌入" in zh
