@@ -163,6 +163,13 @@ def _bits(fmt: str) -> float:
     return spec.bits if spec is not None else 16.0
 
 
+def _scope(fmt: str) -> str:
+    """What a format's bits cover: "all" (GGUF, bf16) or "linear" (fp8, AWQ: embeddings and
+    lm_head stay 16-bit), so nominal bits order formats only within one scope."""
+    spec = catalog.find_format(fmt)
+    return spec.scope if spec is not None else "all"
+
+
 def _grid(rec: Recommendation) -> list[Problem]:
     """Fewer bits never need more memory, a longer length never less: a cell worse than a
     wider format's at the same length (INT4 128k ⚠️ beside FP8 128k ✅), or better than a
@@ -179,6 +186,7 @@ def _grid(rec: Recommendation) -> list[Problem]:
                 by_width
                 and a.context_tokens == b.context_tokens
                 and _bits(a.format) < _bits(b.format)
+                and _scope(a.format) == _scope(b.format)
                 and worse
             ):
                 out.append(
