@@ -481,6 +481,11 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
     card = catalog.gpus().get(h.gpu_id) if h is not None else None
     no_bf16 = card is not None and card.vendor == "NVIDIA" and not card.bf16_supported
     for line in lines:
+        # a change offered for a transformers run is one transformers has (its generate()
+        # has no fp8 KV cache; "vLLM --kv-cache-dtype fp8" was offered as the fix)
+        fix_line = line.startswith(("⚠️ Fits", "❌ Does not fit", "  ⚠️ Tight as is"))
+        if runtime == "transformers" and fix_line and "vLLM --kv-cache-dtype" in line:
+            out.append(("assumptions", f"a vLLM flag offered to a transformers run: {line[:60]}"))
         if no_bf16 and _ASSUMED.match(line) and re.search(r"\bin bf16\b", line):
             out.append(("assumptions", f"an assumed bf16 on {card.name}, which has none"))
         if m := _ASSUMED.match(line):

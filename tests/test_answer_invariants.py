@@ -408,3 +408,14 @@ def test_the_details_weights_line_is_arithmetic_that_holds(q: str) -> None:
     zh = render("details", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
     assert inv._WEIGHTS_LINE.search(en) and inv.weights_arithmetic(en) == []
     assert "词嵌入" in zh
+
+
+def test_a_transformers_run_is_not_offered_vllms_fp8_kv_cache() -> None:
+    """Was: "qwen2.5-7b fp8 transformers batch 32" answered "⚠️ Fits, but tight …: an fp8 KV
+    cache (vLLM --kv-cache-dtype fp8) gives enough room" under "runtime: transformers"
+    (generate() has no fp8 KV cache)."""
+    rec, en = _answer("qwen2.5-7b fp8 transformers batch 32")
+    assert "kv_fp8" not in rec.fixes and "--kv-cache-dtype" not in en
+    assert inv.check_english(rec, en) == []
+    rec, _ = _answer("qwen2.5-7b fp8 vllm batch 32")  # vLLM has it, and is offered it
+    assert "kv_fp8" in rec.fixes
