@@ -142,7 +142,9 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
                 weights_format=f,
                 seq_len=2048,
                 batch_size=1,
-                gradient_checkpointing=True,
+                # gradient checkpointing left to the engine, as in an answer (on from 1B):
+                # forced on, /fit listed "full 0.5B" for a 4060 Ti 16GB whose answer to
+                # "全参微调 0.5b" is tight (off below 1B)
                 **train_shard,
             )
         )

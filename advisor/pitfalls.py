@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
+from advisor.units import headroom
 
 if TYPE_CHECKING:
     from advisor.recommend import Option
@@ -95,7 +96,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
             )
         )
     elif pick.risky:
-        out.append(_p("tight_headroom", headroom=f"{pick.headroom_fraction * 100:.0f}%"))
+        out.append(_p("tight_headroom", headroom=headroom(pick.headroom_fraction)))
     if pick.train_hours is not None and pick.train_hours > _slow_hours(pick.count):
         out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
     inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)
@@ -192,6 +193,11 @@ def find_pitfalls(
                 total=f"{model.params_b:g}B",
                 active=f"{model.active_params_b:g}B",
             )
+        )
+    asked = w.seq_len if w.mode.is_training else w.context_tokens
+    if arch is not None and model.kind == Kind.llm and asked and asked > arch.max_context_tokens:
+        out.append(
+            _p("beyond_model_context", model=model.name, max=arch.max_context_tokens, asked=asked)
         )
     kv = est.breakdown.get("kv_cache", 0)
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:

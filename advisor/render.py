@@ -7,7 +7,6 @@ HTML tags for the terminal.
 from __future__ import annotations
 
 import html
-import math
 import re
 import tomllib
 from functools import cache
@@ -16,6 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from advisor.pitfalls import gpu_notes
+from advisor.units import headroom
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 LANGS = ("zh", "en")
@@ -36,12 +36,6 @@ def bar(part: float, whole: float, width: int = 10) -> str:
 
 def pct(fraction: float) -> str:
     return f"{fraction * 100:.0f}%"
-
-
-def headroom(fraction: float) -> str:
-    """A card's free share, rounded down: 19.6% free is "19%", never "20% headroom, the
-    guide asks for 20%" beside a tight verdict."""
-    return f"{math.floor(fraction * 100 + 1e-9):.0f}%"
 
 
 SYMBOLS = {"CNY": "¥", "USD": "$"}

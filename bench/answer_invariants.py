@@ -29,6 +29,8 @@ RULES = (
     "assumptions",
     "band",
     "budget",
+    "grid",
+    "headroom_said",
 )
 
 
@@ -51,8 +53,10 @@ def main() -> None:
             found += inv.check_structure(parsed, rec)
         texts = inv.rendered(rec, parsed, q)
         found += inv.check_english(rec, texts["en/answer"])
+        found += inv.headroom_said(texts["zh/answer"], "zh")
         found += inv.check_inline(rec, texts["en/inline"])
         found += inv.check_views(rec, texts["en/answer"], texts["en/details"])
+        found += inv.weights_arithmetic(texts["en/details"])
         own = judge_machines(parsed.workload, LABS[i % len(LABS)])
         if own is not None:
             lab = render("lab_first", "en", own=own, group=True, chosen=False, plain=True)

@@ -15,6 +15,12 @@ Each check returns problems as (rule, detail). The rules, written apart from the
 - assumptions: the runtime, format, context and batch stated are those the figure used.
 - band: the range shown brackets the figure.
 - budget: picks within the budget asked, or the answer (and the inline article) says none is.
+- grid: the "can my card run it?" grid never judges a narrower format worse than a wider one
+  at the same length, nor a longer length better than a shorter one in the same format, and
+  its cell for the asked format and length is the verdict's.
+- headroom_said: every headroom share the answer states of the headline setup (the verdict,
+  the "Watch out" line) is one number, in both languages, and "below the guide's 20%" is
+  never said of 20% or more.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import re
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
-from advisor.models import Kind, Runtime
+from advisor.models import Kind, Mode, Runtime
 from advisor.recommend import Recommendation, card_prices
 from advisor.recommend.owned import OwnedAnswer
 from advisor.render import gib, label, render
@@ -128,6 +134,7 @@ def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN0
         for fact in hardware_conflicts(rec, catalog.gpus().get(rec.named.gpu_id) or _mem_card()):
             out.append(("pick_vs_warning", f"named {rec.named.gpu_id} judged runnable: {fact}"))
     out += _guide(rec)
+    out += _grid(rec)
     out += _budget(parsed, rec)
     out += _pitfalls_agree(rec)
     return out
@@ -146,6 +153,80 @@ def _pitfalls_agree(rec: Recommendation) -> list[Problem]:
         if p.code == "tight_headroom" and v.state == "fits":
             out.append(("fits_verdict", "a tight-headroom warning beside ✅ fits"))
     return out
+
+
+_STATE_RANK = {"ok": 0, "tight": 1, "no": 2}  # split / unsupported / beyond: not ordered
+
+
+def _bits(fmt: str) -> float:
+    spec = catalog.find_format(fmt)
+    return spec.bits if spec is not None else 16.0
+
+
+def _scope(fmt: str) -> str:
+    """What a format's bits cover: "all" (GGUF, bf16) or "linear" (fp8, AWQ: embeddings and
+    lm_head stay 16-bit), so nominal bits order formats only within one scope."""
+    spec = catalog.find_format(fmt)
+    return spec.scope if spec is not None else "all"
+
+
+def _grid(rec: Recommendation) -> list[Problem]:
+    """Fewer bits never need more memory, a longer length never less: a cell worse than a
+    wider format's at the same length (INT4 128k ⚠️ beside FP8 128k ✅), or better than a
+    shorter length's in its row, judges a different job than its neighbours."""
+    cells = [c for c in rec.grid if c.state in _STATE_RANK]
+    # A 4-bit base can train with more memory than a 16-bit one: bitsandbytes' 4-bit layers
+    # (before 0.43.2) keep their input for backward. Only inference is ordered by width.
+    by_width = not (rec.setup or rec.result).workload.mode.is_training
+    out: list[Problem] = []
+    for a in cells:
+        for b in cells:
+            worse = _STATE_RANK[a.state] > _STATE_RANK[b.state]
+            if (
+                by_width
+                and a.context_tokens == b.context_tokens
+                and _bits(a.format) < _bits(b.format)
+                and _scope(a.format) == _scope(b.format)
+                and worse
+            ):
+                out.append(
+                    ("grid", f"{a.format} {a.context_tokens} {a.state} vs {b.format} {b.state}")
+                )
+            if a.format == b.format and a.context_tokens < b.context_tokens and worse:
+                out.append(
+                    (
+                        "grid",
+                        f"{a.format} {a.context_tokens} {a.state} vs {b.context_tokens} {b.state}",
+                    )
+                )
+    out += _grid_asked_cell(rec)
+    return out
+
+
+def _grid_asked_cell(rec: Recommendation) -> list[Problem]:
+    """The cell of the asked format at the asked length is the verdict above it."""
+    s, v = rec.setup or rec.result, rec.verdict
+    if not rec.grid or v is None or s.estimate is None or rec.recipe or rec.budget_fix:
+        return []
+    w = s.workload
+    assumed = {a.field: a.value for a in s.assumed}
+    field = "seq_len" if w.mode.is_training else "context_tokens"
+    length = getattr(w, field) or assumed.get(field)
+    fmt = w.weights_format or assumed.get("weights_format")
+    want = {"fits": "ok", "tight": "tight", "no_fit": "no", "split": "split"}.get(v.state)
+    shown = {c.format for c in rec.grid} | (
+        {"bf16"} if "fp16" in {c.format for c in rec.grid} else set()
+    )
+    if fmt and w.mode not in (Mode.full, Mode.pretrain) and str(fmt) not in shown:
+        return [("grid", f"the answer's {fmt} has no row in {sorted(shown)}")]
+    for c in rec.grid:
+        same_fmt = c.format == fmt or (c.format == "fp16" and fmt == "bf16")
+        warned = "beyond_model_context" in {p.code for p in rec.pitfalls}
+        if c.state == "beyond" and warned:
+            continue  # the answer says the asked length is past the model's window
+        if same_fmt and length and c.context_tokens == int(length) and want and c.state != want:
+            return [("grid", f"cell {c.format} {c.context_tokens} {c.state} vs verdict {v.state}")]
+    return []
 
 
 def _budget(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN001
@@ -256,6 +337,33 @@ def check_english(rec: Recommendation, text: str) -> list[Problem]:
             out += _warned_picks(rec, line)
     out += _assumed_in_text(rec, lines)
     out += [("fits_verdict", d) for d in figures_disagree(text)]
+    out += headroom_said(text, "en")
+    return out
+
+
+# The headline verdict's share and the "Watch out" line's, in each language.
+_SAID = {
+    "en": (
+        re.compile(r"^⚠️ Fits, but tight \((\d+)% headroom", re.M),
+        re.compile(r"^⚠️ Fits, but with only (\d+)% headroom, below the guide's 20%", re.M),
+    ),
+    "zh": (
+        re.compile(r"^⚠️ 能装下但偏紧（余量 (\d+)%", re.M),
+        re.compile(r"^⚠️ 能装下但余量只有 (\d+)%，低于指南建议的 20%", re.M),
+    ),
+}
+
+
+def headroom_said(text: str, lang: str) -> list[Problem]:
+    """One answer states one headroom for its headline setup ("19% headroom" above, "only
+    20% headroom, below the guide's 20%" below was the same 19.6%)."""
+    verdict, warning = _SAID[lang]
+    v, w = verdict.search(text), warning.search(text)
+    out: list[Problem] = []
+    if w and int(w.group(1)) >= 20:
+        out.append(("headroom_said", f"{lang}: {w.group(0)}"))
+    if v and w and v.group(1) != w.group(1):
+        out.append(("headroom_said", f"{lang}: verdict {v.group(1)}% vs warning {w.group(1)}%"))
     return out
 
 
@@ -346,6 +454,10 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
     used = used or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
     out: list[Problem] = []
     header = lines[0] if lines else ""
+    if any(" video frames" in line for line in lines) and any("images/min" in x for x in lines):
+        out.append(("assumptions", "an image rate beside the video frames it ignores"))
+    if w.mode.is_training and any("context cut to" in line for line in lines):
+        out.append(("assumptions", "a training run's fix names its sequences 'context'"))
     if used and (m := _CTX.search(header)):
         n = int(m.group(1)[:-1]) * 1024 if m.group(1).endswith("k") else int(m.group(1))
         if n != int(used):
@@ -369,6 +481,11 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
     card = catalog.gpus().get(h.gpu_id) if h is not None else None
     no_bf16 = card is not None and card.vendor == "NVIDIA" and not card.bf16_supported
     for line in lines:
+        # a change offered for a transformers run is one transformers has (its generate()
+        # has no fp8 KV cache; "vLLM --kv-cache-dtype fp8" was offered as the fix)
+        fix_line = line.startswith(("⚠️ Fits", "❌ Does not fit", "  ⚠️ Tight as is"))
+        if runtime == "transformers" and fix_line and "vLLM --kv-cache-dtype" in line:
+            out.append(("assumptions", f"a vLLM flag offered to a transformers run: {line[:60]}"))
         if no_bf16 and _ASSUMED.match(line) and re.search(r"\bin bf16\b", line):
             out.append(("assumptions", f"an assumed bf16 on {card.name}, which has none"))
         if m := _ASSUMED.match(line):
@@ -406,10 +523,37 @@ def check_views(rec: Recommendation, answer: str, details: str) -> list[Problem]
     return out
 
 
+_WEIGHTS_LINE = re.compile(
+    r"^([\d.]+)B params (?:on the card \(.*?\) )?× ([\d.]+) bits \(([^)]+)\)"
+    r"(?: \+ ([\d.]+)B kept in 16-bit \(.*?\))?(?: / (\d+) card\(s\))? = ([\d.]+) GiB$",
+    re.M,
+)
+
+
+def weights_arithmetic(details: str) -> list[Problem]:
+    """The details' weights line is arithmetic that holds: params × bits / 8 / cards is the
+    GiB it shows ("14.77B params × 8.5 bits (q8_0) = 13.84 GiB" did not: llama.cpp keeps
+    the token embedding in host RAM, and the line did not count it out)."""
+    out: list[Problem] = []
+    for m in _WEIGHTS_LINE.finditer(details):
+        params, bits, kept = float(m[1]), float(m[2]), float(m[4] or 0)
+        cards, shown = int(m[5] or 1), float(m[6])
+        computed = (params * bits / 8 + kept * 2) * 1e9 / cards / 2**30
+        if abs(computed - shown) > 0.02 * shown + 0.02:
+            out.append(("headline_figure", f"{m[0]!r} computes {computed:.2f} GiB"))
+    return out
+
+
 def check_inline(rec: Recommendation, text: str) -> list[Problem]:
     """The inline article's figure and verdict are the full answer's."""
     out: list[Problem] = []
     h = rec.headline
+    # its header names the length as the answer's does: a training run's "sequences 2k"
+    # read "context 2k" here
+    head = text.split("\n", 1)[0]
+    training = (rec.setup or rec.result).workload.mode.is_training
+    if re.search(r" · context \d" if training else r" · sequences \d", head):
+        out.append(("assumptions", f"inline header {head!r} for a training={training} run"))
     m = re.search(r"VRAM per card ~([\d.]+ GiB) on (\d+)× ", text)
     if h is not None and m and m.group(1) != gib(h.per_gpu_bytes):
         out.append(("headline_figure", f"inline {m.group(1)} vs {gib(h.per_gpu_bytes)}"))

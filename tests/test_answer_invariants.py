@@ -33,8 +33,10 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
         out += inv.check_structure(parsed, rec)
     texts = inv.rendered(rec, parsed, q)
     out += inv.check_english(rec, texts["en/answer"])
+    out += inv.headroom_said(texts["zh/answer"], "zh")
     out += inv.check_inline(rec, texts["en/inline"])
     out += inv.check_views(rec, texts["en/answer"], texts["en/details"])
+    out += inv.weights_arithmetic(texts["en/details"])
     assert parsed.workload is not None
     own = judge_machines(parsed.workload, LABS[i % len(LABS)])
     if own is not None:
@@ -303,3 +305,117 @@ def test_a_lab_machine_that_cannot_run_the_job_says_why() -> None:
     assert "Pascal" in p40 and ".;" not in text
     zh = render("lab_first", "zh", own=own, group=True, chosen=False, plain=True)
     assert "Pascal 架构" in zh and "。；" not in zh
+
+
+def test_the_watch_out_line_states_the_verdicts_headroom_in_both_languages() -> None:
+    """Was: "⚠️ Fits, but tight (19% headroom, the guide asks for 20%)" above and "⚠️ Fits,
+    but with only 20% headroom, below the guide's 20%" under "Watch out" (19.6% free, the
+    pitfall rounded it to the nearest)."""
+    for lang, currency in (("en", "USD"), ("zh", "CNY")):
+        rec, text = _answer("lora 7b 4090", lang, currency)
+        assert rec.verdict.state == "tight" and 0.19 < rec.verdict.headroom_fraction < 0.2
+        assert inv.headroom_said(text, lang) == []
+        assert ("only 19% headroom" if lang == "en" else "余量只有 19%") in text
+
+
+@pytest.mark.parametrize(
+    "q", ["qwen2.5-7b 4090", "deepseek-v3 要几张 h100", "qwen2.5-1.5b q8_0 batch 8 我只有 16g 显存"]
+)
+def test_every_grid_row_runs_on_the_runtime_the_answer_assumed(q: str) -> None:
+    """Was: a 7B's grid "FP8 128k ⚠️ · INT8 128k ❌ · INT4 128k ❌" under "runtime:
+    transformers" (the FP8 row alone was served by vLLM), DeepSeek-V3's "INT4 128k ⚠️"
+    beside "FP8 128k ✅" (INT4 under transformers, without MLA's small KV cache)."""
+    rec, text = _answer(q)
+    assert rec.grid and inv._grid(rec) == []
+    runtime = (rec.setup or rec.result).estimate.runtime
+    assert "FP8" not in text.split("Can ")[1].split("✅ with")[0] or runtime != "llamacpp"
+
+
+def test_a_hub_model_asked_past_its_window_is_told_so_beside_the_grids_dash() -> None:
+    """Was: "✅ Fits with 72% headroom" at 32k for EleutherAI/pythia-160m (4096-token
+    window, read from the Hub) above a grid whose 32k column says "— beyond the model's
+    context", with nothing else said (a catalog model asked the same is refused at parse)."""
+    from tests.answer_questions import hub_cases
+
+    q, parsed, hub = next(
+        c for c in hub_cases() if c[0].startswith("EleutherAI/pythia-160m vllm 32k")
+    )
+    rec = recommend_query(parsed, default_currency="USD")
+    assert [c.state for c in rec.grid if c.context_tokens == 32768][0] == "beyond"
+    assert "beyond_model_context" in {p.code for p in rec.pitfalls}
+    en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, hub=hub, plain=True)
+    zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, hub=hub, plain=True)
+    assert "context of 4096 tokens; the 32768 tokens asked are beyond it" in en
+    assert "上下文上限是 4096 tokens，你问的 32768 tokens 超出了它" in zh
+    assert inv._grid_asked_cell(rec) == []
+
+
+def test_the_inline_header_names_a_training_length_as_the_answer_does() -> None:
+    """Was: the answer's "70B · QLoRA fine-tune · nf4 · sequences 2k" read "· context 2k"
+    in the inline article (and "上下文 2k" for "序列 2k")."""
+    parsed = parse_query("qlora 70b a100")
+    rec = recommend_query(parsed, default_currency="USD")
+    en = render("inline", "en", rec=rec, parsed=parsed, canonical="qlora 70b a100", plain=True)
+    zh = render("inline", "zh", rec=rec, parsed=parsed, canonical="qlora 70b a100", plain=True)
+    assert " · sequences 2k" in en.splitlines()[0] and inv.check_inline(rec, en) == []
+    assert " · 序列 2k" in zh.splitlines()[0]
+
+
+def test_a_training_runs_shorter_length_fix_says_sequences_as_its_header_does() -> None:
+    """Was: "Qwen2.5 7B · LoRA fine-tune · bf16 · sequences 2k" above "Other changes: …;
+    context cut to 1024 tokens" (zh "序列 2k" above "上下文缩短到 1024 tokens")."""
+    rec, en = _answer("grpo qwen2.5-7b")
+    _, zh = _answer("grpo qwen2.5-7b", "zh", "CNY")
+    assert "shorter_context:1024" in rec.fixes
+    assert "training sequences cut to 1024 tokens" in en and "context cut to" not in en
+    assert "训练序列缩短到 1024 tokens" in zh and "上下文缩短" not in zh
+    _, inference = _answer("llama-3.1-8b 128k 4090")
+    assert "context cut to 8192 tokens" in inference
+
+
+def test_an_image_model_training_run_assumes_a_batch_not_images_per_prompt() -> None:
+    """Was: "SDXL · LoRA fine-tune" with "Assumed: …; 1 image(s) per prompt" (zh "每次出图
+    1 张"), a generation's setting, in a training answer."""
+    _, en = _answer("sdxl lora 训练 3090")
+    _, zh = _answer("sdxl lora 训练 3090", "zh", "CNY")
+    assert "per prompt" not in en and "batch 1" in en.split("Assumed:")[1]
+    assert "出图" not in zh.split("默认假设")[1] and "批大小 1" in zh.split("默认假设")[1]
+    _, gen = _answer("sdxl 3090")
+    assert "1 image(s) per prompt" in gen
+
+
+def test_a_video_answer_claims_no_image_rate_that_ignores_its_frames() -> None:
+    """Was: Wan2.1-T2V-14B on a 4090 "~1.0 images/min (coarse)" (zh "约 1.0 张/分钟")
+    beside "Assumed: … 81 video frames": the rate was one 1280x720 image's FLOPs."""
+    rec, en = _answer("wan2.1 video 4090")
+    _, zh = _answer("wan2.1 video 4090", "zh", "CNY")
+    assert "81 video frames" in en and "images/min" not in en and "张/分钟" not in zh
+    assert inv.check_english(rec, en) == []
+    _, image = _answer("sdxl 4090")
+    assert "images/min" in image
+
+
+@pytest.mark.parametrize(
+    "q", ["qwen2.5-14b q8_0 llama.cpp 4090", "llama-3.1-70b qlora a100", "qwen2.5-7b awq vllm 4090"]
+)
+def test_the_details_weights_line_is_arithmetic_that_holds(q: str) -> None:
+    """Was: "14.77B params × 8.5 bits (q8_0) / 1 card(s) = 13.84 GiB" (llama.cpp keeps the
+    token embedding in host RAM; 14.77 × 8.5 / 8 is 14.6 GiB) and "70.55B params × 4.5 bits
+    (nf4) = 39.77 GiB" (NF4 leaves embeddings and lm_head in 16-bit; the product is 36.96)."""
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="USD")
+    en = render("details", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    zh = render("details", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert inv._WEIGHTS_LINE.search(en) and inv.weights_arithmetic(en) == []
+    assert "词嵌入" in zh
+
+
+def test_a_transformers_run_is_not_offered_vllms_fp8_kv_cache() -> None:
+    """Was: "qwen2.5-7b fp8 transformers batch 32" answered "⚠️ Fits, but tight …: an fp8 KV
+    cache (vLLM --kv-cache-dtype fp8) gives enough room" under "runtime: transformers"
+    (generate() has no fp8 KV cache)."""
+    rec, en = _answer("qwen2.5-7b fp8 transformers batch 32")
+    assert "kv_fp8" not in rec.fixes and "--kv-cache-dtype" not in en
+    assert inv.check_english(rec, en) == []
+    rec, _ = _answer("qwen2.5-7b fp8 vllm batch 32")  # vLLM has it, and is offered it
+    assert "kv_fp8" in rec.fixes

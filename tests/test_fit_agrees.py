@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.fit import DIFFUSION_PROBES, card_fit
+from advisor.fit import DIFFUSION_PROBES, SIZE_LADDER_B, card_fit
 from advisor.parse import parse_query
 from advisor.recommend import Recommendation, recommend_query
 
 # catalog id -> how a user names it
-CARDS = {"rtx-4090": "4090", "rtx-3090": "3090", "a100-40gb-pcie": "a100 40g", "tesla-t4": "t4"}
+CARDS = {
+    "rtx-4090": "4090",
+    "rtx-3090": "3090",
+    "a100-40gb-pcie": "a100 40g",
+    "tesla-t4": "t4",
+    # /fit forced gradient checkpointing on and listed "full 0.5B" here; the answer to
+    # "full fine-tune 0.5b 4060ti 16g" leaves it off below 1B and calls it tight
+    "rtx-4060-ti-16gb": "4060ti 16g",
+}
 
 
 def _answer(q: str, gpu: str) -> Recommendation:
@@ -60,3 +68,30 @@ def test_an_image_model_a_card_table_crosses_out_needs_a_recipe_in_its_answer(gp
             rec = _answer(f"{model} {CARDS[gpu]}", gpu)
             assert rec.verdict is not None
             assert rec.verdict.state != "fits" or rec.recipe is not None, (gpu, model)
+
+
+@pytest.mark.parametrize("gpu", CARDS)
+def test_the_next_size_past_a_card_tables_largest_does_not_fit_with_headroom(gpu: str) -> None:
+    """The table's largest is the largest: its answer to the next rung is not ✅."""
+    fit = card_fit(gpu)
+    words = {"lora": "lora", "qlora": "qlora", "full": "full fine-tune"}
+    for mode, size in fit.finetune_b.items():
+        nxt = next((s for s in SIZE_LADDER_B if size is None or s > size), None)
+        if nxt is not None:
+            q = f"{words[mode]} {nxt:g}b {CARDS[gpu]} seq 2048 batch 1"
+            assert _verdict(q, gpu) != "fits", (gpu, mode, nxt)
+
+
+@pytest.mark.parametrize("gpu", CARDS)
+def test_the_card_tables_batch_line_is_the_batch_its_answer_calls_a_fit(gpu: str) -> None:
+    """The line computes a generate() batch; it read "Most concurrent 4k-token requests: 2"
+    on a 4090, and "llama-3.1-8b 2 concurrent 4090" (served by vLLM) is tight."""
+    from advisor.catalog import gpus
+    from advisor.render import render
+
+    fit = card_fit(gpu)
+    en = render("fit", "en", gpu=gpus()[gpu], fit=fit, count=1, plain=True)
+    assert "concurrent" not in en and "Largest batch of 4k-token sequences" in en
+    if fit.batch_8b:
+        q = f"llama-3.1-8b bf16 4k batch {fit.batch_8b} {CARDS[gpu]}"
+        assert _verdict(q, gpu) == "fits", q

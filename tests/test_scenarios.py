@@ -144,13 +144,20 @@ def test_8b_at_128k_on_a_4090_does_not_fit_and_the_grid_says_where_it_does():
 
 
 def test_the_grid_marks_fp8_unsupported_before_ampere_only():
-    """A 3090 (Ampere) has no FP8 tensor cores but loads fp8 weights (weight-only); a V100
-    cannot under vLLM. Expected: the 3090's fp8 row is judged by memory, the V100's is
-    'unsupported'."""
-    rec = _rec("llama-3.1-8b on 3090")
+    """A 3090 (Ampere) has no FP8 tensor cores but loads fp8 weights under vLLM (weight-only
+    Marlin); a V100 cannot. Expected: under vLLM the 3090's fp8 row is judged by memory, the
+    V100's is 'unsupported'. The grid runs on the answer's runtime: under transformers (the
+    plain question's) FP8 checkpoints need compute capability 8.9, so both are unsupported
+    there, and a 4090's is judged by memory."""
+    rec = _rec("llama-3.1-8b vllm on 3090")
     assert "unsupported" not in {c.state for c in rec.grid if c.format == "fp8"}
-    rec = _rec("llama-3.1-8b on v100")
+    rec = _rec("llama-3.1-8b vllm on v100")
     assert {c.state for c in rec.grid if c.format == "fp8"} == {"unsupported"}
+    for card in ("3090", "v100"):
+        rec = _rec(f"llama-3.1-8b on {card}")
+        assert {c.state for c in rec.grid if c.format == "fp8"} == {"unsupported"}, card
+    rec = _rec("llama-3.1-8b on 4090")
+    assert "unsupported" not in {c.state for c in rec.grid if c.format == "fp8"}
 
 
 # --- money ----------------------------------------------------------------------------------

@@ -332,3 +332,24 @@ def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:
         "16-bit weights on the GPU before they are quantized (load peak)",
         key="weights.before_quantization",
     )
+
+
+def weights_line(
+    params: float, weight_bytes: float, bits: float, fmt: str, cards: int
+) -> tuple[str, dict[str, float | int | str]]:
+    """The formula key and values of a weights term whose line must compute: a format that
+    leaves embeddings, lm_head or non-expert layers in 16-bit (AWQ, GPTQ, NF4, fp8, MXFP4)
+    shows that part apart, or "70.55B params x 4.5 bits (nf4) = 39.77 GiB" reads as
+    arithmetic that does not hold (it makes 36.96)."""
+    kept = (weight_bytes - params * bits / 8) / (2 - bits / 8) if bits < 16 else 0.0
+    values: dict[str, float | int | str] = {
+        "params_b": round(params / 1e9, 3),
+        "bits": round(bits, 2),
+        "format": fmt,
+        "cards": cards,
+    }
+    if kept <= 0.005 * params:
+        return "weights", values
+    values["quant_b"] = round((params - kept) / 1e9, 2)
+    values["rest_b"] = round(kept / 1e9, 2)
+    return "weights.mixed", values

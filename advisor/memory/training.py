@@ -9,7 +9,7 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import distributed, multimodal, quantizers, sharding
 from advisor.memory.stacks import default_accumulation, with_default_lora_targets
-from advisor.memory.terms import Breakdown, band, finish, rebalance
+from advisor.memory.terms import Breakdown, band, finish, rebalance, weights_line
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
     activation_bytes_per_token_layer,
@@ -271,15 +271,14 @@ def add_resident_weights(
     offload_params = w.cpu_offload == Offload.params
     w_b = 0
     if not offload_params:
+        bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
+        key, values = weights_line(t.model.params_b * 1e9, weight_bytes, bits, fmt, split)
         w_b = acc.add(
             "weights",
             weight_bytes / split,
             weight_formula + (f" / {split} cards" if split > 1 else ""),
-            key="weights",
-            params_b=round(t.model.params_b, 3),
-            bits=round(catalog.find_format(fmt).bits, 2),  # type: ignore[union-attr]
-            format=fmt,
-            cards=split,
+            key=key,
+            **values,
         )
     # ZeRO-3 gathers into a new full-size buffer even on one GPU (partition_parameters.py
     # all_gather_coalesced: torch.empty(partition_sz * world_size)).

@@ -173,7 +173,16 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
     runtime = result.estimate.runtime if result.estimate else None
     if not training and runtime_of(result) in VLLM_LIKE:
         yield from vllm_flag_fixes(w)
-    if not training and model.kind == Kind.llm and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0"):
+    # transformers' generate() has no fp8 KV cache (its quantized caches are quanto/HQQ
+    # int4/int2): an answer that says "runtime: transformers" offered "vLLM
+    # --kv-cache-dtype fp8" as the change that makes it fit.
+    kv_runtime = runtime != Runtime.transformers
+    if (
+        kv_runtime
+        and not training
+        and model.kind == Kind.llm
+        and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0")
+    ):
         kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
         yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})
     ctx = _context_of(result)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.models import Kind, Mode, Workload
+from advisor.models import Kind, Mode, Runtime, Workload
 from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import HEADROOM, workload_for
@@ -12,14 +12,20 @@ from advisor.recommend.rank import tp_ok
 
 GRID_FORMATS = ("bf16", "fp8", "int8", "int4")
 GRID_CONTEXTS = (4096, 32768, 131072)
+# llama.cpp and its front ends load GGUF files only: their grid shows the GGUF types of each
+# width (Ollama's default download is Q4_K_M) and no FP8 row, a type GGUF does not have.
+GGUF_RUNTIMES = (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
+GGUF_ROWS = {"bf16": "bf16", "fp8": None, "int8": "q8_0", "int4": "q4_k_m"}
 
 
-def _rows(w: Workload) -> list[str]:
-    """The grid's formats; the one the user asked for takes the row of its width (AWQ in the
-    4-bit row), so the grid and the verdict judge the same thing. A full fine-tune or a
-    pre-training run has one row: its weights train in 16-bit with fp32 optimizer states
-    whatever the checkpoint's format, so 8- and 4-bit rows would judge runs nobody does."""
-    asked = find_format(w.weights_format) if w.weights_format else None
+def _rows(w: Workload, used: str | None = None) -> list[str]:
+    """The grid's formats; the one the answer used (asked, or the model's own checkpoint:
+    gpt-oss's MXFP4) takes the row of its width (AWQ in the 4-bit row), so the grid and the
+    verdict judge the same thing. A full fine-tune or a pre-training run has one row: its
+    weights train in 16-bit with fp32 optimizer states whatever the checkpoint's format, so
+    8- and 4-bit rows would judge runs nobody does."""
+    name = w.weights_format or used
+    asked = find_format(name) if name else None
     rows = list(GRID_FORMATS)
     if w.mode in (Mode.full, Mode.pretrain):
         rows = ["bf16"]
@@ -35,12 +41,28 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
     No grid when no cell says anything (Whisper's 448-token window is under every column)."""
     base = workload_for(w, count)
+    # Every cell runs on the program the answer above assumed: left free, each row picked its
+    # own (FP8 served by vLLM with chunked prefill, INT4 under transformers), and a 7B's grid
+    # read "FP8 128k ⚠️ · INT4 128k ❌" under an answer that says "runtime: transformers".
+    # An assumed runtime the card cannot run (vLLM on a Pascal card) is not pinned: every
+    # row would read ⛔ where transformers or llama.cpp run some of them.
+    first = estimate(base)
+    runtime = first.estimate.runtime if first.estimate is not None else None
+    if runtime is not None and (base.runtime is not None or not blockers(gpu, first)):
+        base = base.model_copy(update={"runtime": Runtime(runtime)})
+    else:
+        runtime = None
+    used = next((a.value for a in first.assumed if a.field == "weights_format"), None)
     # A training run's length is its sequence (seq_len); context_tokens is what inference
     # reads. Varying the wrong one showed every column of a LoRA question as its asked length
     # ("128k ✅" beside a 4k run that needs most of the card).
     length = "seq_len" if base.mode.is_training else "context_tokens"
     cells: list[GridCell] = []
-    rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in _rows(w)]
+    rows = _rows(w, str(used) if used else None)
+    if runtime in GGUF_RUNTIMES:
+        kept = w.weights_format or used  # the answer's own format keeps its row as asked
+        rows = [r for f in rows if (r := f if f == kept else GGUF_ROWS.get(f, f)) is not None]
+    rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in rows]
     max_context: int | None = None  # the model's, once the first cell has resolved it
     for fmt in rows:
         for ctx in GRID_CONTEXTS:

@@ -136,6 +136,11 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         share = 1.0 if full else 2 / 3
         flops = 6 * model.active_params_b * 1e9 * tokens * share
         return _Speed("train", flops=flops, full=full)
+    video = w.video_frames or any(a.field == "video_frames" for a in result.assumed)
+    if model.kind == Kind.diffusion and video:
+        # The image formula below counts one frame: Wan2.1's 81 frames read "~1.0 images/min"
+        # beside "81 video frames". No sourced per-video figure yet, so none is claimed.
+        return _Speed("none")
     if model.kind == Kind.diffusion:
         # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation.
         steps = w.denoise_steps or 30

@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory.terms import Breakdown
+from advisor.memory.terms import Breakdown, weights_line
 from advisor.memory.transformer import kv_bytes_per_token
 from advisor.models import Architecture, Attention, Kind, Mode, ResolvedModel, Runtime, Workload
 
@@ -110,15 +110,13 @@ class InferenceSetup:
 def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = None) -> int:
     """Weights on each card: the checkpoint's bytes split over the cards."""
     b = s.weight_bytes if weight_bytes is None else weight_bytes
+    key, values = weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split)
     return acc.add(
         "weights",
         b / s.split,
         s.weight_formula + (f" / {s.split} cards" if s.split > 1 else ""),
-        key="weights",
-        params_b=round(s.model.params_b, 3),
-        bits=round(s.weight_bits, 2),
-        format=s.fmt,
-        cards=s.split,
+        key=key,
+        **values,
     )
 
 

@@ -15,7 +15,7 @@ Coefficients and sources: data/runtimes.toml [llamacpp].
 
 from __future__ import annotations
 
-from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
+from advisor.memory.runtimes import InferenceSetup, add_kv, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import embedding_params, kv_bytes_per_token, mlp_width
 from advisor.models import Attention, Runtime, Workload
@@ -44,7 +44,20 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     # (the fullest one is the one that runs out).
     cards = s.split
     on_card = max(on_gpu, 0) / cards + (output if layers_on_gpu == arch.layers else 0)
-    allocated = add_weights(s, acc, on_card * bytes_per_param * cards)
+    # The card holds fewer parameters than the model has (tok_embd stays on the host; a layer
+    # split gives each card its share): the line counts those, or "14.77B params x 8.5 bits
+    # (q8_0) = 13.84 GiB" read as arithmetic that does not hold (14.77 x 8.5 / 8 = 14.6).
+    allocated = acc.add(
+        "weights",
+        on_card * bytes_per_param,
+        f"{on_card / 1e9:.2f}B params on the card x {bytes_per_param * 8:.3g} bits ({s.fmt})",
+        key="weights.llamacpp",
+        params_b=round(on_card / 1e9, 2),
+        host_b=round(host_embedding / 1e9, 2),
+        bits=round(bytes_per_param * 8, 2),
+        format=s.fmt,
+        cards=cards,
+    )
     per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "llamacpp") / cards
     per_tok *= layers_on_gpu / arch.layers
     allocated += add_kv(s, acc, per_tok, s.context, s.batch, cards=cards)
