@@ -82,7 +82,8 @@ def _guide_agrees(rec: Recommendation) -> bool:
 
 
 _HEAD = re.compile(
-    r"^(\d+)× (.+?) \((?:your setup|the cheapest pick)\): VRAM per card ~([\d.]+) GiB of ([\d.]+) GiB"
+    r"^(\d+)× (.+?) \((?:your setup|the cheapest pick(?: per hour)?"
+    r"|the pick that costs least for the whole job)\): VRAM per card ~([\d.]+) GiB of ([\d.]+) GiB"
 )
 _HEAD_VERDICT = re.compile(r"^(?:✅ Fits with|⚠️ Fits, but tight \()(\d+)% headroom")
 _PICK = re.compile(r"^• (\d+)× (.+?) — ")

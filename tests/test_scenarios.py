@@ -508,3 +508,23 @@ def test_a_big_kv_cache_from_many_requests_is_not_blamed_on_a_long_context():
     assert "batch_kv" in codes and "long_context_kv" not in codes
     codes = {p.code for p in _rec("llama-3.1-8b 128k on a100").pitfalls}
     assert "long_context_kv" in codes and "batch_kv" not in codes
+
+
+def test_a_budget_for_the_whole_job_leads_with_the_pick_cheapest_in_total():
+    """"lora qwen2.5-14b 数据 100m tokens 预算 ¥100": the answer led with the A800 at
+    ¥4.98/h (¥65 for the job) and called it the cheapest, above an H800 at ¥8.88/h that
+    does the job in 4 h for ¥37. Expected: with a total budget the headline is the pick
+    with the lowest job cost and says so; without one, the cheapest per hour, said so."""
+    q = "lora qwen2.5-14b 数据 100m tokens 预算 ¥100"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    costs = [o.job_cost for o in (rec.cheapest, rec.best_value, rec.fastest) if o and o.job_cost]
+    assert rec.headline is not None and rec.headline.job_cost == min(costs)
+    zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "（推荐里整个任务花钱最少的）" in zh.splitlines()[1]
+    q = "qwen2.5-7b int4"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="USD")
+    assert rec.headline is rec.cheapest
+    en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "(the cheapest pick per hour)" in en.splitlines()[1]

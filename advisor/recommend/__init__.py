@@ -191,7 +191,11 @@ def recommend(
         o.why = tag(o, cheapest, best_value, fastest)
         o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
 
-    headline = named or cheapest or (picks[0] if picks else None)
+    # A budget for the whole job asks what the job costs: the headline is then the pick
+    # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
+    # ¥4.98/h card for ¥65 led above a ¥8.88/h one that does the job for ¥37).
+    by_job = budget_total is not None and best_value is not None and best_value.job_cost
+    headline = named or (best_value if by_job else cheapest) or (picks[0] if picks else None)
     setup = setups.at(headline.count) if headline else base
     head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
     verdict, fixes = _verdict(
