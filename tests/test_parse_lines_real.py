@@ -17,12 +17,12 @@ LINES = tomllib.loads((Path(__file__).parent / "data" / "parse_lines_real.toml")
 _SOURCE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+")
 
 
-def _marks(row: dict) -> list:
+def xfail_marks(row: dict) -> list:
     # A misreading not fixed yet stays in the table, visible: strict, so a fix must drop it.
     return [pytest.mark.xfail(reason=row["known"], strict=True)] if "known" in row else []
 
 
-CASES = [pytest.param(r, id=r["t"][:60], marks=_marks(r)) for r in LINES]
+CASES = [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in LINES]
 
 
 def check_table(lines: list[dict], low: int, high: int) -> None:

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_parse_lines_real import check_real_line, check_round_trip, check_table
+from tests.test_parse_lines_real import (
+    check_real_line,
+    check_round_trip,
+    check_table,
+    xfail_marks,
+)
 
 DATA = Path(__file__).parent / "data"
 LINES = tomllib.loads((DATA / "parse_lines_real2.toml").read_text())["line"]
@@ -15,11 +20,6 @@ LINES = tomllib.loads((DATA / "parse_lines_real2.toml").read_text())["line"]
 LATER = tomllib.loads((DATA / "parse_lines_real3.toml").read_text())["line"]
 DEV = tomllib.loads((DATA / "parse_lines_real.toml").read_text())["line"]
 _SOURCE = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+")
-
-
-def _marks(row: dict) -> list:
-    # A misreading not fixed yet stays visible: strict, so a fix must drop the mark.
-    return [pytest.mark.xfail(reason=row["known"], strict=True)] if "known" in row else []
 
 
 def test_the_fresh_table_is_sourced_bilingual_and_apart_from_the_dev_set():
@@ -39,7 +39,7 @@ def test_the_later_table_is_sourced_bilingual_and_apart_from_both_others():
 
 
 @pytest.mark.parametrize(
-    "row", [pytest.param(r, id=r["t"][:60], marks=_marks(r)) for r in LINES + LATER]
+    "row", [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in LINES + LATER]
 )
 def test_fresh_real_line_reads_as_meant(row):
     check_real_line(row)

@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_parse_lines_real import check_real_line, check_round_trip, check_table
+from tests.test_parse_lines_real import (
+    check_real_line,
+    check_round_trip,
+    check_table,
+    xfail_marks,
+)
 
 DATA = Path(__file__).parent / "data"
 LINES = tomllib.loads((DATA / "parse_lines_real4.toml").read_text())["line"]
@@ -19,11 +24,6 @@ EARLIER = [
     for name in ("parse_lines_real.toml", "parse_lines_real2.toml", "parse_lines_real3.toml")
     for row in tomllib.loads((DATA / name).read_text())["line"]
 ]
-
-
-def _marks(row: dict) -> list:
-    # A misreading not fixed yet stays visible: strict, so a fix must drop the mark.
-    return [pytest.mark.xfail(reason=row["known"], strict=True)] if "known" in row else []
 
 
 def test_the_fourth_table_is_sourced_bilingual_and_apart_from_the_earlier_ones():
@@ -41,7 +41,7 @@ def test_the_fifth_table_is_sourced_bilingual_and_apart_from_every_earlier_one()
 
 
 @pytest.mark.parametrize(
-    "row", [pytest.param(r, id=r["t"][:60], marks=_marks(r)) for r in LINES + AFTER]
+    "row", [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in LINES + AFTER]
 )
 def test_fourth_table_line_reads_as_meant(row):
     check_real_line(row)
