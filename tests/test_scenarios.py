@@ -511,7 +511,7 @@ def test_a_big_kv_cache_from_many_requests_is_not_blamed_on_a_long_context():
 
 
 def test_a_budget_for_the_whole_job_leads_with_the_pick_cheapest_in_total():
-    """"lora qwen2.5-14b 数据 100m tokens 预算 ¥100": the answer led with the A800 at
+    """ "lora qwen2.5-14b 数据 100m tokens 预算 ¥100": the answer led with the A800 at
     ¥4.98/h (¥65 for the job) and called it the cheapest, above an H800 at ¥8.88/h that
     does the job in 4 h for ¥37. Expected: with a total budget the headline is the pick
     with the lowest job cost and says so; without one, the cheapest per hour, said so."""
