@@ -145,3 +145,39 @@ def test_asking_how_fast_is_not_listed_as_a_part_not_understood() -> None:
     ):
         p = parse_query(q)
         assert p.ok and not p.ignored, (q, p.ignored)
+
+
+@pytest.mark.parametrize(
+    ("line", "gguf", "was"),
+    [
+        ("qwen2.5-7b fp8 ollama 4090", "q8_0", "FP8"),
+        ("qwen2.5-7b int8 llama.cpp 4090", "q8_0", "INT8"),
+        ("qwen2.5-7b awq ollama", "q4_k_m", "AWQ-4BIT"),
+    ],
+)
+def test_a_gguf_runtime_runs_the_gguf_type_of_the_width_named(line, gguf, was) -> None:
+    """llama.cpp, Ollama and LM Studio load GGUF files only: "fp8 ollama" was sized as an
+    fp8 checkpoint no GGUF runtime loads (and 8 bits per weight where Q8_0 stores 8.5).
+    Expected: the GGUF type of that width, said as an assumption; GGUF types, 16-bit and
+    MXFP4 (a GGUF type for gpt-oss) stay as named."""
+    p = parse_query(line)
+    assert p.workload is not None and p.workload.weights_format == gguf
+    assert f"gguf_type = {was} → {gguf.upper()}" in p.assumed
+    for kept, fmt in (("qwen2.5-7b q5_k_m ollama", "q5_k_m"), ("qwen2.5-7b fp16 ollama", "fp16")):
+        assert parse_query(kept).workload.weights_format == fmt  # type: ignore[union-attr]
+    assert parse_query("gpt-oss-20b mxfp4 llama.cpp").workload.weights_format == "mxfp4"  # type: ignore[union-attr]
+
+
+def test_an_ollama_answer_names_llama_cpps_attention_not_pytorchs() -> None:
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    for q, lang, said, unsaid in (
+        ("qwen2.5-7b ollama 4090", "zh", "llama.cpp 自带的 FlashAttention", "PyTorch SDPA"),
+        ("qwen2.5-7b on 4090", "en", "attention: PyTorch SDPA", "llama.cpp flash"),
+    ):
+        parsed = parse_query(q)
+        text = render(
+            "answer", lang, rec=recommend_query(parsed), parsed=parsed, canonical=q, plain=True
+        )
+        assert said in text and unsaid not in text, q

@@ -65,7 +65,10 @@ def estimate_transformer(
     framework = w.framework.lower() if w.framework else None
     attention = w.attention or Attention.sdpa
     if w.attention is None:
-        acc.assume("attention", "sdpa")
+        # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
+        # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
+        gguf = not w.mode.is_training and pick_runtime(w, model.kind, fmt)[0] in LLAMACPP_FAMILY
+        acc.assume("attention", "llamacpp_flash" if gguf else "sdpa")
 
     if fmt == "nf4" and framework == "torchtune":
         fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers

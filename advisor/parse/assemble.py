@@ -147,6 +147,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     mode = _lora_loaded(mode, fields, kind, r, assumed)
     mode = four_bit_mode(mode, fields, assumed)
     _gguf_default(fields, r, mode, assumed)
+    _gguf_type(fields, assumed)
     fields["mode"] = Mode(mode)
     _unsloth_dtype(fields, r.gpu_id, assumed)
     _place_context(fields, r)
@@ -236,6 +237,22 @@ def _lora_loaded(
         assumed.append("lora_loaded = LoRA")
         return "inference"
     return mode
+
+
+def _gguf_type(fields: dict[str, Any], assumed: list[str]) -> None:
+    """A GGUF runtime asked to run a format GGUF files do not have ("fp8 ollama", "int8
+    llama.cpp", AWQ, GPTQ, nf4: formats of the Linear layers only, formats.toml scope
+    "linear"): it was sized as that format, for a file llama.cpp cannot load. The GGUF type
+    of the same width instead (Q8_0; Q4_K_M, Ollama's default 4-bit), said as an assumption.
+    (Q8_0 stores 8.5 bits per weight and the whole file: more than an 8-bit linear format.)"""
+    fmt = catalog.find_format(str(fields.get("weights_format") or ""))
+    if fmt is None or fmt.scope != "linear":
+        return
+    if fields.get("runtime") not in vocab.load("runtimes")["gguf_runtimes"]:
+        return
+    gguf = "q8_0" if fmt.bits >= 7 else "q4_k_m"
+    fields["weights_format"] = gguf
+    assumed.append(f"gguf_type = {fmt.id.upper()} → {gguf.upper()}")
 
 
 def _gguf_default(fields: dict[str, Any], r: Reading, mode: str, assumed: list[str]) -> None:
