@@ -110,3 +110,21 @@ def test_hunyuanvideo_mid_block_mask_is_dense_in_the_tile_tokens() -> None:
     full = decode_working_set(g, 129, 1280, 720, 2, 9, tiling=False)
     tiled = decode_working_set(g, 129, 1280, 720, 2, 9, tiling=True)
     assert full.mask_bytes > 25 * GIB and tiled.mask_bytes < 0.2 * GIB
+
+
+def test_a_video_answer_assumes_one_video_not_one_image() -> None:
+    """A video model's answer said "1 image(s) per prompt" beside "81 video frames"."""
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    for q, lang, said, unsaid in (
+        ("wan2.1 14b 480p 4090", "en", "1 video(s) per prompt", "image(s) per prompt"),
+        ("wan2.1 14b 480p 4090", "zh", "每次生成 1 段视频", "每次出图"),
+        ("sdxl 4090", "en", "1 image(s) per prompt", "video(s) per prompt"),
+    ):
+        parsed = parse_query(q)
+        text = render(
+            "answer", lang, rec=recommend_query(parsed), parsed=parsed, canonical=q, plain=True
+        )
+        assert said in text and unsaid not in text, (q, lang)

@@ -67,8 +67,10 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
             acc.assume("video_frames", frames)
     images = (w.images_per_prompt or 1) * (w.batch_size or 1)
     if w.images_per_prompt is None and w.batch_size is None:
-        # a training step's images are its batch; "1 image(s) per prompt" is a generation's
-        acc.assume("batch_size" if w.mode.is_training else "images", 1)
+        # a training step's images are its batch; "1 image(s) per prompt" is a generation's,
+        # and a video model's is one video (its frames are assumed above)
+        unit = "videos" if geo is not None else "images"
+        acc.assume("batch_size" if w.mode.is_training else unit, 1)
 
     den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
     if w.mode.is_training:
