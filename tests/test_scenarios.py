@@ -528,3 +528,20 @@ def test_a_budget_for_the_whole_job_leads_with_the_pick_cheapest_in_total():
     assert rec.headline is rec.cheapest
     en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
     assert "(the cheapest pick per hour)" in en.splitlines()[1]
+
+
+def test_a_transformers_batch_is_a_batch_of_sequences_not_concurrent_requests():
+    """ "qwen2.5-7b fp8 transformers batch 32": generate() runs one batch of 32 sequences;
+    the answer said "tok/s total over 32 requests" / "32 个并发", a serving engine's words.
+    Expected: a batch under transformers, requests under vLLM."""
+    q = "qwen2.5-7b fp8 transformers batch 32 h100"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert "total over a batch of 32" in en and "over 32 requests" not in en
+    assert "32 条一批合计" in zh and "32 个并发" not in zh
+    q = "qwen2.5-7b vllm 32 concurrent h100"
+    parsed = parse_query(q)
+    en = render("answer", "en", rec=recommend_query(parsed), parsed=parsed, canonical=q, plain=True)
+    assert "total over 32 requests" in en and "a batch of" not in en
