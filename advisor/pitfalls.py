@@ -73,7 +73,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         out += [_p(code, gpu=gpu.name) for code in advisories(gpu, result)]
     arch = model.arch
     if not pick.fits and pick.per_gpu_bytes <= pick.usable_bytes and arch is not None:
-        # memory is not what stops it (recommend._verdict's "split"): saying OOM beside a
+        # memory is not what stops it (recommend.verdict's "split"): saying OOM beside a
         # figure under the card's memory contradicted the answer
         heads = f"{arch.heads}/{arch.kv_heads_}"
         out.append(

@@ -193,9 +193,9 @@ def test_the_estimate_key_tells_apart_what_the_json_tells_apart() -> None:
 
 
 def test_the_verdicts_fix_search_stops_where_the_answer_stops_reading() -> None:
-    """`_fixes_by_cost` with the search stopped at four same-card changes gives the list the
+    """`fixes_by_cost` with the search stopped at four same-card changes gives the list the
     full search (up to six) gives, for the setups the generated questions lead to."""
-    from advisor.recommend import _fixes_by_cost, _four_on_the_same_cards
+    from advisor.recommend.verdict import fixes_by_cost, four_on_the_same_cards
 
     compared = 0
     for q in questions(120, seed=1820):
@@ -212,12 +212,12 @@ def test_the_verdicts_fix_search_stops_where_the_answer_stops_reading() -> None:
         if gpu is None:
             continue
         for state in ("tight", "no_fit"):
-            stopped = _fixes_by_cost(rec.setup, gpu, state)
-            with patch("advisor.recommend._four_on_the_same_cards", lambda found: False):
-                full = _fixes_by_cost(rec.setup, gpu, state)
+            stopped = fixes_by_cost(rec.setup, gpu, state)
+            with patch("advisor.recommend.verdict.four_on_the_same_cards", lambda found: False):
+                full = fixes_by_cost(rec.setup, gpu, state)
             assert stopped == full, q
             compared += 1
-        assert _four_on_the_same_cards([]) is False
+        assert four_on_the_same_cards([]) is False
     assert compared > 20
 
 

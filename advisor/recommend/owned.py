@@ -2,7 +2,7 @@
 on how many of its cards, the per-card figure, and what to change when none does.
 
 Each machine goes through the same path as "the user's own card" in `recommend` (the
-estimate at each card count, `option`, `_verdict` with own_card=True), counting only up to
+estimate at each card count, `option`, `verdict_of` with own_card=True), counting only up to
 the cards the machine has. Choosing among machines that run the job: the least memory tied
 up (cards × card memory), so the big node stays free for the jobs only it can run; then the
 internal price; then the name.
@@ -16,11 +16,12 @@ from advisor import catalog
 from advisor.memo import Memo
 from advisor.models import Workload
 from advisor.pitfalls import card_pitfalls
-from advisor.recommend import _Setups, _verdict
+from advisor.recommend import _Setups
 from advisor.recommend.constraints import applicable, blockers
 from advisor.recommend.fixes import COUNTS
 from advisor.recommend.options import Option, Verdict
 from advisor.recommend.rank import option
+from advisor.recommend.verdict import verdict_of
 
 MAX_CARDS_PER_MACHINE = 64  # the migration's CHECK; a machine past that is a cluster
 
@@ -98,7 +99,7 @@ def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
     if missing:  # what stops the card, to say beside "cannot run it" (as the answer does)
         notes = card_pitfalls(setups.at(chosen.count), gpu, chosen)
         chosen = chosen.model_copy(update={"notes": [n for n in notes if n.severity == "error"]})
-    verdict, fixes = _verdict(setups.at(chosen.count), chosen, gpu, own_card=True)
+    verdict, fixes = verdict_of(setups.at(chosen.count), chosen, gpu, own_card=True)
     if verdict is None:
         return None
     # more cards than the machine has is renting: the rentals below the lab section say it

@@ -1,0 +1,132 @@
+"""The verdict on the setup asked about — fits with headroom, tight, does not fit, a count
+tensor parallelism cannot split, or cannot run as asked — and the changes that would make
+it fit, cheapest first (split out of advisor.recommend, which calls `verdict_of`)."""
+
+from __future__ import annotations
+
+from advisor.catalog import GpuSpec
+from advisor.models import EstimateResult, Parallelism, Workload
+from advisor.recommend.constraints import blockers
+from advisor.recommend.estimates import trial_estimate
+from advisor.recommend.fixes import COUNTS, HEADROOM, SLOW, fixes_for, workload_for
+from advisor.recommend.options import Option, Verdict
+from advisor.recommend.rank import fits_on
+
+
+def verdict_of(
+    setup: EstimateResult, o: Option | None, gpu: GpuSpec | None, own_card: bool = False
+) -> tuple[Verdict | None, list[str]]:
+    """Fits with headroom / fits tight (do X) / does not fit (cheapest change) / cannot run
+    as asked on this card (what to change). On the user's own single card (`own_card`) more
+    cards are never "the cheapest change": a laptop or a one-GPU box cannot add cards, so
+    renting more stays in the list, last."""
+    if o is None or gpu is None or setup.estimate is None:
+        return None, []
+    if o.blocked:
+        state = "blocked"
+    elif o.fits and not o.risky:
+        return Verdict(state="fits", headroom_fraction=o.headroom_fraction), []
+    elif not o.fits and o.per_gpu_bytes <= o.usable_bytes:
+        # The memory fits; tensor parallelism cannot split the heads over this many cards
+        # (vLLM refuses to start). "Does not fit" beside a figure under the card's memory
+        # contradicted itself, and memory fixes changed nothing (consist, 2026-11-30).
+        codes, tight = split_fixes(setup, gpu, o.count)
+        # own cards: a change on these cards, even a tight one, before renting more
+        first = next((c for c in codes if not (own_card and c.startswith("cards:"))), None)
+        return Verdict(
+            state="split",
+            headroom_fraction=o.headroom_fraction,
+            fix=first,
+            fix_tight=first is not None and first in tight,
+            heads=heads_of(setup),
+        ), codes
+    else:
+        state = "tight" if o.fits else "no_fit"
+    codes, tight = fixes_by_cost(setup, gpu, state)
+    first = codes[0] if codes else None
+    if own_card and first is not None and first.startswith("cards:"):
+        first = None
+    return (
+        Verdict(
+            state=state,
+            headroom_fraction=o.headroom_fraction,
+            fix=first,
+            fix_tight=first is not None and first in tight,
+        ),
+        codes,
+    )
+
+
+def heads_of(setup: EstimateResult) -> str:
+    arch = setup.model.arch
+    return f"{arch.heads}/{arch.kv_heads_}" if arch is not None else ""
+
+
+def split_fixes(setup: EstimateResult, gpu: GpuSpec, count: int) -> tuple[list[str], set[str]]:
+    """For a count tensor parallelism cannot use: a pipeline split over the same cards
+    (layers, not heads, are divided), fewer of the cards, or the next count that divides
+    the heads; each kept when it fits, those under the guide's headroom marked tight."""
+    cap = gpu.usable_vram_bytes
+    trials: list[tuple[str, Workload]] = [
+        (
+            f"pipeline:{count}",
+            setup.workload.model_copy(update={"parallelism": Parallelism.pp}),
+        )
+    ]
+    fewer = [c for c in COUNTS if c < count][::-1]
+    more = [c for c in COUNTS if c > count]
+    trials += [(f"fewer_cards:{c}", workload_for(setup.workload, c)) for c in fewer]
+    trials += [(f"cards:{c}", workload_for(setup.workload, c)) for c in more]
+    codes: list[str] = []
+    tight: set[str] = set()
+    kinds: set[str] = set()
+    for code, w in trials:
+        kind = code.partition(":")[0]
+        if kind in kinds:
+            continue
+        trial = trial_estimate(w)
+        if trial.estimate is None or blockers(gpu, trial):
+            continue
+        n = int(code.partition(":")[2]) if kind != "pipeline" else 1
+        if trial.estimate.total_bytes > cap or not fits_on(trial, gpu, n):
+            continue
+        if trial.estimate.total_bytes > cap * (1 - HEADROOM):
+            tight.add(code)
+        codes.append(code)
+        kinds.add(kind)
+    codes.sort(key=lambda c: c in tight)  # with the guide's headroom first, in that order
+    return codes, tight
+
+
+def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list[str], set[str]]:
+    """The changes for the user's setup, cheapest first: those that leave the guide's
+    headroom; else (for a setup that does not fit at all) those that fit tight; more cards
+    always last, since renting more is the costliest change. Also returns the tight ones."""
+    comfortable = fixes_for(setup, gpu, limit=6, enough=four_on_the_same_cards)
+    same_cards = [c for c, _ in comfortable if not c.startswith("cards:")]
+    more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
+    tight: set[str] = set()
+    if all(c.partition(":")[0] in SLOW for c in same_cards) and state != "tight":
+        # Nothing at full speed leaves the headroom: a full-speed change that fits tight
+        # comes before streaming weights from RAM (several times slower).
+        loose = fixes_for(setup, gpu, comfortable=False, limit=6)
+        own = [c for c, _ in loose if not c.startswith("cards:")]
+        fast = [c for c in own if c.partition(":")[0] not in SLOW]
+        if same_cards:  # slow ones leave the headroom: tight full-speed ones go first
+            tight = set(fast[:2])
+            same_cards = fast[:2] + same_cards
+        else:  # nothing leaves the headroom: the two first that fit, full speed first
+            same_cards = (fast + [c for c in own if c not in fast])[:2]
+            tight = set(same_cards)
+        more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
+        tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    return (same_cards + more_cards)[:4], tight
+
+
+def four_on_the_same_cards(found: list[tuple[str, EstimateResult]]) -> bool:
+    """`fixes_by_cost` reads no further than this: with four changes on the same cards,
+    one of them at full speed, its answer is those four (more cards, always listed after
+    them, fall past the fourth place; the slow-only branch is not taken), so the fifth
+    and sixth fixes' estimates would change nothing."""
+    same = [c for c, _ in found if not c.startswith("cards:")]
+    return len(same) >= 4 and any(c.partition(":")[0] not in SLOW for c in same)
