@@ -22,7 +22,17 @@ def xfail_marks(row: dict) -> list:
     return [pytest.mark.xfail(reason=row["known"], strict=True)] if "known" in row else []
 
 
-CASES = [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in LINES]
+def reading_cases(rows: list[dict]) -> list:
+    """A table's lines as test cases, each marked with its known misreading if any."""
+    return [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in rows]
+
+
+def round_trip_cases(rows: list[dict]) -> list:
+    """The lines whose reading is a question (no `expect`: not an error or a refusal)."""
+    return [pytest.param(r, id=r["t"][:60]) for r in rows if not r.get("expect")]
+
+
+CASES = reading_cases(LINES)
 
 
 def check_table(lines: list[dict], low: int, high: int) -> None:
@@ -66,9 +76,7 @@ def check_real_line(row: dict) -> None:
         assert _reading(row["t"]) == _expected(row)
 
 
-@pytest.mark.parametrize(
-    "row", [r for r in LINES if not r.get("expect")], ids=lambda r: r["t"][:60]
-)
+@pytest.mark.parametrize("row", round_trip_cases(LINES))
 def test_real_line_survives_the_canonical_round_trip(row):
     check_round_trip(row["t"])
 

@@ -11,7 +11,8 @@ from tests.test_parse_lines_real import (
     check_real_line,
     check_round_trip,
     check_table,
-    xfail_marks,
+    reading_cases,
+    round_trip_cases,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -38,15 +39,11 @@ def test_the_later_table_is_sourced_bilingual_and_apart_from_both_others():
     assert not {r["src"] for r in LATER} & {r["src"] for r in DEV + LINES}
 
 
-@pytest.mark.parametrize(
-    "row", [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in LINES + LATER]
-)
+@pytest.mark.parametrize("row", reading_cases(LINES + LATER))
 def test_fresh_real_line_reads_as_meant(row):
     check_real_line(row)
 
 
-@pytest.mark.parametrize(
-    "row", [r for r in LINES + LATER if not r.get("expect")], ids=lambda r: r["t"][:60]
-)
+@pytest.mark.parametrize("row", round_trip_cases(LINES + LATER))
 def test_fresh_real_line_survives_the_canonical_round_trip(row):
     check_round_trip(row["t"])

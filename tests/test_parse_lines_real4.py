@@ -12,7 +12,8 @@ from tests.test_parse_lines_real import (
     check_real_line,
     check_round_trip,
     check_table,
-    xfail_marks,
+    reading_cases,
+    round_trip_cases,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -40,15 +41,11 @@ def test_the_fifth_table_is_sourced_bilingual_and_apart_from_every_earlier_one()
     assert not {r["src"] for r in AFTER} & {r["src"] for r in earlier}
 
 
-@pytest.mark.parametrize(
-    "row", [pytest.param(r, id=r["t"][:60], marks=xfail_marks(r)) for r in LINES + AFTER]
-)
+@pytest.mark.parametrize("row", reading_cases(LINES + AFTER))
 def test_fourth_table_line_reads_as_meant(row):
     check_real_line(row)
 
 
-@pytest.mark.parametrize(
-    "row", [r for r in LINES + AFTER if not r.get("expect")], ids=lambda r: r["t"][:60]
-)
+@pytest.mark.parametrize("row", round_trip_cases(LINES + AFTER))
 def test_fourth_table_line_survives_the_canonical_round_trip(row):
     check_round_trip(row["t"])
