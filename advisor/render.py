@@ -55,6 +55,14 @@ def listed(price) -> str:  # noqa: ANN001
     return f"{sym}{price.listed_amount:.2f}/h"
 
 
+def each(price, count: int) -> str:  # noqa: ANN001
+    """One card's rate of a price for `count` cards, in the currency shown first (the
+    platform's own when converted): "$0.12/h"."""
+    if price.listed_currency is not None:
+        return f"{amount(price.listed_amount / count, price.listed_currency)}/h"
+    return f"{amount(price.amount / count, price.currency)}/h"
+
+
 def amount(value: float | None, currency: str) -> str:
     """A total in a currency: ¥12.40, $3.10."""
     if value is None:
@@ -250,6 +258,7 @@ def _env() -> Environment:
         money=money,
         listed=listed,
         amount=amount,
+        each=each,
         tokens=tokens,
         day=day,
         hours=hours,

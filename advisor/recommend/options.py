@@ -107,3 +107,10 @@ class Recommendation(BaseModel):
     # Other cards the question named as alternatives ("3090或4090"), each judged as the named
     # card would be: its own line in the answer, so no card the user named goes unanswered.
     also: list[AlsoCard] = []
+
+    @property
+    def generate_batch(self) -> bool:
+        """The figure's runtime is transformers: several sequences are one generate() batch,
+        not concurrent requests (a serving engine's), and are worded so."""
+        est = self.result.estimate
+        return est is not None and est.runtime == "transformers"
