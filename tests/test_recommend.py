@@ -294,3 +294,14 @@ def test_bf16_training_is_not_sent_to_a_card_without_bf16():
     assert "tesla-v100" in rec.excluded
     fp16 = recommend(Workload(model="llama-3.1-8b", mode="lora", weights_format="fp16"))
     assert any(not catalog.gpus()[o.gpu_id].bf16_supported for o in fp16.options)
+
+
+def test_multi_node_options_only_when_no_machine_will_do():
+    """Llama-3.1-70B LoRA: 4 A100 80G run it on one machine. Expected: no option in the list
+    is a multi-node cluster (16 RTX 3090s beside four A100s was noise, never a pick). Llama
+    3.1 405B LoRA fits no 8-card machine comfortably: there the clusters are the answer."""
+    one_machine = _rec("llama-3.1-70b lora")
+    assert one_machine.options and not any(o.multi_node for o in one_machine.options)
+    clusters = _rec("llama-3.1-405b lora 8k")
+    assert clusters.cheapest is not None and clusters.cheapest.multi_node
+    assert any(o.multi_node and o.count == 32 for o in clusters.options)

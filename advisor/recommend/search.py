@@ -13,6 +13,7 @@ from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.rank import (
+    comfortable,
     engine_share,
     option,
     option_facts,
@@ -72,7 +73,9 @@ def candidates(
     Walked count by count (each count's estimate and facts read once, for every card still
     without a fit), each card's option kept in catalog order: the list is the one a walk
     card by card builds (the sort that follows is stable), and a count is estimated only
-    when some card does not fit on fewer, as there."""
+    when some card does not fit on fewer, as there. Multi-node counts (more than
+    `ONE_MACHINE` cards) are tried only when no NVIDIA card runs the job comfortably on one
+    machine; a job that nothing splits stops at the first count that does not shrink it."""
     trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
@@ -84,14 +87,20 @@ def candidates(
         else:
             pending.append((place, gpu, card_bytes))
     placed: list[tuple[int, Option]] = []
+    last: tuple[int, float | None] | None = None  # the last count tried: (need, share)
     for count in COUNTS:
-        if not pending:
+        if not pending or (count > ONE_MACHINE and _one_machine_will_do(placed)):
             break
         need, share, tp = setups.fit_facts(count)
         if not tp:
             continue
         result = setups.at(count)
         facts = option_facts(result)
+        if facts.split is None and last is not None and need >= last[0] and share == last[1]:
+            # Nothing splits the job: each card runs all of it (a diffusion pipeline, data
+            # parallel), so no card left fits here or on more cards.
+            break
+        last = (need, share)
         left = []
         for entry in pending:
             place, gpu, card_bytes = entry
@@ -107,6 +116,21 @@ def candidates(
         pending = left
     placed.sort(key=lambda p: p[0])
     return [o for _, o in placed], excluded
+
+
+# The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
+ONE_MACHINE = 8
+
+
+def _one_machine_will_do(placed: list[tuple[int, Option]]) -> bool:
+    """Some NVIDIA card runs the job comfortably on one machine: `top_picks` then never
+    heads an answer with a multi-node setup, so none is searched (16 RTX 4060s listed beside
+    two A100s was noise, and each count costs its estimate and its fixes' estimates)."""
+    return any(not o.multi_node and comfortable(o) and _nvidia(o.gpu_id) for _, o in placed)
+
+
+def _nvidia(gpu_id: str) -> bool:
+    return catalog.gpus()[gpu_id].vendor == "NVIDIA"
 
 
 def within_a_week(setups: Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
