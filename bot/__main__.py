@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from bot import event_loop
 from bot.instance import InstanceLock
+from bot.schema import StorageError, backup_database
 from bot.settings import Settings, load_settings, settings_error_line
-from bot.storage import StorageError, backup_database
 from hublookup.settings import HubSettings
 
 # PTB, the engine and the handlers are imported in _run, after the instance lock: a second

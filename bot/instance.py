@@ -11,7 +11,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from bot.storage import StorageError, prepare_files
+from bot.schema import StorageError, prepare_files
 
 
 class AlreadyRunning(StorageError):

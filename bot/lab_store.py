@@ -1,6 +1,6 @@
 """SQL for /lab (a chat's own machines) and for long inline deep links (migration 0003).
 
-Kept beside `bot.storage` rather than in it (that module is at its size limit); it uses the
+Kept beside `bot.storage` rather than in it (one module per kind of row); it uses the
 repository's two workers, so the write discipline is the same: every write one
 BEGIN IMMEDIATE … COMMIT on the writer, reads on the reader. A chat's machines are also
 kept in memory (a question in a lab group reads them on every answer); every write here
@@ -12,8 +12,9 @@ from __future__ import annotations
 import aiosqlite
 
 from advisor.recommend.owned import Machine
+from bot.schema import now_iso
 from bot.sqlite_worker import changed, rows
-from bot.storage import CACHE_LIMIT, Repository, now_iso
+from bot.storage import CACHE_LIMIT, Repository
 
 MAX_MACHINES = 20  # per chat: an answer lists each one, and /lab gives each a button
 

@@ -11,32 +11,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import re
 import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
 
 import aiosqlite
 from pydantic import BaseModel
 
-from bot import fastjson
+from bot import fastjson, schema
+from bot.schema import StorageError, now_iso
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed, rows
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 SEEN_REFRESH_S = 300  # last_seen is kept to five minutes; saves two writes on most updates
 CACHE_LIMIT = 100_000
 INBOX_DONE_BATCH = 500  # ids in one DELETE: under SQLite's 999 bound variables of old builds
 INBOX_ROWS_PER_INSERT = 300  # x 3 values: under the same 999 (getUpdates pages hold <= 100)
-
-
-class StorageError(Exception):
-    """The operator's problem (unwritable path, database from the future, bad migration):
-    start-up stops with this message."""
 
 
 class HistoryEntry(BaseModel):
@@ -60,23 +52,6 @@ class Stats(BaseModel):
     top_gpus: list[tuple[str, int]]
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, str, Path]]:
-    out = []
-    for path in sorted(directory.glob("*.sql")):
-        m = re.fullmatch(r"(\d{4})_([\w-]+)\.sql", path.name)
-        if not m:
-            raise StorageError(f"migration file name must look like 0001_name.sql: {path.name}")
-        out.append((int(m.group(1)), m.group(2), path))
-    versions = [v for v, _, _ in out]
-    if versions != list(range(1, len(versions) + 1)):
-        raise StorageError(f"migrations must be numbered 1..n without gaps: {versions}")
-    return out
-
-
 class Repository:
     def __init__(self, writer: SQLiteWorker, reader: SQLiteWorker, path: Path) -> None:
         self._writer = writer
@@ -93,12 +68,14 @@ class Repository:
     # --- opening, checks, migrations -------------------------------------------------------
 
     @classmethod
-    async def open(cls, path: Path | str, migrations_dir: Path = MIGRATIONS_DIR) -> Repository:
+    async def open(
+        cls, path: Path | str, migrations_dir: Path = schema.MIGRATIONS_DIR
+    ) -> Repository:
         """Open (create, migrate) the database and prove it usable: a committed write and
         `PRAGMA quick_check`. Any failure is a StorageError naming the file."""
         path = Path(path)
         try:
-            prepare_files(path)
+            schema.prepare_files(path)
         except OSError as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         writer = SQLiteWorker(path, "writer")
@@ -111,10 +88,10 @@ class Repository:
                 # /forget: deleted rows are overwritten with zeros, not left in free pages
                 "PRAGMA secure_delete = ON",
             )
-            files = migration_files(migrations_dir)
-            version = await writer.run(lambda db: _migrate(db, path, files))
-            await writer.run(_use_wal)
-            await writer.run(lambda db: _check_usable(db, version))
+            files = schema.migration_files(migrations_dir)
+            version = await writer.run(lambda db: schema.migrate(db, path, files))
+            await writer.run(schema.use_wal)
+            await writer.run(lambda db: schema.check_usable(db, version))
             await reader.open(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}", "PRAGMA query_only = ON")
         except BaseException as exc:
             await reader.close()
@@ -122,11 +99,11 @@ class Repository:
             if isinstance(exc, sqlite3.Error):
                 raise StorageError(f"cannot use database {path}: {exc}") from exc
             raise
-        _restrict(path)
+        schema.restrict(path)
         return repo
 
     async def schema_version(self) -> int:
-        return await self._reader.run(_schema_version)
+        return await self._reader.run(schema.schema_version)
 
     async def close(self) -> None:
         await self._reader.close()
@@ -372,7 +349,7 @@ class Repository:
 
         counts = await self._writer.transaction(delete)
         self._forget_cached()
-        await self._writer.run(_checkpoint)
+        await self._writer.run(schema.checkpoint)
         return counts
 
     async def stats(self, days: int = 14) -> Stats:
@@ -464,135 +441,3 @@ class Repository:
                 "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
                 (kind, key, encoded),
             )
-
-
-# --- on the writer's connection, at open ---------------------------------------------------------
-
-
-def prepare_files(path: Path) -> None:
-    """The folder (0700 when we create it) and the file (0600), created before SQLite does so
-    that no moment exists where others may read them. A missing folder or file is logged: a
-    deleted data folder or a start from another working directory must not pass unnoticed."""
-    folder = path.parent
-    if not folder.exists():
-        log.warning("data folder %s does not exist; creating it", folder.resolve())
-        folder.mkdir(mode=0o700, parents=True)
-    if not path.exists():
-        log.warning("no database at %s; starting a new, empty one", path.resolve())
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-
-
-def _restrict(path: Path) -> None:
-    """Owner-only database files, even for a file an earlier release created world-readable.
-    SQLite gives -wal and -shm the database file's mode when it creates them."""
-    for suffix in ("", "-wal", "-shm"):
-        f = path.with_name(path.name + suffix)
-        try:
-            if f.exists() and f.stat().st_mode & 0o077:
-                f.chmod(0o600)
-        except OSError as exc:  # a file we do not own: say so, keep going
-            log.warning("could not make %s private: %s", f, exc)
-
-
-async def _schema_version(db: aiosqlite.Connection) -> int:
-    if not await rows(
-        db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ):
-        return 0
-    return int((await rows(db, "SELECT MAX(version) FROM schema_migrations"))[0][0] or 0)
-
-
-async def _migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
-    current = await _schema_version(db)
-    known = files[-1][0] if files else 0
-    if current > known:
-        raise StorageError(
-            f"database {path} has schema version {current}, newer than this code "
-            f"(knows up to {known}); run a newer release or restore a backup"
-        )
-    for version, name, file in files:
-        if version <= current:
-            continue
-        script = (
-            "BEGIN IMMEDIATE;\n"
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);\n"
-            f"{file.read_text(encoding='utf-8')}\n;\n"
-            # version and name come from the file name pattern above (digits, word chars)
-            f"INSERT INTO schema_migrations VALUES ({version}, '{name}', '{now_iso()}');\n"
-            "COMMIT;"
-        )
-        try:
-            async with await db.executescript(script):
-                pass
-        except sqlite3.Error as exc:
-            if db.in_transaction:
-                await rows(db, "ROLLBACK")
-            raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
-    return max(current, known)
-
-
-async def _use_wal(db: aiosqlite.Connection) -> None:
-    await rows(db, "PRAGMA journal_mode = WAL")
-    await rows(db, "PRAGMA synchronous = NORMAL")
-
-
-async def _check_usable(db: aiosqlite.Connection, version: int) -> None:
-    """A read-only file or folder opens fine and fails at the first write; a damaged file
-    fails at some later read. Both are found here, at start-up, instead."""
-    problems = [r[0] for r in await rows(db, "PRAGMA quick_check")]
-    if problems != ["ok"]:
-        raise StorageError(
-            f"database {await _shown(db)} is damaged (PRAGMA quick_check: {problems[0]}); "
-            "restore a backup"
-        )
-    try:
-        # a committed write: the schema version in the file header, where `file` shows it
-        await rows(db, "BEGIN IMMEDIATE")
-        await rows(db, f"PRAGMA user_version = {int(version)}")
-        await rows(db, "COMMIT")
-    except sqlite3.Error as exc:
-        if db.in_transaction:
-            await rows(db, "ROLLBACK")
-        raise StorageError(f"database {await _shown(db)} is not writable: {exc}") from exc
-
-
-async def _shown(db: aiosqlite.Connection) -> str:
-    return next((r[2] for r in await rows(db, "PRAGMA database_list") if r[1] == "main"), "?")
-
-
-async def _checkpoint(db: aiosqlite.Connection) -> None:
-    busy, _, _ = (await rows(db, "PRAGMA wal_checkpoint(TRUNCATE)"))[0]
-    if busy:  # a reader was mid-query; the next checkpoint gets it
-        log.info("WAL checkpoint after /forget was busy; SQLite's next one completes it")
-
-
-def backup_database(source: Path, target: Path) -> None:
-    """A consistent copy of a live database through SQLite's online backup API. Runs from the
-    command line (`python -m bot backup PATH`), never inside a handler. The copy is created
-    owner-only (0600) before SQLite writes into it."""
-    if not source.is_file():
-        raise StorageError(f"no database at {source}")
-    try:
-        fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:
-        raise StorageError(f"{target} exists; choose a new file name") from None
-    except OSError as exc:
-        raise StorageError(f"cannot create {target}: {exc}") from exc
-    os.close(fd)
-    try:
-        # A URI, so that mode=ro applies; the path is percent-encoded, or a '#', '?' or '%'
-        # in it would be read as URI syntax (an empty copy, or a traceback).
-        src = sqlite3.connect(f"file:{quote(str(source.resolve()))}?mode=ro", uri=True)
-        try:
-            src.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            dst = sqlite3.connect(target)
-            try:
-                src.backup(dst)
-            finally:
-                dst.close()
-        finally:
-            src.close()
-    except sqlite3.Error as exc:
-        target.unlink(missing_ok=True)
-        raise StorageError(f"backup failed: {exc}") from exc

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import halt, launch, make_settings, press, say, shown
 
+from bot.schema import MIGRATIONS_DIR, StorageError, backup_database
 from bot.standin import FakeTelegram, User
-from bot.storage import MIGRATIONS_DIR, Repository, StorageError, backup_database
+from bot.storage import Repository
 
 HOSTILE = [
     "'; DROP TABLE history; --",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.storage import Repository, StorageError, backup_database
+from bot.schema import StorageError, backup_database
+from bot.storage import Repository
 
 
 async def _question(repo: Repository, user_id: int, text: str, chat_id: int | None = None) -> int:
