@@ -40,178 +40,32 @@ import argparse
 import asyncio
 import json
 import os
-import random
-import shutil
 import signal
-import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import aiohttp  # noqa: E402
+from load_probe import (  # noqa: E402
+    peak_rss_mb,
+    percentile,
+    scrape_updates,
+    start_profiler,
+    top_cumulative,
+)
+from load_users import Stats, drive  # noqa: E402
 
 from bot.standin import (  # noqa: E402
     STANDIN_TOKEN,
     Call,
-    Chat,
     FakeTelegram,
     FaultPlan,
-    User,
     spawn_bot,
 )
-
-QUICK = [
-    "/vram 13B fp16",
-    "/vram qwen2.5-72b int4 32k",
-    "/vram llama-3.1-8b lora batch 4 on 4090",
-    "/vram qlora 70b 2x3090",
-    "/vram sdxl 1024 4 images",
-    "/vram deepseek-v3 fp8 8 gpus",
-    "/vram 7b",
-    "/vram qwen2.5-14b 推理 用 3090",
-    "/vram flux.1-dev",
-    "/vram llama-9-900b",
-    "/gpu 4090",
-    "/gpus 24g",
-    "/help",
-    "/history",
-]
-TASKS = ["Run an LLM", "LoRA", "Image generation", "Coursework"]
-# Issue 16: inline queries from any chat, and lab groups whose admin registered machines
-# before the run (so every answer in those groups starts with the lab's own machines).
-INLINE = [
-    "13b fp16",
-    "qwen2.5-72b int4 32k",
-    "7b",
-    "llama-3.1-8b lora",
-    "sdxl 1024",
-    "70b 半精度 推理",
-    "deepseek-v3 fp8",
-    "qwen2.5-14b int4 on 4090",
-]
-LAB_LINES = ["node1 4x a100 40g ¥3/卡时 shared, book in the sheet", "两台 3090 工作站"]
-P_INLINE = 0.10  # share of a user's actions that are inline queries (the bot's run only)
-P_LAB_LIST = 0.03  # share of a group member's actions that are /lab (the bot's run only)
-BOT = "GpuAdvisorBot"
-
-
-@dataclass
-class Stats:
-    latencies: list[float] = field(default_factory=list)
-    updates: int = 0  # inside the measured window (after --warmup)
-    measure_from: float = 0.0  # perf_counter time the measured window starts
-    sent: int = 0  # every update, warm-up included
-    timeouts: int = 0
-    expected_replies: Counter = field(default_factory=Counter)  # chat id -> replies expected
-    inline_sent: int = 0  # inline queries, each answered by answerInlineQuery (not a message)
-    threads_cpu: dict[str, float] = field(default_factory=dict)  # CPU s by thread, measured
-    bench_cpu: float = 0.0  # this process's own CPU s (stand-in + simulated users), measured
-
-
-def pick_button(call: Call, rng: random.Random) -> str | None:
-    """What a user would tap next: a task or model at random, else a choice or skip."""
-    markup = call.params.get("reply_markup") or {}
-    rows = markup.get("inline_keyboard", []) if isinstance(markup, dict) else []
-    buttons = [(b["text"], b["callback_data"]) for row in rows for b in row]
-    choices = [
-        d for t, d in buttons if d.split("|")[2:3] in (["t"], ["c"]) and not d.startswith("w|0|")
-    ]
-    tasks = [d for t, d in buttons if any(k in t for k in TASKS) and "|t|" in d]
-    if tasks:
-        return rng.choice(tasks)
-    if choices:
-        return rng.choice(choices)
-    return None
-
-
-async def one_user(
-    tg: FakeTelegram,
-    i: int,
-    groups: list[Chat],
-    deadline: float,
-    stats: Stats,
-    rng: random.Random,
-    think_s: float = 0.0,
-    lab: bool = False,
-) -> None:
-    user = User(10_000 + i, f"u{i}", rng.choice(["en", "zh-hans", None]))
-    chat = rng.choice(groups) if groups and rng.random() < 0.3 else Chat(user.id, "private")
-    suffix = f"@{BOT}" if chat.type != "private" else ""
-
-    async def act(make: Callable[[], dict | None]) -> Call | None:
-        if think_s:  # a person reads the reply before the next tap: exponential pauses
-            await asyncio.sleep(rng.expovariate(1 / think_s))
-        if time.perf_counter() >= deadline:
-            return None
-        update = make()
-        assert update is not None
-        stats.expected_replies[chat.id] += 1
-        t0 = time.perf_counter()
-        measured = t0 >= stats.measure_from
-        stats.updates += measured
-        stats.sent += 1
-        try:
-            reply = await tg.reply_to(update, timeout=15)
-        except TimeoutError:
-            stats.timeouts += 1
-            return None
-        if measured:
-            stats.latencies.append(time.perf_counter() - t0)
-        return reply
-
-    async def inline() -> None:
-        if think_s:
-            await asyncio.sleep(rng.expovariate(1 / think_s))
-        if time.perf_counter() >= deadline:
-            return
-        update = tg.user_inline_query(user, rng.choice(INLINE))
-        qid = update["inline_query"]["id"]
-        t0 = time.perf_counter()
-        measured = t0 >= stats.measure_from
-        stats.updates += measured
-        stats.sent += 1
-        stats.inline_sent += 1
-        try:
-            await tg.wait_for(
-                lambda c: (
-                    c.method == "answerInlineQuery" and c.params.get("inline_query_id") == qid
-                ),
-                timeout=15,
-            )
-        except TimeoutError:
-            stats.timeouts += 1
-            return
-        if measured:
-            stats.latencies.append(time.perf_counter() - t0)
-
-    while time.perf_counter() < deadline:
-        if lab and rng.random() < P_INLINE:
-            await inline()
-            continue
-        if lab and chat.type != "private" and rng.random() < P_LAB_LIST:
-            await act(lambda: tg.user_sends(user, chat, f"/lab{suffix}"))
-            continue
-        if rng.random() < 0.6:
-            command, _, rest = rng.choice(QUICK).partition(" ")
-            await act(
-                lambda c=command, r=rest: tg.user_sends(user, chat, f"{c}{suffix} {r}".strip())
-            )
-            continue
-        call = await act(lambda: tg.user_sends(user, chat, f"/start{suffix}"))
-        for _ in range(8):  # at most 8 taps to an answer
-            if call is None or time.perf_counter() >= deadline:
-                break
-            data = pick_button(call, rng)
-            if data is None:
-                break
-            call = await act(lambda c=call, d=data: tg.user_clicks(user, c.result, d))
 
 
 def free_port() -> int:
@@ -230,100 +84,6 @@ async def wait_webhook(tg: FakeTelegram, timeout: float) -> None:
         await asyncio.sleep(0.05)
 
 
-def bucket_quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
-    """The upper bound of the histogram bucket holding quantile `q` (cumulative counts)."""
-    if not buckets or buckets[-1][1] <= 0:
-        return None
-    want = buckets[-1][1] * q / 100
-    return next(le for le, n in buckets if n >= want)
-
-
-async def scrape_updates(port: int) -> tuple[int | None, dict[str, str], str | None]:
-    """The bot's own count of updates handled (every type and outcome), from /metrics, and
-    its memos' hit rates (name -> "hits/lookups"), and its own p50/p99 from receiving an
-    update to its handlers being done (histogram bucket bounds): beside the bench's latency
-    it says whether the wait is in the handlers or before them."""
-    try:
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(f"http://127.0.0.1:{port}/metrics") as response,
-        ):
-            text = await response.text()
-    except aiohttp.ClientError:
-        return None, {}, None
-    counted = 0.0
-    memos: dict[str, dict[str, float]] = {}
-    buckets: list[tuple[float, float]] = []
-    for line in text.splitlines():
-        name, _, value = line.rpartition(" ")
-        if name.startswith("bot_updates_total{"):
-            counted += float(value)
-        elif name.startswith("bot_update_seconds_bucket{"):
-            le = name.split('le="', 1)[1].split('"', 1)[0]
-            buckets.append((float("inf") if le == "+Inf" else float(le), float(value)))
-        elif name.startswith(("bot_memo_hits_total{", "bot_memo_misses_total{")):
-            memo_name = name.split('memo="', 1)[1].split('"', 1)[0]
-            kind = "hits" if name.startswith("bot_memo_hits") else "misses"
-            memos.setdefault(memo_name, {})[kind] = float(value)
-    rates = {
-        m: f"{c.get('hits', 0):.0f}/{c.get('hits', 0) + c.get('misses', 0):.0f}"
-        for m, c in memos.items()
-    }
-    quantiles = [bucket_quantile(sorted(buckets), q) for q in (50, 99)]
-    handled = (
-        "p50 <= {:g} ms, p99 <= {:g} ms".format(*(x * 1000 for x in quantiles))  # type: ignore[operator]
-        if None not in quantiles
-        else None
-    )
-    return round(counted), rates, handled
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process so far (/proc/<pid>/stat fields 14 and 15)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def thread_cpu_seconds(pid: int) -> dict[str, float]:
-    """CPU seconds so far of a process's threads, summed by kind: the event loop's, Python's
-    own threads (aiosqlite's connections), and any named by a library (uvloop's workers)."""
-    out: dict[str, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            name = (task / "comm").read_text().strip()
-        except (OSError, IndexError):
-            continue  # a thread that ended meanwhile
-        # the loop's thread is the process; Python's own threads (aiosqlite's) are unnamed
-        name = "loop" if task.name == str(pid) else "threads" if name == "python" else name
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
-    return out
-
-
-def peak_rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    return (
-        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
-        if len(values) > 1
-        else values[0]
-    )
-
-
 async def spawn_echo(base_url: str, log_path: str) -> asyncio.subprocess.Process:
     """bench/echo_bot.py as its own process against the same stand-in (see its docstring)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TELEGRAM_")}
@@ -339,92 +99,6 @@ async def spawn_echo(base_url: str, log_path: str) -> asyncio.subprocess.Process
         )
     finally:
         log.close()
-
-
-async def register_labs(tg: FakeTelegram, groups: list[Chat], stats: Stats) -> None:
-    """Each lab group's admin registers its machines (`/lab@Bot <line>`) before the run."""
-    for g, group in enumerate(groups):
-        admin = User(900_000 + g, f"admin{g}", "zh-hans")
-        tg.admins.add(admin.id)
-        for line in LAB_LINES:
-            stats.sent += 1
-            stats.expected_replies[group.id] += 1
-            await tg.reply_to(tg.user_sends(admin, group, f"/lab@{BOT} {line}"), timeout=15)
-
-
-async def drive(
-    tg: FakeTelegram,
-    proc: asyncio.subprocess.Process,
-    args: argparse.Namespace,
-    duration: float,
-    lab: bool = False,
-) -> tuple[Stats, float]:
-    """Simulated users for --warmup + `duration` seconds; returns their stats and the
-    process's CPU seconds over the last `duration` (the measured window). `lab`: lab groups
-    register machines first, and the mix includes inline queries and /lab (the bot's run;
-    the echo bot answers neither)."""
-    rng = random.Random(args.seed)
-    groups = [Chat(-100_000 - g, "supergroup", f"lab {g}") for g in range(max(1, args.users // 20))]
-    stats = Stats()
-    if lab:
-        await register_labs(tg, groups, stats)
-    stats.measure_from = time.perf_counter() + getattr(args, "warmup", 0.0)
-    deadline = stats.measure_from + duration
-    cpu0: list[float] = []
-
-    async def window_starts() -> None:
-        await asyncio.sleep(max(0.0, stats.measure_from - time.perf_counter()))
-        cpu0.append(cpu_seconds(proc.pid) or 0.0)
-        stats.threads_cpu = thread_cpu_seconds(proc.pid)
-        stats.bench_cpu = time.process_time()
-
-    think = args.users / args.rate if args.rate else 0.0
-    await asyncio.gather(
-        window_starts(),
-        *(one_user(tg, i, groups, deadline, stats, rng, think, lab) for i in range(args.users)),
-    )
-    after = thread_cpu_seconds(proc.pid)
-    stats.bench_cpu = time.process_time() - stats.bench_cpu
-    stats.threads_cpu = {
-        name: round(cpu - stats.threads_cpu.get(name, 0.0), 2) for name, cpu in after.items()
-    }
-    return stats, (cpu_seconds(proc.pid) or 0.0) - cpu0[0]
-
-
-async def start_profiler(pid: int, out: Path, duration: float) -> asyncio.subprocess.Process | None:
-    """py-spy sampling `pid` for `duration` seconds into `out` (collapsed stacks), or None
-    with a line on stderr when py-spy is not installed."""
-    exe = shutil.which("py-spy") or shutil.which("py-spy", path=str(Path(sys.executable).parent))
-    if exe is None:
-        print("--profile: py-spy is not installed (pip install -e '.[profile]')", file=sys.stderr)
-        return None
-    return await asyncio.create_subprocess_exec(
-        exe, "record", "--pid", str(pid), "--duration", str(max(1, round(duration))),
-        "--rate", "200", "--format", "raw", "--threads", "--output", str(out),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-
-
-def top_cumulative(collapsed: Path, n: int = 25) -> str:
-    """Top-`n` functions of py-spy's collapsed stacks by cumulative share (a function counted
-    once per sample it is anywhere on the stack of) and their own (leaf) share."""
-    total = 0
-    cumulative: Counter = Counter()
-    own: Counter = Counter()
-    for line in collapsed.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        frames = [f for f in stack.split(";") if not f.startswith(("thread (", "process "))]
-        total += int(count)
-        for frame in set(frames):
-            cumulative[frame] += int(count)
-        if frames:
-            own[frames[-1]] += int(count)
-    rows = [f"{'cum %':>6} {'own %':>6}  function (file:line)", f"samples: {total}"]
-    for frame, count in cumulative.most_common(n):
-        rows.append(f"{100 * count / total:6.1f} {100 * own[frame] / total:6.1f}  {frame}")
-    return "\n".join(rows)
 
 
 def _replies(tg: FakeTelegram) -> list[tuple[int, Call]]:
