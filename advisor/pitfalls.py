@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.memory.runtimes import coefficient
+from advisor.memory.terms import construct
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.units import headroom
 
@@ -49,11 +50,21 @@ def gpu_notes() -> dict[str, dict[str, str]]:
         return tomllib.load(fh)
 
 
+_PITFALL_SET = frozenset(("code", "severity", "params"))
+
+
 def _p(code: str, **params: object) -> Pitfall:
-    return Pitfall(
-        code=code,
-        severity=_texts()[code]["severity"],
-        params={k: str(v) for k, v in params.items()},
+    # Built from values of the field types (str codes and severities, params as text): no
+    # validation (an answer raises ~5, tests/test_memo.py and the answer dumps compare).
+    return construct(
+        Pitfall,
+        {
+            "code": code,
+            "severity": _texts()[code]["severity"],
+            "params": {k: str(v) for k, v in params.items()},
+            "lang_params": {},
+        },
+        _PITFALL_SET,
     )
 
 
@@ -153,16 +164,18 @@ def find_pitfalls(
     pick: Option | None,
     cheapest: Option | None,
     owned: bool = False,
+    card_notes: list[Pitfall] | None = None,
 ) -> list[Pitfall]:
     """`owned`: the named card is the user's own; it is never called over-provisioned (a
-    card one owns costs nothing more per hour than a rented one would)."""
+    card one owns costs nothing more per hour than a rented one would). `card_notes`:
+    `card_pitfalls(result, gpu, pick)` when the caller has it already (the pick's notes)."""
     out: list[Pitfall] = []
     w, model, est = result.workload, result.model, result.estimate
     if est is None:
         out.append(_p("no_formula"))
         return out
     if gpu is not None and pick is not None:
-        out += card_pitfalls(result, gpu, pick)
+        out += card_pitfalls(result, gpu, pick) if card_notes is None else card_notes
         if (
             not owned
             and cheapest is not None
