@@ -271,7 +271,7 @@ def fixes_for(
     comfortable: bool = True,
     only_cheap: bool = False,
     limit: int = 4,
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]] | None = None,
     blocked: bool | None = None,
     enough: Callable[[list[tuple[str, EstimateResult]]], bool] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
@@ -311,11 +311,15 @@ def fixes_for(
                 trial = trial_estimate(make())
             except ValueError:
                 continue
-            reqs = applicable(trial)
+            reqs = None
             if trials is not None:
                 trials[key] = (trial, reqs)
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
+        if reqs is None:  # read only for a change that fits (most trials do not)
+            reqs = applicable(trial)
+            if trials is not None:
+                trials[key] = (trial, reqs)
         if blockers(gpu, trial, reqs):
             continue
         out.append((code, trial))

@@ -218,7 +218,7 @@ def with_cheap_fix(
     opt: Option,
     result: EstimateResult,
     gpu: GpuSpec,
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]]
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]]
     | CheapFixes
     | None = None,
     own: bool = False,
