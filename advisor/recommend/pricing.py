@@ -99,3 +99,20 @@ def _times(price: Price, count: int) -> Price:
     return price.model_copy(
         update={"amount": round(price.amount * count, 2), "listed_amount": listed}
     )
+
+
+# Every card's price for `count` cards, by price table (advisor.memo): the search over cards
+# reads one per card count. The entry holds the table it was made from, so that table's id
+# cannot be reused while the entry lives.
+_TABLE_TIMES: Memo[tuple[dict, dict[str, Price | None]]] = Memo(
+    "price_table_times", 256, table=True
+)
+
+
+def times_table(prices: dict[str, Price | None], count: int) -> dict[str, Price | None]:
+    """gpu id -> `times(price, count)` for a shared table of card prices. Shared: read only."""
+
+    def table() -> tuple[dict, dict[str, Price | None]]:
+        return prices, {gpu_id: times(p, count) for gpu_id, p in prices.items()}
+
+    return _TABLE_TIMES.get((id(prices), count), table)[1]

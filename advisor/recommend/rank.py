@@ -149,7 +149,8 @@ def option(
     facts = option_facts(result)
     if blocked is None:
         blocked = blockers(gpu, result)
-    return option_from(facts, result, card_row(gpu), count, card_price, speed_always, blocked)
+    price = times(card_price, count)
+    return option_from(facts, result, card_row(gpu), count, price, speed_always, blocked)
 
 
 def option_from(
@@ -157,12 +158,13 @@ def option_from(
     result: EstimateResult,
     card: Card,
     count: int,
-    card_price: Price | None,
+    price: Price | None,
     speed_always: bool,
     blocked: list[str],
 ) -> Option:
     """`option` from the estimate's `option_facts` (the search over cards holds them per
-    card count), the card's row and its missing requirements."""
+    card count), the card's row, the price of `count` of it (pricing.times) and its missing
+    requirements."""
     need, share, split, tp_by_count, speed_f = facts
     gpu, usable, speed = card
     if share is not None:
@@ -172,7 +174,6 @@ def option_from(
     if tp is None:
         tp = tp_by_count[count] = tp_ok(result, count)
     fits = need <= usable and tp
-    price = times(card_price, count)
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
         speed_row(speed_f, speed, count) if fits or speed_always else NO_SPEED
     )

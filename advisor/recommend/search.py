@@ -12,6 +12,7 @@ from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
+from advisor.recommend.pricing import times_table
 from advisor.recommend.rank import (
     Card,
     card_row,
@@ -106,6 +107,7 @@ def candidates(
             # parallel), so no card left fits here or on more cards.
             break
         last = (need, share)
+        priced = times_table(prices, count)
         left = []
         for entry in pending:
             card = entry[1]
@@ -115,11 +117,10 @@ def candidates(
                 left.append(entry)
                 continue
             gpu = card.gpu
-            card_price = prices[gpu.id]
-            opt = option_from(facts, result, card, count, card_price, False, [])
+            opt = option_from(facts, result, card, count, priced[gpu.id], False, [])
             hours = opt.train_hours
             if hours is not None and hours > limit and count < 8:
-                opt = within_a_week(setups, gpu, opt, card_price)
+                opt = within_a_week(setups, gpu, opt, prices[gpu.id])
             if opt.risky:
                 # `opt` was built here for this list alone: the fix is set in place
                 opt = with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)
