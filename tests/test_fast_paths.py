@@ -283,3 +283,21 @@ def test_pitfalls_built_without_validation_are_what_validation_builds() -> None:
             assert validated.model_dump_json() == p.model_dump_json()
             seen += 1
     assert seen > 200
+
+
+@pytest.mark.parametrize("q", questions(40, seed=1832))
+def test_no_cheap_fix_comes_after_the_settings(q: str) -> None:
+    """CheapFixes lists the setting fixes alone: every CHEAP candidate is among them, and
+    the candidate list is the settings followed by the costlier fixes."""
+    from advisor.recommend.fixes import CHEAP, costlier_fixes, setting_fixes
+
+    w = parse_query(q).workload
+    assert w is not None
+    for count in (1, 2, 4):
+        result = estimate(workload_for(w, count))
+        if result.estimate is None:
+            continue
+        costlier = [code for code, _ in costlier_fixes(result)]
+        assert not [c for c in costlier if c.partition(":")[0] in CHEAP], costlier
+        settings = [code for code, _ in setting_fixes(result)]
+        assert [code for code, _ in candidate_fixes(result)] == settings + costlier
