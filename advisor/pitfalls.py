@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.memory.runtimes import coefficient
+from advisor.memory.terms import construct
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.units import headroom
 
@@ -49,11 +50,24 @@ def gpu_notes() -> dict[str, dict[str, str]]:
         return tomllib.load(fh)
 
 
-def _p(code: str, **params: object) -> Pitfall:
-    return Pitfall(
-        code=code,
-        severity=_texts()[code]["severity"],
-        params={k: str(v) for k, v in params.items()},
+_PITFALL_SET = frozenset(("code", "severity", "params"))
+_PITFALL_LANG_SET = _PITFALL_SET | {"lang_params"}
+
+
+def _p(
+    code: str, lang_params: dict[str, dict[str, str]] | None = None, **params: object
+) -> Pitfall:
+    # Built from values of the field types (str codes and severities, params as text): no
+    # validation (an answer raises ~5, tests/test_memo.py and the answer dumps compare).
+    return construct(
+        Pitfall,
+        {
+            "code": code,
+            "severity": _texts()[code]["severity"],
+            "params": {k: str(v) for k, v in params.items()},
+            "lang_params": lang_params if lang_params is not None else {},
+        },
+        _PITFALL_SET if lang_params is None else _PITFALL_LANG_SET,
     )
 
 
@@ -111,9 +125,8 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         out.append(_p("no_nvlink", gpu=gpu.name))
     note = gpu_notes().get(gpu.id)
     if note is not None:
-        p = _p("export_variant", gpu=gpu.name)
-        p.lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
-        out.append(p)
+        lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
+        out.append(_p("export_variant", lang_params, gpu=gpu.name))
     return out
 
 
@@ -153,16 +166,18 @@ def find_pitfalls(
     pick: Option | None,
     cheapest: Option | None,
     owned: bool = False,
+    card_notes: list[Pitfall] | None = None,
 ) -> list[Pitfall]:
     """`owned`: the named card is the user's own; it is never called over-provisioned (a
-    card one owns costs nothing more per hour than a rented one would)."""
+    card one owns costs nothing more per hour than a rented one would). `card_notes`:
+    `card_pitfalls(result, gpu, pick)` when the caller has it already (the pick's notes)."""
     out: list[Pitfall] = []
     w, model, est = result.workload, result.model, result.estimate
     if est is None:
         out.append(_p("no_formula"))
         return out
     if gpu is not None and pick is not None:
-        out += card_pitfalls(result, gpu, pick)
+        out += card_pitfalls(result, gpu, pick) if card_notes is None else card_notes
         if (
             not owned
             and cheapest is not None
@@ -239,9 +254,8 @@ def find_pitfalls(
         kind = w.cpu_offload.value
         texts = _texts()["host_ram_offload"]
         bpp = texts[f"bytes_per_param_{kind}"]
-        p = _p("host_ram_offload", size=_gib(model.params_b * 1e9 * bpp), bpp=bpp)
-        p.lang_params = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
-        out.append(p)
+        what = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
+        out.append(_p("host_ram_offload", what, size=_gib(model.params_b * 1e9 * bpp), bpp=bpp))
     elif model.params_b >= 1:
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
     out.append(_p("cuda_compat"))

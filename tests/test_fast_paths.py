@@ -239,3 +239,65 @@ def test_a_cards_table_of_what_it_lacks_says_what_checking_each_row_says() -> No
         assert _missing([*rows, other], gpu) == expected, gpu.id
         lacking += len(expected)
     assert lacking > 50
+
+
+@pytest.mark.parametrize("q", questions(20, seed=1830))
+def test_a_workloads_copy_is_the_one_pydantic_makes(q: str) -> None:
+    """Workload.model_copy writes out the shallow copy with an update: the same values in
+    the same field order, the same fields set, no extra fields, no private attributes."""
+    from pydantic import BaseModel
+
+    compared = 0
+    for w in _trial_workloads(q):
+        for update in ({"num_gpus": 4}, {"lora_targets": "all-linear", "seq_len": 512}, {}):
+            ours, theirs = w.model_copy(update=update), BaseModel.model_copy(w, update=update)
+            assert list(ours.__dict__.items()) == list(theirs.__dict__.items())
+            assert ours.model_fields_set == theirs.model_fields_set
+            assert ours.__pydantic_extra__ is None and theirs.__pydantic_extra__ is None
+            assert ours.__pydantic_private__ is None and theirs.__pydantic_private__ is None
+            assert ours.model_dump_json() == theirs.model_dump_json()
+            assert ours.__dict__ is not w.__dict__
+            compared += 1
+    assert compared >= 3
+
+
+def test_pitfalls_built_without_validation_are_what_validation_builds() -> None:
+    """pitfalls._p constructs each Pitfall from values of the field types: validating the
+    same arguments gives an equal model with the same fields set."""
+    from advisor.pitfalls import Pitfall
+
+    seen = 0
+    for q in questions(80, seed=1831):
+        parsed = parse_query(q)
+        if parsed.workload is None:
+            continue
+        try:
+            rec = recommend_query(parsed)
+        except ValueError:
+            continue
+        notes = [n for o in (rec.cheapest, rec.best_value, rec.named) if o for n in o.notes]
+        for p in [*rec.pitfalls, *notes]:
+            given = {k: getattr(p, k) for k in p.model_fields_set}
+            validated = Pitfall(**given)
+            assert validated == p and validated.model_fields_set == p.model_fields_set
+            assert validated.model_dump_json() == p.model_dump_json()
+            seen += 1
+    assert seen > 200
+
+
+@pytest.mark.parametrize("q", questions(40, seed=1832))
+def test_no_cheap_fix_comes_after_the_settings(q: str) -> None:
+    """CheapFixes lists the setting fixes alone: every CHEAP candidate is among them, and
+    the candidate list is the settings followed by the costlier fixes."""
+    from advisor.recommend.fixes import CHEAP, costlier_fixes, setting_fixes
+
+    w = parse_query(q).workload
+    assert w is not None
+    for count in (1, 2, 4):
+        result = estimate(workload_for(w, count))
+        if result.estimate is None:
+            continue
+        costlier = [code for code, _ in costlier_fixes(result)]
+        assert not [c for c in costlier if c.partition(":")[0] in CHEAP], costlier
+        settings = [code for code, _ in setting_fixes(result)]
+        assert [code for code, _ in candidate_fixes(result)] == settings + costlier

@@ -19,7 +19,7 @@ from advisor.memory.runtimes import (
     transformers,
     vllm,
 )
-from advisor.memory.terms import Breakdown, band, finish, load_peak
+from advisor.memory.terms import Breakdown, band, finish, load_peak, set_fields
 from advisor.memory.training import estimate_training
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -52,11 +52,13 @@ def estimate_transformer(
     params = model.params_b * 1e9
     fmt = default_format(w, spec, acc)
     n = w.num_gpus
+    # the runtime inference follows (asked up to three times below: once)
+    picked = None if w.mode.is_training else pick_runtime(w, model.kind, fmt)
     par = w.parallelism or (Parallelism.none if n == 1 else None)
     if par is None:
         par = Parallelism.tp if not w.mode.is_training else Parallelism.zero3
-        if not w.mode.is_training and w.mode != Mode.load_only:
-            runtime, _ = pick_runtime(w, model.kind, fmt)
+        if picked is not None and w.mode != Mode.load_only:
+            runtime = picked[0]
             if runtime in LLAMACPP_FAMILY:
                 # llama.cpp's default --split-mode layer (Ollama and LM Studio do the same):
                 # whole layers, with their KV, on each card; not tensor parallel.
@@ -67,7 +69,7 @@ def estimate_transformer(
     if w.attention is None:
         # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
         # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
-        gguf = not w.mode.is_training and pick_runtime(w, model.kind, fmt)[0] in LLAMACPP_FAMILY
+        gguf = picked is not None and picked[0] in LLAMACPP_FAMILY
         acc.assume("attention", "llamacpp_flash" if gguf else "sdpa")
 
     if fmt == "nf4" and framework == "torchtune":
@@ -99,7 +101,7 @@ def estimate_transformer(
         )
 
     return estimate_inference(
-        w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, par, split, attention
+        w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, par, split, attention, picked
     )
 
 
@@ -115,13 +117,15 @@ def estimate_inference(
     par: Parallelism,
     split: int,
     attention: Attention,
+    picked: tuple[Runtime, bool] | None = None,
 ) -> Estimate:
+    """`picked`: `pick_runtime(w, model.kind, fmt)` when the caller has it."""
     if encoder.is_vision_encoder(spec) and w.mode != Mode.load_only:
         # An image encoder has no KV cache and no vocabulary logits (encoder.py).
         return encoder.estimate_encoder(
             w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, split
         )
-    runtime, assumed = pick_runtime(w, model.kind, fmt)
+    runtime, assumed = picked or pick_runtime(w, model.kind, fmt)
     if assumed:
         acc.assume("runtime", runtime.value)
     batch = w.batch_size or 1
@@ -187,7 +191,10 @@ def estimate_inference(
         # vLLM/SGLang's measured non-torch term already holds their NCCL buffers.
         collectives=par != Parallelism.layer and runtime not in SERVING_ENGINES,
     )
-    est.runtime = runtime
-    est.kv_bytes_per_token = int(setup.kv_per_token)
-    est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")
+    set_fields(
+        est,
+        runtime=runtime,
+        kv_bytes_per_token=int(setup.kv_per_token),
+        non_kv_bytes=est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache"),
+    )
     return est

@@ -84,10 +84,12 @@ def kept_fp32_extra_bytes(
 ) -> float:
     """Bytes the kept modules (fp32, or 16-bit where the quantizer only skips them) add
     over the format's own size for them."""
+    kept = fp32_kept_params_arch(family, arch)
+    if not kept:  # most families keep nothing apart (every estimate asks)
+        return 0.0
     per_weight = kept_module_bytes_per_weight(fmt, quantize_after_load)
     if not per_weight:
         return 0.0
-    kept = fp32_kept_params_arch(family, arch)
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     return kept * max(per_weight - bits / 8, 0.0)
 

@@ -61,6 +61,14 @@ def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> 
     return m
 
 
+def set_fields(m: BaseModel, **values: Any) -> None:
+    """What assigning each field does on a model without `validate_assignment` (pydantic's
+    own handler: the value in `__dict__`, the name in the fields set), in one call: every
+    estimate sets its runtime and KV figures on the `Estimate` that `finish` built."""
+    m.__dict__.update(values)
+    m.__pydantic_fields_set__.update(values)
+
+
 _TERM_SET = frozenset(("name", "bytes", "formula", "formula_key", "values"))
 _ASSUMPTION_SET = frozenset(("field", "value"))
 _ESTIMATE_SET = frozenset(
@@ -254,6 +262,7 @@ def band_family(kind: Kind, training: bool) -> str:
     return f"{group}_{'training' if training else 'inference'}"
 
 
+@cache  # every estimate asks; the table is read once per process
 def family_band(kind: Kind, training: bool) -> tuple[float, float]:
     row = _band_table()[band_family(kind, training)]
     return row["low"], row["high"]

@@ -183,7 +183,8 @@ def recommend(
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
-    for o in {id(o): o for o in (cheapest, best_value, fastest) if o is not None}.values():
+    noted = {id(o): o for o in (cheapest, best_value, fastest) if o is not None}
+    for o in noted.values():
         # once per pick (the cheapest is often the best value too): the same tag and notes
         o.why = tag(o, cheapest, best_value, fastest)
         o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
@@ -194,6 +195,11 @@ def recommend(
     by_job = budget_total is not None and best_value is not None and best_value.job_cost
     headline = named or (best_value if by_job else cheapest) or (picks[0] if picks else None)
     setup = setups.at(headline.count) if headline else base
+    # The headline's notes are its card_pitfalls on this setup: the answer's list starts
+    # with the same when that setup is the one asked (each costs a few pitfalls to build).
+    head_notes = None
+    if headline is not None and (headline is named or id(headline) in noted) and setup is base:
+        head_notes = headline.notes
     head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
     verdict, fixes = verdict_of(
         setup, headline, head_gpu, own_card=named is not None and named.count == 1
@@ -212,7 +218,14 @@ def recommend(
         verdict=verdict,
         fixes=fixes,
         pitfalls=_not_beside(
-            find_pitfalls(base, head_gpu, headline, cheapest, owned=owned and named is not None),
+            find_pitfalls(
+                base,
+                head_gpu,
+                headline,
+                cheapest,
+                owned=owned and named is not None,
+                card_notes=head_notes,
+            ),
             headline,
             named,
         ),

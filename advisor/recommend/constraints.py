@@ -106,24 +106,6 @@ def weights_format(result: EstimateResult) -> str | None:
     return next((a.value for a in result.assumed if a.field == "weights_format"), None)
 
 
-def _applies(req: Requirement, result: EstimateResult) -> bool:
-    w = result.workload
-    name = weights_format(result)
-    fmt = find_format(name) if name else None
-    if req.formats and (fmt is None or fmt.id not in req.formats):
-        return False
-    if req.runtimes and runtime_of(result) not in req.runtimes:
-        return False
-    if req.training is not None and req.training != w.mode.is_training:
-        return False
-    if req.compute and compute_dtype(result) not in req.compute:
-        return False
-    if req.named is not None and req.named != compute_named(result):
-        return False
-    attention = w.attention.value if w.attention is not None else None
-    return not req.attention or attention in req.attention
-
-
 def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     if req.vendors and gpu.vendor not in req.vendors:
         return False
@@ -146,8 +128,14 @@ def applicable(result: EstimateResult) -> list[Requirement]:
 
 
 def _applicable(result: EstimateResult) -> list[Requirement]:
-    """`_applies` for each requirement, with the workload's facts read once instead of once
-    per requirement (the table has a few dozen rows)."""
+    return _matching(requirements(), result)
+
+
+def _matching(rows: tuple[Requirement, ...], result: EstimateResult) -> list[Requirement]:
+    """The rows (requirements or advisories) this workload meets: every condition a row
+    sets holds (weights format, runtime, training or not, compute type, a named 16-bit
+    type, attention). The workload's facts are read once, not once per row (the
+    requirement table has a few dozen)."""
     w = result.workload
     name = weights_format(result)
     fmt = find_format(name) if name else None
@@ -158,7 +146,7 @@ def _applicable(result: EstimateResult) -> list[Requirement]:
     compute: list[str] = []
     named: list[bool] = []
     out = []
-    for req in requirements():
+    for req in rows:
         if req.formats and (fmt_id is None or fmt_id not in req.formats):
             continue
         if req.runtimes:
@@ -233,7 +221,7 @@ def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
     """Codes of kernels this workload would like that the card lacks (runs, but slower)."""
     if gpu.spec_confidence == "unknown":
         return []
-    wanted = _ADVISORIES.of(result, lambda: [r for r in advisories_table() if _applies(r, result)])
+    wanted = _ADVISORIES.of(result, lambda: _matching(advisories_table(), result))
     return _missing(wanted, gpu)
 
 

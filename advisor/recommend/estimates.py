@@ -37,13 +37,28 @@ def workload_key(w: Workload) -> Hashable:
 _TRIALS: Memo[EstimateResult] = Memo("trial_estimate", 1024)
 
 
+class _Key:
+    """A workload's key, hashed once: it holds ~120 values, and a tuple does not keep its
+    hash, while an estimate looks its key up three or four times (peek, get, store)."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: tuple) -> None:
+        self.value = value
+        self.hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Key) and self.value == other.value
+
+
 def _key(w: Workload) -> Hashable:
     try:
-        key = (catalog_version(), workload_key(w))
-        hash(key)
+        return _Key((catalog_version(), workload_key(w)))
     except TypeError:  # a field holding a list or a dict: by its JSON, as before
-        key = (catalog_version(), w.model_dump_json())
-    return key
+        return (catalog_version(), w.model_dump_json())
 
 
 def estimate(w: Workload) -> EstimateResult:

@@ -145,6 +145,14 @@ def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[],
 
 def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
     """(code, changed workload) in order of cost to the user."""
+    yield from setting_fixes(result)
+    yield from costlier_fixes(result)
+
+
+def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """The first of `candidate_fixes`: settings of the same run (batch, checkpointing, the
+    loss, the optimizer, the serving engine's flags, the KV cache), among them every
+    `CHEAP` one (CheapFixes reads no further)."""
     w, model = result.workload, result.model
     training = w.mode.is_training
     if training and (w.batch_size or 1) > 1:
@@ -185,6 +193,15 @@ def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], 
     ):
         kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
         yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})
+
+
+def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """The rest of `candidate_fixes`, none of them `CHEAP`: a shorter context, the
+    small-card recipes, a smaller format, another recipe, offload, more cards."""
+    w, model = result.workload, result.model
+    training = w.mode.is_training
+    full = w.mode in (Mode.full, Mode.pretrain)
+    runtime = result.estimate.runtime if result.estimate else None
     ctx = _context_of(result)
     if ctx is not None:
         field, value = ctx
@@ -271,7 +288,7 @@ def fixes_for(
     comfortable: bool = True,
     only_cheap: bool = False,
     limit: int = 4,
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]] | None = None,
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]] | None = None,
     blocked: bool | None = None,
     enough: Callable[[list[tuple[str, EstimateResult]]], bool] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
@@ -311,11 +328,15 @@ def fixes_for(
                 trial = trial_estimate(make())
             except ValueError:
                 continue
-            reqs = applicable(trial)
+            reqs = None
             if trials is not None:
                 trials[key] = (trial, reqs)
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
+        if reqs is None:  # read only for a change that fits (most trials do not)
+            reqs = applicable(trial)
+            if trials is not None:
+                trials[key] = (trial, reqs)
         if blockers(gpu, trial, reqs):
             continue
         out.append((code, trial))
@@ -353,7 +374,8 @@ class CheapFixes:
         key = (id(result), blocked)
         state = self._by_result.get(key)
         if state is None or state[0] is not result:
-            source = unblocking_fixes(result) if blocked else candidate_fixes(result)
+            # every cheap candidate is a setting (no costlier fix is cheap)
+            source = unblocking_fixes(result) if blocked else setting_fixes(result)
             cheap = ((c, m) for c, m in source if c.partition(":")[0] in CHEAP)
             state = self._by_result[key] = (result, cheap, [])
         _, pending, listed = state

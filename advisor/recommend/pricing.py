@@ -99,3 +99,28 @@ def _times(price: Price, count: int) -> Price:
     return price.model_copy(
         update={"amount": round(price.amount * count, 2), "listed_amount": listed}
     )
+
+
+class _TimesTable(dict[str, Price | None]):
+    """gpu id -> `times(price, count)` of one table of card prices, each filled when first
+    read (a search reads a few cards at each count; with the memos off, no more)."""
+
+    def __init__(self, prices: dict[str, Price | None], count: int) -> None:
+        super().__init__()
+        self.prices = prices  # held: its id is part of the memo key below
+        self.count = count
+
+    def __missing__(self, gpu_id: str) -> Price | None:
+        price = self[gpu_id] = times(self.prices[gpu_id], self.count)
+        return price
+
+
+# Every card's price for `count` cards, by price table (advisor.memo): the search over cards
+# reads one per card count. The table holds the prices it was made from, so that dict's id
+# cannot be reused while the entry lives.
+_TABLE_TIMES: Memo[_TimesTable] = Memo("price_table_times", 256, table=True)
+
+
+def times_table(prices: dict[str, Price | None], count: int) -> dict[str, Price | None]:
+    """gpu id -> `times(price, count)` for a shared table of card prices. Shared: read only."""
+    return _TABLE_TIMES.get((id(prices), count), lambda: _TimesTable(prices, count))

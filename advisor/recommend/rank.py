@@ -14,7 +14,14 @@ from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
-from advisor.recommend.speed import NO_SPEED, speed_facts, speed_key, speed_row
+from advisor.recommend.speed import (
+    NO_SPEED,
+    CardSpeed,
+    card_speed,
+    speed_facts,
+    speed_key,
+    speed_row,
+)
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
@@ -112,6 +119,23 @@ def _option_facts(result: EstimateResult) -> OptionFacts:
 _OPTION_FACTS: ByIdentity[OptionFacts] = ByIdentity("option_facts", 256)
 
 
+class Card(NamedTuple):
+    """What an option reads of a card, worked out once per card (advisor.memo): the search
+    over cards builds a few dozen options per question from the same catalog."""
+
+    gpu: GpuSpec
+    usable_bytes: int  # gpu.usable_vram_bytes
+    speed: CardSpeed
+
+
+# Per-card rows (advisor.memo): a function of the card and capabilities.toml alone.
+_CARDS: ByIdentity[Card] = ByIdentity("card_rows", 512, table=True)
+
+
+def card_row(gpu: GpuSpec) -> Card:
+    return _CARDS.of(gpu, lambda: Card(gpu, gpu.usable_vram_bytes, card_speed(gpu)))
+
+
 def option(
     result: EstimateResult,
     gpu: GpuSpec,
@@ -125,22 +149,24 @@ def option(
     facts = option_facts(result)
     if blocked is None:
         blocked = blockers(gpu, result)
-    return option_from(facts, result, gpu, count, card_price, speed_always, blocked)
+    price = times(card_price, count)
+    return option_from(facts, result, card_row(gpu), count, price, speed_always, blocked)
 
 
 def option_from(
     facts: OptionFacts,
     result: EstimateResult,
-    gpu: GpuSpec,
+    card: Card,
     count: int,
-    card_price: Price | None,
+    price: Price | None,
     speed_always: bool,
     blocked: list[str],
 ) -> Option:
     """`option` from the estimate's `option_facts` (the search over cards holds them per
-    card count) and the card's missing requirements."""
+    card count), the card's row, the price of `count` of it (pricing.times) and its missing
+    requirements."""
     need, share, split, tp_by_count, speed_f = facts
-    usable = gpu.usable_vram_bytes
+    gpu, usable, speed = card
     if share is not None:
         usable = int(usable * share)
     headroom = 1 - need / usable if usable else -1
@@ -148,9 +174,8 @@ def option_from(
     if tp is None:
         tp = tp_by_count[count] = tp_ok(result, count)
     fits = need <= usable and tp
-    price = times(card_price, count)
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
-        speed_row(speed_f, gpu, count) if fits or speed_always else NO_SPEED
+        speed_row(speed_f, speed, count) if fits or speed_always else NO_SPEED
     )
     job_cost = None
     if train_hours is not None and price is not None:
@@ -194,7 +219,7 @@ def with_cheap_fix(
     opt: Option,
     result: EstimateResult,
     gpu: GpuSpec,
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement]]]
+    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]]
     | CheapFixes
     | None = None,
     own: bool = False,

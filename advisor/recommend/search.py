@@ -12,7 +12,10 @@ from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
+from advisor.recommend.pricing import times_table
 from advisor.recommend.rank import (
+    Card,
+    card_row,
     comfortable,
     engine_share,
     option,
@@ -51,17 +54,17 @@ class Setups:
         return facts
 
 
-# The rentable cards in catalog order with their usable bytes (advisor.memo): every
-# answer's search walks them.
-_RENTABLE: Memo[tuple[tuple[GpuSpec, int], ...]] = Memo("rentable_cards", 4, table=True)
+# The rentable cards in catalog order with their rows (advisor.memo): every answer's
+# search walks them.
+_RENTABLE: Memo[tuple[Card, ...]] = Memo("rentable_cards", 4, table=True)
 
 
-def rentable_cards() -> tuple[tuple[GpuSpec, int], ...]:
-    """(card, usable bytes) of every card a platform rents (gpus_owned.toml's are judged
+def rentable_cards() -> tuple[Card, ...]:
+    """The row (rank.card_row) of every card a platform rents (gpus_owned.toml's are judged
     when named only), in catalog order."""
     return _RENTABLE.get(
         catalog.catalog_version(),
-        lambda: tuple((g, g.usable_vram_bytes) for g in catalog.gpus().values() if g.rentable),
+        lambda: tuple(card_row(g) for g in catalog.gpus().values() if g.rentable),
     )
 
 
@@ -79,14 +82,17 @@ def candidates(
     trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
-    pending: list[tuple[int, GpuSpec, int]] = []  # (catalog place, card, usable bytes)
-    for place, (gpu, card_bytes) in enumerate(rentable_cards()):
-        missing = blockers(gpu, setups.base, reqs)
+    cards = rentable_cards()
+    pending: list[tuple[int, Card]] = []  # (catalog place, card)
+    for place, card in enumerate(cards):
+        # most workloads have no requirement, and then no card misses one
+        missing = blockers(card.gpu, setups.base, reqs) if reqs else None
         if missing:
-            excluded[gpu.id] = missing
+            excluded[card.gpu.id] = missing
         else:
-            pending.append((place, gpu, card_bytes))
-    placed: list[tuple[int, Option]] = []
+            pending.append((place, card))
+    placed: list[Option | None] = [None] * len(cards)  # by catalog place
+    limit = speed_constants()["max_job_hours"]  # within_a_week's
     last: tuple[int, float | None] | None = None  # the last count tried: (need, share)
     for count in COUNTS:
         if not pending or (count > ONE_MACHINE and _one_machine_will_do(placed)):
@@ -101,32 +107,39 @@ def candidates(
             # parallel), so no card left fits here or on more cards.
             break
         last = (need, share)
+        priced = times_table(prices, count)
         left = []
         for entry in pending:
-            place, gpu, card_bytes = entry
+            card = entry[1]
+            card_bytes = card.usable_bytes
             # what `option` (fits_on) would say of fitting, without building it
             if need > (card_bytes if share is None else int(card_bytes * share)):
                 left.append(entry)
                 continue
-            card_price = prices[gpu.id]
-            opt = option_from(facts, result, gpu, count, card_price, False, [])
-            opt = within_a_week(setups, gpu, opt, card_price)
-            # `opt` was built here for this list alone: the fix is set in place
-            placed.append((place, with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)))
+            gpu = card.gpu
+            opt = option_from(facts, result, card, count, priced[gpu.id], False, [])
+            hours = opt.train_hours
+            if hours is not None and hours > limit and count < 8:
+                opt = within_a_week(setups, gpu, opt, prices[gpu.id])
+            if opt.risky:
+                # `opt` was built here for this list alone: the fix is set in place
+                opt = with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)
+            placed[entry[0]] = opt
         pending = left
-    placed.sort(key=lambda p: p[0])
-    return [o for _, o in placed], excluded
+    return [o for o in placed if o is not None], excluded
 
 
 # The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
 ONE_MACHINE = 8
 
 
-def _one_machine_will_do(placed: list[tuple[int, Option]]) -> bool:
+def _one_machine_will_do(placed: list[Option | None]) -> bool:
     """Some NVIDIA card runs the job comfortably on one machine: `top_picks` then never
     heads an answer with a multi-node setup, so none is searched (16 RTX 4060s listed beside
     two A100s was noise, and each count costs its estimate and its fixes' estimates)."""
-    return any(not o.multi_node and comfortable(o) and _nvidia(o.gpu_id) for _, o in placed)
+    return any(
+        o is not None and not o.multi_node and comfortable(o) and _nvidia(o.gpu_id) for o in placed
+    )
 
 
 def _nvidia(gpu_id: str) -> bool:

@@ -23,7 +23,50 @@ def decode_step_s(result: EstimateResult, gpu: GpuSpec, count: int) -> float:
     every layer adds a fixed launch cost, and with several cards two all-reduces whose
     latency depends on the link (NVLink vs PCIe), plus for MoE a dispatch / combine of each
     token to its routed experts per layer."""
-    return _decode_step(_decode_facts(result), gpu, count)
+    return _decode_step(_decode_facts(result), card_speed(gpu), count)
+
+
+class CardSpeed(NamedTuple):
+    """What `speed_row` reads of a card, worked out once per card (advisor.memo): the
+    search over cards weighs every card at several counts for every question."""
+
+    gpu: GpuSpec
+    bandwidth: float  # bytes/s; 0: a card known only by its memory size (no speed claimed)
+    dense_tflops: float  # gpu.dense_tflops
+    flops: float  # dense 16-bit FLOP/s (dense_tflops x 1e12)
+    by_count: dict[int, tuple[float, float]]  # count -> (all-reduce latency s, MFU), as asked
+
+
+# Per-card speed constants (advisor.memo): a function of the card and capabilities.toml.
+_CARD_SPEED: ByIdentity[CardSpeed] = ByIdentity("card_speed", 512, table=True)
+
+
+def card_speed(gpu: GpuSpec) -> CardSpeed:
+    def row() -> CardSpeed:
+        dense = gpu.dense_tflops
+        return CardSpeed(gpu, gpu.memory_bandwidth_gbs * 1e9, dense, dense * 1e12, {})
+
+    return _CARD_SPEED.of(gpu, row)
+
+
+def _links(card: CardSpeed, count: int) -> tuple[float, float]:
+    """(all-reduce latency in seconds, training MFU) of `count` of this card."""
+    links = card.by_count.get(count)
+    if links is None:
+        gpu = card.gpu
+        links = card.by_count[count] = (allreduce_latency_s(gpu, count), train_mfu(gpu, count))
+    return links
+
+
+def train_mfu(gpu: GpuSpec, count: int) -> float:
+    """Model FLOPs utilisation of a training step: datacenter NVLink boards reach more than
+    consumer cards, and several cards without NVLink lose more to PCIe."""
+    c = speed_constants()
+    datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
+    mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
+    if count > 1 and not nvlinked(gpu, count):
+        mfu *= c["mfu_pcie_multi_card"]
+    return mfu
 
 
 class _Decode(NamedTuple):
@@ -32,6 +75,7 @@ class _Decode(NamedTuple):
     read_bytes: float  # active weights x share read + KV cache, per card
     eff: float  # bandwidth efficiency
     layers: int
+    overhead_s: float  # the fixed launch cost of every layer
     layer_split: bool  # llama.cpp's layer split: the cards take turns
     moe_dispatch_s: float | None  # per step and layer x k, for MoE under a split; else None
 
@@ -58,6 +102,7 @@ def _decode_facts(result: EstimateResult) -> _Decode:
         read_bytes=weights * share + kv,
         eff=eff,
         layers=layers,
+        overhead_s=layers * c["layer_overhead_us"] * 1e-6,
         layer_split=(par.value if par is not None else assumed) == "layer",
         # Each MoE layer sends every token to its routed experts on other cards and back.
         moe_dispatch_s=(
@@ -68,16 +113,15 @@ def _decode_facts(result: EstimateResult) -> _Decode:
     )
 
 
-def _decode_step(d: _Decode, gpu: GpuSpec, count: int) -> float:
-    bandwidth = gpu.memory_bandwidth_gbs * 1e9
-    read_s = d.read_bytes / (d.eff * bandwidth)
-    step = read_s + d.layers * speed_constants()["layer_overhead_us"] * 1e-6
+def _decode_step(d: _Decode, card: CardSpeed, count: int) -> float:
+    read_s = d.read_bytes / (d.eff * card.bandwidth)
+    step = read_s + d.overhead_s
     if count > 1 and d.layer_split:
         # llama.cpp's layer split: the cards take turns, each reading its layers; one
         # activation copy per card boundary, no all-reduce.
         step += read_s * (count - 1)
     elif count > 1:
-        step += d.layers * 2 * allreduce_latency_s(gpu, count)
+        step += d.layers * 2 * _links(card, count)[0]
         if d.moe_dispatch_s is not None:
             step += d.moe_dispatch_s
     return step
@@ -155,7 +199,7 @@ def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, 
     (rank.option builds the option once with them)."""
     if result.estimate is None or gpu.memory_bandwidth_gbs <= 0:
         return {}  # a card known only by its memory size: no speed claimed
-    return speed_from(_SPEED.of(result, lambda: _speed_facts(result)), gpu, count)
+    return speed_from(_SPEED.of(result, lambda: _speed_facts(result)), card_speed(gpu), count)
 
 
 def speed_facts(result: EstimateResult) -> _Speed:
@@ -170,9 +214,9 @@ SpeedRow = tuple[float | None, float | None, int, float | None, float | None, fl
 NO_SPEED: SpeedRow = (None, None, 1, None, None, None)
 
 
-def speed_from(f: _Speed, gpu: GpuSpec, count: int) -> dict[str, float | int]:
+def speed_from(f: _Speed, card: CardSpeed, count: int) -> dict[str, float | int]:
     """`speed_fields` from the estimate's `speed_facts`: the fields its kind has, by name."""
-    tps, total, batch, prefill, hours, images = speed_row(f, gpu, count)
+    tps, total, batch, prefill, hours, images = speed_row(f, card, count)
     if tps is not None:
         return {
             "concurrency": batch,
@@ -187,29 +231,25 @@ def speed_from(f: _Speed, gpu: GpuSpec, count: int) -> dict[str, float | int]:
     return {}
 
 
-def speed_row(f: _Speed, gpu: GpuSpec, count: int) -> SpeedRow:
-    """Option's speed fields for this estimate's `speed_facts` on `count` cards of `gpu`
-    (`NO_SPEED`: a card known only by its memory size, or no speed for the job)."""
-    if gpu.memory_bandwidth_gbs <= 0:
+def speed_row(f: _Speed, card: CardSpeed, count: int) -> SpeedRow:
+    """Option's speed fields for this estimate's `speed_facts` on `count` cards of a card
+    (`card_speed`; `NO_SPEED`: a card known only by its memory size, or no speed for the
+    job)."""
+    if card.bandwidth <= 0:
         return NO_SPEED  # a card known only by its memory size: no speed claimed
     kind = f.kind
     if kind == "decode":
         assert f.decode is not None
-        c = speed_constants()
-        step = _decode_step(f.decode, gpu, count)
+        step = _decode_step(f.decode, card, count)
         batch = f.batch
-        prefill = f.flops / (gpu.dense_tflops * 1e12 * count * c["prefill_efficiency"])
+        prefill = f.flops / (card.flops * count * speed_constants()["prefill_efficiency"])
         return (round(1 / step, 1), round(batch / step, 1), batch, round(prefill, 2), None, None)
     if kind == "train":
-        c = speed_constants()
-        datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
-        mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
-        if count > 1 and not nvlinked(gpu, count):
-            mfu *= c["mfu_pcie_multi_card"]
-        hours = round(f.flops / (count * gpu.dense_tflops * 1e12 * mfu) / 3600, 2)
+        mfu = _links(card, count)[1]
+        hours = round(f.flops / (count * card.dense_tflops * 1e12 * mfu) / 3600, 2)
         return (None, None, 1, None, hours, None)
     if kind == "images":
-        images = round(60 / (f.flops / (gpu.dense_tflops * 1e12 * 0.5)), 1)
+        images = round(60 / (f.flops / (card.flops * 0.5)), 1)
         return (None, None, 1, None, None, images)
     return NO_SPEED
 
