@@ -176,7 +176,7 @@ async def reply_with_answer(
         )
         return None
     canonical = canonical_query(parsed)
-    brief, body = answer_text(parsed, context, "answer", canonical, hub_answer=hub)
+    brief, body = await answer_as_sent(update, context, parsed, "answer", canonical, hub_answer=hub)
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
     hid = await context.repo.add_history(
@@ -189,14 +189,32 @@ async def reply_with_answer(
         catalog_version=catalog.catalog_version(),
         update_id=update.update_id,
     )
-    # lab mode (issue 16): the chat's own machines first, the rentals below as the alternative
-    own = await lab.owned_section(update, context, parsed)
-    if chat.type != ChatType.PRIVATE and not fits_one_message(own + body):
-        _, body = answer_text(parsed, context, "answer", canonical, hub_answer=hub, compact=True)
     await deliver(
-        update, context, own + body, answer_keyboard(context, hid), edit=edit, in_place=in_place
+        update, context, body, answer_keyboard(context, hid), edit=edit, in_place=in_place
     )
     return hid
+
+
+async def answer_as_sent(
+    update: Update,
+    context: Context,
+    parsed: ParsedQuery,
+    template: str,
+    canonical: str,
+    region: str | None = None,
+    hub_answer: object = None,
+) -> tuple[dict, str]:
+    """`answer_text` as the chat sees it. An answer (not the details) starts with the chat's
+    own machines (lab mode, issue 16; the rentals below as the alternative), and in a group
+    it is the compact answer when the whole would not fit one message (`fits_one_message`)."""
+    brief, body = answer_text(parsed, context, template, canonical, region, hub_answer)
+    if template != "answer":
+        return brief, body
+    own = await lab.owned_section(update, context, parsed)
+    chat = update.effective_chat
+    if chat is not None and chat.type != ChatType.PRIVATE and not fits_one_message(own + body):
+        _, body = answer_text(parsed, context, template, canonical, region, hub_answer, True)
+    return brief, own + body
 
 
 async def show_view(update: Update, context: Context, hid: int, view: str, canonical: str) -> None:
@@ -213,10 +231,5 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
     region = ALL_REGIONS if view == "w" else None
-    _, body = answer_text(parsed, context, template, canonical, region, hub_answer)
-    own = await lab.owned_section(update, context, parsed) if template == "answer" else ""
-    chat = update.effective_chat
-    in_group = chat is not None and chat.type != ChatType.PRIVATE
-    if template == "answer" and in_group and not fits_one_message(own + body):
-        _, body = answer_text(parsed, context, template, canonical, region, hub_answer, True)
-    await deliver(update, context, own + body, keyboard, edit=True)
+    _, body = await answer_as_sent(update, context, parsed, template, canonical, region, hub_answer)
+    await deliver(update, context, body, keyboard, edit=True)
