@@ -433,7 +433,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
     m, spec = s.take_if(with_size, sized)
     if spec is None:
         m, spec = s.take_if(size_first, sized)
-    if spec is None and (unread := with_size.search(s.text) or size_first.search(s.text)):
+    if spec is None and (unread := s.peek(with_size) or s.peek(size_first)):
         # "Tiny Llama 1.5B": a size no generation has; never the family's default. With no
         # version typed the name was not read: the size is, and the answer says so. A version
         # typed ("qwen2.8 7b") is left to "did you mean".

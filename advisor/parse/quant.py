@@ -93,8 +93,10 @@ def _token_format(token: str) -> str:
 def recognize_formats(s: Scan, r: Reading) -> None:
     """Format tokens; the most specific one named wins (awq over 4bit, q5_k_m over gguf)."""
     found = [(m.group(1), _token_format(m.group(1))) for m in _TOKEN.finditer(s.text)]
+    if not found:
+        return
     s.take_all(_TOKEN)
-    if not found or not _format_free(r):
+    if not _format_free(r):
         return
     specific = [f for token, f in found if token != "gguf" and f not in _GENERIC]
     fmt = specific[0] if specific else found[0][1]

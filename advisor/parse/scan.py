@@ -64,6 +64,14 @@ class Scan:
     text: str
     understood: list[str] = field(default_factory=list)
     original: str = ""  # the text before any span was blanked (same positions)
+    # Searches that consumed nothing, by pattern: the text searched and every match found
+    # there (none for `take`). Recognizers often ask again before anything is consumed ("a
+    # card with a count, else alone", catalog cards then memory-only ones): the same text
+    # gives the same matches. Keyed by the text object itself, so any change to `text`
+    # (every consume assigns a new string) leaves the entry unused.
+    _unused: dict[re.Pattern[str], tuple[str, tuple[re.Match[str], ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.original = self.original or self.text
@@ -78,10 +86,20 @@ class Scan:
         self.understood.append(self.text[start:end].strip())
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
+    def _known(self, regex: re.Pattern[str]) -> tuple[re.Match[str], ...] | None:
+        """Every match of `regex` in the text as it is now, if a search already listed them."""
+        entry = self._unused.get(regex)
+        return entry[1] if entry is not None and entry[0] is self.text else None
+
     def take(self, pattern: str | re.Pattern[str], flags: int = re.I) -> re.Match[str] | None:
-        if isinstance(pattern, str):
-            pattern = compiled(pattern, flags)
-        m = pattern.search(self.text)
+        regex = compiled(pattern, flags) if isinstance(pattern, str) else pattern
+        known = self._known(regex)
+        if known is not None:
+            m = known[0] if known else None
+        else:
+            m = regex.search(self.text)
+            if m is None:
+                self._unused[regex] = (self.text, ())
         if m:
             self._consume(m)
         return m
@@ -91,18 +109,35 @@ class Scan:
     ) -> tuple[re.Match[str] | None, Any]:
         """Consume the first match for which accept(match) returns something truthy."""
         regex = compiled(pattern, re.I) if isinstance(pattern, str) else pattern
-        for m in regex.finditer(self.text):
+        known = self._known(regex)
+        text = self.text
+        seen = []
+        for m in regex.finditer(text) if known is None else known:
             value = accept(m)
             if value:
                 self._consume(m)
                 return m, value
+            seen.append(m)
+        if known is None:
+            self._unused[regex] = (text, tuple(seen))
         return None, None
 
     def take_all(self, pattern: str | re.Pattern[str], flags: int = re.I) -> list[re.Match[str]]:
+        regex = compiled(pattern, flags) if isinstance(pattern, str) else pattern
         out = []
-        while (m := self.take(pattern, flags)) is not None:
+        while (m := self.take(regex)) is not None:
             out.append(m)
         return out
+
+    def peek(self, regex: re.Pattern[str]) -> re.Match[str] | None:
+        """The first match in the text as it is now, consuming nothing."""
+        known = self._known(regex)
+        if known is not None:
+            return known[0] if known else None
+        m = regex.search(self.text)
+        if m is None:
+            self._unused[regex] = (self.text, ())
+        return m
 
 
 @dataclass
