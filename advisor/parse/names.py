@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memo import Memo
 from advisor.parse import releases, vocab
 from advisor.parse.scan import Reading, Scan, reject
 
@@ -490,21 +489,16 @@ class _Alias(NamedTuple):
     letters: frozenset[tuple[str, int]]
 
 
-# "Did you mean" compares a name with every alias (~950); their normal forms, stems, sizes
-# and numbers are a pure function of the catalog, so built once per catalog (advisor.memo).
-_ALIASES: Memo[tuple[tuple[str, tuple[_Alias, ...]], ...]] = Memo("suggest_aliases", 4, table=True)
-
-
+# "Did you mean" compares a name with every alias (~950): their normal forms, stems, sizes
+# and numbers are a pure function of the catalog (loaded once per process), built once.
+@cache
 def _aliases() -> tuple[tuple[str, tuple[_Alias, ...]], ...]:
-    def build() -> tuple[tuple[str, tuple[_Alias, ...]], ...]:
-        out = []
-        for spec in catalog.models().values():
-            names = [catalog.normalize_name(a) for a in (spec.id, *spec.aliases)]
-            rows = (_Alias(spec.id, o, _stem(o), _size(o), _numbers(o), _letters(o)) for o in names)
-            out.append((spec.id, tuple(rows)))
-        return tuple(out)
-
-    return _ALIASES.get(catalog.catalog_version(), build)
+    out = []
+    for spec in catalog.models().values():
+        names = [catalog.normalize_name(a) for a in (spec.id, *spec.aliases)]
+        rows = (_Alias(spec.id, o, _stem(o), _size(o), _numbers(o), _letters(o)) for o in names)
+        out.append((spec.id, tuple(rows)))
+    return tuple(out)
 
 
 def _letters(name: str) -> frozenset[tuple[str, int]]:

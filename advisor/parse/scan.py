@@ -64,12 +64,13 @@ class Scan:
     text: str
     understood: list[str] = field(default_factory=list)
     original: str = ""  # the text before any span was blanked (same positions)
-    # Searches that consumed nothing, by pattern: the text searched and every match found
-    # there (none for `take`). Recognizers often ask again before anything is consumed ("a
-    # card with a count, else alone", catalog cards then memory-only ones): the same text
-    # gives the same matches. Keyed by the text object itself, so any change to `text`
-    # (every consume assigns a new string) leaves the entry unused.
-    _unused: dict[re.Pattern[str], tuple[str, tuple[re.Match[str], ...]]] = field(
+    # take_if's searches that consumed nothing, by id of the pattern: the pattern, the text
+    # searched and every match found there. Recognizers try a pattern again before anything
+    # is consumed (catalog cards, then memory-only ones, with and without a count): the same
+    # text gives the same matches. An entry is used only for the same text object (every
+    # consume assigns a new string) and the same pattern (kept in the entry, so its id is
+    # not reused); keyed by id, as hashing a Pattern hashes its whole code.
+    _unused: dict[int, tuple[re.Pattern[str], str, tuple[re.Match[str], ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
@@ -88,18 +89,15 @@ class Scan:
 
     def _known(self, regex: re.Pattern[str]) -> tuple[re.Match[str], ...] | None:
         """Every match of `regex` in the text as it is now, if a search already listed them."""
-        entry = self._unused.get(regex)
-        return entry[1] if entry is not None and entry[0] is self.text else None
+        entry = self._unused.get(id(regex))
+        if entry is not None and entry[0] is regex and entry[1] is self.text:
+            return entry[2]
+        return None
 
     def take(self, pattern: str | re.Pattern[str], flags: int = re.I) -> re.Match[str] | None:
-        regex = compiled(pattern, flags) if isinstance(pattern, str) else pattern
-        known = self._known(regex)
-        if known is not None:
-            m = known[0] if known else None
-        else:
-            m = regex.search(self.text)
-            if m is None:
-                self._unused[regex] = (self.text, ())
+        if isinstance(pattern, str):
+            pattern = compiled(pattern, flags)
+        m = pattern.search(self.text)
         if m:
             self._consume(m)
         return m
@@ -119,13 +117,14 @@ class Scan:
                 return m, value
             seen.append(m)
         if known is None:
-            self._unused[regex] = (text, tuple(seen))
+            self._unused[id(regex)] = (regex, text, tuple(seen))
         return None, None
 
     def take_all(self, pattern: str | re.Pattern[str], flags: int = re.I) -> list[re.Match[str]]:
         regex = compiled(pattern, flags) if isinstance(pattern, str) else pattern
         out = []
-        while (m := self.take(regex)) is not None:
+        while m := regex.search(self.text):
+            self._consume(m)
             out.append(m)
         return out
 
@@ -134,10 +133,7 @@ class Scan:
         known = self._known(regex)
         if known is not None:
             return known[0] if known else None
-        m = regex.search(self.text)
-        if m is None:
-            self._unused[regex] = (self.text, ())
-        return m
+        return regex.search(self.text)
 
 
 @dataclass
