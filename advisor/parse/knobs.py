@@ -140,10 +140,18 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["controlnets"] = 1
 
 
+# The count and its word, which every images-per-prompt phrase holds: a cheap test first, as
+# the phrase's leading "\s*" is tried from every blank a consumed span left (most lines have
+# no image count, so the full pattern then never runs).
+_IMAGE_COUNT = re.compile(r"(?<![a-z\d])\d+\s*(?:张|images?|imgs?|pics?|photos?)", re.I)
+
+
 def recognize_images(s: Scan, r: Reading) -> None:
-    if m := s.take(
-        r"(?:多图|多张图片?|multi[- ]?image)?\s*(?<![a-z\d])(\d+)\s*"
-        r"(?:张(?:图|图片)?|images?|imgs?|pics?|photos?)\b"
+    if _IMAGE_COUNT.search(s.text) and (
+        m := s.take(
+            r"(?:多图|多张图片?|multi[- ]?image)?\s*(?<![a-z\d])(\d+)\s*"
+            r"(?:张(?:图|图片)?|images?|imgs?|pics?|photos?)\b"
+        )
     ):
         r.fields["images_per_prompt"] = int(m.group(1))
 

@@ -171,7 +171,7 @@ def normalize(text: str, *, split_cjk: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text)  # full-width digits and letters -> ASCII
     # HTML pasted from a chat or web page ("<b>qwen</b> 7b"): a tag pair is not words, its
     # text is. A lone "<b>" is left as typed (and echoed escaped if it is not understood).
-    for _ in range(2):  # one level of nesting: <b><i>qwen</i></b>
+    for _ in range(2 if "</" in text else 0):  # one level of nesting: <b><i>qwen</i></b>
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
     if not text.isprintable():
