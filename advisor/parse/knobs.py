@@ -73,21 +73,35 @@ def _explicit_size(r: Reading, width: int, height: int) -> None:
     r.assumed[:] = [a for a in r.assumed if not a.startswith(_DATASET_SIZE)]
 
 
+# Knob patterns built from vocab words, compiled once (as Scan.take would, case-blind).
+@cache
+def _knob_patterns() -> dict[str, re.Pattern[str]]:
+    words = vocab.knob_words
+    return {
+        name: re.compile(pattern, re.I)
+        for name, pattern in {
+            "context": rf"{words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])",
+            "context_after": (
+                rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{words('context_after')}"
+            ),
+            "batch": rf"{words('batch')}\s*[:=：]?\s*(\d+)",
+            "controlnets": rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words('controlnet')}",
+            "controlnet": rf"{words('controlnet')}(?:\s*(?:x|×)\s*([1-8])\b)?",
+            "gpu_memory_utilization": (
+                rf"(?:--)?{words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
+            ),
+        }.items()
+    }
+
+
 def recognize_context(s: Scan, r: Reading) -> None:
-    if (
-        m := s.take(
-            rf"{vocab.knob_words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])"
-        )
-    ) or (
-        m := s.take(
-            rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{vocab.knob_words('context_after')}"
-        )
-    ):
+    p = _knob_patterns()
+    if (m := s.take(p["context"])) or (m := s.take(p["context_after"])):
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
 
 def recognize_batch(s: Scan, r: Reading) -> None:
-    if m := s.take(rf"{vocab.knob_words('batch')}\s*[:=：]?\s*(\d+)"):
+    if m := s.take(_knob_patterns()["batch"]):
         r.fields["batch_size"] = int(m.group(1))
         if not 1 <= r.fields["batch_size"] <= 65_536:
             raise reject("bad_value", "batch_size")
@@ -133,10 +147,9 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["vae_slicing"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
-    words = vocab.knob_words("controlnet")
-    if m := s.take(rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words}"):
+    if m := s.take(_knob_patterns()["controlnets"]):
         r.fields["controlnets"] = int(m.group(1))
-    elif s.take(rf"{words}(?:\s*(?:x|×)\s*([1-8])\b)?"):
+    elif s.take(_knob_patterns()["controlnet"]):
         r.fields["controlnets"] = 1
 
 
@@ -231,9 +244,7 @@ def recognize_bare_context(s: Scan, r: Reading) -> None:
 def recognize_gpu_memory_utilization(s: Scan, r: Reading) -> None:
     """vLLM's --gpu-memory-utilization (SGLang's --mem-fraction-static): a share of the card,
     0.9 or 90%."""
-    if m := s.take(
-        rf"(?:--)?{vocab.knob_words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
-    ):
+    if m := s.take(_knob_patterns()["gpu_memory_utilization"]):
         value = float(m.group(1)) / (100 if m.group(2) or float(m.group(1)) > 1 else 1)
         if not 0 < value <= 1:
             raise reject("bad_value", "gpu_memory_utilization")

@@ -84,11 +84,18 @@ def _looks_like_model(name: str) -> bool:
     return key.startswith(vocab.model_prefixes()) or bool(re.search(r"\d+(\.\d+)?b\b", key))
 
 
+@cache
+def _not_estimated() -> tuple[re.Pattern[str], dict[str, str]]:
+    """The not-estimated names, with an org before them ("THUDM/…")."""
+    pattern, table = vocab.word_table("models", "not_estimated")
+    return re.compile(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", re.I), table
+
+
 def recognize_not_estimated(s: Scan, r: Reading) -> None:
     """A model known by name that the engine cannot size yet (vocab/models.toml
     not_estimated): said plainly rather than misread as a neighbour."""
-    pattern, table = vocab.word_table("models", "not_estimated")
-    if m := re.search(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", s.text, re.I):
+    pattern, table = _not_estimated()
+    if m := pattern.search(s.text):
         key = vocab.squash(m.group(0).split("/")[-1])
         raise reject("not_estimated", table.get(key, m.group(0)))
 

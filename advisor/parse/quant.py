@@ -60,12 +60,18 @@ def recognize_quant_words(s: Scan, r: Reading) -> None:
             r.fields.setdefault("runtime", runtimes[key])
 
 
+@cache
+def _exl2() -> re.Pattern[str]:
+    words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
+    return re.compile(
+        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b",
+        re.I,
+    )
+
+
 def recognize_exl2(s: Scan, r: Reading) -> None:
     """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
-    words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
-    m = s.take(
-        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
-    )
+    m = s.take(_exl2())
     if m is None:
         return
     bpw = float(m.group(1) or m.group(2))
@@ -105,13 +111,26 @@ def recognize_formats(s: Scan, r: Reading) -> None:
         r.assumed.append("gguf_quant = Q4_K_M")
 
 
+@cache
+def _backends() -> list[tuple[dict, re.Pattern[str]]]:
+    return [
+        (backend, re.compile(vocab.alternation(backend["words"]), re.I))
+        for backend in vocab.load("quant")["backends"].values()
+    ]
+
+
 def recognize_quant_backend(s: Scan, r: Reading) -> None:
     """ "4bit with bitsandbytes" is NF4, "bnb 8bit" LLM.int8(): the library decides the format."""
-    for backend in vocab.load("quant")["backends"].values():
-        if s.take(vocab.alternation(backend["words"])):
+    for backend, words in _backends():
+        if s.take(words):
             current = r.fields.get("weights_format") or ""
             if current in backend["formats"]:
                 r.fields["weights_format"] = backend["formats"][current]
+
+
+@cache
+def _unquantized() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("quant")["vague"]["negated"]), re.I)
 
 
 @cache
@@ -124,7 +143,7 @@ def _vague() -> re.Pattern[str]:
 def recognize_vague_quant(s: Scan, r: Reading) -> None:
     """ "量化" / "quantized" with no bit count: 4-bit, said so. "非量化" / "unquantized": the
     model's own weights, so no format is set (the catalog's native one applies)."""
-    if s.take(vocab.alternation(vocab.load("quant")["vague"]["negated"])):
+    if s.take(_unquantized()):
         r.assumed.append("quantized = no")
         return
     if s.take(_vague()) and "weights_format" not in r.fields:

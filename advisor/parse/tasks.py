@@ -35,6 +35,11 @@ def _not_mode() -> re.Pattern[str]:
 
 
 @cache
+def _hardware_words() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("tasks")["hardware_words"]["words"]), re.I)
+
+
+@cache
 def _cpu_model() -> re.Pattern[str]:
     prefixes = vocab.alternation(vocab.load("tasks")["cpu_models"]["prefixes"])
     return re.compile(rf"{prefixes.replace('(?![a-z0-9])', '')}[\s\-]*\d{{3,5}}[a-z]{{0,3}}\b")
@@ -83,7 +88,7 @@ def recognize_mode(s: Scan, r: Reading) -> None:
 
 
 def recognize_kind(s: Scan, r: Reading) -> None:
-    s.take_all(vocab.alternation(vocab.load("tasks")["hardware_words"]["words"]))
+    s.take_all(_hardware_words())
     s.take_all(_cpu_model())
     for pattern, kind in _groups("kind") if _any_group("kind").search(s.text) else ():
         if s.take_all(pattern):
