@@ -105,6 +105,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|机|nodes?)\s*(?:的\s*)?"
             rf"(?P<n>\d{{1,3}}|{_count_word()})\s*(?:卡|张)\s*(?:的\s*)?{_NAME}"
         ),
+        # a word each of machines, machines_cards and machines_count_first holds: tested
+        # first, as their counts and card names are tried at every position and few lines
+        # name machines
+        "machine_words": re.compile(r"台|机|node|machine"),
         "machines_count_first": re.compile(
             rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
             rf"(?P<n>\d{{1,2}})\s*[x*]\s*{_NAME}"
@@ -394,6 +398,17 @@ def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
         if m.group("n"):
             _set_count(r, int(m.group("n")))
         return m.end()
+    if p["machine_words"].search(s.text) and (end := _machines_card(s, r, p)) is not None:
+        return end
+    found_at = _find_card(s, r, _accept, _set_card) or _find_card(
+        s, r, _accept_memory_only, _set_memory_only
+    )
+    return found_at.end() if found_at else None
+
+
+def _machines_card(s: Scan, r: Reading, p: dict) -> int | None:
+    """Machines times cards ("2台 H100*8", "2 nodes of 8xH100", "双机16卡A800"); returns where
+    the reading ends (None: none)."""
     m, found = s.take_if(p["machines"], _accept)
     if not found:
         m, found = s.take_if(p["machines_count_first"], _accept)
@@ -409,10 +424,7 @@ def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
         per_machine = n <= vocab.load("cards")["machines"]["max_cards_per_machine"]
         _set_count(r, machines * n if per_machine else n)
         return taken[0].end()
-    found_at = _find_card(s, r, _accept, _set_card) or _find_card(
-        s, r, _accept_memory_only, _set_memory_only
-    )
-    return found_at.end() if found_at else None
+    return None
 
 
 @cache
