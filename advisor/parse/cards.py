@@ -83,6 +83,11 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=(?P<mem_each>\d{2,3})\s*g(?:b|ib)?(?![a-z0-9])))"
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
+        # what count_prep and count_after cannot match without (a preposition and a space; a
+        # count sign or unit after the card): tested first, as the card name in each is tried
+        # at every position and most lines have neither
+        "count_prep_needs": re.compile(r"(?:on|with|have|using|rent|got|need|in|across)\s"),
+        "count_after_needs": re.compile(r"[x*]\s*\d|[张块卡台]"),
         "count_only": re.compile(
             # "x101" / "x152" (and "x101-32x4d") name ResNeXt backbones, not 101 cards (seg,
             # 2026-12-01: "cascade mask rcnn x101" was read as 101 GPUs)
@@ -220,6 +225,9 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> re.Mat
     alone; `accept` decides what is a card, `apply` records it. Returns where it was read."""
     p = _patterns()
     for pattern in ("count_prep", "count_first", "count_space", "count_after", "alone"):
+        needs = p.get(f"{pattern}_needs")
+        if needs is not None and not needs.search(s.text):
+            continue
         check = _count_space_accept(accept) if pattern == "count_space" else accept
         m, found = s.take_if(p[pattern], check)
         if found and m is not None:
