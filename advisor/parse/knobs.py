@@ -15,9 +15,18 @@ from advisor.parse.scan import SCALE, Reading, Scan, number, reject
 MAX_PARAMS_B = 20_000  # ~20T: beyond anything trained; larger is a typo
 
 
+# The words that the data, epoch and frame patterns cannot match without, tested first: the
+# patterns' numbers are tried at every position, and most lines name none of these.
+_DATA_WORDS = re.compile(r"sample|example|条|data|数据|语料|token|epoch|轮", re.I)
+_EPOCH_WORD = re.compile(r"epoch|轮", re.I)
+_FRAME_WORD = re.compile(r"帧|frame", re.I)
+
+
 def recognize_data(s: Scan, r: Reading) -> None:
     """Training data in samples or tokens, and epochs (before sizes: "30m tokens" is data).
     Samples first: in "10w条数据 3 epochs" the 3 is epochs, not a data size."""
+    if not _DATA_WORDS.search(s.text):
+        return
     if m := s.take(
         r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万|w)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
     ):
@@ -30,8 +39,10 @@ def recognize_data(s: Scan, r: Reading) -> None:
     ):
         value, unit = number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
         r.fields["_tokens"] = value * SCALE[unit]
-    if m := s.take(
-        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)|\bepochs?\s*[:=]?\s*(\d+)\b"
+    if _EPOCH_WORD.search(s.text) and (
+        m := s.take(
+            r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)|\bepochs?\s*[:=]?\s*(\d+)\b"
+        )
     ):
         r.fields["_epochs"] = number(m.group(1) or m.group(2))
 
@@ -172,8 +183,10 @@ def recognize_images(s: Scan, r: Reading) -> None:
 def recognize_frames(s: Scan, r: Reading) -> None:
     """A video's frame count: "81帧", "81 frames", "frames=129" (Wan's --frame_num, diffusers'
     num_frames)."""
-    if m := s.take(
-        r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
+    if _FRAME_WORD.search(s.text) and (
+        m := s.take(
+            r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
+        )
     ):
         frames = int(m.group(1) or m.group(2))
         if not 1 <= frames <= 10_000:

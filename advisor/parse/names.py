@@ -85,31 +85,39 @@ def _looks_like_model(name: str) -> bool:
 
 
 @cache
-def _not_estimated() -> tuple[re.Pattern[str], dict[str, str]]:
-    """The not-estimated names, with an org before them ("THUDM/…")."""
+def _not_estimated() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]:
+    """The not-estimated names alone (a cheap test first: the optional org before them is
+    tried from every position), and with an org before them ("THUDM/…")."""
     pattern, table = vocab.word_table("models", "not_estimated")
-    return re.compile(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", re.I), table
+    with_org = re.compile(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", re.I)
+    return re.compile(pattern.pattern, re.I), with_org, table
 
 
 def recognize_not_estimated(s: Scan, r: Reading) -> None:
     """A model known by name that the engine cannot size yet (vocab/models.toml
     not_estimated): said plainly rather than misread as a neighbour."""
-    pattern, table = _not_estimated()
-    if m := pattern.search(s.text):
+    names, pattern, table = _not_estimated()
+    if names.search(s.text) and (m := pattern.search(s.text)):
         key = vocab.squash(m.group(0).split("/")[-1])
         raise reject("not_estimated", table.get(key, m.group(0)))
 
 
 @cache
-def _model_url() -> re.Pattern[str]:
+def _model_url() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A hub host alone (a cheap test first: the optional scheme before it is tried from
+    every position), and a hub page's address up to the repo id."""
     hosts = "|".join(re.escape(h) for h in vocab.load("words")["model_urls"]["hosts"])
-    return re.compile(rf"(?:https?://)?(?:www\.)?(?:{hosts})(?=[a-z0-9])", re.I)
+    return re.compile(hosts, re.I), re.compile(
+        rf"(?:https?://)?(?:www\.)?(?:{hosts})(?=[a-z0-9])", re.I
+    )
 
 
 def recognize_repo_id(s: Scan, r: Reading) -> None:
     """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ;
     a hub page's address is read as the id it ends in (vocab/words.toml model_urls)."""
-    s.take_all(_model_url())
+    host, url = _model_url()
+    if host.search(s.text):
+        s.take_all(url)
     pattern = r"(?<![\w/])(?P<org>[a-z0-9][\w.\-]*)/(?P<name>[a-z0-9][\w.\-]*[a-z0-9])"
     for m in re.finditer(pattern, s.text, re.I):
         # "vit-b/16", "vit-l/14": a patch size after the slash, not an org/name repo id

@@ -61,9 +61,11 @@ def recognize_quant_words(s: Scan, r: Reading) -> None:
 
 
 @cache
-def _exl2() -> re.Pattern[str]:
+def _exl2() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The bits-per-weight pattern, and what it cannot match without ("bpw" or an ExLlama
+    word), a cheap test first: the pattern's number is tried at every position."""
     words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
-    return re.compile(
+    return re.compile(rf"bpw|{words}", re.I), re.compile(
         rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b",
         re.I,
     )
@@ -71,7 +73,8 @@ def _exl2() -> re.Pattern[str]:
 
 def recognize_exl2(s: Scan, r: Reading) -> None:
     """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
-    m = s.take(_exl2())
+    needs, pattern = _exl2()
+    m = s.take(pattern) if needs.search(s.text) else None
     if m is None:
         return
     bpw = float(m.group(1) or m.group(2))
