@@ -98,6 +98,15 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             "batch": rf"{words('batch')}\s*[:=：]?\s*(\d+)",
             "controlnets": rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words('controlnet')}",
             "controlnet": rf"{words('controlnet')}(?:\s*(?:x|×)\s*([1-8])\b)?",
+            # every diffusion knob's words in one pattern: it finds nothing exactly when no
+            # knob pattern below can match, so most lines cost one scan, not five
+            "diffusion": vocab.alternation(
+                [
+                    w
+                    for knob in ("vae_tiling", "vae_slicing", "text_encoders_cpu", "controlnet")
+                    for w in vocab.load("words")["knobs"][knob]
+                ]
+            ),
             "gpu_memory_utilization": (
                 rf"(?:--)?{words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
             ),
@@ -152,6 +161,8 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
 
 def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
     """diffusers' VAE slicing / tiling and text encoders kept off the GPU."""
+    if not _knob_patterns()["diffusion"].search(s.text):
+        return
     if s.take(vocab.knob_words("vae_tiling")):
         r.fields["vae_tiling"] = True
     if s.take(vocab.knob_words("vae_slicing")):
@@ -194,8 +205,17 @@ def recognize_frames(s: Scan, r: Reading) -> None:
         r.fields["video_frames"] = frames
 
 
+# A word each training-knob pattern below holds: most lines have none, and then one scan
+# replaces four (whose leading \b re tries at every position).
+_TRAINING_KNOB_WORDS = re.compile(
+    r"adam|sgd|adafactor|lion|gc|梯度检查点|checkpointing|flash|sdpa|eager", re.I
+)
+
+
 def recognize_training_knobs(s: Scan, r: Reading) -> None:
     """Optimizer, gradient checkpointing, attention kernel."""
+    if not _TRAINING_KNOB_WORDS.search(s.text):
+        return
     if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
         word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
         r.fields.setdefault("optimizer", Optimizer(word))
