@@ -83,10 +83,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=(?P<mem_each>\d{2,3})\s*g(?:b|ib)?(?![a-z0-9])))"
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
-        # what count_prep and count_after cannot match without (a preposition and a space; a
-        # count sign or unit after the card): tested first, as the card name in each is tried
-        # at every position and most lines have neither
+        # what the count patterns cannot match without (a preposition and a space; a count
+        # and its unit; a count and a space; a count sign or unit after the card): tested
+        # first, as the card name in each is tried at every position
         "count_prep_needs": re.compile(r"(?:on|with|have|using|rent|got|need|in|across)\s"),
+        "count_first_needs": re.compile(rf"(?:\d|{_count_word()})\s*{before}"),
+        "count_space_needs": re.compile(rf"\d\s|{_english_count_word()}\s"),
         "count_after_needs": re.compile(r"[x*]\s*\d|[张块卡台]"),
         "count_only": re.compile(
             # "x101" / "x152" (and "x101-32x4d") name ResNeXt backbones, not 101 cards (seg,
@@ -272,8 +274,15 @@ def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return after, before
 
 
+# The laptop word both laptop patterns hold: tested first, as their card names are tried at
+# every position and few lines say laptop.
+_LAPTOP_WORD = re.compile(_LAPTOP, re.I)
+
+
 def _laptop_card(s: Scan, r: Reading) -> bool:
     """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's."""
+    if not _LAPTOP_WORD.search(s.text):
+        return False
     table = vocab.squashed("cards", "laptop")
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
@@ -481,6 +490,9 @@ def _size_word() -> re.Pattern[str]:
     return re.compile(rf"{_bare_size().pattern}(?:\s*{after})?")
 
 
+_MEMORY_SIZE = re.compile(r"\d\s*[gm]")
+
+
 @cache
 def _measured() -> re.Pattern[str]:
     words = vocab.load("cards")["vram"]
@@ -494,7 +506,8 @@ def recognize_vram(s: Scan, r: Reading) -> None:
     """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
     size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk, or a
     measurement (what a run used, an approximate figure: vocab/cards.toml measured_*)."""
-    s.take_all(_measured())
+    if _MEMORY_SIZE.search(s.text):  # what every measurement holds; most lines have none
+        s.take_all(_measured())
     if r.gpu_id is not None:
         _take_named_card_memory(s, r)
     patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]
