@@ -51,8 +51,19 @@ _TOTAL = (
 )
 
 
+# What each per-hour pattern cannot match without (an amount's last digit and what follows
+# it; an hour word): tested first, as the patterns' optional leading words and signs make re
+# try them at every position, and most lines name no budget.
+_PER_HOUR_CORE = (
+    re.compile(rf"\d\s*(?:{_CNY}|{_USD})?\s*{_PER}\s*{_HOUR}", re.I),
+    re.compile(rf"(?:每|一|per|an?)\s*{_HOUR}", re.I),
+)
+
+
 def take_budget(s: Scan) -> Budget | None:
-    for pattern in _PER_HOUR:
+    for core, pattern in zip(_PER_HOUR_CORE, _PER_HOUR, strict=True):
+        if not core.search(s.text):
+            continue
         _, budget = s.take_if(pattern, _per_hour)
         if budget is not None:
             return budget

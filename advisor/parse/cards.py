@@ -83,6 +83,13 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=(?P<mem_each>\d{2,3})\s*g(?:b|ib)?(?![a-z0-9])))"
         ),
         "alone": re.compile(rf"{_EDGE}{_NAME}(?![a-z0-9.])"),
+        # what the count patterns cannot match without (a preposition and a space; a count
+        # and its unit; a count and a space; a count sign or unit after the card): tested
+        # first, as the card name in each is tried at every position
+        "count_prep_needs": re.compile(r"(?:on|with|have|using|rent|got|need|in|across)\s"),
+        "count_first_needs": re.compile(rf"(?:\d|{_count_word()})\s*{before}"),
+        "count_space_needs": re.compile(rf"\d\s|{_english_count_word()}\s"),
+        "count_after_needs": re.compile(r"[x*]\s*\d|[张块卡台]"),
         "count_only": re.compile(
             # "x101" / "x152" (and "x101-32x4d") name ResNeXt backbones, not 101 cards (seg,
             # 2026-12-01: "cascade mask rcnn x101" was read as 101 GPUs)
@@ -105,6 +112,10 @@ def _patterns() -> dict[str, re.Pattern[str]]:
             rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|机|nodes?)\s*(?:的\s*)?"
             rf"(?P<n>\d{{1,3}}|{_count_word()})\s*(?:卡|张)\s*(?:的\s*)?{_NAME}"
         ),
+        # a word each of machines, machines_cards and machines_count_first holds: tested
+        # first, as their counts and card names are tried at every position and few lines
+        # name machines
+        "machine_words": re.compile(r"台|机|node|machine"),
         "machines_count_first": re.compile(
             rf"{_EDGE}(?P<m>\d{{1,3}}|{_count_word()})\s*(?:台|nodes?\s+of|machines?\s+of)\s*"
             rf"(?P<n>\d{{1,2}})\s*[x*]\s*{_NAME}"
@@ -216,6 +227,9 @@ def _find_card(s: Scan, r: Reading, accept: Callable, apply: Callable) -> re.Mat
     alone; `accept` decides what is a card, `apply` records it. Returns where it was read."""
     p = _patterns()
     for pattern in ("count_prep", "count_first", "count_space", "count_after", "alone"):
+        needs = p.get(f"{pattern}_needs")
+        if needs is not None and not needs.search(s.text):
+            continue
         check = _count_space_accept(accept) if pattern == "count_space" else accept
         m, found = s.take_if(p[pattern], check)
         if found and m is not None:
@@ -260,8 +274,15 @@ def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return after, before
 
 
+# The laptop word both laptop patterns hold: tested first, as their card names are tried at
+# every position and few lines say laptop.
+_LAPTOP_WORD = re.compile(_LAPTOP, re.I)
+
+
 def _laptop_card(s: Scan, r: Reading) -> bool:
     """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's."""
+    if not _LAPTOP_WORD.search(s.text):
+        return False
     table = vocab.squashed("cards", "laptop")
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
@@ -394,6 +415,17 @@ def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
         if m.group("n"):
             _set_count(r, int(m.group("n")))
         return m.end()
+    if p["machine_words"].search(s.text) and (end := _machines_card(s, r, p)) is not None:
+        return end
+    found_at = _find_card(s, r, _accept, _set_card) or _find_card(
+        s, r, _accept_memory_only, _set_memory_only
+    )
+    return found_at.end() if found_at else None
+
+
+def _machines_card(s: Scan, r: Reading, p: dict) -> int | None:
+    """Machines times cards ("2台 H100*8", "2 nodes of 8xH100", "双机16卡A800"); returns where
+    the reading ends (None: none)."""
     m, found = s.take_if(p["machines"], _accept)
     if not found:
         m, found = s.take_if(p["machines_count_first"], _accept)
@@ -409,10 +441,7 @@ def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
         per_machine = n <= vocab.load("cards")["machines"]["max_cards_per_machine"]
         _set_count(r, machines * n if per_machine else n)
         return taken[0].end()
-    found_at = _find_card(s, r, _accept, _set_card) or _find_card(
-        s, r, _accept_memory_only, _set_memory_only
-    )
-    return found_at.end() if found_at else None
+    return None
 
 
 @cache
@@ -461,6 +490,9 @@ def _size_word() -> re.Pattern[str]:
     return re.compile(rf"{_bare_size().pattern}(?:\s*{after})?")
 
 
+_MEMORY_SIZE = re.compile(r"\d\s*[gm]")
+
+
 @cache
 def _measured() -> re.Pattern[str]:
     words = vocab.load("cards")["vram"]
@@ -474,7 +506,8 @@ def recognize_vram(s: Scan, r: Reading) -> None:
     """A bare memory size: a card with that much memory ("我只有 12g 显存", "16GB card"); a
     size alone too when no card is named ("exl2 3.5bpw 24GB"), unless it is RAM or disk, or a
     measurement (what a run used, an approximate figure: vocab/cards.toml measured_*)."""
-    s.take_all(_measured())
+    if _MEMORY_SIZE.search(s.text):  # what every measurement holds; most lines have none
+        s.take_all(_measured())
     if r.gpu_id is not None:
         _take_named_card_memory(s, r)
     patterns = [*_vram_patterns(), *([_bare_size()] if r.gpu_id is None else [])]

@@ -15,9 +15,18 @@ from advisor.parse.scan import SCALE, Reading, Scan, number, reject
 MAX_PARAMS_B = 20_000  # ~20T: beyond anything trained; larger is a typo
 
 
+# The words that the data, epoch and frame patterns cannot match without, tested first: the
+# patterns' numbers are tried at every position, and most lines name none of these.
+_DATA_WORDS = re.compile(r"sample|example|条|data|数据|语料|token|epoch|轮", re.I)
+_EPOCH_WORD = re.compile(r"epoch|轮", re.I)
+_FRAME_WORD = re.compile(r"帧|frame", re.I)
+
+
 def recognize_data(s: Scan, r: Reading) -> None:
     """Training data in samples or tokens, and epochs (before sizes: "30m tokens" is data).
     Samples first: in "10w条数据 3 epochs" the 3 is epochs, not a data size."""
+    if not _DATA_WORDS.search(s.text):
+        return
     if m := s.take(
         r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万|w)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
     ):
@@ -30,8 +39,10 @@ def recognize_data(s: Scan, r: Reading) -> None:
     ):
         value, unit = number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
         r.fields["_tokens"] = value * SCALE[unit]
-    if m := s.take(
-        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)|\bepochs?\s*[:=]?\s*(\d+)\b"
+    if _EPOCH_WORD.search(s.text) and (
+        m := s.take(
+            r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)|\bepochs?\s*[:=]?\s*(\d+)\b"
+        )
     ):
         r.fields["_epochs"] = number(m.group(1) or m.group(2))
 
@@ -73,21 +84,44 @@ def _explicit_size(r: Reading, width: int, height: int) -> None:
     r.assumed[:] = [a for a in r.assumed if not a.startswith(_DATASET_SIZE)]
 
 
+# Knob patterns built from vocab words, compiled once (as Scan.take would, case-blind).
+@cache
+def _knob_patterns() -> dict[str, re.Pattern[str]]:
+    words = vocab.knob_words
+    return {
+        name: re.compile(pattern, re.I)
+        for name, pattern in {
+            "context": rf"{words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])",
+            "context_after": (
+                rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{words('context_after')}"
+            ),
+            "batch": rf"{words('batch')}\s*[:=：]?\s*(\d+)",
+            "controlnets": rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words('controlnet')}",
+            "controlnet": rf"{words('controlnet')}(?:\s*(?:x|×)\s*([1-8])\b)?",
+            # every diffusion knob's words in one pattern: it finds nothing exactly when no
+            # knob pattern below can match, so most lines cost one scan, not five
+            "diffusion": vocab.alternation(
+                [
+                    w
+                    for knob in ("vae_tiling", "vae_slicing", "text_encoders_cpu", "controlnet")
+                    for w in vocab.load("words")["knobs"][knob]
+                ]
+            ),
+            "gpu_memory_utilization": (
+                rf"(?:--)?{words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
+            ),
+        }.items()
+    }
+
+
 def recognize_context(s: Scan, r: Reading) -> None:
-    if (
-        m := s.take(
-            rf"{vocab.knob_words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])"
-        )
-    ) or (
-        m := s.take(
-            rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{vocab.knob_words('context_after')}"
-        )
-    ):
+    p = _knob_patterns()
+    if (m := s.take(p["context"])) or (m := s.take(p["context_after"])):
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
 
 def recognize_batch(s: Scan, r: Reading) -> None:
-    if m := s.take(rf"{vocab.knob_words('batch')}\s*[:=：]?\s*(\d+)"):
+    if m := s.take(_knob_patterns()["batch"]):
         r.fields["batch_size"] = int(m.group(1))
         if not 1 <= r.fields["batch_size"] <= 65_536:
             raise reject("bad_value", "batch_size")
@@ -127,23 +161,32 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
 
 def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
     """diffusers' VAE slicing / tiling and text encoders kept off the GPU."""
+    if not _knob_patterns()["diffusion"].search(s.text):
+        return
     if s.take(vocab.knob_words("vae_tiling")):
         r.fields["vae_tiling"] = True
     if s.take(vocab.knob_words("vae_slicing")):
         r.fields["vae_slicing"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
-    words = vocab.knob_words("controlnet")
-    if m := s.take(rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words}"):
+    if m := s.take(_knob_patterns()["controlnets"]):
         r.fields["controlnets"] = int(m.group(1))
-    elif s.take(rf"{words}(?:\s*(?:x|×)\s*([1-8])\b)?"):
+    elif s.take(_knob_patterns()["controlnet"]):
         r.fields["controlnets"] = 1
 
 
+# The count and its word, which every images-per-prompt phrase holds: a cheap test first, as
+# the phrase's leading "\s*" is tried from every blank a consumed span left (most lines have
+# no image count, so the full pattern then never runs).
+_IMAGE_COUNT = re.compile(r"(?<![a-z\d])\d+\s*(?:张|images?|imgs?|pics?|photos?)", re.I)
+
+
 def recognize_images(s: Scan, r: Reading) -> None:
-    if m := s.take(
-        r"(?:多图|多张图片?|multi[- ]?image)?\s*(?<![a-z\d])(\d+)\s*"
-        r"(?:张(?:图|图片)?|images?|imgs?|pics?|photos?)\b"
+    if _IMAGE_COUNT.search(s.text) and (
+        m := s.take(
+            r"(?:多图|多张图片?|multi[- ]?image)?\s*(?<![a-z\d])(\d+)\s*"
+            r"(?:张(?:图|图片)?|images?|imgs?|pics?|photos?)\b"
+        )
     ):
         r.fields["images_per_prompt"] = int(m.group(1))
 
@@ -151,8 +194,10 @@ def recognize_images(s: Scan, r: Reading) -> None:
 def recognize_frames(s: Scan, r: Reading) -> None:
     """A video's frame count: "81帧", "81 frames", "frames=129" (Wan's --frame_num, diffusers'
     num_frames)."""
-    if m := s.take(
-        r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
+    if _FRAME_WORD.search(s.text) and (
+        m := s.take(
+            r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
+        )
     ):
         frames = int(m.group(1) or m.group(2))
         if not 1 <= frames <= 10_000:
@@ -160,8 +205,17 @@ def recognize_frames(s: Scan, r: Reading) -> None:
         r.fields["video_frames"] = frames
 
 
+# A word each training-knob pattern below holds: most lines have none, and then one scan
+# replaces four (whose leading \b re tries at every position).
+_TRAINING_KNOB_WORDS = re.compile(
+    r"adam|sgd|adafactor|lion|gc|梯度检查点|checkpointing|flash|sdpa|eager", re.I
+)
+
+
 def recognize_training_knobs(s: Scan, r: Reading) -> None:
     """Optimizer, gradient checkpointing, attention kernel."""
+    if not _TRAINING_KNOB_WORDS.search(s.text):
+        return
     if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
         word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
         r.fields.setdefault("optimizer", Optimizer(word))
@@ -223,9 +277,7 @@ def recognize_bare_context(s: Scan, r: Reading) -> None:
 def recognize_gpu_memory_utilization(s: Scan, r: Reading) -> None:
     """vLLM's --gpu-memory-utilization (SGLang's --mem-fraction-static): a share of the card,
     0.9 or 90%."""
-    if m := s.take(
-        rf"(?:--)?{vocab.knob_words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
-    ):
+    if m := s.take(_knob_patterns()["gpu_memory_utilization"]):
         value = float(m.group(1)) / (100 if m.group(2) or float(m.group(1)) > 1 else 1)
         if not 0 < value <= 1:
             raise reject("bad_value", "gpu_memory_utilization")

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from functools import cache, lru_cache
+from typing import NamedTuple
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
@@ -82,25 +84,40 @@ def _looks_like_model(name: str) -> bool:
     return key.startswith(vocab.model_prefixes()) or bool(re.search(r"\d+(\.\d+)?b\b", key))
 
 
+@cache
+def _not_estimated() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, str]]:
+    """The not-estimated names alone (a cheap test first: the optional org before them is
+    tried from every position), and with an org before them ("THUDM/…")."""
+    pattern, table = vocab.word_table("models", "not_estimated")
+    with_org = re.compile(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", re.I)
+    return re.compile(pattern.pattern, re.I), with_org, table
+
+
 def recognize_not_estimated(s: Scan, r: Reading) -> None:
     """A model known by name that the engine cannot size yet (vocab/models.toml
     not_estimated): said plainly rather than misread as a neighbour."""
-    pattern, table = vocab.word_table("models", "not_estimated")
-    if m := re.search(rf"(?:[a-z0-9\-]+/)?{pattern.pattern}", s.text, re.I):
+    names, pattern, table = _not_estimated()
+    if names.search(s.text) and (m := pattern.search(s.text)):
         key = vocab.squash(m.group(0).split("/")[-1])
         raise reject("not_estimated", table.get(key, m.group(0)))
 
 
 @cache
-def _model_url() -> re.Pattern[str]:
+def _model_url() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A hub host alone (a cheap test first: the optional scheme before it is tried from
+    every position), and a hub page's address up to the repo id."""
     hosts = "|".join(re.escape(h) for h in vocab.load("words")["model_urls"]["hosts"])
-    return re.compile(rf"(?:https?://)?(?:www\.)?(?:{hosts})(?=[a-z0-9])", re.I)
+    return re.compile(hosts, re.I), re.compile(
+        rf"(?:https?://)?(?:www\.)?(?:{hosts})(?=[a-z0-9])", re.I
+    )
 
 
 def recognize_repo_id(s: Scan, r: Reading) -> None:
     """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ;
     a hub page's address is read as the id it ends in (vocab/words.toml model_urls)."""
-    s.take_all(_model_url())
+    host, url = _model_url()
+    if host.search(s.text):
+        s.take_all(url)
     pattern = r"(?<![\w/])(?P<org>[a-z0-9][\w.\-]*)/(?P<name>[a-z0-9][\w.\-]*[a-z0-9])"
     for m in re.finditer(pattern, s.text, re.I):
         # "vit-b/16", "vit-l/14": a patch size after the slash, not an org/name repo id
@@ -430,7 +447,7 @@ def recognize_family(s: Scan, r: Reading) -> None:
     m, spec = s.take_if(with_size, sized)
     if spec is None:
         m, spec = s.take_if(size_first, sized)
-    if spec is None and (unread := with_size.search(s.text) or size_first.search(s.text)):
+    if spec is None and (unread := s.peek(with_size) or s.peek(size_first)):
         # "Tiny Llama 1.5B": a size no generation has; never the family's default. With no
         # version typed the name was not read: the size is, and the answer says so. A version
         # typed ("qwen2.8 7b") is left to "did you mean".
@@ -461,35 +478,105 @@ def _size(key: str) -> str | None:
 def _numbers_near(key: str, other: str) -> float:
     """1 when the numbers in two names match, less as they drift apart ("gemma-3-13b" is
     nearer gemma-3-12b than gemma-3-1b; "deepseek-v4" nearer v3 than v2)."""
-    a = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", key)]
-    b = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", other)]
+    return _nearness(_numbers(key), _numbers(other))
+
+
+def _numbers(key: str) -> tuple[float, ...]:
+    return tuple(float(x) for x in re.findall(r"\d+(?:\.\d+)?", key))
+
+
+def _nearness(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     if not a or len(a) != len(b):
         return 0.0
     return sum(1 / (1 + abs(x - y)) for x, y in zip(a, b, strict=True)) / len(a)
 
 
+class _Alias(NamedTuple):
+    """A catalog id or alias with what `suggest` compares of it, computed once."""
+
+    spec_id: str
+    name: str  # normalized
+    stem: str
+    size: str | None
+    numbers: tuple[float, ...]
+    # each character with its repeat number ("aab": a1 a2 b1): the size of two such sets'
+    # intersection is the count of characters the names share, difflib's quick_ratio bound
+    letters: frozenset[tuple[str, int]]
+
+
+# "Did you mean" compares a name with every alias (~950): their normal forms, stems, sizes
+# and numbers are a pure function of the catalog (loaded once per process), built once.
+@cache
+def _aliases() -> tuple[tuple[str, tuple[_Alias, ...]], ...]:
+    out = []
+    for spec in catalog.models().values():
+        names = [catalog.normalize_name(a) for a in (spec.id, *spec.aliases)]
+        rows = (_Alias(spec.id, o, _stem(o), _size(o), _numbers(o), _letters(o)) for o in names)
+        out.append((spec.id, tuple(rows)))
+    return tuple(out)
+
+
+def _letters(name: str) -> frozenset[tuple[str, int]]:
+    seen: Counter[str] = Counter()
+    out = []
+    for ch in name:
+        seen[ch] += 1
+        out.append((ch, seen[ch]))
+    return frozenset(out)
+
+
+# Scores below this are never suggested.
+_SUGGEST_FLOOR = 0.6
+# Float slack for the upper bounds below (their sums are not in the score's order).
+_SLACK = 1e-9
+
+
 def suggest(name: str, n: int = 3, size_b: float | None = None) -> list[str]:
     """Catalog ids close to an unknown name: spelling (edit distance), then the same family
-    stem, the same size and nearby numbers rank higher ("qwen2.8-7b" -> qwen2.5-7b first)."""
+    stem, the same size and nearby numbers rank higher ("qwen2.8-7b" -> qwen2.5-7b first).
+
+    The spelling score (difflib's ratio) is most of the cost, so an alias is scored only when
+    an upper bound of its score (difflib's length and letter-count bounds on the ratio, plus
+    its bonuses) could reach both the floor and its model's best alias so far: the ids and
+    their order are those of scoring every alias."""
     key = catalog.normalize_name(name)
     stem, size = _stem(key), _size(key) or (f"{size_b:g}" if size_b else None)
+    key_numbers, key_letters = _numbers(key), _letters(key)
+    stem_near: dict[str, bool] = {}  # other stem -> spelt like this stem (per call)
     scored: dict[str, float] = {}
-    for spec in catalog.models().values():
+    for spec_id, aliases in _aliases():
         best = 0.0
-        for alias in [spec.id, *spec.aliases]:
-            other = catalog.normalize_name(alias)
-            score = difflib.SequenceMatcher(None, key, other).ratio()
-            if stem and _stem(other) == stem:
+        for alias in aliases:
+            same_stem = bool(stem) and alias.stem == stem
+            bonus = 0.15 if same_stem else 0.1 if stem else 0.0
+            same_size = bool(size) and alias.size == size
+            if same_size:
+                bonus += 0.15
+            near = _nearness(key_numbers, alias.numbers) if alias.numbers else 0.0
+            bonus += 0.3 * near
+            need = max(best, _SUGGEST_FLOOR) - bonus - _SLACK
+            total_len = len(key) + len(alias.name)
+            if 2.0 * min(len(key), len(alias.name)) / total_len < need:
+                continue  # difflib's real_quick_ratio
+            if 2.0 * len(key_letters & alias.letters) / total_len < need:
+                continue  # difflib's quick_ratio
+            score = difflib.SequenceMatcher(None, key, alias.name).ratio()
+            if same_stem:
                 score += 0.15
-            elif stem and difflib.SequenceMatcher(None, stem, _stem(other)).ratio() >= 0.8:
-                score += 0.1
-            if size and _size(other) == size:
+            elif stem:
+                if alias.stem not in stem_near:
+                    spelt = difflib.SequenceMatcher(None, stem, alias.stem).ratio()
+                    stem_near[alias.stem] = spelt >= 0.8
+                if stem_near[alias.stem]:
+                    score += 0.1
+            if same_size:
                 score += 0.15
-            score += 0.3 * _numbers_near(key, other)
+            score += 0.3 * near
             best = max(best, score)
-        scored[spec.id] = best
+        if best >= _SUGGEST_FLOOR:
+            scored[spec_id] = best
     ranked = sorted(scored.items(), key=lambda kv: -kv[1])
-    return [model_id for model_id, score in ranked[:n] if score >= 0.6]
+    return [model_id for model_id, score in ranked[:n] if score >= _SUGGEST_FLOOR]
 
 
 def longer_context_siblings(spec: ModelSpec, ctx: int) -> list[str]:

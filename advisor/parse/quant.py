@@ -60,12 +60,21 @@ def recognize_quant_words(s: Scan, r: Reading) -> None:
             r.fields.setdefault("runtime", runtimes[key])
 
 
+@cache
+def _exl2() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The bits-per-weight pattern, and what it cannot match without ("bpw" or an ExLlama
+    word), a cheap test first: the pattern's number is tried at every position."""
+    words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
+    return re.compile(rf"bpw|{words}", re.I), re.compile(
+        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b",
+        re.I,
+    )
+
+
 def recognize_exl2(s: Scan, r: Reading) -> None:
     """ExLlamaV2 quants by bits per weight: the weight-only format closest in bits."""
-    words = vocab.alternation(vocab.load("quant")["exl2"]["words"])
-    m = s.take(
-        rf"(?:{words}\s*)?(?<![\d.])(\d+(?:\.\d+)?)\s*bpw(?![a-z])|{words}\s*(\d+(?:\.\d+)?)\s*b(?:it)?s?\b"
-    )
+    needs, pattern = _exl2()
+    m = s.take(pattern) if needs.search(s.text) else None
     if m is None:
         return
     bpw = float(m.group(1) or m.group(2))
@@ -93,8 +102,10 @@ def _token_format(token: str) -> str:
 def recognize_formats(s: Scan, r: Reading) -> None:
     """Format tokens; the most specific one named wins (awq over 4bit, q5_k_m over gguf)."""
     found = [(m.group(1), _token_format(m.group(1))) for m in _TOKEN.finditer(s.text)]
+    if not found:
+        return
     s.take_all(_TOKEN)
-    if not found or not _format_free(r):
+    if not _format_free(r):
         return
     specific = [f for token, f in found if token != "gguf" and f not in _GENERIC]
     fmt = specific[0] if specific else found[0][1]
@@ -103,13 +114,26 @@ def recognize_formats(s: Scan, r: Reading) -> None:
         r.assumed.append("gguf_quant = Q4_K_M")
 
 
+@cache
+def _backends() -> list[tuple[dict, re.Pattern[str]]]:
+    return [
+        (backend, re.compile(vocab.alternation(backend["words"]), re.I))
+        for backend in vocab.load("quant")["backends"].values()
+    ]
+
+
 def recognize_quant_backend(s: Scan, r: Reading) -> None:
     """ "4bit with bitsandbytes" is NF4, "bnb 8bit" LLM.int8(): the library decides the format."""
-    for backend in vocab.load("quant")["backends"].values():
-        if s.take(vocab.alternation(backend["words"])):
+    for backend, words in _backends():
+        if s.take(words):
             current = r.fields.get("weights_format") or ""
             if current in backend["formats"]:
                 r.fields["weights_format"] = backend["formats"][current]
+
+
+@cache
+def _unquantized() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("quant")["vague"]["negated"]), re.I)
 
 
 @cache
@@ -122,7 +146,7 @@ def _vague() -> re.Pattern[str]:
 def recognize_vague_quant(s: Scan, r: Reading) -> None:
     """ "量化" / "quantized" with no bit count: 4-bit, said so. "非量化" / "unquantized": the
     model's own weights, so no format is set (the catalog's native one applies)."""
-    if s.take(vocab.alternation(vocab.load("quant")["vague"]["negated"])):
+    if s.take(_unquantized()):
         r.assumed.append("quantized = no")
         return
     if s.take(_vague()) and "weights_format" not in r.fields:

@@ -64,6 +64,15 @@ class Scan:
     text: str
     understood: list[str] = field(default_factory=list)
     original: str = ""  # the text before any span was blanked (same positions)
+    # take_if's searches that consumed nothing, by id of the pattern: the pattern, the text
+    # searched and every match found there. Recognizers try a pattern again before anything
+    # is consumed (catalog cards, then memory-only ones, with and without a count): the same
+    # text gives the same matches. An entry is used only for the same text object (every
+    # consume assigns a new string) and the same pattern (kept in the entry, so its id is
+    # not reused); keyed by id, as hashing a Pattern hashes its whole code.
+    _unused: dict[int, tuple[re.Pattern[str], str, tuple[re.Match[str], ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.original = self.original or self.text
@@ -78,6 +87,13 @@ class Scan:
         self.understood.append(self.text[start:end].strip())
         self.text = self.text[:start] + " " * (end - start) + self.text[end:]
 
+    def _known(self, regex: re.Pattern[str]) -> tuple[re.Match[str], ...] | None:
+        """Every match of `regex` in the text as it is now, if a search already listed them."""
+        entry = self._unused.get(id(regex))
+        if entry is not None and entry[0] is regex and entry[1] is self.text:
+            return entry[2]
+        return None
+
     def take(self, pattern: str | re.Pattern[str], flags: int = re.I) -> re.Match[str] | None:
         if isinstance(pattern, str):
             pattern = compiled(pattern, flags)
@@ -91,18 +107,33 @@ class Scan:
     ) -> tuple[re.Match[str] | None, Any]:
         """Consume the first match for which accept(match) returns something truthy."""
         regex = compiled(pattern, re.I) if isinstance(pattern, str) else pattern
-        for m in regex.finditer(self.text):
+        known = self._known(regex)
+        text = self.text
+        seen = []
+        for m in regex.finditer(text) if known is None else known:
             value = accept(m)
             if value:
                 self._consume(m)
                 return m, value
+            seen.append(m)
+        if known is None:
+            self._unused[id(regex)] = (regex, text, tuple(seen))
         return None, None
 
     def take_all(self, pattern: str | re.Pattern[str], flags: int = re.I) -> list[re.Match[str]]:
+        regex = compiled(pattern, flags) if isinstance(pattern, str) else pattern
         out = []
-        while (m := self.take(pattern, flags)) is not None:
+        while m := regex.search(self.text):
+            self._consume(m)
             out.append(m)
         return out
+
+    def peek(self, regex: re.Pattern[str]) -> re.Match[str] | None:
+        """The first match in the text as it is now, consuming nothing."""
+        known = self._known(regex)
+        if known is not None:
+            return known[0] if known else None
+        return regex.search(self.text)
 
 
 @dataclass
@@ -140,7 +171,7 @@ def normalize(text: str, *, split_cjk: bool = True) -> str:
     text = unicodedata.normalize("NFKC", text)  # full-width digits and letters -> ASCII
     # HTML pasted from a chat or web page ("<b>qwen</b> 7b"): a tag pair is not words, its
     # text is. A lone "<b>" is left as typed (and echoed escaped if it is not understood).
-    for _ in range(2):  # one level of nesting: <b><i>qwen</i></b>
+    for _ in range(2 if "</" in text else 0):  # one level of nesting: <b><i>qwen</i></b>
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
     if not text.isprintable():

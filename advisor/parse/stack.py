@@ -96,12 +96,19 @@ def recognize_precision_recipe(s: Scan, r: Reading) -> None:
         r.fields["mixed_precision"] = True
 
 
+@cache
+def _concurrency_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    before, after = vocab.knob_words("concurrency"), vocab.knob_words("concurrency_after")
+    return (
+        re.compile(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d+)(?![\d.])", re.I),
+        re.compile(rf"(?<![\d.])(\d+)\s*{after}", re.I),
+    )
+
+
 def recognize_concurrency(s: Scan, r: Reading) -> None:
     """ "并发 16", "16 users", "16路并发": concurrent requests served."""
-    before, after = vocab.knob_words("concurrency"), vocab.knob_words("concurrency_after")
-    m = s.take(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d+)(?![\d.])") or s.take(
-        rf"(?<![\d.])(\d+)\s*{after}"
-    )
+    before, after = _concurrency_patterns()
+    m = s.take(before) or s.take(after)
     if m is None:
         return
     n = int(m.group(1))

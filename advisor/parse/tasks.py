@@ -20,8 +20,23 @@ def _groups(section: str) -> list[tuple[re.Pattern[str], str]]:
 
 
 @cache
+def _any_group(section: str) -> re.Pattern[str]:
+    """Every word of every group in one pattern: it finds nothing exactly when no group's
+    pattern does (each matches where one of its words does), so a line naming no mode or
+    kind, most lines, costs one scan instead of one per group."""
+    return re.compile(
+        vocab.alternation([w for g in vocab.load("tasks")[section] for w in g["zh"] + g["en"]])
+    )
+
+
+@cache
 def _not_mode() -> re.Pattern[str]:
     return re.compile(vocab.alternation(vocab.load("tasks")["not_mode"]["words"]))
+
+
+@cache
+def _hardware_words() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("tasks")["hardware_words"]["words"]), re.I)
 
 
 @cache
@@ -56,7 +71,7 @@ def _finetune_short() -> re.Pattern[str]:
 
 def recognize_mode(s: Scan, r: Reading) -> None:
     s.take_all(_not_mode())
-    for pattern, mode in _groups("mode"):
+    for pattern, mode in _groups("mode") if _any_group("mode").search(s.text) else ():
         if s.take_all(pattern):
             r.modes.append(mode)
             if mode == "preference":  # DPO/GRPO/PPO: a fine-tune plus a reference model
@@ -73,9 +88,9 @@ def recognize_mode(s: Scan, r: Reading) -> None:
 
 
 def recognize_kind(s: Scan, r: Reading) -> None:
-    s.take_all(vocab.alternation(vocab.load("tasks")["hardware_words"]["words"]))
+    s.take_all(_hardware_words())
     s.take_all(_cpu_model())
-    for pattern, kind in _groups("kind"):
+    for pattern, kind in _groups("kind") if _any_group("kind").search(s.text) else ():
         if s.take_all(pattern):
             r.kind = r.kind or Kind(kind)
 
