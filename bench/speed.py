@@ -45,21 +45,6 @@ QUERIES = [
 TABLE = Path(__file__).resolve().parent.parent / "tests" / "data" / "parse_lines.toml"
 
 
-def _reference() -> int:
-    """A fixed piece of interpreter work of the engine's kind (dict and attribute reads,
-    small calls, float arithmetic, a list built and sorted), ~0.5 ms on this machine."""
-    rows = [{"id": i, "gib": i * 0.37, "n": i % 8 + 1} for i in range(400)]
-    picked = [r["gib"] * r["n"] for r in rows if r["n"] > 2 and round(r["gib"], 2) < 120]
-    picked.sort()
-    return len(picked) + sum(int(x) for x in picked)
-
-
-def reference_ms() -> float:
-    """Median ms of `_reference` over 200 calls: the yardstick measured in the same run, so
-    that a figure can be read as a ratio (a ratio holds across machines; a time does not)."""
-    return timeit(_reference, 200)[0]
-
-
 def timeit(fn, n: int, before=None) -> tuple[float, float]:  # noqa: ANN001
     """Median and p99 of `n` calls, in ms; `before` runs untimed before each."""
     samples = []
@@ -126,19 +111,12 @@ def main() -> None:
         ("answer, new question", answers, n_answers, None, 10, memo.clear_questions),
         ("answer, remembered", answers, n_answers, 0.2, 200),
     ]
-    base = reference_ms()
-    print(f"{'operation':24} {'median ms':>10} {'p99 ms':>8} {'target ms':>10}        x ref")
+    print(f"{'operation':24} {'median ms':>10} {'p99 ms':>8} {'target ms':>10}")
     for name, fn, per, target, n, *before in rows:
         med, p99 = timeit(fn, n, before[0] if before else None)
         verdict = "" if target is None else "ok" if med / per <= target else "SLOW"
         shown = "-" if target is None else f"{target:.1f}"
-        ratio = med / per / base
-        print(f"{name:24} {med / per:10.3f} {p99 / per:8.3f} {shown:>10}  {verdict:4} {ratio:7.2f}")
-    after = reference_ms()
-    print(
-        f"ref: a fixed pure-Python loop, {base:.3f} ms at the start and {after:.3f} ms at the end "
-        "of this run (the machine's speed: figures move with it; the x ref column does not)"
-    )
+        print(f"{name:24} {med / per:10.3f} {p99 / per:8.3f} {shown:>10}  {verdict}")
     estimates_per_question(workloads)
     cached_hub_answer()
 

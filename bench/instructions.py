@@ -1,0 +1,115 @@
+"""Instruction counts of the engine's two per-question costs, machine-independent: what
+`bench/speed.py` times, counted by valgrind's callgrind (the same count for the same code
+and inputs, whatever else the machine is doing; its wall times here moved ±50% within
+minutes).
+
+    python bench/instructions.py            # both rows, ~2-3 min (valgrind runs Python ~50x slower)
+    python bench/instructions.py recommend  # one row
+
+Rows: `recommend` — a recommendation for a question never asked (bench/speed.py's ten
+questions, `memo.clear_questions()` before each, per-card tables kept: its "recommend, new
+question" row); `parse` — one line never seen (tests/data/parse_lines.toml, memos cleared:
+speed.py's "parse (table)"). Each row runs the work 0 and N times under callgrind, at once,
+and prints (Ir(N) - Ir(0)) / work units: start-up and imports cancel out.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ROWS = {"recommend": 5, "parse": 2}  # repeats under callgrind
+
+
+def work(row: str, repeats: int) -> int:
+    """Run `row`'s work `repeats` times after one warm pass; returns the units done."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / "bench"))
+    from speed import QUERIES
+
+    from advisor import memo
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend
+
+    if row == "recommend":
+        workloads = [parse_query(q).workload for q in QUERIES]
+        for w in workloads:
+            recommend(w)
+        for _ in range(repeats):
+            for w in workloads:
+                memo.clear_questions()
+                recommend(w)
+        return repeats * len(workloads)
+    table = ROOT / "tests" / "data" / "parse_lines.toml"
+    lines = [r["t"] for r in tomllib.loads(table.read_text())["line"]]
+    for q in lines:
+        parse_query(q)
+    for _ in range(repeats):
+        for q in lines:
+            memo.clear_questions()
+            parse_query(q)
+    return repeats * len(lines)
+
+
+def collected(row: str, repeats: int) -> int:
+    """Instructions callgrind counted for `work(row, repeats)` in a fresh interpreter."""
+    out = subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            sys.executable,
+            __file__,
+            "--inner",
+            row,
+            str(repeats),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    m = re.search(r"Collected : (\d+)", out.stderr)
+    if m is None:
+        raise RuntimeError(f"no count from callgrind:\n{out.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["--inner"]:
+        work(sys.argv[2], int(sys.argv[3]))
+        return 0
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (Debian: apt-get install valgrind)", file=sys.stderr)
+        return 1
+    rows = sys.argv[1:] or list(ROWS)
+    for row in rows:
+        repeats = ROWS[row]
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            base, full = pool.map(lambda n, r=row: collected(r, n), (0, repeats))
+        units = work_units(row, repeats)
+        per = (full - base) / units
+        print(
+            f"{row:10} {per / 1e6:8.3f} M instructions per {'question' if row == 'recommend' else 'line'}"
+        )
+    return 0
+
+
+def work_units(row: str, repeats: int) -> int:
+    """How many questions or lines `work(row, repeats)` runs, without running them."""
+    if row == "recommend":
+        sys.path.insert(0, str(ROOT / "bench"))
+        from speed import QUERIES
+
+        return repeats * len(QUERIES)
+    table = ROOT / "tests" / "data" / "parse_lines.toml"
+    return repeats * len(tomllib.loads(table.read_text())["line"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
