@@ -21,40 +21,40 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = {"recommend": 5, "parse": 2}  # repeats under callgrind
 
 
-def work(row: str, repeats: int) -> int:
-    """Run `row`'s work `repeats` times after one warm pass; returns the units done."""
+def jobs(row: str) -> list[Callable[[], object]]:
+    """`row`'s units of work: one call per question (recommend) or line (parse)."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
     from speed import QUERIES
 
-    from advisor import memo
     from advisor.parse import parse_query
     from advisor.recommend import recommend
 
     if row == "recommend":
-        workloads = [parse_query(q).workload for q in QUERIES]
-        for w in workloads:
-            recommend(w)
-        for _ in range(repeats):
-            for w in workloads:
-                memo.clear_questions()
-                recommend(w)
-        return repeats * len(workloads)
+        return [partial(recommend, parse_query(q).workload) for q in QUERIES]
     table = ROOT / "tests" / "data" / "parse_lines.toml"
-    lines = [r["t"] for r in tomllib.loads(table.read_text())["line"]]
-    for q in lines:
-        parse_query(q)
+    return [partial(parse_query, r["t"]) for r in tomllib.loads(table.read_text())["line"]]
+
+
+def work(row: str, repeats: int) -> None:
+    """Each job once (start-up), then `repeats` times as new: memos cleared before each."""
+    from advisor import memo
+
+    todo = jobs(row)
+    for job in todo:
+        job()
     for _ in range(repeats):
-        for q in lines:
+        for job in todo:
             memo.clear_questions()
-            parse_query(q)
-    return repeats * len(lines)
+            job()
 
 
 def collected(row: str, repeats: int) -> int:
@@ -92,23 +92,12 @@ def main() -> int:
         repeats = ROWS[row]
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             base, full = pool.map(lambda n, r=row: collected(r, n), (0, repeats))
-        units = work_units(row, repeats)
+        units = repeats * len(jobs(row))
         per = (full - base) / units
         print(
             f"{row:10} {per / 1e6:8.3f} M instructions per {'question' if row == 'recommend' else 'line'}"
         )
     return 0
-
-
-def work_units(row: str, repeats: int) -> int:
-    """How many questions or lines `work(row, repeats)` runs, without running them."""
-    if row == "recommend":
-        sys.path.insert(0, str(ROOT / "bench"))
-        from speed import QUERIES
-
-        return repeats * len(QUERIES)
-    table = ROOT / "tests" / "data" / "parse_lines.toml"
-    return repeats * len(tomllib.loads(table.read_text())["line"])
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from unittest.mock import patch
 
@@ -192,20 +193,25 @@ def test_the_estimate_key_tells_apart_what_the_json_tells_apart() -> None:
     assert w.model_dump_json() not in jsons
 
 
+def _recommendations(n: int, seed: int) -> Iterator[tuple[str, Recommendation]]:
+    """Generated questions that parse to a workload, with their recommendations."""
+    for q in questions(n, seed=seed):
+        parsed = parse_query(q)
+        if parsed.workload is None:
+            continue
+        try:
+            yield q, recommend_query(parsed)
+        except ValueError:
+            continue
+
+
 def test_the_verdicts_fix_search_stops_where_the_answer_stops_reading() -> None:
     """`fixes_by_cost` with the search stopped at four same-card changes gives the list the
     full search (up to six) gives, for the setups the generated questions lead to."""
     from advisor.recommend.verdict import fixes_by_cost, four_on_the_same_cards
 
     compared = 0
-    for q in questions(120, seed=1820):
-        parsed = parse_query(q)
-        if parsed.workload is None:
-            continue
-        try:
-            rec = recommend_query(parsed)
-        except ValueError:
-            continue
+    for q, rec in _recommendations(120, seed=1820):
         if rec.verdict is None or rec.verdict.state not in ("tight", "no_fit", "blocked"):
             continue
         gpu = catalog.gpus().get(rec.headline.gpu_id) if rec.headline else None
@@ -267,14 +273,7 @@ def test_pitfalls_built_without_validation_are_what_validation_builds() -> None:
     from advisor.pitfalls import Pitfall
 
     seen = 0
-    for q in questions(80, seed=1831):
-        parsed = parse_query(q)
-        if parsed.workload is None:
-            continue
-        try:
-            rec = recommend_query(parsed)
-        except ValueError:
-            continue
+    for _, rec in _recommendations(80, seed=1831):
         notes = [n for o in (rec.cheapest, rec.best_value, rec.named) if o for n in o.notes]
         for p in [*rec.pitfalls, *notes]:
             given = {k: getattr(p, k) for k in p.model_fields_set}
