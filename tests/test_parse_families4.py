@@ -181,3 +181,26 @@ def test_an_ollama_answer_names_llama_cpps_attention_not_pytorchs() -> None:
             "answer", lang, rec=recommend_query(parsed), parsed=parsed, canonical=q, plain=True
         )
         assert said in text and unsaid not in text, q
+
+
+def test_several_laptops_are_judged_one_laptop_and_the_answer_says_so() -> None:
+    """A laptop has one GPU: "2x 4090 laptop" (English, where "2x" was dropped unread) and
+    "两张 4090 笔记本" (read as two cards in one box, split by tensor parallel) are two laptops
+    whose memory does not add up. Expected: one laptop card judged, the count said in the
+    answer in the reader's language, no split over cards."""
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    for q, lang, said in (
+        ("qwen2.5-14b fp16 on my 2x 4090 laptop", "en", "2 laptops: one GPU each"),
+        ("两张 4090 笔记本 跑 qwen2.5-14b fp16", "zh", "2 台笔记本：每台一块 GPU"),
+    ):
+        parsed = parse_query(q)
+        assert (parsed.gpu_id, parsed.gpu_count) == ("rtx-4090-laptop", None), q
+        assert "laptops = 2" in parsed.assumed, q
+        rec = recommend_query(parsed)
+        assert rec.named is not None and rec.named.count == 1 and rec.named.parallelism is None
+        text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        assert said in text, (q, text[:400])
+    one = parse_query("qwen2.5-7b on my 4090 laptop")
+    assert not any(a.startswith("laptops") for a in one.assumed)

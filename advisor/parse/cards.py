@@ -261,6 +261,8 @@ def _count_space_accept(accept: Callable) -> Callable:
 
 
 _LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"
+# "2x 4090 laptop", "2台笔记本 4060": two laptops, one GPU each
+_LAPTOPS = r"(?:(?P<laptops>\d{1,2})\s*[x×*台]\s*)?"
 _LAPTOP_CARD = (
     r"(?:nvidia\s*|geforce\s*|rtx\s*)*(?P<name>[2-5]0[5-9]0(?:\s?ti)?)"
     r"(?:\s*(?P<mem>\d{1,2})\s*g(?:b|ib)?(?![a-z0-9]))?"
@@ -269,8 +271,10 @@ _LAPTOP_CARD = (
 
 @cache
 def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    after = re.compile(rf"{_EDGE}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
-    before = re.compile(rf"{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{_EDGE}{_LAPTOP_CARD}", re.I)
+    after = re.compile(rf"{_EDGE}{_LAPTOPS}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
+    before = re.compile(
+        rf"{_LAPTOPS}{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{_EDGE}{_LAPTOP_CARD}", re.I
+    )
     return after, before
 
 
@@ -279,22 +283,35 @@ def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 _LAPTOP_WORD = re.compile(_LAPTOP, re.I)
 
 
-def _laptop_card(s: Scan, r: Reading) -> bool:
-    """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's."""
+def _laptop_card(s: Scan, r: Reading) -> int | None:
+    """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's.
+    Returns how many laptops were written with it ("2x 4090 laptop": 2; else 1), None when
+    no laptop card was read."""
     if not _LAPTOP_WORD.search(s.text):
-        return False
+        return None
     table = vocab.squashed("cards", "laptop")
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
+        laptops = int(m.group("laptops")) if card and m.group("laptops") else 1
         if card and card.get("id") in catalog.gpus():
             mem = m.group("mem")
             odd = float(mem) if mem and int(mem) != card["gb"] else None
             _set_card(r, (catalog.gpus()[card["id"]], odd))
-            return True
+            return laptops
         if card:
             _set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
-            return True
-    return False
+            return laptops
+    return None
+
+
+def _one_per_laptop(r: Reading, laptops: int) -> None:
+    """A laptop has one GPU: "2x 4090 laptop" or "两张 4090 笔记本" is two laptops, whose
+    memory does not add up (no split over cards between them). Judged for one, and said so
+    (before, "2x" was dropped unread in English and "两张" read as two cards in one box)."""
+    count = max(laptops, r.gpu_count or 1)
+    if count > 1:
+        r.gpu_count = None
+        r.assumed.append(f"laptops = {count}")
 
 
 @cache
@@ -306,7 +323,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     """A named card, with its count before or after it, else a count alone."""
     r.owns_card = r.owns_card or bool(_owns().search(s.text))  # read, not consumed
     p = _patterns()
-    card_end = None if _laptop_card(s, r) else _named_card(s, r, p)
+    laptops = _laptop_card(s, r)
+    card_end = None if laptops else _named_card(s, r, p)
     _other_cards(s, r)  # before the counts below: "两张3090还是一张4090" keeps its "一张"
     if r.gpu_id is None and r.gpu_count is None:
         _count_times_memory(s, r)
@@ -325,6 +343,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         r.assumed.append("multi_gpu = ?")
     if r.gpu_count is None and s.take(p["ask_count"]):
         r.ask_count = True
+    if laptops:
+        _one_per_laptop(r, laptops)
 
 
 _EXPLICIT_COUNTED = re.compile(r"(?:\b(?P<n>\d{1,2})x\s*)?\bgpu:(?P<id>[a-z0-9.\-]+)")
