@@ -188,6 +188,7 @@ def test_several_laptops_are_judged_one_laptop_and_the_answer_says_so() -> None:
     "两张 4090 笔记本" (read as two cards in one box, split by tensor parallel) are two laptops
     whose memory does not add up. Expected: one laptop card judged, the count said in the
     answer in the reader's language, no split over cards."""
+    from advisor.parse import canonical_query
     from advisor.recommend import recommend_query
     from advisor.render import render
 
@@ -202,5 +203,9 @@ def test_several_laptops_are_judged_one_laptop_and_the_answer_says_so() -> None:
         assert rec.named is not None and rec.named.count == 1 and rec.named.parallelism is None
         text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
         assert said in text, (q, text[:400])
+        # the answer's buttons re-read its canonical line: the laptops are still laptops
+        again = parse_query(canonical_query(parsed))
+        assert (again.gpu_id, again.gpu_count) == ("rtx-4090-laptop", None), q
+        assert "laptops = 2" in again.assumed, canonical_query(parsed)
     one = parse_query("qwen2.5-7b on my 4090 laptop")
     assert not any(a.startswith("laptops") for a in one.assumed)

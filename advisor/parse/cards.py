@@ -304,6 +304,12 @@ def _laptop_card(s: Scan, r: Reading) -> int | None:
     return None
 
 
+@cache
+def _laptop_ids() -> frozenset[str]:
+    """The catalog ids of laptop parts (vocab cards.toml [laptop] `id`)."""
+    return frozenset(c["id"] for c in vocab.load("cards")["laptop"].values() if "id" in c)
+
+
 def _one_per_laptop(r: Reading, laptops: int) -> None:
     """A laptop has one GPU: "2x 4090 laptop" or "两张 4090 笔记本" is two laptops, whose
     memory does not add up (no split over cards between them). Judged for one, and said so
@@ -343,8 +349,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         r.assumed.append("multi_gpu = ?")
     if r.gpu_count is None and s.take(p["ask_count"]):
         r.ask_count = True
-    if laptops:
-        _one_per_laptop(r, laptops)
+    if laptops or r.gpu_id in _laptop_ids():  # "2 gpus on gpu:rtx-4090-laptop" too
+        _one_per_laptop(r, laptops or 1)
 
 
 _EXPLICIT_COUNTED = re.compile(r"(?:\b(?P<n>\d{1,2})x\s*)?\bgpu:(?P<id>[a-z0-9.\-]+)")
