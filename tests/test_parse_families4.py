@@ -209,3 +209,20 @@ def test_several_laptops_are_judged_one_laptop_and_the_answer_says_so() -> None:
         assert "laptops = 2" in again.assumed, canonical_query(parsed)
     one = parse_query("qwen2.5-7b on my 4090 laptop")
     assert not any(a.startswith("laptops") for a in one.assumed)
+
+
+def test_a_lab_line_of_several_laptops_registers_one_machine_per_laptop() -> None:
+    """/lab "两台 4060 笔记本" or "my laptops 2x 4090 laptop": so many machines of one laptop
+    card each (before: one machine named "两台" with one card, the second laptop lost)."""
+    from advisor.parse.machines import parse_machine_line
+
+    for line, gpu, n in (
+        ("两台 4060 笔记本", "rtx-4060-laptop", 2),
+        ("三台笔记本 4060", "rtx-4060-laptop", 3),
+        ("my laptops 2x 4090 laptop", "rtx-4090-laptop", 2),
+    ):
+        machines = parse_machine_line(line).machines
+        assert [(m.gpu_id, m.count) for m in machines] == [(gpu, 1)] * n, line
+    one = parse_machine_line("laptop 4060 laptop").machines
+    assert [(m.name, m.count) for m in one] == [("laptop", 1)]
+    assert [m.count for m in parse_machine_line("node1 4x a100 40g").machines] == [4]

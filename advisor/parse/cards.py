@@ -261,8 +261,8 @@ def _count_space_accept(accept: Callable) -> Callable:
 
 
 _LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"
-# "2x 4090 laptop", "2台笔记本 4060": two laptops, one GPU each
-_LAPTOPS = r"(?:(?P<laptops>\d{1,2})\s*[x×*台]\s*)?"
+# "2x 4090 laptop", "2台笔记本 4060", "两台 4060 笔记本": two laptops, one GPU each
+_LAPTOPS = r"(?:(?P<laptops>\d{{1,2}}|{words})\s*[x×*台张]\s*)?"
 _LAPTOP_CARD = (
     r"(?:nvidia\s*|geforce\s*|rtx\s*)*(?P<name>[2-5]0[5-9]0(?:\s?ti)?)"
     r"(?:\s*(?P<mem>\d{1,2})\s*g(?:b|ib)?(?![a-z0-9]))?"
@@ -271,9 +271,10 @@ _LAPTOP_CARD = (
 
 @cache
 def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    after = re.compile(rf"{_EDGE}{_LAPTOPS}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
+    laptops = _LAPTOPS.format(words=_count_word())
+    after = re.compile(rf"{_EDGE}{laptops}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
     before = re.compile(
-        rf"{_LAPTOPS}{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{_EDGE}{_LAPTOP_CARD}", re.I
+        rf"{laptops}{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{_EDGE}{_LAPTOP_CARD}", re.I
     )
     return after, before
 
@@ -292,7 +293,7 @@ def _laptop_card(s: Scan, r: Reading) -> int | None:
     table = vocab.squashed("cards", "laptop")
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
-        laptops = int(m.group("laptops")) if card and m.group("laptops") else 1
+        laptops = _count(m.group("laptops")) if card and m.group("laptops") else 1
         if card and card.get("id") in catalog.gpus():
             mem = m.group("mem")
             odd = float(mem) if mem and int(mem) != card["gb"] else None
@@ -316,7 +317,7 @@ def _one_per_laptop(r: Reading, laptops: int) -> None:
     (before, "2x" was dropped unread in English and "两张" read as two cards in one box)."""
     count = max(laptops, r.gpu_count or 1)
     if count > 1:
-        r.gpu_count = None
+        r.gpu_count, r.laptops = None, count
         r.assumed.append(f"laptops = {count}")
 
 

@@ -95,20 +95,24 @@ def parse_machine_line(text: str) -> MachineLine:
     if r.gpu_id is None or span is None:
         cards.recognize_vram(s, r)
         return MachineLine(error="memory_only" if r.vram_gib else "no_card")
-    count = r.gpu_count or 1
+    count = r.laptops or r.gpu_count or 1
     if count > MAX_CARDS_PER_MACHINE:
         return MachineLine(error="too_many_cards", detail=str(MAX_CARDS_PER_MACHINE))
     start, end = span
     rest = s.text[end:]
     unit_after = machine_word.match(rest)
     machines_of_one = (
-        r.gpu_count is not None
-        and count > 1
-        and (
-            any(
-                u in lowered[start:end] for u in vocab.load("machines")["machine_units"]["in_count"]
+        r.laptops is not None
+        or (  # each laptop is a machine of one card
+            r.gpu_count is not None
+            and count > 1
+            and (
+                any(
+                    u in lowered[start:end]
+                    for u in vocab.load("machines")["machine_units"]["in_count"]
+                )
+                or unit_after is not None
             )
-            or unit_after is not None
         )
     )
     if unit_after is not None:

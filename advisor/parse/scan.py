@@ -150,6 +150,7 @@ class Reading:
     vram_gib: float | None = None
     budget: Budget | None = None
     ask_count: bool = False  # "需要几张 H100": the count is the question
+    laptops: int | None = None  # "2x 4090 laptop": laptops, one GPU each (parse.cards)
     assumed: list[str] = field(default_factory=list)
     # A GGUF repo without a quant type ("Qwen/Qwen2.5-14B-Instruct-GGUF"): Q4_K_M unless a
     # type is named elsewhere in the line ("… q8_0").
