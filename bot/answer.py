@@ -144,8 +144,10 @@ def apply_change(parsed: ParsedQuery, what: str, choice: str) -> ParsedQuery:
         w = parsed.workload.model_copy(update={"weights_format": fmt.id})
         return parsed.model_copy(update={"workload": w, "assumed": [], "ignored": []})
     if what == "g":
+        # another card: no longer the laptops asked about (canonical would write their count)
+        card = answer_choices("g")[int(choice)]
         return parsed.model_copy(
-            update={"gpu_id": answer_choices("g")[int(choice)], "assumed": [], "ignored": []}
+            update={"gpu_id": card, "laptops": None, "assumed": [], "ignored": []}
         )
     if choice == "x":
         return parsed.model_copy(update={"budget": None, "assumed": [], "ignored": []})

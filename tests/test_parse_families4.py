@@ -209,6 +209,13 @@ def test_several_laptops_are_judged_one_laptop_and_the_answer_says_so() -> None:
         assert "laptops = 2" in again.assumed, canonical_query(parsed)
     one = parse_query("qwen2.5-7b on my 4090 laptop")
     assert not any(a.startswith("laptops") for a in one.assumed)
+    # the answer's card button: another card is one card, not two laptops' count of it
+    from bot.answer import apply_change
+    from bot.choices import answer_choices
+
+    two = parse_query("qwen2.5-14b fp16 on my 2x 4090 laptop")
+    changed = parse_query(canonical_query(apply_change(two, "g", "0")))
+    assert (changed.gpu_id, changed.gpu_count) == (answer_choices("g")[0], None)
 
 
 def test_a_lab_line_of_several_laptops_registers_one_machine_per_laptop() -> None:

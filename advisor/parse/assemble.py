@@ -33,6 +33,7 @@ class ParsedQuery(BaseModel):
     # "4090 能跑什么模型": no model, a card: the bot answers with the card's /fit list
     ask_fit: bool = False
     owns_card: bool = False  # "my T4", "我的 3090": the card named is the user's own
+    laptops: int | None = None  # "2x 4090 laptop": so many laptops, judged for one (cards.py)
     # "olmo2:7b", "falcon3 10b": a name the catalog lacks, typed with a size. The workload is
     # a generic model of that size; this says so (code "unknown_model", the name as typed),
     # the answer states it and the bot searches the Hub for the name (its suggestions).
@@ -370,6 +371,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         budget=r.budget,
         ask_count=r.ask_count,
         owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
+        laptops=r.laptops,
         understood=understood,
         ignored=ignored[:20],
         assumed=assumed,

@@ -62,13 +62,6 @@ def _diffusion_parts(w: Workload) -> list[str]:
     return parts
 
 
-def _laptops(p: ParsedQuery) -> int | None:
-    """Several laptops (parse.cards: one GPU each, judged for one): written as a count on the
-    laptop part, which reads back as the same laptops."""
-    n = next((a.partition(" = ")[2] for a in p.assumed if a.startswith("laptops = ")), "")
-    return int(n) if n.isdigit() else None
-
-
 def canonical_query(p: ParsedQuery) -> str:
     """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`."""
     w = p.workload
@@ -101,7 +94,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.video_frames} frames")
     parts += _diffusion_parts(w)
     parts += _training_parts(w)
-    count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None) or _laptops(p)
+    # several laptops (parse.cards) as a count on the laptop part: it reads back as laptops
+    count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None) or p.laptops
     if count:
         parts.append(f"{count} gpus")
     if w.attention:
