@@ -10,8 +10,10 @@ busy machine slows them alike; the figure is the median over rounds of CPU per c
     python bench/api_cost.py --calls 500 --rounds 4
 
 Stacks, each adding one layer to the one before:
-  raw        aiohttp POST of a JSON body (the floor: HTTP client and socket)
-  request    the project's transport (bot.http.AiohttpRequest) through PTB's BaseRequest.post
+  aiohttp    aiohttp's client: a POST of a JSON body (HTTP client and socket)
+  raw        the same POST through the bot's lean client (bot.http_client; the floor)
+  request    the project's transport (bot.http.ApiRequest, on the lean client) through PTB's
+             BaseRequest.post; `request aiohttp` the same on aiohttp's client
   bot        PTB's ExtBot over it (parameters, defaults, the answer's de_json)
   limiter    + PTB's AIORateLimiter (caps lifted as in the load bench)
   app        the bot's own stack as bot.app builds it: MeteredRequest (answers trimmed,
@@ -44,7 +46,8 @@ from telegram.request import RequestData  # noqa: E402
 from telegram.request._requestparameter import RequestParameter  # noqa: E402
 
 from bot import event_loop  # noqa: E402
-from bot.http import AiohttpRequest  # noqa: E402
+from bot.http import ApiRequest  # noqa: E402
+from bot.http_client import Client  # noqa: E402
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics  # noqa: E402
 from bot.replies import markup  # noqa: E402
 from bot.standin import STANDIN_TOKEN  # noqa: E402
@@ -77,15 +80,15 @@ def ptb_keyboard() -> InlineKeyboardMarkup:
 class _Untrimmed(MeteredRequest):
     """The bot's request class as it was before answers were trimmed."""
 
-    post = AiohttpRequest.post
+    post = ApiRequest.post
 
 
 def make_bot(base: str, stack: str) -> ExtBot:
     if stack == "bot":
-        return ExtBot(STANDIN_TOKEN, base_url=base, request=AiohttpRequest())
+        return ExtBot(STANDIN_TOKEN, base_url=base, request=ApiRequest())
     if stack == "limiter":
         limiter = AIORateLimiter(overall_max_rate=100000, group_max_rate=1000000)
-        return ExtBot(STANDIN_TOKEN, base_url=base, request=AiohttpRequest(), rate_limiter=limiter)
+        return ExtBot(STANDIN_TOKEN, base_url=base, request=ApiRequest(), rate_limiter=limiter)
     metrics = Metrics()
     limiter = MeteredRateLimiter(
         metrics,
@@ -124,11 +127,29 @@ async def run(args: argparse.Namespace) -> None:
     chat_id = 10001
     ids = iter(range(10**9))
     session = aiohttp.ClientSession()
-    request = AiohttpRequest()
+    request, request_aiohttp = ApiRequest(), ApiRequest(client="aiohttp")
     await request.initialize()
+    await request_aiohttp.initialize()
+    lean = Client(8, "api_cost")
     bots = {s: make_bot(base, s) for s in ("bot", "limiter", "app before", "app")}
     for b in bots.values():
         await b.initialize()
+
+    def lean_raw(method: str, params: dict) -> Callable[[int], Awaitable[object]]:
+        async def call(_: int) -> object:
+            body = orjson.dumps(params | {"callback_query_id": str(next(ids))})
+            _, answer = await lean.request(
+                "POST",
+                f"{base}{STANDIN_TOKEN}/{method}",
+                body,
+                {"Content-Type": "application/json"},
+                pool_timeout=3,
+                connect_timeout=5,
+                read_timeout=10,
+            )
+            return orjson.loads(answer)
+
+        return call
 
     def raw(method: str, params: dict) -> Callable[[int], Awaitable[object]]:
         async def call(_: int) -> object:
@@ -142,11 +163,13 @@ async def run(args: argparse.Namespace) -> None:
 
         return call
 
-    def via_request(method: str, params: dict) -> Callable[[int], Awaitable[object]]:
+    def via_request(
+        method: str, params: dict, through: ApiRequest = request
+    ) -> Callable[[int], Awaitable[object]]:
         async def call(_: int) -> object:
             p = params | {"callback_query_id": str(next(ids))}
             data = RequestData([RequestParameter.from_input(k, v) for k, v in p.items()])
-            return await request.post(f"{base}{STANDIN_TOKEN}/{method}", data)
+            return await through.post(f"{base}{STANDIN_TOKEN}/{method}", data)
 
         return call
 
@@ -162,12 +185,16 @@ async def run(args: argparse.Namespace) -> None:
     send_params = {"chat_id": chat_id, "text": TEXT, "reply_markup": markup(ROWS)}
     cases: dict[str, dict[str, Callable[[int], Awaitable[object]]]] = {
         "answerCallbackQuery": {
-            "raw": raw("answerCallbackQuery", {}),
+            "aiohttp": raw("answerCallbackQuery", {}),
+            "raw": lean_raw("answerCallbackQuery", {}),
+            "request aiohttp": via_request("answerCallbackQuery", {}, request_aiohttp),
             "request": via_request("answerCallbackQuery", {}),
             **{s: answer(b) for s, b in bots.items() if s != "app before"},
         },
         "sendMessage": {
-            "raw": raw("sendMessage", send_params),
+            "aiohttp": raw("sendMessage", send_params),
+            "raw": lean_raw("sendMessage", send_params),
+            "request aiohttp": via_request("sendMessage", send_params, request_aiohttp),
             "request": via_request("sendMessage", send_params),
             **{s: send(b) for s, b in bots.items() if s != "app"},
             "app": send_lean(bots["app"]),
@@ -185,11 +212,13 @@ async def run(args: argparse.Namespace) -> None:
             floor = statistics.median(seen["raw"])
             for stack, values in seen.items():
                 med = statistics.median(values)
-                print(f"  {stack:10s} {med:7.1f}  ({med - floor:+6.1f} over raw)")
+                print(f"  {stack:15s} {med:7.1f}  ({med - floor:+6.1f} over raw)")
     finally:
         for b in bots.values():
             await b.shutdown()
         await request.shutdown()
+        await request_aiohttp.shutdown()
+        await lean.close()
         await session.close()
         proc.terminate()
         await proc.wait()

@@ -3,8 +3,8 @@ project's transport, so the real bot's CPU per update can be stated as a ratio t
 ratio holds across machines; a time does not).
 
 What it includes: a real PTB `Application` polling getUpdates (long poll, as the bot does)
-through the project's aiohttp request class (`bot.http.AiohttpRequest`, for both the
-getUpdates and the API session), PTB's concurrent update processing, and one handler that
+through the project's request class (`bot.http.ApiRequest`, the bot's HTTP client, for
+both the getUpdates and the API session), PTB's concurrent update processing, and one handler that
 answers every message with one sendMessage of the same text (no parse mode, no keyboard),
 on the bot's event loop (bot.event_loop: uvloop when installed) and its JSON parser (the
 request class's orjson hook).
@@ -29,11 +29,13 @@ from telegram import Update  # noqa: E402
 from telegram.ext import Application, ContextTypes, MessageHandler, filters  # noqa: E402
 
 from bot import event_loop  # noqa: E402
-from bot.http import AiohttpRequest  # noqa: E402
+from bot.http import ApiRequest  # noqa: E402
 
 # The bot's own bound on updates in progress (bot.app.MAX_CONCURRENT_UPDATES): the same
 # overlap of sends, so the two differ only by what each does per update.
 CONCURRENT_UPDATES = 32
+# The bot's HTTP client setting (bot.settings HTTP_CLIENT), so both run on the same one.
+CLIENT = os.environ.get("HTTP_CLIENT") or None
 
 
 async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -47,8 +49,8 @@ async def serve() -> None:
         Application.builder()
         .token(os.environ["TELEGRAM_BOT_TOKEN"])
         .base_url(os.environ["TELEGRAM_API_BASE_URL"])
-        .request(AiohttpRequest())
-        .get_updates_request(AiohttpRequest(connection_pool_size=1))
+        .request(ApiRequest(client=CLIENT))
+        .get_updates_request(ApiRequest(connection_pool_size=1, client=CLIENT))
         .concurrent_updates(CONCURRENT_UPDATES)
         .build()
     )

@@ -361,8 +361,12 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
             await inbox.received(payload)
 
     app = (
-        builder.request(MeteredRequest(metrics))
-        .get_updates_request(MeteredRequest(metrics, connection_pool_size=1, on_response=received))
+        builder.request(MeteredRequest(metrics, client=settings.http_client))
+        .get_updates_request(
+            MeteredRequest(
+                metrics, connection_pool_size=1, on_response=received, client=settings.http_client
+            )
+        )
         .application_class(AdvisorApplication, kwargs={"settings": settings})
         .context_types(_context_types())
         .defaults(

@@ -1,11 +1,13 @@
-"""PTB's HTTP transport on aiohttp instead of httpx.
+"""PTB's HTTP transport: the bot's lean HTTP/1.1 client (bot.http_client, on httptools), or
+aiohttp's client where httptools is not installed; never httpx.
 
-Why: the load bench showed the HTTP client was most of the bot's CPU per update; aiohttp
-(already a dependency for the Bot API stand-in, with a C HTTP parser) costs less per
-request. PTB supports this through `BaseRequest`: we only move bytes; PTB still builds the
-requests and maps status codes and `parameters` (retry_after, migrate_to_chat_id) to its
-exceptions. Requests are JSON bodies (orjson), else form-encoded as with httpx. The bot
-sends no files, so multipart uploads are refused rather than carried untested.
+Why: the load bench showed the HTTP client was most of the bot's CPU per update. httpx
+cost the most; aiohttp (already a dependency for the Bot API stand-in, with a C HTTP
+parser) less; bot.http_client ~1/5 of aiohttp's per request (bench/api_cost.py). PTB
+supports this through `BaseRequest`: we only move bytes; PTB still builds the requests and
+maps status codes and `parameters` (retry_after, migrate_to_chat_id) to its exceptions.
+Requests are JSON bodies (orjson), else form-encoded as with httpx. The bot sends no files,
+so multipart uploads are refused rather than carried untested.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ try:
     import orjson
 except ImportError:  # pragma: no cover - exercised by tests/test_event_loop.py
     orjson = None  # type: ignore[assignment]
+
+try:
+    from bot import http_client
+except ImportError:  # pragma: no cover - httptools missing: exercised by tests/test_http_client.py
+    http_client = None  # type: ignore[assignment]
 
 try:
     from telegram._utils.defaultvalue import DefaultValue
@@ -60,7 +67,10 @@ def encode_body(request_data: RequestData | None) -> tuple[bytes | None, dict[st
     return urlencode(list(form.items()), doseq=True).encode(), FORM_HEADERS
 
 
-class AiohttpRequest(BaseRequest):
+CLIENTS = ("lean", "aiohttp")
+
+
+class ApiRequest(BaseRequest):
     def __init__(
         self,
         connection_pool_size: int = 256,
@@ -69,8 +79,17 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: float | None = 5.0,
         pool_timeout: float | None = 3.0,
         on_response: Callable[[bytes], Awaitable[None]] | None = None,
+        client: str | None = None,
     ) -> None:
-        """`on_response` sees every 200 answer's body before PTB does (the inbox uses it)."""
+        """`on_response` sees every 200 answer's body before PTB does (the inbox uses it).
+        `client`: "lean" (bot.http_client) or "aiohttp"; by default lean where httptools is
+        installed."""
+        if client is None:
+            client = "lean" if http_client is not None else "aiohttp"
+        if client not in CLIENTS or (client == "lean" and http_client is None):
+            raise ValueError(f"no such HTTP client here: {client!r}")
+        self.client = client
+        self._lean: http_client.Client | None = None
         self._pool_size = connection_pool_size
         self._read_timeout = read_timeout
         self._write_timeout = write_timeout
@@ -84,6 +103,10 @@ class AiohttpRequest(BaseRequest):
         return self._read_timeout
 
     async def initialize(self) -> None:
+        if self.client == "lean":
+            if self._lean is None:
+                self._lean = http_client.Client(self._pool_size, self.USER_AGENT)
+            return
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._pool_size, enable_cleanup_closed=True)
             self._session = aiohttp.ClientSession(
@@ -91,6 +114,9 @@ class AiohttpRequest(BaseRequest):
             )
 
     async def shutdown(self) -> None:
+        if self._lean is not None:
+            await self._lean.close()
+            self._lean = None
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
@@ -122,20 +148,73 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: object = BaseRequest.DEFAULT_NONE,
         pool_timeout: object = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
-        if self._session is None or self._session.closed:
-            raise RuntimeError("AiohttpRequest is not initialized")
         read = self._pick(read_timeout, self._read_timeout)
         connect = self._pick(connect_timeout, self._connect_timeout)
         pool = self._pick(pool_timeout, self._pool_timeout)
         write = self._pick(write_timeout, self._write_timeout)
+        if request_data is not None and request_data.contains_files:
+            raise NetworkError("the bot's transport does not upload files")
+        data, headers = encode_body(request_data)
+        if self._lean is not None:
+            status, body = await self._lean_request(
+                url, method, data, headers, read, connect, pool, write
+            )
+        else:
+            status, body = await self._aiohttp_request(
+                url, method, data, headers, read, connect, pool, write
+            )
+        if status == 200 and self._on_response is not None:
+            await self._on_response(body)
+        return status, body
+
+    async def _lean_request(
+        self,
+        url: str,
+        method: str,
+        data: bytes | None,
+        headers: dict[str, str] | None,
+        read: float | None,
+        connect: float | None,
+        pool: float | None,
+        write: float | None,
+    ) -> tuple[int, bytes]:
+        assert self._lean is not None
+        try:
+            return await self._lean.request(
+                method,
+                url,
+                data,
+                headers,
+                pool_timeout=pool,
+                connect_timeout=connect,
+                # as with aiohttp below: writing and reading one bounded time
+                read_timeout=None if read is None else read + (write or 0),
+            )
+        except http_client.NotSent as exc:
+            raise NetworkError(f"http: {exc} (not sent)") from exc
+        except TimeoutError as exc:
+            raise TimedOut(f"http: {exc}") from exc
+        except OSError as exc:
+            raise NetworkError(f"http: {exc.__class__.__name__}: {exc}") from exc
+
+    async def _aiohttp_request(
+        self,
+        url: str,
+        method: str,
+        data: bytes | None,
+        headers: dict[str, str] | None,
+        read: float | None,
+        connect: float | None,
+        pool: float | None,
+        write: float | None,
+    ) -> tuple[int, bytes]:
+        if self._session is None or self._session.closed:
+            raise RuntimeError("ApiRequest is not initialized")
         # aiohttp has no separate write timeout: a request's whole time is bounded instead.
         total = None if read is None else read + (write or 0) + (connect or 0) + (pool or 0)
         timeout = aiohttp.ClientTimeout(
             total=total, connect=pool, sock_connect=connect, sock_read=read
         )
-        if request_data is not None and request_data.contains_files:
-            raise NetworkError("AiohttpRequest does not upload files")
-        data, headers = encode_body(request_data)
         try:
             async with self._session.request(
                 method, url, data=data, headers=headers, timeout=timeout
@@ -149,8 +228,6 @@ class AiohttpRequest(BaseRequest):
             raise TimedOut(f"aiohttp: {exc.__class__.__name__}") from exc
         except aiohttp.ClientError as exc:
             raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
-        if status == 200 and self._on_response is not None:
-            await self._on_response(body)
         return status, body
 
 
@@ -184,7 +261,7 @@ def trim_update(update: dict) -> dict:
     return update
 
 
-class TrimmingRequest(AiohttpRequest):
+class TrimmingRequest(ApiRequest):
     """The bot's transport: Telegram's answers to the calls that send or edit a message are
     cut to what the bot reads before PTB turns them into objects.
 

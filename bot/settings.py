@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     # Polling mode: serve /healthz and /metrics on WEBHOOK_LISTEN:HEALTH_PORT (unset: none).
     health_port: int | None = Field(default=None, ge=1, le=65535)
     log_format: Literal["text", "json"] = "text"
+    # The HTTP client to the Bot API (bot.http): empty is the lean one (bot.http_client)
+    # where httptools is installed, else aiohttp's; "aiohttp" forces aiohttp's.
+    http_client: Literal["lean", "aiohttp"] | None = None
 
     @field_validator(
         "telegram_bot_token",
@@ -48,6 +51,7 @@ class Settings(BaseSettings):
         "webhook_url",
         "webhook_secret",
         "health_port",
+        "http_client",
         mode="before",
     )
     @classmethod

@@ -60,7 +60,7 @@ def ptb_parse(payload: bytes) -> object:
 
 def our_parse(payload: bytes, http: ModuleType = bot.http) -> object:
     try:
-        return http.AiohttpRequest.parse_json_payload(payload)
+        return http.ApiRequest.parse_json_payload(payload)
     except TelegramError as exc:
         return ("error", str(exc))
 
