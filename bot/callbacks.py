@@ -19,6 +19,7 @@ recognised and refused. Formats:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -32,6 +33,11 @@ class Callback(NamedTuple):
     args: tuple[str, ...]
 
 
+# Remembered: a keyboard packs the same few dozen buttons per user over and over (a wizard
+# page: 12-16), and the check below (encode and the pattern) was ~1% of the bot's CPU in
+# bench/load.py. The arguments are ids, step names and indexes: hashable, and the same
+# arguments always pack the same (or raise again: exceptions are not cached).
+@functools.lru_cache(maxsize=8192)
 def pack(kind: str, ident: int, *args: object) -> str:
     data = "|".join([kind, str(ident), *(str(a) for a in args)])
     if len(data.encode()) > MAX_BYTES or unpack(data) is None:
