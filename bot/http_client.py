@@ -152,8 +152,16 @@ class Client:
         return origin, slash + path or "/"
 
     def _ssl_context(self) -> ssl.SSLContext:
+        """The system's certificates, and certifi's where installed (PTB's httpx brings it):
+        a slim container image may lack the system's bundle."""
         if self._ssl is None:
             self._ssl = ssl.create_default_context()
+            try:
+                import certifi
+            except ImportError:  # pragma: no cover - certifi comes with PTB's httpx
+                pass
+            else:
+                self._ssl.load_verify_locations(certifi.where())
         return self._ssl
 
     async def _connect(self, origin: _Origin, timeout: float | None) -> _Connection:

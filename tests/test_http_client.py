@@ -291,3 +291,28 @@ def test_without_httptools_the_transport_is_aiohttp(monkeypatch: pytest.MonkeyPa
     assert fallback.ApiRequest().client == "aiohttp"
     with pytest.raises(ValueError, match="no such HTTP client"):
         fallback.ApiRequest(client="lean")
+
+
+@pytest.mark.parametrize("client_name", ["aiohttp", None])
+async def test_the_bot_answers_and_edits_on_the_client_its_settings_name(
+    tg: FakeTelegram, tmp_path: Path, client_name: str | None
+) -> None:
+    """HTTP_CLIENT: empty is the lean client; "aiohttp" forces aiohttp's. Either way a
+    question is answered and a button edits the answer (sendMessage, answerCallbackQuery,
+    editMessageText, getUpdates all through it)."""
+    from conftest import buttons, halt, launch, make_settings, press, say, shown
+
+    from bot.standin import User
+
+    app = await launch(make_settings(tg, tmp_path / "bot.sqlite3", http_client=client_name))
+    try:
+        assert app.bot.request.client == (client_name or "lean")
+        assert app.bot._request[0].client == (client_name or "lean")  # getUpdates'
+        bo = User(2101, "Bo", "en")
+        reply = await say(tg, bo, "/vram 13B fp16")
+        assert "13B" in shown(reply)
+        edited = await press(tg, bo, reply, buttons(reply)[0][0])
+        assert edited.method == "editMessageText"
+        assert tg.sent("answerCallbackQuery")
+    finally:
+        await halt(tg, app)
