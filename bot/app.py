@@ -38,6 +38,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
+from bot.delivery import button_answers, settle_answers
 from bot.inbox import Inbox
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
@@ -129,7 +130,18 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         lock = self._locks.setdefault(key, asyncio.Lock())
 
         async def handle() -> None:
-            await coroutine
+            answers: list[asyncio.Future] = []  # bot.delivery.answer_soon
+            token = button_answers.set(answers)
+            try:
+                await coroutine
+            except BaseException:
+                for answer in answers:
+                    answer.cancel()
+                raise
+            finally:
+                button_answers.reset(token)
+            if answers:
+                await settle_answers(answers)
             if self.on_done is not None:
                 await self.on_done(update)
 

@@ -19,6 +19,7 @@ from bot.answer import apply_change, currency_for, reply_with_answer, show_view
 from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
 from bot.choices import answer_choices
+from bot.delivery import answer_soon
 from bot.lab_store import lab_store
 from bot.replies import send, t
 from bot.wizard import refuse_not_owner
@@ -247,7 +248,7 @@ async def on_lang_button(update: Update, context: Context) -> None:
     else:
         await context.repo.set_user_language(user.id, choice)
     context.lang = choice
-    await query.answer()
+    await answer_soon(query)
     await send(update, context, "lang_set", edit=True, group_default=target == "g")
 
 
@@ -279,7 +280,7 @@ async def on_forget_button(update: Update, context: Context) -> None:
     if cb.id != user.id:
         await refuse_not_owner(update, context, cb.id)
         return
-    await query.answer()
+    await answer_soon(query)
     if cb.args == ("n",):
         await send(update, context, "forget_kept", edit=True)
         return
@@ -346,11 +347,11 @@ async def on_answer_button(update: Update, context: Context) -> None:
         await refuse_not_owner(update, context, entry.user_id)
         return
     if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r", "w"):
-        await query.answer()
+        await answer_soon(query)
         await show_view(update, context, entry.id, cb.args[0], entry.canonical)
         return
     if cb.kind == "h" and not cb.args:
-        await query.answer()
+        await answer_soon(query)
         parsed, hub_answer = await hub.reparse(context, entry.canonical)
         await reply_with_answer(update, context, entry.raw_text, parsed, hub=hub_answer)
         return

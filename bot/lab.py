@@ -32,6 +32,7 @@ from advisor.parse.machines import parse_machine_line
 from advisor.recommend.owned import Machine, judge_machines
 from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
+from bot.delivery import answer_soon
 from bot.lab_store import MAX_MACHINES, lab_store
 from bot.replies import Keyboard, send, t, text
 
@@ -295,14 +296,14 @@ async def on_button(update: Update, context: Context) -> None:
         return
     action, store = cb.args[0], lab_store(context.repo)
     if action == "a":
-        await query.answer()
+        await answer_soon(query)
         await _prompt(update, context, None)
     elif action == "e":
         found = await store.machine(chat.id, cb.id)
         if found is None:
             await query.answer(t(context, "lab.gone"), show_alert=True)
             return
-        await query.answer()
+        await answer_soon(query)
         await _prompt(update, context, found)
     elif action == "r":
         found = await store.machine(chat.id, cb.id)
@@ -313,7 +314,7 @@ async def on_button(update: Update, context: Context) -> None:
         await show(update, context, edit=True, removed=found.name)
     else:  # "d": the group's machines, from the button under /forget in the group
         count = await store.forget_chat(chat.id)
-        await query.answer()
+        await answer_soon(query)
         await send(update, context, "lab_forgotten", edit=True, count=count)
 
 

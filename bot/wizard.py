@@ -33,6 +33,7 @@ from bot.answer import reply_with_answer
 from bot.app import Context
 from bot.callbacks import Callback, pack, unpack
 from bot.choices import wizard_spec
+from bot.delivery import answer_soon
 from bot.replies import Keyboard, deliver, t, text
 from hublookup.resolve import find_repo_id
 
@@ -284,7 +285,7 @@ async def on_button(update: Update, context: Context) -> int | None:
         return None
     action = cb.args[0] if cb.args else ""
     if action == "n":  # new question, for whoever pressed it
-        await query.answer()
+        await answer_soon(query)
         draft = _new_draft(update, context)
         await _show(update, context, draft, None, edit=False)
         return ASKING
@@ -297,7 +298,7 @@ async def on_button(update: Update, context: Context) -> int | None:
     if draft is None:
         await query.answer(t(context, "alert.expired"), show_alert=True)
         return END
-    await query.answer()
+    await answer_soon(query)
     return await _apply(update, context, draft, cb)
 
 

@@ -6,7 +6,7 @@ import asyncio
 import random
 import sqlite3
 
-from conftest import buttons, press, say, shown
+from conftest import button, buttons, press, say, shown
 from telegram.error import BadRequest, NetworkError, TimedOut
 
 from bot.delivery import RetryingRateLimiter
@@ -141,3 +141,35 @@ async def test_an_answer_refused_as_too_old_is_not_an_error() -> None:
     assert await _attempts("answerCallbackQuery", too_old) == (1, None)
     attempts, raised = await _attempts("sendMessage", BadRequest("message text is empty"))
     assert attempts == 1 and isinstance(raised, BadRequest)
+
+
+async def test_a_button_answer_travels_beside_the_edit_and_settles_before_the_update_is_done(
+    tg: FakeTelegram, bot
+) -> None:
+    """bot.delivery.answer_soon: the answer to a press does not hold up the edit the press
+    asks for (a slow answerCallbackQuery here: the edit arrives first), and the update
+    leaves the inbox only once the answer is through, so a restart in between answers
+    it again rather than leaving the button spinning."""
+    ann = User(5006, "Ann", "en")
+    menu = await say(tg, ann, "/start")
+    tg.fail_next("answerCallbackQuery", 0, delay_s=0.8)
+    click = tg.user_clicks(ann, menu.result, button(menu, "Run an LLM"))
+    step = await tg.reply_to(click)
+    assert "Step 1/5" in shown(step)
+    assert tg.sent("answerCallbackQuery") == []  # still held by the slow Bot API
+    pending = [u["update_id"] for u in await bot.persistence.repo.inbox_pending()]
+    assert click["update_id"] in pending
+    for _ in range(60):
+        await asyncio.sleep(0.05)
+        if click["update_id"] not in [
+            u["update_id"] for u in await bot.persistence.repo.inbox_pending()
+        ]:
+            break
+    answers = tg.sent("answerCallbackQuery")
+    assert (
+        len(answers) == 1
+        and answers[0].params["callback_query_id"] == click["callback_query"]["id"]
+    )
+    assert click["update_id"] not in [
+        u["update_id"] for u in await bot.persistence.repo.inbox_pending()
+    ]
