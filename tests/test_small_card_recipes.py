@@ -24,31 +24,35 @@ def answer(line: str, lang: str = "en") -> str:
     return render("answer", lang, rec=rec, parsed=parsed, canonical=line, plain=True)
 
 
-def assert_one_setup(rec) -> None:
+def assert_one_setup(rec, state: str = "fits") -> None:
     """Verdict, figure and pitfalls agree: a setup that fits has no OOM warning, and the
     headline figure is the estimate the breakdown shows."""
     assert rec.named is not None and rec.verdict is not None
-    assert rec.verdict.state == "fits" and rec.named.fits and not rec.fixes
+    assert rec.verdict.state == state and rec.named.fits and not rec.fixes
     assert "oom" not in {p.code for p in rec.pitfalls}
     assert rec.named.per_gpu_bytes == rec.setup.estimate.total_bytes
 
 
 @pytest.mark.parametrize(
-    ("line", "recipe"),
+    ("line", "recipe", "state"),
     [
-        ("sdxl 1024x1024 batch 4 on rtx 3060 12gb", "one_image_at_a_time"),
-        ("sdxl 1024 on my 3060 12g", "offload_tiling"),
-        ("flux.1-dev nf4 on 8gb", "offload_sequential"),
-        ("train flux.1-dev lora on my 4090", "base_fp8"),
-        ("flux.1-dev lora 训练 3090", "base_fp8"),
+        ("sdxl 1024x1024 batch 4 on rtx 3060 12gb", "one_image_at_a_time", "fits"),
+        ("sdxl 1024 on my 3060 12g", "offload_tiling", "fits"),
+        # bitsandbytes puts the whole 6.2 GiB NF4 transformer on the GPU at load, before
+        # sequential offload streams it: it fits an 8 GB card, with little headroom
+        ("flux.1-dev nf4 on 8gb", "offload_sequential", "tight"),
+        ("train flux.1-dev lora on my 4090", "base_fp8", "fits"),
+        ("flux.1-dev lora 训练 3090", "base_fp8", "fits"),
     ],
 )
-def test_small_card_diffusion_runs_with_the_recipe_people_use(line: str, recipe: str) -> None:
+def test_small_card_diffusion_runs_with_the_recipe_people_use(
+    line: str, recipe: str, state: str
+) -> None:
     rec = ask(line)
     assert rec.recipe == recipe
     assert rec.asked is not None and rec.asked.estimate is not None
     assert rec.asked.estimate.total_bytes > rec.named.usable_bytes * 0.8  # as loaded: no
-    assert_one_setup(rec)
+    assert_one_setup(rec, state)
 
 
 def test_flux_lora_on_24gb_is_about_what_ai_toolkit_and_kohya_report() -> None:

@@ -10,6 +10,7 @@ from advisor.memory.pipeline_stages import (
     PipelineMemory,
     all_resident,
     model_offload_peak,
+    offload_load_peak,
     sequential_offload_peak,
 )
 from advisor.memory.quantizers import component_weight_bytes
@@ -114,10 +115,17 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode_values=decode_values,
         decode_key="vae_decode.video" if geo is not None and not w.tiny_vae else "vae_decode",
     )
+    # diffusers' from_pretrained puts bitsandbytes components on the GPU before an offload
+    # mode moves them off; ComfyUI and the WebUIs load through their own loaders.
+    from_pretrained = w.runtime in (None, Runtime.diffusers)
     if w.cpu_offload == Offload.sequential:
         allocated = sequential_offload_peak(p, acc, w)
+        if from_pretrained:
+            allocated = offload_load_peak(w, p, acc, allocated)
     elif w.cpu_offload == Offload.model or managed:
         allocated = model_offload_peak(w, p, acc)
+        if from_pretrained:
+            allocated = offload_load_peak(w, p, acc, allocated)
     else:
         allocated = all_resident(w, p, acc)
         if w.quantize_after_load and fmt not in PLAIN_FORMATS:

@@ -11,6 +11,7 @@ from advisor.catalog import ModelSpec
 from advisor.memory.quantizers import (
     fp32_kept_params,
     kept_module_bytes_per_weight,
+    loads_on_gpu,
     stays_on_gpu_under_model_offload,
 )
 from advisor.memory.terms import Breakdown
@@ -225,6 +226,34 @@ def sequential_offload_peak(p: PipelineMemory, acc: Breakdown, w: Workload | Non
         key="weights.sequential_offload",
     )
     return allocated + p.add_activations(acc)
+
+
+def bitsandbytes_load_bytes(w: Workload, p: PipelineMemory) -> float:
+    """What from_pretrained puts on the GPU before an offload mode takes over: every
+    bitsandbytes component, whole (quantizers.toml [bitsandbytes_loads_on_gpu]). A text
+    encoder left off the GPU (embeddings precomputed, encoder deleted) is not loaded."""
+    load = p.den_w if loads_on_gpu(p.fmt) else 0.0
+    if w.text_encoders_on_gpu and loads_on_gpu(p.te_fmt):
+        load += sum(p.te_w)
+    return load
+
+
+def offload_load_peak(w: Workload, p: PipelineMemory, acc: Breakdown, allocated: int) -> int:
+    """Under an offload mode the run's stages hold one component (or one leaf) at a time,
+    but the bitsandbytes components were all on the GPU together when they were loaded:
+    the peak is the larger of the two moments. Where the load is larger, the breakdown
+    becomes the load (the run's terms were never alive with it)."""
+    load = bitsandbytes_load_bytes(w, p)
+    if load <= allocated:
+        return allocated
+    acc.terms.clear()
+    return acc.add(
+        "weights",
+        load,
+        "bitsandbytes loads its components onto the GPU (from_pretrained sets the device "
+        "map to the GPU): all of them at once, before the offload hooks move them off",
+        key="weights.bnb_load_before_offload",
+    )
 
 
 def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:

@@ -126,3 +126,9 @@ def stays_on_gpu_under_model_offload(fmt: str) -> bool:
     (quantizers.toml [bitsandbytes_8bit_model_offload])."""
     row = _table()["bitsandbytes_8bit_model_offload"]
     return bool(row["stays_on_gpu"]) and fmt in row["formats"]
+
+
+def loads_on_gpu(fmt: str) -> bool:
+    """Whether a component in this format is placed on the GPU by from_pretrained itself,
+    before any offload is set up (quantizers.toml [bitsandbytes_loads_on_gpu])."""
+    return fmt in _table()["bitsandbytes_loads_on_gpu"]["formats"]
