@@ -313,6 +313,10 @@ async def test_the_bot_answers_and_edits_on_the_client_its_settings_name(
         assert "13B" in shown(reply)
         edited = await press(tg, bo, reply, buttons(reply)[0][0])
         assert edited.method == "editMessageText"
+        for _ in range(100):  # the press's answer travels beside the edit (answer_soon)
+            if tg.sent("answerCallbackQuery"):
+                break
+            await asyncio.sleep(0.02)
         assert tg.sent("answerCallbackQuery")
     finally:
         await halt(tg, app)
