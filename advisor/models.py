@@ -232,6 +232,10 @@ class Workload(BaseModel):
     # vLLM's custom all-reduce (IPC buffers) under TP: None = on (the default; vLLM turns it
     # off itself on cards without P2P), False = --disable-custom-all-reduce.
     custom_all_reduce: bool | None = None
+    # vLLM builds whose sampler filters top-k/top-p by sorting the whole vocabulary in
+    # PyTorch (V0, and V1 before the Triton top-k/top-p kernel of Feb 2026): the start-up
+    # profile's sampler warm-up then holds the sort's buffers for max_num_seqs x vocab.
+    vllm_sort_sampler: bool = False
     # Scripts that load 16-bit weights onto the GPU and quantize them there (torchao's
     # quantize_, quanto's quantize/freeze on a model already moved): the load is a peak too.
     quantize_after_load: bool = False

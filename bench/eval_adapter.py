@@ -302,6 +302,12 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     for setting in ("max_num_batched_tokens", "max_num_seqs", "n_ubatch"):
         if m := re.search(rf"\b{setting}[ =:]+(\d+)", notes):
             out[setting] = int(m.group(1))
+    # vLLM's sampler sorted the vocabulary for top-k/top-p in V0 and in V1 until the Triton
+    # kernel of February 2026 (vLLM PR #33538); start-up logs that name the engine and date
+    # it say which. The v0.19 logs (April 2026) are after it.
+    serving = fields.get("runtime") == "vllm"
+    if serving and re.search(r"V0 engine|V1 engine \((?:[A-Z][a-z]+ )?202[45]\b", notes):
+        out["vllm_sort_sampler"] = True
     if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
         version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
         if version:

@@ -112,3 +112,31 @@ def test_a_text_encoder_run_on_the_cpu_is_read_from_the_notes_and_leaves_the_gpu
     off_gpu, knobs_off = case_to_workload({**case, "notes": "81 frames, --t5_cpu."})
     assert "text_encoders_on_gpu=False" in knobs_off and not knobs_on
     assert estimate(off_gpu).estimate.total_bytes < estimate(on_gpu).estimate.total_bytes
+
+
+def test_a_vllm_log_dated_before_the_triton_sampler_is_read_as_a_sorting_build() -> None:
+    """A vLLM start-up log that names the V0 engine, or the V1 engine of 2024-2025, comes
+    from a build whose profile sorted the vocabulary for top-k/top-p; a v0.19 log does not."""
+    sys.path.insert(0, str(BENCH.parent))
+    from eval_adapter import case_to_workload
+
+    case = {
+        "id": "synthetic-vllm-profile",
+        "category": "llm_inference",
+        "model": {"name": "meta-llama/Llama-3.1-8B-Instruct", "params_b": 8.03, "arch": {}},
+        "workload": {
+            "mode": "inference",
+            "weights_precision": "bf16",
+            "seq_len": 16000,
+            "framework": "vllm",
+        },
+        "measured": {"value_gib": 20.0, "what": "software_reported", "bound": None},
+        "quote": "",
+    }
+    for notes, sorts in (
+        ("vLLM V1 engine (2025, the start-up line ...)", True),
+        ("vLLM V0 engine (December 2024, ~0.6.5)", True),
+        ("vLLM 0.19.0 V1 engine, `vllm serve` on H100", False),
+    ):
+        workload, _ = case_to_workload({**case, "notes": notes})
+        assert workload.vllm_sort_sampler is sorts, notes

@@ -272,7 +272,9 @@ def test_vllm_flag_sets_are_one_family_and_only_the_least_that_fits_is_advised()
         rec = ask(line)
         flags = [f for f in rec.fixes if f.partition(":")[0] in VLLM_FLAG_CODES]
         assert len(flags) == 1, (line, rec.fixes)
-    assert ask("qwen2.5-32b awq on 4090").fixes[0] == "eager_batched:2048"
+    # The profile peak of a 152k vocabulary is the sampler's (1024 rows), not the 8192-token
+    # forward, so a smaller prefill chunk saves little there: eager mode alone is the rung.
+    assert ask("qwen2.5-32b awq on 4090").fixes[0] == "eager"
 
 
 def test_vllm_flag_ladder_never_loosens_what_the_user_set():

@@ -324,6 +324,38 @@ def test_vllm_profile_of_llama_8b_is_near_its_logged_non_kv_memory():
     assert 7.51 * 0.85 < profile(model="llama-3.1-8b", weights_format="gptq-4bit") < 7.51 * 1.4
 
 
+def test_vllm_profile_peak_of_a_large_vocabulary_is_the_sampler_on_every_tp_rank():
+    """vLLM 0.19 logs a 2.87 GiB torch peak for gpt-oss-20b (201k vocab) at TP 1 and at
+    TP 2 (llm-d-planner PR #205): the sampler's fp32 logits, probabilities and noise over
+    1024 rows x the whole vocabulary, not the forward, which TP would shrink."""
+
+    def peak(**kw) -> float:
+        w = Workload(model="gpt-oss-20b", runtime="vllm", context_tokens=8192, **kw)
+        return estimate(w).estimate.breakdown["activations"] / GIB
+
+    tp1, tp2 = peak(), peak(num_gpus=2, parallelism="tp")
+    assert 2.87 * 0.9 < tp1 < 2.87 * 1.1
+    assert tp2 == pytest.approx(tp1, rel=0.02)
+
+
+def test_vllm_builds_that_sort_the_vocabulary_peak_in_the_sampler_warm_up():
+    """V1 builds of 2025 sort max_num_seqs x vocab logits for top-k/top-p in the profile's
+    sampler warm-up: llm-d-benchmark's H100 logs (max-model-len 16000) give peak
+    activation 4.76 GiB for Llama-3.1-8B and 7.38 GiB for gpt-oss-20b, against 1.89 GiB
+    for the 8B under vLLM 0.19 (Triton top-k/top-p, llm-d-planner PR #205)."""
+
+    def peak(**kw) -> float:
+        w = Workload(runtime="vllm", context_tokens=16000, max_num_seqs=1024, **kw)
+        return estimate(w).estimate.breakdown["activations"] / GIB
+
+    sort_8b = peak(model="llama-3.1-8b", vllm_sort_sampler=True)
+    assert 4.76 * 0.9 < sort_8b < 4.76 * 1.1
+    assert peak(model="llama-3.1-8b") < 0.5 * sort_8b  # today's sampler: no sort
+    # The sort runs on the gathered, whole-vocabulary logits on every rank: TP leaves it.
+    tp2 = peak(model="llama-3.1-8b", vllm_sort_sampler=True, num_gpus=2, parallelism="tp")
+    assert tp2 == pytest.approx(sort_8b, rel=0.02)
+
+
 def test_llama_cpp_partial_offload_keeps_fewer_layers_and_their_cache_on_the_card():
     full = estimate(Workload(model="llama-3.1-8b", runtime="llamacpp")).estimate.breakdown
     part = estimate(

@@ -48,8 +48,10 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
 
 def add_profile_activations(s: InferenceSetup, acc: Breakdown, batched: int, max_seqs: int) -> int:
     """Torch peak of the profile run: one layer's buffers for `batched` tokens, or the
-    sampler's fp32 logits and probabilities for `max_seqs` rows, whichever is larger (the
-    sampler runs after the forward has freed its buffers)."""
+    sampler's buffers for `max_seqs` rows x vocab beside the forward's output hidden states,
+    whichever is larger (the sampler runs after the forward has freed its layer buffers;
+    profile_run keeps the hidden states across _dummy_sampler_run). Builds that sort the
+    vocabulary for top-k/top-p (`Workload.vllm_sort_sampler`) hold the sort's buffers."""
     arch = s.arch
     elem = 4 if s.fmt == "fp32" else 2
     per_token = (
@@ -57,13 +59,20 @@ def add_profile_activations(s: InferenceSetup, acc: Breakdown, batched: int, max
         + coefficient("vllm", "profile_mlp_buffers") * mlp_width(arch) / s.tp
     ) * elem
     forward = batched * per_token
-    sampler = max_seqs * arch.vocab * coefficient("vllm", "sampler_bytes_per_logit")
+    sort = s.w.vllm_sort_sampler
+    fp32_bytes = coefficient(
+        "vllm", "sort_sampler_fp32_bytes_per_logit" if sort else "sampler_fp32_bytes_per_logit"
+    )
+    # Logits already in fp32 are their own fp32 copy.
+    per_logit = elem + fp32_bytes - (4 if elem == 4 else 0)
+    sampler = max_seqs * arch.vocab * per_logit + batched * arch.hidden * elem
+    what = "top-k/top-p sort" if sort else "fp32 logits, probs and noise"
     return acc.add(
         "activations",
-        forward + sampler,
-        f"profile run: {batched} tokens x {per_token / 1024:.0f} KiB + sampler {max_seqs} x "
-        f"{arch.vocab} vocab x fp32 logits and probs",
-        key="activations.profile",
+        max(forward, sampler),
+        f"profile run: the larger of {batched} tokens x {per_token / 1024:.0f} KiB and the "
+        f"sampler's {what} over {max_seqs} x {arch.vocab} vocab logits",
+        key="activations.profile_sort_sampler" if sort else "activations.profile",
         tokens=batched,
         kib_per_token=round(per_token / 1024, 1),
         seqs=max_seqs,
