@@ -9,6 +9,7 @@ cheapest per hour, best value (cost to finish the job) and fastest.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
@@ -153,33 +154,96 @@ def recommend(
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
-    options, excluded = candidates(setups, card_prices(prices_file, currency, region))
-
-    picks, over_budget = within_budget(
-        _worth_a_headline(options, base), budget_per_hour, budget_total
-    )
-    if over_budget and named is None and try_budget_fixes:
+    found = _search(setups, prices_file, currency, region, budget_per_hour, budget_total)
+    if found.over_budget and named is None and try_budget_fixes:
         # Before declaring the budget impossible: the cheap changes (a smaller format, a
         # shorter context) on cards within it. The answer is then for the changed job: the
-        # first change whose pick keeps the guide's headroom, else the first that fits.
-        tight: Recommendation | None = None
+        # first change whose pick keeps the guide's headroom, else the first that fits. Each
+        # change is searched, and only the one answered is worked out in full (verdict,
+        # pitfalls, free tiers): a change over budget too is read for nothing else.
+        tight: tuple[str, _Search] | None = None
         for code, changed in _budget_fixes(base):
-            rec = recommend(
-                changed,
-                budget_per_hour=budget_per_hour,
-                budget_total=budget_total,
-                currency=currency,
-                prices_file=prices_file,
-                region=region,
-                try_budget_fixes=False,
+            trial = _search(
+                _Setups(changed), prices_file, currency, region, budget_per_hour, budget_total
             )
-            if not rec.over_budget and rec.cheapest is not None:
-                rec = rec.model_copy(update={"budget_fix": code, "asked": base})
-                if not rec.cheapest.risky:
-                    return rec
-                tight = tight or rec
+            cheapest = None if trial.over_budget else cheapest_of(trial.picks)
+            if cheapest is not None:
+                if not cheapest.risky:
+                    return _fixed(
+                        trial, code, base, budget_per_hour, budget_total, currency, region
+                    )
+                tight = tight or (code, trial)
         if tight is not None:
-            return tight
+            return _fixed(tight[1], tight[0], base, budget_per_hour, budget_total, currency, region)
+    return _answer(
+        found,
+        named,
+        named_gpu,
+        budget_per_hour,
+        budget_total,
+        currency,
+        region,
+        count_asked=ask_count and named is not None and gpu_count is None,
+        owned=owned,
+    )
+
+
+class _Search(NamedTuple):
+    """The search over cards for one workload, before any pick is worked out in full."""
+
+    setups: _Setups
+    options: list[Option]
+    excluded: dict[str, list[str]]
+    picks: list[Option]  # the headline's candidates within the budget (else all priced)
+    over_budget: bool
+
+
+def _search(
+    setups: _Setups,
+    prices_file: Path | None,
+    currency: str,
+    region: str | None,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+) -> _Search:
+    options, excluded = candidates(setups, card_prices(prices_file, currency, region))
+    picks, over_budget = within_budget(
+        _worth_a_headline(options, setups.base), budget_per_hour, budget_total
+    )
+    return _Search(setups, options, excluded, picks, over_budget)
+
+
+def _fixed(
+    trial: _Search,
+    code: str,
+    asked: EstimateResult,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+    currency: str,
+    region: str | None,
+) -> Recommendation:
+    """The answer for a budget fix's changed job (`recommend` of it with no card named and
+    no budget fixes of its own), said to be for that change."""
+    rec = _answer(trial, None, None, budget_per_hour, budget_total, currency, region)
+    return rec.model_copy(update={"budget_fix": code, "asked": asked})
+
+
+def _answer(
+    found: _Search,
+    named: Option | None,
+    named_gpu: GpuSpec | None,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+    currency: str,
+    region: str | None,
+    count_asked: bool = False,
+    owned: bool = False,
+) -> Recommendation:
+    """The recommendation from the search: the picks tagged and noted, the headline, its
+    verdict and fixes, the answer's pitfalls, free tiers and precision grid."""
+    setups, options, excluded, picks, over_budget = found
+    base = setups.base
+    w = setups.w
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
@@ -242,7 +306,7 @@ def recommend(
         excluded=excluded,
         free=_free_tiers(base),
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
-        count_asked=ask_count and named is not None and gpu_count is None,
+        count_asked=count_asked,
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
     )
 
