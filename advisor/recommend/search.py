@@ -5,25 +5,25 @@ which card) and a cheap fix named where one makes a tight fit comfortable."""
 from __future__ import annotations
 
 from advisor import catalog
-from advisor.catalog import GpuSpec
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
 from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
-from advisor.recommend.pricing import times_table
+from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
     Card,
+    OptionFacts,
     card_row,
     comfortable,
     engine_share,
-    option,
     option_facts,
     option_from,
     tp_ok,
     with_cheap_fix,
 )
+from advisor.recommend.speed import speed_row
 
 
 class Setups:
@@ -94,6 +94,7 @@ def candidates(
     placed: list[Option | None] = [None] * len(cards)  # by catalog place
     limit = speed_constants()["max_job_hours"]  # within_a_week's
     last: tuple[int, float | None] | None = None  # the last count tried: (need, share)
+    week = _InAWeek(setups, prices, limit)
     for count in COUNTS:
         if not pending or (count > ONE_MACHINE and _one_machine_will_do(placed)):
             break
@@ -108,6 +109,8 @@ def candidates(
             break
         last = (need, share)
         priced = times_table(prices, count)
+        # a training job's hours on these cards: one past `limit` takes more (within_a_week)
+        timed = count < 8 and facts.speed.kind == "train"
         left = []
         for entry in pending:
             card = entry[1]
@@ -117,10 +120,15 @@ def candidates(
                 left.append(entry)
                 continue
             gpu = card.gpu
-            opt = option_from(facts, result, card, count, priced[gpu.id], False, [])
-            hours = opt.train_hours
-            if hours is not None and hours > limit and count < 8:
-                opt = within_a_week(setups, gpu, opt, prices[gpu.id])
+            at, row = count, None
+            if timed:
+                row = speed_row(facts.speed, card.speed, count)
+                if row[4] is not None and row[4] > limit:
+                    at = week.count_for(card, count)
+            if at == count:
+                opt = option_from(facts, result, card, count, priced[gpu.id], False, [], row)
+            else:
+                opt = week.option(card, at)
             if opt.risky:
                 # `opt` was built here for this list alone: the fix is set in place
                 opt = with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)
@@ -146,17 +154,44 @@ def _nvidia(gpu_id: str) -> bool:
     return catalog.gpus()[gpu_id].vendor == "NVIDIA"
 
 
-def within_a_week(setups: Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
-    """A training job longer than `max_job_hours` on the fewest cards: the fewest cards of
-    one machine (up to 8) that finish it in time, else 8."""
-    limit = speed_constants()["max_job_hours"]
-    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
-        return opt
-    for count in (c for c in COUNTS if opt.count < c <= 8):
-        more = option(setups.at(count), gpu, count, price, blocked=[])
-        if not more.fits:
-            return opt
-        opt = more
-        if more.train_hours is not None and more.train_hours <= limit:
-            break
-    return opt
+class _InAWeek:
+    """A training job longer than `max_job_hours` on the fewest cards that fit: the fewest
+    cards of one machine (up to 8) that finish it in time, else the most of them that fit
+    (8 at most). Each count's facts are read once for all the cards of one search, and only
+    the option kept is built."""
+
+    def __init__(self, setups: Setups, prices: dict[str, Price | None], limit: float) -> None:
+        self.setups = setups
+        self.prices = prices
+        self.limit = limit
+        # count -> (bytes per card, engine share, tensor parallel ok, option facts)
+        self._at: dict[int, tuple[int, float | None, bool, OptionFacts]] = {}
+
+    def facts(self, count: int) -> tuple[int, float | None, bool, OptionFacts]:
+        at = self._at.get(count)
+        if at is None:
+            need, share, tp = self.setups.fit_facts(count)
+            at = self._at[count] = (need, share, tp, option_facts(self.setups.at(count)))
+        return at
+
+    def count_for(self, card: Card, count: int) -> int:
+        """The count for a card whose job on `count` of it (which fit) takes longer than
+        the limit: each count up to 8 in turn, stopping at one that does not fit (the one
+        before is kept) or one that finishes in time."""
+        best = count
+        for more in (c for c in COUNTS if count < c <= 8):
+            need, share, tp, facts = self.facts(more)
+            usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
+            if not (need <= usable and tp):  # option_from's `fits`
+                return best
+            best = more
+            hours = speed_row(facts.speed, card.speed, more)[4]
+            if hours is not None and hours <= self.limit:
+                break
+        return best
+
+    def option(self, card: Card, count: int) -> Option:
+        """The card's option at `count` (as `option(..., blocked=[])` builds it)."""
+        facts = self.facts(count)[3]
+        price = times(self.prices[card.gpu.id], count)
+        return option_from(facts, self.setups.at(count), card, count, price, False, [])
