@@ -413,16 +413,30 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
     if w.num_gpus > 1:
         return []
     out: list[dict[str, str | int]] = []
+    # by card: the judgement (None: not offered, else the fp16 flag) is the card's alone, and
+    # the free tiers share one (Kaggle's and Colab's T4)
+    judged: dict[str, int | None] = {}
     for tier in platforms()["free"]:
-        gpu = catalog.gpus()[tier["gpu_id"]]
-        trial = result
-        if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
-            trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
-        if blockers(gpu, trial) or trial.estimate is None:
-            continue
-        if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
-            out.append({**tier, "fp16": int(trial is not result)})
+        gpu_id = tier["gpu_id"]
+        if gpu_id not in judged:
+            judged[gpu_id] = _free_card(result, catalog.gpus()[gpu_id])
+        if (fp16 := judged[gpu_id]) is not None:
+            out.append({**tier, "fp16": fp16})
     return out
+
+
+def _free_card(result: EstimateResult, gpu: GpuSpec) -> int | None:
+    """Whether a free tier's card runs the job with the guide's headroom: None if not, else
+    1 when judged in fp16 mixed precision (a card without bf16), 0 as asked."""
+    w = result.workload
+    trial = result
+    if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
+        trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
+    if blockers(gpu, trial) or trial.estimate is None:
+        return None
+    if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
+        return int(trial is not result)
+    return None
 
 
 # Recommendations by question (advisor.memo): a pure function of the catalog, the question,
