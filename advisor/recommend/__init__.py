@@ -48,7 +48,7 @@ from advisor.recommend.rank import (
 )
 from advisor.recommend.recipes import small_card_recipe
 from advisor.recommend.search import Setups as _Setups  # owned.py reads it here
-from advisor.recommend.search import candidates
+from advisor.recommend.search import candidates, may_meet_budget
 from advisor.recommend.verdict import verdict_of
 
 # What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
@@ -162,9 +162,13 @@ def recommend(
         # change is searched, and only the one answered is worked out in full (verdict,
         # pitfalls, free tiers): a change over budget too is read for nothing else.
         tight: tuple[str, _Search] | None = None
+        prices_now = card_prices(prices_file, currency, region)
         for code, changed in _budget_fixes(base):
+            trial_setups = _Setups(changed)
+            if not may_meet_budget(trial_setups, prices_now, budget_per_hour, budget_total):
+                continue  # its search would end over budget too
             trial = _search(
-                _Setups(changed), prices_file, currency, region, budget_per_hour, budget_total
+                trial_setups, prices_file, currency, region, budget_per_hour, budget_total
             )
             cheapest = None if trial.over_budget else cheapest_of(trial.picks)
             if cheapest is not None:

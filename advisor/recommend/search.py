@@ -9,7 +9,7 @@ from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
-from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
+from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
@@ -35,6 +35,9 @@ class Setups:
         self.base = estimate(w)
         self._by_count: dict[int, EstimateResult] = {}
         self._facts: dict[int, tuple[int, float | None, bool]] = {}
+        # the cheap fixes of each estimate (fixes.CheapFixes), shared by the search over
+        # cards and the budget's test of a change (may_meet_budget)
+        self.cheap_fixes = CheapFixes()
 
     def at(self, count: int) -> EstimateResult:
         if count not in self._by_count:
@@ -79,7 +82,7 @@ def candidates(
     when some card does not fit on fewer, as there. Multi-node counts (more than
     `ONE_MACHINE` cards) are tried only when no NVIDIA card runs the job comfortably on one
     machine; a job that nothing splits stops at the first count that does not shrink it."""
-    trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
+    trials = setups.cheap_fixes  # the cheap fixes of each estimate, shared by the cards
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
     cards = rentable_cards()
@@ -135,6 +138,85 @@ def candidates(
             placed[entry[0]] = opt
         pending = left
     return [o for o in placed if o is not None], excluded
+
+
+def may_meet_budget(
+    setups: Setups,
+    prices: dict[str, Price | None],
+    per_hour: float | None,
+    total: float | None,
+) -> bool:
+    """Whether `candidates` could find a pick within the budget. False only when no option
+    it builds meets it, so that the search would end over budget: a budget fix's changed
+    job is then not searched (most fail, and each search costs its options, their cheap
+    fixes and a few estimates).
+
+    Each card the job can run on is walked as the search walks it: placed at the fewest
+    cards it fits, moved to more for a job past a week (`_InAWeek`), and that option's
+    price, job cost and comfort (headroom, else a cheap fix) are read without building it.
+    A card priced over `per_hour` is dropped at once (more cards cost more). The picks'
+    other narrowings (NVIDIA, one machine, the week's limit, the stop on one machine or on
+    a job nothing splits) read the other options and are left out: they only remove picks."""
+    base = setups.base
+    reqs = applicable(base)
+    pending = [c for c in rentable_cards() if not (reqs and blockers(c.gpu, base, reqs))]
+    limit = speed_constants()["max_job_hours"]
+    week = _InAWeek(setups, prices, limit)
+    for count in COUNTS:
+        priced = times_table(prices, count)
+        # a card with no price, or over `per_hour` here, is over it on more cards too
+        pending = [
+            c
+            for c in pending
+            if (p := priced[c.gpu.id]) is not None and (per_hour is None or p.amount <= per_hour)
+        ]
+        if not pending:
+            return False
+        need, share, tp = setups.fit_facts(count)
+        if not tp:
+            continue
+        facts = week.facts(count)[3]
+        timed = count < 8 and facts.speed.kind == "train"
+        left = []
+        for card in pending:
+            card_bytes = card.usable_bytes
+            if need > (card_bytes if share is None else int(card_bytes * share)):
+                left.append(card)
+                continue
+            at = count
+            if timed:
+                hours = speed_row(facts.speed, card.speed, count)[4]
+                if hours is not None and hours > limit:
+                    at = week.count_for(card, count)
+            if _a_pick_within(setups, week, card, at, times_table(prices, at), per_hour, total):
+                return True
+        pending = left
+    return False
+
+
+def _a_pick_within(
+    setups: Setups,
+    week: _InAWeek,
+    card: Card,
+    count: int,
+    priced: dict[str, Price | None],
+    per_hour: float | None,
+    total: float | None,
+) -> bool:
+    """Whether the card's option at `count` (where it fits) is comfortable and within the
+    budget: option_from's price, job cost and headroom, with_cheap_fix's fix."""
+    price = priced[card.gpu.id]
+    if price is None or (per_hour is not None and price.amount > per_hour):
+        return False
+    need, share, _, facts = week.facts(count)
+    if total is not None:
+        hours = speed_row(facts.speed, card.speed, count)[4]
+        if hours is not None and round(hours * price.amount, 2) > total:
+            return False
+    usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
+    if (1 - need / usable if usable else -1) >= HEADROOM:
+        return True
+    return setups.cheap_fixes.first(setups.at(count), card.gpu, False) is not None
 
 
 # The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
