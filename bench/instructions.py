@@ -3,12 +3,15 @@
 and inputs, whatever else the machine is doing; its wall times here moved ±50% within
 minutes).
 
-    python bench/instructions.py            # both rows, ~2-3 min (valgrind runs Python ~50x slower)
+    python bench/instructions.py            # every row, ~4-5 min (valgrind runs Python ~50x slower)
     python bench/instructions.py recommend  # one row
 
 Rows: `recommend` — a recommendation for a question never asked (bench/speed.py's ten
 questions, `memo.clear_questions()` before each, per-card tables kept: its "recommend, new
-question" row); `parse` — one line never seen (tests/data/parse_lines.toml, memos cleared:
+question" row); `wizard` — the same for the guided conversation's final questions
+(`recommend_query` of every tenth line of bench/data/wizard_questions.txt, 59 of 585, in yuan
+for a ¥ line, else in dollars: the answers that weighed most on bench/load.py's event loop);
+`parse` — one line never seen (tests/data/parse_lines.toml, memos cleared:
 speed.py's "parse (table)"). Each row runs the work 0 and N times under callgrind, at once,
 and prints (Ir(N) - Ir(0)) / work units: start-up and imports cancel out.
 """
@@ -16,6 +19,7 @@ and prints (Ir(N) - Ir(0)) / work units: start-up and imports cancel out.
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import re
 import shutil
 import subprocess
@@ -26,29 +30,40 @@ from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ROWS = {"recommend": 5, "parse": 2}  # repeats under callgrind
+ROWS = {"recommend": 5, "wizard": 2, "parse": 2}  # repeats under callgrind
 
 
 def jobs(row: str) -> list[Callable[[], object]]:
-    """`row`'s units of work: one call per question (recommend) or line (parse)."""
+    """`row`'s units of work: one call per question (recommend, wizard) or line (parse)."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "bench"))
     from speed import QUERIES
 
     from advisor.parse import parse_query
-    from advisor.recommend import recommend
+    from advisor.recommend import recommend, recommend_query
 
     if row == "recommend":
         return [partial(recommend, parse_query(q).workload) for q in QUERIES]
+    if row == "wizard":
+        return [
+            partial(recommend_query, parse_query(q), "CNY" if "¥" in q else "USD")
+            for q in wizard_questions()[::10]
+        ]
     table = ROOT / "tests" / "data" / "parse_lines.toml"
     return [partial(parse_query, r["t"]) for r in tomllib.loads(table.read_text())["line"]]
 
 
+def wizard_questions() -> list[str]:
+    """bench/data/wizard_questions.txt's questions (its comment lines left out)."""
+    text = (ROOT / "bench" / "data" / "wizard_questions.txt").read_text(encoding="utf-8")
+    return [q for q in text.splitlines() if q.strip() and not q.startswith("#")]
+
+
 def work(row: str, repeats: int) -> None:
     """Each job once (start-up), then `repeats` times as new: memos cleared before each."""
+    todo = jobs(row)  # first: it puts this checkout's engine first on the path
     from advisor import memo
 
-    todo = jobs(row)
     for job in todo:
         job()
     for _ in range(repeats):
@@ -73,6 +88,9 @@ def collected(row: str, repeats: int) -> int:
         capture_output=True,
         text=True,
         check=True,
+        # one hash seed: str hashes (set and dict order, probe chains) otherwise move the
+        # count by ~0.5% from run to run
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     m = re.search(r"Collected : (\d+)", out.stderr)
     if m is None:
@@ -95,7 +113,7 @@ def main() -> int:
         units = repeats * len(jobs(row))
         per = (full - base) / units
         print(
-            f"{row:10} {per / 1e6:8.3f} M instructions per {'question' if row == 'recommend' else 'line'}"
+            f"{row:10} {per / 1e6:8.3f} M instructions per {'line' if row == 'parse' else 'question'}"
         )
     return 0
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from unittest.mock import patch
 
 import pytest
-from answer_questions import questions
+from answer_questions import questions, wizard_questions
 
 from advisor import catalog, memo, memory
 from advisor.memory.terms import LeanTerm
@@ -300,3 +300,93 @@ def test_no_cheap_fix_comes_after_the_settings(q: str) -> None:
         assert not [c for c in costlier if c.partition(":")[0] in CHEAP], costlier
         settings = [code for code, _ in setting_fixes(result)]
         assert [code for code, _ in candidate_fixes(result)] == settings + costlier
+
+
+def _over_budget_changes() -> Iterator[tuple[str, str, object, float | None, float | None]]:
+    """(question, currency, a budget fix's changed workload, per hour, total) for every
+    budget fix a recommendation tries: the generated questions with a budget that no pick
+    meets as asked."""
+    from advisor.recommend import _budget_fixes, _search
+    from advisor.recommend.search import Setups
+
+    for q in wizard_questions(200) + questions(400, seed=1919):
+        parsed = parse_query(q)
+        b = parsed.budget
+        if parsed.workload is None or b is None or parsed.gpu_id or parsed.vram_gib:
+            continue
+        per_hour, total = (b.amount, None) if b.per_hour else (None, b.amount)
+        base = Setups(parsed.workload)
+        if base.base.estimate is None:
+            continue
+        if not _search(base, None, b.currency, None, per_hour, total).over_budget:
+            continue
+        for _, changed in _budget_fixes(base.base):
+            yield q, b.currency, changed, per_hour, total
+
+
+def test_a_budget_fix_left_unsearched_is_one_whose_search_ends_over_budget() -> None:
+    """recommend skips the search of a budget fix's changed job when `may_meet_budget`
+    says no card at any count could be a pick within the budget: the search must then end
+    over budget (the fix would not have been taken). Both outcomes occur here."""
+    from advisor.recommend import _search, card_prices
+    from advisor.recommend.search import Setups, may_meet_budget
+
+    said = {True: 0, False: 0}
+    for q, currency, changed, per_hour, total in _over_budget_changes():
+        setups = Setups(changed)  # type: ignore[arg-type]
+        may = may_meet_budget(setups, card_prices(None, currency, None), per_hour, total)
+        said[may] += 1
+        if not may:
+            found = _search(Setups(changed), None, currency, None, per_hour, total)  # type: ignore[arg-type]
+            assert found.over_budget, q
+    assert said[False] >= 5 and said[True] >= 5, said
+
+
+def _within_a_week_plain(setups, gpu, opt, price):  # type: ignore[no-untyped-def]
+    """The search's week rule as it was written: an option built at every count tried."""
+    from advisor.recommend.constraints import speed_constants
+    from advisor.recommend.fixes import COUNTS
+    from advisor.recommend.rank import option
+
+    limit = speed_constants()["max_job_hours"]
+    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
+        return opt
+    for count in (c for c in COUNTS if opt.count < c <= 8):
+        more = option(setups.at(count), gpu, count, price, blocked=[])
+        if not more.fits:
+            return opt
+        opt = more
+        if more.train_hours is not None and more.train_hours <= limit:
+            break
+    return opt
+
+
+def test_the_week_rule_keeps_the_option_building_each_count_keeps() -> None:
+    """search._InAWeek reads each count's fit and hours and builds only the option kept:
+    on every card that fits, the option it keeps is the one the plain rule keeps, for the
+    generated questions that name how many tokens to train on."""
+    from advisor.recommend import card_prices
+    from advisor.recommend.constraints import speed_constants
+    from advisor.recommend.rank import option
+    from advisor.recommend.search import Setups, _InAWeek, rentable_cards
+
+    prices = card_prices(None, "CNY", None)
+    limit = speed_constants()["max_job_hours"]
+    checked = moved = 0
+    for q in [q for q in wizard_questions(200) if " tokens" in q]:
+        w = parse_query(q).workload
+        assert w is not None
+        setups = Setups(w)
+        week = _InAWeek(setups, prices, limit)
+        for count in (1, 2, 4):
+            for card in rentable_cards():
+                gpu, price = card.gpu, prices[card.gpu.id]
+                start = option(setups.at(count), gpu, count, price, blocked=[])
+                if not start.fits or start.train_hours is None or start.train_hours <= limit:
+                    continue
+                want = _within_a_week_plain(setups, gpu, start, price)
+                got = week.option(card, week.count_for(card, count))
+                assert got.model_dump() == want.model_dump(), (q, count, gpu.id)
+                checked += 1
+                moved += want.count != count
+    assert checked >= 50 and moved >= 20, (checked, moved)

@@ -9,6 +9,7 @@ cheapest per hour, best value (cost to finish the job) and fastest.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
@@ -47,7 +48,7 @@ from advisor.recommend.rank import (
 )
 from advisor.recommend.recipes import small_card_recipe
 from advisor.recommend.search import Setups as _Setups  # owned.py reads it here
-from advisor.recommend.search import candidates
+from advisor.recommend.search import candidates, may_meet_budget
 from advisor.recommend.verdict import verdict_of
 
 # What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
@@ -153,33 +154,100 @@ def recommend(
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
-    options, excluded = candidates(setups, card_prices(prices_file, currency, region))
-
-    picks, over_budget = within_budget(
-        _worth_a_headline(options, base), budget_per_hour, budget_total
-    )
-    if over_budget and named is None and try_budget_fixes:
+    found = _search(setups, prices_file, currency, region, budget_per_hour, budget_total)
+    if found.over_budget and named is None and try_budget_fixes:
         # Before declaring the budget impossible: the cheap changes (a smaller format, a
         # shorter context) on cards within it. The answer is then for the changed job: the
-        # first change whose pick keeps the guide's headroom, else the first that fits.
-        tight: Recommendation | None = None
+        # first change whose pick keeps the guide's headroom, else the first that fits. Each
+        # change is searched, and only the one answered is worked out in full (verdict,
+        # pitfalls, free tiers): a change over budget too is read for nothing else.
+        tight: tuple[str, _Search] | None = None
+        prices_now = card_prices(prices_file, currency, region)
         for code, changed in _budget_fixes(base):
-            rec = recommend(
-                changed,
-                budget_per_hour=budget_per_hour,
-                budget_total=budget_total,
-                currency=currency,
-                prices_file=prices_file,
-                region=region,
-                try_budget_fixes=False,
+            trial_setups = _Setups(changed)
+            if not may_meet_budget(trial_setups, prices_now, budget_per_hour, budget_total):
+                continue  # its search would end over budget too
+            trial = _search(
+                trial_setups, prices_file, currency, region, budget_per_hour, budget_total
             )
-            if not rec.over_budget and rec.cheapest is not None:
-                rec = rec.model_copy(update={"budget_fix": code, "asked": base})
-                if not rec.cheapest.risky:
-                    return rec
-                tight = tight or rec
+            cheapest = None if trial.over_budget else cheapest_of(trial.picks)
+            if cheapest is not None:
+                if not cheapest.risky:
+                    return _fixed(
+                        trial, code, base, budget_per_hour, budget_total, currency, region
+                    )
+                tight = tight or (code, trial)
         if tight is not None:
-            return tight
+            return _fixed(tight[1], tight[0], base, budget_per_hour, budget_total, currency, region)
+    return _answer(
+        found,
+        named,
+        named_gpu,
+        budget_per_hour,
+        budget_total,
+        currency,
+        region,
+        count_asked=ask_count and named is not None and gpu_count is None,
+        owned=owned,
+    )
+
+
+class _Search(NamedTuple):
+    """The search over cards for one workload, before any pick is worked out in full."""
+
+    setups: _Setups
+    options: list[Option]
+    excluded: dict[str, list[str]]
+    picks: list[Option]  # the headline's candidates within the budget (else all priced)
+    over_budget: bool
+
+
+def _search(
+    setups: _Setups,
+    prices_file: Path | None,
+    currency: str,
+    region: str | None,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+) -> _Search:
+    options, excluded = candidates(setups, card_prices(prices_file, currency, region))
+    picks, over_budget = within_budget(
+        _worth_a_headline(options, setups.base), budget_per_hour, budget_total
+    )
+    return _Search(setups, options, excluded, picks, over_budget)
+
+
+def _fixed(
+    trial: _Search,
+    code: str,
+    asked: EstimateResult,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+    currency: str,
+    region: str | None,
+) -> Recommendation:
+    """The answer for a budget fix's changed job (`recommend` of it with no card named and
+    no budget fixes of its own), said to be for that change."""
+    rec = _answer(trial, None, None, budget_per_hour, budget_total, currency, region)
+    return rec.model_copy(update={"budget_fix": code, "asked": asked})
+
+
+def _answer(
+    found: _Search,
+    named: Option | None,
+    named_gpu: GpuSpec | None,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+    currency: str,
+    region: str | None,
+    count_asked: bool = False,
+    owned: bool = False,
+) -> Recommendation:
+    """The recommendation from the search: the picks tagged and noted, the headline, its
+    verdict and fixes, the answer's pitfalls, free tiers and precision grid."""
+    setups, options, excluded, picks, over_budget = found
+    base = setups.base
+    w = setups.w
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fastest = fastest_of(picks, cheapest)
@@ -242,7 +310,7 @@ def recommend(
         excluded=excluded,
         free=_free_tiers(base),
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
-        count_asked=ask_count and named is not None and gpu_count is None,
+        count_asked=count_asked,
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
     )
 
@@ -349,16 +417,30 @@ def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
     if w.num_gpus > 1:
         return []
     out: list[dict[str, str | int]] = []
+    # by card: the judgement (None: not offered, else the fp16 flag) is the card's alone, and
+    # the free tiers share one (Kaggle's and Colab's T4)
+    judged: dict[str, int | None] = {}
     for tier in platforms()["free"]:
-        gpu = catalog.gpus()[tier["gpu_id"]]
-        trial = result
-        if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
-            trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
-        if blockers(gpu, trial) or trial.estimate is None:
-            continue
-        if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
-            out.append({**tier, "fp16": int(trial is not result)})
+        gpu_id = tier["gpu_id"]
+        if gpu_id not in judged:
+            judged[gpu_id] = _free_card(result, catalog.gpus()[gpu_id])
+        if (fp16 := judged[gpu_id]) is not None:
+            out.append({**tier, "fp16": fp16})
     return out
+
+
+def _free_card(result: EstimateResult, gpu: GpuSpec) -> int | None:
+    """Whether a free tier's card runs the job with the guide's headroom: None if not, else
+    1 when judged in fp16 mixed precision (a card without bf16), 0 as asked."""
+    w = result.workload
+    trial = result
+    if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
+        trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
+    if blockers(gpu, trial) or trial.estimate is None:
+        return None
+    if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
+        return int(trial is not result)
+    return None
 
 
 # Recommendations by question (advisor.memo): a pure function of the catalog, the question,

@@ -17,6 +17,7 @@ from advisor.recommend.pricing import times
 from advisor.recommend.speed import (
     NO_SPEED,
     CardSpeed,
+    SpeedRow,
     card_speed,
     speed_facts,
     speed_key,
@@ -161,10 +162,12 @@ def option_from(
     price: Price | None,
     speed_always: bool,
     blocked: list[str],
+    row: SpeedRow | None = None,
 ) -> Option:
     """`option` from the estimate's `option_facts` (the search over cards holds them per
     card count), the card's row, the price of `count` of it (pricing.times) and its missing
-    requirements."""
+    requirements. `row`: `speed_row(facts.speed, card.speed, count)` when the caller has
+    it (the search reads a training job's hours before it builds the option)."""
     need, share, split, tp_by_count, speed_f = facts
     gpu, usable, speed = card
     if share is not None:
@@ -175,7 +178,7 @@ def option_from(
         tp = tp_by_count[count] = tp_ok(result, count)
     fits = need <= usable and tp
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
-        speed_row(speed_f, speed, count) if fits or speed_always else NO_SPEED
+        (row or speed_row(speed_f, speed, count)) if fits or speed_always else NO_SPEED
     )
     job_cost = None
     if train_hours is not None and price is not None:

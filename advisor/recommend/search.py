@@ -5,25 +5,25 @@ which card) and a cheap fix named where one makes a tight fit comfortable."""
 from __future__ import annotations
 
 from advisor import catalog
-from advisor.catalog import GpuSpec
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate
-from advisor.recommend.fixes import COUNTS, CheapFixes, workload_for
+from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
-from advisor.recommend.pricing import times_table
+from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
     Card,
+    OptionFacts,
     card_row,
     comfortable,
     engine_share,
-    option,
     option_facts,
     option_from,
     tp_ok,
     with_cheap_fix,
 )
+from advisor.recommend.speed import speed_row
 
 
 class Setups:
@@ -35,6 +35,9 @@ class Setups:
         self.base = estimate(w)
         self._by_count: dict[int, EstimateResult] = {}
         self._facts: dict[int, tuple[int, float | None, bool]] = {}
+        # the cheap fixes of each estimate (fixes.CheapFixes), shared by the search over
+        # cards and the budget's test of a change (may_meet_budget)
+        self.cheap_fixes = CheapFixes()
 
     def at(self, count: int) -> EstimateResult:
         if count not in self._by_count:
@@ -79,7 +82,7 @@ def candidates(
     when some card does not fit on fewer, as there. Multi-node counts (more than
     `ONE_MACHINE` cards) are tried only when no NVIDIA card runs the job comfortably on one
     machine; a job that nothing splits stops at the first count that does not shrink it."""
-    trials = CheapFixes()  # the cheap fixes of each estimate, shared by the cards
+    trials = setups.cheap_fixes  # the cheap fixes of each estimate, shared by the cards
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
     cards = rentable_cards()
@@ -94,6 +97,7 @@ def candidates(
     placed: list[Option | None] = [None] * len(cards)  # by catalog place
     limit = speed_constants()["max_job_hours"]  # within_a_week's
     last: tuple[int, float | None] | None = None  # the last count tried: (need, share)
+    week = _InAWeek(setups, prices, limit)
     for count in COUNTS:
         if not pending or (count > ONE_MACHINE and _one_machine_will_do(placed)):
             break
@@ -108,6 +112,8 @@ def candidates(
             break
         last = (need, share)
         priced = times_table(prices, count)
+        # a training job's hours on these cards: one past `limit` takes more (within_a_week)
+        timed = count < 8 and facts.speed.kind == "train"
         left = []
         for entry in pending:
             card = entry[1]
@@ -117,16 +123,100 @@ def candidates(
                 left.append(entry)
                 continue
             gpu = card.gpu
-            opt = option_from(facts, result, card, count, priced[gpu.id], False, [])
-            hours = opt.train_hours
-            if hours is not None and hours > limit and count < 8:
-                opt = within_a_week(setups, gpu, opt, prices[gpu.id])
+            at, row = count, None
+            if timed:
+                row = speed_row(facts.speed, card.speed, count)
+                if row[4] is not None and row[4] > limit:
+                    at = week.count_for(card, count)
+            if at == count:
+                opt = option_from(facts, result, card, count, priced[gpu.id], False, [], row)
+            else:
+                opt = week.option(card, at)
             if opt.risky:
                 # `opt` was built here for this list alone: the fix is set in place
                 opt = with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)
             placed[entry[0]] = opt
         pending = left
     return [o for o in placed if o is not None], excluded
+
+
+def may_meet_budget(
+    setups: Setups,
+    prices: dict[str, Price | None],
+    per_hour: float | None,
+    total: float | None,
+) -> bool:
+    """Whether `candidates` could find a pick within the budget. False only when no option
+    it builds meets it, so that the search would end over budget: a budget fix's changed
+    job is then not searched (most fail, and each search costs its options, their cheap
+    fixes and a few estimates).
+
+    Each card the job can run on is walked as the search walks it: placed at the fewest
+    cards it fits, moved to more for a job past a week (`_InAWeek`), and that option's
+    price, job cost and comfort (headroom, else a cheap fix) are read without building it.
+    A card priced over `per_hour` is dropped at once (more cards cost more). The picks'
+    other narrowings (NVIDIA, one machine, the week's limit, the stop on one machine or on
+    a job nothing splits) read the other options and are left out: they only remove picks."""
+    base = setups.base
+    reqs = applicable(base)
+    pending = [c for c in rentable_cards() if not (reqs and blockers(c.gpu, base, reqs))]
+    limit = speed_constants()["max_job_hours"]
+    week = _InAWeek(setups, prices, limit)
+    for count in COUNTS:
+        priced = times_table(prices, count)
+        # a card with no price, or over `per_hour` here, is over it on more cards too
+        pending = [
+            c
+            for c in pending
+            if (p := priced[c.gpu.id]) is not None and (per_hour is None or p.amount <= per_hour)
+        ]
+        if not pending:
+            return False
+        need, share, tp = setups.fit_facts(count)
+        if not tp:
+            continue
+        facts = week.facts(count)[3]
+        timed = count < 8 and facts.speed.kind == "train"
+        left = []
+        for card in pending:
+            card_bytes = card.usable_bytes
+            if need > (card_bytes if share is None else int(card_bytes * share)):
+                left.append(card)
+                continue
+            at = count
+            if timed:
+                hours = speed_row(facts.speed, card.speed, count)[4]
+                if hours is not None and hours > limit:
+                    at = week.count_for(card, count)
+            if _a_pick_within(setups, week, card, at, times_table(prices, at), per_hour, total):
+                return True
+        pending = left
+    return False
+
+
+def _a_pick_within(
+    setups: Setups,
+    week: _InAWeek,
+    card: Card,
+    count: int,
+    priced: dict[str, Price | None],
+    per_hour: float | None,
+    total: float | None,
+) -> bool:
+    """Whether the card's option at `count` (where it fits) is comfortable and within the
+    budget: option_from's price, job cost and headroom, with_cheap_fix's fix."""
+    price = priced[card.gpu.id]
+    if price is None or (per_hour is not None and price.amount > per_hour):
+        return False
+    need, share, _, facts = week.facts(count)
+    if total is not None:
+        hours = speed_row(facts.speed, card.speed, count)[4]
+        if hours is not None and round(hours * price.amount, 2) > total:
+            return False
+    usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
+    if (1 - need / usable if usable else -1) >= HEADROOM:
+        return True
+    return setups.cheap_fixes.first(setups.at(count), card.gpu, False) is not None
 
 
 # The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
@@ -146,17 +236,44 @@ def _nvidia(gpu_id: str) -> bool:
     return catalog.gpus()[gpu_id].vendor == "NVIDIA"
 
 
-def within_a_week(setups: Setups, gpu: GpuSpec, opt: Option, price: Price | None) -> Option:
-    """A training job longer than `max_job_hours` on the fewest cards: the fewest cards of
-    one machine (up to 8) that finish it in time, else 8."""
-    limit = speed_constants()["max_job_hours"]
-    if opt.train_hours is None or opt.train_hours <= limit or opt.count >= 8:
-        return opt
-    for count in (c for c in COUNTS if opt.count < c <= 8):
-        more = option(setups.at(count), gpu, count, price, blocked=[])
-        if not more.fits:
-            return opt
-        opt = more
-        if more.train_hours is not None and more.train_hours <= limit:
-            break
-    return opt
+class _InAWeek:
+    """A training job longer than `max_job_hours` on the fewest cards that fit: the fewest
+    cards of one machine (up to 8) that finish it in time, else the most of them that fit
+    (8 at most). Each count's facts are read once for all the cards of one search, and only
+    the option kept is built."""
+
+    def __init__(self, setups: Setups, prices: dict[str, Price | None], limit: float) -> None:
+        self.setups = setups
+        self.prices = prices
+        self.limit = limit
+        # count -> (bytes per card, engine share, tensor parallel ok, option facts)
+        self._at: dict[int, tuple[int, float | None, bool, OptionFacts]] = {}
+
+    def facts(self, count: int) -> tuple[int, float | None, bool, OptionFacts]:
+        at = self._at.get(count)
+        if at is None:
+            need, share, tp = self.setups.fit_facts(count)
+            at = self._at[count] = (need, share, tp, option_facts(self.setups.at(count)))
+        return at
+
+    def count_for(self, card: Card, count: int) -> int:
+        """The count for a card whose job on `count` of it (which fit) takes longer than
+        the limit: each count up to 8 in turn, stopping at one that does not fit (the one
+        before is kept) or one that finishes in time."""
+        best = count
+        for more in (c for c in COUNTS if count < c <= 8):
+            need, share, tp, facts = self.facts(more)
+            usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
+            if not (need <= usable and tp):  # option_from's `fits`
+                return best
+            best = more
+            hours = speed_row(facts.speed, card.speed, more)[4]
+            if hours is not None and hours <= self.limit:
+                break
+        return best
+
+    def option(self, card: Card, count: int) -> Option:
+        """The card's option at `count` (as `option(..., blocked=[])` builds it)."""
+        facts = self.facts(count)[3]
+        price = times(self.prices[card.gpu.id], count)
+        return option_from(facts, self.setups.at(count), card, count, price, False, [])
