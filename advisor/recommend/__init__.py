@@ -15,16 +15,16 @@ from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
 from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
-from advisor.models import EstimateResult, Kind, Runtime, Workload
+from advisor.models import EstimateResult, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import blockers, speed_constants
-from advisor.recommend.estimates import trial_estimate
+from advisor.recommend.constraints import speed_constants
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
     candidate_fixes,
 )
+from advisor.recommend.free_tiers import free_tiers
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import (
@@ -35,7 +35,7 @@ from advisor.recommend.options import (
     Recommendation,
     Verdict,
 )
-from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price, platforms
+from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price
 from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
@@ -308,7 +308,7 @@ def _answer(
         budget_total=budget_total,
         over_budget=over_budget,
         excluded=excluded,
-        free=_free_tiers(base),
+        free=free_tiers(base),
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
         count_asked=count_asked,
         decode_efficiency=speed_constants()["decode_bandwidth_efficiency"],
@@ -404,43 +404,6 @@ def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateRe
     # (nvidia-smi beside a smaller figure than "VRAM per card" contradicted it)
     share = max(int(util * gpu.usable_vram_bytes), est.total_bytes)
     return setup.model_copy(update={"estimate": est.model_copy(update={"nvidia_smi_bytes": share})})
-
-
-def _free_tiers(result: EstimateResult) -> list[dict[str, str | int]]:
-    """Free notebooks (Kaggle, Colab) when the job fits their card with the guide's headroom
-    and the card can run it: coursework rarely needs to rent. Their T4 has no bf16, so
-    training is judged in fp16 mixed precision (the `fp16` flag tells the template)."""
-    est = result.estimate
-    w = result.workload
-    if est is None or result.model.kind not in (Kind.llm, Kind.classic, Kind.diffusion):
-        return []
-    if w.num_gpus > 1:
-        return []
-    out: list[dict[str, str | int]] = []
-    # by card: the judgement (None: not offered, else the fp16 flag) is the card's alone, and
-    # the free tiers share one (Kaggle's and Colab's T4)
-    judged: dict[str, int | None] = {}
-    for tier in platforms()["free"]:
-        gpu_id = tier["gpu_id"]
-        if gpu_id not in judged:
-            judged[gpu_id] = _free_card(result, catalog.gpus()[gpu_id])
-        if (fp16 := judged[gpu_id]) is not None:
-            out.append({**tier, "fp16": fp16})
-    return out
-
-
-def _free_card(result: EstimateResult, gpu: GpuSpec) -> int | None:
-    """Whether a free tier's card runs the job with the guide's headroom: None if not, else
-    1 when judged in fp16 mixed precision (a card without bf16), 0 as asked."""
-    w = result.workload
-    trial = result
-    if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
-        trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
-    if blockers(gpu, trial) or trial.estimate is None:
-        return None
-    if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
-        return int(trial is not result)
-    return None
 
 
 # Recommendations by question (advisor.memo): a pure function of the catalog, the question,
