@@ -33,16 +33,28 @@ class Callback(NamedTuple):
     args: tuple[str, ...]
 
 
-# Remembered: a keyboard packs the same few dozen buttons per user over and over (a wizard
-# page: 12-16), and the check below (encode and the pattern) was ~1% of the bot's CPU in
-# bench/load.py. The arguments are ids, step names and indexes: hashable, and the same
-# arguments always pack the same (or raise again: exceptions are not cached).
-@functools.lru_cache(maxsize=8192)
 def pack(kind: str, ident: int, *args: object) -> str:
-    data = "|".join([kind, str(ident), *(str(a) for a in args)])
-    if len(data.encode()) > MAX_BYTES or unpack(data) is None:
+    parts = tuple(str(a) for a in args)
+    data = "|".join([kind, str(ident), *parts])
+    if (
+        type(ident) is not int
+        or not -_MAX_IDENT < ident < _MAX_IDENT
+        or not _shape_ok(kind, parts)
+        or len(data.encode()) > MAX_BYTES
+    ):
         raise ValueError(f"bad callback data {data!r}")
     return data
+
+
+_MAX_IDENT = 10**15  # the pattern's 1-15 digits
+
+
+# The pattern checked once per kind and arguments, the id apart: a keyboard packs the same
+# few dozen buttons for every user (a wizard page: 12-16), and matching each whole payload
+# was ~1% of the bot's CPU in bench/load.py.
+@functools.lru_cache(maxsize=4096)
+def _shape_ok(kind: str, parts: tuple[str, ...]) -> bool:
+    return len(kind) == 1 and _PATTERN.match("|".join([kind, "0", *parts])) is not None
 
 
 def unpack(data: str | None) -> Callback | None:
