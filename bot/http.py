@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 import aiohttp
@@ -68,6 +68,16 @@ def encode_body(request_data: RequestData | None) -> tuple[bytes | None, dict[st
 
 
 CLIENTS = ("lean", "aiohttp")
+Headers = dict[str, str] | None
+
+
+class Timeouts(NamedTuple):
+    """One request's limits in seconds (None: none), PTB's defaults filled in."""
+
+    read: float | None
+    write: float | None
+    connect: float | None
+    pool: float | None
 
 
 class ApiRequest(BaseRequest):
@@ -148,45 +158,34 @@ class ApiRequest(BaseRequest):
         connect_timeout: object = BaseRequest.DEFAULT_NONE,
         pool_timeout: object = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
-        read = self._pick(read_timeout, self._read_timeout)
-        connect = self._pick(connect_timeout, self._connect_timeout)
-        pool = self._pick(pool_timeout, self._pool_timeout)
-        write = self._pick(write_timeout, self._write_timeout)
+        limits = Timeouts(
+            read=self._pick(read_timeout, self._read_timeout),
+            write=self._pick(write_timeout, self._write_timeout),
+            connect=self._pick(connect_timeout, self._connect_timeout),
+            pool=self._pick(pool_timeout, self._pool_timeout),
+        )
         if request_data is not None and request_data.contains_files:
             raise NetworkError("the bot's transport does not upload files")
         data, headers = encode_body(request_data)
-        if self._lean is not None:
-            status, body = await self._lean_request(
-                url, method, data, headers, read, connect, pool, write
-            )
-        else:
-            status, body = await self._aiohttp_request(
-                url, method, data, headers, read, connect, pool, write
-            )
+        send = self._lean_request if self._lean is not None else self._aiohttp_request
+        status, body = await send(url, method, data, headers, limits)
         if status == 200 and self._on_response is not None:
             await self._on_response(body)
         return status, body
 
     async def _lean_request(
-        self,
-        url: str,
-        method: str,
-        data: bytes | None,
-        headers: dict[str, str] | None,
-        read: float | None,
-        connect: float | None,
-        pool: float | None,
-        write: float | None,
+        self, url: str, method: str, data: bytes | None, headers: Headers, limits: Timeouts
     ) -> tuple[int, bytes]:
         assert self._lean is not None
+        read, write = limits.read, limits.write
         try:
             return await self._lean.request(
                 method,
                 url,
                 data,
                 headers,
-                pool_timeout=pool,
-                connect_timeout=connect,
+                pool_timeout=limits.pool,
+                connect_timeout=limits.connect,
                 # as with aiohttp below: writing and reading one bounded time
                 read_timeout=None if read is None else read + (write or 0),
             )
@@ -198,18 +197,11 @@ class ApiRequest(BaseRequest):
             raise NetworkError(f"http: {exc.__class__.__name__}: {exc}") from exc
 
     async def _aiohttp_request(
-        self,
-        url: str,
-        method: str,
-        data: bytes | None,
-        headers: dict[str, str] | None,
-        read: float | None,
-        connect: float | None,
-        pool: float | None,
-        write: float | None,
+        self, url: str, method: str, data: bytes | None, headers: Headers, limits: Timeouts
     ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("ApiRequest is not initialized")
+        read, write, connect, pool = limits
         # aiohttp has no separate write timeout: a request's whole time is bounded instead.
         total = None if read is None else read + (write or 0) + (connect or 0) + (pool or 0)
         timeout = aiohttp.ClientTimeout(
