@@ -19,7 +19,8 @@ before stopping the bot and reports what the bot counted beside what the bench s
 Telegram's own caps (30 msg/s, 20/min per group) are lifted in the bot for this run: they
 are Telegram's limits, not ours, and this bench measures our stack.
 
-The yardstick (issue 18): first, for --echo-duration seconds, the same users at the same rate
+The yardstick (issue 18): for --echo-duration seconds, half before the bot's window and half
+after it (this machine's speed drifts within minutes), the same users at the same rate
 drive bench/echo_bot.py, a bare PTB bot on the same transport, event loop and stand-in that
 answers every message with one sendMessage; the bot's CPU per update is printed as a ratio
 to the echo bot's (a ratio holds across machines and loads; a time does not). CPU is user +
@@ -182,32 +183,54 @@ async def stop(proc: asyncio.subprocess.Process, tg: FakeTelegram, drain: float)
         await proc.wait()
 
 
-async def run_echo(args: argparse.Namespace, workdir: Path) -> dict:
-    """The yardstick phase: the echo bot under the same users, rate and seed (its replies
-    carry no buttons, so its users only ask quick questions and /start)."""
+async def run_echo(args: argparse.Namespace, workdir: Path, seconds: float) -> dict:
+    """One yardstick phase: the echo bot under the same users, rate and seed for `seconds`
+    (its replies carry no buttons, so its users only ask quick questions and /start)."""
     async with FakeTelegram() as tg:
         proc = await spawn_echo(tg.base_url, str(workdir / "echo.log"))
         await tg.wait_polling(timeout=60)
-        stats, cpu = await drive(tg, proc, args, args.echo_duration)
+        stats, cpu = await drive(tg, proc, args, seconds)
         rss = peak_rss_mb(proc.pid)
         await stop(proc, tg, args.drain)
         lost, duplicated, rejected = count_replies(tg, stats)
     return {
-        "updates": stats.updates,
-        "updates_per_s": round(stats.updates / args.echo_duration, 1),
-        "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
-        "cpu_ms_per_update": round(cpu * 1000 / max(stats.updates, 1), 3),
-        "peak_rss_mb": round(rss, 1) if rss else None,
-        "lost_replies": lost + stats.timeouts,
-        "duplicate_replies": duplicated,
-        "rejected_by_api": rejected,
+        "seconds": seconds,
+        "stats": stats,
+        "cpu": cpu,
+        "rss": rss,
+        "lost": lost + stats.timeouts,
+        "duplicated": duplicated,
+        "rejected": rejected,
+    }
+
+
+def echo_summary(phases: list[dict]) -> dict:
+    """The echo bot's figures over its phases together (one before the bot's window, one
+    after it: this machine's speed drifts within minutes, and a yardstick measured only
+    before the bot read that drift as the bot's)."""
+    updates = sum(p["stats"].updates for p in phases)
+    latencies = [t for p in phases for t in p["stats"].latencies]
+    rss = [p["rss"] for p in phases if p["rss"]]
+    return {
+        "updates": updates,
+        "updates_per_s": round(updates / sum(p["seconds"] for p in phases), 1),
+        "latency_ms": {q: round(percentile(latencies, q) * 1000, 1) for q in (50, 95, 99)},
+        "cpu_ms_per_update": round(sum(p["cpu"] for p in phases) * 1000 / max(updates, 1), 3),
+        "cpu_ms_per_update_by_phase": [
+            round(p["cpu"] * 1000 / max(p["stats"].updates, 1), 3) for p in phases
+        ],
+        "peak_rss_mb": round(max(rss), 1) if rss else None,
+        "lost_replies": sum(p["lost"] for p in phases),
+        "duplicate_replies": sum(p["duplicated"] for p in phases),
+        "rejected_by_api": sum(p["rejected"] for p in phases),
     }
 
 
 async def run(args: argparse.Namespace) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="advisor-load-"))
     # callers that predate the echo phase and the warm-up (tests/test_metrics.py) get neither
-    echo = await run_echo(args, workdir) if getattr(args, "echo_duration", 0) > 0 else None
+    echo_s = getattr(args, "echo_duration", 0) / 2  # half before the bot's window, half after
+    echo_phases = [await run_echo(args, workdir, echo_s)] if echo_s > 0 else []
     async with FakeTelegram() as tg:
         if args.faults:
             tg.fault_plan = FaultPlan(
@@ -250,6 +273,9 @@ async def run(args: argparse.Namespace) -> dict:
         lost, duplicated, rejected = count_replies(tg, stats)
         injected = dict(tg.injected)
         calls = Counter(c.method for c in tg.calls)
+    if echo_phases:
+        echo_phases.append(await run_echo(args, workdir, echo_s))
+    echo = echo_summary(echo_phases) if echo_phases else None
     cpu_ms = bot_cpu * 1000 / max(stats.updates, 1)
     return {
         "users": args.users,
@@ -314,7 +340,8 @@ def main() -> int:
         "--echo-duration",
         type=float,
         default=10.0,
-        help="seconds of the same traffic against bench/echo_bot.py first (the CPU yardstick); 0: skip",
+        help="seconds of the same traffic against bench/echo_bot.py, half before the bot and "
+        "half after (the CPU yardstick); 0: skip",
     )
     ap.add_argument(
         "--warmup",
@@ -354,7 +381,8 @@ def main() -> int:
             print(
                 f"echo bot (same transport, stand-in, users and rate): {echo['updates']} updates · "
                 f"{echo['updates_per_s']} updates/s · p99 {echo['latency_ms'][99]} ms · "
-                f"CPU {echo['cpu_ms_per_update']} ms/update · "
+                f"CPU {echo['cpu_ms_per_update']} ms/update (before / after the bot: "
+                f"{' / '.join(str(c) for c in echo['cpu_ms_per_update_by_phase'])}) · "
                 f"bot / echo CPU per update: {result['cpu_ratio_to_echo']}x"
             )
         print(

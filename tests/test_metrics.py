@@ -59,6 +59,36 @@ async def test_metrics_count_what_the_load_bench_sent() -> None:
     assert result["metrics_updates_counted"] == result["updates"]
 
 
+def test_the_echo_yardstick_pools_its_phases_before_and_after_the_bot() -> None:
+    """bench/load.py runs the echo bot half before the bot's window and half after it; the
+    yardstick is their CPU over their updates together, not an average of two ratios."""
+    from load_users import Stats
+
+    before = {
+        "seconds": 5.0,
+        "stats": Stats(latencies=[0.004] * 99 + [0.05], updates=100),
+        "cpu": 0.08,
+        "rss": 60.0,
+        "lost": 0,
+        "duplicated": 0,
+        "rejected": 0,
+    }
+    after = {
+        "seconds": 5.0,
+        "stats": Stats(latencies=[0.004] * 300, updates=300),
+        "cpu": 0.36,
+        "rss": 61.5,
+        "lost": 1,
+        "duplicated": 0,
+        "rejected": 0,
+    }
+    echo = load.echo_summary([before, after])
+    assert echo["updates"] == 400 and echo["updates_per_s"] == 40.0
+    assert echo["cpu_ms_per_update"] == 1.1  # 0.44 s over 400 updates
+    assert echo["cpu_ms_per_update_by_phase"] == [0.8, 1.2]
+    assert echo["peak_rss_mb"] == 61.5 and echo["lost_replies"] == 1
+
+
 async def test_inbox_depth_is_read_at_scrape_time(tg: FakeTelegram, tmp_path: Path) -> None:
     from bot.runner import stop
     from tests.test_webhook import launch_webhook, webhook_settings
