@@ -1,9 +1,12 @@
-"""PTB's HTTP transport: the bot's lean HTTP/1.1 client (bot.http_client, on httptools), or
-aiohttp's client where httptools is not installed; never httpx.
+"""PTB's HTTP transport: aiohttp's client, or the bot's lean HTTP/1.1 client
+(bot.http_client, on httptools) with HTTP_CLIENT=lean; never httpx.
 
 Why: the load bench showed the HTTP client was most of the bot's CPU per update. httpx
 cost the most; aiohttp (already a dependency for the Bot API stand-in, with a C HTTP
-parser) less; bot.http_client ~1/5 of aiohttp's per request (bench/api_cost.py). PTB
+parser) less; bot.http_client ~1/4 of aiohttp's per request (bench/api_cost.py), ~17% of
+the bot's CPU per update in bench/load.py. aiohttp stays the default: a well-kept client
+that has met every HTTP server and network there is; the lean one is young and knows only
+what bot.http_client says it does, for an operator who needs the CPU. PTB
 supports this through `BaseRequest`: we only move bytes; PTB still builds the requests and
 maps status codes and `parameters` (retry_after, migrate_to_chat_id) to its exceptions.
 Requests are JSON bodies (orjson), else form-encoded as with httpx. The bot sends no files,
@@ -92,10 +95,8 @@ class ApiRequest(BaseRequest):
         client: str | None = None,
     ) -> None:
         """`on_response` sees every 200 answer's body before PTB does (the inbox uses it).
-        `client`: "lean" (bot.http_client) or "aiohttp"; by default lean where httptools is
-        installed."""
-        if client is None:
-            client = "lean" if http_client is not None else "aiohttp"
+        `client`: "aiohttp" (the default) or "lean" (bot.http_client, needs httptools)."""
+        client = client or "aiohttp"
         if client not in CLIENTS or (client == "lean" and http_client is None):
             raise ValueError(f"no such HTTP client here: {client!r}")
         self.client = client

@@ -1,17 +1,17 @@
 """A lean HTTP/1.1 client for the Bot API: keep-alive connections to one or a few hosts,
 a body out, status and body back.
 
-Why: aiohttp's client spends ~190 us of CPU per request on this machine class, this one
-~35 us (bench/api_cost.py prints both, same run: rows `aiohttp` and `raw`), and the bot makes ~1.8 requests per
-update (getUpdates, answerCallbackQuery, editMessageText, sendMessage): aiohttp's client
-was ~12% of the event loop's CPU in the load bench. The bytes on the wire are the parts
-that are hard to get right, and those are httptools' (MagicStack; llhttp, Node.js's
-parser; the parser under uvicorn): status line, headers, Content-Length and chunked
-bodies, keep-alive. What is ours: writing a request, a pool of idle connections, timeouts.
+Why: aiohttp's client spends ~150-190 us of CPU per request on this machine class, this
+one ~40-55 us (bench/api_cost.py prints both, same run: rows `aiohttp` and `raw`), and the
+bot makes ~1.8 requests per update (getUpdates, answerCallbackQuery, editMessageText,
+sendMessage): with it the bot's CPU per update in bench/load.py is ~17% lower. Opt-in
+(HTTP_CLIENT=lean, bot.http): aiohttp's client stays the default. The bytes on the wire
+are the parts that are hard to get right, and those are httptools' (MagicStack; llhttp,
+Node.js's parser; the parser under uvicorn): status line, headers, Content-Length and
+chunked bodies, keep-alive. What is ours: writing a request, a pool of idle connections, timeouts.
 
 What it does not do, because the bot needs none of it: proxies, redirects, compression (no
-Accept-Encoding is sent, so answers come as they are), uploads, cookies, HTTP/2. bot.http
-falls back to aiohttp's client where httptools is not installed.
+Accept-Encoding is sent, so answers come as they are), uploads, cookies, HTTP/2.
 
 Errors (bot.http maps them to PTB's): `NotSent` — nothing reached the server (no free
 connection in time, connecting failed or timed out), safe to send again; `TimeoutError` —

@@ -40,8 +40,8 @@ class Settings(BaseSettings):
     # Polling mode: serve /healthz and /metrics on WEBHOOK_LISTEN:HEALTH_PORT (unset: none).
     health_port: int | None = Field(default=None, ge=1, le=65535)
     log_format: Literal["text", "json"] = "text"
-    # The HTTP client to the Bot API (bot.http): empty is the lean one (bot.http_client)
-    # where httptools is installed, else aiohttp's; "aiohttp" forces aiohttp's.
+    # The HTTP client to the Bot API (bot.http): empty is aiohttp's; "lean" the bot's own
+    # HTTP/1.1 client (bot.http_client: less CPU per call, young), needs httptools.
     http_client: Literal["lean", "aiohttp"] | None = None
 
     @field_validator(

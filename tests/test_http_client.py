@@ -250,7 +250,9 @@ async def test_https_with_the_servers_certificate_checked(client: Client, tmp_pa
 
 
 async def test_api_request_maps_the_clients_errors_for_bot_delivery() -> None:
-    request = bot.http.ApiRequest(read_timeout=0.2, connect_timeout=0.5, pool_timeout=0.1)
+    request = bot.http.ApiRequest(
+        read_timeout=0.2, connect_timeout=0.5, pool_timeout=0.1, client="lean"
+    )
     assert request.client == "lean"
     await request.initialize()
     replies = iter([None])
@@ -280,7 +282,9 @@ async def test_both_clients_carry_ptb_calls_to_the_stand_in(
     assert tg.sent("sendMessage")[-1].params["text"] == "<b>你好</b> &amp; more"
 
 
-def test_without_httptools_the_transport_is_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_httptools_the_default_transport_still_works_and_lean_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from tests.test_event_loop import fresh_copy
 
     monkeypatch.setitem(sys.modules, "httptools", None)
@@ -293,11 +297,11 @@ def test_without_httptools_the_transport_is_aiohttp(monkeypatch: pytest.MonkeyPa
         fallback.ApiRequest(client="lean")
 
 
-@pytest.mark.parametrize("client_name", ["aiohttp", None])
+@pytest.mark.parametrize("client_name", ["lean", None])
 async def test_the_bot_answers_and_edits_on_the_client_its_settings_name(
     tg: FakeTelegram, tmp_path: Path, client_name: str | None
 ) -> None:
-    """HTTP_CLIENT: empty is the lean client; "aiohttp" forces aiohttp's. Either way a
+    """HTTP_CLIENT: empty is aiohttp's client; "lean" the bot's own. Either way a
     question is answered and a button edits the answer (sendMessage, answerCallbackQuery,
     editMessageText, getUpdates all through it)."""
     from conftest import buttons, halt, launch, make_settings, press, say, shown
@@ -306,8 +310,8 @@ async def test_the_bot_answers_and_edits_on_the_client_its_settings_name(
 
     app = await launch(make_settings(tg, tmp_path / "bot.sqlite3", http_client=client_name))
     try:
-        assert app.bot.request.client == (client_name or "lean")
-        assert app.bot._request[0].client == (client_name or "lean")  # getUpdates'
+        assert app.bot.request.client == (client_name or "aiohttp")
+        assert app.bot._request[0].client == (client_name or "aiohttp")  # getUpdates'
         bo = User(2101, "Bo", "en")
         reply = await say(tg, bo, "/vram 13B fp16")
         assert "13B" in shown(reply)
