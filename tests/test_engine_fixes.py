@@ -4,6 +4,8 @@ diffusion pipelines, vLLM's own knobs, ExLlamaV2's cache)."""
 
 from __future__ import annotations
 
+import pytest
+
 from advisor.memory import GIB, estimate
 from advisor.models import Workload
 from advisor.parse import parse_query
@@ -288,3 +290,27 @@ def test_vllm_flag_ladder_never_loosens_what_the_user_set():
     assert "vllm_lean" in single and "vllm_lean_tp" not in single
     tp = [c for c, _ in vllm_flag_fixes(Workload(model="qwen2.5-72b", runtime="vllm", num_gpus=2))]
     assert "vllm_lean_tp" in tp and "vllm_lean" not in tp
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "3090 能跑 glm-4-9b 吗",
+        "3090 24g 跑 glm-4-9b",
+        "rtx 3090 ti 跑 qwen2.5-14b",
+        "A100 40g 跑 qwen2.5-32b",
+        "2080ti 能跑 7b 吗",
+    ],
+)
+def test_a_quantize_fix_is_judged_on_the_answers_runtime_like_its_grid(question: str) -> None:
+    """The answer's precision grid judges each format on the answer's runtime; a "quantize
+    to X" fix must too. Left unset, fp8 brought its own default runtime (vLLM, which runs fp8
+    weights on Ampere), and "weights quantized to fp8 gives enough room" stood beside the
+    grid's ⛔ for fp8 under transformers on a 3090."""
+    rec = recommend_query(parse_query(question), default_currency="USD")
+    refused = {cell.format for cell in rec.grid if cell.state == "unsupported"}
+    fixes = [rec.verdict.fix, *rec.fixes] if rec.verdict.fix else list(rec.fixes)
+    for fix in fixes:
+        kind, _, fmt = fix.partition(":")
+        if kind == "quantize":
+            assert fmt not in refused, (question, fix, sorted(refused))

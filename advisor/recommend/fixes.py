@@ -230,7 +230,12 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
             if target is not None and target.bits < bits:
                 # A diffusion pipeline's text encoders are quantized too (the engine keeps
                 # them 16-bit unless told); an LLM ignores the field.
-                update = {"weights_format": fmt, "text_encoder_format": fmt}
+                update: dict[str, object] = {"weights_format": fmt, "text_encoder_format": fmt}
+                if w.runtime is None and runtime is not None:
+                    # on the answer's runtime, as its precision grid judges each format: left
+                    # unset, a format would bring its own default runtime (fp8 or AWQ: vLLM),
+                    # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
+                    update["runtime"] = runtime
                 yield f"quantize:{fmt}", lambda u=update: w.model_copy(update=u)
     if full:
         yield "lora", lambda: w.model_copy(update={"mode": Mode.lora})
