@@ -14,7 +14,7 @@ from advisor.memory.quantizers import (
     loads_on_gpu,
     stays_on_gpu_under_model_offload,
 )
-from advisor.memory.terms import Breakdown
+from advisor.memory.terms import Breakdown, load_peak
 from advisor.models import Workload
 
 # A ControlNet is a trainable copy of the denoiser's encoder and middle blocks (Zhang et al.
@@ -241,15 +241,11 @@ def bitsandbytes_load_bytes(w: Workload, p: PipelineMemory) -> float:
 def offload_load_peak(w: Workload, p: PipelineMemory, acc: Breakdown, allocated: int) -> int:
     """Under an offload mode the run's stages hold one component (or one leaf) at a time,
     but the bitsandbytes components were all on the GPU together when they were loaded:
-    the peak is the larger of the two moments. Where the load is larger, the breakdown
-    becomes the load (the run's terms were never alive with it)."""
-    load = bitsandbytes_load_bytes(w, p)
-    if load <= allocated:
-        return allocated
-    acc.terms.clear()
-    return acc.add(
-        "weights",
-        load,
+    the peak is the larger of the two moments (terms.load_peak)."""
+    return load_peak(
+        acc,
+        allocated,
+        bitsandbytes_load_bytes(w, p),
         "bitsandbytes loads its components onto the GPU (from_pretrained sets the device "
         "map to the GPU): all of them at once, before the offload hooks move them off",
         key="weights.bnb_load_before_offload",

@@ -329,18 +329,20 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
             values["full_gib"] = round(was / GIB, 2)
 
 
-def load_peak(acc: Breakdown, allocated: int, load_bytes: float) -> int:
-    """Weights loaded in 16-bit and quantized on the GPU: if that load is the larger peak,
-    the breakdown becomes the load (the quantized run's terms were never alive with it)."""
+def load_peak(
+    acc: Breakdown,
+    allocated: int,
+    load_bytes: float,
+    note: str = "16-bit weights on the GPU before they are quantized (load peak)",
+    key: str = "weights.before_quantization",
+) -> int:
+    """A load that is a peak of its own (weights loaded in 16-bit and quantized on the GPU;
+    bitsandbytes components loaded before an offload mode moves them off): if it is the
+    larger peak, the breakdown becomes the load (the run's terms were never alive with it)."""
     if load_bytes <= allocated:
         return allocated
     acc.terms.clear()
-    return acc.add(
-        "weights",
-        load_bytes,
-        "16-bit weights on the GPU before they are quantized (load peak)",
-        key="weights.before_quantization",
-    )
+    return acc.add("weights", load_bytes, note, key=key)
 
 
 def weights_line(
