@@ -39,6 +39,7 @@ from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
 from bot.delivery import button_answers, settle_answers
+from bot.group_commit import GroupCommit
 from bot.inbox import Inbox
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
@@ -170,6 +171,9 @@ class AdvisorApplication(Application):
         self.settings = settings
         self.inbox: Inbox | None = None
         self.metrics: Metrics | None = None
+        # save_state's writes: one persistence flush for every update that finished while
+        # the previous one ran (bot.group_commit), not one lock pass each
+        self.state_writes: GroupCommit[None] = GroupCommit(lambda _: self.update_persistence())
 
     @property
     def repo(self) -> Repository:
@@ -279,7 +283,8 @@ async def save_state(update: object, context: Context) -> None:
         context.application.mark_data_for_update_persistence(
             chat_ids=chat.id if chat else None, user_ids=user.id if user else None
         )
-    await context.application.update_persistence()
+    # a flush that starts after the marks above writes them (and the conversation's step)
+    await context.application.state_writes.add(None)  # type: ignore[attr-defined]
 
 
 async def on_error(update: object, context: Context) -> None:

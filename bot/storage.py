@@ -8,7 +8,6 @@ wait for the writer. Every statement is parameterized.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sqlite3
@@ -20,6 +19,7 @@ import aiosqlite
 from pydantic import BaseModel
 
 from bot import fastjson, schema
+from bot.group_commit import GroupCommit
 from bot.schema import StorageError, now_iso
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed, rows
 
@@ -61,9 +61,8 @@ class Repository:
         # copies stay true; every write below that changes them clears them.
         self._seen_at: dict[tuple, float] = {}
         self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
-        # inbox_done's group commit: ids handled but not yet deleted, one delete at a time
-        self._done_ids: set[int] = set()
-        self._done_lock = asyncio.Lock()
+        # inbox_done's group commit: the ids handled while one delete runs go in the next
+        self._inbox_deletes: GroupCommit[int] = GroupCommit(self._delete_from_inbox)
 
     # --- opening, checks, migrations -------------------------------------------------------
 
@@ -398,22 +397,20 @@ class Repository:
 
     async def inbox_done(self, update_id: int) -> None:
         """Delete a handled update's inbox row; returns once it is committed. A group
-        commit: the updates that finish while one delete runs are deleted together by the
-        next (one statement, one commit, instead of one each: bench/load.py counted a commit
-        per update here). Only ever later, never earlier: each caller's handler (and its
-        history row) is done before it gets here, and a row left by a crash is a replay,
-        which every handler is safe to run twice."""
-        self._done_ids.add(update_id)
-        async with self._done_lock:
-            while update_id in self._done_ids:  # else an earlier caller's delete took it
-                ids = sorted(self._done_ids)[:INBOX_DONE_BATCH]
-                self._done_ids.difference_update(ids)
-                marks = ", ".join("?" * len(ids))
-                try:
-                    await self._write(f"DELETE FROM inbox WHERE update_id IN ({marks})", tuple(ids))
-                except BaseException:
-                    self._done_ids.update(ids)  # the next caller tries them again
-                    raise
+        commit (bot.group_commit): the updates that finish while one delete runs are deleted
+        together by the next (one statement, one commit, instead of one each: bench/load.py
+        counted a commit per update here). Only ever later, never earlier: each caller's
+        handler (and its history row) is done before it gets here, and a row left by a crash
+        is a replay, which every handler is safe to run twice."""
+        await self._inbox_deletes.add(update_id)
+
+    async def _delete_from_inbox(self, ids: list[int]) -> None:
+        ids = sorted(set(ids))
+        for start in range(0, len(ids), INBOX_DONE_BATCH):
+            page = tuple(ids[start : start + INBOX_DONE_BATCH])
+            await self._write(
+                f"DELETE FROM inbox WHERE update_id IN ({', '.join('?' * len(page))})", page
+            )
 
     async def inbox_pending(self) -> list[dict]:
         return [
