@@ -283,6 +283,14 @@ async def run(args: argparse.Namespace) -> dict:
         "updates": stats.updates,
         "updates_per_s": round(stats.updates / elapsed, 1),
         "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
+        # which kinds of update make the tail: a typed question, /start, a button press, ...
+        "latency_ms_by_kind": {
+            kind: {
+                "n": len(ts),
+                **{f"p{q}": round(percentile(ts, q) * 1000, 1) for q in (50, 99)},
+            }
+            for kind, ts in sorted(stats.by_kind.items())
+        },
         "peak_rss_mb": round(rss, 1) if rss else None,
         "bot_cpu_ms_per_update": round(cpu_ms, 2),
         # The bench shares the machine: its own CPU is what the bot cannot have.
@@ -389,6 +397,13 @@ def main() -> int:
             "bot CPU ms/update by thread: "
             + ", ".join(f"{n} {v}" for n, v in result["bot_cpu_ms_per_update_by_thread"].items())
             + f" · the bench itself (stand-in + users) {result['bench_cpu_ms_per_update']}"
+        )
+        print(
+            "latency by kind (n, p50/p99 ms): "
+            + ", ".join(
+                f"{k} {v['n']} {v['p50']}/{v['p99']}"
+                for k, v in result["latency_ms_by_kind"].items()
+            )
         )
         print(
             "API calls per update: "

@@ -54,6 +54,7 @@ BOT = "GpuAdvisorBot"
 @dataclass
 class Stats:
     latencies: list[float] = field(default_factory=list)
+    by_kind: dict[str, list[float]] = field(default_factory=dict)  # the same, per action kind
     updates: int = 0  # inside the measured window (after --warmup)
     measure_from: float = 0.0  # perf_counter time the measured window starts
     sent: int = 0  # every update, warm-up included
@@ -94,7 +95,7 @@ async def one_user(
     chat = rng.choice(groups) if groups and rng.random() < 0.3 else Chat(user.id, "private")
     suffix = f"@{BOT}" if chat.type != "private" else ""
 
-    async def act(make: Callable[[], dict | None]) -> Call | None:
+    async def act(make: Callable[[], dict | None], kind: str) -> Call | None:
         if think_s:  # a person reads the reply before the next tap: exponential pauses
             await asyncio.sleep(rng.expovariate(1 / think_s))
         if time.perf_counter() >= deadline:
@@ -113,6 +114,7 @@ async def one_user(
             return None
         if measured:
             stats.latencies.append(time.perf_counter() - t0)
+            stats.by_kind.setdefault(kind, []).append(stats.latencies[-1])
         return reply
 
     async def inline() -> None:
@@ -139,28 +141,30 @@ async def one_user(
             return
         if measured:
             stats.latencies.append(time.perf_counter() - t0)
+            stats.by_kind.setdefault("inline", []).append(stats.latencies[-1])
 
     while time.perf_counter() < deadline:
         if lab and rng.random() < P_INLINE:
             await inline()
             continue
         if lab and chat.type != "private" and rng.random() < P_LAB_LIST:
-            await act(lambda: tg.user_sends(user, chat, f"/lab{suffix}"))
+            await act(lambda: tg.user_sends(user, chat, f"/lab{suffix}"), "lab")
             continue
         if rng.random() < 0.6:
             command, _, rest = rng.choice(QUICK).partition(" ")
             await act(
-                lambda c=command, r=rest: tg.user_sends(user, chat, f"{c}{suffix} {r}".strip())
+                lambda c=command, r=rest: tg.user_sends(user, chat, f"{c}{suffix} {r}".strip()),
+                "quick",
             )
             continue
-        call = await act(lambda: tg.user_sends(user, chat, f"/start{suffix}"))
+        call = await act(lambda: tg.user_sends(user, chat, f"/start{suffix}"), "start")
         for _ in range(8):  # at most 8 taps to an answer
             if call is None or time.perf_counter() >= deadline:
                 break
             data = pick_button(call, rng)
             if data is None:
                 break
-            call = await act(lambda c=call, d=data: tg.user_clicks(user, c.result, d))
+            call = await act(lambda c=call, d=data: tg.user_clicks(user, c.result, d), "press")
 
 
 async def register_labs(tg: FakeTelegram, groups: list[Chat], stats: Stats) -> None:

@@ -39,7 +39,6 @@ from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
 from bot.delivery import button_answers, settle_answers
-from bot.group_commit import GroupCommit
 from bot.inbox import Inbox
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
@@ -171,9 +170,6 @@ class AdvisorApplication(Application):
         self.settings = settings
         self.inbox: Inbox | None = None
         self.metrics: Metrics | None = None
-        # save_state's writes: one persistence flush for every update that finished while
-        # the previous one ran (bot.group_commit), not one lock pass each
-        self.state_writes: GroupCommit[None] = GroupCommit(lambda _: self.update_persistence())
 
     @property
     def repo(self) -> Repository:
@@ -270,21 +266,6 @@ async def settle_language(update: Update, context: Context) -> None:
         user.language_code if user else None,
         context.settings.default_language,
     )
-
-
-async def save_state(update: object, context: Context) -> None:
-    """Runs after every handler (last group): write conversation state now, not within the
-    next `update_interval`, so a restart never loses the step a user just took. PTB marks
-    an update's user and chat data for writing only after every group, this one included:
-    unmarked, this update's changes waited for the next update or flush, after the inbox
-    had counted it done (a kill between lost a wizard step), so it is marked here first."""
-    if isinstance(update, Update):
-        user, chat = update.effective_user, update.effective_chat
-        context.application.mark_data_for_update_persistence(
-            chat_ids=chat.id if chat else None, user_ids=user.id if user else None
-        )
-    # a flush that starts after the marks above writes them (and the conversation's step)
-    await context.application.state_writes.add(None)  # type: ignore[attr-defined]
 
 
 async def on_error(update: object, context: Context) -> None:
@@ -424,7 +405,6 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
         warnings.filterwarnings("ignore", category=PTBUserWarning)
         app.add_handler(wizard.conversation())
     app.add_handlers(commands.handlers())
-    app.add_handler(TypeHandler(Update, save_state), group=99)
     app.add_error_handler(on_error)
     return app
 
@@ -436,5 +416,8 @@ def _context_types():  # noqa: ANN202
 
 
 async def _close_storage(app: Application) -> None:
+    inbox = getattr(app, "inbox", None)
+    if inbox is not None:
+        await inbox.drain()  # the last handled updates' state and inbox deletes
     if isinstance(app.persistence, SQLitePersistence):
         await app.persistence.close()

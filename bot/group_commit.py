@@ -36,14 +36,22 @@ class GroupCommit(Generic[T]):
         self.flushes = 0  # flushes run (tests, bench)
 
     async def add(self, item: T) -> None:
+        # shielded: a caller cancelled meanwhile leaves the flush running for the others
+        await asyncio.shield(self.submit(item))
+
+    def submit(self, item: T) -> asyncio.Future[None]:
+        """`add` without waiting: the future of the flush that will include `item`."""
         self._items.append(item)
         if self._next is None:
             self._next = asyncio.get_running_loop().create_future()
-        done = self._next
         if self._runner is None:
             self._runner = asyncio.create_task(self._run())
-        # shielded: a caller cancelled meanwhile leaves the flush running for the others
-        await asyncio.shield(done)
+        return self._next
+
+    async def drain(self) -> None:
+        """Return once every item submitted so far is flushed (or its flush failed)."""
+        while self._runner is not None:
+            await asyncio.wait([self._runner])
 
     async def _run(self) -> None:
         try:

@@ -16,6 +16,7 @@ from telegram.error import NetworkError
 from telegram.ext import Application
 
 from bot import fastjson
+from bot.group_commit import GroupCommit
 from bot.http import trim_update
 from bot.persistence import SQLitePersistence
 
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 class Inbox:
     def __init__(self) -> None:
         self.app: Application | None = None
+        # handled updates' writes, shared: PTB's persistence flush, then the inbox delete
+        self._finished: GroupCommit[int] = GroupCommit(self._write_finished)
 
     def _persistence(self) -> SQLitePersistence:
         assert self.app is not None and isinstance(self.app.persistence, SQLitePersistence)
@@ -51,12 +54,29 @@ class Inbox:
                 raise NetworkError(f"updates not stored, fetched again later: {exc}") from exc
 
     async def done(self, update: object) -> None:
-        if not isinstance(update, Update):
-            return
+        """A handled update leaves the inbox once what it changed is on disk: its user's and
+        chat's data and its conversation step (PTB marked them when its handlers ended),
+        then its row, in that order, so a crash in between replays it rather than losing a
+        step. The update does not wait for that write: its reply is out, and holding it
+        (its per-user lock, one of MAX_CONCURRENT_UPDATES slots) only made the updates
+        behind it wait. The writes of the updates finished meanwhile go together
+        (bot.group_commit); `drain` at shutdown waits for the last of them."""
+        if isinstance(update, Update):
+            self._finished.submit(update.update_id)
+
+    async def _write_finished(self, update_ids: list[int]) -> None:
+        assert self.app is not None
+        await self.app.update_persistence()  # reports its own errors (PTB's error handler)
         try:
-            await self._persistence().repo.inbox_done(update.update_id)
-        except Exception as exc:  # noqa: BLE001 - handled; a replay of it later is harmless
-            log.warning("could not mark update %d handled: %s", update.update_id, exc)
+            await self._persistence().repo.inbox_delete(update_ids)
+        except Exception as exc:
+            # tried again with the next flush; a replay after a crash is harmless
+            log.warning("could not mark %d update(s) handled: %s", len(update_ids), exc)
+            raise
+
+    async def drain(self) -> None:
+        """Wait for the handled updates' writes (before the database closes)."""
+        await self._finished.drain()
 
     async def replay(self, app: Application) -> int:
         """Queue the updates a previous run received but did not finish."""

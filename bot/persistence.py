@@ -2,8 +2,9 @@
 
 Conversation keys are tuples; they are stored as JSON lists. Data is stored as JSON, so
 everything kept in `user_data` / `chat_data` must be JSON-shaped (dicts, lists, str, int).
-The application writes after every update (see `bot.app`), not only every `update_interval`,
-so a restart loses no step a user has taken.
+The application writes once an update's handlers are done (`bot.inbox.Inbox.done`, before
+the update leaves the inbox), not only every `update_interval`, so a restart loses no step
+a user has taken.
 """
 
 from __future__ import annotations

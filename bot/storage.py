@@ -62,7 +62,7 @@ class Repository:
         self._seen_at: dict[tuple, float] = {}
         self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
         # inbox_done's group commit: the ids handled while one delete runs go in the next
-        self._inbox_deletes: GroupCommit[int] = GroupCommit(self._delete_from_inbox)
+        self._inbox_deletes: GroupCommit[int] = GroupCommit(self.inbox_delete)
 
     # --- opening, checks, migrations -------------------------------------------------------
 
@@ -404,7 +404,8 @@ class Repository:
         is a replay, which every handler is safe to run twice."""
         await self._inbox_deletes.add(update_id)
 
-    async def _delete_from_inbox(self, ids: list[int]) -> None:
+    async def inbox_delete(self, ids: list[int]) -> None:
+        """Delete these updates' inbox rows, in as few statements as SQLite allows."""
         ids = sorted(set(ids))
         for start in range(0, len(ids), INBOX_DONE_BATCH):
             page = tuple(ids[start : start + INBOX_DONE_BATCH])

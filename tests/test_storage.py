@@ -282,8 +282,8 @@ async def test_state_is_written_at_once_not_at_the_next_interval(
 async def test_a_step_is_written_before_it_counts_as_done_after_a_restart(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
-    """PTB marks an update's user and chat for persistence only after every handler group,
-    save_state's included; the periodic flush between two presses empties that mark, so
+    """PTB marks an update's user and chat for persistence only after every handler group
+    (the inbox's write waits for that); the periodic flush between two presses empties that mark, so
     the second press's draft was written only by the next update, after the inbox counted
     the press as done. A kill in that window lost the step (bench/durability.py: a wizard
     whose INT8 press vanished after a restart, 3 runs in 20)."""
