@@ -53,8 +53,12 @@ BOT = "GpuAdvisorBot"
 
 @dataclass
 class Stats:
+    # from an update's arrival at the stand-in to the reply's (the Call's time stamp)
     latencies: list[float] = field(default_factory=list)
     by_kind: dict[str, list[float]] = field(default_factory=dict)  # the same, per action kind
+    # the same, to when the simulated user's coroutine woke up with the reply: adds the
+    # bench's own loop delay (its users and stand-in share one loop and the 2 cores)
+    woke: list[float] = field(default_factory=list)
     updates: int = 0  # inside the measured window (after --warmup)
     measure_from: float = 0.0  # perf_counter time the measured window starts
     sent: int = 0  # every update, warm-up included
@@ -113,7 +117,8 @@ async def one_user(
             stats.timeouts += 1
             return None
         if measured:
-            stats.latencies.append(time.perf_counter() - t0)
+            stats.woke.append(time.perf_counter() - t0)
+            stats.latencies.append(reply.at - t0)
             stats.by_kind.setdefault(kind, []).append(stats.latencies[-1])
         return reply
 
@@ -122,6 +127,7 @@ async def one_user(
             await asyncio.sleep(rng.expovariate(1 / think_s))
         if time.perf_counter() >= deadline:
             return
+        since = len(tg.calls)
         update = tg.user_inline_query(user, rng.choice(INLINE))
         qid = update["inline_query"]["id"]
         t0 = time.perf_counter()
@@ -130,17 +136,19 @@ async def one_user(
         stats.sent += 1
         stats.inline_sent += 1
         try:
-            await tg.wait_for(
+            answer = await tg.wait_for(
                 lambda c: (
                     c.method == "answerInlineQuery" and c.params.get("inline_query_id") == qid
                 ),
                 timeout=15,
+                since=since,
             )
         except TimeoutError:
             stats.timeouts += 1
             return
         if measured:
-            stats.latencies.append(time.perf_counter() - t0)
+            stats.woke.append(time.perf_counter() - t0)
+            stats.latencies.append(answer.at - t0)
             stats.by_kind.setdefault("inline", []).append(stats.latencies[-1])
 
     while time.perf_counter() < deadline:

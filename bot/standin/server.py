@@ -54,7 +54,11 @@ class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
         self._poll_seq = 0
         self.conflicts = 0  # getUpdates answered 409 because another poller came
         self._polled = asyncio.Event()  # set when a bot asks for updates
-        self._waiters: list[tuple[Any, asyncio.Future]] = []
+        # waiters by the chat their call must be in (None: any call); a recorded call is
+        # shown only to its chat's waiters and the unkeyed ones: with 200 simulated users
+        # each waiting for its own reply, testing every waiter on every call was most of
+        # bench/load.py's own CPU
+        self._waiters: dict[str | None, list[tuple[Any, asyncio.Future]]] = {}
         self._runner: web.AppRunner | None = None
         self.port = 0
         # Webhook mode (setWebhook): updates are POSTed to the bot, as Telegram does, each
@@ -113,17 +117,24 @@ class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
             and (chat_id is None or str(c.params.get("chat_id")) == str(chat_id))
         ]
 
-    async def wait_for(self, predicate: Any, timeout: float = 5.0) -> Call:
-        """The first recorded call (past or future) for which predicate(call) is true."""
-        for c in self.calls:
+    async def wait_for(
+        self, predicate: Any, timeout: float = 5.0, *, since: int = 0, chat: str | None = None
+    ) -> Call:
+        """The first recorded call (past or future) for which predicate(call) is true.
+        `since`: only calls from that position in `calls` on; `chat`: only calls whose
+        chat_id is that (as a string) are tried."""
+        for c in self.calls[since:]:
             if predicate(c):
                 return c
         fut: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._waiters.append((predicate, fut))
+        waiters = self._waiters.setdefault(chat, [])
+        waiters.append((predicate, fut))
         try:
             return await asyncio.wait_for(fut, timeout)
         finally:
-            self._waiters = [(p, f) for p, f in self._waiters if f is not fut]
+            waiters.remove((predicate, fut))
+            if not waiters and self._waiters.get(chat) is waiters:
+                del self._waiters[chat]
 
     async def reply_to(
         self, update: dict | None, timeout: float = 5.0, method: str | None = None
@@ -155,7 +166,7 @@ class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
         for c in self.calls[start:]:
             if match(c):
                 return c
-        return await self.wait_for(lambda c: c.seq >= start and match(c), timeout)
+        return await self.wait_for(match, timeout, since=start, chat=chat_id)
 
     def fail_next(
         self,
@@ -242,9 +253,11 @@ class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
     def _record(self, call: Call) -> None:
         call.seq = len(self.calls)
         self.calls.append(call)
-        for predicate, fut in list(self._waiters):
-            if not fut.done() and predicate(call):
-                fut.set_result(call)
+        chat = call.params.get("chat_id") if isinstance(call.params, dict) else None
+        for key in (None,) if chat is None else (None, str(chat)):
+            for predicate, fut in list(self._waiters.get(key, ())):
+                if not fut.done() and predicate(call):
+                    fut.set_result(call)
 
     async def _inject(
         self, method: str, request: web.Request, params: dict
