@@ -8,7 +8,7 @@ from advisor import catalog
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.constraints import applicable, blockers, speed_constants
-from advisor.recommend.estimates import estimate
+from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times, times_table
@@ -28,12 +28,14 @@ from advisor.recommend.speed import speed_row
 
 class Setups:
     """The workload's estimate at each card count (memory per card does not depend on which
-    card), computed once per answer."""
+    card), computed once per answer: in full (`at`) where the answer shows it, lean (`fit`)
+    where the search over cards only reads its numbers."""
 
     def __init__(self, w: Workload) -> None:
         self.w = w
         self.base = estimate(w)
         self._by_count: dict[int, EstimateResult] = {}
+        self._fit: dict[int, EstimateResult] = {}
         self._facts: dict[int, tuple[int, float | None, bool]] = {}
         # the cheap fixes of each estimate (fixes.CheapFixes), shared by the search over
         # cards and the budget's test of a change (may_meet_budget)
@@ -45,13 +47,29 @@ class Setups:
             self._by_count[count] = self.base if trial is self.w else estimate(trial)
         return self._by_count[count]
 
+    def fit(self, count: int) -> EstimateResult:
+        """`at(count)` for the search over cards, which reads its totals, runtime and
+        assumptions, never its terms' text: the full estimate when there is one, else a
+        lean one (estimates.trial_estimate: the same numbers, a fifth cheaper). Most counts
+        searched are never shown (no card fits there, or no pick is there), and only the
+        answer's setups are worked out in full. The same object for a count every time, as
+        the facts kept by estimate (option_facts, cheap fixes) are kept by identity."""
+        result = self._fit.get(count)
+        if result is None:
+            result = self._by_count.get(count)
+            if result is None:
+                trial = workload_for(self.w, count)
+                result = self.base if trial is self.w else trial_estimate(trial)
+            self._fit[count] = result
+        return result
+
     def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
-        """What `fits_on(self.at(count), gpu, count)` reads that is the same on every card:
+        """What `fits_on(self.fit(count), gpu, count)` reads that is the same on every card:
         the bytes per card, the engine's share of the card (None: all of it) and whether
         tensor parallelism can use `count` cards. The search over cards asks it ~100 times."""
         facts = self._facts.get(count)
         if facts is None:
-            result = self.at(count)
+            result = self.fit(count)
             need = result.estimate.total_bytes if result.estimate else 0
             facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
         return facts
@@ -104,7 +122,7 @@ def candidates(
         need, share, tp = setups.fit_facts(count)
         if not tp:
             continue
-        result = setups.at(count)
+        result = setups.fit(count)
         facts = option_facts(result)
         if facts.split is None and last is not None and need >= last[0] and share == last[1]:
             # Nothing splits the job: each card runs all of it (a diffusion pipeline, data
@@ -134,7 +152,7 @@ def candidates(
                 opt = week.option(card, at)
             if opt.risky:
                 # `opt` was built here for this list alone: the fix is set in place
-                opt = with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)
+                opt = with_cheap_fix(opt, setups.fit(opt.count), gpu, trials, own=True)
             placed[entry[0]] = opt
         pending = left
     return [o for o in placed if o is not None], excluded
@@ -216,7 +234,7 @@ def _a_pick_within(
     usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
     if (1 - need / usable if usable else -1) >= HEADROOM:
         return True
-    return setups.cheap_fixes.first(setups.at(count), card.gpu, False) is not None
+    return setups.cheap_fixes.first(setups.fit(count), card.gpu, False) is not None
 
 
 # The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
@@ -253,7 +271,7 @@ class _InAWeek:
         at = self._at.get(count)
         if at is None:
             need, share, tp = self.setups.fit_facts(count)
-            at = self._at[count] = (need, share, tp, option_facts(self.setups.at(count)))
+            at = self._at[count] = (need, share, tp, option_facts(self.setups.fit(count)))
         return at
 
     def count_for(self, card: Card, count: int) -> int:
@@ -276,4 +294,4 @@ class _InAWeek:
         """The card's option at `count` (as `option(..., blocked=[])` builds it)."""
         facts = self.facts(count)[3]
         price = times(self.prices[card.gpu.id], count)
-        return option_from(facts, self.setups.at(count), card, count, price, False, [])
+        return option_from(facts, self.setups.fit(count), card, count, price, False, [])
