@@ -4,6 +4,8 @@ which card) and a cheap fix named where one makes a tight fit comfortable."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from advisor import catalog
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
@@ -78,6 +80,10 @@ class Setups:
 # The rentable cards in catalog order with their rows (advisor.memo): every answer's
 # search walks them.
 _RENTABLE: Memo[tuple[Card, ...]] = Memo("rentable_cards", 4, table=True)
+# The same cards with their catalog places, by usable bytes, least first (the search's).
+_BY_BYTES: Memo[tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]] = Memo(
+    "rentable_by_bytes", 4, table=True
+)
 
 
 def rentable_cards() -> tuple[Card, ...]:
@@ -87,6 +93,17 @@ def rentable_cards() -> tuple[Card, ...]:
         catalog.catalog_version(),
         lambda: tuple(card_row(g) for g in catalog.gpus().values() if g.rentable),
     )
+
+
+def rentable_by_bytes() -> tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]:
+    """`rentable_cards()`, and each with its catalog place by usable bytes, least first
+    (a stable sort: cards of one size in catalog order)."""
+
+    def table() -> tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]:
+        cards = rentable_cards()
+        return cards, tuple(sorted(enumerate(cards), key=lambda e: e[1].usable_bytes))
+
+    return _BY_BYTES.get(catalog.catalog_version(), table)
 
 
 def candidates(
@@ -103,15 +120,22 @@ def candidates(
     trials = setups.cheap_fixes  # the cheap fixes of each estimate, shared by the cards
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
-    cards = rentable_cards()
-    pending: list[tuple[int, Card]] = []  # (catalog place, card)
-    for place, card in enumerate(cards):
-        # most workloads have no requirement, and then no card misses one
-        missing = blockers(card.gpu, setups.base, reqs) if reqs else None
-        if missing:
-            excluded[card.gpu.id] = missing
-        else:
-            pending.append((place, card))
+    cards, by_bytes = rentable_by_bytes()
+    # (catalog place, card) by usable bytes, least first: the cards that fit at a count are
+    # those from the first that holds `need` on (bisect), the rest wait for more cards. The
+    # order cards are judged in changes nothing: each option is kept at its catalog place.
+    pending = list(by_bytes)
+    if reqs:  # most workloads have no requirement, and then no card misses one
+        pending = []
+        for entry in by_bytes:
+            missing = blockers(entry[1].gpu, setups.base, reqs)
+            if missing:
+                excluded[entry[1].gpu.id] = missing
+            else:
+                pending.append(entry)
+        # in catalog order, as a walk card by card fills it
+        excluded = {c.gpu.id: excluded[c.gpu.id] for c in cards if c.gpu.id in excluded}
+    sizes = [entry[1].usable_bytes for entry in pending]
     placed: list[Option | None] = [None] * len(cards)  # by catalog place
     limit = speed_constants()["max_job_hours"]  # within_a_week's
     last: tuple[int, float | None] | None = None  # the last count tried: (need, share)
@@ -129,17 +153,16 @@ def candidates(
             # parallel), so no card left fits here or on more cards.
             break
         last = (need, share)
+        # what `option` (fits_on) would say of fitting, without building it; the engine's
+        # share of a card (int(bytes x share)) keeps the order of the cards' bytes
+        if share is None:
+            first = bisect_left(sizes, need)
+        else:
+            first = next((i for i, b in enumerate(sizes) if need <= int(b * share)), len(sizes))
         priced = times_table(prices, count)
         # a training job's hours on these cards: one past `limit` takes more (within_a_week)
         timed = count < 8 and facts.speed.kind == "train"
-        left = []
-        for entry in pending:
-            card = entry[1]
-            card_bytes = card.usable_bytes
-            # what `option` (fits_on) would say of fitting, without building it
-            if need > (card_bytes if share is None else int(card_bytes * share)):
-                left.append(entry)
-                continue
+        for place, card in pending[first:]:
             gpu = card.gpu
             at, row = count, None
             if timed:
@@ -153,8 +176,8 @@ def candidates(
             if opt.risky:
                 # `opt` was built here for this list alone: the fix is set in place
                 opt = with_cheap_fix(opt, setups.fit(opt.count), gpu, trials, own=True)
-            placed[entry[0]] = opt
-        pending = left
+            placed[place] = opt
+        del pending[first:], sizes[first:]
     return [o for o in placed if o is not None], excluded
 
 
