@@ -40,8 +40,8 @@ from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
     fastest_of,
+    listing_key,
     option,
-    price_key,
     tag,
     top_picks,
     within_budget,
@@ -277,7 +277,7 @@ def _answer(
     return Recommendation(
         result=base,
         setup=setup,
-        options=sorted(options, key=lambda o: (not o.fits or o.risky and not o.fix, price_key(o))),
+        options=sorted(options, key=listing_key),
         cheapest=cheapest,
         best_value=best_value,
         fastest=fastest,

@@ -266,6 +266,17 @@ def price_key(o: Option) -> tuple[bool, float, int]:
     return (not p.in_region, p.amount, o.count)
 
 
+def listing_key(o: Option) -> tuple[bool, bool, float, int]:
+    """The answer's list of options: comfortable fits first (a tight one with its fix
+    counts as comfortable), then by `price_key` (written out: the list of a few dozen
+    options is sorted for every answer)."""
+    p = o.price_per_hour
+    rest = not o.fits or o.risky and not o.fix
+    if p is None:
+        return (rest, True, float("inf"), o.count)
+    return (rest, not p.in_region, p.amount, o.count)
+
+
 def top_picks(options: list[Option]) -> list[Option]:
     """The options worth a headline: comfortable, NVIDIA (CUDA images just work), one
     machine when one machine will do."""
