@@ -255,7 +255,9 @@ def _answer(
     for o in noted.values():
         # once per pick (the cheapest is often the best value too): the same tag and notes
         o.why = tag(o, cheapest, best_value, fastest)
-        o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
+        # numbers and assumptions only: the search's estimate at the pick's count will do (the
+        # headline's setup, shown below, is worked out in full)
+        o.notes = card_pitfalls(setups.fit(o.count), catalog.gpus()[o.gpu_id], o)
 
     # A budget for the whole job asks what the job costs: the headline is then the pick
     # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
