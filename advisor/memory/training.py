@@ -272,7 +272,11 @@ def add_resident_weights(
     w_b = 0
     if not offload_params:
         bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
-        key, values = weights_line(t.model.params_b * 1e9, weight_bytes, bits, fmt, split)
+        key, values = (
+            weights_line(t.model.params_b * 1e9, weight_bytes, bits, fmt, split)
+            if not acc.lean  # a lean breakdown keeps no text
+            else ("weights", {})
+        )
         w_b = acc.add(
             "weights",
             weight_bytes / split,

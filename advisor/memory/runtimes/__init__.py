@@ -110,7 +110,11 @@ class InferenceSetup:
 def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = None) -> int:
     """Weights on each card: the checkpoint's bytes split over the cards."""
     b = s.weight_bytes if weight_bytes is None else weight_bytes
-    key, values = weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split)
+    key, values = (
+        weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split)
+        if not acc.lean  # a lean breakdown keeps no text
+        else ("weights", {})
+    )
     return acc.add(
         "weights",
         b / s.split,
