@@ -127,6 +127,10 @@ class Card(NamedTuple):
     gpu: GpuSpec
     usable_bytes: int  # gpu.usable_vram_bytes
     speed: CardSpeed
+    # gpu.id and gpu.name, which every option copies: a field read on a pydantic model
+    # costs ~60 ns (see the note before `comfortable`), on a NamedTuple a few
+    id: str
+    name: str
 
 
 # Per-card rows (advisor.memo): a function of the card and capabilities.toml alone.
@@ -134,7 +138,9 @@ _CARDS: ByIdentity[Card] = ByIdentity("card_rows", 512, table=True)
 
 
 def card_row(gpu: GpuSpec) -> Card:
-    return _CARDS.of(gpu, lambda: Card(gpu, gpu.usable_vram_bytes, card_speed(gpu)))
+    return _CARDS.of(
+        gpu, lambda: Card(gpu, gpu.usable_vram_bytes, card_speed(gpu), gpu.id, gpu.name)
+    )
 
 
 def option(
@@ -169,7 +175,7 @@ def option_from(
     requirements. `row`: `speed_row(facts.speed, card.speed, count)` when the caller has
     it (the search reads a training job's hours before it builds the option)."""
     need, share, split, tp_by_count, speed_f = facts
-    gpu, usable, speed = card
+    usable, speed = card.usable_bytes, card.speed
     if share is not None:
         usable = int(usable * share)
     headroom = 1 - need / usable if usable else -1
@@ -190,8 +196,8 @@ def option_from(
     return construct(
         Option,
         {
-            "gpu_id": gpu.id,
-            "gpu_name": gpu.name,
+            "gpu_id": card.id,
+            "gpu_name": card.name,
             "count": count,
             "fits": fits,
             "risky": fits and headroom < HEADROOM,

@@ -170,7 +170,7 @@ def candidates(
                 if row[4] is not None and row[4] > limit:
                     at = week.count_for(card, count)
             if at == count:
-                opt = option_from(facts, result, card, count, priced[gpu.id], False, [], row)
+                opt = option_from(facts, result, card, count, priced[card.id], False, [], row)
             else:
                 opt = week.option(card, at)
             if opt.risky:
@@ -246,7 +246,7 @@ def _a_pick_within(
 ) -> bool:
     """Whether the card's option at `count` (where it fits) is comfortable and within the
     budget: option_from's price, job cost and headroom, with_cheap_fix's fix."""
-    price = priced[card.gpu.id]
+    price = priced[card.id]
     if price is None or (per_hour is not None and price.amount > per_hour):
         return False
     need, share, _, facts = week.facts(count)
@@ -316,5 +316,5 @@ class _InAWeek:
     def option(self, card: Card, count: int) -> Option:
         """The card's option at `count` (as `option(..., blocked=[])` builds it)."""
         facts = self.facts(count)[3]
-        price = times(self.prices[card.gpu.id], count)
+        price = times(self.prices[card.id], count)
         return option_from(facts, self.setups.fit(count), card, count, price, False, [])
