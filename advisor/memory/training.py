@@ -240,7 +240,9 @@ def estimate_training(
     step_peak = g_b + step_temp
     backward_peak = g_b + transient + ckpt * 0.5
     peak_extra = max(forward_peak, step_peak, backward_peak)
-    if peak_extra == step_peak and step_temp > 0:
+    if peak_extra == step_peak and step_temp > 0 and acc.lean:
+        acc.add("optimizer_step", step_temp, "")  # a lean breakdown keeps no text
+    elif peak_extra == step_peak and step_temp > 0:
         acc.add(
             "optimizer_step",
             step_temp,
