@@ -80,7 +80,12 @@ def estimate_transformer(
     weight_bytes += int(
         kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt, w.quantize_after_load)
     )
-    weight_formula = f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
+    # a lean breakdown keeps no text (terms.Breakdown): its formulas are not written
+    weight_formula = (
+        ""
+        if acc.lean
+        else f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
+    )
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
     split = n if par in SPLIT_WEIGHTS else 1
     if w.mode.is_training:

@@ -34,6 +34,8 @@ def add_deepspeed_comm_buffers(
     config docs); without, one reduce buffer; ZeRO-3: the reduce buffer and the prefetch
     bucket, "auto" being hidden^2 and 0.9 x hidden^2."""
     elements, factor, overlap = distributed.zero_bucket_elements(framework, par, hidden, trainable)
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("comm_buffers", factor * elements * 2, "")
     return acc.add(
         "comm_buffers",
         factor * elements * 2,
@@ -60,6 +62,8 @@ def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
     layer_params = (t.params - emb) / arch.layers
     if t.par == Parallelism.zero3:
         held = distributed.zero3_retained_params(t.framework, arch, t.params, emb)
+        if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+            return acc.add("gathered_layers", held * gather_bits / 8 / tp, "")
         return acc.add(
             "gathered_layers",
             held * gather_bits / 8 / tp,

@@ -240,7 +240,9 @@ def estimate_training(
     step_peak = g_b + step_temp
     backward_peak = g_b + transient + ckpt * 0.5
     peak_extra = max(forward_peak, step_peak, backward_peak)
-    if peak_extra == step_peak and step_temp > 0:
+    if peak_extra == step_peak and step_temp > 0 and acc.lean:
+        acc.add("optimizer_step", step_temp, "")  # a lean breakdown keeps no text
+    elif peak_extra == step_peak and step_temp > 0:
         acc.add(
             "optimizer_step",
             step_temp,
@@ -272,7 +274,11 @@ def add_resident_weights(
     w_b = 0
     if not offload_params:
         bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
-        key, values = weights_line(t.model.params_b * 1e9, weight_bytes, bits, fmt, split)
+        key, values = (
+            weights_line(t.model.params_b * 1e9, weight_bytes, bits, fmt, split)
+            if not acc.lean  # a lean breakdown keeps no text
+            else ("weights", {})
+        )
         w_b = acc.add(
             "weights",
             weight_bytes / split,
@@ -311,29 +317,13 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
         grads = trainable * t.param_bytes / t.shard_grads
         if w.optimizer_in_backward:
             grads = min(grads, arch.vocab * arch.hidden * t.param_bytes)
-        g_b = acc.add(
-            "gradients",
-            grads,
-            f"{trainable / 1e6:.1f}M trainable x {t.param_bytes} B"
-            + (f" / {t.shard_grads}" if t.shard_grads > 1 else ""),
-            key="gradients",
-            params_m=round(trainable / 1e6, 1),
-            bytes_per_param=t.param_bytes,
-            shards=t.shard_grads,
-        )
         # With fp32 master weights the moments are fp32 too (DeepSpeed / Megatron mixed precision).
         per = optimizer_state_bytes_per_param(t.opt, 4 if t.master else t.param_bytes, t.master)
-        o_b = acc.add(
-            "optimizer",
-            trainable * per / t.shard_states,
-            f"{trainable / 1e6:.1f}M x {per:g} B ({t.opt.value}{' + fp32 master' if t.master else ''})"
-            + (f" / {t.shard_states}" if t.shard_states > 1 else ""),
-            key="optimizer",
-            params_m=round(trainable / 1e6, 1),
-            bytes_per_param=per,
-            optimizer=t.opt.value,
-            shards=t.shard_states,
-        )
+        states = trainable * per / t.shard_states
+        if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+            g_b, o_b = acc.add("gradients", grads, ""), acc.add("optimizer", states, "")
+        else:
+            g_b, o_b = _add_state_terms(t, acc, grads, per, states)
         # torch's foreach AdamW/Lion step allocates one more state-sized buffer; the fused
         # kernels do not, and torchtune's recipe configs ask for `fused: True`.
         foreach = t.opt in (Optimizer.adamw, Optimizer.lion, Optimizer.sgd_momentum) and (
@@ -355,6 +345,35 @@ def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
             bytes_per_param=t.param_bytes,
         )
     return g_b, o_b, step_temp
+
+
+def _add_state_terms(
+    t: TrainingSetup, acc: Breakdown, grads: float, per: float, states: float
+) -> tuple[int, int]:
+    """The gradients and optimizer-state terms with their text: (gradients, state)."""
+    trainable = t.trainable
+    g_b = acc.add(
+        "gradients",
+        grads,
+        f"{trainable / 1e6:.1f}M trainable x {t.param_bytes} B"
+        + (f" / {t.shard_grads}" if t.shard_grads > 1 else ""),
+        key="gradients",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=t.param_bytes,
+        shards=t.shard_grads,
+    )
+    o_b = acc.add(
+        "optimizer",
+        states,
+        f"{trainable / 1e6:.1f}M x {per:g} B ({t.opt.value}{' + fp32 master' if t.master else ''})"
+        + (f" / {t.shard_states}" if t.shard_states > 1 else ""),
+        key="optimizer",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=per,
+        optimizer=t.opt.value,
+        shards=t.shard_states,
+    )
+    return g_b, o_b
 
 
 def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, float]:
@@ -412,23 +431,26 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     if sp_loss:
         saved += sp_loss * tokens // t.pp
         formula += " + sequence-parallel gathers"
-    a_b = acc.add(
-        "activations",
-        saved,
-        formula,
-        key="activations."
-        + (
-            "selective"
-            if t.gc and w.selective_checkpointing
-            else "checkpointed"
-            if t.gc
-            else "full"
-        ),
-        layers=layers,
-        tokens=tokens,
-        kib_per_token_layer=round(per_layer_tok / 1024, 1),
-        fraction=round(fraction, 2),
-    )
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        a_b = acc.add("activations", saved, "")
+    else:
+        a_b = acc.add(
+            "activations",
+            saved,
+            formula,
+            key="activations."
+            + (
+                "selective"
+                if t.gc and w.selective_checkpointing
+                else "checkpointed"
+                if t.gc
+                else "full"
+            ),
+            layers=layers,
+            tokens=tokens,
+            kib_per_token_layer=round(per_layer_tok / 1024, 1),
+            fraction=round(fraction, 2),
+        )
     logits_b = 0
     # Under pipeline parallelism the last stage runs the loss one micro-batch at a time
     # (torch.distributed.pipelining schedules), and torchtitan splits the local batch into
@@ -470,9 +492,12 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
             # style) shift and cross-entropy the 16-bit logits: 6 B. So the modern figure
             # bounds both; the assumption says which path it is.
             acc.assume("loss_path", "fp32_logits")
+        logits = tokens * arch.vocab * per / t.tp
+        if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+            return a_b, acc.add("logits", logits, ""), one_block / 2, ckpt
         logits_b = acc.add(
             "logits",
-            tokens * arch.vocab * per / t.tp,
+            logits,
             f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
             key="logits.chunked" if w.chunked_loss else "logits",
             tokens=tokens,

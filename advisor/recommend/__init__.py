@@ -40,8 +40,8 @@ from advisor.recommend.rank import (
     best_value_of,
     cheapest_of,
     fastest_of,
+    listing_key,
     option,
-    price_key,
     tag,
     top_picks,
     within_budget,
@@ -255,7 +255,9 @@ def _answer(
     for o in noted.values():
         # once per pick (the cheapest is often the best value too): the same tag and notes
         o.why = tag(o, cheapest, best_value, fastest)
-        o.notes = card_pitfalls(setups.at(o.count), catalog.gpus()[o.gpu_id], o)
+        # numbers and assumptions only: the search's estimate at the pick's count will do (the
+        # headline's setup, shown below, is worked out in full)
+        o.notes = card_pitfalls(setups.fit(o.count), catalog.gpus()[o.gpu_id], o)
 
     # A budget for the whole job asks what the job costs: the headline is then the pick
     # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
@@ -277,7 +279,7 @@ def _answer(
     return Recommendation(
         result=base,
         setup=setup,
-        options=sorted(options, key=lambda o: (not o.fits or o.risky and not o.fix, price_key(o))),
+        options=sorted(options, key=listing_key),
         cheapest=cheapest,
         best_value=best_value,
         fastest=fastest,

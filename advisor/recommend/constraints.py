@@ -9,7 +9,7 @@ from functools import cache
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
-from advisor.memo import ByIdentity
+from advisor.memo import ByIdentity, Memo
 from advisor.models import EstimateResult, Kind, Runtime
 
 # The runtime an LLM answer assumes when none is named: vLLM serves, transformers trains.
@@ -134,38 +134,49 @@ def _applicable(result: EstimateResult) -> list[Requirement]:
 def _matching(rows: tuple[Requirement, ...], result: EstimateResult) -> list[Requirement]:
     """The rows (requirements or advisories) this workload meets: every condition a row
     sets holds (weights format, runtime, training or not, compute type, a named 16-bit
-    type, attention). The workload's facts are read once, not once per row (the
-    requirement table has a few dozen)."""
+    type, attention). A function of the table and these six facts of the workload, which
+    take a handful of values: kept per table (advisor.memo), as every estimate of a
+    recommendation (each count, each fix tried) asks. Shared: read only."""
     w = result.workload
     name = weights_format(result)
     fmt = find_format(name) if name else None
-    fmt_id = fmt.id if fmt is not None else None
-    training = w.mode.is_training
-    attention = w.attention.value if w.attention is not None else None
-    runtime: list[str | None] = []  # computed at most once, when a row asks
-    compute: list[str] = []
-    named: list[bool] = []
+    facts = (
+        fmt.id if fmt is not None else None,
+        runtime_of(result),
+        w.mode.is_training,
+        compute_dtype(result),
+        compute_named(result),
+        w.attention.value if w.attention is not None else None,
+    )
+    return _MATCHING.get((id(rows), facts), lambda: _rows_matching(rows, *facts))
+
+
+# Rows by table and workload facts (advisor.memo): the tables are read once per process
+# (`requirements`, `advisories_table`), so a table's identity names it.
+_MATCHING: Memo[list[Requirement]] = Memo("matching_rows", 512, table=True)
+
+
+def _rows_matching(
+    rows: tuple[Requirement, ...],
+    fmt_id: str | None,
+    runtime: str | None,
+    training: bool,
+    compute: str,
+    named: bool,
+    attention: str | None,
+) -> list[Requirement]:
     out = []
     for req in rows:
         if req.formats and (fmt_id is None or fmt_id not in req.formats):
             continue
-        if req.runtimes:
-            if not runtime:
-                runtime.append(runtime_of(result))
-            if runtime[0] not in req.runtimes:
-                continue
+        if req.runtimes and runtime not in req.runtimes:
+            continue
         if req.training is not None and req.training != training:
             continue
-        if req.compute:
-            if not compute:
-                compute.append(compute_dtype(result))
-            if compute[0] not in req.compute:
-                continue
-        if req.named is not None:
-            if not named:
-                named.append(compute_named(result))
-            if req.named != named[0]:
-                continue
+        if req.compute and compute not in req.compute:
+            continue
+        if req.named is not None and req.named != named:
+            continue
         if not req.attention or attention in req.attention:
             out.append(req)
     return out

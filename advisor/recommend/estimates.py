@@ -26,10 +26,14 @@ def workload_key(w: Workload) -> Hashable:
     have the same JSON (the key is stricter: a str where the field holds an enum, 1 where
     1.0, are told apart). A nested model (the architecture) by its JSON. A new question
     asks ~10 estimates; the JSON dump was a fifth of each cached one's cost."""
+    return _Key(_values(w))
+
+
+def _values(w: Workload) -> tuple:
     values = tuple(w.__dict__.values())
     if w.arch is not None:
         values = tuple(v.model_dump_json() if isinstance(v, BaseModel) else v for v in values)
-    return values, tuple(map(type, values))
+    return values
 
 
 # Lean estimates (memory.terms.Breakdown): the changes a recommendation tries, read for
@@ -38,25 +42,40 @@ _TRIALS: Memo[EstimateResult] = Memo("trial_estimate", 1024)
 
 
 class _Key:
-    """A workload's key, hashed once: it holds ~120 values, and a tuple does not keep its
-    hash, while an estimate looks its key up three or four times (peek, get, store)."""
+    """A workload's key (`workload_key`): its values, hashed once (a tuple does not keep
+    its hash, while an estimate looks its key up three or four times: peek, get, store),
+    and their types, compared only when the values are equal: on a hit, or for values
+    equal but not the same (1 and True, a str where the field holds an enum). The tuple of
+    types (`type` of ~60 values) was two fifths of a key's cost, and a new question's keys
+    almost never meet an equal one."""
 
-    __slots__ = ("value", "hash")
+    __slots__ = ("value", "hash", "_types")
 
     def __init__(self, value: tuple) -> None:
         self.value = value
         self.hash = hash(value)
+        self._types: tuple[type, ...] | None = None
+
+    def types(self) -> tuple[type, ...]:
+        if self._types is None:
+            self._types = tuple(map(type, self.value))
+        return self._types
 
     def __hash__(self) -> int:
         return self.hash
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Key) and self.value == other.value
+        return (
+            isinstance(other, _Key)
+            and self.hash == other.hash
+            and self.value == other.value
+            and self.types() == other.types()
+        )
 
 
 def _key(w: Workload) -> Hashable:
     try:
-        return _Key((catalog_version(), workload_key(w)))
+        return _Key((catalog_version(), *_values(w)))
     except TypeError:  # a field holding a list or a dict: by its JSON, as before
         return (catalog_version(), w.model_dump_json())
 

@@ -127,6 +127,10 @@ class Card(NamedTuple):
     gpu: GpuSpec
     usable_bytes: int  # gpu.usable_vram_bytes
     speed: CardSpeed
+    # gpu.id and gpu.name, which every option copies: a field read on a pydantic model
+    # costs ~60 ns (see the note before `comfortable`), on a NamedTuple a few
+    id: str
+    name: str
 
 
 # Per-card rows (advisor.memo): a function of the card and capabilities.toml alone.
@@ -134,7 +138,9 @@ _CARDS: ByIdentity[Card] = ByIdentity("card_rows", 512, table=True)
 
 
 def card_row(gpu: GpuSpec) -> Card:
-    return _CARDS.of(gpu, lambda: Card(gpu, gpu.usable_vram_bytes, card_speed(gpu)))
+    return _CARDS.of(
+        gpu, lambda: Card(gpu, gpu.usable_vram_bytes, card_speed(gpu), gpu.id, gpu.name)
+    )
 
 
 def option(
@@ -169,7 +175,7 @@ def option_from(
     requirements. `row`: `speed_row(facts.speed, card.speed, count)` when the caller has
     it (the search reads a training job's hours before it builds the option)."""
     need, share, split, tp_by_count, speed_f = facts
-    gpu, usable, speed = card
+    usable, speed = card.usable_bytes, card.speed
     if share is not None:
         usable = int(usable * share)
     headroom = 1 - need / usable if usable else -1
@@ -190,8 +196,8 @@ def option_from(
     return construct(
         Option,
         {
-            "gpu_id": gpu.id,
-            "gpu_name": gpu.name,
+            "gpu_id": card.id,
+            "gpu_name": card.name,
             "count": count,
             "fits": fits,
             "risky": fits and headroom < HEADROOM,
@@ -254,16 +260,44 @@ def with_cheap_fix(
     return opt
 
 
+# The ranking below reads each option's fields through its `__dict__` (what pydantic's
+# attribute access returns for a field, as its fields are never private or extra): a
+# pydantic model defines `__getattr__`, so CPython 3.11 cannot specialize an attribute
+# read on it (~60 ns each, ~10 on a plain object, ~20 for a dict read), and an answer's
+# ranking reads a few fields of each of a few dozen options in every pass (~800 reads,
+# bench/instructions.py).
+
+
 def comfortable(o: Option) -> bool:
-    return o.fits and not o.blocked and (not o.risky or o.fix is not None)
+    d = o.__dict__
+    return d["fits"] and not d["blocked"] and (not d["risky"] or d["fix"] is not None)
 
 
 def price_key(o: Option) -> tuple[bool, float, int]:
     """Listings payable where the reader pays first, then the amount; no price last."""
-    p = o.price_per_hour
+    d = o.__dict__
+    p = d["price_per_hour"]
     if p is None:
-        return (True, float("inf"), o.count)
-    return (not p.in_region, p.amount, o.count)
+        return (True, float("inf"), d["count"])
+    p = p.__dict__
+    return (not p["in_region"], p["amount"], d["count"])
+
+
+def listing_key(o: Option) -> tuple[bool, bool, float, int]:
+    """The answer's list of options: comfortable fits first (a tight one with its fix
+    counts as comfortable), then by `price_key` (written out: the list of a few dozen
+    options is sorted for every answer)."""
+    d = o.__dict__
+    p = d["price_per_hour"]
+    rest = not d["fits"] or d["risky"] and not d["fix"]
+    if p is None:
+        return (rest, True, float("inf"), d["count"])
+    p = p.__dict__
+    return (rest, not p["in_region"], p["amount"], d["count"])
+
+
+def _price(o: Option) -> Price | None:
+    return o.__dict__["price_per_hour"]
 
 
 def top_picks(options: list[Option]) -> list[Option]:
@@ -271,8 +305,8 @@ def top_picks(options: list[Option]) -> list[Option]:
     machine when one machine will do."""
     picks = [o for o in options if comfortable(o)]
     gpus = catalog.gpus()
-    picks = [o for o in picks if gpus[o.gpu_id].vendor == "NVIDIA"] or picks
-    return [o for o in picks if not o.multi_node] or picks
+    picks = [o for o in picks if gpus[o.__dict__["gpu_id"]].vendor == "NVIDIA"] or picks
+    return [o for o in picks if not o.__dict__["multi_node"]] or picks
 
 
 def within_budget(
@@ -295,7 +329,7 @@ def within_budget(
 
 
 def cheapest_of(picks: list[Option]) -> Option | None:
-    priced = [o for o in picks if o.price_per_hour is not None]
+    priced = [o for o in picks if _price(o) is not None]
     return min(priced, key=price_key) if priced else None
 
 

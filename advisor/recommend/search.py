@@ -4,11 +4,13 @@ which card) and a cheap fix named where one makes a tight fit comfortable."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from advisor import catalog
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.constraints import applicable, blockers, speed_constants
-from advisor.recommend.estimates import estimate
+from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, workload_for
 from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times, times_table
@@ -28,12 +30,14 @@ from advisor.recommend.speed import speed_row
 
 class Setups:
     """The workload's estimate at each card count (memory per card does not depend on which
-    card), computed once per answer."""
+    card), computed once per answer: in full (`at`) where the answer shows it, lean (`fit`)
+    where the search over cards only reads its numbers."""
 
     def __init__(self, w: Workload) -> None:
         self.w = w
         self.base = estimate(w)
         self._by_count: dict[int, EstimateResult] = {}
+        self._fit: dict[int, EstimateResult] = {}
         self._facts: dict[int, tuple[int, float | None, bool]] = {}
         # the cheap fixes of each estimate (fixes.CheapFixes), shared by the search over
         # cards and the budget's test of a change (may_meet_budget)
@@ -45,13 +49,29 @@ class Setups:
             self._by_count[count] = self.base if trial is self.w else estimate(trial)
         return self._by_count[count]
 
+    def fit(self, count: int) -> EstimateResult:
+        """`at(count)` for the search over cards, which reads its totals, runtime and
+        assumptions, never its terms' text: the full estimate when there is one, else a
+        lean one (estimates.trial_estimate: the same numbers, a fifth cheaper). Most counts
+        searched are never shown (no card fits there, or no pick is there), and only the
+        answer's setups are worked out in full. The same object for a count every time, as
+        the facts kept by estimate (option_facts, cheap fixes) are kept by identity."""
+        result = self._fit.get(count)
+        if result is None:
+            result = self._by_count.get(count)
+            if result is None:
+                trial = workload_for(self.w, count)
+                result = self.base if trial is self.w else trial_estimate(trial)
+            self._fit[count] = result
+        return result
+
     def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
-        """What `fits_on(self.at(count), gpu, count)` reads that is the same on every card:
+        """What `fits_on(self.fit(count), gpu, count)` reads that is the same on every card:
         the bytes per card, the engine's share of the card (None: all of it) and whether
         tensor parallelism can use `count` cards. The search over cards asks it ~100 times."""
         facts = self._facts.get(count)
         if facts is None:
-            result = self.at(count)
+            result = self.fit(count)
             need = result.estimate.total_bytes if result.estimate else 0
             facts = self._facts[count] = (need, engine_share(result), tp_ok(result, count))
         return facts
@@ -60,6 +80,10 @@ class Setups:
 # The rentable cards in catalog order with their rows (advisor.memo): every answer's
 # search walks them.
 _RENTABLE: Memo[tuple[Card, ...]] = Memo("rentable_cards", 4, table=True)
+# The same cards with their catalog places, by usable bytes, least first (the search's).
+_BY_BYTES: Memo[tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]] = Memo(
+    "rentable_by_bytes", 4, table=True
+)
 
 
 def rentable_cards() -> tuple[Card, ...]:
@@ -69,6 +93,17 @@ def rentable_cards() -> tuple[Card, ...]:
         catalog.catalog_version(),
         lambda: tuple(card_row(g) for g in catalog.gpus().values() if g.rentable),
     )
+
+
+def rentable_by_bytes() -> tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]:
+    """`rentable_cards()`, and each with its catalog place by usable bytes, least first
+    (a stable sort: cards of one size in catalog order)."""
+
+    def table() -> tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]:
+        cards = rentable_cards()
+        return cards, tuple(sorted(enumerate(cards), key=lambda e: e[1].usable_bytes))
+
+    return _BY_BYTES.get(catalog.catalog_version(), table)
 
 
 def candidates(
@@ -85,15 +120,22 @@ def candidates(
     trials = setups.cheap_fixes  # the cheap fixes of each estimate, shared by the cards
     excluded: dict[str, list[str]] = {}
     reqs = applicable(setups.base)
-    cards = rentable_cards()
-    pending: list[tuple[int, Card]] = []  # (catalog place, card)
-    for place, card in enumerate(cards):
-        # most workloads have no requirement, and then no card misses one
-        missing = blockers(card.gpu, setups.base, reqs) if reqs else None
-        if missing:
-            excluded[card.gpu.id] = missing
-        else:
-            pending.append((place, card))
+    cards, by_bytes = rentable_by_bytes()
+    # (catalog place, card) by usable bytes, least first: the cards that fit at a count are
+    # those from the first that holds `need` on (bisect), the rest wait for more cards. The
+    # order cards are judged in changes nothing: each option is kept at its catalog place.
+    pending = list(by_bytes)
+    if reqs:  # most workloads have no requirement, and then no card misses one
+        pending = []
+        for entry in by_bytes:
+            missing = blockers(entry[1].gpu, setups.base, reqs)
+            if missing:
+                excluded[entry[1].gpu.id] = missing
+            else:
+                pending.append(entry)
+        # in catalog order, as a walk card by card fills it
+        excluded = {c.gpu.id: excluded[c.gpu.id] for c in cards if c.gpu.id in excluded}
+    sizes = [entry[1].usable_bytes for entry in pending]
     placed: list[Option | None] = [None] * len(cards)  # by catalog place
     limit = speed_constants()["max_job_hours"]  # within_a_week's
     last: tuple[int, float | None] | None = None  # the last count tried: (need, share)
@@ -104,24 +146,23 @@ def candidates(
         need, share, tp = setups.fit_facts(count)
         if not tp:
             continue
-        result = setups.at(count)
+        result = setups.fit(count)
         facts = option_facts(result)
         if facts.split is None and last is not None and need >= last[0] and share == last[1]:
             # Nothing splits the job: each card runs all of it (a diffusion pipeline, data
             # parallel), so no card left fits here or on more cards.
             break
         last = (need, share)
+        # what `option` (fits_on) would say of fitting, without building it; the engine's
+        # share of a card (int(bytes x share)) keeps the order of the cards' bytes
+        if share is None:
+            first = bisect_left(sizes, need)
+        else:
+            first = next((i for i, b in enumerate(sizes) if need <= int(b * share)), len(sizes))
         priced = times_table(prices, count)
         # a training job's hours on these cards: one past `limit` takes more (within_a_week)
         timed = count < 8 and facts.speed.kind == "train"
-        left = []
-        for entry in pending:
-            card = entry[1]
-            card_bytes = card.usable_bytes
-            # what `option` (fits_on) would say of fitting, without building it
-            if need > (card_bytes if share is None else int(card_bytes * share)):
-                left.append(entry)
-                continue
+        for place, card in pending[first:]:
             gpu = card.gpu
             at, row = count, None
             if timed:
@@ -129,14 +170,14 @@ def candidates(
                 if row[4] is not None and row[4] > limit:
                     at = week.count_for(card, count)
             if at == count:
-                opt = option_from(facts, result, card, count, priced[gpu.id], False, [], row)
+                opt = option_from(facts, result, card, count, priced[card.id], False, [], row)
             else:
                 opt = week.option(card, at)
             if opt.risky:
                 # `opt` was built here for this list alone: the fix is set in place
-                opt = with_cheap_fix(opt, setups.at(opt.count), gpu, trials, own=True)
-            placed[entry[0]] = opt
-        pending = left
+                opt = with_cheap_fix(opt, setups.fit(opt.count), gpu, trials, own=True)
+            placed[place] = opt
+        del pending[first:], sizes[first:]
     return [o for o in placed if o is not None], excluded
 
 
@@ -205,7 +246,7 @@ def _a_pick_within(
 ) -> bool:
     """Whether the card's option at `count` (where it fits) is comfortable and within the
     budget: option_from's price, job cost and headroom, with_cheap_fix's fix."""
-    price = priced[card.gpu.id]
+    price = priced[card.id]
     if price is None or (per_hour is not None and price.amount > per_hour):
         return False
     need, share, _, facts = week.facts(count)
@@ -216,7 +257,7 @@ def _a_pick_within(
     usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
     if (1 - need / usable if usable else -1) >= HEADROOM:
         return True
-    return setups.cheap_fixes.first(setups.at(count), card.gpu, False) is not None
+    return setups.cheap_fixes.first(setups.fit(count), card.gpu, False) is not None
 
 
 # The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
@@ -253,7 +294,7 @@ class _InAWeek:
         at = self._at.get(count)
         if at is None:
             need, share, tp = self.setups.fit_facts(count)
-            at = self._at[count] = (need, share, tp, option_facts(self.setups.at(count)))
+            at = self._at[count] = (need, share, tp, option_facts(self.setups.fit(count)))
         return at
 
     def count_for(self, card: Card, count: int) -> int:
@@ -275,5 +316,5 @@ class _InAWeek:
     def option(self, card: Card, count: int) -> Option:
         """The card's option at `count` (as `option(..., blocked=[])` builds it)."""
         facts = self.facts(count)[3]
-        price = times(self.prices[card.gpu.id], count)
-        return option_from(facts, self.setups.at(count), card, count, price, False, [])
+        price = times(self.prices[card.id], count)
+        return option_from(facts, self.setups.fit(count), card, count, price, False, [])

@@ -110,7 +110,11 @@ class InferenceSetup:
 def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = None) -> int:
     """Weights on each card: the checkpoint's bytes split over the cards."""
     b = s.weight_bytes if weight_bytes is None else weight_bytes
-    key, values = weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split)
+    key, values = (
+        weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split)
+        if not acc.lean  # a lean breakdown keeps no text
+        else ("weights", {})
+    )
     return acc.add(
         "weights",
         b / s.split,
@@ -132,9 +136,12 @@ def add_kv(
     layers under a layer split) x tokens x sequences."""
     arch = s.arch
     cards = s.tp if cards is None else cards
+    b = per_tok * tokens * sequences
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("kv_cache", b, "")
     return acc.add(
         "kv_cache",
-        per_tok * tokens * sequences,
+        b,
         f"{per_tok / 1024:.0f} KiB/token ({arch.layers} layers x {arch.kv_heads_} KV heads x "
         f"{arch.head_dim_} x 2 x {s.kv_dtype}) x {tokens} tokens x {sequences} sequences"
         + (f" / {cards} cards" if cards > 1 else ""),

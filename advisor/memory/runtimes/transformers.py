@@ -67,6 +67,8 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
             key="activations.concat_cache",
         )
     extra = prefill if legacy else max(prefill - grown, 0.0)
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return allocated + acc.add("activations", extra, "")
     return allocated + acc.add(
         "activations",
         extra,

@@ -66,6 +66,8 @@ def add_profile_activations(s: InferenceSetup, acc: Breakdown, batched: int, max
     # Logits already in fp32 are their own fp32 copy.
     per_logit = elem + fp32_bytes - (4 if elem == 4 else 0)
     sampler = max_seqs * arch.vocab * per_logit + batched * arch.hidden * elem
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("activations", max(forward, sampler), "")
     what = "top-k/top-p sort" if sort else "fp32 logits, probs and noise"
     return acc.add(
         "activations",
