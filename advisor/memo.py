@@ -56,10 +56,7 @@ class Memo(Generic[V]):
                 data.popitem(last=False)
             return value
         self.hits += 1
-        try:  # noqa: SIM105 - suppress() costs a context manager on every hit
-            data.move_to_end(key)
-        except KeyError:  # another thread (bot.engine_thread) evicted it meanwhile
-            pass
+        data.move_to_end(key)
         return value
 
     def peek(self, key: Hashable) -> V | None:

@@ -12,7 +12,7 @@ from advisor.parse import ParsedQuery, canonical_query, parse_budget
 from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
 from advisor.render import render
-from bot import engine_thread, hub, lab
+from bot import hub, lab
 from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
@@ -41,27 +41,6 @@ def compute(parsed: ParsedQuery, context: Context, region: str | None = None) ->
 _ANSWERS: Memo[tuple[dict, str]] = Memo("answer", 512)
 
 
-def _answer_key(
-    parsed: ParsedQuery,
-    context: Context,
-    template: str,
-    canonical: str,
-    region: str | None,
-    compact: bool,
-) -> tuple:
-    return (
-        catalog.catalog_version(),
-        prices_key(context.settings.prices_file),
-        parsed.model_dump_json(),
-        context.lang,
-        currency_for(context),
-        region,
-        template,
-        canonical,
-        compact,
-    )
-
-
 def answer_text(
     parsed: ParsedQuery,
     context: Context,
@@ -77,6 +56,17 @@ def answer_text(
     shortened answer (no card table, no ℹ️ notes) for when the whole reply would not fit one
     message."""
     canonical = canonical_query(parsed) if canonical is None else canonical
+    key = (
+        catalog.catalog_version(),
+        prices_key(context.settings.prices_file),
+        parsed.model_dump_json(),
+        context.lang,
+        currency_for(context),
+        region,
+        template,
+        canonical,
+        compact,
+    )
 
     def make() -> tuple[dict, str]:
         rec = compute(parsed, context, region)
@@ -91,30 +81,7 @@ def answer_text(
         )
         return summary(rec), body
 
-    if hub_answer is not None:
-        return make()
-    return _ANSWERS.get(_answer_key(parsed, context, template, canonical, region, compact), make)
-
-
-async def answer_text_soon(
-    parsed: ParsedQuery,
-    context: Context,
-    template: str = "answer",
-    canonical: str | None = None,
-    region: str | None = None,
-    hub_answer: object = None,
-    compact: bool = False,
-) -> tuple[dict, str]:
-    """`answer_text` for a handler: a remembered answer at once, a new one computed on the
-    engine thread (bot.engine_thread) while the loop serves other updates."""
-    canonical = canonical_query(parsed) if canonical is None else canonical
-    if hub_answer is None:
-        key = _answer_key(parsed, context, template, canonical, region, compact)
-        if _ANSWERS.peek(key) is not None:
-            return answer_text(parsed, context, template, canonical, region, None, compact)
-    return await engine_thread.run(
-        answer_text, parsed, context, template, canonical, region, hub_answer, compact
-    )
+    return make() if hub_answer is not None else _ANSWERS.get(key, make)
 
 
 def fits_one_message(body: str) -> bool:
@@ -242,15 +209,13 @@ async def answer_as_sent(
     """`answer_text` as the chat sees it. An answer (not the details) starts with the chat's
     own machines (lab mode, issue 16; the rentals below as the alternative), and in a group
     it is the compact answer when the whole would not fit one message (`fits_one_message`)."""
-    brief, body = await answer_text_soon(parsed, context, template, canonical, region, hub_answer)
+    brief, body = answer_text(parsed, context, template, canonical, region, hub_answer)
     if template != "answer":
         return brief, body
     own = await lab.owned_section(update, context, parsed)
     chat = update.effective_chat
     if chat is not None and chat.type != ChatType.PRIVATE and not fits_one_message(own + body):
-        _, body = await answer_text_soon(
-            parsed, context, template, canonical, region, hub_answer, True
-        )
+        _, body = answer_text(parsed, context, template, canonical, region, hub_answer, True)
     return brief, own + body
 
 

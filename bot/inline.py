@@ -30,8 +30,7 @@ from telegram import (
 from telegram.constants import ParseMode
 from telegram.ext import BaseHandler, CommandHandler, InlineQueryHandler, filters
 
-from advisor.parse import ParsedQuery, parse_query
-from bot import engine_thread
+from advisor.parse import parse_query
 from bot.answer import compute, reply_with_answer
 from bot.app import Context
 from bot.lab_store import lab_store
@@ -121,10 +120,6 @@ def _plain(body: str) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip()]
 
 
-def _short_answer(context: Context, parsed: ParsedQuery) -> str:
-    return text(context, "inline", rec=compute(parsed, context), parsed=parsed)
-
-
 async def _results(
     context: Context, question: str
 ) -> tuple[list[InlineQueryResultArticle], InlineQueryResultsButton]:
@@ -138,7 +133,8 @@ async def _results(
         return [], InlineQueryResultsButton(
             t(context, "inline.unreadable"), start_parameter=payload
         )
-    body = await engine_thread.run(_short_answer, context, parsed)  # off the loop
+    rec = compute(parsed, context)
+    body = text(context, "inline", rec=rec, parsed=parsed)
     lines = _plain(body)
     link = f"https://t.me/{context.bot.username}?start={payload}"
     article = InlineQueryResultArticle(
