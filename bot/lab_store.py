@@ -54,12 +54,9 @@ class LabStore:
 
     async def machines(self, chat_id: int) -> list[Machine]:
         if chat_id not in self._cache:
-            found = await self._reader.run(
-                lambda db: rows(
-                    db,
-                    f"SELECT {_COLUMNS} FROM lab_machines WHERE chat_id = ? ORDER BY name",
-                    (chat_id,),
-                )
+            found = await self._reader.query(
+                f"SELECT {_COLUMNS} FROM lab_machines WHERE chat_id = ? ORDER BY name",
+                (chat_id,),
             )
             if len(self._cache) > CACHE_LIMIT:
                 self._cache.clear()
@@ -159,9 +156,7 @@ class LabStore:
     # --- inline deep links ---------------------------------------------------------------
 
     async def link_query(self, key: str) -> str | None:
-        found = await self._reader.run(
-            lambda db: rows(db, "SELECT query FROM inline_links WHERE key = ?", (key,))
-        )
+        found = await self._reader.query("SELECT query FROM inline_links WHERE key = ?", (key,))
         return found[0][0] if found else None
 
     async def save_link(self, key: str, query: str) -> None:

@@ -111,6 +111,15 @@ class SQLiteWorker:
         transaction there."""
         return await self._batched(partial(_one_statement, sql, params, True))
 
+    async def query(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Every row of one reading statement, fetched on the connection's thread. Reads
+        asked for while the connection is busy share the next handoff (`_batched`), as
+        writes do: one at a time through `run`, each reader waited at the lock for the one
+        before it and was woken a loop iteration after its release, and when 200 members
+        came at once (their language and lab machines not cached yet) the last waited
+        ~130 ms (bench/load.py, a loop-callback probe)."""
+        return await self._batched(partial(_one_statement, sql, params, True))
+
     async def _batched(self, operation: Callable[[sqlite3.Connection], Any]) -> Any:
         """Join the batch not yet started (or start one): it runs once the lock is free,
         as one call on the connection's thread. Every caller waits on the batch shielded,

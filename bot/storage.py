@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from bot import fastjson, schema
 from bot.group_commit import GroupCommit
 from bot.schema import StorageError, now_iso
-from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed, rows
+from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class Repository:
     # --- small helpers ---------------------------------------------------------------------
 
     async def _all(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return await self._reader.run(lambda db: rows(db, sql, params))
+        return await self._reader.query(sql, params)
 
     async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
         rows = await self._all(sql, params)
@@ -181,16 +181,13 @@ class Repository:
         """(the user's /lang choice, the group's default), each None when not chosen."""
         key = (user_id, chat_id)
         if key not in self._languages:
-
-            async def read(db: aiosqlite.Connection) -> tuple[str | None, str | None]:
-                user = await rows(db, "SELECT language FROM users WHERE user_id = ?", (user_id,))
-                chat = await rows(db, "SELECT language FROM chats WHERE chat_id = ?", (chat_id,))
-                return (
-                    user[0][0] if user and user_id else None,
-                    chat[0][0] if chat and chat_id else None,
-                )
-
-            choices = await self._reader.run(read)
+            # one statement, so one read (shared with the reads asked meanwhile)
+            ((user, chat),) = await self._reader.query(
+                "SELECT (SELECT language FROM users WHERE user_id = ?), "
+                "(SELECT language FROM chats WHERE chat_id = ?)",
+                (user_id, chat_id),
+            )
+            choices = (user if user_id else None, chat if chat_id else None)
             if len(self._languages) > CACHE_LIMIT:
                 self._languages.clear()
             self._languages[key] = choices
