@@ -17,7 +17,7 @@ async def database_writable(app: Application) -> str:
     """'ok', or why not. A write through the bot's own writer connection: a DELETE of an
     update id Telegram never uses (ids start at 1), so it commits and changes nothing."""
     try:
-        await asyncio.wait_for(app.repo.inbox_done(0), PROBE_TIMEOUT_S)  # type: ignore[attr-defined]
+        await asyncio.wait_for(app.repo.inbox_delete([0]), PROBE_TIMEOUT_S)  # type: ignore[attr-defined]
     except TimeoutError:
         return f"error: no write within {PROBE_TIMEOUT_S:.0f} s"
     except Exception as exc:  # noqa: BLE001 - any failure is the answer

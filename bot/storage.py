@@ -19,7 +19,6 @@ import aiosqlite
 from pydantic import BaseModel
 
 from bot import fastjson, schema
-from bot.group_commit import GroupCommit
 from bot.schema import StorageError, now_iso
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed
 
@@ -61,8 +60,6 @@ class Repository:
         # copies stay true; every write below that changes them clears them.
         self._seen_at: dict[tuple, float] = {}
         self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
-        # inbox_done's group commit: the ids handled while one delete runs go in the next
-        self._inbox_deletes: GroupCommit[int] = GroupCommit(self.inbox_delete)
 
     # --- opening, checks, migrations -------------------------------------------------------
 
@@ -392,17 +389,10 @@ class Repository:
                 tuple(v for entry in page for v in entry),
             )
 
-    async def inbox_done(self, update_id: int) -> None:
-        """Delete a handled update's inbox row; returns once it is committed. A group
-        commit (bot.group_commit): the updates that finish while one delete runs are deleted
-        together by the next (one statement, one commit, instead of one each: bench/load.py
-        counted a commit per update here). Only ever later, never earlier: each caller's
-        handler (and its history row) is done before it gets here, and a row left by a crash
-        is a replay, which every handler is safe to run twice."""
-        await self._inbox_deletes.add(update_id)
-
     async def inbox_delete(self, ids: list[int]) -> None:
-        """Delete these updates' inbox rows, in as few statements as SQLite allows."""
+        """Delete these updates' inbox rows, in as few statements as SQLite allows. The
+        bot calls it by group commit (bot.inbox: the updates that finish while one delete
+        runs are deleted together by the next, after their state is written)."""
         ids = sorted(set(ids))
         for start in range(0, len(ids), INBOX_DONE_BATCH):
             page = tuple(ids[start : start + INBOX_DONE_BATCH])

@@ -1,5 +1,6 @@
-"""inbox_done's group commit: updates finished together are deleted together, each caller
-returns only once its own row is gone, and a failed delete is tried again by the next."""
+"""The inbox deletes by group commit (bot.inbox runs Repository.inbox_delete through
+bot.group_commit): updates finished together are deleted together, each caller returns only
+once its own row is gone, and a failed delete is tried again by the next."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.group_commit import GroupCommit
 from bot.storage import Repository
 
 
@@ -27,7 +29,8 @@ async def test_many_updates_finishing_at_once_leave_no_row(tmp_path: Path) -> No
             return await write(sql, params)
 
         repo._write = counting  # type: ignore[method-assign]
-        await asyncio.gather(*(repo.inbox_done(i) for i in range(1, 301)))
+        commit = GroupCommit(repo.inbox_delete)
+        await asyncio.gather(*(commit.add(i) for i in range(1, 301)))
         assert await repo.inbox_pending() == []
         assert sum(deletes) == 300  # each row deleted once…
         assert len(deletes) < 300  # …in fewer statements than updates
@@ -40,8 +43,10 @@ async def test_each_caller_returns_after_its_own_row_is_committed(tmp_path: Path
     try:
         await repo.inbox_add(updates(range(1, 41)))
 
+        commit = GroupCommit(repo.inbox_delete)
+
         async def done_then_check(i: int) -> bool:
-            await repo.inbox_done(i)
+            await commit.add(i)
             return all(u["update_id"] != i for u in await repo.inbox_pending())
 
         assert all(await asyncio.gather(*(done_then_check(i) for i in range(1, 41))))
@@ -62,9 +67,10 @@ async def test_a_failed_delete_is_tried_again_by_the_next_caller(tmp_path: Path)
             return await write(sql, params)
 
         repo._write = flaky  # type: ignore[method-assign]
+        commit = GroupCommit(repo.inbox_delete)
         with pytest.raises(OSError):
-            await repo.inbox_done(1)
-        await repo.inbox_done(2)
+            await commit.add(1)
+        await commit.add(2)
         assert [u["update_id"] for u in await repo.inbox_pending()] == [3]
     finally:
         await repo.close()

@@ -308,7 +308,7 @@ async def test_inbox_stores_any_update_even_text_telegram_would_never_send(tmp_p
     await repo.inbox_add([odd, {"update_id": 2}])
     await repo.inbox_add([odd])  # fetched twice: stored once
     assert await repo.inbox_pending() == [odd, {"update_id": 2}]
-    await repo.inbox_done(1)
+    await repo.inbox_delete([1])
     assert await repo.inbox_pending() == [{"update_id": 2}]
     await repo.close()
 

@@ -43,7 +43,7 @@ async def test_concurrent_history_inbox_and_forget_all_commit_and_release_the_fi
             await repo.inbox_add([{"update_id": update_id}])
             await repo.seen(i, f"u{i}", "en", i, "private", None)
             await repo.save_state("user_data", str(i), {"k": k})
-            await repo.inbox_done(update_id)
+            await repo.inbox_delete([update_id])
 
     async def forgetter(user_id: int) -> None:
         # /forget confirmed again and again while everyone else writes
