@@ -54,7 +54,7 @@ class LabStore:
 
     async def machines(self, chat_id: int) -> list[Machine]:
         if chat_id not in self._cache:
-            found = await self._reader.query(
+            found = await self._reader.statement_rows(
                 f"SELECT {_COLUMNS} FROM lab_machines WHERE chat_id = ? ORDER BY name",
                 (chat_id,),
             )
@@ -156,7 +156,9 @@ class LabStore:
     # --- inline deep links ---------------------------------------------------------------
 
     async def link_query(self, key: str) -> str | None:
-        found = await self._reader.query("SELECT query FROM inline_links WHERE key = ?", (key,))
+        found = await self._reader.statement_rows(
+            "SELECT query FROM inline_links WHERE key = ?", (key,)
+        )
         return found[0][0] if found else None
 
     async def save_link(self, key: str, query: str) -> None:

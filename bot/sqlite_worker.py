@@ -106,18 +106,13 @@ class SQLiteWorker:
         return await self._batched(partial(_in_transaction, items))
 
     async def statement_rows(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """`statement` for one that returns rows (`INSERT … RETURNING`): they are all
-        fetched on the connection's thread, which ends the statement and its implicit
-        transaction there."""
-        return await self._batched(partial(_one_statement, sql, params, True))
-
-    async def query(self, sql: str, params: tuple = ()) -> list[tuple]:
-        """Every row of one reading statement, fetched on the connection's thread. Reads
-        asked for while the connection is busy share the next handoff (`_batched`), as
-        writes do: one at a time through `run`, each reader waited at the lock for the one
-        before it and was woken a loop iteration after its release, and when 200 members
-        came at once (their language and lab machines not cached yet) the last waited
-        ~130 ms (bench/load.py, a loop-callback probe)."""
+        """`statement` for one that returns rows (`INSERT … RETURNING`, or a read on the
+        reader's connection): they are all fetched on the connection's thread, which ends
+        the statement and its implicit transaction there. Reads share handoffs like writes:
+        one at a time through `run`, each reader waited at the lock for the one before it
+        and was woken a loop iteration after its release, and when 200 members came at once
+        (their language and lab machines not cached yet) the last waited ~130 ms
+        (bench/load.py, a loop-callback probe)."""
         return await self._batched(partial(_one_statement, sql, params, True))
 
     async def _batched(self, operation: Callable[[sqlite3.Connection], Any]) -> Any:

@@ -108,7 +108,7 @@ class Repository:
     # --- small helpers ---------------------------------------------------------------------
 
     async def _all(self, sql: str, params: tuple = ()) -> list[tuple]:
-        return await self._reader.query(sql, params)
+        return await self._reader.statement_rows(sql, params)
 
     async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
         rows = await self._all(sql, params)
@@ -179,7 +179,7 @@ class Repository:
         key = (user_id, chat_id)
         if key not in self._languages:
             # one statement, so one read (shared with the reads asked meanwhile)
-            ((user, chat),) = await self._reader.query(
+            ((user, chat),) = await self._reader.statement_rows(
                 "SELECT (SELECT language FROM users WHERE user_id = ?), "
                 "(SELECT language FROM chats WHERE chat_id = ?)",
                 (user_id, chat_id),

@@ -1,4 +1,4 @@
-"""Reads asked for at once share the reader's handoffs (SQLiteWorker.query), as writes do:
+"""Reads asked for at once share the reader's handoffs (SQLiteWorker.statement_rows), as writes do:
 200 members arriving together used to queue at the reader's lock one handoff each."""
 
 from __future__ import annotations
