@@ -83,6 +83,8 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         self._locks: dict[int, asyncio.Lock] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
         self.metrics: Metrics | None = None  # counts and logs each update (bot.metrics)
+        # called once each update is done: bot.gc_tuning.Pacer's tick in the real process
+        self.after_update: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task] = set()
         self._abandoning = False
         # After a crash the inbox replays what the dead process fetched, and getUpdates
@@ -133,15 +135,22 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
             answers: list[asyncio.Future] = []  # bot.delivery.answer_soon
             token = button_answers.set(answers)
             try:
-                await coroutine
-            except BaseException:
-                for answer in answers:
-                    answer.cancel()
-                raise
+                try:
+                    await coroutine
+                except BaseException:
+                    for answer in answers:
+                        answer.cancel()
+                    raise
+                finally:
+                    button_answers.reset(token)
+                if answers:
+                    await settle_answers(answers)
             finally:
-                button_answers.reset(token)
-            if answers:
-                await settle_answers(answers)
+                # Each answer's task copied this update's context, which holds this list,
+                # which holds the task: a reference cycle per button press that only the
+                # cyclic collector freed, with everything the task held (bench/load.py:
+                # young collections of 30-70 ms late in a run, the tail of its latency).
+                answers.clear()
             if self.on_done is not None:
                 await self.on_done(update)
 
@@ -154,6 +163,8 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         finally:
             if not lock.locked():
                 self._locks.pop(key, None)
+            if self.after_update is not None:
+                self.after_update()
 
     async def initialize(self) -> None:
         return None

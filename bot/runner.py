@@ -13,6 +13,7 @@ from telegram.error import Conflict, TelegramError
 from telegram.ext import Application
 
 from bot import gc_tuning
+from bot.app import PerUserUpdateProcessor
 from bot.warmup import warm_engine
 from bot.webhook import OpsServer
 
@@ -134,6 +135,9 @@ async def serve(
     server = ops_server(app)
     await start(app, on_conflict=on_conflict, server=server)
     gc_tuning.settle_after_start_up()  # catalogs, templates and state are loaded by now
+    processor = app.update_processor
+    if isinstance(processor, PerUserUpdateProcessor):
+        processor.after_update = gc_tuning.Pacer().tick
     if server is not None and server.webhook:
         log.info(
             "bot @%s takes updates by webhook on %s:%d", app.bot.username, server.host, server.port

@@ -1,12 +1,18 @@
 """bot.gc_tuning: after start-up the collector keeps running, in larger batches, and never
-walks what start-up loaded. Checked in a child process: freezing pytest's own objects would
-change every test after this one."""
+walks what start-up loaded (checked in a child process: freezing pytest's own objects would
+change every test after this one); the pacer's schedule; and no reference cycle per button
+press for it to collect."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import subprocess
 import sys
+import weakref
 from pathlib import Path
+
+from bot.gc_tuning import Pacer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,3 +44,68 @@ def test_after_start_up_cycles_are_still_collected_and_start_up_objects_are_froz
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_the_pacer_collects_young_every_n_updates_middle_every_m_and_all_at_most_so_often() -> None:
+    """bot.gc_tuning.Pacer: a young collection every `young_every` updates, every
+    `middle_every`-th of them a middle one, and a full one in its place once `full_every_s`
+    have passed since the last (the clock starts at the pacer's creation)."""
+    calls: list[int] = []
+    now = [0.0]
+    pacer = Pacer(
+        young_every=3,
+        middle_every=4,
+        full_every_s=100.0,
+        collect=calls.append,
+        clock=lambda: now[0],
+    )
+    for _ in range(2):
+        pacer.tick()
+    assert calls == []  # two updates: nothing yet
+    pacer.tick()
+    assert calls == [0]
+    for _ in range(9):
+        pacer.tick()
+    assert calls == [0, 0, 0, 1]  # the fourth paced collection is a middle one
+    now[0] = 100.0
+    for _ in range(12):
+        pacer.tick()
+    assert calls == [0, 0, 0, 1, 0, 0, 0, 2]  # 100 s on: that one is a full collection
+    for _ in range(12):
+        pacer.tick()
+    assert calls[-1] == 1  # and the next full one waits another 100 s
+
+
+async def test_a_button_answer_task_is_freed_without_the_cyclic_collector() -> None:
+    """bot.app's update processor: the task answering a press (bot.delivery.answer_soon)
+    copied the update's context, which held the list of answers, which held the task: a
+    reference cycle per press that only the cyclic collector freed. With the collector off,
+    the task must be gone once the update is done."""
+    from telegram import Update
+
+    from bot.app import PerUserUpdateProcessor
+    from bot.delivery import answer_soon, button_answers
+
+    class Query:
+        async def answer(self) -> bool:
+            return True
+
+    seen: list[weakref.ref] = []
+
+    async def handler() -> None:
+        await answer_soon(Query())  # type: ignore[arg-type]
+        pending = button_answers.get()
+        assert pending is not None and len(pending) == 1
+        seen.append(weakref.ref(pending[0]))
+
+    processor = PerUserUpdateProcessor(4)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        await processor.do_process_update(Update(1), handler())
+        await asyncio.sleep(0)  # the loop lets go of the finished task's last callback
+        assert len(seen) == 1
+        assert seen[0]() is None, "the answer's task outlived its update"
+    finally:
+        if was_enabled:
+            gc.enable()
