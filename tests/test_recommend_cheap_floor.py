@@ -1,0 +1,70 @@
+"""advisor.recommend.fixes.cheap_floor: the bytes per card no cheap fix takes off (weights and
+the CUDA context). The search over cards skips a card's cheap-fix trials when its cap is
+under the floor, so the floor must hold under every cheap fix's own estimate, on every
+count the search tries; and a card under it costs no trial estimate."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import catalog
+from advisor.parse import parse_query
+from advisor.recommend import fixes
+from advisor.recommend.estimates import trial_estimate
+from advisor.recommend.fixes import CHEAP, CheapFixes, cheap_floor, setting_fixes, workload_for
+
+# Inference on each runtime family, training in each recipe, diffusion: the cheap fixes of
+# each (batch, checkpointing, fused loss, 8-bit optimizer, vLLM flags, KV cache types).
+LINES = [
+    "qwen2.5-72b awq 32k",
+    "vllm serve Qwen/Qwen2.5-72B-Instruct-AWQ --tensor-parallel-size 2",
+    "用 ollama 跑 deepseek-r1:32b，我的卡是 4090",
+    "llama-3.1-70b exl2 4bit 16k",
+    "llama-3.1-8b q8_0 llama.cpp 32k",
+    "训练 llama3-8b lora batch 8 seq 4096",
+    "8×A100 全参微调 70b zero3",
+    "qlora 70b 2x3090",
+    "LLaMA-Factory + DeepSpeed ZeRO-3 全参 qwen2.5-14b 8 张 a800",
+    "sdxl lora training batch 4",
+    "flux.1-dev lora 训练 batch 2",
+]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_no_cheap_fix_goes_under_the_floor(line: str) -> None:
+    w = parse_query(line).workload
+    assert w is not None
+    tried = 0
+    for count in (1, 2, 4, 8):
+        result = trial_estimate(workload_for(w, count))
+        if result.estimate is None:
+            continue
+        floor = cheap_floor(result)
+        for code, make in setting_fixes(result):
+            if code.partition(":")[0] not in CHEAP:
+                continue
+            trial = trial_estimate(make())
+            assert trial.estimate is not None
+            assert trial.estimate.total_bytes >= floor, (line, count, code)
+            tried += 1
+    assert tried > 0, line  # each line has cheap fixes to check
+
+
+def test_a_card_under_the_floor_costs_no_trial(monkeypatch: pytest.MonkeyPatch) -> None:
+    w = parse_query("qwen2.5-72b int4 32k").workload
+    assert w is not None
+    result = trial_estimate(w)
+    small = min(
+        (g for g in catalog.gpus().values() if g.rentable),
+        key=lambda g: g.usable_vram_bytes,
+    )
+    assert small.usable_vram_bytes * 0.8 < cheap_floor(result)
+    calls: list[object] = []
+
+    def counted(x: object) -> object:
+        calls.append(x)
+        return trial_estimate(x)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fixes, "trial_estimate", counted)
+    assert CheapFixes().first(result, small, False) is None
+    assert calls == []
