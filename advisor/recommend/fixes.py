@@ -367,9 +367,10 @@ def cheap_floor(result: EstimateResult) -> int:
     states, the serving engine's flags, the KV cache): the model, its format and its split
     stay, and every estimate's total holds its weights terms (resident, never rebalanced)
     and the context. A card whose cap is under this needs no trial estimate to say that no
-    cheap fix makes it comfortable (~40% of the search's trials). Checked over
-    bench/golden.py's corpus: all 11,682 cheap trials estimated there came out at or above
-    their floor (tests/test_recommend_cheap_floor.py keeps a sample of them)."""
+    cheap fix makes it comfortable (bench/speed.py's questions: 7.7 -> 7.0 lean estimates
+    each). Checked over bench/golden.py's corpus: all 11,682 cheap trials estimated there
+    came out at or above their floor (tests/test_recommend_cheap_floor.py checks a sample of
+    workloads on every count)."""
     est = result.estimate
     if est is None:
         return 0
