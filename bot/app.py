@@ -147,9 +147,8 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
                     await settle_answers(answers)
             finally:
                 # Each answer's task copied this update's context, which holds this list,
-                # which holds the task: a reference cycle per button press that only the
-                # cyclic collector freed, with everything the task held (bench/load.py:
-                # young collections of 30-70 ms late in a run, the tail of its latency).
+                # which holds the task: a reference cycle per button press, with everything
+                # the task held, that only the cyclic collector freed (bot.gc_tuning).
                 answers.clear()
             if self.on_done is not None:
                 await self.on_done(update)

@@ -22,8 +22,9 @@ and a deallocation of an *old* object counts too: once the memos are full, each 
 (young) evicts an old one, the count stands still while the young generation grows, and each
 young collection traverses more. In a 20 s bench/load.py run the young generation at a
 collection grew from 20 557 objects to 84 244, and its pause from 4 to 39 ms (68 ms in
-another run): the tail of the latency (gc.callbacks probe, 2026-12-01). Paced by updates,
-the young generation holds what fifty updates leave behind, whatever the memos evict.
+another run), the longest callbacks of the loop (gc.callbacks probe, 2026-12-01). Paced by
+updates, the young generation holds what fifty updates leave behind, whatever the memos
+evict.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class Pacer:
     objects, a few ms) and the middle one what `middle_every` young collections promoted.
     With CPython's own middle threshold (20 young collections) a middle collection paused
     79 ms. The full collection traverses every object not frozen (the memos' entries among
-    them); spaced by time, its pause stays out of all but one update in tens of thousands.
+    them): spaced by time, a pause of tens of ms at most once in five minutes.
     The allocation thresholds stay as a backstop for work that is not an update.
     `collect` and `clock` are gc.collect and time.monotonic, replaceable in tests."""
 
