@@ -3,6 +3,8 @@ change precision, budget or card, read the details, or start over."""
 
 from __future__ import annotations
 
+import asyncio
+
 from telegram import Message, Update
 from telegram.constants import ChatType, MessageLimit
 
@@ -181,19 +183,29 @@ async def reply_with_answer(
     brief, body = await answer_as_sent(update, context, parsed, "answer", canonical, hub_answer=hub)
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
-    hid = await context.repo.add_history(
-        user_id=user.id,
-        chat_id=chat.id,
-        raw_text=raw_text,
-        canonical=canonical,
-        workload=parsed.workload.model_dump(mode="json", exclude_none=True),
-        summary=brief,
-        catalog_version=catalog.catalog_version(),
-        update_id=update.update_id,
+    # The reply goes out while its history row is written: its buttons carry the row's id,
+    # reserved now (Repository.reserve_history_id). The update ends once the row is
+    # committed, so the inbox lets it go only then and a crash before replays it.
+    hid = await context.repo.reserve_history_id()
+    stored = asyncio.ensure_future(
+        context.repo.add_history(
+            user_id=user.id,
+            chat_id=chat.id,
+            raw_text=raw_text,
+            canonical=canonical,
+            workload=parsed.workload.model_dump(mode="json", exclude_none=True),
+            summary=brief,
+            catalog_version=catalog.catalog_version(),
+            update_id=update.update_id,
+            entry_id=hid,
+        )
     )
-    await deliver(
-        update, context, body, answer_keyboard(context, hid), edit=edit, in_place=in_place
-    )
+    try:
+        await deliver(
+            update, context, body, answer_keyboard(context, hid), edit=edit, in_place=in_place
+        )
+    finally:
+        await stored
     return hid
 
 

@@ -116,6 +116,13 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         finally:
             self._tasks.discard(task)
 
+    async def idle(self) -> None:
+        """Return once no update is in progress: an answer's reply goes out while its
+        history row is written (bot.answer.reply_with_answer), and the update ends after.
+        Errors are the updates' own (PTB's error handlers saw them)."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
     def abandon(self) -> int:
         """Cancel every update still in progress and refuse new ones (shutdown deadline).
         Their inbox rows stay, so the next start handles them again. Returns how many."""

@@ -112,3 +112,9 @@ async def press(tg: FakeTelegram, user: User, call: Call, label: str) -> Call:
 def shown(call: Call) -> str:
     """The text as Telegram shows it (tags parsed away by the stand-in)."""
     return call.result["text"]
+
+
+async def settled(app: AdvisorApplication) -> None:
+    """Wait until the bot has finished every update: a reply can reach the chat before its
+    update is done (the answer's history row is written while the reply goes out)."""
+    await app.update_processor.idle()  # type: ignore[attr-defined]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import ADMIN_ID, buttons, press, say, shown
+from conftest import ADMIN_ID, buttons, press, say, settled, shown
 
 from bot.standin import Chat, FakeTelegram, User
 
@@ -131,6 +131,7 @@ async def test_history_lists_questions_and_asks_again(tg: FakeTelegram, bot) -> 
     )
     again = await press(tg, bo, listing, "↻ 2")
     assert "Qwen2.5 7B · inference · int4" in shown(again)
+    await settled(bot)
     assert len(await bot.repo.recent_history(bo.id, bo.id)) == 3
 
 

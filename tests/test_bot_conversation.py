@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import button, buttons, press, say, shown
+from conftest import button, buttons, press, say, settled, shown
 
 from bot.standin import Chat, FakeTelegram, User
 
@@ -29,6 +29,7 @@ async def test_whole_guided_conversation_in_english_edits_one_message(
     assert "Qwen2.5 7B · inference · int8 · context 32k" in text
     assert "¥" in text  # the budget's currency is used for prices
     assert any("Details" in label for label, _ in buttons(answer))
+    await settled(bot)
     rows = await bot.repo.recent_history(1001, 1001)
     assert len(rows) == 1 and rows[0].canonical.startswith(
         "qwen2.5-7b · int8 · inference · ctx 32768"
@@ -134,6 +135,7 @@ async def test_answer_buttons_change_precision_and_show_details(tg: FakeTelegram
     budget = await press(tg, ann, on_card, "Budget")
     cheap = await press(tg, ann, budget, "$1/h")
     assert "$" in shown(cheap)
+    await settled(bot)
     assert len(await bot.repo.recent_history(1009, 1009)) == 4  # the question and three changes
 
 

@@ -4,7 +4,7 @@ reply to the answer), and a typed answer in the guided conversation lands on its
 
 from __future__ import annotations
 
-from conftest import buttons, press, say, shown
+from conftest import buttons, press, say, settled, shown
 
 from bot.standin import Chat, FakeTelegram, User
 
@@ -13,6 +13,7 @@ LAB = Chat(-100991, "supergroup", "GPU lab")
 
 async def _canonicals(bot, user: User, chat_id: int) -> list[str]:
     """The questions answered, oldest first, as the answers stored them."""
+    await settled(bot)
     return [row.canonical for row in await bot.repo.recent_history(user.id, chat_id)][::-1]
 
 

@@ -6,7 +6,7 @@ import asyncio
 import random
 import sqlite3
 
-from conftest import button, buttons, press, say, shown
+from conftest import button, buttons, press, say, settled, shown
 from telegram.error import BadRequest, NetworkError, TimedOut
 
 from bot.delivery import RetryingRateLimiter
@@ -81,6 +81,7 @@ async def test_random_faults_lose_and_duplicate_nothing(tg: FakeTelegram, bot) -
             and (c.error is None or "not modified" in c.error)
         ]
         assert len(got) == n, (chat_id, n, len(got))
+    await settled(bot)
     history = 0
     for i in range(6):
         for chat_id in (lab.id, 5100 + i):

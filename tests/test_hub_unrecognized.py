@@ -14,7 +14,7 @@ from bot.settings import Settings
 from bot.standin import Call, FakeTelegram, User
 from hublookup.resolve import HubAnswer, search_texts
 from hublookup.standin import HubStandin
-from tests.conftest import halt, launch, press, say, shown
+from tests.conftest import halt, launch, press, say, settled, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 
@@ -200,6 +200,7 @@ async def test_a_repo_id_typed_at_the_wizard_model_step_is_read_from_the_hub(
         text = shown(answer)
         assert "Architecture from the Hugging Face Hub" in text and TINY in text
         assert "1.100B parameters counted in the safetensors headers" in text
+        await settled(app)
         rows = await app.repo.recent_history(11, 11)
         assert rows and rows[0].canonical.startswith(TINY)
     finally:

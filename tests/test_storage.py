@@ -13,7 +13,7 @@ from conftest import halt, launch, make_settings, press, say, shown
 
 from bot.schema import MIGRATIONS_DIR, StorageError, backup_database
 from bot.standin import FakeTelegram, User
-from bot.storage import Repository
+from bot.storage import HISTORY_ID_BLOCK, Repository
 
 HOSTILE = [
     "'; DROP TABLE history; --",
@@ -191,7 +191,55 @@ async def test_a_redelivered_update_adds_no_second_row(tmp_path: Path) -> None:
         catalog_version="v",
         update_id=99,
     )
-    assert first == again and await repo.count_history() == 1
+    # one row, under the id the second answer's buttons carry; the first id names nothing
+    assert first != again and await repo.count_history() == 1
+    assert (await repo.history_entry(again)) is not None
+    assert await repo.history_entry(first) is None
+    await repo.close()
+
+
+async def test_history_ids_are_never_handed_out_twice_across_restarts(tmp_path: Path) -> None:
+    """Ids reserved by a process that dies before writing their rows are not reused: a
+    button sent with one of them must not come to name another question."""
+    path = tmp_path / "ids.sqlite3"
+    repo = await Repository.open(path)
+    handed = [await repo.reserve_history_id() for _ in range(3)]
+    assert handed == [1, 2, 3]  # a fresh database starts at 1, one after another
+    stored = await repo.add_history(
+        user_id=1,
+        chat_id=1,
+        raw_text="a",
+        canonical=None,
+        workload=None,
+        summary=None,
+        catalog_version="v",
+        update_id=1,
+        entry_id=handed[1],
+    )
+    assert stored == handed[1] and (await repo.history_entry(stored)).raw_text == "a"
+    await repo.close()  # like a kill: the other two ids never got rows
+    repo = await Repository.open(path)
+    later = await repo.add_history(
+        user_id=1,
+        chat_id=1,
+        raw_text="b",
+        canonical=None,
+        workload=None,
+        summary=None,
+        catalog_version="v",
+        update_id=2,
+    )
+    assert later == HISTORY_ID_BLOCK + 1  # past the whole block the first process reserved
+    await repo.close()
+
+
+async def test_a_new_block_is_reserved_when_one_runs_out(tmp_path: Path) -> None:
+    repo = await Repository.open(tmp_path / "b.sqlite3")
+    # many answers at once, some of them asking while the next block is being reserved
+    ids = await asyncio.gather(*(repo.reserve_history_id() for _ in range(HISTORY_ID_BLOCK + 2)))
+    assert sorted(ids) == list(range(1, HISTORY_ID_BLOCK + 3))
+    more = await asyncio.gather(*(repo.reserve_history_id() for _ in range(HISTORY_ID_BLOCK)))
+    assert len(set(ids) | set(more)) == 2 * HISTORY_ID_BLOCK + 2
     await repo.close()
 
 
