@@ -109,3 +109,33 @@ async def test_a_button_answer_task_is_freed_without_the_cyclic_collector() -> N
     finally:
         if was_enabled:
             gc.enable()
+
+
+async def test_start_settles_the_collector_before_the_first_update_can_arrive(
+    tg,
+    settings,  # noqa: ANN001 - conftest fixtures
+) -> None:
+    """bot.runner.serve settles the collector (a full collection, ~35 ms) through `start`'s
+    `before_updates`: after the state is loaded and before polling starts, so neither the
+    first updates nor a replayed backlog wait behind it."""
+    from telegram.ext import ApplicationBuilder
+
+    from bot.app import build_application
+    from bot.runner import start, stop
+    from tests.conftest import TOKEN
+
+    seen: list[list[str]] = []
+    app = build_application(ApplicationBuilder().token(TOKEN), settings)
+    await start(
+        app, poll_timeout=1, before_updates=lambda: seen.append([c.method for c in tg.calls])
+    )
+    try:
+        await tg.wait_polling(timeout=10)
+        assert len(seen) == 1  # called once
+        assert "getMe" in seen[0]  # after initialize (the token checked, state loaded)
+        # before polling starts (it first deletes any webhook, then polls)
+        assert "deleteWebhook" not in seen[0] and "getUpdates" not in seen[0]
+        assert "deleteWebhook" in [c.method for c in tg.calls]
+    finally:
+        tg.release_pollers()
+        await stop(app)
