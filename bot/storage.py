@@ -289,8 +289,10 @@ class Repository:
             chat_id,
             raw_text,
             canonical,
-            json.dumps(workload, ensure_ascii=False) if workload is not None else None,
-            json.dumps(summary, ensure_ascii=False) if summary is not None else None,
+            # orjson where installed (bot.fastjson): the standard library's encoder was ~2% of
+            # the loop over the first second of bench/load.py (every answer new)
+            fastjson.dumps(workload) if workload is not None else None,
+            fastjson.dumps(summary) if summary is not None else None,
             catalog_version,
             now_iso(),
         )
