@@ -139,3 +139,38 @@ async def test_start_settles_the_collector_before_the_first_update_can_arrive(
     finally:
         tg.release_pollers()
         await stop(app)
+
+
+async def test_serve_paces_the_collector_by_updates(
+    tg,
+    settings,
+    monkeypatch,  # noqa: ANN001 - conftest and pytest fixtures
+) -> None:
+    """`bot.runner.serve` (what `python -m bot` runs) hands the processor a Pacer's tick, and
+    a handled update ticks it. The start-up settling (gc.freeze) is replaced here: freezing
+    pytest's own objects would change every test after this one."""
+    from telegram.ext import ApplicationBuilder
+
+    from bot import gc_tuning
+    from bot.app import build_application
+    from bot.runner import serve
+    from bot.standin import User
+    from tests.conftest import TOKEN, say
+
+    monkeypatch.setattr(gc_tuning, "settle_after_start_up", lambda: None)
+    ticks: list[int] = []
+    real_tick = Pacer.tick
+    monkeypatch.setattr(Pacer, "tick", lambda self: (ticks.append(1), real_tick(self))[1])
+    app = build_application(ApplicationBuilder().token(TOKEN), settings)
+    stop_event = asyncio.Event()
+    served = asyncio.create_task(serve(app, stop_event, stop_budget_s=5))
+    try:
+        await tg.wait_polling(timeout=30)
+        assert isinstance(app.update_processor.after_update.__self__, Pacer)
+        await say(tg, User(4242, "Ann", "en"), "/help")
+        await app.update_processor.idle()
+        assert ticks  # the update handled ticked the pacer
+    finally:
+        tg.release_pollers()
+        stop_event.set()
+        await served
