@@ -169,28 +169,25 @@ async def test_hundred_concurrent_users_lose_no_row_and_never_see_locked(tmp_pat
         await r.close()
 
 
+async def _question(repo: Repository, raw: str, update_id: int, entry_id: int | None = None) -> int:
+    """One user's question in their private chat, stored as an answer stores it."""
+    return await repo.add_history(
+        user_id=1,
+        chat_id=1,
+        raw_text=raw,
+        canonical=None,
+        workload=None,
+        summary=None,
+        catalog_version="v",
+        update_id=update_id,
+        entry_id=entry_id,
+    )
+
+
 async def test_a_redelivered_update_adds_no_second_row(tmp_path: Path) -> None:
     repo = await Repository.open(tmp_path / "g.sqlite3")
-    first = await repo.add_history(
-        user_id=1,
-        chat_id=1,
-        raw_text="a",
-        canonical=None,
-        workload=None,
-        summary=None,
-        catalog_version="v",
-        update_id=99,
-    )
-    again = await repo.add_history(
-        user_id=1,
-        chat_id=1,
-        raw_text="a",
-        canonical=None,
-        workload=None,
-        summary=None,
-        catalog_version="v",
-        update_id=99,
-    )
+    first = await _question(repo, "a", 99)
+    again = await _question(repo, "a", 99)
     # one row, under the id the second answer's buttons carry; the first id names nothing
     assert first != again and await repo.count_history() == 1
     assert (await repo.history_entry(again)) is not None
@@ -205,30 +202,11 @@ async def test_history_ids_are_never_handed_out_twice_across_restarts(tmp_path: 
     repo = await Repository.open(path)
     handed = [await repo.reserve_history_id() for _ in range(3)]
     assert handed == [1, 2, 3]  # a fresh database starts at 1, one after another
-    stored = await repo.add_history(
-        user_id=1,
-        chat_id=1,
-        raw_text="a",
-        canonical=None,
-        workload=None,
-        summary=None,
-        catalog_version="v",
-        update_id=1,
-        entry_id=handed[1],
-    )
+    stored = await _question(repo, "a", 1, entry_id=handed[1])
     assert stored == handed[1] and (await repo.history_entry(stored)).raw_text == "a"
     await repo.close()  # like a kill: the other two ids never got rows
     repo = await Repository.open(path)
-    later = await repo.add_history(
-        user_id=1,
-        chat_id=1,
-        raw_text="b",
-        canonical=None,
-        workload=None,
-        summary=None,
-        catalog_version="v",
-        update_id=2,
-    )
+    later = await _question(repo, "b", 2)
     assert later == HISTORY_ID_BLOCK + 1  # past the whole block the first process reserved
     await repo.close()
 
