@@ -174,3 +174,29 @@ async def test_a_button_answer_travels_beside_the_edit_and_settles_before_the_up
     assert click["update_id"] not in [
         u["update_id"] for u in await bot.persistence.repo.inbox_pending()
     ]
+
+
+async def test_a_history_write_that_fails_after_the_answer_went_out_is_said_once(
+    tg: FakeTelegram, bot, monkeypatch
+) -> None:
+    """The answer goes out while its history row is written (bot.answer.reply_with_answer).
+    When that write fails, the answer already sent stays and the user is told, in their
+    language, once, with no traceback; the next question is stored as usual."""
+    li = User(5090, "李雷", "zh-hans")
+    real = bot.repo.add_history
+
+    async def disk_full(**kwargs: object) -> int:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(bot.repo, "add_history", disk_full)
+    answer = await say(tg, li, "/vram 7b")
+    assert "显存" in shown(answer)
+    await settled(bot)
+    sent = [shown(c) for c in successful(tg, "sendMessage", li.id)]
+    assert sent[-1].startswith("抱歉") and sum(s.startswith("抱歉") for s in sent) == 1
+    assert "Traceback" not in "".join(sent)
+    assert await bot.repo.recent_history(li.id, li.id) == []
+    monkeypatch.setattr(bot.repo, "add_history", real)
+    await say(tg, li, "/vram 13b")
+    await settled(bot)
+    assert len(await bot.repo.recent_history(li.id, li.id)) == 1
