@@ -12,17 +12,13 @@ found here, with one line, instead of at the first question.
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-from collections.abc import Callable
 from pathlib import Path
 
-import advisor
 from advisor import memo
 from advisor.parse import canonical_query, parse_query
 from advisor.recommend import recommend_query
 from advisor.render import preload_templates, render
+from advisor.tables import build_tables
 
 SAMPLE_QUESTION = "qwen2.5-7b int4 on 4090 ¥5/h"
 # Lines that reach the recognizers the sample question does not (tasks and kinds, Chinese
@@ -59,34 +55,3 @@ def warm_engine(prices_file: Path | None) -> None:
         memo.clear_questions()  # the tables stay; no question is answered in advance
     except Exception as exc:  # noqa: BLE001 - any failure here is the operator's to fix
         raise EngineError(f"the engine cannot answer a sample question: {exc}") from exc
-
-
-def tables() -> list[Callable[[], object]]:
-    """The engine's lazily built tables: every function of an `advisor` module cached with
-    functools (`cache_info`) and called with no argument (patterns, alias indexes, data
-    files read once). Cached functions that take arguments are per-input memos, not
-    tables."""
-    found = []
-    for info in pkgutil.walk_packages(advisor.__path__, "advisor."):
-        module = importlib.import_module(info.name)
-        for fn in vars(module).values():
-            if getattr(fn, "__module__", None) != module.__name__ or not hasattr(fn, "cache_info"):
-                continue
-            params = inspect.signature(fn).parameters.values()
-            if all(
-                p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-                for p in params
-            ):
-                found.append(fn)
-    return found
-
-
-def build_tables() -> int:
-    """Build every table now, at start-up. The sample question reaches most of them; the rest
-    (18 on 2026-12-01: the alias index of unknown names alone 34 ms, the family and
-    machine-line patterns, the Chinese filler words) were built by the first question that
-    needed them, under load (the first unknown model's parse took 76 ms). Returns how many."""
-    built = tables()
-    for fn in built:
-        fn()
-    return len(built)

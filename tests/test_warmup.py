@@ -5,7 +5,8 @@ advance (per-question memos empty after it)."""
 from __future__ import annotations
 
 from advisor import memo
-from bot.warmup import build_tables, tables, warm_engine
+from advisor.tables import build_tables, tables
+from bot.warmup import warm_engine
 
 
 def test_every_table_is_built_at_start_up_and_no_answer_is_kept() -> None:
