@@ -11,7 +11,15 @@ from advisor import catalog
 from advisor.parse import parse_query
 from advisor.recommend import fixes
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import CHEAP, CheapFixes, cheap_floor, setting_fixes, workload_for
+from advisor.recommend.fixes import (
+    ACTIVATION_FIXES,
+    CHEAP,
+    CheapFixes,
+    candidate_fixes,
+    cheap_floor,
+    setting_fixes,
+    workload_for,
+)
 
 # Inference on each runtime family, training in each recipe, diffusion: the cheap fixes of
 # each (batch, checkpointing, fused loss, 8-bit optimizer, vLLM flags, KV cache types).
@@ -68,3 +76,43 @@ def test_a_card_under_the_floor_costs_no_trial(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(fixes, "trial_estimate", counted)
     assert CheapFixes().first(result, small, False) is None
     assert calls == []
+
+
+def _step_bound(result: object) -> bool:
+    est = result.estimate  # type: ignore[attr-defined]
+    return est is not None and any(t.name == "optimizer_step" for t in est.terms)
+
+
+def test_a_peak_set_by_the_optimizer_step_is_not_lowered_by_activation_fixes() -> None:
+    """fixes._changes_nothing skips, where the estimate is over the cap, the fixes that only
+    shrink what the forward and backward pass hold when the optimizer step sets the peak:
+    each such fix's own estimate must come out at or above it, on every count."""
+    checked = 0
+    for line in LINES + ["全参微调 qwen2.5-7b", "pretrain llama3-8b fsdp 4 卡 batch 4 seq 4096"]:
+        w = parse_query(line).workload
+        assert w is not None
+        for count in (1, 2, 4, 8):
+            result = trial_estimate(workload_for(w, count))
+            if not _step_bound(result):
+                continue
+            for code, make in candidate_fixes(result):
+                if code.partition(":")[0] not in ACTIVATION_FIXES:
+                    continue
+                trial = trial_estimate(make())
+                assert trial.estimate is not None
+                assert trial.estimate.total_bytes >= result.estimate.total_bytes, (line, code)
+                assert fixes._changes_nothing(code, result)
+                checked += 1
+    assert checked >= 10  # full fine-tunes whose step sets the peak, on several counts
+
+
+def test_activation_fixes_are_tried_where_the_activations_set_the_peak() -> None:
+    """The skip is for a step-bound peak only: a LoRA run's peak is its activations, and a
+    shorter sequence there is a real fix."""
+    w = parse_query("训练 llama3-8b lora batch 8 seq 4096").workload
+    assert w is not None
+    result = trial_estimate(w)
+    assert not _step_bound(result)
+    codes = [c for c, _ in candidate_fixes(result) if c.partition(":")[0] in ACTIVATION_FIXES]
+    assert codes
+    assert not any(fixes._changes_nothing(c, result) for c in codes if c != "checkpointing")

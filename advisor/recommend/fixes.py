@@ -353,12 +353,30 @@ def fixes_for(
 
 
 def _changes_nothing(code: str, result: EstimateResult) -> bool:
-    """A fix that sets what the engine already assumed for this workload: its estimate is
-    this one (training.training_setup turns checkpointing on for a model of 1B or more
-    when not told, and says so). Skipping it saves an estimate per card count."""
-    if code != "checkpointing":
+    """A fix whose estimate cannot come out under this one's, so that it is skipped where
+    this one is over the cap (skipping saves an estimate per card count):
+
+    - one that sets what the engine already assumed: training.training_setup turns
+      checkpointing on for a model of 1B or more when not told, and says so;
+    - one that only shrinks what the forward and backward pass hold (`ACTIVATION_FIXES`),
+      on an estimate whose peak is the optimizer step (its `optimizer_step` term, which
+      training.estimate_training adds only then): the weights, gradients, optimizer states
+      and the step's buffer stay, so the step's peak stays and the new peak is at least it
+      (a full fine-tune of a 70B model: a fused loss or a shorter sequence changes
+      nothing). tests/test_recommend_cheap_floor.py checks both on every count."""
+    if code == "checkpointing" and any(
+        a.field == "gradient_checkpointing" and a.value == "on" for a in result.assumed
+    ):
+        return True
+    if code.partition(":")[0] not in ACTIVATION_FIXES or result.estimate is None:
         return False
-    return any(a.field == "gradient_checkpointing" and a.value == "on" for a in result.assumed)
+    return any(t.name == "optimizer_step" for t in result.estimate.terms)
+
+
+# Fixes that change only the saved activations, the loss's logits and a layer's transient
+# (batch size, checkpointing, the fused loss, the sequence length): never the weights, the
+# gradients, the optimizer's states or its step.
+ACTIVATION_FIXES = frozenset(("batch", "checkpointing", "chunked_loss", "shorter_context"))
 
 
 def cheap_floor(result: EstimateResult) -> int:
