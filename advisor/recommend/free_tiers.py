@@ -8,7 +8,7 @@ from advisor.catalog import GpuSpec
 from advisor.models import EstimateResult, Kind
 from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import HEADROOM
+from advisor.recommend.fixes import HEADROOM, cheap_floor
 from advisor.recommend.pricing import platforms
 
 
@@ -39,11 +39,16 @@ def free_card(result: EstimateResult, gpu: GpuSpec) -> int | None:
     """Whether a free tier's card runs the job with the guide's headroom: None if not, else
     1 when judged in fp16 mixed precision (a card without bf16), 0 as asked."""
     w = result.workload
+    cap = gpu.usable_vram_bytes * (1 - HEADROOM)
+    if cheap_floor(result) > cap:
+        # The weights and the CUDA context alone are over the cap, as they are after the
+        # change to fp16 (a setting of the same run: fixes.cheap_floor): no estimate needed.
+        return None
     trial = result
     if w.mode.is_training and not gpu.bf16_supported and w.compute_dtype is None:
         trial = trial_estimate(w.model_copy(update={"compute_dtype": "fp16"}))
     if blockers(gpu, trial) or trial.estimate is None:
         return None
-    if trial.estimate.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
+    if trial.estimate.total_bytes <= cap:
         return int(trial is not result)
     return None
