@@ -118,7 +118,9 @@ def test_activation_fixes_are_tried_where_the_activations_set_the_peak() -> None
     assert not any(fixes._changes_nothing(c, result) for c in codes if c != "checkpointing")
 
 
-@pytest.mark.parametrize("line", [ln for ln in LINES if "训练" in ln or "全参" in ln or "lora" in ln])
+@pytest.mark.parametrize(
+    "line", [ln for ln in LINES if "训练" in ln or "全参" in ln or "lora" in ln]
+)
 def test_the_free_tiers_fp16_change_stays_over_the_floor(line: str) -> None:
     """free_tiers.free_card says no without an estimate when the floor is over the free
     card's cap: the job judged in fp16 (a T4 has no bf16) keeps the weights and the context."""

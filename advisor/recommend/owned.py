@@ -10,6 +10,8 @@ internal price; then the name.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel
 
 from advisor import catalog
@@ -98,7 +100,7 @@ def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
         chosen = option(setups.at(m.count), gpu, m.count, None, speed_always=True, blocked=missing)
     if missing:  # what stops the card, to say beside "cannot run it" (as the answer does)
         notes = card_pitfalls(setups.at(chosen.count), gpu, chosen)
-        chosen = chosen.model_copy(update={"notes": [n for n in notes if n.severity == "error"]})
+        chosen = replace(chosen, notes=[n for n in notes if n.severity == "error"])
     verdict, fixes = verdict_of(setups.at(chosen.count), chosen, gpu, own_card=True)
     if verdict is None:
         return None

@@ -7,6 +7,7 @@ keeps what the platform actually charges beside it."""
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from functools import cache
 
 from advisor.catalog import DATA_DIR, PriceSpec
@@ -88,7 +89,7 @@ _TIMES: Memo[tuple[Price, Price]] = Memo("price_times", 4096, table=True)
 
 
 def times(price: Price | None, count: int) -> Price | None:
-    """The price for `count` cards. Shared: change it only through `model_copy`."""
+    """The price for `count` cards. Shared: change it only on a copy (`dataclasses.replace`)."""
     if price is None:
         return None
     return _TIMES.get((id(price), count), lambda: (price, _times(price, count)))[1]
@@ -96,9 +97,7 @@ def times(price: Price | None, count: int) -> Price | None:
 
 def _times(price: Price, count: int) -> Price:
     listed = round(price.listed_amount * count, 2) if price.listed_amount is not None else None
-    return price.model_copy(
-        update={"amount": round(price.amount * count, 2), "listed_amount": listed}
-    )
+    return replace(price, amount=round(price.amount * count, 2), listed_amount=listed)
 
 
 class _TimesTable(dict[str, Price | None]):

@@ -3,12 +3,12 @@ first (constraints.py), budgets as hard filters, then cheapest / best value / fa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.memo import ByIdentity
-from advisor.memory.terms import construct
 from advisor.models import EstimateResult, Kind, Runtime
 from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
@@ -30,23 +30,6 @@ FASTEST_PRICE_FACTOR = 4.0
 # Engines that take a set share of the card (--gpu-memory-utilization, --mem-fraction-static).
 SHARE = (Runtime.vllm, Runtime.sglang)
 FASTEST_JOB_COST_FACTOR = 2.0
-# The fields `Option(...)` was called with (the rest took their defaults).
-_OPTION_SET = frozenset(
-    (
-        "gpu_id",
-        "gpu_name",
-        "count",
-        "fits",
-        "risky",
-        "multi_node",
-        "per_gpu_bytes",
-        "usable_bytes",
-        "headroom_fraction",
-        "price_per_hour",
-        "parallelism",
-        "blocked",
-    )
-)
 
 
 def tp_ok(result: EstimateResult, count: int) -> bool:
@@ -189,38 +172,28 @@ def option_from(
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
-    # Every field in Option's order, with the types validation would give (floats where
-    # the field is a float): a recommendation builds a few dozen options, and validating
-    # each was a tenth of a new question's cost. tests/test_memo.py and the answer dumps
-    # compare the answers.
-    return construct(
-        Option,
-        {
-            "gpu_id": card.id,
-            "gpu_name": card.name,
-            "count": count,
-            "fits": fits,
-            "risky": fits and headroom < HEADROOM,
-            "multi_node": count > 8,
-            "per_gpu_bytes": need,
-            "usable_bytes": usable,
-            "headroom_fraction": float(round(headroom, 3)),
-            "price_per_hour": price,
-            "parallelism": split if count > 1 else None,
-            "blocked": blocked,
-            "fix": None,
-            "fixed_bytes": None,
-            "notes": [],
-            "decode_tokens_per_s": tps,
-            "decode_total_tokens_per_s": total_tps,
-            "concurrency": concurrency,
-            "prefill_s": prefill_s,
-            "train_hours": train_hours,
-            "job_cost": job_cost,
-            "images_per_min": images,
-            "why": "",
-        },
-        _OPTION_SET,
+    # Built from values of the types the fields hold (floats where a field is a float):
+    # the answer's dumps compare them (tests/test_memo.py, bench/golden.py).
+    return Option(
+        card.id,
+        card.name,
+        count,
+        fits,
+        fits and headroom < HEADROOM,  # risky
+        count > 8,  # multi_node
+        need,
+        usable,
+        float(round(headroom, 3)),
+        price,
+        split if count > 1 else None,
+        blocked,
+        decode_tokens_per_s=tps,
+        decode_total_tokens_per_s=total_tps,
+        concurrency=concurrency,
+        prefill_s=prefill_s,
+        train_hours=train_hours,
+        job_cost=job_cost,
+        images_per_min=images,
     )
 
 
@@ -237,8 +210,8 @@ def with_cheap_fix(
     KV cache) makes comfortable: kept as a comfortable pick that names the setting.
     `trials`: a `CheapFixes` shared by the cards of one recommendation (or, as before, a
     dict of trial estimates for `fixes_for`). `own`: the caller just built `opt` and shares
-    it with no one: the fix is set in place, as `model_copy(update=...)` would set it on a
-    copy (the search over cards sets one on a third of its options)."""
+    it with no one: the fix is set in place rather than on a copy (the search over cards
+    sets one on a third of its options)."""
     if not opt.risky:
         return opt
     if isinstance(trials, CheapFixes):
@@ -252,52 +225,33 @@ def with_cheap_fix(
         return opt
     code, trial = found[0]
     assert trial.estimate is not None
-    update = {"fix": code, "fixed_bytes": trial.estimate.total_bytes}
     if not own:
-        return opt.model_copy(update=update)
-    opt.__dict__.update(update)
-    opt.__pydantic_fields_set__.update(update)
+        opt = replace(opt)
+    opt.fix, opt.fixed_bytes = code, trial.estimate.total_bytes
     return opt
 
 
-# The ranking below reads each option's fields through its `__dict__` (what pydantic's
-# attribute access returns for a field, as its fields are never private or extra): a
-# pydantic model defines `__getattr__`, so CPython 3.11 cannot specialize an attribute
-# read on it (~60 ns each, ~10 on a plain object, ~20 for a dict read), and an answer's
-# ranking reads a few fields of each of a few dozen options in every pass (~800 reads,
-# bench/instructions.py).
-
-
 def comfortable(o: Option) -> bool:
-    d = o.__dict__
-    return d["fits"] and not d["blocked"] and (not d["risky"] or d["fix"] is not None)
+    return o.fits and not o.blocked and (not o.risky or o.fix is not None)
 
 
 def price_key(o: Option) -> tuple[bool, float, int]:
     """Listings payable where the reader pays first, then the amount; no price last."""
-    d = o.__dict__
-    p = d["price_per_hour"]
+    p = o.price_per_hour
     if p is None:
-        return (True, float("inf"), d["count"])
-    p = p.__dict__
-    return (not p["in_region"], p["amount"], d["count"])
+        return (True, float("inf"), o.count)
+    return (not p.in_region, p.amount, o.count)
 
 
 def listing_key(o: Option) -> tuple[bool, bool, float, int]:
     """The answer's list of options: comfortable fits first (a tight one with its fix
     counts as comfortable), then by `price_key` (written out: the list of a few dozen
     options is sorted for every answer)."""
-    d = o.__dict__
-    p = d["price_per_hour"]
-    rest = not d["fits"] or d["risky"] and not d["fix"]
+    p = o.price_per_hour
+    rest = not o.fits or o.risky and not o.fix
     if p is None:
-        return (rest, True, float("inf"), d["count"])
-    p = p.__dict__
-    return (rest, not p["in_region"], p["amount"], d["count"])
-
-
-def _price(o: Option) -> Price | None:
-    return o.__dict__["price_per_hour"]
+        return (rest, True, float("inf"), o.count)
+    return (rest, not p.in_region, p.amount, o.count)
 
 
 def top_picks(options: list[Option]) -> list[Option]:
@@ -305,8 +259,8 @@ def top_picks(options: list[Option]) -> list[Option]:
     machine when one machine will do."""
     picks = [o for o in options if comfortable(o)]
     gpus = catalog.gpus()
-    picks = [o for o in picks if gpus[o.__dict__["gpu_id"]].vendor == "NVIDIA"] or picks
-    return [o for o in picks if not o.__dict__["multi_node"]] or picks
+    picks = [o for o in picks if gpus[o.gpu_id].vendor == "NVIDIA"] or picks
+    return [o for o in picks if not o.multi_node] or picks
 
 
 def within_budget(
@@ -329,7 +283,7 @@ def within_budget(
 
 
 def cheapest_of(picks: list[Option]) -> Option | None:
-    priced = [o for o in picks if _price(o) is not None]
+    priced = [o for o in picks if o.price_per_hour is not None]
     return min(priced, key=price_key) if priced else None
 
 
