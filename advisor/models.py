@@ -9,6 +9,7 @@ nonsense answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Self
 
@@ -274,7 +275,15 @@ _new = object.__new__
 _setattr = object.__setattr__
 
 
-class Term(BaseModel):
+# The estimate's results (Term, Estimate, Assumption, EstimateResult) are built by the
+# engine alone from values of the right types, ~8 times per new question, and read ~450
+# times: slotted dataclasses, which pydantic validates and dumps inside a model
+# (recommend's Recommendation) as it does a model. A pydantic model defines `__getattr__`,
+# which keeps CPython from specializing a read on it (advisor/recommend/options.py).
+
+
+@dataclass(slots=True)
+class Term:
     """One named piece of the memory breakdown with the arithmetic that produced it."""
 
     name: str
@@ -283,10 +292,11 @@ class Term(BaseModel):
     # For answers in the user's language: `formula_key` names a line in
     # templates/{lang}/formulas.toml, filled with `values` (None: show `formula`).
     formula_key: str | None = None
-    values: dict[str, float | int | str] = {}
+    values: dict[str, float | int | str] = field(default_factory=dict)
 
 
-class Estimate(BaseModel):
+@dataclass(slots=True)
+class Estimate:
     per_gpu: bool
     num_gpus: int
     terms: list[Term]
@@ -336,12 +346,14 @@ class ResolvedModel(BaseModel):
     source: str | None = None
 
 
-class Assumption(BaseModel):
+@dataclass(slots=True)
+class Assumption:
     field: str
     value: str
 
 
-class EstimateResult(BaseModel):
+@dataclass(slots=True)
+class EstimateResult:
     workload: Workload
     model: ResolvedModel
     estimate: Estimate | None  # None for rendering/video/simulation: no formula exists

@@ -6,6 +6,7 @@ other tools read them.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from advisor.models import EstimateResult
@@ -32,7 +33,7 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
             "high_bytes": est.high_bytes,
             "confidence": est.confidence.value,
             "breakdown": est.breakdown,
-            "terms": [t.model_dump() for t in est.terms],
+            "terms": [asdict(t) for t in est.terms],
         }
     return out
 

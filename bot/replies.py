@@ -7,6 +7,7 @@ import html
 import logging
 import re
 from collections.abc import Hashable
+from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -146,6 +147,12 @@ def _frozen(value: object) -> Hashable:
         dumped = value.model_dump_json()
         if len(dumped) <= _TOO_BIG_TO_KEY:
             return (type(value).__qualname__, dumped)
+    elif is_dataclass(value) and not isinstance(value, type):
+        # the engine's rows (advisor.recommend's Price and Option): each field, exactly
+        return (
+            type(value).__qualname__,
+            tuple(_frozen(getattr(value, f.name)) for f in fields(value)),
+        )
     raise TypeError(type(value).__name__)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import replace
 
 from advisor import catalog
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
@@ -299,7 +300,7 @@ def test_a_formula_is_shown_from_formulas_toml_and_never_in_english_in_chinese(
     monkeypatch.setattr(rendering, "formulas", lambda lang: {})
     assert rendering.formula("zh", term) == "代入的数值：4096"  # numbers, not the English line
     assert rendering.formula("en", term) == term.formula
-    bare = term.model_copy(update={"values": {"gib": 1.0}})
+    bare = replace(term, values={"gib": 1.0})
     assert rendering.formula("zh", bare) == ""  # only its size, already shown
 
 

@@ -5,6 +5,7 @@ languages; the keys hold everything an answer depends on; the memos stay bounded
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,7 +16,7 @@ from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
 from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend.grid import precision_grid
-from advisor.recommend.pricing import ALL_REGIONS
+from advisor.recommend.pricing import ALL_REGIONS, cheapest_price
 from bot.answer import answer_text
 from tests.test_answer_generated import QUESTIONS
 
@@ -139,6 +140,15 @@ def test_a_render_is_keyed_by_every_value_and_its_type() -> None:
     gpu = catalog.gpus()["rtx-4090"]
     other = gpu.model_copy(update={"vram_gb": 48})
     assert _frozen({"gpu": gpu}) != _frozen({"gpu": other})
+    # the engine's dataclass rows (a /gpus or /card reply's prices), field by field
+    price = cheapest_price("rtx-4090", catalog.load_prices(None), "CNY")
+    assert price is not None
+    same = replace(price)
+    assert _frozen({"price": price}) == _frozen({"price": same})
+    assert _frozen({"price": price}) != _frozen({"price": replace(price, amount=price.amount + 1)})
+    assert _frozen({"price": price}) != _frozen(
+        {"price": replace(price, in_region=not price.in_region)}
+    )
     with pytest.raises(TypeError):
         _frozen({"x": object()})  # no exact form: rendered every time, never remembered
 

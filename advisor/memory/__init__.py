@@ -29,7 +29,7 @@ from advisor.memory.resolve import (
     assumed_architecture,
     resolve_model,
 )
-from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown, construct
+from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import (
     activation_bytes_per_token_layer,
@@ -75,12 +75,4 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
         est = estimate_classic_cnn(w, model, spec, acc)
     else:
         est = estimate_transformer(w, model, spec, acc)
-    # Built from values of the right types: no re-validation (a recommendation makes ~10)
-    return construct(
-        EstimateResult,
-        {"workload": w, "model": model, "estimate": est, "assumed": acc.assumed},
-        _RESULT_SET,
-    )
-
-
-_RESULT_SET = frozenset(("workload", "model", "estimate", "assumed"))
+    return EstimateResult(w, model, est, acc.assumed)

@@ -19,7 +19,7 @@ from advisor.memory.runtimes import (
     transformers,
     vllm,
 )
-from advisor.memory.terms import Breakdown, band, finish, load_peak, set_fields
+from advisor.memory.terms import Breakdown, band, finish, load_peak
 from advisor.memory.training import estimate_training
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (
@@ -196,10 +196,7 @@ def estimate_inference(
         # vLLM/SGLang's measured non-torch term already holds their NCCL buffers.
         collectives=par != Parallelism.layer and runtime not in SERVING_ENGINES,
     )
-    set_fields(
-        est,
-        runtime=runtime,
-        kv_bytes_per_token=int(setup.kv_per_token),
-        non_kv_bytes=est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache"),
-    )
+    est.runtime = runtime
+    est.kv_bytes_per_token = int(setup.kv_per_token)
+    est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")
     return est

@@ -50,41 +50,14 @@ def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> 
     """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
     and defaults: `values` holds every field in declaration order (defaults filled by the
     caller) and `fields_set` the names the caller passed. For models without aliases, extra
-    fields or post-init (Term, Assumption, Estimate, recommend's Option); tests/test_memo.py
-    and the answer dumps compare the results. model_construct was a fifth of a new
-    question's recommendation."""
+    fields or post-init (pitfalls' Pitfall); tests/test_fast_paths.py compares the results
+    with validated ones."""
     m = _new(cls)
     _setattr(m, "__dict__", values)
     _SET_FIELDS_SET(m, set(fields_set))
     _SET_EXTRA(m, None)
     _SET_PRIVATE(m, None)
     return m
-
-
-def set_fields(m: BaseModel, **values: Any) -> None:
-    """What assigning each field does on a model without `validate_assignment` (pydantic's
-    own handler: the value in `__dict__`, the name in the fields set), in one call: every
-    estimate sets its runtime and KV figures on the `Estimate` that `finish` built."""
-    m.__dict__.update(values)
-    m.__pydantic_fields_set__.update(values)
-
-
-_TERM_SET = frozenset(("name", "bytes", "formula", "formula_key", "values"))
-_ASSUMPTION_SET = frozenset(("field", "value"))
-_ESTIMATE_SET = frozenset(
-    (
-        "per_gpu",
-        "num_gpus",
-        "terms",
-        "allocated_bytes",
-        "total_bytes",
-        "low_bytes",
-        "high_bytes",
-        "confidence",
-        "band_low_fraction",
-        "band_high_fraction",
-    )
-)
 
 
 class LeanTerm:
@@ -127,26 +100,9 @@ class Breakdown:
             if self.lean:
                 self.terms.append(LeanTerm(name, b))  # type: ignore[arg-type]
                 return b
-            # No validation: the fields are built here with their types; validating each of
-            # the dozen terms of every estimate was most of an estimate's time. `construct`
-            # written out (a term is added ~8 times per estimate, ~100 per new question).
-            values = {"gib": round(b / GIB, 2), **values}
-            m = _new(Term)
-            _setattr(
-                m,
-                "__dict__",
-                {
-                    "name": name,
-                    "bytes": b,
-                    "formula": formula,
-                    "formula_key": key or name,
-                    "values": values,
-                },
+            self.terms.append(
+                Term(name, b, formula, key or name, {"gib": round(b / GIB, 2), **values})
             )
-            _SET_FIELDS_SET(m, set(_TERM_SET))
-            _SET_EXTRA(m, None)
-            _SET_PRIVATE(m, None)
-            self.terms.append(m)
             return b
         return 0
 
@@ -155,7 +111,7 @@ class Breakdown:
         try:
             assumption = _ASSUMPTIONS[field, text]
         except KeyError:
-            assumption = construct(Assumption, {"field": field, "value": text}, _ASSUMPTION_SET)
+            assumption = Assumption(field, text)
             if len(_ASSUMPTIONS) < 4096:  # bounded: values can come from users' numbers
                 _ASSUMPTIONS[field, text] = assumption
         self.assumed.append(assumption)
@@ -202,50 +158,34 @@ def finish(
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-    # Built from values computed here: no re-validation (an estimate runs ~10 times per
-    # recommendation).
-    return construct(
-        Estimate,
-        {
-            "per_gpu": True,
-            "num_gpus": w.num_gpus,
-            "terms": acc.terms,
-            "allocated_bytes": allocated,
-            "total_bytes": total,
-            "low_bytes": int(total * (1 - lo)),
-            "high_bytes": int(total * (1 + hi)),
-            "confidence": confidence,
-            "band_low_fraction": lo,
-            "band_high_fraction": hi,
-            # the defaults of the fields not given here (models.Estimate)
-            "runtime": None,
-            "kv_bytes_per_token": None,
-            "non_kv_bytes": None,
-            "nvidia_smi_bytes": None,
-        },
-        _ESTIMATE_SET,
+    return Estimate(
+        per_gpu=True,
+        num_gpus=w.num_gpus,
+        terms=acc.terms,
+        allocated_bytes=allocated,
+        total_bytes=total,
+        low_bytes=int(total * (1 - lo)),
+        high_bytes=int(total * (1 + hi)),
+        confidence=confidence,
+        band_low_fraction=lo,
+        band_high_fraction=hi,
     )
 
 
 def _add_overhead(acc: Breakdown, b: int, nccl: bool, slack_pct: int) -> None:
     """The CUDA context (+ NCCL) and allocator slack as one term."""
     acc.terms.append(
-        construct(
-            Term,
+        Term(
+            "runtime_overhead",
+            b,
+            (_OVERHEAD_NCCL if nccl else _OVERHEAD) + f" + allocator slack {slack_pct}%",
+            "runtime_overhead.nccl" if nccl else "runtime_overhead",
             {
-                "name": "runtime_overhead",
-                "bytes": b,
-                "formula": (_OVERHEAD_NCCL if nccl else _OVERHEAD)
-                + f" + allocator slack {slack_pct}%",
-                "formula_key": "runtime_overhead.nccl" if nccl else "runtime_overhead",
-                "values": {
-                    "gib": round(b / GIB, 2),
-                    "context_gib": _CONTEXT_GIB,
-                    "nccl_gib": _NCCL_GIB,
-                    "slack_pct": slack_pct,
-                },
+                "gib": round(b / GIB, 2),
+                "context_gib": _CONTEXT_GIB,
+                "nccl_gib": _NCCL_GIB,
+                "slack_pct": slack_pct,
             },
-            _TERM_SET,
         )
     )
 
@@ -300,9 +240,6 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         return
     factor = target / total_rest
     full = [t.bytes for t in rest]
-    # The terms' fields are written through their __dict__ (what pydantic's __setattr__
-    # does without validate_assignment, less its per-call dispatch); the fields-set is kept
-    # as that would leave it.
     scaled = [int(b * factor) for b in full]
     # allocated may be a float sum
     scaled[-1] += int(allocated) - fixed - sum(scaled)
@@ -312,19 +249,15 @@ def rebalance(acc: Breakdown, allocated: int) -> None:
         return
     at_peak = abs(factor - 1) > 0.01
     for t, was, now in zip(rest, full, scaled, strict=True):
-        d = t.__dict__
-        d["bytes"] = now
-        fields_set = t.__pydantic_fields_set__
-        fields_set.update(("bytes",))  # a set-add call here would read as a term to tests
-        values = d["values"]
+        t.bytes = now
+        values = t.values
         values["gib"] = round(now / GIB, 2)
         if at_peak and was > 0:
             # The term's own arithmetic ("1100M x 2 B") no longer matches its share of the
             # peak: say what is shown, the share alive at the peak of the full size.
             share = round(100 * now / was)
-            d["formula"] += f"; {share}% of its {gib(was)} alive at the peak"
-            d["formula_key"] = "at_peak"
-            fields_set.update(("formula", "formula_key"))
+            t.formula += f"; {share}% of its {gib(was)} alive at the peak"
+            t.formula_key = "at_peak"
             values["share_pct"] = share
             values["full_gib"] = round(was / GIB, 2)
 

@@ -9,7 +9,7 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import distributed, multimodal, quantizers, sharding
 from advisor.memory.stacks import default_accumulation, with_default_lora_targets
-from advisor.memory.terms import Breakdown, band, finish, rebalance, set_fields, weights_line
+from advisor.memory.terms import Breakdown, band, finish, rebalance, weights_line
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
     activation_bytes_per_token_layer,
@@ -259,7 +259,7 @@ def estimate_training(
     if listed != allocated:
         rebalance(acc, allocated)
     est = finish(acc, allocated, w, True, band(model, spec, True, w.arch is not None))
-    set_fields(est, runtime=Runtime.transformers)  # PyTorch training; the stack is `framework`
+    est.runtime = Runtime.transformers  # PyTorch training; the stack is `framework`
     return est
 
 

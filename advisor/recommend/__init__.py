@@ -8,6 +8,7 @@ cheapest per hour, best value (cost to finish the job) and fastest.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -405,7 +406,7 @@ def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateRe
     # never under what the job needs: a setup that does not fit the share shows its need
     # (nvidia-smi beside a smaller figure than "VRAM per card" contradicted it)
     share = max(int(util * gpu.usable_vram_bytes), est.total_bytes)
-    return setup.model_copy(update={"estimate": est.model_copy(update={"nvidia_smi_bytes": share})})
+    return replace(setup, estimate=replace(est, nvidia_smi_bytes=share))
 
 
 # Recommendations by question (advisor.memo): a pure function of the catalog, the question,
