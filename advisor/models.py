@@ -271,8 +271,27 @@ class Workload(BaseModel):
         return m
 
 
-_new = object.__new__
+_new = object.__new__  # BaseModel defines no __new__
 _setattr = object.__setattr__
+# pydantic's BaseModel slots, set through their descriptors (cheaper than __setattr__).
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> Any:
+    """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
+    and defaults: `values` holds every field in declaration order (defaults filled by the
+    caller, mutable ones fresh) and `fields_set` the names the caller passed. For models
+    without aliases, extra fields or post-init, built by the engine from values of the
+    fields' types (pitfalls' Pitfall, recommend's Recommendation);
+    tests/test_fast_paths.py compares the results with validated ones."""
+    m = _new(cls)
+    _setattr(m, "__dict__", values)
+    _SET_FIELDS_SET(m, set(fields_set))
+    _SET_EXTRA(m, None)
+    _SET_PRIVATE(m, None)
+    return m
 
 
 # The estimate's results (Term, Estimate, Assumption, EstimateResult) are built by the

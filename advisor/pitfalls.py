@@ -14,8 +14,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.memory.runtimes import coefficient
-from advisor.memory.terms import construct
-from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
+from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, construct
 from advisor.units import headroom
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from advisor import catalog, memo, memory
 from advisor.memory.terms import LeanTerm
 from advisor.models import Term
 from advisor.parse import parse_query, vocab
-from advisor.recommend import Recommendation, recommend_query
+from advisor.recommend import Recommendation, recommend, recommend_query
 from advisor.recommend.estimates import estimate, trial_estimate, workload_key
 from advisor.recommend.fixes import CheapFixes, candidate_fixes, fixes_for, workload_for
 
@@ -265,6 +265,29 @@ def test_a_workloads_copy_is_the_one_pydantic_makes(q: str) -> None:
             assert ours.__dict__ is not w.__dict__
             compared += 1
     assert compared >= 3
+
+
+def test_recommendations_built_without_validation_are_what_validation_builds() -> None:
+    """recommend._answer constructs its Recommendation from values of the field types:
+    validating the same arguments gives an equal model, the same fields set and the same
+    JSON (budgets given as whole numbers among the questions: "¥3/h")."""
+    seen = budgets = 0
+    for _, rec in _recommendations(120, seed=1833):
+        given = {k: getattr(rec, k) for k in rec.model_fields_set}
+        validated = Recommendation(**given)
+        assert validated == rec and validated.model_fields_set == rec.model_fields_set
+        assert validated.model_dump_json() == rec.model_dump_json()
+        seen += 1
+        budgets += rec.budget_per_hour is not None or rec.budget_total is not None
+    assert seen > 80 and budgets > 0, (seen, budgets)
+    # a caller's whole-number budget is stored as validation stores it, a float
+    w = parse_query("qwen2.5-14b lora").workload
+    assert w is not None
+    rec = recommend(w, budget_per_hour=3, budget_total=50)
+    validated = Recommendation(**{k: getattr(rec, k) for k in rec.model_fields_set})
+    assert validated.model_dump_json() == rec.model_dump_json()
+    assert type(rec.budget_per_hour) is type(validated.budget_per_hour) is float
+    assert type(rec.budget_total) is float
 
 
 def test_pitfalls_built_without_validation_are_what_validation_builds() -> None:

@@ -8,8 +8,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from advisor.catalog import ModelSpec
 from advisor.models import (
     Assumption,
@@ -36,28 +34,6 @@ NCCL_BYTES = GIB // 2
 # ~5% in training where tensor sizes vary (PyTorch CUDA memory-management notes).
 SLACK_INFERENCE = 0.03
 SLACK_TRAINING = 0.05
-
-
-_setattr = object.__setattr__
-_new = object.__new__  # BaseModel defines no __new__
-# pydantic's BaseModel slots, set through their descriptors (cheaper than __setattr__).
-_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> Any:
-    """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
-    and defaults: `values` holds every field in declaration order (defaults filled by the
-    caller) and `fields_set` the names the caller passed. For models without aliases, extra
-    fields or post-init (pitfalls' Pitfall); tests/test_fast_paths.py compares the results
-    with validated ones."""
-    m = _new(cls)
-    _setattr(m, "__dict__", values)
-    _SET_FIELDS_SET(m, set(fields_set))
-    _SET_EXTRA(m, None)
-    _SET_PRIVATE(m, None)
-    return m
 
 
 class LeanTerm:
@@ -158,17 +134,18 @@ def finish(
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
+    # in the fields' order (by position: every estimate builds one)
     return Estimate(
-        per_gpu=True,
-        num_gpus=w.num_gpus,
-        terms=acc.terms,
-        allocated_bytes=allocated,
-        total_bytes=total,
-        low_bytes=int(total * (1 - lo)),
-        high_bytes=int(total * (1 + hi)),
-        confidence=confidence,
-        band_low_fraction=lo,
-        band_high_fraction=hi,
+        True,  # per_gpu
+        w.num_gpus,
+        acc.terms,
+        allocated,  # allocated_bytes
+        total,  # total_bytes
+        int(total * (1 - lo)),  # low_bytes
+        int(total * (1 + hi)),  # high_bytes
+        confidence,
+        lo,  # band_low_fraction
+        hi,  # band_high_fraction
     )
 
 
