@@ -352,8 +352,10 @@ class ServingFit(BaseModel):
     max_concurrency: int  # sequences of the requested context held at once
 
 
-class ResolvedModel(BaseModel):
-    """The model the estimate was made for, after the catalog lookup."""
+@dataclass(slots=True)
+class ResolvedModel:
+    """The model the estimate was made for, after the catalog lookup (a dataclass like the
+    estimate's results: built by the engine, read by every term)."""
 
     id: str | None
     name: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from advisor.models import EstimateResult
+from advisor.models import EstimateResult, ResolvedModel
 from advisor.recommend import Option, Price, Recommendation
 
 
@@ -17,7 +17,7 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
     est = result.estimate
     out: dict[str, Any] = {
         "workload": result.workload.model_dump(mode="json", exclude_none=True),
-        "model": result.model.model_dump(mode="json", exclude={"arch"}),
+        "model": _model_json(result.model),
         "assumptions": result.assumptions,
         "estimate": None,
     }
@@ -36,6 +36,19 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
             "terms": [asdict(t) for t in est.terms],
         }
     return out
+
+
+def _model_json(m: ResolvedModel) -> dict[str, Any]:
+    """The resolved model as JSON, its architecture apart (`estimate_json`)."""
+    return {
+        "id": m.id,
+        "name": m.name,
+        "kind": m.kind.value,
+        "params_b": m.params_b,
+        "active_params_b": m.active_params_b,
+        "from_catalog": m.from_catalog,
+        "source": m.source,
+    }
 
 
 def _price_json(p: Price | None) -> dict[str, Any] | None:
