@@ -154,24 +154,25 @@ def estimate_inference(
         kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
     if w.kv_cache_dtype is None and w.mode != Mode.load_only:
         acc.assume("kv_cache_dtype", kv_dtype)
+    # every field in its order, by position (an inference estimate builds one)
     setup = InferenceSetup(
-        w=w,
-        model=model,
-        spec=spec,
-        arch=arch,
-        runtime=runtime,
-        fmt=fmt,
-        weight_bytes=weight_bytes,
-        weight_formula=weight_formula,
-        split=split,
-        tp=w.num_gpus if par == Parallelism.tp else 1,
-        batch=batch,
-        prompt=prompt,
-        context=context,
-        kv_dtype=kv_dtype,
-        attention=attention,
-        framework=w.framework.lower() if w.framework else None,
-        weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+        w,
+        model,
+        spec,
+        arch,
+        runtime,
+        fmt,
+        weight_bytes,
+        weight_formula,
+        split,
+        w.num_gpus if par == Parallelism.tp else 1,  # tp
+        batch,
+        prompt,
+        context,
+        kv_dtype,
+        attention,
+        w.framework.lower() if w.framework else None,  # framework
+        catalog.find_format(fmt).bits,  # type: ignore[union-attr]  # weight_bits
     )
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)
