@@ -322,7 +322,7 @@ def fixes_for(
             "vllm_flags",
         ):
             continue  # the least change of each kind is the advice
-        if _changes_nothing(code, result) and (
+        if _cannot_lower(code, result) and (
             result.estimate is None or result.estimate.total_bytes > cap
         ):
             continue  # its estimate would be this one's, over the cap as this one is
@@ -352,7 +352,7 @@ def fixes_for(
     return out
 
 
-def _changes_nothing(code: str, result: EstimateResult) -> bool:
+def _cannot_lower(code: str, result: EstimateResult) -> bool:
     """A fix whose estimate cannot come out under this one's, so that it is skipped where
     this one is over the cap (skipping saves an estimate per card count):
 
@@ -428,7 +428,7 @@ class CheapFixes:
                 nxt = next(pending, None)
                 if nxt is None:
                     return None
-                listed.append([nxt[0], nxt[1], None, None, _changes_nothing(nxt[0], result)])
+                listed.append([nxt[0], nxt[1], None, None, _cannot_lower(nxt[0], result)])
             entry = listed[i]
             i += 1
             code = entry[0]
