@@ -8,8 +8,9 @@ everything its function reads; the catalog is loaded once per process (advisor.c
 `@cache`), so its version stamp is part of every key only as a guard, while an operator's
 price file, which is re-read on every call, is keyed by its path, size and mtime.
 
-Values are shared between callers: treat them as read-only (every caller copies with
-`model_copy(update=...)` before changing a question). tests/test_memo.py checks that
+Values are shared between callers: treat them as read-only (every caller copies before
+changing one: `model_copy(update=...)` for a model, `dataclasses.replace` for the engine's
+dataclass rows). tests/test_memo.py checks that
 answers are byte-identical with the memos on and off.
 
 `ADVISOR_MEMO=0` in the environment (or `set_enabled(False)`) turns every memo off.

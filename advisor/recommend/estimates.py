@@ -81,7 +81,7 @@ def _key(w: Workload) -> Hashable:
 
 
 def estimate(w: Workload) -> EstimateResult:
-    """The shared result: change it only through `model_copy`."""
+    """The shared result: change it only on a copy (`dataclasses.replace`)."""
     return _ESTIMATES.get(_key(w), lambda: memory.estimate(w))
 
 
