@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from advisor.models import EstimateResult, ResolvedModel
 from advisor.recommend import Option, Price, Recommendation
 
@@ -40,15 +42,12 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
 
 def _model_json(m: ResolvedModel) -> dict[str, Any]:
     """The resolved model as JSON, its architecture apart (`estimate_json`)."""
-    return {
-        "id": m.id,
-        "name": m.name,
-        "kind": m.kind.value,
-        "params_b": m.params_b,
-        "active_params_b": m.active_params_b,
-        "from_catalog": m.from_catalog,
-        "source": m.source,
-    }
+    return _RESOLVED_MODEL.dump_python(m, mode="json", exclude={"arch"})
+
+
+# pydantic's serializer for the engine's ResolvedModel (a dataclass): every field, as a
+# model's model_dump gives it.
+_RESOLVED_MODEL = TypeAdapter(ResolvedModel)
 
 
 def _price_json(p: Price | None) -> dict[str, Any] | None:
