@@ -9,6 +9,7 @@ nonsense answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Self
@@ -263,12 +264,9 @@ class Workload(BaseModel):
         question; pydantic's generic path was most of each copy's cost."""
         if deep or not update:
             return super().model_copy(update=update, deep=deep)
-        m = _new(type(self))
-        _setattr(m, "__dict__", {**self.__dict__, **update})
-        _setattr(m, "__pydantic_extra__", None)
-        _setattr(m, "__pydantic_fields_set__", self.__pydantic_fields_set__ | update.keys())
-        _setattr(m, "__pydantic_private__", None)
-        return m
+        return construct(
+            type(self), {**self.__dict__, **update}, self.__pydantic_fields_set__ | update.keys()
+        )
 
 
 _new = object.__new__  # BaseModel defines no __new__
@@ -279,12 +277,12 @@ _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
-def construct(cls: type, values: dict[str, Any], fields_set: frozenset[str]) -> Any:
+def construct(cls: type, values: dict[str, Any], fields_set: AbstractSet[str]) -> Any:
     """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
     and defaults: `values` holds every field in declaration order (defaults filled by the
     caller, mutable ones fresh) and `fields_set` the names the caller passed. For models
     without aliases, extra fields or post-init, built by the engine from values of the
-    fields' types (pitfalls' Pitfall, recommend's Recommendation);
+    fields' types (Workload.model_copy, pitfalls' Pitfall, recommend's Recommendation);
     tests/test_fast_paths.py compares the results with validated ones."""
     m = _new(cls)
     _setattr(m, "__dict__", values)
