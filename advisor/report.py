@@ -6,12 +6,11 @@ other tools read them.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from advisor.models import EstimateResult, ResolvedModel
+from advisor.models import EstimateResult, ResolvedModel, Term
 from advisor.recommend import Option, Price, Recommendation
 
 
@@ -35,7 +34,7 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
             "high_bytes": est.high_bytes,
             "confidence": est.confidence.value,
             "breakdown": est.breakdown,
-            "terms": [asdict(t) for t in est.terms],
+            "terms": _TERMS.dump_python(est.terms),
         }
     return out
 
@@ -45,9 +44,10 @@ def _model_json(m: ResolvedModel) -> dict[str, Any]:
     return _RESOLVED_MODEL.dump_python(m, mode="json", exclude={"arch"})
 
 
-# pydantic's serializer for the engine's ResolvedModel (a dataclass): every field, as a
-# model's model_dump gives it.
+# pydantic's serializers for the engine's dataclass results: every field, as a model's
+# model_dump gives it.
 _RESOLVED_MODEL = TypeAdapter(ResolvedModel)
+_TERMS = TypeAdapter(list[Term])
 
 
 def _price_json(p: Price | None) -> dict[str, Any] | None:
