@@ -15,9 +15,9 @@ from advisor.recommend import Recommendation, recommend_query, summary
 from advisor.recommend.pricing import ALL_REGIONS
 from advisor.render import render
 from bot import hub, lab
-from bot.app import Context
 from bot.callbacks import pack
 from bot.choices import answer_choices
+from bot.context import Context
 from bot.replies import Keyboard, deliver, send, t, visible_len
 
 

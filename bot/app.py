@@ -30,20 +30,19 @@ from telegram.ext import (
     ApplicationBuilder,
     ApplicationHandlerStop,
     BaseUpdateProcessor,
-    CallbackContext,
     Defaults,
-    ExtBot,
     TypeHandler,
 )
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
+from bot import commands, inline, lab, wizard
+from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for
 from bot.delivery import button_answers, settle_answers
 from bot.inbox import Inbox
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
 from bot.settings import Settings
-from bot.storage import Repository
 
 log = logging.getLogger(__name__)
 
@@ -179,61 +178,6 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         return None
 
 
-class AdvisorApplication(Application):
-    """PTB's Application with the bot's settings beside it."""
-
-    def __init__(self, settings: Settings, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.settings = settings
-        self.inbox: Inbox | None = None
-        self.metrics: Metrics | None = None
-
-    @property
-    def repo(self) -> Repository:
-        assert isinstance(self.persistence, SQLitePersistence)
-        return self.persistence.repo
-
-
-class Context(CallbackContext[ExtBot, dict, dict, dict]):
-    """Per-update context: the reply language, settled once per update by `remember`."""
-
-    def __init__(
-        self, application: Application, chat_id: int | None = None, user_id: int | None = None
-    ) -> None:
-        super().__init__(application, chat_id, user_id)
-        self.lang: str = application.settings.default_language  # type: ignore[attr-defined]
-
-    @property
-    def repo(self) -> Repository:
-        return self.application.repo  # type: ignore[attr-defined]
-
-    @property
-    def settings(self) -> Settings:
-        return self.application.settings  # type: ignore[attr-defined]
-
-
-def language_for(
-    user_choice: str | None, chat_choice: str | None, tg_code: str | None, default: str
-) -> str:
-    """The user's own /lang choice, else the group's, else Telegram's language (zh* → zh,
-    anything else → en), else the operator's default."""
-    if user_choice in ("zh", "en"):
-        return user_choice
-    if chat_choice in ("zh", "en"):
-        return chat_choice
-    if tg_code:
-        return "zh" if tg_code.lower().startswith("zh") else "en"
-    return default
-
-
-def is_anonymous_admin(update: Update) -> bool:
-    """A group admin posting as the group: Telegram sends `from` = GroupAnonymousBot (a bot)
-    and `sender_chat` = the group. A channel's post forwarded into its discussion group has
-    `sender_chat` = the channel, and stays ignored."""
-    msg, chat = update.effective_message, update.effective_chat
-    return bool(msg and chat and msg.sender_chat and msg.sender_chat.id == chat.id)
-
-
 async def remember(update: Update, context: Context) -> None:
     """Runs before every handler (group -1): records who asked where, settles the language,
     follows a group that became a supergroup, and drops updates from channels and bots."""
@@ -359,8 +303,6 @@ async def post_init(app: Application) -> None:
 
 def build_application(builder: ApplicationBuilder, settings: Settings) -> AdvisorApplication:
     """Production passes `ApplicationBuilder().token(...)`; tests add `.base_url(stand-in)`."""
-    from bot import commands, inline, lab, wizard
-
     if settings.telegram_api_base_url:
         builder = builder.base_url(settings.telegram_api_base_url)
     inbox = Inbox()

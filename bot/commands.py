@@ -14,11 +14,11 @@ from advisor.models import Workload
 from advisor.parse import ParsedQuery, parse_query
 from advisor.recommend import Price, card_with, cheapest_price
 from advisor.recommend.grid import precision_grid
-from bot import followup, hub
+from bot import followup, hub, hub_questions
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
-from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
 from bot.choices import answer_choices
+from bot.context import Context, is_anonymous_admin
 from bot.delivery import answer_soon
 from bot.lab_store import lab_store
 from bot.replies import send, t
@@ -101,7 +101,7 @@ async def _answer(update: Update, context: Context, text: str, parsed: ParsedQue
         await _show_card(update, context, "fit", spec, parsed.gpu_count or 1)
         return
     if hub.wants_hub(text, parsed):  # a model the catalog lacks: the Hub (issue 15)
-        await hub.answer(update, context, text, parsed)
+        await hub_questions.answer(update, context, text, parsed)
         return
     await reply_with_answer(update, context, text, parsed)
 

@@ -11,8 +11,8 @@ from telegram import Message, Update
 
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import parse_followup
-from bot.app import Context
 from bot.callbacks import unpack
+from bot.context import Context
 
 
 async def last_question(update: Update, context: Context) -> ParsedQuery | None:

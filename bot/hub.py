@@ -16,7 +16,7 @@ from telegram import Message, Update
 from telegram.error import TelegramError
 
 from advisor.parse import ParsedQuery, parse_query
-from bot.app import Context
+from bot.context import Context
 from bot.replies import send
 from hublookup.cache import HubCache
 from hublookup.client import HubClient
@@ -26,8 +26,6 @@ from hublookup.resolve import (
     cached,
     find_repo_id,
     resolve,
-    search_term,
-    search_texts,
 )
 from hublookup.settings import HubSettings
 
@@ -63,54 +61,7 @@ def wants_hub(text: str, parsed: ParsedQuery) -> bool:
     return find_repo_id(text) is not None or parsed.error.code == "unknown_model"
 
 
-async def answer(update: Update, context: Context, text: str, parsed: ParsedQuery) -> None:
-    from bot.answer import reply_with_answer
-
-    svc = service(context)
-    if parsed.ok and parsed.unrecognized is not None:
-        await _answer_unrecognized(update, context, svc, text, parsed)
-        return
-    repo_id = find_repo_id(text)
-    assert parsed.error is not None
-    if repo_id is None:  # an Ollama tag or a family the catalog lacks: Hub search suggestions
-        name = parsed.error.detail.split(":")[0]
-        # the name as typed first ("pythia-1.4b"), else its family ("pythia")
-        found = await svc.client.search_name(name, search_term(name))
-        error = parsed.error.model_copy(
-            update={"suggestions": found + [s for s in parsed.error.suggestions if s not in found]}
-        )
-        await send(update, context, "error", error=error, parsed=parsed)
-        return
-    hub, placeholder = await _looked_up(update, context, repo_id)
-    if hub.model is None:
-        await send(update, context, "hub_error", hub=hub, in_place=placeholder)
-        return
-    question = hub_query(text, repo_id, hub.model)
-    await reply_with_answer(update, context, text, question, hub=hub, in_place=placeholder)
-
-
-async def _answer_unrecognized(
-    update: Update, context: Context, svc: HubService, text: str, parsed: ParsedQuery
-) -> None:
-    """ "olmo2:7b": the answer for a generic model of that size, saying so, with what a Hub
-    search for the name found (repos to ask about instead), or that the Hub did not answer."""
-    from bot.answer import reply_with_answer
-
-    assert parsed.unrecognized is not None
-    name = parsed.unrecognized.detail
-    task = asyncio.ensure_future(svc.client.search_first(search_texts(name)))
-    placeholder: Message | None = None
-    done, _ = await asyncio.wait({task}, timeout=LOOKING_UP_AFTER_S)
-    if not done:
-        placeholder = await send(update, context, "hub_looking", repo_id=name)
-    found = await task
-    searched = HubAnswer(
-        repo_id=name, error="unreachable" if found is None else None, suggestions=found or []
-    )
-    await reply_with_answer(update, context, text, parsed, hub=searched, in_place=placeholder)
-
-
-async def _looked_up(
+async def looked_up(
     update: Update, context: Context, repo_id: str
 ) -> tuple[HubAnswer, Message | None]:
     """One repo through the cache and the Hub; "looking up …" shown past LOOKING_UP_AFTER_S."""
@@ -135,7 +86,7 @@ async def wizard_model(update: Update, context: Context, typed: str) -> tuple[st
     repo_id = find_repo_id(typed)
     if repo_id is None:
         return None
-    hub, placeholder = await _looked_up(update, context, repo_id)
+    hub, placeholder = await looked_up(update, context, repo_id)
     if hub.model is None:
         await send(update, context, "hub_error", hub=hub, in_place=placeholder)
         return repo_id, ""

@@ -32,7 +32,7 @@ from telegram.ext import BaseHandler, CommandHandler, InlineQueryHandler, filter
 
 from advisor.parse import parse_query
 from bot.answer import compute, reply_with_answer
-from bot.app import Context
+from bot.context import Context
 from bot.lab_store import lab_store
 from bot.replies import send, t, text
 

@@ -30,8 +30,8 @@ from advisor import catalog
 from advisor.parse import ParsedQuery
 from advisor.parse.machines import parse_machine_line
 from advisor.recommend.owned import Machine, judge_machines
-from bot.app import Context, is_anonymous_admin
 from bot.callbacks import pack, unpack
+from bot.context import Context, is_anonymous_admin
 from bot.delivery import answer_soon
 from bot.lab_store import MAX_MACHINES, lab_store
 from bot.replies import Keyboard, send, t, text

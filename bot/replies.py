@@ -19,7 +19,7 @@ from advisor.memo import Memo
 from advisor.render import label, render
 
 if TYPE_CHECKING:
-    from bot.app import Context
+    from bot.context import Context
 
 log = logging.getLogger(__name__)
 

@@ -28,11 +28,11 @@ from telegram.ext import (
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import fields_named
 from advisor.recommend.estimates import estimate  # memoized: the same drafts recur
-from bot import hub, lab
+from bot import hub, hub_questions, lab
 from bot.answer import reply_with_answer
-from bot.app import Context
 from bot.callbacks import Callback, pack, unpack
 from bot.choices import wizard_spec
+from bot.context import Context
 from bot.delivery import answer_soon
 from bot.replies import Keyboard, deliver, t, text
 from hublookup.resolve import find_repo_id
@@ -409,7 +409,7 @@ async def on_text(update: Update, context: Context) -> int | None:
             _drop_draft(update, context)
             await _retire_menu(update, context, draft)
             if to_hub:
-                await hub.answer(update, context, msg.text, parsed)
+                await hub_questions.answer(update, context, msg.text, parsed)
             else:
                 await reply_with_answer(update, context, msg.text, parsed)
             return END

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from telegram.ext import ApplicationBuilder
 
-from bot.app import AdvisorApplication, build_application
+from bot.app import build_application
+from bot.context import AdvisorApplication
 from bot.runner import start, stop
 from bot.settings import Settings
 from bot.standin import Call, Chat, FakeTelegram, User

@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.app import AdvisorApplication
+from bot.context import AdvisorApplication
 from bot.standin import FakeTelegram, User
 from tests.conftest import say
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from telegram.ext import ApplicationBuilder
 
-from bot.app import AdvisorApplication, build_application
+from bot.app import build_application
+from bot.context import AdvisorApplication
 from bot.runner import ops_server, start, stop
 from bot.settings import Settings
 from bot.standin import FakeTelegram, User

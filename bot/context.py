@@ -1,0 +1,71 @@
+"""The application class and the per-update `Context` the handlers receive.
+
+Handlers import this module; it imports none of them (`bot.app` wires the handlers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application, CallbackContext, ExtBot
+
+from bot.inbox import Inbox
+from bot.metrics import Metrics
+from bot.persistence import SQLitePersistence
+from bot.settings import Settings
+from bot.storage import Repository
+
+
+class AdvisorApplication(Application):
+    """PTB's Application with the bot's settings beside it."""
+
+    def __init__(self, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.settings = settings
+        self.inbox: Inbox | None = None
+        self.metrics: Metrics | None = None
+
+    @property
+    def repo(self) -> Repository:
+        assert isinstance(self.persistence, SQLitePersistence)
+        return self.persistence.repo
+
+
+class Context(CallbackContext[ExtBot, dict, dict, dict]):
+    """Per-update context: the reply language, settled once per update by `remember`."""
+
+    def __init__(
+        self, application: Application, chat_id: int | None = None, user_id: int | None = None
+    ) -> None:
+        super().__init__(application, chat_id, user_id)
+        self.lang: str = application.settings.default_language  # type: ignore[attr-defined]
+
+    @property
+    def repo(self) -> Repository:
+        return self.application.repo  # type: ignore[attr-defined]
+
+    @property
+    def settings(self) -> Settings:
+        return self.application.settings  # type: ignore[attr-defined]
+
+
+def language_for(
+    user_choice: str | None, chat_choice: str | None, tg_code: str | None, default: str
+) -> str:
+    """The user's own /lang choice, else the group's, else Telegram's language (zh* → zh,
+    anything else → en), else the operator's default."""
+    if user_choice in ("zh", "en"):
+        return user_choice
+    if chat_choice in ("zh", "en"):
+        return chat_choice
+    if tg_code:
+        return "zh" if tg_code.lower().startswith("zh") else "en"
+    return default
+
+
+def is_anonymous_admin(update: Update) -> bool:
+    """A group admin posting as the group: Telegram sends `from` = GroupAnonymousBot (a bot)
+    and `sender_chat` = the group. A channel's post forwarded into its discussion group has
+    `sender_chat` = the channel, and stays ignored."""
+    msg, chat = update.effective_message, update.effective_chat
+    return bool(msg and chat and msg.sender_chat and msg.sender_chat.id == chat.id)
