@@ -8,38 +8,15 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
-from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
+from advisor.constraints import advisories, blockers, nvlinked, speed_constants
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, construct
+from advisor.types import Option, Pitfall, pitfall_texts
 from advisor.units import headroom
 
-if TYPE_CHECKING:
-    from advisor.recommend import Option
-
 GIB = 2**30
-
-
-class Pitfall(BaseModel):
-    code: str
-    severity: str  # error | warning | info
-    params: dict[str, str] = {}
-    # Parameters whose text differs by language (a catalog note): name -> {"zh": .., "en": ..}
-    lang_params: dict[str, dict[str, str]] = {}
-
-    def message(self, lang: str = "en") -> str:
-        lang = "zh" if lang == "zh" else "en"
-        text = _texts()[self.code][lang]
-        return text.format(**self.params, **{k: v[lang] for k, v in self.lang_params.items()})
-
-
-@cache
-def _texts() -> dict[str, dict[str, Any]]:
-    with (DATA_DIR / "pitfalls.toml").open("rb") as fh:
-        return tomllib.load(fh)
 
 
 @cache
@@ -62,7 +39,7 @@ def _p(
         Pitfall,
         {
             "code": code,
-            "severity": _texts()[code]["severity"],
+            "severity": pitfall_texts()[code]["severity"],
             "params": {k: str(v) for k, v in params.items()},
             "lang_params": lang_params if lang_params is not None else {},
         },
@@ -247,7 +224,7 @@ def find_pitfalls(
     if offloaded:
         # The host holds the offloaded state of the whole model, not the GPUs' weights.
         kind = w.cpu_offload.value
-        texts = _texts()["host_ram_offload"]
+        texts = pitfall_texts()["host_ram_offload"]
         bpp = texts[f"bytes_per_param_{kind}"]
         what = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
         out.append(_p("host_ram_offload", what, size=_gib(model.params_b * 1e9 * bpp), bpp=bpp))
@@ -255,15 +232,3 @@ def find_pitfalls(
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
     out.append(_p("cuda_compat"))
     return out
-
-
-# The card's requirements and advisories live beside the search (advisor.recommend), whose
-# package imports this module: imported last, once every name here is defined, whichever of
-# the two is imported first (a function-level import ran on every pick: 0.4% of a new
-# question's instructions).
-from advisor.recommend.constraints import (  # noqa: E402
-    advisories,
-    blockers,
-    nvlinked,
-    speed_constants,
-)

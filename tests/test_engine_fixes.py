@@ -111,7 +111,7 @@ def test_bf16_the_user_named_still_blocks_a_v100():
 
 def test_an_assumed_bf16_does_not_exclude_pre_ampere_cards_from_the_picks():
     from advisor import catalog
-    from advisor.recommend.constraints import blockers
+    from advisor.constraints import blockers
 
     result = estimate(Workload(model="llama3-8b", mode="lora"))
     assert blockers(catalog.gpus()["tesla-t4"], result) == []
@@ -133,7 +133,7 @@ def test_fp8_checkpoint_in_comfyui_is_not_blocked_on_a_3090():
 
 def test_fp8_compute_still_needs_fp8_tensor_cores():
     from advisor import catalog
-    from advisor.recommend.constraints import blockers
+    from advisor.constraints import blockers
 
     w8a8 = estimate(Workload(model="llama3-8b", weights_format="fp8-w8a8", runtime="vllm"))
     assert "no_fp8" in blockers(catalog.gpus()["a100-80gb-pcie"], w8a8)

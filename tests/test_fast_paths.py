@@ -228,7 +228,7 @@ def test_the_verdicts_fix_search_stops_where_the_answer_stops_reading() -> None:
 
 
 def test_a_cards_table_of_what_it_lacks_says_what_checking_each_row_says() -> None:
-    from advisor.recommend.constraints import (
+    from advisor.constraints import (
         Requirement,
         _card_has,
         _missing,
@@ -367,7 +367,7 @@ def test_a_budget_fix_left_unsearched_is_one_whose_search_ends_over_budget() -> 
 
 def _within_a_week_plain(setups, gpu, opt, price):  # type: ignore[no-untyped-def]
     """The search's week rule as it was written: an option built at every count tried."""
-    from advisor.recommend.constraints import speed_constants
+    from advisor.constraints import speed_constants
     from advisor.recommend.fixes import COUNTS
     from advisor.recommend.rank import option
 
@@ -388,8 +388,8 @@ def test_the_week_rule_keeps_the_option_building_each_count_keeps() -> None:
     """search._InAWeek reads each count's fit and hours and builds only the option kept:
     on every card that fits, the option it keeps is the one the plain rule keeps, for the
     generated questions that name how many tokens to train on."""
+    from advisor.constraints import speed_constants
     from advisor.recommend import card_prices
-    from advisor.recommend.constraints import speed_constants
     from advisor.recommend.rank import option
     from advisor.recommend.search import Setups, _InAWeek, rentable_cards
 

@@ -527,7 +527,7 @@ def test_quantizing_on_the_gpu_after_a_16bit_load_peaks_at_the_load():
 
 
 def test_llama_cpp_says_how_many_layers_of_a_70b_fit_a_24gb_card():
-    from advisor.memory.runtimes.llamacpp import layers_that_fit
+    from advisor.memory.gpu_layers import layers_that_fit
 
     w = Workload(model="llama-3.1-70b", weights_format="q4_k_m", context_tokens=4096)
     n = layers_that_fit(w, 24 * GIB)

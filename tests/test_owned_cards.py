@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from advisor import catalog
+from advisor.constraints import blockers
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from advisor.recommend.constraints import blockers
 
 OWNED = {
     "2080ti": ("rtx-2080-ti", 11),

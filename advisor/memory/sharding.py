@@ -14,7 +14,7 @@ from advisor.memory.transformer import embedding_params
 from advisor.models import Offload, Parallelism
 
 if TYPE_CHECKING:
-    from advisor.memory.training import TrainingSetup
+    from advisor.memory.training_setup import TrainingSetup
 
 # DeepSpeed's bf16/fp16 ZeRO optimizer gives its fp32 master partition an fp32 gradient
 # only during the step: ZeRO-1/2 for the whole partition (stage_1_and_2.py step():

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import distributed, multimodal, quantizers, sharding
 from advisor.memory.stacks import default_accumulation, with_default_lora_targets
 from advisor.memory.terms import Breakdown, band, finish, rebalance, weights_line
+from advisor.memory.training_setup import TrainingSetup
 from advisor.memory.transformer import (
     ENCODER_FAMILIES,
     activation_bytes_per_token_layer,
@@ -84,41 +84,6 @@ def precision_recipe(
     if fmt == "fp32":
         return "amp_fp32_weights"
     return "amp_fp32_master" if master else "pure_16bit"
-
-
-@dataclass
-class TrainingSetup:
-    """What every term of a training estimate starts from: the recipe, resolved once."""
-
-    w: Workload
-    model: ResolvedModel
-    spec: ModelSpec | None
-    arch: Architecture
-    params: float
-    fmt: str
-    par: Parallelism
-    split: int  # cards the weights are split over
-    attention: Attention
-    framework: str | None
-    batch: int
-    seq: int
-    opt: Optimizer
-    gc: bool
-    compute: str
-    full: bool
-    elem: float  # bytes per saved activation value
-    trainable: float
-    param_bytes: int  # storage bytes of a trained parameter (and its gradient)
-    master: bool  # fp32 master weights beside 16-bit ones
-    shard_states: int
-    shard_grads: int
-    tp: int
-    layers: int  # layers on this card (pipeline stage)
-    pp: int = 1  # pipeline stages = micro-batches (torchtitan's default count)
-
-    @property
-    def tokens(self) -> int:
-        return self.batch * self.seq
 
 
 def training_setup(

@@ -14,12 +14,12 @@ from typing import NamedTuple
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
+from advisor.constraints import speed_constants
 from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Runtime, Workload, construct
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
-from advisor.recommend.constraints import speed_constants
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
@@ -28,14 +28,7 @@ from advisor.recommend.fixes import (
 from advisor.recommend.free_tiers import free_tiers
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
-from advisor.recommend.options import (
-    AlsoCard,
-    GridCell,
-    Option,
-    Price,
-    Recommendation,
-    Verdict,
-)
+from advisor.recommend.options import AlsoCard, GridCell, Recommendation, Verdict
 from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price
 from advisor.recommend.rank import (
     best_value_of,
@@ -51,6 +44,7 @@ from advisor.recommend.recipes import small_card_recipe
 from advisor.recommend.search import Setups as _Setups  # owned.py reads it here
 from advisor.recommend.search import candidates, may_meet_budget
 from advisor.recommend.verdict import verdict_of
+from advisor.types import Option, Price
 
 # What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
 USABLE_SHARE = 0.99

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from advisor.catalog import GpuSpec, find_format
+from advisor.constraints import Requirement, applicable, blockers, runtime_of
 from advisor.memory import CUDA_CONTEXT_BYTES
 from advisor.models import (
     EstimateResult,
@@ -22,7 +23,6 @@ from advisor.models import (
     Runtime,
     Workload,
 )
-from advisor.recommend.constraints import Requirement, applicable, blockers, runtime_of
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.recipes import recipe_fixes
 

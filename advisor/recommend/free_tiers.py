@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
+from advisor.constraints import blockers
 from advisor.models import EstimateResult, Kind
-from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import HEADROOM, cheap_floor
 from advisor.recommend.pricing import platforms

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
+from advisor.constraints import blockers
 from advisor.models import Kind, Mode, Runtime, Workload
-from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import HEADROOM, workload_for
 from advisor.recommend.options import GridCell

@@ -1,67 +1,14 @@
-"""The shapes of an answer: a price, one candidate setup (card x count), the whole
-recommendation. Amounts are per hour for all `count` cards, in `Price.currency`.
-
-`Price` and `Option` are the search's rows: a new question builds ~40 options and its ranking
-reads their fields ~700 times. They are slotted dataclasses, which pydantic validates and
-dumps inside `Recommendation` as it does a model (the same JSON), built from values of the
-right types by the engine alone. A pydantic model defines `__getattr__` (private attributes,
-extra fields), and CPython then cannot specialize an attribute read on it: each read cost
-~45 ns against ~8 on a slotted object. As models they were 12% of a new question's
-instructions (bench/instructions.py: 5.56 -> 4.89 M)."""
+"""The shapes of an answer: the verdict, the precision x context grid, the whole
+recommendation (its rows, `Price` and `Option`, live in `advisor.types`). Amounts are per
+hour for all `count` cards, in `Price.currency`."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.models import EstimateResult
-from advisor.pitfalls import Pitfall
-
-
-@dataclass(slots=True)
-class Price:
-    amount: float
-    currency: str
-    platform: str
-    source_date: str | None
-    # Set when the listing was in another currency: what the platform actually charges.
-    listed_amount: float | None = None
-    listed_currency: str | None = None
-    cny_per_usd: float | None = None  # the rate used, shown with a conversion
-    in_region: bool = True  # payable where the reply's reader pays (China for zh)
-
-    @property
-    def converted(self) -> bool:
-        return self.listed_currency is not None
-
-
-@dataclass(slots=True)
-class Option:
-    gpu_id: str
-    gpu_name: str
-    count: int
-    fits: bool
-    risky: bool  # fits, but with less than 20% headroom
-    multi_node: bool
-    per_gpu_bytes: int
-    usable_bytes: int
-    headroom_fraction: float
-    price_per_hour: Price | None  # for all `count` cards
-    parallelism: str | None = None  # how the work is split over `count` cards
-    blocked: list[str] = field(default_factory=list)  # requirement codes the card misses
-    fix: str | None = None  # a cheap change that makes it fit with headroom (fixes.py)
-    fixed_bytes: int | None = None  # per-card figure after `fix`
-    notes: list[Pitfall] = field(default_factory=list)  # pitfalls shown beside this pick
-    decode_tokens_per_s: float | None = None  # one request
-    decode_total_tokens_per_s: float | None = None  # all `concurrency` requests together
-    concurrency: int = 1
-    prefill_s: float | None = None
-    train_hours: float | None = None
-    job_cost: float | None = None
-    images_per_min: float | None = None
-    why: str = ""
+from advisor.types import Option, Pitfall
 
 
 class GridCell(BaseModel):

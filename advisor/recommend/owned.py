@@ -15,15 +15,16 @@ from dataclasses import replace
 from pydantic import BaseModel
 
 from advisor import catalog
+from advisor.constraints import applicable, blockers
 from advisor.memo import Memo
 from advisor.models import Workload
 from advisor.pitfalls import card_pitfalls
 from advisor.recommend import _Setups
-from advisor.recommend.constraints import applicable, blockers
 from advisor.recommend.fixes import COUNTS
-from advisor.recommend.options import Option, Verdict
+from advisor.recommend.options import Verdict
 from advisor.recommend.rank import option
 from advisor.recommend.verdict import verdict_of
+from advisor.types import Option
 
 MAX_CARDS_PER_MACHINE = 64  # the migration's CHECK; a machine past that is a cluster
 

@@ -12,7 +12,7 @@ from functools import cache
 
 from advisor.catalog import DATA_DIR, PriceSpec
 from advisor.memo import Memo
-from advisor.recommend.options import Price
+from advisor.types import Price
 
 # Reply currency -> the region whose platforms come first.
 REGION_BY_CURRENCY = {"CNY": "china", "USD": "global"}

@@ -8,11 +8,10 @@ from typing import Any, NamedTuple
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
+from advisor.constraints import Requirement, blockers
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Runtime
-from advisor.recommend.constraints import Requirement, blockers
 from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
-from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times
 from advisor.recommend.speed import (
     NO_SPEED,
@@ -23,6 +22,7 @@ from advisor.recommend.speed import (
     speed_key,
     speed_row,
 )
+from advisor.types import Option, Price
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.

@@ -18,9 +18,9 @@ from functools import cache
 from typing import Any
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.constraints import blockers
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, Workload
-from advisor.recommend.constraints import blockers
 
 # Adapter recipes on a frozen base: the base may be stored smaller (a full fine-tune
 # updates the weights themselves, so their storage is the user's choice).

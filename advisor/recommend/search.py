@@ -7,12 +7,11 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from advisor import catalog
+from advisor.constraints import applicable, blockers, speed_constants
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
-from advisor.recommend.constraints import applicable, blockers, speed_constants
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, workload_for
-from advisor.recommend.options import Option, Price
 from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
     Card,
@@ -26,6 +25,7 @@ from advisor.recommend.rank import (
     with_cheap_fix,
 )
 from advisor.recommend.speed import speed_row
+from advisor.types import Option, Price
 
 
 class Setups:

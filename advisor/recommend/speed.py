@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from advisor.catalog import GpuSpec
+from advisor.constraints import allreduce_latency_s, nvlinked, speed_constants
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
-from advisor.recommend.constraints import allreduce_latency_s, nvlinked, speed_constants
-from advisor.recommend.options import Option
+from advisor.types import Option
 
 DEFAULT_LAYERS = 32  # a model without a known architecture: a 7B-class depth
 

@@ -5,12 +5,13 @@ it fit, cheapest first (split out of advisor.recommend, which calls `verdict_of`
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
+from advisor.constraints import blockers
 from advisor.models import EstimateResult, Parallelism, Workload
-from advisor.recommend.constraints import blockers
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import COUNTS, HEADROOM, SLOW, fixes_for, workload_for
-from advisor.recommend.options import Option, Verdict
+from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
+from advisor.types import Option
 
 
 def verdict_of(

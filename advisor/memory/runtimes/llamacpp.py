@@ -18,7 +18,7 @@ from __future__ import annotations
 from advisor.memory.runtimes import InferenceSetup, add_kv, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import embedding_params, kv_bytes_per_token, mlp_width
-from advisor.models import Attention, Runtime, Workload
+from advisor.models import Attention
 
 
 def expert_params_per_layer(s: InferenceSetup) -> float:
@@ -90,27 +90,3 @@ def add_compute_buffer(s: InferenceSetup, acc: Breakdown) -> int:
 
 # Terms llama.cpp's memory breakdown prints (model + context + compute).
 BUFFER_TERMS = {"weights", "kv_cache", "compute_buffer"}
-
-
-def layers_that_fit(w: Workload, card_bytes: int) -> int:
-    """The largest -ngl whose total view fits `card_bytes` (0: not even the compute buffer
-    and context fit). The rest of the layers run on the CPU, at its memory bandwidth."""
-    from advisor.memory import estimate
-
-    def total(layers: int) -> int:
-        trial = w.model_copy(update={"n_gpu_layers": layers, "runtime": Runtime.llamacpp})
-        est = estimate(trial).estimate
-        return est.total_bytes if est else 0
-
-    arch = estimate(w.model_copy(update={"runtime": Runtime.llamacpp})).model.arch
-    top = arch.layers if arch else 0
-    lo, hi = 0, top
-    if total(0) > card_bytes:
-        return 0
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if total(mid) <= card_bytes:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo

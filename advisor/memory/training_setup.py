@@ -1,0 +1,51 @@
+"""What every term of a training estimate starts from (`TrainingSetup`): read by
+`training` and by the sharding stacks' terms (`sharding`), so neither imports the other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from advisor.catalog import ModelSpec
+from advisor.models import (
+    Architecture,
+    Attention,
+    Optimizer,
+    Parallelism,
+    ResolvedModel,
+    Workload,
+)
+
+
+@dataclass
+class TrainingSetup:
+    """What every term of a training estimate starts from: the recipe, resolved once."""
+
+    w: Workload
+    model: ResolvedModel
+    spec: ModelSpec | None
+    arch: Architecture
+    params: float
+    fmt: str
+    par: Parallelism
+    split: int  # cards the weights are split over
+    attention: Attention
+    framework: str | None
+    batch: int
+    seq: int
+    opt: Optimizer
+    gc: bool
+    compute: str
+    full: bool
+    elem: float  # bytes per saved activation value
+    trainable: float
+    param_bytes: int  # storage bytes of a trained parameter (and its gradient)
+    master: bool  # fp32 master weights beside 16-bit ones
+    shard_states: int
+    shard_grads: int
+    tp: int
+    layers: int  # layers on this card (pipeline stage)
+    pp: int = 1  # pipeline stages = micro-batches (torchtitan's default count)
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq
