@@ -1,6 +1,8 @@
 """The Hub lookup for `python -m advisor "<repo id>"`: the same resolver and cache as the
 bot (the cache is the bot's SQLite file, `--db`, default DATABASE_PATH); `--offline` reads
-the catalog and that cache only."""
+the catalog and that cache only. A lookup past HUB_TIMEOUT_S is waited for up to
+HUB_CLI_WAIT_S more (default 30 s) before the process exits, so a slow mirror's reading
+answers and is cached."""
 
 from __future__ import annotations
 
@@ -11,7 +13,15 @@ from advisor.parse import ParsedQuery
 from hublookup.cache import HubCache
 from hublookup.client import HubClient
 from hublookup.query import hub_query
-from hublookup.resolve import HubAnswer, find_repo_id, resolve, search_term, search_texts
+from hublookup.resolve import (
+    HubAnswer,
+    cached,
+    find_repo_id,
+    resolve,
+    search_term,
+    search_texts,
+    settle_late,
+)
 from hublookup.settings import HubSettings
 
 
@@ -32,7 +42,16 @@ async def _lookup(text: str, repo_id: str, db: Path, offline: bool) -> HubAnswer
             if offline
             else HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
         )
-        return await resolve(repo_id, HubCache(repo), client, max_age_days=settings.hub_cache_days)
+        cache = HubCache(repo)
+        answer = await resolve(repo_id, cache, client, max_age_days=settings.hub_cache_days)
+        if answer.error == "timeout" and client is not None:
+            # A slow mirror: this process would exit before the late reading lands and is
+            # cached. Wait HUB_CLI_WAIT_S for it; when it lands, it answers (and is cached).
+            await settle_late(settings.hub_cli_wait_s)
+            late = await cached(repo_id, cache)
+            if late is not None:
+                return late.model_copy(update={"from_cache": False})
+        return answer
     finally:
         await repo.close()
 

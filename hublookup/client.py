@@ -23,6 +23,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils import get_session, hf_raise_for_status
 
 from advisor.hubspec import GgufFile, HubFacts, count_tensors, gguf_format, quant_info
+from hublookup.settings import endpoint_base
 
 log = logging.getLogger(__name__)
 Tensors = dict[str, tuple[str, list[int]]]
@@ -50,6 +51,10 @@ class HubClient:
     # lookups that outlived timeout_s, still running in their thread (hublookup.resolve
     # caches what they bring, so the next question about the repo is answered at once)
     late: dict[str, asyncio.Future] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # "https://hf-mirror.com/" as mirror guides write it: the library would ask //api/…
+        self.endpoint = endpoint_base(self.endpoint)
 
     def _api(self) -> HfApi:
         # token=False: never send a token found elsewhere on the machine (~/.cache/huggingface)

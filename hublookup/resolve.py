@@ -92,9 +92,23 @@ def keep_late_reading(repo_id: str, cache: HubCache, client: HubClient) -> None:
         write.add_done_callback(pending.discard)
 
     work.add_done_callback(done)
+    late_work.add(work)
+    work.add_done_callback(late_work.discard)
 
 
 pending: set[asyncio.Future] = set()  # cache writes in flight (a reference keeps them alive)
+late_work: set[asyncio.Future] = set()  # lookups past their time limit, still running
+
+
+async def settle_late(wait_s: float) -> bool:
+    """Wait up to `wait_s` for the lookups still running past their time limit, then for
+    their cache writes. For a process about to exit (the CLI): the bot's loop lives on and
+    caches a late reading whenever it lands. True when nothing is left running."""
+    if late_work:
+        await asyncio.wait(set(late_work), timeout=wait_s)
+    if pending:
+        await asyncio.wait(set(pending), timeout=wait_s)
+    return not late_work and not pending
 
 
 async def resolve(

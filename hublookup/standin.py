@@ -118,9 +118,11 @@ def load_repos(data_dir: Path = DEFAULT_DATA) -> dict[str, StandinRepo]:
 @dataclass
 class HubStandin:
     """Start with `await hub.start()`; `hub.url` is the HF_ENDPOINT to use. Tests flip
-    `down`, `delay_s`, `rate_limited` and read `requests` (method + path per call)."""
+    `down`, `delay_s`, `rate_limited` and read `requests` (method + path per call).
+    `prefix` ("/hf"): the API under a path, as some mirrors serve it (https://host/hf/…)."""
 
     data_dir: Path = DEFAULT_DATA
+    prefix: str = ""
     token: str = "hf_standin_token"
     delay_s: float = 0.0
     rate_limited: bool = False
@@ -135,10 +137,11 @@ class HubStandin:
     async def start(self, port: int = 0) -> str:
         self.repos = self.repos or load_repos(self.data_dir)
         app = web.Application(middlewares=[self._middleware])
-        app.router.add_get("/api/models", self._search)
-        app.router.add_get(r"/api/models/{org}/{name}", self._info)
-        app.router.add_get(r"/api/models/{org}/{name}/revision/{rev}", self._info)
-        app.router.add_route("*", r"/{org}/{name}/resolve/{rev}/{file:.+}", self._resolve)
+        p = self.prefix.rstrip("/")
+        app.router.add_get(p + "/api/models", self._search)
+        app.router.add_get(p + r"/api/models/{org}/{name}", self._info)
+        app.router.add_get(p + r"/api/models/{org}/{name}/revision/{rev}", self._info)
+        app.router.add_route("*", p + r"/{org}/{name}/resolve/{rev}/{file:.+}", self._resolve)
         app.router.add_get(r"/cdn/{sha}/{file:.+}", self._cdn)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -148,7 +151,7 @@ class HubStandin:
         cdn = web.TCPSite(self._runner, "127.0.0.1", self._cdn_port)
         await cdn.start()
         self._cdn_port = cdn._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.url = f"http://127.0.0.1:{self._port}"
+        self.url = f"http://127.0.0.1:{self._port}{p}"
         self.cdn_url = f"http://127.0.0.1:{self._cdn_port}"
         return self.url
 
