@@ -71,15 +71,38 @@ MAX_CONCURRENT_UPDATES = 32
 TAKEN_LIMIT = 10_000  # update ids remembered against a second copy (several getUpdates pages)
 
 
+class _Turn:
+    """One user's place in line: the FIFO lock, and how many of their updates hold it or
+    wait for it (the entry is dropped when that reaches 0, never while one waits)."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+def _user_key(update: object) -> int:
+    """Whose turn an update takes: its sender, else its chat (a channel post, a message
+    without a sender), else one shared line."""
+    if not isinstance(update, Update):
+        return 0
+    user, chat = update.effective_user, update.effective_chat
+    return user.id if user else (chat.id if chat else 0)
+
+
 class PerUserUpdateProcessor(BaseUpdateProcessor):
     """Updates of one user run one at a time and in order (what ConversationHandler needs:
     PTB's docs ask for no concurrency because a conversation's steps must not overlap);
     different users run concurrently, so one member waiting on Telegram does not hold up
-    the whole lab. Tasks start in arrival order and asyncio locks are FIFO, so order holds."""
+    the whole lab. Tasks start in arrival order and take their user's turn (a FIFO lock)
+    before anything else can suspend them, so order holds, replays included. A user's turn
+    is kept while any update of theirs holds or awaits it: a released asyncio.Lock reads as
+    unlocked before its next waiter runs, so "unlocked" cannot say it is unused."""
 
     def __init__(self, max_concurrent_updates: int = 256) -> None:
         super().__init__(max_concurrent_updates)
-        self._locks: dict[int, asyncio.Lock] = {}
+        self._turns: dict[int, _Turn] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
         self.metrics: Metrics | None = None  # counts and logs each update (bot.metrics)
         # called once each update is done: bot.gc_tuning.Pacer's tick in the real process
@@ -110,9 +133,21 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        key = _user_key(update)
+        turn = self._turns.get(key)
+        if turn is None:
+            turn = self._turns[key] = _Turn()
+        turn.users += 1
         try:
-            await super().process_update(update, coroutine)
+            # the user's turn before a slot of MAX_CONCURRENT_UPDATES: one user's queued
+            # updates wait without taking the slots other users need
+            async with turn.lock:
+                await super().process_update(update, coroutine)
         finally:
+            coroutine.close()  # cancelled while waiting: never started, never warned about
+            turn.users -= 1
+            if turn.users == 0:
+                del self._turns[key]
             self._tasks.discard(task)
 
     async def idle(self) -> None:
@@ -131,11 +166,7 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         return len(self._tasks)
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        key = 0
-        if isinstance(update, Update):
-            user, chat = update.effective_user, update.effective_chat
-            key = user.id if user else (chat.id if chat else 0)
-        lock = self._locks.setdefault(key, asyncio.Lock())
+        """Runs inside the update's user turn (process_update)."""
 
         async def handle() -> None:
             answers: list[asyncio.Future] = []  # bot.delivery.answer_soon
@@ -160,14 +191,11 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
                 await self.on_done(update)
 
         try:
-            async with lock:
-                if self.metrics is None:
-                    await handle()
-                else:
-                    await observe(self.metrics, update, handle)
+            if self.metrics is None:
+                await handle()
+            else:
+                await observe(self.metrics, update, handle)
         finally:
-            if not lock.locked():
-                self._locks.pop(key, None)
             if self.after_update is not None:
                 self.after_update()
 
