@@ -46,7 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print JSON")
     ap.add_argument("--lang", choices=("zh", "en"), default="en")
     ap.add_argument("--offline", action="store_true", help="catalog and Hub cache only")
-    ap.add_argument("--db", type=Path, help="the Hub cache (default: the bot's DATABASE_PATH)")
+    ap.add_argument(
+        "--db",
+        type=Path,
+        help="the Hub cache, a SQLite file (default: data/hub-cache.sqlite3; the bot's DATABASE_PATH shares its cache)",
+    )
     args = ap.parse_args(argv)
 
     if args.workload:

@@ -23,6 +23,7 @@ from bot import fastjson, schema
 from bot.schema import StorageError, now_iso
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed
 from bot.sqlite_worker import rows as rows_of
+from hublookup.cache import UPSERT_HUB_FACTS
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,17 @@ class Repository:
         """One statement as one transaction (SQLiteWorker.statement); returns the rows it
         changed."""
         return await self._writer.statement(sql, params)
+
+    # --- the Hub cache (hublookup.cache.HubStore) --------------------------------------------
+
+    async def read_hub_facts(self, repo_id: str) -> str | None:
+        row = await self._one("SELECT data FROM hub_cache WHERE repo_id = ?", (repo_id,))
+        return row[0] if row else None
+
+    async def write_hub_facts(
+        self, repo_id: str, revision: str | None, fetched_at: str, data: str
+    ) -> None:
+        await self._write(UPSERT_HUB_FACTS, (repo_id, revision, fetched_at, data))
 
     # --- users and chats -------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """The Hub lookup for `python -m advisor "<repo id>"`: the same resolver and cache as the
-bot (the cache is the bot's SQLite file, `--db`, default DATABASE_PATH); `--offline` reads
-the catalog and that cache only. A lookup past HUB_TIMEOUT_S is waited for up to
-HUB_CLI_WAIT_S more (default 30 s) before the process exits, so a slow mirror's reading
-answers and is cached."""
+bot, the cache in a SQLite file (`--db`, default data/hub-cache.sqlite3; the bot's
+DATABASE_PATH shares the bot's cache); `--offline` reads the catalog and that cache only.
+A lookup past HUB_TIMEOUT_S is waited for up to HUB_CLI_WAIT_S more (default 30 s) before
+the process exits, so a slow mirror's reading answers and is cached."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 from advisor.parse import ParsedQuery
-from hublookup.cache import HubCache
+from hublookup.cache import HubCache, SqliteFileStore
 from hublookup.client import HubClient
 from hublookup.query import hub_query
 from hublookup.resolve import (
@@ -24,36 +24,27 @@ from hublookup.resolve import (
 )
 from hublookup.settings import HubSettings
 
-
-def default_db() -> Path:
-    from bot.settings import Settings
-
-    return Settings(_env_file=".env").database_path  # type: ignore[call-arg]
+# The command line's own cache file; `--db DATABASE_PATH` shares the bot's instead.
+DEFAULT_CACHE_FILE = Path("data/hub-cache.sqlite3")
 
 
 async def _lookup(text: str, repo_id: str, db: Path, offline: bool) -> HubAnswer:
-    from bot.storage import Repository
-
     settings = HubSettings()
-    repo = await Repository.open(db)
-    try:
-        client = (
-            None
-            if offline
-            else HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
-        )
-        cache = HubCache(repo)
-        answer = await resolve(repo_id, cache, client, max_age_days=settings.hub_cache_days)
-        if answer.error == "timeout" and client is not None:
-            # A slow mirror: this process would exit before the late reading lands and is
-            # cached. Wait HUB_CLI_WAIT_S for it; when it lands, it answers (and is cached).
-            await settle_late(settings.hub_cli_wait_s)
-            late = await cached(repo_id, cache)
-            if late is not None:
-                return late.model_copy(update={"from_cache": False})
-        return answer
-    finally:
-        await repo.close()
+    client = (
+        None
+        if offline
+        else HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
+    )
+    cache = HubCache(SqliteFileStore(db))
+    answer = await resolve(repo_id, cache, client, max_age_days=settings.hub_cache_days)
+    if answer.error == "timeout" and client is not None:
+        # A slow mirror: this process would exit before the late reading lands and is
+        # cached. Wait HUB_CLI_WAIT_S for it; when it lands, it answers (and is cached).
+        await settle_late(settings.hub_cli_wait_s)
+        late = await cached(repo_id, cache)
+        if late is not None:
+            return late.model_copy(update={"from_cache": False})
+    return answer
 
 
 async def _suggest(name: str) -> list[str]:
@@ -89,7 +80,7 @@ def lookup(
         merged = found + [s for s in parsed.error.suggestions if s not in found]
         error = parsed.error.model_copy(update={"suggestions": merged})
         return parsed.model_copy(update={"error": error}), None
-    answer = asyncio.run(_lookup(text, repo_id, db or default_db(), offline))
+    answer = asyncio.run(_lookup(text, repo_id, db or DEFAULT_CACHE_FILE, offline))
     if answer.model is None:
         return parsed, answer
     return hub_query(text, repo_id, answer.model), answer

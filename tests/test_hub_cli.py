@@ -73,3 +73,26 @@ async def test_a_name_outside_the_catalog_gets_hub_suggestions(
     rc, out = await cli(hub, tmp_path / "c.sqlite3", "dolly-v2-3b on a 3060", "--json")
     assert rc == 2
     assert json.loads(out)["error"]["suggestions"][0] == "databricks/dolly-v2-3b"
+
+
+async def test_the_command_line_shares_the_bots_hub_cache_through_its_database(
+    tmp_path: Path,
+) -> None:
+    """`--db DATABASE_PATH`: what the bot cached (through its Repository) the command line's
+    file store reads, and the other way round; the table is the one migration 0004 made."""
+    from advisor.hubspec import HubFacts
+    from bot.storage import Repository
+    from hublookup.cache import HubCache, SqliteFileStore
+
+    db = tmp_path / "bot.sqlite3"
+    repo = await Repository.open(db)
+    try:
+        bot_side = HubFacts(repo_id="Org/Bot-Model", sha="abc", read_at="2026-11-30T00:00:00Z")
+        await HubCache(repo).put(bot_side)
+        cli_side = HubFacts(repo_id="Org/Cli-Model", read_at="2026-12-01T00:00:00Z")
+        await HubCache(SqliteFileStore(db)).put(cli_side)
+        assert await HubCache(SqliteFileStore(db)).get("org/bot-model") == bot_side
+        assert await HubCache(repo).get("ORG/CLI-MODEL") == cli_side
+        assert await HubCache(repo).get("org/elsewhere") is None
+    finally:
+        await repo.close()

@@ -1,0 +1,144 @@
+"""The floors of the house: bench/eval → bot → hublookup → advisor. An import may point down,
+never up, and no two modules import each other, directly or round a circle. A function-level
+or TYPE_CHECKING import ties two modules as much as a top-level one, so every import in the
+source counts."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("advisor", "bot", "hublookup")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the project's modules it imports. `from pkg import name` points at the
+    module pkg.name when there is one, else at pkg (its __init__)."""
+    files = _sources()
+
+    def known(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package[: len(package) - (node.level - 1)]
+                    base = ".".join(up + ([node.module] if node.module else []))
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in files else base for a in node.names
+                ]
+            for target in targets:
+                found = known(target)
+                if found is not None and found != name:
+                    graph[name].add(found)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            advanced = False
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_graph_sees_the_imports_it_must_judge() -> None:
+    graph = import_graph()
+    assert "advisor.recommend" in graph["bot.answer"]
+    assert "advisor.types" in graph["advisor.pitfalls"]  # a top-level `from x import y`
+    assert "hublookup.cache" in graph["bot.storage"]
+    assert "hublookup.cli" in graph["advisor.__main__"]  # a function-level import counts
+
+
+def test_circles_are_found_when_they_exist() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert circles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_circles_between_the_projects_modules() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_nothing_below_the_bot_imports_the_bot() -> None:
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        if not module.startswith("bot")
+        for target in targets
+        if target == "bot" or target.startswith("bot.")
+    )
+    assert upward == []
+
+
+def test_the_engine_imports_nothing_above_it_but_its_command_line_shell() -> None:
+    """advisor/ is pure: only its CLI shell (advisor/__main__.py) may reach hublookup/."""
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        if module.startswith("advisor") and module != "advisor.__main__"
+        for target in targets
+        if target.startswith("hublookup")
+    )
+    assert upward == []
