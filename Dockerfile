@@ -10,8 +10,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 # Dependencies first, so a code change does not reinstall them.
 COPY pyproject.toml README.md ./
+# Every top-level package `python -m bot` imports (tests/test_container.py starts the bot
+# from exactly these files), and the data read beside them.
 COPY advisor ./advisor
 COPY bot ./bot
+COPY hublookup ./hublookup
 COPY migrations ./migrations
 COPY templates ./templates
 # Editable: the engine reads templates/ and migrations/ beside the package, from /app.
