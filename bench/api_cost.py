@@ -1,6 +1,6 @@
 """What one Bot API call costs the bot's process, layer by layer (issue 18).
 
-The stand-in (bot/standin/) runs in its own process on 127.0.0.1, so the CPU measured
+The stand-in (standin/) runs in its own process on 127.0.0.1, so the CPU measured
 here (time.process_time of this process) is the sending side only: building the request,
 the rate limiter, the HTTP client, the kernel's send and reading the answer back. Each
 stack sends the same calls one after another, the stacks interleaved round by round so a
@@ -50,11 +50,11 @@ from bot.http import ApiRequest  # noqa: E402
 from bot.http_client import Client  # noqa: E402
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics  # noqa: E402
 from bot.replies import markup  # noqa: E402
-from bot.standin import STANDIN_TOKEN  # noqa: E402
+from standin import STANDIN_TOKEN  # noqa: E402
 
 STANDIN = """
 import asyncio, sys
-from bot.standin import FakeTelegram
+from standin import FakeTelegram
 async def main():
     async with FakeTelegram() as tg:
         print(tg.base_url, flush=True)

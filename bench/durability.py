@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from advisor.parse import parse_query  # noqa: E402
-from bot.standin import Call, FakeTelegram, User, spawn_bot  # noqa: E402
+from standin import Call, FakeTelegram, User, spawn_bot  # noqa: E402
 
 WIZARD_PATH = ("Run an LLM", "Qwen2.5-7B", "INT8", "32k", "Skip", "¥10/h")
 # Quick questions carry "batch N" (unique, findable in replies) from FIRST_BATCH up; /forget

@@ -62,7 +62,7 @@ from load_probe import (  # noqa: E402
 )
 from load_users import Stats, drive  # noqa: E402
 
-from bot.standin import (  # noqa: E402
+from standin import (  # noqa: E402
     STANDIN_TOKEN,
     Call,
     FakeTelegram,

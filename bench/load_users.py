@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from load_probe import cpu_seconds, thread_cpu_seconds
 
-from bot.standin import Call, Chat, FakeTelegram, User
+from standin import Call, Chat, FakeTelegram, User
 
 QUICK = [
     "/vram 13B fp16",

@@ -104,7 +104,14 @@ def main(argv: list[str] | None = None) -> int:
 
     setup_logging(settings)
     if args.local:
-        from bot.local import run_local
+        try:  # the Bot API stand-in ships with a checkout, not with the image
+            from bot.local import run_local
+        except ModuleNotFoundError as exc:
+            if exc.name != "standin":
+                raise
+            return fail(
+                "--local needs the Bot API stand-in: pip install -e '.[local]' in a checkout"
+            )
 
         return asyncio.run(run_local(settings, args.lang or settings.default_language))
 

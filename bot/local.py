@@ -19,7 +19,7 @@ from bot.instance import InstanceLock
 from bot.runner import start, stop
 from bot.schema import StorageError
 from bot.settings import Settings
-from bot.standin import Call, FakeTelegram, User
+from standin import Call, FakeTelegram, User
 
 LOCAL_TOKEN = "123456:local-try-out-token-not-a-real-one-000"
 QUIET_S = 0.4

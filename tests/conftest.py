@@ -13,7 +13,7 @@ from bot.app import build_application
 from bot.context import AdvisorApplication
 from bot.runner import start, stop
 from bot.settings import Settings
-from bot.standin import Call, Chat, FakeTelegram, User
+from standin import Call, Chat, FakeTelegram, User
 
 TOKEN = "123456:test-token-for-the-stand-in-000000000"
 ADMIN_ID = 4242

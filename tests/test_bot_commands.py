@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from conftest import ADMIN_ID, buttons, press, say, settled, shown
 
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 LAB = Chat(-100777, "supergroup", "GPU lab")
 

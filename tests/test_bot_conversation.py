@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import button, buttons, press, say, settled, shown
 
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 
 async def test_whole_guided_conversation_in_english_edits_one_message(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import buttons, press, say, settled, shown
 
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 LAB = Chat(-100991, "supergroup", "GPU lab")
 

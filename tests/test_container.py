@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from image_stage import ROOT, entry_commands, image_env, interpreter, stage
 
-from bot.standin import STANDIN_TOKEN, FakeTelegram, User
+from standin import STANDIN_TOKEN, FakeTelegram, User
 from tests.test_webhook import free_port
 
 

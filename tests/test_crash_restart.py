@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import buttons
 
-from bot.standin import FakeTelegram, FaultPlan, User, spawn_bot
+from standin import FakeTelegram, FaultPlan, User, spawn_bot
 
 USERS = 16
 QUERIES = 3

@@ -10,7 +10,7 @@ from conftest import button, buttons, press, say, settled, shown
 from telegram.error import BadRequest, NetworkError, TimedOut
 
 from bot.delivery import RetryingRateLimiter
-from bot.standin import Chat, FakeTelegram, FaultPlan, User
+from standin import Chat, FakeTelegram, FaultPlan, User
 
 
 def successful(tg: FakeTelegram, method: str, chat_id: int) -> list:

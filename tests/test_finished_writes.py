@@ -11,7 +11,7 @@ from pathlib import Path
 
 from conftest import halt, launch, make_settings, press, say, shown
 
-from bot.standin import FakeTelegram, User
+from standin import FakeTelegram, User
 
 
 def stored(db: Path) -> tuple[dict[str, str], list[int]]:

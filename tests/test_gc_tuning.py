@@ -154,7 +154,7 @@ async def test_serve_paces_the_collector_by_updates(
     from bot import gc_tuning
     from bot.app import build_application
     from bot.runner import serve
-    from bot.standin import User
+    from standin import User
     from tests.conftest import TOKEN, say
 
     monkeypatch.setattr(gc_tuning, "settle_after_start_up", lambda: None)

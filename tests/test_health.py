@@ -9,7 +9,7 @@ from telegram.ext import ApplicationBuilder
 
 from bot.app import build_application
 from bot.runner import ops_server, start, stop
-from bot.standin import FakeTelegram, User
+from standin import FakeTelegram, User
 from tests.conftest import TOKEN, make_settings
 from tests.test_webhook import free_port, launch_webhook, webhook_settings
 

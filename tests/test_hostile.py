@@ -18,7 +18,7 @@ from telegram.ext import ApplicationBuilder
 
 from bot.app import build_application
 from bot.runner import start, stop
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 FRAGMENTS = [
     "<b>",

@@ -20,7 +20,7 @@ from telegram.ext import ExtBot
 import bot
 import bot.http
 from bot.http_client import Client, NotSent
-from bot.standin import STANDIN_TOKEN, FakeTelegram
+from standin import STANDIN_TOKEN, FakeTelegram
 
 OK = b'{"ok":true,"result":true}'
 
@@ -306,7 +306,7 @@ async def test_the_bot_answers_and_edits_on_the_client_its_settings_name(
     editMessageText, getUpdates all through it)."""
     from conftest import buttons, halt, launch, make_settings, press, say, shown
 
-    from bot.standin import User
+    from standin import User
 
     app = await launch(make_settings(tg, tmp_path / "bot.sqlite3", http_client=client_name))
     try:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.settings import Settings
-from bot.standin import Call, FakeTelegram, User
 from hublookup.standin import DEFAULT_DATA, HubStandin
+from standin import Call, FakeTelegram, User
 from tests.conftest import halt, launch, press, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"

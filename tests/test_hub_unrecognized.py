@@ -11,9 +11,9 @@ import pytest
 
 from advisor.parse import canonical_query, parse_query
 from bot.settings import Settings
-from bot.standin import Call, FakeTelegram, User
 from hublookup.resolve import HubAnswer, search_texts
 from hublookup.standin import HubStandin
+from standin import Call, FakeTelegram, User
 from tests.conftest import halt, launch, press, say, settled, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"

@@ -10,7 +10,7 @@ import pytest
 from conftest import say, shown
 
 from bot.inline import payload_for, question_in
-from bot.standin import Call, FakeTelegram, User
+from standin import Call, FakeTelegram, User
 
 DEEP_LINK = re.compile(r"^https://t\.me/GpuAdvisorBot\?start=([A-Za-z0-9_-]{1,64})$")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_startup import GOOD_TOKEN, run_bot
 
-from bot.standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
+from standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
 
 
 def inbox(db: Path) -> list[int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from conftest import button, buttons, halt, launch, press, say, shown
 
 from bot.lab_store import lab_store
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 GROUP = Chat(-1005550001, "supergroup", "NLP lab")
 BOSS = User(5101, "Boss", "en")

@@ -12,7 +12,7 @@ from telegram.ext import ExtBot
 from bot import fastjson
 from bot.http import UNREAD_FIELDS, TrimmingRequest, trim_update
 from bot.replies import markup
-from bot.standin import STANDIN_TOKEN, FakeTelegram, User
+from standin import STANDIN_TOKEN, FakeTelegram, User
 from tests.conftest import press, say
 
 ROWS = [

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from bot.logs import JsonFormatter
-from bot.standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
+from standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
 from tests.test_webhook import free_port
 
 PRIVATE_WORDS = "qwen2.5-14b my-thesis-secret-project"

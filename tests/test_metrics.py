@@ -11,7 +11,7 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.context import AdvisorApplication
-from bot.standin import FakeTelegram, User
+from standin import FakeTelegram, User
 from tests.conftest import say
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -13,7 +13,7 @@ from advisor.recommend import recommend_query
 from advisor.recommend.owned import judge_machines
 from advisor.render import render
 from bot.replies import split_message, visible_len
-from bot.standin import MAX_TEXT, Chat, FakeTelegram, User, utf16_len, visible_text
+from standin import MAX_TEXT, Chat, FakeTelegram, User, utf16_len, visible_text
 from tests.answer_questions import LABS
 
 # A long English answer: a named pair of too-small cards (the card table), three picks with

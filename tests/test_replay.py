@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import button, halt, launch, make_settings, say, shown
 
-from bot.standin import FakeTelegram, User
+from standin import FakeTelegram, User
 
 
 def rows_of(db: Path, user_id: int) -> dict[str, int]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import button, say, shown
 
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 
 async def wait_for_row(db: Path, sql: str, *params: object) -> None:

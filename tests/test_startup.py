@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from bot.settings import Settings, settings_error_line
-from bot.standin import FakeTelegram
+from standin import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD_TOKEN = "123456:test-token-for-the-stand-in-000000000"

@@ -12,8 +12,8 @@ import pytest
 from conftest import halt, launch, make_settings, press, say, shown
 
 from bot.schema import MIGRATIONS_DIR, StorageError, backup_database
-from bot.standin import FakeTelegram, User
 from bot.storage import HISTORY_ID_BLOCK, Repository
+from standin import FakeTelegram, User
 
 HOSTILE = [
     "'; DROP TABLE history; --",

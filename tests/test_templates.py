@@ -16,9 +16,9 @@ from advisor.recommend import recommend_query
 from advisor.recommend.owned import Machine, judge_machines
 from advisor.render import TEMPLATES, label, labels, render
 from bot.replies import split_message
-from bot.standin import MAX_TEXT, TelegramHTMLError, utf16_len, visible_text
 from bot.storage import HistoryEntry, Stats
 from hublookup.resolve import HubAnswer
+from standin import MAX_TEXT, TelegramHTMLError, utf16_len, visible_text
 
 EVIL = "<b>&\"'</i> 🚀 ${{ 7*7 }}"
 TEMPLATE_NAMES = sorted(p.stem for p in (TEMPLATES / "en").glob("*.j2"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import halt, launch, make_settings, settled
 
-from bot.standin import Chat, FakeTelegram, User
+from standin import Chat, FakeTelegram, User
 
 GROUP = Chat(id=-100777, type="supergroup", title="lab")
 

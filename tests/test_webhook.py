@@ -15,8 +15,8 @@ from bot.app import build_application
 from bot.context import AdvisorApplication
 from bot.runner import ops_server, start, stop
 from bot.settings import Settings
-from bot.standin import FakeTelegram, User
 from bot.webhook import OpsServer
+from standin import FakeTelegram, User
 from tests.conftest import TOKEN, make_settings
 
 SECRET = "s3cret-token_for-tests"
@@ -169,7 +169,7 @@ async def test_updates_left_in_the_inbox_are_replayed_in_webhook_mode(
 async def test_a_sigkilled_webhook_bot_loses_no_update(tmp_path: Path) -> None:
     """The process is killed mid-stream: whatever Telegram got a 200 for is in the inbox,
     whatever it did not is POSTed again; after the restart every update is answered."""
-    from bot.standin import spawn_bot
+    from standin import spawn_bot
 
     port = free_port()
     env = {

@@ -9,7 +9,7 @@ import re
 import time
 from typing import Any
 
-from bot.standin.model import ANONYMOUS_ADMIN_ID, Chat, User
+from standin.model import ANONYMOUS_ADMIN_ID, Chat, User
 
 
 class UserActions:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bot.standin.model import ApiError
-from bot.standin.rules import MAX_INLINE_RESULTS, START_PARAMETER
+from standin.model import ApiError
+from standin.rules import MAX_INLINE_RESULTS, START_PARAMETER
 
 
 class BotMethods:

@@ -12,7 +12,7 @@ migrated to a supergroup.
 Facts from ../shared/research/telegram-bot-conventions.md (B.4) and core.telegram.org/bots/api.
 """
 
-from bot.standin.model import (
+from standin.model import (
     ANONYMOUS_ADMIN_ID,
     BOT_USER,
     Call,
@@ -20,7 +20,7 @@ from bot.standin.model import (
     FaultPlan,
     User,
 )
-from bot.standin.rules import (
+from standin.rules import (
     MAX_CALLBACK_BYTES,
     MAX_INLINE_RESULTS,
     MAX_TEXT,
@@ -28,8 +28,8 @@ from bot.standin.rules import (
     utf16_len,
     visible_text,
 )
-from bot.standin.server import FakeTelegram
-from bot.standin.spawn import STANDIN_TOKEN, spawn_bot
+from standin.server import FakeTelegram
+from standin.spawn import STANDIN_TOKEN, spawn_bot
 
 __all__ = [
     "ANONYMOUS_ADMIN_ID",

@@ -12,17 +12,17 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from bot.standin.methods import BotMethods
-from bot.standin.model import BOT_USER, ApiError, Call, Fault, FaultPlan
-from bot.standin.rules import (
+from standin.methods import BotMethods
+from standin.model import BOT_USER, ApiError, Call, Fault, FaultPlan
+from standin.rules import (
     MAX_CALLBACK_BYTES,
     MAX_TEXT,
     TelegramHTMLError,
     utf16_len,
     visible_text,
 )
-from bot.standin.users import UserActions
-from bot.standin.webhook import WebhookDelivery
+from standin.users import UserActions
+from standin.webhook import WebhookDelivery
 
 
 class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
