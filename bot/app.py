@@ -40,6 +40,7 @@ from bot import commands, inline, lab, wizard
 from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for
 from bot.delivery import button_answers, settle_answers
 from bot.inbox import Inbox
+from bot.lab_store import lab_store
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
 from bot.settings import Settings
@@ -299,7 +300,13 @@ async def on_error(update: object, context: Context) -> None:
 async def purge_old_history(context: Context) -> None:
     days = context.application.settings.history_retention_days  # type: ignore[attr-defined]
     removed = await context.application.repo.purge_history(days)  # type: ignore[attr-defined]
-    log.info("retention: removed %d questions older than %d days", removed, days)
+    links = await lab_store(context.application.repo).purge_links(days)  # type: ignore[attr-defined]
+    log.info(
+        "retention: removed %d questions and %d inline links older than %d days",
+        removed,
+        links,
+        days,
+    )
 
 
 async def post_init(app: Application) -> None:
@@ -406,5 +413,8 @@ async def _close_storage(app: Application) -> None:
     inbox = getattr(app, "inbox", None)
     if inbox is not None:
         await inbox.drain()  # the last handled updates' state and inbox deletes
+    links = getattr(app, "pending_links", None)
+    if links is not None:
+        await links.flush()  # inline questions typed in the last seconds (bot.inline_links)
     if isinstance(app.persistence, SQLitePersistence):
         await app.persistence.close()

@@ -20,6 +20,7 @@ from bot.callbacks import pack, unpack
 from bot.choices import answer_choices
 from bot.context import Context, is_anonymous_admin
 from bot.delivery import answer_soon
+from bot.inline import pending_links
 from bot.lab_store import lab_store
 from bot.replies import send, t
 from bot.wizard import refuse_not_owner
@@ -284,6 +285,7 @@ async def on_forget_button(update: Update, context: Context) -> None:
     if cb.args == ("n",):
         await send(update, context, "forget_kept", edit=True)
         return
+    pending_links(context).forget(user.id)  # an inline question not written yet
     deleted = await context.repo.forget_user(user.id)
     context.application.persistence.forget_written()  # type: ignore[union-attr]
     # The in-memory copies too, or the next persistence write would bring them back.

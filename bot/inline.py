@@ -33,6 +33,7 @@ from telegram.ext import BaseHandler, CommandHandler, InlineQueryHandler, filter
 from advisor.parse import parse_query
 from bot.answer import compute, reply_with_answer
 from bot.context import Context
+from bot.inline_links import PendingLinks
 from bot.lab_store import lab_store
 from bot.replies import send, t, text
 
@@ -112,6 +113,16 @@ def inline_cache(context: Context) -> InlineCache:
     return cache
 
 
+def pending_links(context: Context) -> PendingLinks:
+    """The application's pending inline links (bot.inline_links), one per process."""
+    app = context.application
+    links = getattr(app, "pending_links", None)
+    if links is None:
+        links = PendingLinks(lab_store(context.repo))
+        app.pending_links = links  # type: ignore[attr-defined]
+    return links
+
+
 # --- handlers ------------------------------------------------------------------------------------
 
 
@@ -125,9 +136,7 @@ async def _results(
 ) -> tuple[list[InlineQueryResultArticle], InlineQueryResultsButton]:
     if not question:
         return [], InlineQueryResultsButton(t(context, "inline.open_bot"), start_parameter="inline")
-    payload, stored = payload_for(question)
-    if stored:
-        await lab_store(context.repo).save_link(payload[2:], question)
+    payload, _ = payload_for(question)
     parsed = parse_query(question)
     if not parsed.ok:
         return [], InlineQueryResultsButton(
@@ -162,6 +171,15 @@ async def on_inline_query(update: Update, context: Context) -> None:
         hit = await _results(context, question)
         cache.put(key, *hit)
     results, button = hit
+    payload = button.start_parameter or ""
+    if payload.startswith("k_"):
+        # each asker owns a copy, cached answer or not (/forget deletes theirs); the key is
+        # the one their results carry, which a cached answer took from its first asker's
+        # spelling: the question stored is the one that key was made from
+        asked = question if payload_for(question)[0] == payload else None
+        asked = asked or pending_links(context).query(payload[2:])
+        asked = asked or await lab_store(context.repo).link_query(payload[2:]) or question
+        pending_links(context).note(query.from_user.id, payload[2:], asked)
     await query.answer(results, cache_time=INLINE_CACHE_S, is_personal=True, button=button)
 
 
@@ -170,7 +188,10 @@ async def start_with_question(update: Update, context: Context) -> None:
     payload = (context.args or [""])[0]
     question = question_in(payload)
     if question is None and payload.startswith("k_"):
-        question = await lab_store(context.repo).link_query(payload[2:])
+        key = payload[2:]
+        question = pending_links(context).query(key) or await lab_store(context.repo).link_query(
+            key
+        )
     if not question:
         await send(update, context, "inline_expired")
         return

@@ -1,4 +1,4 @@
-"""SQL for /lab (a chat's own machines) and for long inline deep links (migration 0003).
+"""SQL for /lab (a chat's own machines) and for long inline deep links (migrations 0003, 0005).
 
 Kept beside `bot.storage` rather than in it (one module per kind of row); it uses the
 repository's two workers, so the write discipline is the same: every write one
@@ -8,6 +8,8 @@ clears that chat's copy.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import aiosqlite
 
@@ -157,17 +159,26 @@ class LabStore:
 
     async def link_query(self, key: str) -> str | None:
         found = await self._reader.statement_rows(
-            "SELECT query FROM inline_links WHERE key = ?", (key,)
+            "SELECT query FROM inline_links WHERE key = ? LIMIT 1", (key,)
         )
         return found[0][0] if found else None
 
-    async def save_link(self, key: str, query: str) -> None:
+    async def save_link(self, key: str, user_id: int, query: str) -> None:
+        """The question behind a long deep link, owned by the user who typed it (/forget
+        deletes it, `purge_links` ages it out; migration 0005)."""
         await self._writer.transaction(
             lambda db: changed(
                 db,
-                "INSERT OR IGNORE INTO inline_links (key, query, created_at) VALUES (?, ?, ?)",
-                (key, query, now_iso()),
+                "INSERT INTO inline_links (key, user_id, query, created_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (key, user_id) DO UPDATE SET created_at = excluded.created_at",
+                (key, user_id, query, now_iso()),
             )
+        )
+
+    async def purge_links(self, older_than_days: int) -> int:
+        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(timespec="seconds")
+        return await self._writer.transaction(
+            lambda db: changed(db, "DELETE FROM inline_links WHERE created_at < ?", (cutoff,))
         )
 
 

@@ -379,6 +379,8 @@ class Repository:
                     (user_id,),
                 ),
                 "my_cards": ("DELETE FROM lab_machines WHERE chat_id = ?", (user_id,)),
+                # the questions behind their long inline deep links (migration 0005)
+                "inline_questions": ("DELETE FROM inline_links WHERE user_id = ?", (user_id,)),
                 # a group's machine stays the group's; who wrote it last is forgotten
                 "machines_written": (
                     "UPDATE lab_machines SET added_by = NULL WHERE added_by = ?",

@@ -5,9 +5,12 @@ the deep link opens the full answer in a private chat."""
 from __future__ import annotations
 
 import re
+import sqlite3
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from conftest import say, shown
+from conftest import press, say, settled, shown
 
 from bot.inline import payload_for, question_in
 from standin import Call, FakeTelegram, User
@@ -109,3 +112,96 @@ def test_payloads_carry_the_question_in_64_url_safe_characters() -> None:
             assert question_in(payload) == question
     assert payload_for("x" * 200)[1] is True
     assert question_in("q_%%%") is None and question_in("k_abc") is None
+
+
+# --- the questions behind long links: owned, forgotten, aged out, not stored per keystroke ---
+
+LONG = "qwen2.5-14b 全参微调 adamw 序列长度 4096 批大小 8 数据 100m tokens 两张 a100"
+
+
+def _link_rows(db: Path, user_id: int | None = None) -> list[tuple]:
+    con = sqlite3.connect(db)
+    try:
+        sql = "SELECT * FROM inline_links"
+        return (
+            con.execute(sql + " WHERE user_id = ?", (user_id,)).fetchall()
+            if user_id
+            else (con.execute(sql).fetchall())
+        )
+    finally:
+        con.close()
+
+
+async def _written(bot) -> None:  # noqa: ANN001
+    """Every inline question typed so far is on disk (what shutdown, or a pause in typing,
+    does; bot.inline_links)."""
+    await settled(bot)
+    links = getattr(bot, "pending_links", None)
+    if links is not None:
+        await links.flush()
+
+
+async def test_a_long_question_typed_key_by_key_stores_one_row(
+    tg: FakeTelegram, bot, settings
+) -> None:
+    """Telegram sends an inline query per keystroke: 71 characters typed one at a time were
+    21 stored rows (one per prefix too long for the link); now the question asked is one."""
+    user = User(6110, "Ty", "en")
+    question = "llama-3.1-70b qlora fine-tune seq 8192 batch 4 on two rtx 4090 cards ok"
+    long_prefixes = [
+        question[:n] for n in range(1, len(question) + 1) if payload_for(question[:n])[1]
+    ]
+    assert len(long_prefixes) > 15
+    for n in range(1, len(question) + 1):
+        await _inline(tg, user, question[:n])
+    await _written(bot)
+    rows = _link_rows(settings.database_path, user.id)
+    assert [r[2] for r in rows] == [question.strip()]
+    payload = _link(await _inline(tg, user, question))
+    assert "70B" in shown(await say(tg, user, f"/start {payload}"))
+
+
+async def test_forget_deletes_the_users_inline_questions_and_no_one_elses(
+    tg: FakeTelegram, bot, settings
+) -> None:
+    ann, bo = User(6111, "Ann", "en"), User(6112, "Bo", "en")
+    payload = _link(await _inline(tg, ann, LONG))
+    assert _link(await _inline(tg, bo, LONG)) == payload  # Bo's own copy of the same question
+    await _written(bot)
+    assert len(_link_rows(settings.database_path, ann.id)) == 1
+    confirm = await say(tg, ann, "/forget")
+    await press(tg, ann, confirm, "Yes, delete")
+    await settled(bot)
+    assert _link_rows(settings.database_path, ann.id) == []
+    assert len(_link_rows(settings.database_path, bo.id)) == 1
+    # the link Bo posted still opens the answer; nothing of Ann's text is left
+    assert "Qwen2.5 14B" in shown(await say(tg, bo, f"/start {payload}"))
+    assert all(r[1] != ann.id for r in _link_rows(settings.database_path))
+
+
+async def test_forget_also_drops_a_question_typed_moments_before(
+    tg: FakeTelegram, bot, settings
+) -> None:
+    """A question still in memory (typed in the last seconds) is not written after /forget."""
+    ann = User(6113, "Ann", "en")
+    confirm = await say(tg, ann, "/forget")
+    await _inline(tg, ann, LONG)
+    await press(tg, ann, confirm, "Yes, delete")
+    await _written(bot)
+    assert _link_rows(settings.database_path, ann.id) == []
+
+
+async def test_the_retention_job_purges_old_inline_questions(
+    tg: FakeTelegram, bot, settings
+) -> None:
+    from bot.app import purge_old_history
+
+    user = User(6114, "Old", "en")
+    await _inline(tg, user, LONG)
+    await _written(bot)
+    con = sqlite3.connect(settings.database_path)
+    with con:
+        con.execute("UPDATE inline_links SET created_at = '2000-01-01T00:00:00+00:00'")
+    con.close()
+    await purge_old_history(SimpleNamespace(application=bot))  # type: ignore[arg-type]
+    assert _link_rows(settings.database_path) == []
