@@ -139,10 +139,22 @@ class Architecture(BaseModel):
     sliding_layers_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
     kv_lora_rank: int | None = Field(default=None, ge=1)  # DeepSeek MLA compressed KV
     qk_rope_head_dim: int | None = Field(default=None, ge=1)
+    qk_nope_head_dim: int | None = Field(default=None, ge=1)  # MLA keys' non-rotary part
+    # Hybrid models (Jamba, Nemotron-H, LFM2, Qwen3-Next, granite-4 H): how many layers are
+    # attention with a KV cache (None: all), and the fixed state the others keep per
+    # sequence (mamba conv + SSM state, linear-attention state, short-conv cache), elements
+    attention_layers: int | None = Field(default=None, ge=0, le=1000)
+    recurrent_state_elements: int = Field(default=0, ge=0)
+    state_layers: int = Field(default=0, ge=0, le=1000)  # layers that keep such a state
 
     @property
     def kv_heads_(self) -> int:
         return self.kv_heads or self.heads
+
+    @property
+    def kv_layers_(self) -> int:
+        """Layers that keep a KV cache (attention); the rest keep a fixed-size state."""
+        return self.layers if self.attention_layers is None else self.attention_layers
 
     @property
     def head_dim_(self) -> int:
@@ -211,7 +223,12 @@ class Workload(BaseModel):
     num_gpus: int = Field(default=1, ge=1, le=4096)
     parallelism: Parallelism | None = None
     cpu_offload: Offload = Offload.none
-    kv_cache_dtype: str | None = Field(default=None, pattern=r"^(fp32|fp16|bf16|fp8|q8_0|q4_0)$")
+    # the KV cache types of advisor/data/formats.toml [kv.*]; which runtime allows which is
+    # advisor/data/kv_cache.toml
+    kv_cache_dtype: str | None = Field(
+        default=None,
+        pattern=r"^(fp32|fp16|bf16|fp8|q8_0|q4_0|q4_1|q5_0|q5_1|iq4_nl|int8|int4|int2)$",
+    )
     framework: str | None = Field(default=None, max_length=40)
     runtime: Runtime | None = None  # None: the engine picks the usual one and says so
     concurrency: int | None = Field(default=None, ge=1, le=65_536)  # concurrent requests served

@@ -8,48 +8,17 @@ in a nested `text_config`; those are the ones an LLM estimate needs.
 from __future__ import annotations
 
 import math
-import tomllib
-from functools import cache
 from typing import Any
 
-from advisor.catalog import DATA_DIR
+from advisor.hubspec.keys import first, model_type, text_config, vocabulary
+from advisor.hubspec.layers import layer_plan, recurrent_state_elements
 from advisor.models import Architecture
+
+__all__ = ["architecture", "first", "model_type", "text_config", "vocabulary"]
 
 # The engine's schema bounds (advisor.models.Architecture): a config past them is capped.
 MAX_CONTEXT_TOKENS = 10_000_000
 MIN_CONTEXT_TOKENS = 64
-
-
-@cache
-def vocabulary() -> dict[str, Any]:
-    with open(DATA_DIR / "hub_config.toml", "rb") as f:
-        return tomllib.load(f)
-
-
-def text_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The language model's part of a config: the nested text_config of a VLM, merged over
-    the top level (some VLMs keep vocab_size or tie_word_embeddings outside)."""
-    for key in vocabulary()["keys"]["text_config"]:
-        nested = config.get(key)
-        if isinstance(nested, dict):
-            return {**config, **nested}
-    return config
-
-
-def first(config: dict[str, Any], field: str) -> Any:
-    """The first of a field's published names present with a value."""
-    for key in vocabulary()["keys"][field]:
-        value = config.get(key)
-        if value is not None:
-            return value
-    return None
-
-
-def model_type(config: dict[str, Any]) -> str:
-    if config.get("model_type"):
-        return str(config["model_type"]).lower()
-    classes = config.get("architectures") or [""]
-    return str(vocabulary()["architecture_types"].get(classes[0], "")).lower()
 
 
 def tied_embeddings(config: dict[str, Any]) -> bool:
@@ -99,7 +68,9 @@ def moe_fields(config: dict[str, Any], hidden: int) -> dict[str, int | None]:
     moe_int = first(config, "moe_intermediate") or first(config, "intermediate")
     shared = first(config, "shared_experts") or 0
     # Qwen-MoE states one shared expert by its width, not a count
-    shared_width = config.get("shared_expert_intermediate_size")
+    shared_width = next(
+        (config[k] for k in vocabulary()["moe_layout"]["shared_width"] if config.get(k)), None
+    )
     if not shared and shared_width and moe_int:
         shared = max(1, round(int(shared_width) / int(moe_int)))
     return {
@@ -118,6 +89,10 @@ def architecture(config: dict[str, Any]) -> Architecture | None:
         return None
     layers, hidden, heads = int(layers), int(hidden), int(heads)
     window, fraction = sliding(c, layers)
+    plan = layer_plan(c, layers)
+    attention = plan.attention_layers
+    if window and plan.count("sliding"):  # the share of the attention layers, not of all
+        fraction = plan.count("sliding") / max(attention, 1)
     head_dim = c.get("head_dim") or (hidden // heads if hidden % heads == 0 else None)
     if c.get("kv_lora_rank"):  # MLA: the value head is what the attention output projects
         head_dim = c.get("v_head_dim") or head_dim
@@ -138,15 +113,16 @@ def architecture(config: dict[str, Any]) -> Architecture | None:
         sliding_layers_fraction=fraction if window and window >= 16 else 0.0,
         kv_lora_rank=c.get("kv_lora_rank") or None,
         qk_rope_head_dim=c.get("qk_rope_head_dim") if c.get("kv_lora_rank") else None,
+        qk_nope_head_dim=c.get("qk_nope_head_dim") if c.get("kv_lora_rank") else None,
+        attention_layers=attention if attention < layers else None,
+        recurrent_state_elements=recurrent_state_elements(c, plan, hidden),
+        state_layers=plan.count("linear", "conv", "mamba1", "mamba2", "parallel"),
         **moe_fields(c, hidden),
     )
 
 
 def moe_layers(config: dict[str, Any]) -> int:
-    """Layers whose MLP is a mixture of experts: DeepSeek keeps the first
-    `first_k_dense_replace` dense and every `moe_layer_freq`-th after; others all."""
+    """Layers whose MLP is a mixture of experts (advisor/hubspec/layers.py `mlps`)."""
     c = text_config(config)
     layers = int(first(c, "layers") or 0)
-    dense_first = int(c.get("first_k_dense_replace") or 0)
-    freq = int(c.get("moe_layer_freq") or c.get("decoder_sparse_step") or 1)
-    return len([i for i in range(dense_first, layers) if (i - dense_first) % max(freq, 1) == 0])
+    return layer_plan(c, layers).mlps.count("moe")

@@ -15,8 +15,10 @@ from pydantic import BaseModel, Field, ValidationError
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.hubspec import arch as archmod
+from advisor.hubspec.layers import layer_plan, mixer_params
 from advisor.hubspec.quant import QuantInfo, quant_info
 from advisor.hubspec.tensors import TensorCounts
+from advisor.hubspec.towers import tower_params
 from advisor.models import Architecture, Kind
 
 
@@ -61,32 +63,40 @@ def gguf_format(filename: str) -> str | None:
     return fmt.id if fmt else None
 
 
+def attention_params(a: Architecture, c: dict[str, Any]) -> int:
+    """One attention block: q, k, v, o; MLA (DeepSeek) projects through low-rank q/kv, the
+    formula following its modeling file."""
+    h, hd, kvh = a.hidden, a.head_dim_, a.kv_heads_
+    if not a.kv_lora_rank:
+        return h * a.heads * hd + 2 * h * kvh * hd + a.heads * hd * h
+    rope, nope = a.qk_rope_head_dim or 0, int(c.get("qk_nope_head_dim") or 0)
+    v, q_rank = int(c.get("v_head_dim") or hd), c.get("q_lora_rank")
+    q_in = (
+        (h * q_rank + q_rank * a.heads * (nope + rope)) if q_rank else h * a.heads * (nope + rope)
+    )
+    attn = q_in + h * (a.kv_lora_rank + rope) + a.kv_lora_rank * a.heads * (nope + v)
+    return attn + a.heads * v * h
+
+
 def params_from_config(a: Architecture, config: dict[str, Any]) -> int:
-    """Embeddings + per layer (attention, MLP or experts, norms) + output head. MLA
-    (DeepSeek) projects through low-rank q/kv; the formula follows its modeling file."""
+    """Embeddings + per layer (its token mixer: attention, linear attention, a convolution
+    or a mamba block; its MLP: dense, experts or none; norms) + output head + the vision
+    and audio towers a composite config describes."""
     c = archmod.text_config(config)
-    h, layers = a.hidden, a.layers
-    hd, kvh = a.head_dim_, a.kv_heads_
-    if a.kv_lora_rank:
-        rope, nope = a.qk_rope_head_dim or 0, int(c.get("qk_nope_head_dim") or 0)
-        v, q_rank = int(c.get("v_head_dim") or hd), c.get("q_lora_rank")
-        q_in = (
-            (h * q_rank + q_rank * a.heads * (nope + rope))
-            if q_rank
-            else h * a.heads * (nope + rope)
-        )
-        attn = q_in + h * (a.kv_lora_rank + rope) + a.kv_lora_rank * a.heads * (nope + v)
-        attn += a.heads * v * h
-    else:
-        attn = h * a.heads * hd + 2 * h * kvh * hd + a.heads * hd * h
+    h = a.hidden
+    plan = layer_plan(c, a.layers)
+    attn = attention_params(a, c)
     mats = 3 if a.gated_mlp else 2
-    dense_mlp = mats * h * a.intermediate_
-    moe_n = archmod.moe_layers(config) if a.experts else 0
+    mlp = {"dense": mats * h * a.intermediate_, "none": 0}
     expert = mats * h * (a.moe_intermediate or a.intermediate_)
-    moe_mlp = (a.experts or 0) * expert + a.shared_experts * expert + h * (a.experts or 0)
-    body = layers * (attn + 2 * h) + (layers - moe_n) * dense_mlp + moe_n * moe_mlp
+    mlp["moe"] = (a.experts or 0) * expert + a.shared_experts * expert + h * (a.experts or 0)
+    body = sum(
+        mixer_params(kind, c, h, attn) + mlp[m] + 2 * h
+        for kind, m in zip(plan.kinds, plan.mlps, strict=True)
+    )
     head = 0 if a.tied_embeddings else a.vocab * h
-    return body + a.vocab * h + h + head
+    vision, audio = tower_params(config, h)
+    return body + a.vocab * h + h + head + vision + audio
 
 
 def inactive_expert_params(a: Architecture, config: dict[str, Any]) -> int:
@@ -154,5 +164,11 @@ def hub_model(facts: HubFacts) -> HubModel | None:
         gguf_files=facts.gguf_files,
         read_at=facts.read_at,
         sha=facts.sha,
-        vision_params_b=facts.tensors.vision_params / 1e9 if facts.tensors else 0.0,
+        vision_params_b=(
+            facts.tensors.vision_params / 1e9
+            if facts.tensors
+            else sum(tower_params(config, a.hidden)) / 1e9
+            if a is not None and source == "config"
+            else 0.0
+        ),
     )

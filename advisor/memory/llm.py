@@ -5,6 +5,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import encoder, multimodal
+from advisor.memory.kv_types import runtime_kv_dtype
 from advisor.memory.quantizers import kept_fp32_extra_bytes
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
@@ -154,6 +155,10 @@ def estimate_inference(
         kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
     if w.kv_cache_dtype is None and w.mode != Mode.load_only:
         acc.assume("kv_cache_dtype", kv_dtype)
+    elif w.mode != Mode.load_only:
+        kv_dtype, how = runtime_kv_dtype(runtime.value, kv_dtype)
+        if how is not None:  # e.g. int8 asked under vLLM, which offers fp8 only
+            acc.assume("kv_cache_dtype_unsupported", f"{w.kv_cache_dtype} → {kv_dtype} ({how})")
     # every field in its order, by position (an inference estimate builds one)
     setup = InferenceSetup(
         w,

@@ -51,20 +51,39 @@ def estimate_weight_bytes(params: float, arch: Architecture | None, fmt: str) ->
 def kv_bytes_per_token(
     arch: Architecture, kv_dtype: str, context: int, framework: str | None
 ) -> float:
-    """Per token: sum over layers of 2 (K and V) x kv_heads x head_dim x bytes; sliding-
-    window layers hold at most `window` tokens; DeepSeek MLA stores the compressed latent
-    (kv_lora_rank + rope dim) per layer. Sources: llama.cpp llama-kv-cache.cpp
-    (n_embd_k_gqa), vLLM kv_cache_interface.py page_size_bytes, DeepSeek-V2 paper §2.1."""
+    """Per token: sum over the attention layers of 2 (K and V) x kv_heads x head_dim x bytes
+    (a hybrid model's mamba, linear-attention and convolution layers keep a fixed state
+    instead: `recurrent_state_bytes`); sliding-window layers hold at most `window` tokens.
+    DeepSeek MLA: vLLM, SGLang and llama.cpp store the compressed latent (kv_lora_rank +
+    rope dim) per layer; transformers' DeepseekV2/V3 attention caches the expanded keys
+    (heads x (nope + rope)) and values (heads x v_head_dim) (modeling_deepseek_v3.py,
+    past_key_values.update(key_states, value_states), 4.57). Sources: llama.cpp
+    llama-kv-cache.cpp (n_embd_k_gqa), vLLM kv_cache_interface.py page_size_bytes,
+    DeepSeek-V2 paper §2.1."""
     b = catalog.kv_cache_bytes_per_element()[kv_dtype]
+    layers = arch.kv_layers_
     if arch.kv_lora_rank and framework not in CONCAT_CACHE_FRAMEWORKS:
-        return arch.layers * (arch.kv_lora_rank + (arch.qk_rope_head_dim or 64)) * b
+        return layers * (arch.kv_lora_rank + (arch.qk_rope_head_dim or 64)) * b
     per_layer = 2 * arch.kv_heads_ * arch.head_dim_ * b
+    if arch.kv_lora_rank and arch.qk_nope_head_dim:
+        k_dim = arch.qk_nope_head_dim + (arch.qk_rope_head_dim or 0)
+        per_layer = arch.kv_heads_ * (k_dim + arch.head_dim_) * b
     if arch.sliding_window and arch.sliding_layers_fraction > 0 and context > 0:
-        swa_layers = arch.layers * arch.sliding_layers_fraction
-        full_layers = arch.layers - swa_layers
+        swa_layers = layers * arch.sliding_layers_fraction
+        full_layers = layers - swa_layers
         window_share = min(arch.sliding_window, context) / context
         return per_layer * (full_layers + swa_layers * window_share)
-    return per_layer * arch.layers
+    return per_layer * layers
+
+
+def recurrent_state_bytes(arch: Architecture, kv_dtype: str) -> float:
+    """Per sequence: the fixed state of a hybrid model's non-attention layers (mamba conv
+    and SSM state, linear-attention state, short-convolution cache), whatever the length.
+    Kept in the model's 16-bit dtype: a quantized KV cache type (fp8, q8_0) applies to the
+    attention layers only (vLLM keeps mamba_ssm_cache_dtype apart; transformers' hybrid
+    caches allocate in the model dtype)."""
+    b = max(catalog.kv_cache_bytes_per_element()[kv_dtype], 2.0)
+    return arch.recurrent_state_elements * b
 
 
 def mlp_width(arch: Architecture) -> int:

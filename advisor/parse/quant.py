@@ -22,9 +22,38 @@ _TOKEN = re.compile(
 _GENERIC = {"int4", "int8"}
 
 
+# KV cache types as users set them: vLLM/SGLang --kv-cache-dtype fp8[_e4m3|_e5m2], llama.cpp
+# -ctk/-ctv (--cache-type-k/v) q8_0 / q4_0 / ..., transformers' quantized cache (nbits 2/4/8:
+# int2/int4/int8), "int8 kv cache", "kv cache 4bit", "KV缓存 int8".
+_KV_TYPE = r"(fp8(?:_e4m3(?:fn)?|_e5m2)?|int[248]|[248][- ]?bits?|q8_0|q4_[01]|q5_[01]|iq4_nl|fp16|f16|bf16|fp32|f32)"
+_KV_WORD = r"(?:kv[-_ ]?(?:cache)?(?:[-_ ]?dtype)?|kv\s*缓存|-ct[kv]|--cache-type-[kv])"
+_KV_AFTER = re.compile(rf"{_KV_WORD}\s*(?:[:=]|精度|用|为|in)?\s*{_KV_TYPE}(?![a-z0-9])", re.I)
+_KV_BEFORE = re.compile(
+    rf"(?<![a-z0-9_]){_KV_TYPE}\s*(?:的\s*)?(?:quantized\s*)?kv(?:\s*cache|\s*缓存)?", re.I
+)
+_KV_QUANTIZED = re.compile(
+    r"cache_implementation\s*=?\s*[\"']?quantized|quantized\s+(?:kv\s*)?cache|量化\s*kv\s*缓存",
+    re.I,
+)
+
+
+def _kv_type(token: str) -> str:
+    t = token.lower().replace(" ", "").replace("-", "")
+    t = re.sub(r"^([248])bits?$", r"int\1", t)
+    return {"f16": "fp16", "f32": "fp32"}.get(t, "fp8" if t.startswith("fp8") else t)
+
+
 def recognize_kv_cache(s: Scan, r: Reading) -> None:
-    if m := s.take(r"kv\s*(?:cache)?\s*(?:dtype)?\s*[:=]?\s*(fp8|q8_0|q4_0|fp16|bf16)"):
-        r.fields["kv_cache_dtype"] = m.group(1)
+    found = [m.group(1) for m in s.take_all(_KV_AFTER)] or [
+        m.group(1) for m in s.take_all(_KV_BEFORE)
+    ]
+    if found:  # -ctk and -ctv may differ: the larger sets the bound
+        types = [_kv_type(t) for t in found]
+        size = catalog.kv_cache_bytes_per_element()
+        r.fields["kv_cache_dtype"] = max(types, key=lambda t: size.get(t, 2.0))
+    if s.take(_KV_QUANTIZED) and "kv_cache_dtype" not in r.fields:
+        r.fields["kv_cache_dtype"] = "int4"  # transformers QuantizedCacheConfig nbits=4
+        r.assumed.append("kv_cache_nbits = 4")
 
 
 def recognize_8bit_optimizer(s: Scan, r: Reading) -> None:

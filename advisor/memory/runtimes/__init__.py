@@ -16,7 +16,7 @@ from typing import Any
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.terms import Breakdown, weights_line
-from advisor.memory.transformer import kv_bytes_per_token
+from advisor.memory.transformer import kv_bytes_per_token, recurrent_state_bytes
 from advisor.models import Architecture, Attention, Kind, Mode, ResolvedModel, Runtime, Workload
 
 DATA = Path(__file__).resolve().parent.parent.parent / "data" / "runtimes.toml"
@@ -137,21 +137,46 @@ def add_kv(
     arch = s.arch
     cards = s.tp if cards is None else cards
     b = per_tok * tokens * sequences
+    state = add_recurrent_state(s, acc, sequences, cards)
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
-        return acc.add("kv_cache", b, "")
+        return acc.add("kv_cache", b, "") + state
+    return (
+        acc.add(
+            "kv_cache",
+            b,
+            f"{per_tok / 1024:.0f} KiB/token ({arch.kv_layers_} attention layers x "
+            f"{arch.kv_heads_} KV heads x {arch.head_dim_} x 2 x {s.kv_dtype}) x {tokens} tokens"
+            f" x {sequences} sequences" + (f" / {cards} cards" if cards > 1 else ""),
+            key="kv_cache",
+            kib_per_token=round(per_tok / 1024, 1),
+            layers=arch.kv_layers_,
+            kv_heads=arch.kv_heads_,
+            head_dim=arch.head_dim_,
+            kv_dtype=s.kv_dtype,
+            tokens=tokens,
+            sequences=sequences,
+            cards=cards,
+        )
+        + state
+    )
+
+
+def add_recurrent_state(s: InferenceSetup, acc: Breakdown, sequences: int, cards: int) -> int:
+    """A hybrid model's mamba / linear-attention / convolution layers: a fixed state per
+    sequence (advisor.memory.transformer.recurrent_state_bytes), not a KV cache."""
+    arch = s.arch
+    if not arch.recurrent_state_elements:
+        return 0
+    per_seq = recurrent_state_bytes(arch, s.kv_dtype) / cards
+    layers = arch.state_layers
+    if acc.lean:
+        return acc.add("recurrent_state", per_seq * sequences, "")
     return acc.add(
-        "kv_cache",
-        b,
-        f"{per_tok / 1024:.0f} KiB/token ({arch.layers} layers x {arch.kv_heads_} KV heads x "
-        f"{arch.head_dim_} x 2 x {s.kv_dtype}) x {tokens} tokens x {sequences} sequences"
-        + (f" / {cards} cards" if cards > 1 else ""),
-        key="kv_cache",
-        kib_per_token=round(per_tok / 1024, 1),
-        layers=arch.layers,
-        kv_heads=arch.kv_heads_,
-        head_dim=arch.head_dim_,
-        kv_dtype=s.kv_dtype,
-        tokens=tokens,
+        "recurrent_state",
+        per_seq * sequences,
+        f"{per_seq / 2**20:.1f} MiB/sequence ({layers} state layers) x {sequences} sequences",
+        key="recurrent_state",
+        mib_per_sequence=round(per_seq / 2**20, 1),
+        layers=layers,
         sequences=sequences,
-        cards=cards,
     )

@@ -1,0 +1,144 @@
+"""Real config.json files of models outside the catalog whose layers are not all attention
+(short convolutions, mamba / mamba2 blocks, MLP-only layers, experts every other layer) or
+that carry a vision or audio tower, served by the stand-in Hub at an endpoint written with
+a trailing slash (issue 34 item 4). Parameters are counted from config.json alone (the
+stand-in serves no safetensors header for them).
+
+KV cache per token, counted by hand: attention layers x 2 (K and V) x KV heads x head_dim
+x 2 bytes (bf16). The other layers keep a fixed state per sequence, not a KV cache.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from advisor import catalog
+from advisor.hubspec import hub_model
+from advisor.memory.transformer import kv_bytes_per_token, recurrent_state_bytes
+from hublookup.client import HubClient
+from hublookup.standin import HubStandin
+
+DATA = Path(__file__).parent / "data" / "hub_configs" / "hybrid"
+
+# repo -> (KV bytes per token by hand, its arithmetic)
+HAND_KV = {
+    # full_attn_idxs [2, 5, 8, 10, 12, 14]: 6 attention layers of 16, 8 KV heads, head_dim 64
+    "LiquidAI/LFM2-1.2B": (6 * 2 * 8 * 64 * 2, "6 x 2 x 8 x 64 x 2 = 12,288"),
+    # layer_types: 8 "full_attention" of 30, 8 KV heads, head_dim 2048 / 32 = 64
+    "LiquidAI/LFM2-2.6B": (8 * 2 * 8 * 64 * 2, "8 x 2 x 8 x 64 x 2 = 16,384"),
+    # layer_types: 4 "attention" of 40, 4 KV heads, head_dim 1536 / 12 = 128
+    "ibm-granite/granite-4.0-h-tiny": (4 * 2 * 4 * 128 * 2, "4 x 2 x 4 x 128 x 2 = 8,192"),
+    "ibm-granite/granite-4.0-h-1b": (4 * 2 * 4 * 128 * 2, "4 x 2 x 4 x 128 x 2 = 8,192"),
+    # hybrid_override_pattern: 4 "*" of 56 (27 "M" mamba2, 25 "-" MLP), 8 KV heads, 128
+    "nvidia/NVIDIA-Nemotron-Nano-9B-v2": (4 * 2 * 8 * 128 * 2, "4 x 2 x 8 x 128 x 2 = 16,384"),
+    # attn_layer_period 8, offset 4: layers 4, 12, 20, 28 of 32; 8 KV heads, 4096 / 32 = 128
+    "ai21labs/AI21-Jamba-1.5-Mini": (4 * 2 * 8 * 128 * 2, "4 x 2 x 8 x 128 x 2 = 16,384"),
+    # text_config: Qwen2Config defaults, 32 layers, 32 KV heads (MHA), 4096 / 32 = 128
+    "Qwen/Qwen2-Audio-7B": (32 * 2 * 32 * 128 * 2, "32 x 2 x 32 x 128 x 2 = 524,288"),
+    # text_config: 26 layers, 8 KV heads, head_dim 128
+    "mistralai/Ministral-3-3B-Instruct-2512": (
+        26 * 2 * 8 * 128 * 2,
+        "26 x 2 x 8 x 128 x 2 = 106,496",
+    ),
+}
+# repo -> mamba / conv state per sequence in bf16, by hand (transformers' hybrid caches)
+HAND_STATE = {
+    # 10 conv layers x hidden 2048 x conv_L_cache 3 x 2 bytes
+    "LiquidAI/LFM2-1.2B": 10 * 2048 * 3 * 2,
+    # 22 conv layers x 2048 x 3 x 2 bytes
+    "LiquidAI/LFM2-2.6B": 22 * 2048 * 3 * 2,
+    # 36 mamba2 layers, as granite-4.0-h-tiny's
+    "ibm-granite/granite-4.0-h-1b": 36 * ((3072 + 2 * 128) * 4 + 48 * 64 * 128) * 2,
+    # 36 mamba2 layers x (conv (3072 + 2 x 1 x 128) x 4 + ssm 48 x 64 x 128) x 2 bytes
+    "ibm-granite/granite-4.0-h-tiny": 36 * ((3072 + 2 * 128) * 4 + 48 * 64 * 128) * 2,
+    # 27 mamba2 layers x (conv (10240 + 2 x 8 x 128) x 4 + ssm 128 x 80 x 128) x 2 bytes
+    "nvidia/NVIDIA-Nemotron-Nano-9B-v2": 27 * ((10240 + 2 * 8 * 128) * 4 + 128 * 80 * 128) * 2,
+    # 28 mamba layers x (conv 8192 x 4 + ssm 8192 x 16) x 2 bytes (d_inner = 2 x 4096)
+    "ai21labs/AI21-Jamba-1.5-Mini": 28 * (8192 * 4 + 8192 * 16) * 2,
+}
+
+
+def repos() -> list[dict]:
+    return [json.loads((d / "meta.json").read_text()) for d in sorted(DATA.iterdir())]
+
+
+@pytest.fixture
+async def hub() -> AsyncIterator[HubStandin]:
+    standin = HubStandin(data_dir=DATA)
+    await standin.start()
+    yield standin
+    await standin.stop()
+
+
+def test_eight_sourced_configs_none_of_them_in_the_catalog() -> None:
+    metas = repos()
+    assert len(metas) >= 8 and set(HAND_KV) == {m["repo_id"] for m in metas}
+    for m in metas:
+        assert m["config_source"] and m["published_source"], m["repo_id"]
+        assert catalog.find_model(m["repo_id"]) is None, m["repo_id"]
+
+
+@pytest.mark.parametrize("meta", repos(), ids=lambda m: m["repo_id"])
+async def test_kv_and_parameters_within_5pct_through_a_slash_endpoint(
+    hub: HubStandin, meta: dict
+) -> None:
+    facts = await HubClient(hub.url + "/", None, 20).lookup(meta["repo_id"])
+    model = hub_model(facts)
+    assert model is not None and model.params_from == "config"
+    assert model.spec.params_b == pytest.approx(meta["published_params_b"], rel=0.05)
+    arch = model.spec.arch
+    assert arch is not None
+    hand, arithmetic = HAND_KV[meta["repo_id"]]
+    got = kv_bytes_per_token(arch, "bf16", 4096, "vllm")
+    assert got == pytest.approx(hand, rel=0.05), arithmetic
+    state = recurrent_state_bytes(arch, "bf16")
+    assert state == pytest.approx(HAND_STATE.get(meta["repo_id"], 0), rel=0.05)
+
+
+def test_towers_are_counted_from_config_alone() -> None:
+    """Ministral 3 3B: 3.4B language model + 0.4B vision encoder (model card); Qwen2-Audio
+    7B: a Whisper-large encoder (~0.64B) beside a 7.76B language model."""
+    from advisor.hubspec import HubFacts
+
+    for repo, tower_b in (
+        ("mistralai/Ministral-3-3B-Instruct-2512", 0.4),
+        ("Qwen/Qwen2-Audio-7B", 0.64),
+    ):
+        config = json.loads((DATA / repo.replace("/", "__") / "config.json").read_text())
+        model = hub_model(
+            HubFacts(repo_id=repo, read_at="2026-12-07T00:00:00+00:00", config=config)
+        )
+        assert model is not None
+        assert model.vision_params_b == pytest.approx(tower_b, rel=0.1)
+
+
+def test_jamba_experts_every_other_layer_and_active_parameters() -> None:
+    """expert_layer_period 2, offset 1: 16 of 32 layers carry 16 experts, top-2; AI21's card:
+    12B active of 52B."""
+    from advisor.hubspec import HubFacts
+
+    config = json.loads((DATA / "ai21labs__AI21-Jamba-1.5-Mini" / "config.json").read_text())
+    facts = HubFacts(repo_id="ai21labs/AI21-Jamba-1.5-Mini", read_at="2026-12-07", config=config)
+    model = hub_model(facts)
+    assert model is not None and model.spec.active_params_b == pytest.approx(12.0, rel=0.05)
+
+
+def test_a_hybrid_answer_shows_the_state_beside_a_kv_cache_of_its_attention_layers() -> None:
+    from advisor import estimate
+    from advisor.hubspec import HubFacts
+    from hublookup.query import hub_query
+
+    repo = "ai21labs/AI21-Jamba-1.5-Mini"
+    config = json.loads((DATA / repo.replace("/", "__") / "config.json").read_text())
+    model = hub_model(HubFacts(repo_id=repo, read_at="2026-12-07T00:00:00+00:00", config=config))
+    assert model is not None
+    parsed = hub_query(f"{repo} 8k context batch 4", repo, model)
+    assert parsed.ok and parsed.workload is not None
+    terms = {t.name: t for t in estimate(parsed.workload).estimate.terms}
+    # 16 KiB/token x 8192 tokens x 4 sequences = 0.5 GiB (all 32 layers counted: 4 GiB)
+    assert terms["kv_cache"].bytes == pytest.approx(16384 * 8192 * 4, rel=0.01)
+    assert terms["recurrent_state"].bytes == pytest.approx(HAND_STATE[repo] * 4, rel=0.01)
