@@ -330,6 +330,19 @@ class Term:
 
 
 @dataclass(slots=True)
+class BandBasis:
+    """What an estimate's low-high band was measured on (data/band.toml): the level whose
+    leave-one-source-out residuals set it (`family/runtime`, else the family, else `all`
+    where too few sources were measured), how many sources and cases, and what widened it."""
+
+    level: str
+    sources: int
+    cases: int
+    unmodelled_framework: bool = False  # a stack the engine does not follow: widest spread
+    guessed_architecture: bool = False  # the model known only by its size
+
+
+@dataclass(slots=True)
 class Estimate:
     per_gpu: bool
     num_gpus: int
@@ -350,6 +363,9 @@ class Estimate:
     # What nvidia-smi shows on the headline card when the runtime takes its share up front
     # (vLLM/SGLang: gpu_memory_utilization x the card); None: total_bytes.
     nvidia_smi_bytes: int | None = None
+    # What the band was measured on (terms.settle_band); the high end is how far measured
+    # setups like this one ran above the estimate, what a near-the-limit decision uses.
+    band_basis: BandBasis | None = None
 
     @property
     def breakdown(self) -> dict[str, int]:

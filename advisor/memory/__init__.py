@@ -29,7 +29,7 @@ from advisor.memory.resolve import (
     assumed_architecture,
     resolve_model,
 )
-from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown
+from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown, settle_band
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import (
     activation_bytes_per_token_layer,
@@ -75,4 +75,6 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
         est = estimate_classic_cnn(w, model, spec, acc)
     else:
         est = estimate_transformer(w, model, spec, acc)
+    if est is not None:
+        settle_band(est, model.kind, w, spec, model)
     return EstimateResult(w, model, est, acc.assumed)

@@ -11,10 +11,12 @@ from typing import Any
 from advisor.catalog import ModelSpec
 from advisor.models import (
     Assumption,
+    BandBasis,
     Confidence,
     Estimate,
     Kind,
     ResolvedModel,
+    Runtime,
     Term,
     Workload,
 )
@@ -168,7 +170,7 @@ def _add_overhead(acc: Breakdown, b: int, nccl: bool, slack_pct: int) -> None:
 
 
 @cache
-def _band_table() -> dict[str, Any]:
+def band_table() -> dict[str, Any]:
     with BAND_FILE.open("rb") as fh:
         return tomllib.load(fh)
 
@@ -179,22 +181,99 @@ def band_family(kind: Kind, training: bool) -> str:
     return f"{group}_{'training' if training else 'inference'}"
 
 
+def band_runtime(runtime: Runtime | None) -> str:
+    """The runtime group whose measured spread sets the band (data/band.toml
+    [runtime_groups]: vLLM, SGLang and TGI allocate alike, so do llama.cpp's front ends);
+    no runtime is PyTorch eager, as transformers runs it."""
+    name = runtime.value if runtime is not None else "transformers"
+    return band_table()["runtime_groups"].get(name, name)
+
+
+def framework_modelled(framework: str | None) -> bool:
+    """Whether the engine follows this stack's own code (data/band.toml
+    modelled_frameworks); a stack it does not know gets the engine's widest spread."""
+    if not framework:
+        return True
+    return framework.lower() in _modelled_frameworks()
+
+
+@cache
+def _modelled_frameworks() -> frozenset[str]:
+    return frozenset(f.lower() for f in band_table()["modelled_frameworks"])
+
+
+def pick_band(
+    table: dict[str, Any], family: str, runtime: str, unmodelled: bool
+) -> tuple[float, float, str, int, int]:
+    """The band fitted for the narrowest level that had enough measurements: the family
+    under this runtime, else the family, else everything (a level fitted from too few
+    sources is not in the table: bench/accuracy.py leaves it out). A stack the engine does
+    not model takes, per side, the wider of its level's and the spread measured on such
+    stacks ([unmodelled], else everything's). The levels are fitted on modelled stacks.
+    Returns (low, high, level, sources, cases); `table` is band.toml's or a re-fit's."""
+    row = table.get("cell", {}).get(family, {}).get(runtime)
+    level = f"{family}/{runtime}"
+    if row is None:
+        row, level = table.get("family", {}).get(family), family
+    if row is None:
+        row, level = table["all"], "all"
+    lo, hi = row["low"], row["high"]
+    if unmodelled:
+        wide = table.get("unmodelled", table["all"])
+        lo, hi = max(lo, wide["low"]), max(hi, wide["high"])
+    return lo, hi, level, row["sources"], row["cases"]
+
+
 @cache  # every estimate asks; the table is read once per process
 def family_band(kind: Kind, training: bool) -> tuple[float, float]:
-    row = _band_table()[band_family(kind, training)]
-    return row["low"], row["high"]
+    """The family's band before its runtime is known (estimate() settles it: settle_band)."""
+    lo, hi, *_ = pick_band(band_table(), band_family(kind, training), "-", False)
+    return lo, hi
 
 
 def band(
     model: ResolvedModel, spec: ModelSpec | None, training: bool, arch_given: bool = False
 ) -> tuple[float, float]:
-    """The band's low and high fractions for this family (data/band.toml), wider when the
-    architecture was guessed from the size alone (no catalog entry, none given)."""
-    table = _band_table()
-    lo, hi = family_band(model.kind, training)
-    if spec is None and not arch_given and model.arch is not None:
+    """The family's band (family_band); settle_band gives the final one."""
+    return family_band(model.kind, training)
+
+
+@cache
+def _settled(
+    family: str, runtime: str, unmodelled: bool, guessed: bool
+) -> tuple[float, float, Confidence, BandBasis]:
+    table = band_table()
+    lo, hi, level, sources, cases = pick_band(table, family, runtime, unmodelled)
+    if guessed:
         lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
-    return lo, hi
+    width = max(lo, hi)
+    confidence = (
+        Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
+    )
+    basis = BandBasis(level, sources, cases, unmodelled, guessed)
+    return round(lo, 3), round(hi, 3), confidence, basis
+
+
+def settle_band(
+    est: Estimate, kind: Kind, w: Workload, spec: ModelSpec | None, model: ResolvedModel
+) -> None:
+    """The estimate's final band: the measured spread of its family under the runtime it
+    was made for (data/band.toml, fitted by `bench/accuracy.py --fit-band` from
+    leave-one-source-out residuals), widened for a stack the engine does not model and for
+    an architecture guessed from the size alone (no catalog entry, none given)."""
+    guessed = spec is None and w.arch is None and model.arch is not None
+    lo, hi, confidence, basis = _settled(
+        band_family(kind, w.mode.is_training),
+        band_runtime(est.runtime),
+        not framework_modelled(w.framework),
+        guessed,
+    )
+    total = est.total_bytes
+    est.low_bytes = int(total * (1 - lo))
+    est.high_bytes = int(total * (1 + hi))
+    est.band_low_fraction, est.band_high_fraction = lo, hi
+    est.confidence = confidence
+    est.band_basis = basis
 
 
 # Terms alive for the whole step (rebalance scales the others).
