@@ -247,6 +247,8 @@ def _conformal(scores: list[tuple[float, float]], level: float) -> float | None:
 def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
     """(held, judged): the left-out cases inside the band the table gives them."""
     held = judged = 0
+    if table["all"] is None:  # too few sources left to fit any band: nothing judged
+        return 0, 0
     extra = band_table()
     for r in points(rows):
         lo, hi, *_ = pick_band(table, r["family"], r["band_runtime"], r["unmodelled"])
@@ -268,6 +270,8 @@ def band_toml(table: dict) -> str:
             f"sources = {row['sources']}\ncases = {row['cases']}\n"
         )
 
+    if table["all"] is None:
+        return f"# fewer than {MIN_SOURCES} sources (or too few cases): no band can be fitted"
     out = [section("all", table["all"])]
     if "unmodelled" in table:
         out.append(section("unmodelled", table["unmodelled"]))

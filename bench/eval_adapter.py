@@ -158,16 +158,6 @@ def _first(table: list[tuple[str, str]], text: str) -> str | None:
     return next((v for pattern, v in table if re.search(pattern, text, re.I)), None)
 
 
-def _named_stack(text: str) -> str | None:
-    """A stack the word tables do not know, passed on as the case names it (its first
-    word: "sam2 (PyTorch)" -> "sam2"), so the engine can say it does not model it and widen
-    its band; None where a runtime word already placed the case."""
-    if not text or _first(RUNTIME_WORDS, text):
-        return None
-    word = re.split(r"[\s(,/+]", text.strip().lower(), maxsplit=1)[0]
-    return word[:40] or None
-
-
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     m = case["model"]
     spec = find_spec(m)
@@ -247,8 +237,7 @@ def structured_fields(
         "num_gpus": wl.get("num_gpus") or 1,
         "parallelism": PARALLEL.get(str(wl.get("parallelism") or "none").lower()),
         "kv_cache_dtype": DTYPES.get(wl.get("kv_cache_dtype"), wl.get("kv_cache_dtype")),
-        "framework": _first(STACK_WORDS, wl.get("framework") or "")
-        or _named_stack(wl.get("framework") or ""),
+        "framework": _first(STACK_WORDS, wl.get("framework") or ""),
         "runtime": _first(RUNTIME_WORDS, wl.get("framework") or ""),
     }
     fields.update({key: wl.get(key) for key in SAME_NAME_FIELDS})

@@ -26,6 +26,10 @@ class Verdict(BaseModel):
     fix: str | None = None  # the cheapest change (a fix code), if one was found
     fix_tight: bool = False  # the change makes it fit, but with less than the guide's headroom
     heads: str = ""  # split: "attention heads/KV heads", what the count must divide
+    # Fits by the estimate, but the band's high end (how far measured setups like this ran
+    # above it, data/band.toml) is over the usable memory: that figure, said beside the
+    # verdict ("may not fit"); None when the high end fits too.
+    measured_up_to_bytes: int | None = None
 
 
 class AlsoCard(BaseModel):

@@ -23,10 +23,15 @@ def verdict_of(
     renting more stays in the list, last."""
     if o is None or gpu is None or setup.estimate is None:
         return None, []
+    # Near the card's limit the band's high end decides whether "fits" is said alone.
+    high = setup.estimate.high_bytes
+    up_to = high if o.fits and high > o.usable_bytes else None
     if o.blocked:
         state = "blocked"
     elif o.fits and not o.risky:
-        return Verdict(state="fits", headroom_fraction=o.headroom_fraction), []
+        return Verdict(
+            state="fits", headroom_fraction=o.headroom_fraction, measured_up_to_bytes=up_to
+        ), []
     elif not o.fits and o.per_gpu_bytes <= o.usable_bytes:
         # The memory fits; tensor parallelism cannot split the heads over this many cards
         # (vLLM refuses to start). "Does not fit" beside a figure under the card's memory
@@ -53,6 +58,7 @@ def verdict_of(
             headroom_fraction=o.headroom_fraction,
             fix=first,
             fix_tight=first is not None and first in tight,
+            measured_up_to_bytes=up_to if state == "tight" else None,
         ),
         codes,
     )

@@ -1,0 +1,110 @@
+"""The uncertainty band: fitted per family and runtime by split-conformal quantiles of
+measured residuals (bench/accuracy.py --fit-band), read back by the engine
+(advisor/memory/terms.py), judged leave-one-source-out, and said near a card's limit."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.memory import estimate
+from advisor.memory.terms import band_table, pick_band
+from advisor.models import Workload
+from advisor.parse import parse_query
+from advisor.recommend import recommend
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import accuracy  # noqa: E402
+
+TABLE = {
+    "all": {"low": 0.3, "high": 0.4, "sources": 40, "cases": 300},
+    "unmodelled": {"low": 0.2, "high": 0.6, "sources": 5, "cases": 12},
+    "family": {"llm_inference": {"low": 0.12, "high": 0.15, "sources": 20, "cases": 80}},
+    "cell": {
+        "llm_inference": {"transformers": {"low": 0.1, "high": 0.12, "sources": 9, "cases": 50}}
+    },
+}
+
+
+def test_the_narrowest_level_measured_sets_the_band_else_the_next_one_up():
+    assert pick_band(TABLE, "llm_inference", "transformers", False)[:3] == (
+        0.1,
+        0.12,
+        "llm_inference/transformers",
+    )
+    # a runtime group measured by too few sources: its family's spread
+    assert pick_band(TABLE, "llm_inference", "serving", False)[2] == "llm_inference"
+    # a family measured by too few sources: everything's spread
+    assert pick_band(TABLE, "classic_inference", "transformers", False)[:3] == (0.3, 0.4, "all")
+
+
+def test_a_stack_the_engine_does_not_model_takes_the_spread_measured_on_such_stacks():
+    lo, hi, *_ = pick_band(TABLE, "llm_inference", "transformers", True)
+    assert (lo, hi) == (0.2, 0.6)
+
+
+def test_the_engine_widens_the_band_for_a_stack_it_does_not_model():
+    base = Workload(model="llama-3.1-8b", mode="lora")
+    named = base.model_copy(update={"framework": "some-trainer"})
+    known = estimate(base).estimate
+    unknown = estimate(named).estimate
+    assert unknown.band_basis.unmodelled_framework and not known.band_basis.unmodelled_framework
+    wide = band_table().get("unmodelled", band_table()["all"])
+    assert unknown.band_high_fraction >= max(known.band_high_fraction, wide["high"])
+
+
+def test_every_estimate_says_what_its_band_was_measured_on():
+    est = estimate(Workload(model="llama-3.1-8b", runtime="vllm")).estimate
+    basis = est.band_basis
+    assert basis.level.startswith("llm_inference") or basis.level == "all"
+    assert basis.sources >= accuracy.MIN_SOURCES and basis.cases >= basis.sources
+    assert est.high_bytes == int(est.total_bytes * (1 + est.band_high_fraction))
+
+
+def test_conformal_quantile_needs_enough_cases_and_counts_the_case_being_judged():
+    assert accuracy._conformal([(x / 10, 1.0) for x in range(10)], 0.95) is None
+    scores = [(x / 100, 1.0) for x in range(100)]
+    # 95% of (100 + 1): the 96th smallest
+    assert accuracy._conformal(scores, 0.95) == pytest.approx(0.95)
+
+
+def _rows(group: str, residuals: list[float], n_sources: int = 1) -> list[dict]:
+    return [
+        {
+            "id": f"{group}-{i}",
+            "group": f"{group}{i % n_sources}",
+            "family": "llm_inference",
+            "band_runtime": "transformers",
+            "unmodelled": False,
+            "guessed": False,
+            "error": 1 / (1 + r) - 1,
+            "estimate_bytes": 100,
+            "measured_bytes": 100 * (1 + r),
+        }
+        for i, r in enumerate(residuals)
+    ]
+
+
+def test_leave_one_source_out_judges_a_source_on_the_band_fitted_without_it():
+    """Twenty agreeing sources and one that ran 80% above every estimate: fitted with it
+    the band would stretch toward it; fitted without it (as a source never seen is), the
+    band misses all of its cases, and the coverage line says so."""
+    rows = _rows("calm", [((i * 7) % 11 - 5) / 100 for i in range(80)], n_sources=20)
+    rows += _rows("wild", [0.8] * 4)
+    loso = {x["left_out"]: x for x in accuracy.leave_one_source_out(rows)}
+    assert loso["wild0"]["band_refit_held"] == 0 and loso["wild0"]["own_cases"] == 4
+    cov = accuracy.loso_coverage(list(loso.values()))
+    assert cov["cases"] == 84 and cov["held"] <= 80
+
+
+def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
+    """Llama-3.1-8B QLoRA on a 16 GB card: fits by the estimate with headroom, but the
+    band's high end is over the card. Expected: the verdict carries that figure and the
+    answer says it may not fit, in both languages."""
+    p = parse_query("llama-3.1-8b qlora on 4080")
+    rec = recommend(p.workload, gpu_id=p.gpu_id, currency="CNY")
+    est, v = rec.result.estimate, rec.verdict
+    assert rec.named.fits and est.total_bytes <= rec.named.usable_bytes < est.high_bytes
+    assert v.measured_up_to_bytes == est.high_bytes
+    roomy = recommend(p.workload, gpu_id="a100-80gb-sxm", currency="CNY")
+    assert roomy.verdict.state == "fits" and roomy.verdict.measured_up_to_bytes is None
