@@ -41,15 +41,30 @@ class Mode(StrEnum):
     ia3 = "ia3"
     prompt_tuning = "prompt_tuning"
     freeze = "freeze"  # freeze-tuning: only the last layers train
+    # Preference and RL post-training (issue 32): the policy trains as `policy_mode` says
+    # (LoRA unless told), and advisor/memory/rl.py adds the models and the rollout each
+    # method keeps beside it (data/post_training.toml).
+    grpo = "grpo"
+    dpo = "dpo"
+    ppo = "ppo"
+    kto = "kto"
+    orpo = "orpo"
+    simpo = "simpo"
+    rloo = "rloo"
 
     # Every mode but inference and load_only trains. Set on each member below, a plain
     # attribute: the engine reads it ~50 times per new question, and a property call was
     # ~1.5% of a recommendation (py-spy).
     is_training: bool
+    is_post_training: bool  # one of the preference / RL methods above
 
 
+POST_TRAINING_MODES = frozenset(
+    (Mode.grpo, Mode.dpo, Mode.ppo, Mode.kto, Mode.orpo, Mode.simpo, Mode.rloo)
+)
 for _mode in Mode:
     _mode.is_training = _mode not in (Mode.inference, Mode.load_only)
+    _mode.is_post_training = _mode in POST_TRAINING_MODES
 
 
 class Optimizer(StrEnum):
@@ -235,6 +250,15 @@ class Workload(BaseModel):
 
     train_tokens: int | None = Field(default=None, ge=1, le=10**15)
 
+    # Preference / RL post-training (mode grpo, dpo, ppo, kto, orpo, simpo, rloo). None:
+    # the method's or the framework's default, stated in `assumed` (data/post_training.toml).
+    policy_mode: Mode | None = None  # how the policy trains: full, lora, qlora (None: LoRA)
+    num_generations: int | None = Field(default=None, ge=1, le=1024)  # G per prompt
+    reference_model: bool | None = None  # False: none kept (beta 0, precomputed log-probs)
+    # where completions are generated: "generate" (the trainer's own model.generate),
+    # "colocate" (vLLM inside the trainer's process), "server" (vLLM on other cards)
+    rollout: str | None = Field(default=None, pattern=r"^(generate|colocate|server)$")
+
     # Runtime and recipe knobs (issue 12). None: the runtime's own default, stated in
     # `assumed`.
     video_frames: int | None = Field(default=None, ge=1, le=10_000)
@@ -264,6 +288,14 @@ class Workload(BaseModel):
     # quantize_, quanto's quantize/freeze on a model already moved): the load is a peak too.
     quantize_after_load: bool = False
 
+    @property
+    def tuning(self) -> Mode:
+        """How the weights train: the mode itself, or under a post-training method the
+        policy's own recipe (LoRA unless told)."""
+        if self.mode.is_post_training:
+            return self.policy_mode or Mode.lora
+        return self.mode
+
     @model_validator(mode="after")
     def _names_the_work(self) -> Workload:
         no_model = self.model is None and self.params_b is None and self.arch is None
@@ -271,6 +303,10 @@ class Workload(BaseModel):
             raise ValueError("model: name a model, a parameter count (params_b) or an arch")
         if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
             raise ValueError("active_params_b: cannot exceed params_b")
+        if self.policy_mode is not None and (
+            self.policy_mode.is_post_training or not self.policy_mode.is_training
+        ):
+            raise ValueError("policy_mode: full, lora, qlora or another way to train weights")
         return self
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:

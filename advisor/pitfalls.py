@@ -205,19 +205,19 @@ def find_pitfalls(
         out.append(_p("vllm_preallocates", engine=name, share=f"{util * 100:.0f}%", util=util))
     if framework in ("transformers", "hf") and not w.mode.is_training:
         out.append(_p("hf_generate_kv"))
-    if w.mode == Mode.qlora:
+    if w.tuning == Mode.qlora:
         out.append(_p("qlora_host_ram", size=_gib(model.params_b * 2e9)))
     fmt = find_format(w.weights_format) if w.weights_format else None
     if fmt is not None and fmt.bits < 4.0:
         out.append(_p("low_bit_quality", fmt=fmt.id))
     if (
-        w.mode in (Mode.full, Mode.pretrain)
+        w.tuning in (Mode.full, Mode.pretrain)
         and model.params_b >= 3
         and w.num_gpus == 1
         and (pick is None or not pick.fits or pick.count > 1)
     ):
         out.append(_p("full_finetune_multi_gpu", params=f"{model.params_b:g}B"))
-    offloaded = w.mode in (Mode.full, Mode.pretrain) and w.cpu_offload in (
+    offloaded = w.tuning in (Mode.full, Mode.pretrain) and w.cpu_offload in (
         Offload.optimizer,
         Offload.params,
     )

@@ -225,8 +225,11 @@ def workload_facts(result, pick=None) -> dict[str, object]:  # noqa: ANN001
         assumed["weights_format"] = "fp16"
     context = w.seq_len if w.mode.is_training else w.context_tokens
     context = context or assumed.get("seq_len" if w.mode.is_training else "context_tokens")
+    mode = w.mode.value
+    if w.mode.is_post_training and w.tuning.value in ("lora", "qlora", "full"):
+        mode = f"{mode}_{w.tuning.value}"  # "GRPO (LoRA policy)": the method and its recipe
     return {
-        "mode": w.mode.value,
+        "mode": mode,
         "format": w.weights_format or assumed.get("weights_format"),
         "context": tokens(int(context)) if context and str(context).isdigit() else None,
         "batch": w.batch_size or assumed.get("batch_size"),

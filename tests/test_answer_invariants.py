@@ -367,8 +367,8 @@ def test_the_inline_header_names_a_training_length_as_the_answer_does() -> None:
 def test_a_training_runs_shorter_length_fix_says_sequences_as_its_header_does() -> None:
     """Was: "Qwen2.5 7B · LoRA fine-tune · bf16 · sequences 2k" above "Other changes: …;
     context cut to 1024 tokens" (zh "序列 2k" above "上下文缩短到 1024 tokens")."""
-    rec, en = _answer("grpo qwen2.5-7b")
-    _, zh = _answer("grpo qwen2.5-7b", "zh", "CNY")
+    rec, en = _answer("qwen2.5-7b lora")
+    _, zh = _answer("qwen2.5-7b lora", "zh", "CNY")
     assert "shorter_context:1024" in rec.fixes
     assert "training sequences cut to 1024 tokens" in en and "context cut to" not in en
     assert "训练序列缩短到 1024 tokens" in zh and "上下文缩短" not in zh

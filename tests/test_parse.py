@@ -496,14 +496,13 @@ def test_task_words_read_as_an_expert_would_and_say_so():
     assert "second_model = Llama 3 8B" in vs.assumed and vs.ignored == []
     assert "cpu_only = cpu" in parse_query("qwen2.5-7b cpu").assumed
     dpo = parse_query("dpo llama3-8b")
-    assert dpo.workload.mode.is_training and "preference_training = reference" in dpo.assumed
+    assert dpo.workload.mode.value == "dpo" and dpo.workload.policy_mode is None
     huge = parse_query("10^30 参数")
     assert huge.error is not None and huge.error.code == "bad_value"
     for key in (
         "lora_loaded = LoRA",
         "second_model = Llama 3 8B",
         "cpu_only = cpu",
-        "preference_training = reference",
         "concurrency_training = 8",
     ):
         for lang in ("zh", "en"):

@@ -29,6 +29,7 @@ from advisor.memory.resolve import (
     assumed_architecture,
     resolve_model,
 )
+from advisor.memory.rl import estimate_post_training
 from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown, settle_band
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import (
@@ -73,6 +74,8 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
         est = estimate_diffusion(w, spec, acc)
     elif model.kind == Kind.classic and (spec is None or spec.arch is None) and w.arch is None:
         est = estimate_classic_cnn(w, model, spec, acc)
+    elif w.mode.is_post_training and model.kind == Kind.llm:
+        est = estimate_post_training(w, model, spec, acc)
     else:
         est = estimate_transformer(w, model, spec, acc)
     if est is not None:

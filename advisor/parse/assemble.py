@@ -17,6 +17,7 @@ from advisor.parse import vocab
 from advisor.parse.names import longer_context_siblings, suggest
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.stack import framework_of
+from advisor.parse.tasks import POST_TRAINING
 
 
 class ParsedQuery(BaseModel):
@@ -127,6 +128,8 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     if kind is not None:
         fields["kind"] = kind
     mode = r.mode or _implied_mode(fields, assumed)
+    if r.post_training is not None and kind in (None, Kind.llm):
+        mode = _post_training(r, fields, assumed)
     if mode == "finetune":
         # "需要多少节点 / 几张卡": the count is the question, so "does not fit one card" is no
         # reason for QLoRA (LLaMA-Factory #4297)
@@ -166,6 +169,35 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
 
 
 _FOUR_BIT = ("int4", "nf4", "fp4")
+# The policy's recipe under a post-training method, as the user named it.
+_POLICY_MODES = ("qlora", "dora", "lora", "ia3", "prompt_tuning", "freeze", "full")
+_ROLLOUT_ENGINES = ("vllm", "sglang")
+
+
+def _post_training(r: Reading, fields: dict[str, Any], assumed: list[str]) -> str:
+    """ "GRPO qwen2.5-7b", "全参 DPO", "QLoRA DPO llama3-8b", "grpo with vllm": the method is
+    the mode, the LoRA / QLoRA / full word beside it the policy's recipe (None: rl.py's
+    LoRA default, stated there); a serving engine named is the rollout engine, colocated
+    unless a server is named, not the runtime of the run."""
+    named = [m for m in r.modes if m in _POLICY_MODES]
+    policy = named[0] if named else None
+    if policy is None and fields.get("weights_format") in _FOUR_BIT:
+        policy = "qlora"
+    if policy == "full" and fields.get("weights_format") in _FOUR_BIT:
+        policy = "qlora"  # a 4-bit base takes no updates: QLoRA (as four_bit_mode says)
+    if policy == "qlora":
+        fields["weights_format"] = "nf4"
+    if policy is not None:
+        fields["policy_mode"] = Mode(policy)
+    runtime = fields.get("runtime")
+    if runtime is not None and str(getattr(runtime, "value", runtime)) in _ROLLOUT_ENGINES:
+        fields.pop("runtime")
+        if fields.get("framework") in _ROLLOUT_ENGINES:
+            fields.pop("framework")
+        fields.setdefault("rollout", "colocate")
+    return r.post_training  # type: ignore[return-value]
+
+
 # 16-bit weights above this share of the card's memory leave too little for LoRA's
 # activations and adapter state: the usual answer is QLoRA.
 _LORA_WEIGHT_SHARE = 0.75
@@ -233,7 +265,7 @@ def _lora_loaded(
     """ "ComfyUI … + lora": an image UI loading a LoRA to generate, not LoRA training, unless a
     training word is there too ("comfyui lora 训练")."""
     uis = vocab.load("runtimes")["inference_uis"]
-    trained = {"full", "pretrain", "finetune", "preference"} & set(r.modes)
+    trained = {"full", "train", "pretrain", "finetune", *POST_TRAINING} & set(r.modes)
     if mode == "lora" and kind == Kind.diffusion and fields.get("runtime") in uis and not trained:
         assumed.append("lora_loaded = LoRA")
         return "inference"

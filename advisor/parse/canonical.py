@@ -17,6 +17,7 @@ _MODE_WORD = {
     "prompt_tuning": "prompt-tuning",
     "freeze": "freeze",
     "load_only": "inference",
+    **{m: m for m in ("grpo", "dpo", "ppo", "kto", "orpo", "simpo", "rloo")},
 }
 # Runtime values -> a word the runtime recognizer reads back (vocab/runtimes.toml).
 _RUNTIME_WORD = {"llamacpp": "llama.cpp", "lmstudio": "lm studio", "exllamav2": "exllamav2"}
@@ -26,6 +27,8 @@ def _training_parts(w: Workload) -> list[str]:
     parts = []
     if w.lora_rank:
         parts.append(f"rank {w.lora_rank}")
+    if w.rollout == "colocate":
+        parts.append("vllm")
     if w.train_tokens:
         parts.append(f"data {w.train_tokens} tokens")
     if w.optimizer:
@@ -74,6 +77,8 @@ def canonical_query(p: ParsedQuery) -> str:
     if w.weights_format:
         parts.append(w.weights_format)
     mode_word = _MODE_WORD[w.mode.value]
+    if w.policy_mode is not None:  # "qlora dpo": the policy's recipe beside the method
+        mode_word = f"{_MODE_WORD[w.policy_mode.value]} {mode_word}"
     if w.mode.is_training and w.runtime is not None and w.runtime.value in ("comfyui", "webui"):
         mode_word += " train"  # in an image UI "lora" alone is a LoRA loaded to generate
     parts.append(mode_word)

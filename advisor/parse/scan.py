@@ -156,6 +156,7 @@ class Reading:
     # type is named elsewhere in the line ("… q8_0").
     gguf_repo: bool = False
     modes: list[str] = field(default_factory=list)  # every mode word's id, in order read
+    post_training: str | None = None  # "grpo", "dpo", …: the method (models.Mode)
     ask_fit: bool = False  # "能跑什么模型", "biggest model I can run": the card's /fit list
     owns_card: bool = False  # "my 3090", "我的 T4": the card named is the user's own
     # A model name the catalog lacks, typed with its size ("olmo2:7b", "falcon3 10b"): the

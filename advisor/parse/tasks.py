@@ -56,7 +56,7 @@ def recognize_no_adapter(s: Scan, r: Reading) -> None:
     inference, no lora") it says only that no adapter is trained: read, no mode set."""
     if not s.take_all(_no_adapter()):
         return
-    training = ("finetune", "full", "pretrain", "preference")
+    training = ("finetune", "full", "train", "pretrain", *POST_TRAINING)
     if any(p.search(s.text) for p, mode in _groups("mode") if mode in training):
         r.modes.append("full")
         r.mode = r.mode or "full"
@@ -69,15 +69,19 @@ def _finetune_short() -> re.Pattern[str]:
     return re.compile(rf"(?<![{not_after}])" + vocab.alternation(short["words"]))
 
 
+# Preference / RL methods (models.Mode): read beside the policy's own recipe word.
+POST_TRAINING = ("grpo", "ppo", "dpo", "kto", "orpo", "simpo", "rloo")
+
+
 def recognize_mode(s: Scan, r: Reading) -> None:
     s.take_all(_not_mode())
     for pattern, mode in _groups("mode") if _any_group("mode").search(s.text) else ():
         if s.take_all(pattern):
             r.modes.append(mode)
-            if mode == "preference":  # DPO/GRPO/PPO: a fine-tune plus a reference model
-                r.assumed.append("preference_training = reference")
-                mode = "finetune"
-            r.mode = r.mode or mode
+            if mode in POST_TRAINING:  # the method; the policy's recipe is the mode word
+                r.post_training = r.post_training or mode
+                continue
+            r.mode = r.mode or ("full" if mode == "train" else mode)
     # "调Baichuan 13B": short for 微调, before a Latin name (already read, so the line as typed)
     m, _ = s.take_if(
         _finetune_short(), lambda m: re.match(r"\s*[a-z]", s.original[m.end() :], re.I)

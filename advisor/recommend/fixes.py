@@ -165,7 +165,7 @@ def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wo
     if (
         training
         and model.kind == Kind.llm
-        and w.mode in (Mode.lora, Mode.qlora)
+        and w.tuning in (Mode.lora, Mode.qlora)
         and w.num_gpus == 1
         and (w.framework or "").lower() != "unsloth"
     ):
@@ -173,7 +173,7 @@ def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wo
         # gradient checkpoints offloaded to CPU RAM (use_gradient_checkpointing="unsloth");
         # single-GPU in its open-source release. Read 2026-11-30.
         yield "unsloth", lambda: w.model_copy(update={"framework": "unsloth"})
-    full = w.mode in (Mode.full, Mode.pretrain)
+    full = w.tuning in (Mode.full, Mode.pretrain)
     if full and w.optimizer not in (Optimizer.adamw_8bit, Optimizer.paged_adamw_8bit):
         yield (
             "optimizer_8bit",
@@ -201,7 +201,7 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     small-card recipes, a smaller format, another recipe, offload, more cards."""
     w, model = result.workload, result.model
     training = w.mode.is_training
-    full = w.mode in (Mode.full, Mode.pretrain)
+    full = w.tuning in (Mode.full, Mode.pretrain)
     runtime = result.estimate.runtime if result.estimate else None
     ctx = _context_of(result)
     if ctx is not None:
@@ -238,10 +238,12 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
                     # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
                     update["runtime"] = runtime
                 yield f"quantize:{fmt}", lambda u=update: w.model_copy(update=u)
+    # Under DPO/GRPO/PPO the method stays; the policy's own recipe changes.
+    recipe = "policy_mode" if w.mode.is_post_training else "mode"
     if full:
-        yield "lora", lambda: w.model_copy(update={"mode": Mode.lora})
-    if training and w.mode != Mode.qlora and model.kind == Kind.llm:
-        yield "qlora", lambda: w.model_copy(update={"mode": Mode.qlora, "weights_format": "nf4"})
+        yield "lora", lambda: w.model_copy(update={recipe: Mode.lora})
+    if training and w.tuning != Mode.qlora and model.kind == Kind.llm:
+        yield "qlora", lambda: w.model_copy(update={recipe: Mode.qlora, "weights_format": "nf4"})
     if training and w.cpu_offload == Offload.none:
         yield "offload", lambda: w.model_copy(update={"cpu_offload": Offload.optimizer})
         # Sharded weights on the CPU, gathered a layer at a time (FSDP-QLoRA's 70B-on-2x24GB

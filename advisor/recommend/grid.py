@@ -27,7 +27,7 @@ def _rows(w: Workload, used: str | None = None) -> list[str]:
     name = w.weights_format or used
     asked = find_format(name) if name else None
     rows = list(GRID_FORMATS)
-    if w.mode in (Mode.full, Mode.pretrain):
+    if w.tuning in (Mode.full, Mode.pretrain):
         rows = ["bf16"]
     if asked is None or asked.id in rows:
         return rows

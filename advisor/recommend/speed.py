@@ -175,7 +175,7 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         tokens = w.train_tokens
         if tokens is None:
             return _Speed("none")
-        full = w.mode in (Mode.full, Mode.pretrain)
+        full = w.tuning in (Mode.full, Mode.pretrain)
         # Adapters skip the weight-gradient matmuls: about 2/3 of a full step's FLOPs.
         share = 1.0 if full else 2 / 3
         flops = 6 * model.active_params_b * 1e9 * tokens * share

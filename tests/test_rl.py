@@ -1,0 +1,112 @@
+"""Preference and RL post-training (DPO, KTO, ORPO, SimPO, GRPO, RLOO, PPO): the policy's
+training terms plus what each method keeps beside it (advisor/memory/rl.py), with the
+frameworks' defaults (advisor/data/post_training.toml) stated."""
+
+from advisor import Workload, estimate
+from advisor.memory.rl import framework_facts, table
+from advisor.models import Mode
+from advisor.parse import parse_query
+from advisor.recommend.fixes import costlier_fixes
+
+QWEN7 = "qwen2.5-7b"
+
+
+def _run(**kw):  # noqa: ANN003, ANN202
+    r = estimate(Workload(model=QWEN7, **kw))
+    assert r.estimate is not None
+    return r, r.estimate.breakdown, {a.field: a.value for a in r.assumed}
+
+
+def test_grpo_under_trl_defaults_loads_no_reference_and_says_why() -> None:
+    _, terms, assumed = _run(mode="grpo")
+    assert "reference_model" not in terms
+    assert assumed["reference_model"] == "none_kl0"  # GRPOConfig.beta = 0.0
+    assert assumed["num_generations"] == "8" and assumed["rollout"] == "generate"
+    assert assumed["policy_mode"] == "lora" and assumed["rl_framework"] == "trl"
+
+
+def test_full_dpo_adds_a_frozen_16bit_reference_and_lora_dpo_uses_the_base() -> None:
+    r, full, _ = _run(mode="dpo", policy_mode="full")
+    assert full["reference_model"] == int(r.model.params_b * 1e9 * 2)
+    _, lora, assumed = _run(mode="dpo")
+    assert "reference_model" not in lora and assumed["reference_model"] == "none_adapter"
+    _, told, assumed = _run(mode="dpo", policy_mode="full", reference_model=False)
+    assert "reference_model" not in told and assumed["reference_model"] == "none_told"
+
+
+def test_orpo_and_simpo_keep_no_reference_even_in_a_full_fine_tune() -> None:
+    for method in ("orpo", "simpo"):
+        _, terms, assumed = _run(mode=method, policy_mode="full")
+        assert "reference_model" not in terms and assumed["reference_model"] == "none_method"
+
+
+def test_dpo_puts_chosen_and_rejected_through_the_policy_in_one_forward() -> None:
+    """A DPO example is two sequences: its activations and logits are a batch of 2's."""
+    _, dpo, assumed = _run(mode="dpo", seq_len=1024)
+    _, sft, _ = _run(mode="lora", batch_size=2, seq_len=1024, framework="trl")
+    assert dpo["activations"] == sft["activations"] and dpo["logits"] == sft["logits"]
+    assert assumed["rl_pairs"] == "2"
+
+
+def test_ppo_holds_a_reward_model_and_a_trained_critic() -> None:
+    r, ppo, _ = _run(mode="ppo", policy_mode="full", num_gpus=8, parallelism="zero3")
+    _, grpo, _ = _run(mode="grpo", policy_mode="full", num_gpus=8, parallelism="zero3")
+    assert {"reference_model", "reward_model", "value_model"} <= ppo.keys()
+    # the critic trains: its weights, gradients and optimizer state as the policy's
+    assert ppo["value_model"] == ppo["weights"] + ppo["gradients"] + ppo["optimizer"]
+    ppo_total = estimate(Workload(model=QWEN7, mode="ppo", policy_mode="full", num_gpus=8))
+    grpo_total = estimate(Workload(model=QWEN7, mode="grpo", policy_mode="full", num_gpus=8))
+    assert ppo_total.estimate.total_bytes > 1.5 * grpo_total.estimate.total_bytes  # type: ignore[union-attr]
+    assert "reward_model" not in grpo and "value_model" not in grpo
+
+
+def test_a_colocated_vllm_engine_holds_its_own_weights_through_the_training_step() -> None:
+    r, terms, _ = _run(mode="grpo", rollout="colocate")
+    _, plain, _ = _run(mode="grpo")
+    weights16 = r.model.params_b * 1e9 * 2
+    assert terms["rollout_engine"] > weights16  # its weights + the KV of 8 completions
+    assert terms["activations"] == plain["activations"]  # both alive: TRL sleeps no engine
+
+
+def test_verl_and_openrlhf_engines_sleep_so_the_peak_is_one_phase_not_both() -> None:
+    for fw in ("verl", "openrlhf"):
+        _, terms, assumed = _run(mode="grpo", framework=fw)
+        assert framework_facts(fw)[1]["sleep"] is True
+        assert "rollout_engine" in terms and assumed["rl_peak"] == "rl_generation"
+        assert "activations" not in terms and "logits" not in terms  # freed in generation
+
+
+def test_the_rollout_kv_cache_grows_with_the_completions_per_prompt() -> None:
+    _, g4, _ = _run(mode="grpo", rollout="colocate", num_generations=4)
+    _, g16, _ = _run(mode="grpo", rollout="colocate", num_generations=16)
+    kv4 = g4["rollout_engine"] - g4["weights"]
+    kv16 = g16["rollout_engine"] - g16["weights"]
+    assert 3.9 < kv16 / kv4 < 4.1
+
+
+def test_every_framework_default_carries_its_source_and_date() -> None:
+    for section in ("method", "framework"):
+        for name, row in table()[section].items():
+            assert row["source"] and row["read_date"].startswith("2026-"), name
+
+
+def test_the_parser_reads_the_method_beside_the_policys_recipe() -> None:
+    q = parse_query("qlora dpo qwen2.5-14b").workload
+    assert q.mode == Mode.dpo and q.policy_mode == Mode.qlora and q.weights_format == "nf4"
+    g = parse_query("grpo qwen2.5-7b with vllm").workload
+    assert g.mode == Mode.grpo and g.rollout == "colocate" and g.runtime is None
+    full = parse_query("全参 GRPO qwen2.5-7b 8卡").workload
+    assert full.mode == Mode.grpo and full.policy_mode == Mode.full
+    trained = parse_query("GRPO 训练 qwen2.5-7b").workload  # "训练" alone is no recipe
+    assert trained.mode == Mode.grpo and trained.policy_mode is None
+    assert parse_query("verl grpo qwen2.5-7b").workload.framework == "verl"
+    assert parse_query("rlhf llama3-8b").workload.mode == Mode.ppo
+
+
+def test_a_fix_changes_the_policys_recipe_and_keeps_the_method() -> None:
+    r = estimate(Workload(model=QWEN7, mode="dpo", policy_mode="full"))
+    fixes = dict(costlier_fixes(r))
+    lora = fixes["lora"]()
+    assert lora.mode == Mode.dpo and lora.policy_mode == Mode.lora
+    qlora = fixes["qlora"]()
+    assert qlora.mode == Mode.dpo and qlora.policy_mode == Mode.qlora
