@@ -20,22 +20,21 @@ from advisor.recommend import recommend_query
 from advisor.report import estimate_json, recommendation_json
 
 
-def _print_fit(parsed, lang: str, as_json: bool) -> int:
-    """ "3090 最大能跑多大的模型", "biggest model on 24G": what fits the card, per precision."""
-    from advisor import catalog
-    from advisor.fit import fit_for_gpu
-    from advisor.recommend import card_with, cheapest_price
+def _print_kind(parsed, lang: str, as_json: bool) -> int | None:
+    """A question of a kind with its own answer (advisor/kinds): "3090 最大能跑多大的模型",
+    "预算8万配一台", "4090还是3090", "你好". None: answered as `fit` below."""
+    from advisor.kinds import answer_kind, kind_json
 
-    gpu = catalog.gpus()[parsed.gpu_id] if parsed.gpu_id else card_with(parsed.vram_gib or 0)
-    count = parsed.gpu_count or 1
-    fit = fit_for_gpu(gpu, count)
+    result = answer_kind(parsed, "CNY" if lang == "zh" else "USD")
+    if result is None:
+        return None
     if as_json:
-        print(json.dumps({"fit": fit.model_dump(), "gpu": gpu.id}, ensure_ascii=False, indent=2))
+        print(json.dumps(kind_json(parsed, result), ensure_ascii=False, indent=2))
         return 0
     from advisor.render import render
 
-    price = cheapest_price(gpu.id, catalog.load_prices(), "CNY" if lang == "zh" else "USD")
-    print(render("fit", lang, plain=True, gpu=gpu, count=count, fit=fit, price=price))
+    ctx = {"result": result, "parsed": parsed, "unknown_card": parsed.unknown_card}
+    print(render(parsed.question_kind, lang, plain=True, **ctx))
     return 0
 
 
@@ -67,8 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     parsed = parse_query(args.query)
-    if parsed.ask_fit:
-        return _print_fit(parsed, args.lang, args.json)
+    answered = _print_kind(parsed, args.lang, args.json)
+    if answered is not None:
+        return answered
     hub = None
     unknown = not parsed.ok and parsed.error and parsed.error.code in ("unknown_model", "no_model")
     if unknown or parsed.unrecognized is not None:  # or "olmo2:7b": searched on the Hub
@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 json.dumps(
                     {
+                        "question_kind": parsed.question_kind,
                         "error": parsed.error.model_dump() if parsed.error else None,
                         "understood": parsed.understood,
                         "ignored": parsed.ignored,
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"error": _error_text(exc)}, ensure_ascii=False))
         return 2
     if args.json:
-        out = recommendation_json(rec, args.lang)
+        out = {"question_kind": parsed.question_kind, **recommendation_json(rec, args.lang)}
         out["understood"], out["ignored"] = parsed.understood, parsed.ignored
         out["canonical"] = canonical_query(parsed)
         if parsed.unrecognized is not None:  # the figures are a generic model's of that size

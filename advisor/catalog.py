@@ -198,6 +198,17 @@ def gpus() -> dict[str, GpuSpec]:
 
 
 @cache
+def platforms() -> dict:
+    """data/platforms.toml: rental platforms by region, free tiers and the dollar rate."""
+    return _load("platforms.toml")
+
+
+def cny_per_usd() -> float:
+    """One dollar in yuan, for comparing prices only (an answer that converts says so)."""
+    return platforms()["conversion"]["cny_per_usd"]
+
+
+@cache
 def tasks() -> list[TaskSpec]:
     return [TaskSpec(**t) for t in _load("tasks.toml")["task"]]
 

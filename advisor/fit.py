@@ -180,3 +180,26 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
         diffusion=diffusion,
         diffusion_format=image_format,
     )
+
+
+def largest_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | None:
+    """The largest size of SIZE_LADDER_B whose workload (`fields` and the size, on `count`
+    cards) fits `gpu` with the guide's 20% headroom, as `fit_for_gpu` judges its rows: a
+    capability answer's rows beyond /fit's (a GGUF chat model at 4k, say)."""
+    per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
+    best = None
+    for size in SIZE_LADDER_B:
+        w = Workload(params_b=size, num_gpus=count, **fields)  # type: ignore[arg-type]
+        if _total(w) > per_card:
+            break
+        best = size
+    return best
+
+
+def image_fits(gpu: GpuSpec, model_id: str, weights_format: str, offload: str) -> bool:
+    """Whether an image pipeline fits `gpu` with headroom: one image at its native size."""
+    per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
+    w = Workload(
+        model=model_id, images_per_prompt=1, weights_format=weights_format, cpu_offload=offload
+    )  # type: ignore[arg-type]
+    return _total(w) <= per_card

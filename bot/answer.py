@@ -9,6 +9,7 @@ from telegram import Message, Update
 from telegram.constants import ChatType, MessageLimit
 
 from advisor import catalog
+from advisor.kinds import answer_kind, answered_as
 from advisor.memo import Memo, prices_key
 from advisor.parse import ParsedQuery, canonical_query, parse_budget
 from advisor.recommend import Recommendation, recommend_query, summary
@@ -167,7 +168,12 @@ async def reply_with_answer(
     hub: object = None,  # hublookup.resolve.HubAnswer: the model came from the Hub (bot.hub)
     in_place: Message | None = None,  # edit this message ("looking up …") into the answer
 ) -> int | None:
-    """Answer a parsed question (or explain the parse error); returns the history id."""
+    """Answer a parsed question (or explain the parse error); returns the history id. A
+    question of a kind with its own answer (advisor/kinds: what a card can run, a purchase,
+    A vs B, small talk) gets that answer, rendered with its kind's template."""
+    if answered_as(parsed) != "fit":
+        await reply_with_kind(update, context, parsed, edit=edit, in_place=in_place)
+        return None
     if not parsed.ok:
         await send(
             update,
@@ -207,6 +213,29 @@ async def reply_with_answer(
     finally:
         await stored
     return hid
+
+
+def kind_text(parsed: ParsedQuery, context: Context) -> str:
+    """The reply to a question answered by its kind's module (advisor.kinds)."""
+    result = answer_kind(parsed, currency_for(context))
+    return render(
+        parsed.question_kind,
+        context.lang,
+        result=result,
+        parsed=parsed,
+        unknown_card=parsed.unknown_card,
+    )
+
+
+async def reply_with_kind(
+    update: Update,
+    context: Context,
+    parsed: ParsedQuery,
+    *,
+    edit: bool = False,
+    in_place: Message | None = None,
+) -> None:
+    await deliver(update, context, kind_text(parsed, context), edit=edit, in_place=in_place)
 
 
 async def answer_as_sent(

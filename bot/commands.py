@@ -12,7 +12,7 @@ from advisor.catalog import GpuSpec
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit, fit_for_gpu
 from advisor.models import Workload
 from advisor.parse import ParsedQuery, parse_query
-from advisor.recommend import Price, card_with, cheapest_price
+from advisor.recommend import Price, cheapest_price
 from advisor.recommend.grid import precision_grid
 from bot import followup, hub, hub_questions
 from bot.answer import apply_change, currency_for, reply_with_answer, show_view
@@ -94,13 +94,9 @@ async def free_text(update: Update, context: Context) -> None:
 
 
 async def _answer(update: Update, context: Context, text: str, parsed: ParsedQuery) -> None:
-    """A question, or "4090 能跑什么模型" (parsed.ask_fit): the card's /fit list."""
-    spec = catalog.gpus().get(parsed.gpu_id) if parsed.ask_fit and parsed.gpu_id else None
-    if parsed.ask_fit and parsed.vram_gib:
-        spec = card_with(parsed.vram_gib)  # "biggest model on 24G": judged by memory
-    if spec is not None and 1 <= (parsed.gpu_count or 1) <= 8:
-        await _show_card(update, context, "fit", spec, parsed.gpu_count or 1)
-        return
+    """A question of any kind: "4090 能跑什么模型", "预算8万配一台", "你好" are answered by
+    their kind (bot.answer.reply_with_answer, advisor.kinds); a model the catalog lacks is
+    looked up on the Hub first."""
     if hub.wants_hub(text, parsed):  # a model the catalog lacks: the Hub (issue 15)
         await hub_questions.answer(update, context, text, parsed)
         return

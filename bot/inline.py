@@ -30,8 +30,9 @@ from telegram import (
 from telegram.constants import ParseMode
 from telegram.ext import BaseHandler, CommandHandler, InlineQueryHandler, filters
 
+from advisor.kinds import answered_as
 from advisor.parse import parse_query
-from bot.answer import compute, reply_with_answer
+from bot.answer import compute, kind_text, reply_with_answer
 from bot.context import Context
 from bot.inline_links import PendingLinks
 from bot.lab_store import lab_store
@@ -138,12 +139,15 @@ async def _results(
         return [], InlineQueryResultsButton(t(context, "inline.open_bot"), start_parameter="inline")
     payload, _ = payload_for(question)
     parsed = parse_query(question)
-    if not parsed.ok:
+    kind = answered_as(parsed)
+    if kind not in ("fit", "out_of_scope"):  # "4090 能跑什么", "8万配一台": its own answer
+        body = kind_text(parsed, context)
+    elif not parsed.ok:  # small talk too: nothing to share; the private chat says hello
         return [], InlineQueryResultsButton(
             t(context, "inline.unreadable"), start_parameter=payload
         )
-    rec = compute(parsed, context)
-    body = text(context, "inline", rec=rec, parsed=parsed)
+    else:
+        body = text(context, "inline", rec=compute(parsed, context), parsed=parsed)
     lines = _plain(body)
     link = f"https://t.me/{context.bot.username}?start={payload}"
     article = InlineQueryResultArticle(

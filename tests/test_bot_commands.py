@@ -62,9 +62,14 @@ async def test_asking_what_a_card_can_run_answers_with_its_fit_list(tg: FakeTele
         await say(tg, User(2031, "Bo", "en"), "what's the biggest model I can run on a 4090")
     )
     wang = User(2032, "王", "zh-hans")
-    assert shown(await say(tg, wang, "4090 能跑什么模型")) == shown(
-        await say(tg, wang, "/fit 4090")
-    )
+    # the capability answer holds /fit's table (its inference and fine-tuning lines) and adds
+    # the chat (GGUF) and image routes
+    asked = shown(await say(tg, wang, "4090 能跑什么模型"))
+    table = shown(await say(tg, wang, "/fit 4090"))
+    for line in table.splitlines():
+        if line.startswith(("• 推理", "• 微调")):
+            assert line in asked
+    assert "GGUF Q4_K_M" in asked and "画图" in asked
 
 
 async def test_asking_the_biggest_model_for_a_memory_size_answers_per_precision(

@@ -92,10 +92,15 @@ async def test_an_empty_or_unreadable_query_offers_the_private_chat_instead(
     user = User(6106, "Em", "en")
     empty = await _inline(tg, user, "")
     assert empty.error is None and empty.params["results"] == []
-    unreadable = await _inline(tg, user, "hello there")
+    unreadable = await _inline(tg, user, "lora fine-tune")
     assert unreadable.params["results"] == []
     payload = unreadable.params["button"]["start_parameter"]
     assert "Which model" in shown(await say(tg, user, f"/start {payload}"))
+    # small talk: nothing to share; the private chat greets and offers example questions
+    hello = await _inline(tg, user, "hello there")
+    assert hello.params["results"] == []
+    payload = hello.params["button"]["start_parameter"]
+    assert "Hi!" in shown(await say(tg, user, f"/start {payload}"))
 
 
 async def test_a_damaged_or_unknown_link_says_so(tg: FakeTelegram, bot) -> None:

@@ -173,7 +173,7 @@ ERRORS = [
     ("", "empty"),
     ("   ", "empty"),
     ("x" * 10_000, "too_long"),
-    ("hello there", "no_model"),
+    ("lora 微调", "no_model"),
     ("llama9-8b", "unknown_model"),
 ]
 

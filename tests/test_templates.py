@@ -24,6 +24,12 @@ EVIL = "<b>&\"'</i> 🚀 ${{ 7*7 }}"
 TEMPLATE_NAMES = sorted(p.stem for p in (TEMPLATES / "en").glob("*.j2"))
 
 
+def kind_answer(parsed):  # noqa: ANN001, ANN201
+    from advisor.kinds import answer_kind
+
+    return answer_kind(parsed, "CNY")
+
+
 def contexts() -> dict[str, dict]:
     """A context for every template, each stuffed with hostile text where users can reach."""
     parsed = parse_query("qwen2.5-72b int4 32k on 4090 ¥10/h")
@@ -69,6 +75,12 @@ def contexts() -> dict[str, dict]:
         "gpu": {"gpu": gpu, "count": 2, "fit": card_fit("rtx-4090", 2), "price": price},
         "fit": {"gpu": gpu, "count": 1, "fit": card_fit("rtx-4090"), "price": None},
         "fit_lines": {"fit": card_fit("rtx-4090")},
+        # the kinds of question with their own answers (advisor/kinds)
+        "capability": {
+            "result": kind_answer(parse_query("biggest model on 22G")),
+            "unknown_card": EVIL,
+        },
+        "out_of_scope": {"result": kind_answer(parse_query("你好"))},
         "card_usage": {"command": "gpu"},
         "unknown_gpu": {"name": EVIL, "suggestions": [EVIL]},
         "history": {"entries": [entry] * 10},

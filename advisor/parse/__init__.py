@@ -16,7 +16,18 @@ from pydantic import ValidationError
 
 from advisor.catalog import catalog_version
 from advisor.memo import Memo
-from advisor.parse import budget, cards, knobs, names, outside, quant, releases, stack, tasks
+from advisor.parse import (
+    budget,
+    cards,
+    knobs,
+    names,
+    outside,
+    quant,
+    question,
+    releases,
+    stack,
+    tasks,
+)
 from advisor.parse.assemble import ParsedQuery, assemble, leftovers
 from advisor.parse.canonical import canonical_query
 from advisor.parse.scan import Budget, ParseError, Reading, Rejected, Scan, normalize
@@ -72,6 +83,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_training_knobs,
     tasks.recognize_mode,
     tasks.recognize_kind,
+    question.recognize_question_kind,  # after the names and runtimes ("llama-server")
     names.recognize_unrecognized_name,  # "olmo2 7b": a size, and a name the catalog lacks
     knobs.recognize_size,
     knobs.recognize_bare_context,

@@ -15,6 +15,7 @@ from advisor import catalog
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
 from advisor.parse.names import longer_context_siblings, suggest
+from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.stack import framework_of
 from advisor.parse.tasks import POST_TRAINING
@@ -46,6 +47,10 @@ class ParsedQuery(BaseModel):
     # (catalog id, count or None for the first card's). The first is the setup judged; the
     # answer gives each of these its own line, so no card the user named is dropped.
     other_cards: list[tuple[str, int | None]] = []
+    # What kind of question it is (advisor/parse/question.py KINDS): `fit` is a workload's
+    # needs (today's answers); the others are answered by advisor/kinds/<kind>.py. A
+    # capability, purchase, comparison or out-of-scope line may come without a workload.
+    question_kind: str = "fit"
 
     @property
     def ok(self) -> bool:
@@ -372,14 +377,19 @@ def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) 
         fields["train_tokens"] = total
 
 
+# Kinds answered without a workload when the line names no model ("4090还是3090", "8万配一台").
+# Such a line still carries the "no_model" error, so a caller that knows only workloads
+# answers it as before ("which model?"); advisor/kinds answers it by its kind first.
+_WORKLOAD_OPTIONAL = ("capability", "purchase", "compare", "out_of_scope")
+
+
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
-    if (
-        r.ask_fit
-        and r.spec is None
-        and r.params_b is None
-        and (r.gpu_id is not None or r.vram_gib is not None)
-    ):
+    kind = decide_kind(r, s.understood)
+    if kind == "out_of_scope":
+        check_unknown_model(r, ignored)  # "qwen2.8": a misspelt model, not small talk
+    if kind in _WORKLOAD_OPTIONAL and r.spec is None and r.params_b is None:
+        has_card = r.gpu_id is not None or r.vram_gib is not None
         return ParsedQuery(
             gpu_id=r.gpu_id,
             gpu_count=r.gpu_count,
@@ -387,10 +397,17 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
             budget=r.budget,
             understood=list(s.understood),
             ignored=ignored[:20],
-            ask_fit=True,
+            ask_fit=kind == "capability",
+            owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
+            unknown_card=_unknown_card(r, ignored),
+            other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
+            question_kind=kind,
+            error=None if kind == "capability" and has_card else ParseError(code="no_model"),
         )
     assumed = list(r.assumed)
     ignored = _notes(ignored, assumed, r)
+    if kind == "fit" and "compare" in r.cues and any(a.startswith("second_model") for a in assumed):
+        kind = "compare"  # "qwen vs llama 14b": the second model is read by _notes
     check_unknown_model(r, ignored)
     understood = list(s.understood)
     pick_model(r, assumed)
@@ -410,6 +427,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         unrecognized=_unrecognized(r),
         unknown_card=_unknown_card(r, ignored),
         other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
+        question_kind=kind,
     )
 
 

@@ -63,8 +63,8 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     names_model = r.spec is not None or r.params_b is not None
     if r.spec is None and r.params_b is not None and _size_ask().search(lowered):
         asks_change = True
-    if r.kind is not None or r.ask_fit:
-        return None  # "画图", "渲染", "能跑什么模型": a new question
+    if r.kind is not None or r.ask_fit or r.cues & _NEW_QUESTION_CUES:
+        return None  # "画图", "渲染", "能跑什么模型", "你好", "买卡": a new question
     if (names_model and not asks_change) or not s.understood:
         return None
     try:
@@ -156,7 +156,21 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         understood=understood,
         ignored=ignored,
         assumed=assumed,
+        question_kind=_followup_kind(last, r),
     )
+
+
+# Cues of a question of its own kind (parse/question.py): never merged into the last one
+_NEW_QUESTION_CUES = frozenset({"purchase", "greeting", "capability", "compare"})
+
+
+def _followup_kind(last: ParsedQuery, r: Reading) -> str:
+    """ "要多久" after a training question asks its time; "30 个人用呢" its serving; any other
+    change keeps the last question's kind."""
+    for kind in ("train_time", "serve"):
+        if kind in r.cues:
+            return kind
+    return last.question_kind if last.question_kind in ("fit", "train_time", "serve") else "fit"
 
 
 def _sibling_of_size(model_id: str | None, params_b: float) -> catalog.ModelSpec | None:

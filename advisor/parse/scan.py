@@ -23,6 +23,9 @@ class Budget(BaseModel):
     amount: float
     currency: str  # CNY or USD
     per_hour: bool  # False: a total budget for the job
+    # False: no sign or currency word ("预算8万", "budget 80k"): CNY by default; a purchase
+    # answer reads it in the reply's currency instead
+    currency_named: bool = True
 
 
 class ParseError(BaseModel):
@@ -164,6 +167,8 @@ class Reading:
     unrecognized: str | None = None
     # "3090或4090", "a100 vs h100": cards named beside the first as alternatives (id, count)
     other_cards: list[tuple[str, int | None]] = field(default_factory=list)
+    # Cue words of a kind of question ("买", "vs", "多久"; parse/question.py), by cue name
+    cues: set[str] = field(default_factory=set)
 
 
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)

@@ -6,11 +6,11 @@ keeps what the platform actually charges beside it."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import replace
 from functools import cache
 
-from advisor.catalog import DATA_DIR, PriceSpec
+from advisor import catalog
+from advisor.catalog import PriceSpec
 from advisor.memo import Memo
 from advisor.types import Price
 
@@ -19,14 +19,8 @@ REGION_BY_CURRENCY = {"CNY": "china", "USD": "global"}
 ALL_REGIONS = "all"  # the reader asked for every platform, ranked by price alone
 
 
-@cache
-def platforms() -> dict:
-    with (DATA_DIR / "platforms.toml").open("rb") as fh:
-        return tomllib.load(fh)
-
-
-def cny_per_usd() -> float:
-    return platforms()["conversion"]["cny_per_usd"]
+platforms = catalog.platforms
+cny_per_usd = catalog.cny_per_usd
 
 
 def convert(amount: float, from_currency: str, to_currency: str) -> float:

@@ -1,0 +1,168 @@
+"""Capability: "what can my 3080 run", "能微调多大的模型", "biggest model on 24G". The /fit
+table of the card (advisor/fit.py) as rows by task and precision, each with the recipe people
+use and a model of that size: chat as a GGUF Q4_K_M file at 4k context (llama.cpp / Ollama),
+serving at BF16 / INT8 / INT4, QLoRA and LoRA at 2k tokens, a full fine-tune, and image
+generation through the low-VRAM routes (FP8 weights, CPU offload). A card the catalog lacks
+is judged by the memory stated ("a 22 GB card"); with neither, the answer asks for the card.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.catalog import DATA_DIR, GpuSpec
+from advisor.fit import CardFit, card_fit, fit_for_gpu, image_fits, largest_model_b
+from advisor.memo import Memo
+from advisor.parse import ParsedQuery
+from advisor.recommend import card_with
+
+
+class CapabilityRow(BaseModel):
+    task: str  # chat | serve | qlora | lora | full | image
+    precision: str  # q4_k_m | bf16 | int8 | int4 | nf4 | fp8 ...
+    recipe: str  # runtime and setting, for the template: "llamacpp 4k", "fp8+offload"
+    largest_params_b: float | None  # None: nothing of that kind fits
+    example: str | None  # a model of that size people know ("Qwen2.5 14B"), or the pipeline
+
+
+class CapabilityAnswer(BaseModel):
+    gpu_id: str | None  # None: no card named (the answer asks for it)
+    gpu_name: str | None
+    count: int
+    known_card: bool  # False: judged as a card of the stated memory
+    vram_gib: float | None
+    rows: list[CapabilityRow]
+    fit: CardFit | None
+
+    def public_json(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu_id,
+            "fit": self.fit.model_dump() if self.fit else None,  # /fit's table, as it was
+            "count": self.count,
+            "known_card": self.known_card,
+            "capability": [
+                r.model_dump(include={"task", "precision", "largest_params_b", "example"})
+                for r in self.rows
+            ],
+        }
+
+
+@cache
+def _examples() -> dict[str, Any]:
+    with (DATA_DIR / "capability_examples.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def example_llm(size_b: float | None) -> str | None:
+    if size_b is None:
+        return None
+    model_id = _examples()["llm"].get(f"{size_b:g}")
+    spec = catalog.models().get(model_id) if model_id else None
+    return spec.name if spec else None
+
+
+def _image_row(gpu: GpuSpec) -> CapabilityRow:
+    """The largest pipeline through the first route that fits (native, FP8, offload)."""
+    table = _examples()["image"]
+    for model_id in table["pipelines"]:
+        for route in table["routes"]:
+            fmt = route["format"] if gpu.bf16_supported or route["format"] != "bf16" else "fp16"
+            if image_fits(gpu, model_id, fmt, route["offload"]):
+                spec = catalog.models()[model_id]
+                return CapabilityRow(
+                    task="image",
+                    precision=fmt,
+                    recipe=route["id"],
+                    largest_params_b=spec.params_b,
+                    example=spec.name,
+                )
+    return CapabilityRow(
+        task="image", precision="fp16", recipe="none", largest_params_b=None, example=None
+    )
+
+
+def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRow]:
+    chat = largest_model_b(
+        gpu,
+        count,
+        weights_format="q4_k_m",
+        runtime="llamacpp",
+        context_tokens=4096,
+        batch_size=1,
+        **({"parallelism": "layer"} if count > 1 else {}),
+    )
+    rows = [
+        CapabilityRow(
+            task="chat",
+            precision="q4_k_m",
+            recipe="llamacpp_4k",
+            largest_params_b=chat,
+            example=example_llm(chat),
+        )
+    ]
+    for fmt in ("bf16", "int8", "int4"):
+        size = fit.inference_b.get(fmt)
+        rows.append(
+            CapabilityRow(
+                task="serve",
+                precision=fmt,
+                recipe="4k",
+                largest_params_b=size,
+                example=example_llm(size),
+            )
+        )
+    for mode, fmt in (("qlora", "nf4"), ("lora", "bf16"), ("full", "bf16")):
+        size = fit.finetune_b.get(mode)
+        rows.append(
+            CapabilityRow(
+                task=mode,
+                precision=fmt,
+                recipe="2k",
+                largest_params_b=size,
+                example=example_llm(size),
+            )
+        )
+    rows.append(_image_row(gpu))
+    return rows
+
+
+_ANSWERS: Memo[CapabilityAnswer] = Memo("capability", 256, table=True)
+
+
+def answer(parsed: ParsedQuery, currency: str) -> CapabilityAnswer:
+    count = parsed.gpu_count or 1
+    if not 1 <= count <= 8:
+        count = 1
+    gpu = catalog.gpus().get(parsed.gpu_id) if parsed.gpu_id else None
+    if gpu is None and parsed.vram_gib:
+        gpu = card_with(parsed.vram_gib)
+    if gpu is None:
+        return CapabilityAnswer(
+            gpu_id=None,
+            gpu_name=None,
+            count=count,
+            known_card=False,
+            vram_gib=None,
+            rows=[],
+            fit=None,
+        )
+
+    def make() -> CapabilityAnswer:
+        known = gpu.id in catalog.gpus()
+        fit = card_fit(gpu.id, count) if known else fit_for_gpu(gpu, count)
+        return CapabilityAnswer(
+            gpu_id=gpu.id,
+            gpu_name=gpu.name,
+            count=count,
+            known_card=known,
+            vram_gib=gpu.vram_gb,
+            rows=capability_rows(gpu, count, fit),
+            fit=fit,
+        )
+
+    return _ANSWERS.get((catalog.catalog_version(), gpu.id, gpu.vram_gb, count), make)
