@@ -39,7 +39,12 @@ class HubService:
     def __init__(self, settings: HubSettings, cache: HubCache) -> None:
         self.settings = settings
         self.cache = cache
-        self.client = HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
+        self.client = HubClient(
+            settings.hf_endpoint,
+            settings.token(),
+            settings.hub_timeout_s,
+            deadline_s=settings.hub_deadline_s,
+        )
 
 
 def service(context: Context) -> HubService:

@@ -33,7 +33,12 @@ async def _lookup(text: str, repo_id: str, db: Path, offline: bool) -> HubAnswer
     client = (
         None
         if offline
-        else HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
+        else HubClient(
+            settings.hf_endpoint,
+            settings.token(),
+            settings.hub_timeout_s,
+            deadline_s=settings.hub_deadline_s,
+        )
     )
     cache = HubCache(SqliteFileStore(db))
     answer = await resolve(repo_id, cache, client, max_age_days=settings.hub_cache_days)
@@ -49,13 +54,23 @@ async def _lookup(text: str, repo_id: str, db: Path, offline: bool) -> HubAnswer
 
 async def _suggest(name: str) -> list[str]:
     settings = HubSettings()
-    client = HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
+    client = HubClient(
+        settings.hf_endpoint,
+        settings.token(),
+        settings.hub_timeout_s,
+        deadline_s=settings.hub_deadline_s,
+    )
     return await client.search_name(name, search_term(name))
 
 
 async def _search(texts: list[str]) -> list[str] | None:
     settings = HubSettings()
-    client = HubClient(settings.hf_endpoint, settings.token(), settings.hub_timeout_s)
+    client = HubClient(
+        settings.hf_endpoint,
+        settings.token(),
+        settings.hub_timeout_s,
+        deadline_s=settings.hub_deadline_s,
+    )
     return await client.search_first(texts)
 
 

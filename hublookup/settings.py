@@ -22,6 +22,9 @@ class HubSettings(BaseSettings):
     hf_endpoint: str = Field(default="https://huggingface.co", pattern=r"^\s*https?://\S+\s*$")
     hf_token: SecretStr | None = None  # for gated repos; never logged
     hub_timeout_s: float = Field(default=3.0, gt=0, le=120)
+    # a lookup's total deadline, answered in time or read on for the cache after
+    # HUB_TIMEOUT_S: a Hub that sends a byte now and then holds nothing past it
+    hub_deadline_s: float = Field(default=30.0, gt=0, le=600)
     # a cached entry older than this is read again when the Hub answers (else still served)
     hub_cache_days: float = Field(default=7.0, ge=0)
     # `python -m advisor "<repo id>"`: how long the CLI waits, past HUB_TIMEOUT_S, for a slow

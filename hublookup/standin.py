@@ -126,6 +126,10 @@ class HubStandin:
     token: str = "hf_standin_token"
     delay_s: float = 0.0
     rate_limited: bool = False
+    # > 0: every answer's body goes out one byte per drip_s (a Hub or proxy that keeps a
+    # connection alive without ever finishing); `dripping` counts those still being sent
+    drip_s: float = 0.0
+    dripping: int = 0
     repos: dict[str, StandinRepo] = field(default_factory=dict)
     requests: Counter = field(default_factory=Counter)
     url: str = ""
@@ -172,7 +176,30 @@ class HubStandin:
             return web.json_response(
                 {"error": "rate limited"}, status=429, headers={"RateLimit-Reset": "1"}
             )
-        return await handler(request)
+        response = await handler(request)
+        if self.drip_s and isinstance(response, web.Response) and response.body:
+            return await self._drip(request, response)
+        return response
+
+    async def _drip(self, request: web.Request, response: web.Response) -> web.StreamResponse:
+        body = bytes(response.body)  # type: ignore[arg-type]
+        out = web.StreamResponse(status=response.status, headers=response.headers)
+        out.content_length = len(body)
+        self.dripping += 1
+        try:
+            await out.prepare(request)
+            for i in range(len(body)):
+                if not self.drip_s:  # the Hub recovered: the rest at once
+                    await out.write(body[i:])
+                    break
+                await out.write(body[i : i + 1])
+                await asyncio.sleep(self.drip_s)
+            await out.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client gave up on it
+        finally:
+            self.dripping -= 1
+        return out
 
     def _repo(self, request: web.Request) -> StandinRepo | None:
         return self.repos.get(f"{request.match_info['org']}/{request.match_info['name']}".lower())
