@@ -299,8 +299,8 @@ def _guide(rec: Recommendation) -> list[Problem]:
 
 _HEAD = re.compile(r"^(\d+)× (.+?) \(.*?\): VRAM per card ~([\d.]+ GiB) of ([\d.]+ GiB) usable")
 _RANGE = re.compile(r"^range ([\d.]+) GiB–([\d.]+) GiB, confidence")
-_FITS = re.compile(r"^✅ Fits with (\d+)% headroom")
-_TIGHT = re.compile(r"^⚠️ Fits, but tight \((\d+)% headroom")
+_FITS = re.compile(r"^✅ Fits \((\d+)% headroom")
+_TIGHT = re.compile(r"^⚠️ Runs, tight \((\d+)% headroom")
 _NOFIT = re.compile(r"^❌ Does not fit \(([\d.]+ GiB) needed per card, ([\d.]+ GiB) usable\)")
 _PICK = re.compile(r"^• (\d+)× (.+?) — (?:[¥$]([\d.]+)/h)?(?:.*?; ~[¥$]([\d.]+)/h at )?")
 _PICK_FIGURE = re.compile(r"^  ([\d.]+ GiB) per card of ([\d.]+ GiB)")
@@ -344,12 +344,12 @@ def check_english(rec: Recommendation, text: str) -> list[Problem]:
 # The headline verdict's share and the "Watch out" line's, in each language.
 _SAID = {
     "en": (
-        re.compile(r"^⚠️ Fits, but tight \((\d+)% headroom", re.M),
-        re.compile(r"^⚠️ Fits, but with only (\d+)% headroom, below the guide's 20%", re.M),
+        re.compile(r"^⚠️ Runs, tight \((\d+)% headroom", re.M),
+        re.compile(r"^⚠️ Runs, tight: only (\d+)% headroom, below the guide's 20%", re.M),
     ),
     "zh": (
-        re.compile(r"^⚠️ 能装下但偏紧（余量 (\d+)%", re.M),
-        re.compile(r"^⚠️ 能装下但余量只有 (\d+)%，低于指南建议的 20%", re.M),
+        re.compile(r"^⚠️ 能跑，但偏紧（余量 (\d+)%", re.M),
+        re.compile(r"^⚠️ 能跑，但偏紧：余量只有 (\d+)%，低于指南建议的 20%", re.M),
     ),
 }
 
@@ -405,11 +405,89 @@ def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Pr
             out.append(("cost", f"{name}: {count}× at {one}/h each vs {total}/h in all"))
     elif int(count) > 1 and m.group(3):
         out.append(("cost", f"{name}: {count} cards priced without saying it is all of them"))
+    out += _pick_policy(name, figure, block)
     for b in block:
         if b.strip().startswith("⛔"):
             out.append(("pick_vs_warning", f"pick {name}: {b.strip()[:80]}"))
         if (j := _JOB.search(b)) and shown_rate:
             out += _job_cost(name, float(shown_rate), j.group(1), float(j.group(2)))
+    return out
+
+
+_PICK_FITS = re.compile(r"^  ✅ Fits \((\d+)% headroom\)")
+_PICK_FITS_WITH = re.compile(r"^  ✅ Fits with .+ → ([\d.]+ GiB) per card \((\d+)% headroom; as is")
+
+
+def _pick_policy(name: str, figure: re.Match | None, block: list[str]) -> list[Problem]:
+    """A recommended pick keeps the guide's 20% as it stands ("✅ Fits (N% headroom)", N ≥ 20)
+    or names, in its own lines, the change that brings it there ("✅ Fits with <change> →
+    X GiB per card (N% headroom …", N ≥ 20). Under the "keep at least 20% free" heading,
+    "⚠️ Tight as is (3% headroom)" was a recommendation that broke the rule it stood under."""
+    if figure is None:
+        return []
+    need, usable = _g(figure.group(1)), _g(figure.group(2))
+    fits = next((m for b in block if (m := _PICK_FITS.match(b))), None)
+    fixed = next((m for b in block if (m := _PICK_FITS_WITH.match(b))), None)
+    if any(b.startswith("  ⚠️ Runs, tight") for b in block):
+        return [("headroom_policy", f"pick {name} recommended while tight")]
+    if fixed is not None:
+        after = _g(fixed.group(1))
+        if int(fixed.group(2)) < 20 or after > usable * (1 - HEADROOM) + 0.05:
+            return [("headroom_policy", f"pick {name}: its change leaves {fixed.group(0)[:90]}")]
+        return []
+    if fits is None:
+        return [("headroom_policy", f"pick {name}: no verdict in its lines")]
+    if int(fits.group(1)) < 20 or need > usable * (1 - HEADROOM) + 0.05:
+        return [("headroom_policy", f"pick {name}: {need} of {usable} recommended as it stands")]
+    return []
+
+
+def headline_vs_fix(rec: Recommendation, text: str, lang: str) -> list[Problem]:
+    """Never "does not fit" above a change that makes it fit: when the headline setup has a
+    change that fits (the verdict's fix), the headline says "fits with <change>"."""
+    v = rec.verdict
+    if v is None or v.state not in ("no_fit", "split"):
+        return []
+    no = ("❌ Does not", "❌ 装不下", "❌ 这个卡数")
+    said_no = [line for line in text.splitlines() if line.startswith(no)]
+    fits_with = {"en": ("Fits with", "Runs, tight, with"), "zh": ("就装得下", "能跑但偏紧")}[lang]
+    if v.fix and said_no:
+        return [("headline_vs_fix", f"{lang}: {said_no[0][:60]} above the change {v.fix}")]
+    if v.fix and not any(w in text for w in fits_with):
+        return [("headline_vs_fix", f"{lang}: the change {v.fix} is not said to make it fit")]
+    return []
+
+
+def check_policy(rec: Recommendation) -> list[Problem]:
+    """The headroom policy on the recommendation itself: each pick has 20% free as it
+    stands, or a change (`fix`) whose figure (`fixed_bytes`) leaves 20%."""
+    out: list[Problem] = []
+    for o in picks(rec):
+        if o.per_gpu_bytes <= o.usable_bytes * (1 - HEADROOM):
+            continue
+        if o.fix is None or o.fixed_bytes is None:
+            out.append(("headroom_policy", f"pick {o.gpu_id}: {o.headroom_fraction} and no change"))
+        elif o.fixed_bytes > o.usable_bytes * (1 - HEADROOM):
+            out.append(("headroom_policy", f"pick {o.gpu_id}: {o.fix} leaves under 20%"))
+    return out
+
+
+SHORT_LIMIT = 900  # visible characters of a first reply (docs/answers.md)
+
+
+def check_short(rec: Recommendation, text: str, lang: str) -> list[Problem]:
+    """The first reply: at most SHORT_LIMIT visible characters, in the reader's language, and
+    its verdict kept to the headroom policy (`headline_vs_fix`)."""
+    from bot.replies import visible_len
+
+    out = headline_vs_fix(rec, text, lang)
+    if (n := visible_len(text)) > SHORT_LIMIT:
+        out.append(("short_reply", f"{lang}: {n} visible characters"))
+    cjk = len(re.findall(r"[\u4e00-\u9fff]", text))
+    if lang == "zh" and cjk < 4:
+        out.append(("short_reply", "a Chinese first reply with no Chinese in it"))
+    if lang == "en" and re.search(r"[\u4e00-\u9fff]{4}", re.sub(r"<b>.*?</b>|\(.*?\)", "", text)):
+        out.append(("short_reply", "an English first reply in Chinese"))
     return out
 
 
@@ -483,7 +561,7 @@ def _assumed_in_text(rec: Recommendation, lines: list[str]) -> list[Problem]:
     for line in lines:
         # a change offered for a transformers run is one transformers has (its generate()
         # has no fp8 KV cache; "vLLM --kv-cache-dtype fp8" was offered as the fix)
-        fix_line = line.startswith(("⚠️ Fits", "❌ Does not fit", "  ⚠️ Tight as is"))
+        fix_line = "Fits with" in line or "Runs, tight" in line
         if runtime == "transformers" and fix_line and "vLLM --kv-cache-dtype" in line:
             out.append(("assumptions", f"a vLLM flag offered to a transformers run: {line[:60]}"))
         if no_bf16 and _ASSUMED.match(line) and re.search(r"\bin bf16\b", line):
@@ -559,14 +637,16 @@ def check_inline(rec: Recommendation, text: str) -> list[Problem]:
         out.append(("headline_figure", f"inline {m.group(1)} vs {gib(h.per_gpu_bytes)}"))
     if rec.verdict is not None and h is not None:
         marks = {
-            "fits": "✅",
-            "tight": "⚠️ Fits",
-            "no_fit": "❌",
+            "fits": "✅ Fits (",
+            "fits_with": "✅ Fits with ",
+            "tight": "⚠️ Runs, tight (",
+            "tight_with": "⚠️ Runs, tight, with ",
+            "no_fit": "❌ Does not fit",
             "blocked": "⛔",
-            "split": "❌ Fits in memory",
+            "split": "❌ Does not split",
         }
-        if marks[rec.verdict.state] not in text:
-            out.append(("fits_verdict", f"inline lacks the {rec.verdict.state} verdict"))
+        if marks[rec.verdict.word] not in text:
+            out.append(("fits_verdict", f"inline lacks the {rec.verdict.word} verdict"))
     pick = rec.cheapest
     if pick is not None and re.search(rf"⛔.*{re.escape(pick.gpu_name)}", text):
         out.append(("pick_vs_warning", f"inline top pick {pick.gpu_name} beside ⛔"))
@@ -602,7 +682,7 @@ def check_owned(rec: Recommendation, own: OwnedAnswer, text: str) -> list[Proble
                 out.append(("pick_vs_warning", f"lab best {f.machine.name} is {v.state}"))
             for fact in hardware_conflicts(rec, gpu):
                 out.append(("pick_vs_warning", f"lab best {f.machine.name}: {fact}"))
-    m = re.search(r"Use (.+?) \((\d+)× .+?\): (✅|⚠️) runs (?:tight )?on (\d+) of its", text)
+    m = re.search(r"Use (.+?) \((\d+)× .+?\): (✅ Fits|⚠️ Runs, tight) on (\d+) of its", text)
     if own.best is not None and m is None:
         out.append(("pick_vs_warning", "lab text names no machine to use"))
     if m and own.best is not None and int(m.group(4)) != own.best.cards:
@@ -611,13 +691,16 @@ def check_owned(rec: Recommendation, own: OwnedAnswer, text: str) -> list[Proble
 
 
 def rendered(rec: Recommendation, parsed, q: str) -> dict[str, str]:  # noqa: ANN001
-    """Every view of one answer, in both languages."""
+    """Every view of one answer, in both languages (the first reply as `<lang>/short`)."""
     out = {}
     for lang in ("en", "zh"):
         for template in ("answer", "details", "inline"):
             out[f"{lang}/{template}"] = render(
                 template, lang, rec=rec, parsed=parsed, canonical=q, plain=True
             )
+        out[f"{lang}/short"] = render(
+            "answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True, view="short"
+        )
     return out
 
 

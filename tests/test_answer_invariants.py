@@ -31,8 +31,13 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
     for currency in ("CNY", "USD"):
         rec = recommend_query(parsed, default_currency=currency)
         out += inv.check_structure(parsed, rec)
+        out += inv.check_policy(rec)
     texts = inv.rendered(rec, parsed, q)
     out += inv.check_english(rec, texts["en/answer"])
+    for lang in ("en", "zh"):
+        out += inv.headline_vs_fix(rec, texts[f"{lang}/answer"], lang)
+        out += inv.headline_vs_fix(rec, texts[f"{lang}/inline"], lang)
+        out += inv.check_short(rec, texts[f"{lang}/short"], lang)
     out += inv.headroom_said(texts["zh/answer"], "zh")
     out += inv.check_inline(rec, texts["en/inline"])
     out += inv.check_views(rec, texts["en/answer"], texts["en/details"])
@@ -151,7 +156,7 @@ def test_the_checker_catches_what_it_claims() -> None:
     rec, text = _answer("qwen2.5-7b on 4090")
     assert not inv.check_english(rec, text)
     assert "fits_verdict" in {
-        r for r, _ in inv.check_english(rec, text.replace("✅ Fits with 30%", "✅ Fits with 90%"))
+        r for r, _ in inv.check_english(rec, text.replace("✅ Fits (30%", "✅ Fits (90%"))
     }
     lines = text.splitlines()
     head = next(line for line in lines if "VRAM per card ~" in line)

@@ -42,8 +42,8 @@ async def test_an_admin_registers_machines_and_a_members_question_is_answered_ag
 
     fits = shown(await say(tg, MEMBER, f"/vram{AT} 13b fp16", GROUP))
     assert fits.startswith("🏠 Our machines")
-    assert "Use node1 (4× A100 40GB PCIe): ✅ runs on 1 of its 4 cards" in fits
-    assert "RTX 3090-1 (1× GeForce RTX 3090): ❌ does not fit" in fits
+    assert "Use node1 (4× A100 40GB PCIe): ✅ Fits on 1 of its 4 cards" in fits
+    assert "RTX 3090-1 (1× GeForce RTX 3090): ✅ Fits with weights quantized to int8" in fits
     assert fits.index("Our machines") < fits.index("Recommended")  # renting follows
 
     many = shown(await say(tg, MEMBER, f"/vram{AT} llama-3.3-70b fp16", GROUP))
@@ -54,7 +54,7 @@ async def test_an_admin_registers_machines_and_a_members_question_is_answered_ag
 
     none = shown(await say(tg, MEMBER, f"/vram{AT} llama-3.1-405b fp16", GROUP))
     assert "None of the group's machines runs this as asked" in none
-    assert "does not fit even on all 4 cards" in none and "Renting instead" in none
+    assert "Does not fit even on all 4 cards" in none and "Renting instead" in none
 
 
 async def test_a_non_admin_can_read_but_not_change_the_machines(tg: FakeTelegram, bot) -> None:

@@ -21,7 +21,7 @@ def test_a_t4_owner_is_not_told_a_3090_is_cheaper() -> None:
     text = render(
         "answer", "en", rec=recommend_query(parsed), parsed=parsed, canonical="", plain=True
     )
-    assert "Fits with" in text and "Over-provisioned" not in text
+    assert "✅ Fits (" in text and "Over-provisioned" not in text
 
 
 def test_ownership_is_read_in_both_languages_and_only_with_a_card() -> None:

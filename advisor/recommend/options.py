@@ -31,6 +31,17 @@ class Verdict(BaseModel):
     # verdict ("may not fit"); None when the high end fits too.
     measured_up_to_bytes: int | None = None
 
+    @property
+    def word(self) -> str:
+        """The verdict in the answers' one vocabulary (`[verdict]` in templates/*/labels.toml):
+        fits | fits_with | tight | tight_with | no_fit | split | blocked. The headline agrees
+        with the best change: a setup that does not fit as asked but fits after `fix` is
+        "fits with <fix>" (or "tight with <fix>" when the change leaves under the guide's
+        20%), never "does not fit" above a change that makes it fit."""
+        if self.state in ("no_fit", "split") and self.fix:
+            return "tight_with" if self.fix_tight else "fits_with"
+        return self.state
+
 
 class AlsoCard(BaseModel):
     """A card named beside the first ("a100 vs h100"): its setup and one-line verdict."""
