@@ -645,6 +645,8 @@ def check_inline(rec: Recommendation, text: str) -> list[Problem]:
             "blocked": "⛔",
             "split": "❌ Does not split",
         }
+        if rec.verdict.measured_up_to_bytes and rec.verdict.state == "fits":
+            marks["fits"] = "⚠️ Fits by the estimate ("
         if marks[rec.verdict.word] not in text:
             out.append(("fits_verdict", f"inline lacks the {rec.verdict.word} verdict"))
     pick = rec.cheapest
