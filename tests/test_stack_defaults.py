@@ -47,3 +47,24 @@ def test_the_assumption_reads_in_both_languages():
     assert "ms-swift" in assumption("en", "lora_targets", "all-linear")
     zh = assumption("zh", "lora_targets", "all-linear")
     assert "所有线性层" in zh and "all-linear" not in zh
+
+
+def _gc_assumed(framework: str | None, cards: int = 1) -> tuple[str, int]:
+    w = Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, framework=framework)
+    if cards > 1:
+        w = w.model_copy(update={"num_gpus": cards, "parallelism": "fsdp"})
+    r = estimate(w)
+    return {a.field: a.value for a in r.assumed}["gradient_checkpointing"], r.estimate.allocated_bytes
+
+
+def test_a_stack_that_keeps_every_activation_by_default_is_estimated_so():
+    """transformers' TrainingArguments.gradient_checkpointing defaults to False and LitGPT's
+    finetune/lora.py checkpoints only under FSDP (several cards): named without the setting,
+    those runs keep every layer's activations and need more; with no stack named, an 8B
+    LoRA is assumed checkpointed (LLaMA-Factory, ms-swift, Unsloth, torchtune turn it on)."""
+    plain, plain_b = _gc_assumed(None)
+    hf, hf_b = _gc_assumed("transformers")
+    lit, lit_b = _gc_assumed("litgpt")
+    assert (plain, hf, lit) == ("on", "off", "off")
+    assert hf_b > plain_b and lit_b > plain_b
+    assert _gc_assumed("litgpt", cards=2)[0] == "on"

@@ -1,5 +1,5 @@
 """What a named training stack does when the user does not say (data/training_stacks.toml):
-its gradient accumulation and its LoRA target modules."""
+its gradient accumulation, its LoRA target modules and its activation checkpointing."""
 
 from __future__ import annotations
 
@@ -38,3 +38,14 @@ def with_default_lora_targets(w: Workload, framework: str | None, acc: Breakdown
         return w
     acc.assume("lora_targets", targets)
     return w.model_copy(update={"lora_targets": targets})
+
+
+def default_checkpointing(framework: str | None, cards: int) -> bool | None:
+    """Activation checkpointing when not told, as the named stack does it (None: the stack
+    is not listed, the engine's own default holds)."""
+    rule = stack_defaults()["gradient_checkpointing"].get(framework or "")
+    if rule == "off":
+        return False
+    if rule == "several_cards":
+        return cards > 1
+    return None

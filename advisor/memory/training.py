@@ -7,7 +7,11 @@ import math
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import distributed, multimodal, quantizers, sharding
-from advisor.memory.stacks import default_accumulation, with_default_lora_targets
+from advisor.memory.stacks import (
+    default_accumulation,
+    default_checkpointing,
+    with_default_lora_targets,
+)
 from advisor.memory.terms import Breakdown, band, finish, rebalance, weights_line
 from advisor.memory.training_setup import TrainingSetup
 from advisor.memory.transformer import (
@@ -113,7 +117,8 @@ def training_setup(
         acc.assume("optimizer", "adamw")
     gc = w.gradient_checkpointing
     if gc is None:
-        gc = model.params_b >= 1.0
+        by_stack = default_checkpointing(framework, w.num_gpus)
+        gc = model.params_b >= 1.0 if by_stack is None else by_stack
         acc.assume("gradient_checkpointing", "on" if gc else "off")
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
