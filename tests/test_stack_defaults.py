@@ -54,7 +54,9 @@ def _gc_assumed(framework: str | None, cards: int = 1) -> tuple[str, int]:
     if cards > 1:
         w = w.model_copy(update={"num_gpus": cards, "parallelism": "fsdp"})
     r = estimate(w)
-    return {a.field: a.value for a in r.assumed}["gradient_checkpointing"], r.estimate.allocated_bytes
+    return {a.field: a.value for a in r.assumed}[
+        "gradient_checkpointing"
+    ], r.estimate.allocated_bytes
 
 
 def test_a_stack_that_keeps_every_activation_by_default_is_estimated_so():

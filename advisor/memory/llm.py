@@ -19,6 +19,7 @@ from advisor.memory.runtimes import (
     pick_runtime,
     transformers,
     vllm,
+    whisper,
 )
 from advisor.memory.terms import Breakdown, band, finish, load_peak
 from advisor.memory.training import estimate_training
@@ -52,6 +53,8 @@ def estimate_transformer(
     assert arch is not None
     params = model.params_b * 1e9
     fmt = default_format(w, spec, acc)
+    if w.weights_format is None and not w.mode.is_training:
+        fmt = whisper.reference_format(w.framework, fmt, acc)
     n = w.num_gpus
     # the runtime inference follows (asked up to three times below: once)
     picked = None if w.mode.is_training else pick_runtime(w, model.kind, fmt)
@@ -191,6 +194,8 @@ def estimate_inference(
         allocated = autoawq.allocate(setup, acc)
     else:
         allocated = transformers.allocate(setup, acc)
+    if whisper.is_reference_whisper(setup.framework):
+        allocated = whisper.load(setup, acc, allocated)
     if w.quantize_after_load and setup.weight_bits < 16:
         allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
     est = finish(

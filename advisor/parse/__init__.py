@@ -51,6 +51,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     cards.recognize_cards,
     cards.recognize_vram,
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
+    stack.recognize_speech_stack,  # before names: "openai-whisper large-v3"
     names.recognize_distill,
     names.recognize_phrase,
     names.recognize_catalog_name,

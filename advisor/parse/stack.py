@@ -36,6 +36,26 @@ def recognize_runtime(s: Scan, r: Reading) -> None:
         r.fields.setdefault("framework", framework)
 
 
+@cache
+def _speech_table() -> tuple[re.Pattern[str], dict[str, str]]:
+    table = vocab.load("runtimes")["speech_stack"]
+    before, after, words = table["before_whisper"], table["after_whisper"], table["words"]
+    pattern = "|".join(
+        [rf"\b(?:{'|'.join(map(re.escape, before))})[\s_-]?(?=whisper)"]
+        + [rf"(?<=whisper)(?:{'|'.join(map(re.escape, after))})\b"]
+        + [rf"\b(?:{'|'.join(map(re.escape, words))})\b"]
+    )
+    return re.compile(pattern, re.I), {**before, **after, **words}
+
+
+def recognize_speech_stack(s: Scan, r: Reading) -> None:
+    """ "openai-whisper large-v3", "whisperx large-v3": the program, taken before the model
+    names and without the model's own word."""
+    pattern, table = _speech_table()
+    if m := s.take(pattern):
+        r.fields["framework"] = table[m.group(0).strip(" _-").lower()]
+
+
 def recognize_stack(s: Scan, r: Reading) -> None:
     pattern, table = vocab.word_table("runtimes", "stack")
     if m := s.take(pattern):

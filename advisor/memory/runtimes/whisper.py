@@ -1,0 +1,40 @@
+"""openai-whisper, the reference implementation: an fp32 model that computes in fp16
+(`reference_format`), and a load that holds the fp16 checkpoint
+and the fp32 model on the GPU at once (data/runtimes.toml [openai_whisper]).
+faster-whisper (CTranslate2) and transformers keep the weights in the compute type, as the
+transformers path counts them."""
+
+from __future__ import annotations
+
+from advisor.memory.runtimes import InferenceSetup, coefficient
+from advisor.memory.terms import Breakdown, load_peak
+
+
+def is_reference_whisper(framework: str | None) -> bool:
+    return (framework or "").lower() in coefficient("openai_whisper", "frameworks")
+
+
+def reference_format(framework: str | None, fmt: str, acc: Breakdown) -> str:
+    """The weights' format when the user gave none: fp32 under openai-whisper (stated in
+    place of the usual default), else `fmt`."""
+    if not is_reference_whisper(framework):
+        return fmt
+    acc.assumed = [a for a in acc.assumed if a.field != "weights_format"]
+    acc.assume("weights_format", "fp32")
+    return "fp32"
+
+
+def load(s: InferenceSetup, acc: Breakdown, allocated: int) -> int:
+    """load_model(): the fp16 checkpoint beside the fp32 model; the larger of that and the
+    run's own peak."""
+    params = s.model.params_b * 1e9 / s.split
+    per_param = coefficient("openai_whisper", "resident_bytes_per_param") + coefficient(
+        "openai_whisper", "checkpoint_bytes_per_param"
+    )
+    return load_peak(
+        acc,
+        allocated,
+        params * per_param,
+        note="load_model(): the fp16 checkpoint on the GPU beside the fp32 model (load peak)",
+        key="weights.whisper_load",
+    )
