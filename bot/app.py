@@ -39,7 +39,7 @@ from advisor.render import label
 from bot import commands, inline, lab, wizard
 from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for
 from bot.delivery import button_answers, settle_answers
-from bot.inbox import Inbox
+from bot.inbox import TAKEN_LIMIT, Inbox
 from bot.lab_store import lab_store
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
 from bot.persistence import SQLitePersistence
@@ -69,7 +69,6 @@ GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "can
 # After a restart the whole replayed backlog arrives at once: with 256 in progress, no
 # answer left before all were computed (bench/durability.py timeline); 32 sends steadily.
 MAX_CONCURRENT_UPDATES = 32
-TAKEN_LIMIT = 10_000  # update ids remembered against a second copy (several getUpdates pages)
 
 
 class _Turn:
@@ -120,11 +119,21 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
             return True
         if update.update_id in self._taken:
             return False
-        self._taken.add(update.update_id)
-        self._taken_order.append(update.update_id)
+        self._take(update.update_id)
+        return True
+
+    def _take(self, update_id: int) -> None:
+        self._taken.add(update_id)
+        self._taken_order.append(update_id)
         if len(self._taken_order) > TAKEN_LIMIT:
             self._taken.discard(self._taken_order.popleft())
-        return True
+
+    def already_handled(self, update_ids: list[int]) -> None:
+        """Ids an earlier run finished (bot.inbox.Inbox.replay, at start): copies of them
+        are dropped like copies of this run's."""
+        for update_id in sorted(update_ids)[-TAKEN_LIMIT:]:
+            if update_id not in self._taken:
+                self._take(update_id)
 
     async def process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         # stopping past its deadline (the inbox keeps it for the next start), or a copy
@@ -301,6 +310,7 @@ async def purge_old_history(context: Context) -> None:
     days = context.application.settings.history_retention_days  # type: ignore[attr-defined]
     removed = await context.application.repo.purge_history(days)  # type: ignore[attr-defined]
     links = await lab_store(context.application.repo).purge_links(days)  # type: ignore[attr-defined]
+    await context.application.repo.purge_handled()  # type: ignore[attr-defined]
     log.info(
         "retention: removed %d questions and %d inline links older than %d days",
         removed,

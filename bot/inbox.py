@@ -20,6 +20,9 @@ from bot.group_commit import GroupCommit
 from bot.http import trim_update
 from bot.persistence import SQLitePersistence
 
+# update ids the processor remembers against a second copy (several getUpdates pages)
+TAKEN_LIMIT = 10_000
+
 log = logging.getLogger(__name__)
 
 
@@ -79,8 +82,15 @@ class Inbox:
         await self._finished.drain()
 
     async def replay(self, app: Application) -> int:
-        """Queue the updates a previous run received but did not finish."""
-        pending = await self._persistence().repo.inbox_pending()
+        """Queue the updates a previous run received but did not finish. The ones it did
+        finish are told to the processor first: Telegram may send them again (a getUpdates
+        page the dead process never confirmed), and they are not answered twice."""
+        repo = self._persistence().repo
+        processor = app.update_processor
+        if hasattr(processor, "already_handled"):
+            processor.already_handled(await repo.inbox_handled_recent(TAKEN_LIMIT))
+        await repo.purge_handled()
+        pending = await repo.inbox_pending()
         for data in pending:
             # the shape a live update has (bot.http.trim_update): a handler sees one form
             await app.update_queue.put(Update.de_json(trim_update(data), app.bot))

@@ -70,7 +70,23 @@ class Metrics:
         )
         # monotonic time of the last update handled (the health check reports its age)
         self.last_update_at: float | None = None
+        # what /healthz answers from, without asking Telegram (bot.health): the last
+        # answer the Bot API gave (any HTTP answer: it is reachable), the last request it
+        # did not answer (or answered 5xx) and why, the last webhook POST taken
+        self.bot_api_answered_at: float | None = None
+        self.bot_api_failed_at: float | None = None
+        self.bot_api_failure: str = ""
+        self.webhook_delivered_at: float | None = None
         r.register(MemoCollector())
+
+    def bot_api_answered(self) -> None:
+        self.bot_api_answered_at = time.monotonic()
+
+    def bot_api_failed(self, why: str) -> None:
+        self.bot_api_failed_at, self.bot_api_failure = time.monotonic(), why
+
+    def webhook_delivered(self) -> None:
+        self.webhook_delivered_at = time.monotonic()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
@@ -195,11 +211,16 @@ class MeteredRequest(TrimmingRequest):
     async def do_request(self, *args: Any, **kwargs: Any) -> tuple[int, bytes]:
         try:
             status, body = await super().do_request(*args, **kwargs)
-        except Exception:
+        except Exception as exc:
             self.metrics.api_errors.labels("network").inc()
+            self.metrics.bot_api_failed(f"{type(exc).__name__}: {exc}")
             raise
         if status != 200:
             self.metrics.api_errors.labels(str(status)).inc()
+        if status >= 500:
+            self.metrics.bot_api_failed(f"HTTP {status}")
+        else:  # 4xx too: Telegram answered (a blocked user, a message not modified)
+            self.metrics.bot_api_answered()
         return status, body
 
 

@@ -82,20 +82,28 @@ class OpsServer:
         except Exception:  # noqa: BLE001 - PTB raises various errors on a malformed update
             return self._refuse(400, "update")
         repo = self.app.persistence.repo  # type: ignore[union-attr]
+        metrics = getattr(self.app, "metrics", None)
         started = time.perf_counter()
         try:
+            # A copy of an update being handled or handled already (Telegram sends an update
+            # again when its 200 was lost): acknowledged, not answered a second time, and no
+            # inbox row left behind, also after a restart (inbox_handled, migration 0005)
+            if await repo.inbox_known(data["update_id"]):
+                if metrics is not None:
+                    metrics.webhook_delivered()
+                return web.Response(text="ok")
             await repo.inbox_add([data])  # committed before Telegram gets its 200
         except Exception as exc:  # noqa: BLE001 - Telegram sends it again after a 500
             log.error("webhook: update %s not stored: %s", data["update_id"], exc)
             return self._refuse(500, "storage")
-        metrics = getattr(self.app, "metrics", None)
         if metrics is not None:
             metrics.db_write.labels("inbox").observe(time.perf_counter() - started)
+            metrics.webhook_delivered()
         await self.app.update_queue.put(update)
         return web.Response(text="ok")
 
     async def _health(self, request: web.Request) -> web.Response:
-        healthy, report = await check(self.app)
+        healthy, report = await check(self.app, polling=not self.webhook)
         return web.json_response(report, status=200 if healthy else 503)
 
     async def _metrics(self, request: web.Request) -> web.Response:

@@ -22,18 +22,16 @@ async def test_many_updates_finishing_at_once_leave_no_row(tmp_path: Path) -> No
     try:
         await repo.inbox_add(updates(range(1, 301)))
         deletes: list[int] = []
-        write = repo._write
 
-        async def counting(sql: str, params: tuple = ()) -> int:
-            deletes.append(len(params))
-            return await write(sql, params)
+        async def counting(ids: list[int]) -> None:
+            deletes.append(len(ids))
+            await repo.inbox_delete(ids)
 
-        repo._write = counting  # type: ignore[method-assign]
-        commit = GroupCommit(repo.inbox_delete)
+        commit = GroupCommit(counting)
         await asyncio.gather(*(commit.add(i) for i in range(1, 301)))
         assert await repo.inbox_pending() == []
         assert sum(deletes) == 300  # each row deleted once…
-        assert len(deletes) < 300  # …in fewer statements than updates
+        assert len(deletes) < 300  # …in fewer writes than updates
     finally:
         await repo.close()
 
@@ -58,16 +56,14 @@ async def test_a_failed_delete_is_tried_again_by_the_next_caller(tmp_path: Path)
     repo = await Repository.open(tmp_path / "x.sqlite3")
     try:
         await repo.inbox_add(updates(range(1, 4)))
-        write = repo._write
         fail = [True]
 
-        async def flaky(sql: str, params: tuple = ()) -> int:
+        async def flaky(ids: list[int]) -> None:
             if fail.pop() if fail else False:
                 raise OSError("disk full (test)")
-            return await write(sql, params)
+            await repo.inbox_delete(ids)
 
-        repo._write = flaky  # type: ignore[method-assign]
-        commit = GroupCommit(repo.inbox_delete)
+        commit = GroupCommit(flaky)
         with pytest.raises(OSError):
             await commit.add(1)
         await commit.add(2)
