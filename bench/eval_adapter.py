@@ -159,6 +159,10 @@ def _first(table: list[tuple[str, str]], text: str) -> str | None:
 
 
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
+    if case.get("engine_workload"):
+        # A report exported by the bot (python -m bot export-measurements): the workload as
+        # the engine read the question, which the schema's fields cannot always express.
+        return Workload.model_validate(case["engine_workload"]), []
     m = case["model"]
     spec = find_spec(m)
     kind = Kind.llm

@@ -1,7 +1,9 @@
 """`python -m bot` runs the bot (long polling, token from `.env`);
 `python -m bot --local` tries the whole conversation in a terminal, no token needed;
 `python -m bot backup PATH` writes a consistent copy of the live database;
-`python -m bot healthcheck` asks the running bot's /healthz (the container's health check).
+`python -m bot healthcheck` asks the running bot's /healthz (the container's health check);
+`python -m bot export-measurements --out FILE` writes the "I ran it" reports as measured
+cases (docs/measurements.md).
 Webhook mode when WEBHOOK_URL is set; LOG_FORMAT=json for one JSON object per log line."""
 
 from __future__ import annotations
@@ -83,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("backup", help="copy the live database to PATH (SQLite online backup)")
     b.add_argument("path", type=Path)
     sub.add_parser("healthcheck", help="exit 0 if the running bot's /healthz says healthy")
+    e = sub.add_parser(
+        "export-measurements",
+        help="write the 'I ran it' reports as measured cases (bench/accuracy.py --cases FILE)",
+    )
+    e.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
 
     try:
@@ -101,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "healthcheck":
         return healthcheck(settings)
+
+    if args.command == "export-measurements":
+        return export_measurements(settings, args.out)
 
     setup_logging(settings)
     if args.local:
@@ -129,6 +139,23 @@ def main(argv: list[str] | None = None) -> int:
         return event_loop.run(_run(settings))
     finally:
         lock.release()
+
+
+def export_measurements(settings: Settings, out: Path) -> int:
+    import sqlite3
+
+    from bot.measurement_export import export_measurements as export
+
+    if not settings.database_path.exists():
+        return fail(f"no database at {settings.database_path}")
+    try:
+        n = export(settings.database_path, out)
+    except sqlite3.Error as exc:  # an older database without the table, or not a database
+        return fail(f"cannot read the reports in {settings.database_path}: {exc}")
+    except OSError as exc:
+        return fail(f"cannot write {out}: {exc}")
+    print(f"wrote {n} measured case(s) to {out}")
+    return 0
 
 
 def healthcheck(settings: Settings) -> int:

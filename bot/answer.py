@@ -115,6 +115,8 @@ def answer_keyboard(context: Context, hid: int, all_platforms: bool = False) -> 
             platforms,
             (t(context, "button.new"), pack("w", 0, "n")),
         ],
+        # "I ran it": report what the job used on a real card (bot.measured, issue 36)
+        [(t(context, "measured.button"), pack("r", hid))],
     ]
 
 

@@ -36,7 +36,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
-from bot import commands, inline, lab, wizard
+from bot import commands, inline, lab, measured, wizard
 from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for
 from bot.delivery import button_answers, settle_answers
 from bot.inbox import TAKEN_LIMIT, Inbox
@@ -403,6 +403,9 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     # /lab and replies to its prompt, before the wizard (whose /start ignores a payload)
     app.add_handlers(inline.handlers())
     app.add_handlers(lab.handlers())
+    # "I ran it" reports: replies to the 📏 prompt and typed reports, before the wizard and
+    # the follow-ups that would read "实测 21.5G" as a change to the question
+    app.add_handlers(measured.handlers())
     with warnings.catch_warnings():
         # per_message=False with CallbackQueryHandlers is deliberate: one wizard per member
         # and chat, its buttons routed by their payload (see bot.callbacks).

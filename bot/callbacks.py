@@ -13,6 +13,7 @@ recognised and refused. Formats:
     h|<hid>                   history: ask again
     l|<uid>|<u or g>|<lang>   language for the user or the group
     f|<uid>|<y or n>          forget: confirm or keep
+    r|<hid>                   answer: "I ran it", ask what the job used (bot.measured)
     m|<row>|<a e r d>         /lab: add (row 0), edit or remove a machine row, or delete the
                               group's machines (d, row 0); admins only, checked on each press
 """
@@ -24,12 +25,12 @@ import re
 from typing import NamedTuple
 
 MAX_BYTES = 64
-_PATTERN = re.compile(r"^([wachlfm])\|(-?\d{1,15})((?:\|[\w.\-]{1,24}){0,3})$")
+_PATTERN = re.compile(r"^([wachlfmr])\|(-?\d{1,15})((?:\|[\w.\-]{1,24}){0,3})$")
 
 
 class Callback(NamedTuple):
     kind: str
-    id: int  # user id (w, l, f), history id (a, c, h) or machine row (m)
+    id: int  # user id (w, l, f), history id (a, c, h, r) or machine row (m)
     args: tuple[str, ...]
 
 

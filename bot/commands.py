@@ -22,6 +22,7 @@ from bot.context import Context, is_anonymous_admin
 from bot.delivery import answer_soon
 from bot.inline import pending_links
 from bot.lab_store import lab_store
+from bot.measured import report_summary
 from bot.replies import send, t
 from bot.wizard import refuse_not_owner
 
@@ -297,7 +298,13 @@ async def stats(update: Update, context: Context) -> None:
     if user.id not in context.settings.admin_user_ids:
         await send(update, context, "not_admin")
         return
-    await send(update, context, "stats", stats=await context.repo.stats())
+    await send(
+        update,
+        context,
+        "stats",
+        stats=await context.repo.stats(),
+        reports=await report_summary(context),
+    )
 
 
 # --- help, about, cancel ----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ async def last_question(update: Update, context: Context) -> ParsedQuery | None:
 async def replied_question(update: Update, context: Context) -> ParsedQuery | None:
     """The question behind the answer this message replies to, if it is one of ours."""
     msg, chat = update.effective_message, update.effective_chat
-    hid = _history_id(msg.reply_to_message) if msg is not None else None
+    hid = history_id_of(msg.reply_to_message) if msg is not None else None
     if hid is None or chat is None:
         return None
     entry = await context.repo.history_entry(hid)
@@ -51,14 +51,14 @@ async def _reparsed(context: Context, canonical: str) -> ParsedQuery | None:
     return parsed if parsed.ok else None  # the catalog changed since: no base to change
 
 
-def _history_id(message: Message | None) -> int | None:
-    """Answer buttons carry the history id (a|<hid>|…, c|<hid>|…)."""
+def history_id_of(message: Message | None) -> int | None:
+    """Answer buttons carry the history id (a|<hid>|…, c|<hid>|…, r|<hid>)."""
     markup = message.reply_markup if message is not None else None
     if markup is None:
         return None
     for row in markup.inline_keyboard:
         for button in row:
             cb = unpack(button.callback_data if isinstance(button.callback_data, str) else None)
-            if cb is not None and cb.kind in ("a", "c"):
+            if cb is not None and cb.kind in ("a", "c", "r"):
                 return cb.id
     return None

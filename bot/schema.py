@@ -38,9 +38,12 @@ def migration_files(directory: Path = MIGRATIONS_DIR) -> list[tuple[int, str, Pa
         if not m:
             raise StorageError(f"migration file name must look like 0001_name.sql: {path.name}")
         out.append((int(m.group(1)), m.group(2), path))
+    # Numbers only rise, each used once. A gap is allowed: a number may be taken while its
+    # file is still being written elsewhere, and lands after a higher one (migrate applies
+    # each file by its own number, not by the highest applied).
     versions = [v for v, _, _ in out]
-    if versions != list(range(1, len(versions) + 1)):
-        raise StorageError(f"migrations must be numbered 1..n without gaps: {versions}")
+    if len(set(versions)) != len(versions) or 0 in versions:
+        raise StorageError(f"migration numbers must be unique and from 0001: {versions}")
     return out
 
 
@@ -77,16 +80,26 @@ async def schema_version(db: aiosqlite.Connection) -> int:
     return int((await rows(db, "SELECT MAX(version) FROM schema_migrations"))[0][0] or 0)
 
 
+async def applied_versions(db: aiosqlite.Connection) -> set[int]:
+    if not await rows(
+        db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ):
+        return set()
+    return {int(r[0]) for r in await rows(db, "SELECT version FROM schema_migrations")}
+
+
 async def migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
-    current = await schema_version(db)
-    known = files[-1][0] if files else 0
-    if current > known:
+    """Apply every file whose number the database has not recorded, in order: a file that
+    lands below one already applied (0005 after 0006) is applied too."""
+    applied = await applied_versions(db)
+    known = {v for v, _, _ in files}
+    if applied - known:
         raise StorageError(
-            f"database {path} has schema version {current}, newer than this code "
-            f"(knows up to {known}); run a newer release or restore a backup"
+            f"database {path} has schema version {max(applied - known)}, newer than this code "
+            f"(knows up to {max(known, default=0)}); run a newer release or restore a backup"
         )
     for version, name, file in files:
-        if version <= current:
+        if version in applied:
             continue
         script = (
             "BEGIN IMMEDIATE;\n"
@@ -104,7 +117,7 @@ async def migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, s
             if db.in_transaction:
                 await rows(db, "ROLLBACK")
             raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
-    return max(current, known)
+    return max(applied | known, default=0)
 
 
 async def use_wal(db: aiosqlite.Connection) -> None:

@@ -390,6 +390,8 @@ class Repository:
                     "UPDATE lab_machines SET added_by = NULL WHERE added_by = ?",
                     (user_id,),
                 ),
+                # "I ran it" reports (bot.measurement_store): the user's own, wherever sent
+                "reports": ("DELETE FROM measurements WHERE user_id = ?", (user_id,)),
             }
             return {kind: await changed(db, sql, p) for kind, (sql, p) in statements.items()}
 

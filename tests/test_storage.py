@@ -36,11 +36,18 @@ def _migrations(
     for f in shipped:
         (folder / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
     if extra:
-        (folder / f"{len(shipped) + 1:04d}_{extra[0]}.sql").write_text(extra[1], encoding="utf-8")
+        (folder / f"{_number(shipped[-1]) + 1:04d}_{extra[0]}.sql").write_text(
+            extra[1], encoding="utf-8"
+        )
     return folder
 
 
-SHIPPED = len(list(MIGRATIONS_DIR.glob("*.sql")))
+def _number(migration: Path) -> int:
+    return int(migration.name[:4])
+
+
+SHIPPED_FILES = sorted(MIGRATIONS_DIR.glob("*.sql"))
+SHIPPED = _number(SHIPPED_FILES[-1])  # the highest number shipped (numbers may skip one)
 
 
 def _set_created_at(db: Path, history_id: int, created_at: str) -> None:
@@ -55,7 +62,7 @@ async def test_migrations_from_empty_create_every_table_and_record_the_version(
     tmp_path: Path,
 ) -> None:
     repo = await Repository.open(tmp_path / "a.sqlite3")
-    assert await repo.schema_version() == len(list(MIGRATIONS_DIR.glob("*.sql")))
+    assert await repo.schema_version() == SHIPPED
     await repo.close()
     con = sqlite3.connect(tmp_path / "a.sqlite3")
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -64,13 +71,13 @@ async def test_migrations_from_empty_create_every_table_and_record_the_version(
     con.close()
 
 
-@pytest.mark.parametrize("start", range(1, SHIPPED))
+@pytest.mark.parametrize("start", range(1, len(SHIPPED_FILES)))
 async def test_each_earlier_version_is_migrated_forward_keeping_its_rows(
     tmp_path: Path, start: int
 ) -> None:
     db = tmp_path / "b.sqlite3"
     repo = await Repository.open(db, migrations_dir=_migrations(tmp_path, upto=start))
-    assert await repo.schema_version() == start
+    assert await repo.schema_version() == _number(SHIPPED_FILES[start - 1])
     await repo.add_history(
         user_id=1,
         chat_id=1,
@@ -98,6 +105,32 @@ async def test_a_database_from_the_future_is_refused_and_left_untouched(tmp_path
     with pytest.raises(StorageError, match=f"schema version {SHIPPED + 1}, newer than this code"):
         await Repository.open(db)
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+async def test_a_migration_numbered_below_one_already_applied_is_applied_when_it_lands(
+    tmp_path: Path,
+) -> None:
+    """Numbers are taken before their files land: a database that ran 0006 before 0005
+    existed gets 0005 when it ships (not skipped because 6 > 5)."""
+    db = tmp_path / "gap.sqlite3"
+    folder = tmp_path / "gap"
+    folder.mkdir()
+    (folder / "0001_a.sql").write_text("CREATE TABLE a (x INTEGER);", encoding="utf-8")
+    (folder / "0003_c.sql").write_text("CREATE TABLE c (x INTEGER);", encoding="utf-8")
+    repo = await Repository.open(db, migrations_dir=folder)
+    assert await repo.schema_version() == 3
+    await repo.close()
+    (folder / "0002_b.sql").write_text("CREATE TABLE b (x INTEGER);", encoding="utf-8")
+    repo = await Repository.open(db, migrations_dir=folder)
+    await repo.close()
+    con = sqlite3.connect(db)
+    assert [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1")] == [
+        1,
+        2,
+        3,
+    ]
+    assert con.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'b'").fetchone()[0] == 1
+    con.close()
 
 
 async def test_a_failed_migration_stops_start_up_and_changes_nothing(tmp_path: Path) -> None:

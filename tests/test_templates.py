@@ -11,6 +11,7 @@ import pytest
 
 from advisor import catalog
 from advisor.fit import card_fit
+from advisor.measured import Judgement, ReportSummary
 from advisor.parse import ParseError, parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.owned import Machine, judge_machines
@@ -95,8 +96,33 @@ def contexts() -> dict[str, dict]:
                 per_day=[("2026-11-30", 3)],
                 top_models=[(EVIL, 2)],
                 top_gpus=[(EVIL, 1)],
-            )
+            ),
+            "reports": ReportSummary(
+                reports=3,
+                figures=2,
+                median_abs_error_pct=8.5,
+                band_coverage_pct=50.0,
+                ooms=1,
+                ooms_agreed=1,
+            ),
         },
+        # issue 36: "I ran it" reports; the error's detail is the member's own text
+        "measured_prompt": {"mention": EVIL, "card": EVIL, "count": 2},
+        "measured_done": {
+            "j": Judgement(
+                outcome="above",
+                view="total",
+                estimate_bytes=17 * 2**30,
+                low_bytes=15 * 2**30,
+                high_bytes=20 * 2**30,
+                measured_bytes=23 * 2**30,
+                error=-0.26,
+            ),
+            "card": EVIL,
+            "count": 2,
+            "where": "nvml",
+        },
+        "measured_error": {"error": "bad_unit", "detail": EVIL, "name": EVIL, "days": 180},
         "help": {"group": True, "bot_username": "GpuAdvisorBot"},
         **lab_contexts(rec, evil_parsed),
         # issue 15: a Hub repo id is user text too
