@@ -19,7 +19,7 @@ from conftest import ADMIN_ID, button, press, say, settled, shown
 from advisor import catalog
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from bot.standin import Call, Chat, FakeTelegram, User
+from standin import Call, Chat, FakeTelegram, User
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB, MIB = 2**30, 2**20
