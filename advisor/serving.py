@@ -1,0 +1,251 @@
+"""Serving N users: how many generate at once, the KV cache they need at the context, the
+speed each sees under continuous batching, and how many cards (replicas) that takes, with
+the vLLM flags that realise it.
+
+A replica is one vLLM engine on `tp` cards. Its KV budget is what `gpu_memory_utilization`
+x the card leaves after weights, profile activations, non-torch buffers and CUDA graphs
+(advisor/memory/runtimes/vllm.py `serving_fit`, the engine's own accounting). A decode step
+reads each card's weights and every running sequence's KV cache once (bandwidth-bound)
+and does 2 x active params FLOPs per sequence (compute-bound at large batches): the step
+takes the larger of the two, plus a fixed cost per layer and, under TP, two all-reduces per
+layer. A replica runs as many sequences as its KV cache holds, the scheduler allows
+(`--max-num-seqs`) and the per-user speed target permits; the replicas needed follow.
+Constants and sources: data/serving.toml, data/capabilities.toml [speed].
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.catalog import GpuSpec, PriceSpec
+from advisor.constraints import allreduce_latency_s, blockers, speed_constants
+from advisor.memory import estimate
+from advisor.memory.runtimes.vllm import serving_fit
+from advisor.models import EstimateResult, Parallelism, Runtime, Workload
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "serving.toml"
+GIB = 2**30
+
+
+@cache
+def serving_table() -> dict[str, Any]:
+    with DATA_FILE.open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def active_streams(users: int, people: bool) -> int:
+    """Sequences generating at once: all of them for streams ("并发 50"), the active share
+    of people ("30 个学生"), at least one."""
+    if not people:
+        return users
+    return max(1, math.ceil(users * serving_table()["active_share"]["people"]))
+
+
+def streams_from_qps(qps: float) -> int:
+    """Little's law: requests per second x seconds per request (its output at the target
+    speed)."""
+    t = serving_table()
+    seconds = t["qps"]["output_tokens"] / t["speed"]["target_tokens_per_s"]
+    return max(1, math.ceil(qps * seconds))
+
+
+class ServeOption(BaseModel):
+    """One way to serve the load: `replicas` engines of `cards_per_replica` cards each."""
+
+    gpu_id: str
+    gpu_name: str
+    cards_per_replica: int  # vLLM --tensor-parallel-size
+    replicas: int
+    total_cards: int
+    max_num_seqs: int  # sequences one replica runs at once (--max-num-seqs)
+    kv_tokens_per_replica: int  # what its KV cache holds
+    tokens_per_s_per_user: float  # at the load each replica carries
+    tokens_per_s_total: float  # all replicas together
+    meets_target: bool  # each user gets at least the target speed
+    price_per_hour: float | None  # all cards together
+    currency: str | None
+    platform: str | None
+    price_date: str | None
+    flags: str  # the vllm serve flags of one replica
+
+
+class ServePlan(BaseModel):
+    users: int  # as asked: people or streams
+    people: bool  # users are people (only a share generates at once)
+    active_share: float | None  # of people, generating at once
+    concurrency: int  # sequences generating at once
+    context_tokens: int  # per sequence: --max-model-len
+    kv_bytes_per_sequence: int  # at the full context, all cards of a replica together
+    target_tokens_per_s: float
+    options: list[ServeOption]  # cheapest per hour first
+    assumed: list[str]
+    sources: list[str]
+
+
+def _replica_estimate(w: Workload, tp: int, context: int) -> EstimateResult:
+    update: dict[str, Any] = {
+        "runtime": w.runtime if w.runtime in (Runtime.vllm, Runtime.sglang) else Runtime.vllm,
+        "num_gpus": tp,
+        "parallelism": Parallelism.tp if tp > 1 else None,
+        "concurrency": 1,
+        "batch_size": 1,
+        "context_tokens": context,
+        "prompt_tokens": None,
+        "new_tokens": None,
+    }
+    return estimate(w.model_copy(update=update))
+
+
+def _step_s(result: EstimateResult, gpu: GpuSpec, tp: int, seqs: int, context: int) -> float:
+    """One decode step for `seqs` running sequences at `context` tokens each, per card."""
+    c = speed_constants()
+    est, model = result.estimate, result.model
+    assert est is not None
+    weights = est.breakdown.get("weights", 0)
+    kv = seqs * context * (est.kv_bytes_per_token or 0)
+    read_s = (weights + kv) / (c["decode_bandwidth_efficiency"] * gpu.memory_bandwidth_gbs * 1e9)
+    flops = 2 * model.active_params_b * 1e9 * seqs / tp
+    compute_s = flops / (gpu.dense_tflops * 1e12 * c["prefill_efficiency"])
+    layers = model.arch.layers if model.arch else 32
+    step = max(read_s, compute_s) + layers * c["layer_overhead_us"] * 1e-6
+    if tp > 1:
+        step += layers * 2 * allreduce_latency_s(gpu, tp)
+    return step
+
+
+def _most_sequences(
+    result: EstimateResult, gpu: GpuSpec, tp: int, context: int, cap: int, target: float
+) -> int:
+    """The most sequences a replica runs while each keeps `target` tok/s (at least one)."""
+    lo, hi = 1, cap
+    if 1 / _step_s(result, gpu, tp, 1, context) < target:
+        return 1
+    while lo < hi:  # the step grows with the sequences: bisect the largest that keeps pace
+        mid = (lo + hi + 1) // 2
+        if 1 / _step_s(result, gpu, tp, mid, context) >= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def plan_option(
+    result: EstimateResult,
+    gpu: GpuSpec,
+    tp: int,
+    active: int,
+    context: int,
+    price: Any,
+) -> ServeOption | None:
+    """Replicas of `tp` cards of `gpu` for `active` sequences, or None where one replica
+    holds no sequence of this context (or the card cannot run the engine)."""
+    t = serving_table()
+    util = t["engine"]["gpu_memory_utilization"]
+    fit = serving_fit(result.estimate, context, int(gpu.usable_vram_gib * GIB), util)  # type: ignore[arg-type]
+    if fit.max_concurrency < 1 or blockers(gpu, result):
+        return None
+    target = t["speed"]["target_tokens_per_s"]
+    cap = min(fit.max_concurrency, t["engine"]["max_num_seqs"], active)
+    per_replica = _most_sequences(result, gpu, tp, context, cap, target)
+    replicas = math.ceil(active / per_replica)
+    load = math.ceil(active / replicas)  # the sequences each replica actually carries
+    speed = 1 / _step_s(result, gpu, tp, load, context)
+    cards = replicas * tp
+    flags = (
+        f"--max-model-len {context} --max-num-seqs {per_replica} --gpu-memory-utilization {util}"
+        + (f" --tensor-parallel-size {tp}" if tp > 1 else "")
+    )
+    return ServeOption(
+        gpu_id=gpu.id,
+        gpu_name=gpu.name,
+        cards_per_replica=tp,
+        replicas=replicas,
+        total_cards=cards,
+        max_num_seqs=per_replica,
+        kv_tokens_per_replica=fit.max_context_tokens,
+        tokens_per_s_per_user=round(speed, 1),
+        tokens_per_s_total=round(speed * active, 1),
+        meets_target=speed >= target * 0.999,
+        price_per_hour=round(price.amount * cards, 2) if price is not None else None,
+        currency=price.currency if price is not None else None,
+        platform=price.platform if price is not None else None,
+        price_date=price.source_date if price is not None else None,
+        flags=flags,
+    )
+
+
+def plan_serving(
+    w: Workload,
+    users: int,
+    people: bool,
+    currency: str,
+    gpu_ids: Iterable[str] | None = None,
+    prices: list[PriceSpec] | None = None,
+    limit: int = 3,
+) -> ServePlan:
+    """The cheapest ways per hour to serve `users` (people or streams) with this model at
+    its context; `gpu_ids`: only these cards (the user's own), else every rented one."""
+    from advisor.recommend.pricing import cheapest_price
+
+    t = serving_table()
+    assumed: list[str] = []
+    context = w.context_tokens or t["engine"]["default_context_tokens"]
+    if w.context_tokens is None:
+        assumed.append(f"context_tokens = {context}")
+    active = active_streams(users, people)
+    if people:
+        assumed.append(f"active_share = {t['active_share']['people']}")
+    prices = prices if prices is not None else catalog.load_prices()
+    all_gpus = catalog.gpus()
+    named = [all_gpus[g] for g in gpu_ids or () if g in all_gpus]
+    gpus = named or [g for g in all_gpus.values() if g.rentable]
+    options: list[ServeOption] = []
+    kv_seq = 0
+    for tp in t["engine"]["tensor_parallel"]:
+        result = _replica_estimate(w, tp, context)
+        if tp == 1 and result.estimate is not None:
+            kv_seq = int((result.estimate.kv_bytes_per_token or 0) * context)
+        for gpu in gpus:
+            if gpu.memory_bandwidth_gbs <= 0:
+                continue  # no speed known: no capacity claimed
+            price = cheapest_price(gpu.id, prices, currency)
+            if price is None and not named:
+                continue
+            option = plan_option(result, gpu, tp, active, context, price)
+            if option is not None:
+                options.append(option)
+    options = _best(options, limit)
+    return ServePlan(
+        users=users,
+        people=people,
+        active_share=t["active_share"]["people"] if people else None,
+        concurrency=active,
+        context_tokens=context,
+        kv_bytes_per_sequence=kv_seq,
+        target_tokens_per_s=t["speed"]["target_tokens_per_s"],
+        options=options,
+        assumed=assumed,
+        sources=[t[k]["source"] for k in ("active_share", "speed", "engine")],
+    )
+
+
+def _best(options: list[ServeOption], limit: int) -> list[ServeOption]:
+    """One option per card (its cheapest replica size), those meeting the speed target
+    first, then by price per hour (unpriced last) and by fewer cards."""
+    by_card: dict[str, ServeOption] = {}
+    for o in sorted(options, key=_rank):
+        by_card.setdefault(o.gpu_id, o)
+    return sorted(by_card.values(), key=_rank)[:limit]
+
+
+def _rank(o: ServeOption) -> tuple[bool, float, int]:
+    price = o.price_per_hour if o.price_per_hour is not None else math.inf
+    return (not o.meets_target, price, o.total_cards)
