@@ -247,6 +247,12 @@ class Workload(BaseModel):
     framework: str | None = Field(default=None, max_length=40)
     runtime: Runtime | None = None  # None: the engine picks the usual one and says so
     concurrency: int | None = Field(default=None, ge=1, le=65_536)  # concurrent requests served
+    # Serving N users (issue 32): the count as asked ("30 个学生", "10000 users") when it is
+    # people, of whom a share generates at once (`concurrency`, advisor/serving.py), or a
+    # request rate ("QPS 10") turned into concurrent streams by Little's law.
+    users: int | None = Field(default=None, ge=1, le=10**9)
+    users_are_people: bool = False
+    qps: float | None = Field(default=None, gt=0, le=10**9)
 
     train_tokens: int | None = Field(default=None, ge=1, le=10**15)
 

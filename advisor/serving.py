@@ -85,7 +85,8 @@ class ServePlan(BaseModel):
     context_tokens: int  # per sequence: --max-model-len
     kv_bytes_per_sequence: int  # at the full context, all cards of a replica together
     target_tokens_per_s: float
-    options: list[ServeOption]  # cheapest per hour first
+    options: list[ServeOption]  # cheapest per hour first, then the fewest cards
+    context_assumed: bool  # no context named: the engine's default was taken
     assumed: list[str]
     sources: list[str]
 
@@ -232,6 +233,7 @@ def plan_serving(
         kv_bytes_per_sequence=kv_seq,
         target_tokens_per_s=t["speed"]["target_tokens_per_s"],
         options=options,
+        context_assumed=w.context_tokens is None,
         assumed=assumed,
         sources=[t[k]["source"] for k in ("active_share", "speed", "engine")],
     )
@@ -239,11 +241,19 @@ def plan_serving(
 
 def _best(options: list[ServeOption], limit: int) -> list[ServeOption]:
     """One option per card (its cheapest replica size), those meeting the speed target
-    first, then by price per hour (unpriced last) and by fewer cards."""
+    first, then by price per hour (unpriced last) and by fewer cards; the last place goes
+    to the setup with the fewest cards when the cheapest ones are not it (a room of 112
+    consumer cards is cheap per hour, and a lot of machines to run)."""
     by_card: dict[str, ServeOption] = {}
     for o in sorted(options, key=_rank):
         by_card.setdefault(o.gpu_id, o)
-    return sorted(by_card.values(), key=_rank)[:limit]
+    ranked = sorted(by_card.values(), key=_rank)
+    best = ranked[:limit]
+    fast = [o for o in ranked if o.meets_target and o.price_per_hour is not None]
+    fewest = min(fast, key=lambda o: (o.total_cards, o.price_per_hour), default=None)
+    if fewest is not None and fewest not in best and limit > 1:
+        best = best[: limit - 1] + [fewest]
+    return best
 
 
 def _rank(o: ServeOption) -> tuple[bool, float, int]:

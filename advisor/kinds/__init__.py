@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from advisor.kinds import capability, out_of_scope
+from advisor.kinds import capability, out_of_scope, serve
 from advisor.parse import ParsedQuery
 
 KindAnswer = Callable[[ParsedQuery, str], BaseModel]
@@ -24,6 +24,7 @@ KindAnswer = Callable[[ParsedQuery, str], BaseModel]
 _ANSWERS: dict[str, KindAnswer] = {
     "capability": capability.answer,
     "out_of_scope": out_of_scope.answer,
+    "serve": serve.answer,
 }
 
 

@@ -85,7 +85,13 @@ def canonical_query(p: ParsedQuery) -> str:
     ctx = w.seq_len if w.mode.is_training else w.context_tokens
     if ctx:
         parts.append(f"ctx {ctx}")
-    if w.concurrency:
+    if w.qps:
+        parts.append(f"qps {w.qps:g}")
+    elif w.users and w.users_are_people:
+        parts.append(f"{w.users} users")
+    elif w.users:
+        parts.append(f"concurrency {w.users}")
+    elif w.concurrency:
         parts.append(f"concurrency {w.concurrency}")
     if w.batch_size:
         parts.append(f"batch {w.batch_size}")

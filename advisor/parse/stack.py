@@ -116,22 +116,53 @@ def recognize_precision_recipe(s: Scan, r: Reading) -> None:
         r.fields["mixed_precision"] = True
 
 
+# a count with its scale: "10000", "1万", "1w", "10k", "2.5k"
+_COUNT = r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|w|万|千)?"
+_COUNT_SCALE = {"": 1, "k": 1000, "千": 1000, "w": 10_000, "万": 10_000}
+MAX_USERS = 10**9
+
+
 @cache
-def _concurrency_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _concurrency_patterns() -> tuple[re.Pattern[str], ...]:
     before, after = vocab.knob_words("concurrency"), vocab.knob_words("concurrency_after")
+    people, qps = vocab.knob_words("people_after"), vocab.knob_words("qps")
     return (
         re.compile(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d+)(?![\d.])", re.I),
-        re.compile(rf"(?<![\d.])(\d+)\s*{after}", re.I),
+        re.compile(rf"{_COUNT}\s*{after}", re.I),
+        re.compile(rf"{_COUNT}\s*{people}(?![民工口])", re.I),  # not 人民币, 人工, 人口
+        re.compile(rf"{qps}\s*[:=：]?\s*{_COUNT}|{_COUNT}\s*{qps}", re.I),
     )
 
 
+def _count(m: re.Match[str], at: int = 1) -> float:
+    return float(m.group(at)) * _COUNT_SCALE[(m.group(at + 1) or "").lower()]
+
+
 def recognize_concurrency(s: Scan, r: Reading) -> None:
-    """ "并发 16", "16 users", "16路并发": concurrent requests served."""
-    before, after = _concurrency_patterns()
-    m = s.take(before) or s.take(after)
-    if m is None:
+    """ "并发 16", "16路并发": concurrent streams; "30 个学生", "10000 users": people, of whom
+    a share generates at once; "QPS 10": streams by Little's law (advisor/serving.py)."""
+    from advisor.serving import active_streams, streams_from_qps
+
+    before, after, people, qps = _concurrency_patterns()
+    if m := s.take(before):
+        n, is_people = float(m.group(1)), False
+    elif m := s.take(after):
+        n, is_people = _count(m), False
+    elif m := s.take(people):
+        n, is_people = _count(m), True
+    elif m := s.take(qps):
+        rate = _count(m) if m.group(1) else _count(m, 3)
+        if not 0 < rate <= MAX_USERS:
+            raise reject("bad_value", "concurrency")
+        r.fields["concurrency"] = min(streams_from_qps(rate), 65_536)
+        r.fields["qps"] = rate
         return
-    n = int(m.group(1))
-    if not 1 <= n <= 65_536:
+    else:
+        return
+    if n != int(n) or not 1 <= n <= MAX_USERS:
         raise reject("bad_value", "concurrency")
-    r.fields["concurrency"] = n
+    active = active_streams(int(n), is_people)
+    r.fields["concurrency"] = min(active, 65_536)
+    if is_people or n > 65_536:
+        r.fields["users"] = int(n)
+        r.fields["users_are_people"] = is_people

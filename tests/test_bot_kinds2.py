@@ -1,0 +1,60 @@
+"""End to end through the bot (the local Bot API stand-in): serving N users, training time,
+and preference / RL post-training questions, in private chats and groups, zh and en."""
+
+from __future__ import annotations
+
+from conftest import say, shown
+
+from standin import Chat, FakeTelegram, User
+
+LAB = Chat(-100778, "supergroup", "RL lab")
+
+
+async def test_a_class_of_students_gets_a_serving_plan_in_both_languages(
+    tg: FakeTelegram, bot
+) -> None:
+    en = shown(await say(tg, User(7001, "Bo", "en"), "30 students using qwen2.5-7b at once"))
+    assert "for 30 people" in en and "≈9 generating at once" in en
+    assert "--max-num-seqs 9" in en and "tok/s per user" in en
+    zh = shown(await say(tg, User(7002, "王", "zh-hans"), "30个学生同时用 qwen2.5-7b 要什么卡"))
+    assert "服务 30 人" in zh and "约 9 人同时在生成" in zh and "vllm serve" in zh
+    assert not [c for c in tg.calls if c.error]
+
+
+async def test_ten_thousand_users_get_replicas_and_zero_users_a_clear_answer(
+    tg: FakeTelegram, bot
+) -> None:
+    bo = User(7003, "Bo", "en")
+    big = shown(await say(tg, bo, "serve llama3-8b to 10000 users"))
+    assert "for 10000 people" in big and "replicas ×" in big and len(big) <= 900
+    zero = shown(await say(tg, bo, "0 users qwen2.5-7b"))
+    assert "must be a whole number from 1" in zero
+    zh_zero = shown(await say(tg, User(7004, "王", "zh-hans"), "0 个用户 qwen2.5-7b"))
+    assert "用户数" in zh_zero
+
+
+async def test_a_serving_question_in_a_group_answers_the_member_who_asked(
+    tg: FakeTelegram, bot
+) -> None:
+    reply = await say(tg, User(7005, "Li", "en"), "/vram@GpuAdvisorBot qwen2.5-14b 并发 50", LAB)
+    assert "50 concurrent streams" in shown(reply) and "vllm serve" in shown(reply)
+
+
+async def test_grpo_is_sized_with_its_method_and_says_why_no_reference_is_loaded(
+    tg: FakeTelegram, bot
+) -> None:
+    en = shown(await say(tg, User(7006, "Bo", "en"), "GRPO qwen2.5-7b full 8xA100"))
+    assert "GRPO (full policy)" in en
+    assert "no separate reference model: the KL weight is 0" in en
+    assert "8 completions per prompt" in en
+    zh = shown(await say(tg, User(7007, "王", "zh-hans"), "用 verl 跑 GRPO qwen2.5-7b"))
+    assert "GRPO（策略 LoRA）" in zh and "采样生成" in zh
+
+
+async def test_full_dpo_holds_a_frozen_reference_model(tg: FakeTelegram, bot) -> None:
+    en = shown(await say(tg, User(7008, "Bo", "en"), "full DPO llama3-8b on 4x A100"))
+    assert "DPO (full policy)" in en and "reference model (frozen)" in en
+    assert "2 sequences per example" in en
+    lora = shown(await say(tg, User(7009, "Bo", "en"), "DPO llama3-8b lora"))
+    assert "reference model (frozen)" not in lora
+    assert "the base with its adapter disabled is the reference" in lora
