@@ -82,7 +82,10 @@ def contexts() -> dict[str, dict]:
             "unknown_card": EVIL,
         },
         "out_of_scope": {"result": kind_answer(parse_query("你好"))},
-        "serve": {"result": kind_answer(parse_query("30个学生用 qwen2.5-7b")), "unknown_card": EVIL},
+        "serve": {
+            "result": kind_answer(parse_query("30个学生用 qwen2.5-7b")),
+            "unknown_card": EVIL,
+        },
         "card_usage": {"command": "gpu"},
         "unknown_gpu": {"name": EVIL, "suggestions": [EVIL]},
         "history": {"entries": [entry] * 10},
