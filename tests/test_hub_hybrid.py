@@ -142,3 +142,70 @@ def test_a_hybrid_answer_shows_the_state_beside_a_kv_cache_of_its_attention_laye
     # 16 KiB/token x 8192 tokens x 4 sequences = 0.5 GiB (all 32 layers counted: 4 GiB)
     assert terms["kv_cache"].bytes == pytest.approx(16384 * 8192 * 4, rel=0.01)
     assert terms["recurrent_state"].bytes == pytest.approx(HAND_STATE[repo] * 4, rel=0.01)
+
+
+# Qwen/Qwen3-Next-80B-A3B-Instruct's config.json keys as a public test quotes them (GitHub
+# code index id 70181782850, with its total 79,674,391,296 and active 3,874,929,408); the
+# model card: 80B total, 3B active. One full-attention layer every four, the rest gated
+# DeltaNet (linear attention).
+QWEN3_NEXT = {
+    "model_type": "qwen3_next",
+    "hidden_size": 2048,
+    "num_hidden_layers": 48,
+    "vocab_size": 151936,
+    "head_dim": 256,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 2,
+    "num_experts": 512,
+    "num_experts_per_tok": 10,
+    "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 512,
+    "linear_num_key_heads": 16,
+    "linear_key_head_dim": 128,
+    "linear_num_value_heads": 32,
+    "linear_value_head_dim": 128,
+    "linear_conv_kernel_dim": 4,
+    "full_attention_interval": 4,
+    "attn_output_gate": True,
+    "tie_word_embeddings": False,
+}
+
+
+def test_qwen3_next_linear_attention_keeps_a_state_and_twelve_layers_a_kv_cache() -> None:
+    from advisor.hubspec import architecture
+    from advisor.hubspec.spec import inactive_expert_params, params_from_config
+
+    a = architecture(QWEN3_NEXT)
+    assert a is not None and a.attention_layers == 12 and a.state_layers == 36
+    # 12 attention layers x 2 x 2 KV heads x 256 x 2 bytes
+    assert kv_bytes_per_token(a, "bf16", 4096, "vllm") == 12 * 2 * 2 * 256 * 2
+    # 36 DeltaNet layers x (32 value heads x 128 x 128 + (2 x 16 x 128 + 32 x 128) x 4) x 2 B
+    assert recurrent_state_bytes(a, "bf16") == 36 * (32 * 128 * 128 + (4096 + 4096) * 4) * 2
+    total = params_from_config(a, QWEN3_NEXT)
+    assert total == pytest.approx(79_674_391_296, rel=0.01)
+    assert total - inactive_expert_params(a, QWEN3_NEXT) == pytest.approx(3_874_929_408, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("config", "attention", "state"),
+    [
+        # MiniMax-Text-01 style: attn_type_list, 1 softmax attention, 0 lightning attention
+        ({"attn_type_list": [0, 0, 0, 1] * 2}, 2, 6),
+        # Bamba: attention at the listed indices, mamba2 elsewhere
+        ({"attn_layer_indices": [3, 7], "mamba_n_heads": 64, "mamba_d_head": 64}, 2, 6),
+        # Falcon-H1: attention and mamba2 side by side in every layer
+        ({"model_type": "falcon_h1", "mamba_n_heads": 64, "mamba_d_head": 64}, 8, 8),
+        # a plain transformer: all attention, no state
+        ({}, 8, 0),
+    ],
+)
+def test_layer_kinds_are_read_from_each_config_spelling(
+    config: dict, attention: int, state: int
+) -> None:
+    from advisor.hubspec import architecture
+
+    base = {"hidden_size": 4096, "num_hidden_layers": 8, "num_attention_heads": 32}
+    a = architecture({**base, **config})
+    assert a is not None
+    assert a.kv_layers_ == attention and a.state_layers == state
+    assert (a.recurrent_state_elements > 0) == (state > 0)

@@ -68,7 +68,9 @@ def attention_params(a: Architecture, c: dict[str, Any]) -> int:
     formula following its modeling file."""
     h, hd, kvh = a.hidden, a.head_dim_, a.kv_heads_
     if not a.kv_lora_rank:
-        return h * a.heads * hd + 2 * h * kvh * hd + a.heads * hd * h
+        # Qwen3-Next's gated attention: q_proj also yields the output gate (twice as wide)
+        gate = h * a.heads * hd if c.get("attn_output_gate") else 0
+        return h * a.heads * hd + 2 * h * kvh * hd + a.heads * hd * h + gate
     rope, nope = a.qk_rope_head_dim or 0, int(c.get("qk_nope_head_dim") or 0)
     v, q_rank = int(c.get("v_head_dim") or hd), c.get("q_lora_rank")
     q_in = (
