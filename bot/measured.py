@@ -57,8 +57,8 @@ def handlers() -> list[BaseHandler]:
             & filters.REPLY
             & filters.TEXT
             & ~filters.COMMAND
-            & _TypedReport()
-            & _ReplyToAnswer(),
+            & _ReplyToAnswer()
+            & _TypedReport(),
             on_reply_to_answer,
         ),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.parse.measured import MAX_BYTES, parse_report
+from advisor.parse.measured import MAX_BYTES, may_be_report, parse_report
 
 GIB, MIB = 2**30, 2**20
 
@@ -110,6 +110,7 @@ def test_two_terabytes_is_the_largest_figure_taken() -> None:
     ],
 )
 def test_typed_messages_that_are_reports(text: str) -> None:
+    assert may_be_report(text)  # the quick look lets every one through to the parser
     assert parse_report(text).is_typed_report
 
 
