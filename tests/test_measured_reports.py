@@ -351,3 +351,39 @@ async def test_a_replayed_report_is_stored_once(tmp_path: Path) -> None:
         assert back.assumed == [("batch_size", "1")] and back.measured_bytes == 18 * GIB
     finally:
         await repo.close()
+
+
+async def test_in_a_forum_topic_the_prompt_and_the_reply_stay_in_the_topic(
+    tg: FakeTelegram, bot, settings
+) -> None:
+    forum = Chat(-1007770002, "supergroup", "Lab forum")
+    answer = await say(tg, ANNA, f"/vram{AT} {QUESTION}", forum, thread_id=42)
+    start = len(tg.calls)
+    tg.user_clicks(ANNA, answer.result, button(answer, "I ran it"))
+    prompt = await tg.wait_for(
+        lambda c: c.method == "sendMessage" and c.result and c.result["text"].startswith("📏"),
+        since=start,
+    )
+    assert prompt.params["message_thread_id"] == 42
+    done = await say(tg, ANNA, "OOM", forum, reply_to=prompt.result, thread_id=42)
+    assert done.params["message_thread_id"] == 42 and "Out of memory" in shown(done)
+    await settled(bot)
+    assert [r["kind"] for r in rows(settings.database_path)] == ["oom"]
+
+
+def test_the_export_of_a_database_without_reports_is_one_clear_line(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite3"
+    sqlite3.connect(db).close()  # a database from before migration 0006
+    env = {**os.environ, "DATABASE_PATH": str(db)}
+    env.pop("TELEGRAM_BOT_TOKEN", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "export-measurements", "--out", str(tmp_path / "x.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith("error: cannot read the reports in")
+    assert "Traceback" not in out.stderr and not (tmp_path / "x.json").exists()
