@@ -57,9 +57,10 @@ def kv_bytes_per_token(
     DeepSeek MLA: vLLM, SGLang and llama.cpp store the compressed latent (kv_lora_rank +
     rope dim) per layer; transformers' DeepseekV2/V3 attention caches the expanded keys
     (heads x (nope + rope)) and values (heads x v_head_dim) (modeling_deepseek_v3.py,
-    past_key_values.update(key_states, value_states), 4.57). Sources: llama.cpp
-    llama-kv-cache.cpp (n_embd_k_gqa), vLLM kv_cache_interface.py page_size_bytes,
-    DeepSeek-V2 paper §2.1."""
+    past_key_values.update(key_states, value_states), 4.57; its docs, model_doc/
+    deepseek_v3.md: "current implementation uses the 'naive' attention compution (so not
+    really MLA)"). Sources: llama.cpp llama-kv-cache.cpp (n_embd_k_gqa), vLLM
+    kv_cache_interface.py page_size_bytes, DeepSeek-V2 paper §2.1."""
     b = catalog.kv_cache_bytes_per_element()[kv_dtype]
     layers = arch.kv_layers_
     if arch.kv_lora_rank and framework not in CONCAT_CACHE_FRAMEWORKS:
