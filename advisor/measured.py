@@ -2,7 +2,8 @@
 
 Compared as ../shared/eval/README.md says measured cases are: a figure read from torch
 (`allocated`, `reserved`) against the engine's allocated view (tensors only), one read from
-nvidia-smi or from nowhere said against its total view (what nvidia-smi shows); the band is
+nvidia-smi or from nowhere said against its total view (what nvidia-smi shows: for vLLM and
+SGLang the share of the card they reserve at start, as the answer says); the band is
 the estimate's own fractions applied to that view (as bench/accuracy.py does). An
 out-of-memory report is a bound: the job needed more than the card holds, which the engine
 agrees with when its total view is over the card's usable memory.
@@ -22,13 +23,16 @@ from advisor.parse.measured import MeasuredReport
 GIB = 2**30
 ALLOCATED_VIEW = frozenset({"allocated", "reserved"})
 Outcome = Literal["within", "above", "below", "oom_expected", "oom_missed"]
+# allocated: torch's count; total: what nvidia-smi shows; share: what nvidia-smi shows of a
+# serving engine (vLLM/SGLang), which reserves its share of the card up front
+View = Literal["allocated", "total", "share"]
 
 
 class Judgement(BaseModel):
     """One report judged. `error`: estimate / measured - 1 (negative: the engine was low)."""
 
     outcome: Outcome
-    view: Literal["allocated", "total"]
+    view: View
     estimate_bytes: int  # the engine's figure per card in `view`
     low_bytes: int
     high_bytes: int
@@ -65,6 +69,12 @@ def judge_report(est: Estimate, report: MeasuredReport, card: GpuSpec) -> Judgem
         raise ValueError("a report without a figure is an out-of-memory report or an error")
     allocated = report.where in ALLOCATED_VIEW
     value = est.allocated_bytes if allocated else est.total_bytes
+    view: View = "allocated" if allocated else "total"
+    if not allocated and est.nvidia_smi_bytes is not None:
+        # vLLM/SGLang take gpu_memory_utilization of the card at start: nvidia-smi shows that
+        # share whatever the model needs (advisor.recommend._with_engine_share), as the
+        # answer said
+        value, view = est.nvidia_smi_bytes, "share"
     low = int(value * (1 - est.band_low_fraction))
     high = int(value * (1 + est.band_high_fraction))
     measured = report.value_bytes
@@ -73,7 +83,7 @@ def judge_report(est: Estimate, report: MeasuredReport, card: GpuSpec) -> Judgem
     )
     return Judgement(
         outcome=outcome,
-        view="allocated" if allocated else "total",
+        view=view,
         estimate_bytes=value,
         low_bytes=low,
         high_bytes=high,

@@ -96,7 +96,9 @@ def measurement_case(m: Measurement) -> dict:
             "what": m.measured_what,
             "bound": bound,
         },
-        "scorable": True,
+        # nvidia-smi beside vLLM/SGLang shows the share they reserve, not what the job needs:
+        # the eval README's "cannot fairly be predicted from the description"
+        "scorable": m.view != "share",
         "confidence": "medium",
         "unit_ambiguous": m.unit_ambiguous,
         "source": {
@@ -113,6 +115,12 @@ def measurement_case(m: Measurement) -> dict:
             + (f"; answered for {m.recipe}" if m.recipe else "")
             + f"; catalog {m.catalog_version}. At the report the engine said "
             f"{m.estimate_bytes / GIB:.2f} GiB ({m.view} view), outcome {m.outcome}."
+            + (
+                " Not scorable: nvidia-smi shows the share of the card the serving engine "
+                "reserves at start (gpu_memory_utilization), not what the job needs."
+                if m.view == "share"
+                else ""
+            )
         ),
     }
 

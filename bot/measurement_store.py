@@ -36,7 +36,7 @@ class Measurement(BaseModel):
     limit_bytes: int | None
     measured_what: str  # nvml | allocated | reserved | unknown
     unit_ambiguous: bool
-    view: str  # allocated | total
+    view: str  # allocated | total | share (what nvidia-smi shows beside vLLM/SGLang)
     estimate_bytes: int
     low_bytes: int
     high_bytes: int

@@ -169,6 +169,22 @@ def test_a_figure_is_judged_in_the_view_it_was_read_in(text: str, outcome: str, 
     assert j.low_bytes < j.estimate_bytes < j.high_bytes
 
 
+def test_nvidia_smi_beside_a_serving_engine_is_judged_against_its_reserved_share() -> None:
+    """vLLM takes gpu_memory_utilization of the card at start: nvidia-smi shows 71 GiB on an
+    80 GB card for a 20 GiB job, as the answer says; torch's count is still the job's."""
+    from dataclasses import replace
+
+    from advisor import catalog
+    from advisor.measured import judge_report
+
+    est = replace(_estimate(20 * GIB, 18 * GIB), nvidia_smi_bytes=71 * GIB)
+    card = catalog.gpus()["a100-80gb-sxm"]
+    smi = judge_report(est, parse_report("72G nvidia-smi"), card)
+    assert (smi.outcome, smi.view, smi.estimate_bytes) == ("within", "share", 71 * GIB)
+    torch = judge_report(est, parse_report("18G torch allocated"), card)
+    assert (torch.outcome, torch.view) == ("within", "allocated")
+
+
 def test_out_of_memory_is_judged_against_the_cards_usable_memory() -> None:
     from advisor import catalog
     from advisor.measured import judge_report
@@ -211,6 +227,15 @@ def test_each_outcome_is_one_line_in_each_language(lang: str, outcome: str) -> N
         limit_bytes=23 * GIB if oom else None,
     )
     body = render("measured_done", lang, j=j, card="GeForce RTX 4090", count=1, where="nvml")
+    share = render(
+        "measured_done",
+        lang,
+        j=j.model_copy(update={"view": "share"}),
+        card="A100",
+        count=1,
+        where="nvml",
+    )
+    assert "\n" not in share
     assert "\n" not in body and "?" not in body
     thanks = {"zh": ("已记录", "我们会核查"), "en": ("Thank you, saved.", "this will be checked")}
     saved, checked = thanks[lang]

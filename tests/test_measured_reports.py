@@ -371,6 +371,28 @@ async def test_in_a_forum_topic_the_prompt_and_the_reply_stay_in_the_topic(
     assert [r["kind"] for r in rows(settings.database_path)] == ["oom"]
 
 
+async def test_a_vllm_nvidia_smi_report_is_judged_on_the_share_and_exported_unscorable(
+    tg: FakeTelegram, bot, settings, tmp_path: Path
+) -> None:
+    question = "qwen2.5-7b vllm serving on a100 80g"
+    est = engine(question)
+    assert est.nvidia_smi_bytes is not None and est.nvidia_smi_bytes > 2 * est.total_bytes
+    await say(tg, ANNA, question)
+    done = await say(tg, ANNA, f"nvidia-smi {est.nvidia_smi_bytes / MIB:.0f} MiB")
+    assert shown(done).startswith("✅ Within the band")
+    assert "the serving engine reserves its share of the card" in shown(done)
+    await settled(bot)
+    (row,) = rows(settings.database_path)
+    assert (row["view"], row["estimate_bytes"]) == ("share", est.nvidia_smi_bytes)
+    from bot.measurement_export import export_measurements
+
+    out = tmp_path / "cases.json"
+    assert export_measurements(settings.database_path, out) == 1
+    (case,) = json.loads(out.read_text(encoding="utf-8"))
+    assert case["scorable"] is False and "Not scorable" in case["notes"]
+    assert case["workload"]["framework"] == "vllm"
+
+
 def test_the_export_of_a_database_without_reports_is_one_clear_line(tmp_path: Path) -> None:
     db = tmp_path / "old.sqlite3"
     sqlite3.connect(db).close()  # a database from before migration 0006
