@@ -70,6 +70,17 @@ def amount(value: float | None, currency: str) -> str:
     return f"{SYMBOLS.get(currency, currency)}{value:.2f}"
 
 
+def whole(value: float | None, currency: str) -> str:
+    """A purchase price in whole units with separators: ¥80,000, $12,000; other currencies
+    by their code (a budget in euros is shown as typed: EUR 5,000)."""
+    if value is None:
+        return "—"
+    sym = SYMBOLS.get(currency)
+    text = f"{abs(value):,.0f}"
+    sign = "-" if value < 0 else ""
+    return f"{sign}{sym}{text}" if sym else f"{sign}{currency} {text}"
+
+
 def day(source_date: str | None) -> str:
     """The date part of a price's source date ("~2026 (undated mirror)" -> "~2026")."""
     m = re.match(r"~?[\d-]+", source_date or "")
@@ -261,6 +272,7 @@ def _env() -> Environment:
         money=money,
         listed=listed,
         amount=amount,
+        whole=whole,
         each=each,
         tokens=tokens,
         day=day,

@@ -86,6 +86,7 @@ def contexts() -> dict[str, dict]:
             "result": kind_answer(parse_query("30个学生用 qwen2.5-7b")),
             "unknown_card": EVIL,
         },
+        "purchase": {"result": kind_answer(parse_query("预算2万 买卡 微调 qwen2.5-7b"))},
         "card_usage": {"command": "gpu"},
         "unknown_gpu": {"name": EVIL, "suggestions": [EVIL]},
         "history": {"entries": [entry] * 10},

@@ -16,13 +16,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from advisor.kinds import capability, out_of_scope, serve
+from advisor.kinds import capability, out_of_scope, purchase, serve
 from advisor.parse import ParsedQuery
 
 KindAnswer = Callable[[ParsedQuery, str], BaseModel]
 
 _ANSWERS: dict[str, KindAnswer] = {
     "capability": capability.answer,
+    "purchase": purchase.answer,
     "out_of_scope": out_of_scope.answer,
     "serve": serve.answer,
 }

@@ -51,6 +51,9 @@ class ParsedQuery(BaseModel):
     # needs (today's answers); the others are answered by advisor/kinds/<kind>.py. A
     # capability, purchase, comparison or out-of-scope line may come without a workload.
     question_kind: str = "fit"
+    # The cue words read (parse/question.py, vocab kinds.toml): "card_only" (a card for a
+    # PC the asker has), "rent" (buy or rent), "serve", "train_time" …, sorted
+    cues: list[str] = []
 
     @property
     def ok(self) -> bool:
@@ -402,6 +405,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
             unknown_card=_unknown_card(r, ignored),
             other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
             question_kind=kind,
+            cues=sorted(r.cues),
             error=None if kind == "capability" and has_card else ParseError(code="no_model"),
         )
     assumed = list(r.assumed)
@@ -428,6 +432,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         unknown_card=_unknown_card(r, ignored),
         other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
         question_kind=kind,
+        cues=sorted(r.cues),
     )
 
 

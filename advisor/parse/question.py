@@ -22,7 +22,16 @@ KINDS = ("fit", "capability", "purchase", "serve", "train_time", "compare", "out
 # Detected from the line as typed (a mode word may already have taken "训练" of "训练时间");
 # the weak purchase words and greetings from what is left ("llama-server" is a runtime,
 # "hi" inside a name is not a greeting).
-_FROM_ORIGINAL = ("purchase", "rent", "compare", "capability", "train_time", "serve", "domain")
+_FROM_ORIGINAL = (
+    "purchase",
+    "card_only",
+    "rent",
+    "compare",
+    "capability",
+    "train_time",
+    "serve",
+    "domain",
+)
 
 
 @cache
@@ -31,6 +40,7 @@ def _cue_patterns() -> dict[str, re.Pattern[str]]:
     words = {
         "purchase": table["purchase"]["strong"],
         "purchase_weak": table["purchase"]["weak"],
+        "card_only": table["purchase"]["card_only"],
         "rent": table["purchase"]["rent"],
         "compare": table["compare"]["words"],
         "capability": table["capability"]["words"],

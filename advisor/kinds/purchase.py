@@ -1,0 +1,362 @@
+"""Purchase plans: "预算8万配一台服务器", "$12k workstation for llama 70b", "买4张4090".
+
+A plan within the budget from the dated purchase catalog (data/purchase_prices.toml): which
+cards and how many (used where buying used is the norm, e.g. the 3090, with a new-only plan
+beside it), the box they need (PSU watts from the cards' TDP, slots and cooling from three
+cards up, host RAM), notes for China (export rule, China SKUs, the GeForce licence's
+data-centre clause), what the plan runs (capability rows on those cards, advisor/fit.py), and
+the months until buying beats renting the same cards at a stated utilisation, electricity
+included. The plan's total (cards and box) never exceeds the budget.
+
+Choosing: with a model named, the cheapest plan on which it fits with the guide's headroom;
+without one, the most memory the budget buys (then bandwidth, then the lower price).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.catalog import DATA_DIR, GpuSpec
+from advisor.fit import card_fit
+from advisor.kinds.capability import CapabilityRow, capability_rows
+from advisor.memory import estimate
+from advisor.models import Workload
+from advisor.parse import ParsedQuery
+from advisor.recommend import HEADROOM, cheapest_price
+
+CURRENCIES = ("CNY", "USD")
+HOURS_PER_MONTH = 730
+
+
+class CardPrice(BaseModel):
+    gpu_id: str
+    condition: str  # new | used
+    usd: float | None = None
+    cny: float | None = None
+    converted: str | None = None  # the side converted at platforms.toml's rate
+    export_controlled: bool = False
+    china_sku: bool = False
+    source: str
+    read_date: str
+
+    def price(self, currency: str) -> float:
+        rate = catalog.cny_per_usd()
+        if currency == "CNY":
+            return self.cny if self.cny is not None else round((self.usd or 0) * rate)
+        return self.usd if self.usd is not None else round((self.cny or 0) / rate)
+
+    def is_converted(self, currency: str) -> bool:
+        return (currency == "CNY" and self.cny is None) or (currency == "USD" and self.usd is None)
+
+
+@cache
+def _catalog() -> dict[str, Any]:
+    with (DATA_DIR / "purchase_prices.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+@cache
+def card_prices() -> tuple[CardPrice, ...]:
+    return tuple(CardPrice(**c) for c in _catalog()["card"])
+
+
+class PlanLine(BaseModel):
+    gpu_id: str
+    gpu_name: str
+    count: int
+    unit_price: float
+    condition: str
+    price_converted: bool
+    price_source: str
+    price_date: str
+
+
+class Plan(BaseModel):
+    lines: list[PlanLine]
+    currency: str
+    box_kind: str  # desktop | workstation | server
+    box_price: float
+    total: float
+    vram_gb: float
+    psu_watts: int
+    host_ram_gb: int
+    wall_watts: int  # under load: cards' TDP + the host
+    blower_cards: bool  # 3+ cards side by side: blower / 2-slot cards or risers
+    fits_workload: bool | None  # None: no model named
+    runs: list[CapabilityRow]
+    rent_per_hour: float | None  # the same cards rented, cheapest listing
+    break_even_months: float | None  # None: no rental listing of the card
+    export_controlled: bool
+    china_sku: bool
+    geforce: bool  # GeForce driver licence: no data-centre deployment
+
+
+class PurchaseAnswer(BaseModel):
+    budget_amount: float | None
+    budget_currency: str | None
+    currency: str  # what the plan is priced in
+    problem: str | None  # not_positive | unknown_currency | too_small | no_budget | None
+    cheapest_total: float | None = None  # too_small: the least a plan costs
+    capped: bool = False  # more budget than one 8-card machine uses: a cluster
+    model_name: str | None = None
+    four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
+    plan: Plan | None = None
+    alternative: Plan | None = None  # new cards only, beside a plan with used ones
+    china: bool  # the notes for buying in China apply
+    utilization: float
+    electricity_per_kwh: float
+
+    def public_json(self) -> dict[str, Any]:
+        plan = self.plan
+        return {
+            "purchase": {
+                "budget": {"amount": self.budget_amount, "currency": self.budget_currency},
+                "currency": self.currency,
+                "problem": self.problem,
+                "plan": [
+                    {
+                        "gpu_id": ln.gpu_id,
+                        "count": ln.count,
+                        "unit_price": ln.unit_price,
+                        "condition": ln.condition,
+                    }
+                    for ln in (plan.lines if plan else [])
+                ],
+                "box_price": plan.box_price if plan else None,
+                "total": plan.total if plan else None,
+                "break_even_months": plan.break_even_months if plan else None,
+                "psu_watts": plan.psu_watts if plan else None,
+                "host_ram_gb": plan.host_ram_gb if plan else None,
+                "fits_workload": plan.fits_workload if plan else None,
+                "four_bit": self.four_bit,
+                "runs": [r.model_dump() for r in plan.runs] if plan else [],
+                "utilization": self.utilization,
+                "capped": self.capped,
+                "alternative": (
+                    [
+                        {"gpu_id": ln.gpu_id, "count": ln.count, "unit_price": ln.unit_price}
+                        for ln in self.alternative.lines
+                    ]
+                    if self.alternative
+                    else None
+                ),
+            }
+        }
+
+
+def _box(count: int, currency: str, card_only: bool = False) -> tuple[str, float]:
+    """The machine around `count` cards; `card_only`: cards for the asker's own PC (none)."""
+    if card_only:
+        return "own_pc", 0.0
+    for box in _catalog()["box"]:
+        if count <= box["max_cards"]:
+            return box["kind"], float(box[currency.lower()])
+    raise ValueError(f"no box for {count} cards")
+
+
+def _max_cards(gpu: GpuSpec) -> int:
+    limits = _catalog()["limits"]
+    return limits["consumer_max_cards"] if gpu.segment == "consumer" else limits["max_cards"]
+
+
+def _fits(workload: Workload, gpu: GpuSpec, count: int) -> bool:
+    """The workload on `count` of the card with the guide's headroom (as /fit judges)."""
+    update: dict[str, Any] = {"num_gpus": count}
+    if count > 1 and workload.parallelism is None:
+        update["parallelism"] = "fsdp" if workload.mode.is_training else "tp"
+    w = workload.model_copy(update=update)
+    est = estimate(w).estimate
+    if est is None:
+        return True
+    return est.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM)
+
+
+def _power(gpu: GpuSpec, count: int) -> tuple[int, int]:
+    """(PSU rating, watts at the wall under load)."""
+    psu = _catalog()["psu"]
+    cards = (gpu.tdp_w or 300) * count
+    rating = (cards + psu["host_watts"]) / psu["load_share"]
+    wall = cards + _catalog()["break_even"]["host_watts"]
+    return int(math.ceil(rating / 50) * 50), int(wall)
+
+
+def _host_ram_gb(vram_gb: float) -> int:
+    """At least the cards' memory (Dettmers' hardware guide), in a size people buy."""
+    for size in (32, 64, 128, 256, 512, 1024):
+        if size >= vram_gb:
+            return size
+    return 2048
+
+
+# Cards for a PC the asker has ("预算3000买显卡"): as many as a desktop takes
+OWN_PC_MAX_CARDS = 2
+
+
+def _plan(
+    entry: CardPrice,
+    count: int,
+    currency: str,
+    workload: Workload | None,
+    china: bool,
+    card_only: bool,
+) -> Plan:
+    gpu = catalog.gpus()[entry.gpu_id]
+    unit = entry.price(currency)
+    box_kind, box_price = _box(count, currency, card_only)
+    psu, wall = _power(gpu, count)
+    vram = gpu.vram_gb * count
+    rent = cheapest_price(gpu.id, catalog.load_prices(), currency)
+    rent_hour = rent.amount * count if rent is not None else None
+    total = unit * count + box_price
+    months = None
+    if rent_hour is not None:
+        be = _catalog()["break_even"]
+        kwh_price = be[
+            "electricity_cny_per_kwh" if currency == "CNY" else "electricity_usd_per_kwh"
+        ]
+        saved_per_hour = rent_hour - wall / 1000 * kwh_price
+        if saved_per_hour > 0:
+            months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
+    return Plan(
+        lines=[
+            PlanLine(
+                gpu_id=gpu.id,
+                gpu_name=gpu.name,
+                count=count,
+                unit_price=unit,
+                condition=entry.condition,
+                price_converted=entry.is_converted(currency),
+                price_source=entry.source,
+                price_date=entry.read_date,
+            )
+        ],
+        currency=currency,
+        box_kind=box_kind,
+        box_price=box_price,
+        total=total,
+        vram_gb=vram,
+        psu_watts=psu,
+        host_ram_gb=_host_ram_gb(vram),
+        wall_watts=wall,
+        blower_cards=count >= 3,
+        fits_workload=None if workload is None else _fits(workload, gpu, count),
+        runs=capability_rows(gpu, count, card_fit(gpu.id, count)),
+        rent_per_hour=rent_hour,
+        break_even_months=months,
+        export_controlled=entry.export_controlled and china,
+        china_sku=entry.china_sku and china,
+        geforce=gpu.segment == "consumer",
+    )
+
+
+def _options(
+    currency: str, budget: float | None, used: bool, card_only: bool
+) -> list[tuple[CardPrice, int, float]]:
+    """Every (card, count, total) the budget covers; `used`: used cards allowed."""
+    out = []
+    for entry in card_prices():
+        gpu = catalog.gpus().get(entry.gpu_id)
+        if gpu is None or (entry.condition == "used" and not used):
+            continue
+        if entry.china_sku and currency != "CNY":
+            continue  # the China SKUs (4090 D) are sold in China
+        most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
+        for count in range(1, most + 1):
+            total = entry.price(currency) * count + _box(count, currency, card_only)[1]
+            if budget is None or total <= budget:
+                out.append((entry, count, total))
+    return out
+
+
+def _best(
+    currency: str, budget: float | None, workload: Workload | None, used: bool, card_only: bool
+) -> tuple[CardPrice, int, float] | None:
+    options = _options(currency, budget, used, card_only)
+    if workload is not None:
+        fitting = [o for o in options if _fits(workload, catalog.gpus()[o[0].gpu_id], o[1])]
+        if fitting:  # the cheapest that fits; fewer cards on a tie (one box, less power)
+            return min(fitting, key=lambda o: (o[2], o[1]))
+    if not options or budget is None:
+        return None
+
+    def value(o: tuple[CardPrice, int, float]) -> tuple[float, float, float]:
+        gpu = catalog.gpus()[o[0].gpu_id]
+        return (gpu.vram_gb * o[1], gpu.memory_bandwidth_gbs * o[1], -o[2])
+
+    return max(options, key=value)
+
+
+def _cheapest_total(currency: str, card_only: bool) -> float:
+    return min(total for _, _, total in _options(currency, None, True, card_only))
+
+
+def _four_bit(workload: Workload | None) -> Workload | None:
+    """A model served with no precision named that fits no plan at 16 bits: the 4-bit
+    weights (AWQ / GPTQ / GGUF Q4) people buy hardware for, said so in the answer."""
+    if workload is None or workload.mode.is_training or workload.weights_format is not None:
+        return None
+    return workload.model_copy(update={"weights_format": "int4"})
+
+
+def _fits_any(best: tuple[CardPrice, int, float], workload: Workload) -> bool:
+    return _fits(workload, catalog.gpus()[best[0].gpu_id], best[1])
+
+
+def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
+    budget = parsed.budget if parsed.budget and not parsed.budget.per_hour else None
+    priced_in = currency
+    if budget is not None and budget.currency_named and budget.currency in CURRENCIES:
+        priced_in = budget.currency
+    be = _catalog()["break_even"]
+    base: dict[str, Any] = {
+        "budget_amount": budget.amount if budget else None,
+        "budget_currency": (budget.currency if budget.currency_named else priced_in)
+        if budget
+        else None,
+        "currency": priced_in,
+        "china": priced_in == "CNY",
+        "utilization": be["utilization"],
+        "electricity_per_kwh": be[
+            "electricity_cny_per_kwh" if priced_in == "CNY" else "electricity_usd_per_kwh"
+        ],
+    }
+    workload = parsed.workload
+    spec = catalog.models().get(workload.model) if workload and workload.model else None
+    base["model_name"] = (
+        spec.name
+        if spec
+        else (f"{workload.params_b:g}B" if workload and workload.params_b else None)
+    )
+    if budget is not None and budget.currency not in CURRENCIES and budget.currency_named:
+        return PurchaseAnswer(problem="unknown_currency", **base)
+    if budget is not None and budget.amount <= 0:
+        return PurchaseAnswer(problem="not_positive", **base)
+    if budget is None and workload is None:
+        return PurchaseAnswer(problem="no_budget", **base)
+    limit = budget.amount if budget else None
+    china = priced_in == "CNY"
+    card_only = "card_only" in parsed.cues
+    best = _best(priced_in, limit, workload, True, card_only)
+    if workload is not None and (best is None or not _fits_any(best, workload)):
+        four_bit = _four_bit(workload)
+        found = _best(priced_in, limit, four_bit, True, card_only) if four_bit else None
+        if four_bit is not None and found is not None and _fits_any(found, four_bit):
+            workload, best, base["four_bit"] = four_bit, found, True
+    if best is None:
+        cheapest = _cheapest_total(priced_in, card_only)
+        return PurchaseAnswer(problem="too_small", cheapest_total=cheapest, **base)
+    plan = _plan(best[0], best[1], priced_in, workload, china, card_only)
+    alternative = None
+    if best[0].condition == "used":
+        new = _best(priced_in, limit, workload, False, card_only)
+        if new is not None:
+            alternative = _plan(new[0], new[1], priced_in, workload, china, card_only)
+    # a budget the best machine uses a tenth of: more than one box can hold
+    capped = limit is not None and plan.total * 10 < limit
+    return PurchaseAnswer(problem=None, plan=plan, alternative=alternative, capped=capped, **base)
