@@ -402,7 +402,8 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
             ignored=ignored[:20],
             ask_fit=kind == "capability",
             owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
-            unknown_card=_unknown_card(r, ignored),
+            # "arc a770 16g 能跑什么": the card the memory belongs to is named, not replaced
+            unknown_card=card_name_in(ignored) if r.gpu_id is None else None,
             other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
             question_kind=kind,
             cues=sorted(r.cues),
@@ -442,6 +443,11 @@ def _unknown_card(r: Reading, ignored: list[str]) -> str | None:
     read (the named card is answered) or no such run is left."""
     if r.gpu_id is not None or r.vram_gib is not None:
         return None
+    return card_name_in(ignored)
+
+
+def card_name_in(ignored: list[str]) -> str | None:
+    """The longest run of card makers' and card model words among the leftovers."""
     vendors, model = vocab.card_vendors()
     best: list[str] = []
     run: list[str] = []

@@ -1,0 +1,90 @@
+"""Each kind of question with its own answer, end to end through the bot: private chats in
+both languages, a group (/vram@Bot and a reply), inline mode; bad budgets and unknown cards
+answered clearly; every first reply at most 900 visible characters."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import say, shown
+from test_inline import _inline
+
+from standin import Chat, FakeTelegram, User
+
+LAB = Chat(-100777321, "supergroup", "GPU lab")
+FIRST_REPLY_LIMIT = 900  # visible characters (issue 32's bar for a first reply)
+
+ZH = User(7101, "王", "zh-hans")
+EN = User(7102, "Bo", "en")
+
+
+@pytest.mark.parametrize(
+    ("user", "line", "expected"),
+    [
+        # capability: the card's table with the chat (GGUF) and image routes
+        (EN, "what can my 3080 run", ["What fits on GeForce RTX 3080", "GGUF Q4_K_M", "Images"]),
+        (ZH, "我的 4060ti 16g 能跑什么模型", ["能跑什么", "GGUF Q4_K_M", "画图"]),
+        (ZH, "能微调多大的模型", ["哪张卡"]),
+        # purchase: a plan within the budget, the box, break-even
+        (ZH, "预算8万配一台深度学习服务器", ["预算 ¥80,000", "合计", "电源 ≥", "回本"]),
+        (EN, "budget $12k build a workstation for llama 70b", ["A plan for $12,000", "Total"]),
+        (ZH, "预算2万 买卡 微调 qwen2.5-7b", ["二手", "只买全新"]),
+        (EN, "which gpu should i buy", ["What's the budget?"]),
+        # small talk: one short reply with three examples
+        (ZH, "你好", ["你好！", "可以这样问"]),
+        (EN, "what is the capital of france", ["outside what I answer", "Try:"]),
+    ],
+)
+async def test_each_kind_gets_its_own_answer_in_a_private_chat(
+    tg: FakeTelegram, bot, user: User, line: str, expected: list[str]
+) -> None:
+    text = shown(await say(tg, user, line))
+    for part in expected:
+        assert part in text, (line, text)
+    assert len(text) <= FIRST_REPLY_LIMIT, (line, len(text))
+    assert not [c for c in tg.calls if c.error]
+
+
+@pytest.mark.parametrize(
+    ("user", "line", "expected"),
+    [
+        (ZH, "预算0元 买显卡", "预算要大于 0"),
+        (EN, "budget -5000 buy gpu", "above zero"),
+        (ZH, "买卡 预算 1000000000000元", "集群"),
+        (EN, "buy a gpu, budget 1000000000000 usd", "cluster"),
+        (ZH, "预算 5000 欧元 买卡", "EUR"),
+        (EN, "budget 5000 euros buy a server", "no prices in EUR"),
+        (EN, "buy a gpu for 300 dollars", "not enough"),
+        (ZH, "昇腾 310p 能跑什么模型", "我不认识「昇腾 310p」"),
+        (EN, "arc a770 16g what can it run", "I don't know “arc a770”"),
+    ],
+)
+async def test_bad_budgets_and_unknown_cards_get_a_clear_answer(
+    tg: FakeTelegram, bot, user: User, line: str, expected: str
+) -> None:
+    text = shown(await say(tg, user, line))
+    assert expected in text, (line, text)
+    assert "Traceback" not in text and len(text) <= FIRST_REPLY_LIMIT
+
+
+async def test_kinds_are_answered_in_a_group_by_command_and_by_reply(tg: FakeTelegram, bot) -> None:
+    asked = await say(tg, ZH, "/vram@GpuAdvisorBot 预算8万配一台深度学习服务器", LAB)
+    assert "预算 ¥80,000" in shown(asked)
+    assert asked.params["chat_id"] == LAB.id
+    # another member replies to the bot's message with a capability question
+    reply = await say(
+        tg,
+        User(7103, "Li", "en"),
+        "what can my 3090 run",
+        LAB,
+        reply_to=asked.result,
+    )
+    assert "What fits on GeForce RTX 3090" in shown(reply)
+
+
+async def test_kinds_are_answered_inline(tg: FakeTelegram, bot) -> None:
+    purchase = await _inline(tg, EN, "budget $12k build a workstation for llama 70b")
+    [result] = purchase.params["results"]
+    assert "A plan for $12,000" in result["input_message_content"]["message_text"]
+    capability = await _inline(tg, ZH, "3090 最大能跑多大的模型")
+    [result] = capability.params["results"]
+    assert "能跑什么" in result["input_message_content"]["message_text"]
