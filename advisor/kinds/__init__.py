@@ -6,7 +6,7 @@ the bot renders with templates/<lang>/<kind>.j2.
 module here (`serve`, `train_time` until theirs land) is answered as `fit`: the parser still
 builds its workload, so the answer is today's for the same line. To add a kind's answer:
 write advisor/kinds/<kind>.py with `answer(parsed, currency) -> <Result>` (a pydantic model
-with a `json()` method giving its public keys) and list it in `_ANSWERS`.
+with a `public_json()` method giving its public keys) and list it in `_ANSWERS`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def answer_kind(parsed: ParsedQuery, currency: str) -> BaseModel | None:
 
 def kind_json(parsed: ParsedQuery, result: BaseModel) -> dict[str, Any]:
     """The CLI's --json for a kind answered by its own module: `question_kind` and the
-    kind's keys (each result's `json()`), with what was read and left over."""
+    kind's keys (each result's `public_json()`), with what was read and left over."""
     out: dict[str, Any] = {"question_kind": parsed.question_kind}
     out.update(result.public_json())  # type: ignore[attr-defined]
     out["understood"], out["ignored"] = parsed.understood, parsed.ignored
