@@ -429,5 +429,8 @@ async def _close_storage(app: Application) -> None:
     links = getattr(app, "pending_links", None)
     if links is not None:
         await links.flush()  # inline questions typed in the last seconds (bot.inline_links)
+    hub = getattr(app, "hub_service", None)
+    if hub is not None:
+        await hub.client.aclose()
     if isinstance(app.persistence, SQLitePersistence):
         await app.persistence.close()
