@@ -1,4 +1,4 @@
-"""bench/accuracy.py: the JSON rows carry the band in the judged view, bound rows carry what
+"""bench/accuracy.py (eval/accuracy.py): the JSON rows carry the band in the judged view, bound rows carry what
 they were judged on, and a missing case file is one line and a non-zero exit."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "accuracy.py"
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench" / "accuracy.py"  # the entry point issues name; it runs eval/accuracy.py
 
 CASES = [
     {
@@ -73,10 +74,10 @@ def test_the_adapter_names_no_case_and_no_source() -> None:
     appears in the adapter (skipped where the shared cases are absent)."""
     import pytest
 
-    cases_path = BENCH.parent.parent.parent / "shared" / "eval" / "vram_cases.json"
+    cases_path = ROOT.parent / "shared" / "eval" / "vram_cases.json"
     if not cases_path.exists():
         pytest.skip("no shared cases here")
-    source = (BENCH.parent / "eval_adapter.py").read_text(encoding="utf-8").lower()
+    source = (ROOT / "checks" / "cases.py").read_text(encoding="utf-8").lower()
     for case in json.loads(cases_path.read_text(encoding="utf-8")):
         assert case["id"].lower() not in source
         repo = (case.get("source") or {}).get("repo")
@@ -87,10 +88,8 @@ def test_the_adapter_names_no_case_and_no_source() -> None:
 def test_a_text_encoder_run_on_the_cpu_is_read_from_the_notes_and_leaves_the_gpu() -> None:
     """Wan's native `--t5_cpu` (or a note saying the text encoder runs on the CPU) keeps the
     text encoder off the GPU, as a precomputed-embeddings note already does."""
-    sys.path.insert(0, str(BENCH.parent))
-    from eval_adapter import case_to_workload
-
     from advisor.memory import estimate
+    from checks.cases import case_to_workload
 
     case = {
         "id": "synthetic-wan-t5-cpu",
@@ -117,8 +116,7 @@ def test_a_text_encoder_run_on_the_cpu_is_read_from_the_notes_and_leaves_the_gpu
 def test_a_vllm_log_dated_before_the_triton_sampler_is_read_as_a_sorting_build() -> None:
     """A vLLM start-up log that names the V0 engine, or the V1 engine of 2024-2025, comes
     from a build whose profile sorted the vocabulary for top-k/top-p; a v0.19 log does not."""
-    sys.path.insert(0, str(BENCH.parent))
-    from eval_adapter import case_to_workload
+    from checks.cases import case_to_workload
 
     case = {
         "id": "synthetic-vllm-profile",

@@ -343,8 +343,8 @@ def _every_reply_corpus() -> list[tuple[str, str]]:
     from markupsafe import Markup
 
     from advisor.recommend.owned import judge_machines
+    from checks.answer_questions import LABS, questions, wizard_questions
     from hublookup.resolve import HubAnswer
-    from tests.answer_questions import LABS, questions, wizard_questions
     from tests.test_templates import contexts
 
     out: list[tuple[str, str]] = []
@@ -409,7 +409,7 @@ def _every_reply_corpus() -> list[tuple[str, str]]:
 
 
 def test_every_chinese_reply_and_error_path_carries_no_english() -> None:
-    from tests.answer_questions import LABS
+    from checks.answer_questions import LABS
 
     """The scanner over every template and branch added since the first corpus: the Hub,
     unrecognized names, lab mode and its refusals, inline, /forget, bad input."""

@@ -1,7 +1,7 @@
-"""Over 1,800 generated questions (tests/answer_questions.py: every task kind, 0.5B–671B,
+"""Over 1,800 generated questions (checks/answer_questions.py: every task kind, 0.5B–671B,
 MoE, GGUF/AWQ/GPTQ/fp8/nf4, owned cards small and large, counts 1–8, budgets, the guided
 conversation's end questions) and four lab machine sets: no answer contradicts itself, in
-its recommendation or in its rendered text (rules in tests/answer_invariants.py)."""
+its recommendation or in its rendered text (rules in checks/answer_invariants.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.owned import judge_machines
 from advisor.render import hours, render
-from tests import answer_invariants as inv
-from tests.answer_questions import LABS, questions, wizard_questions
+from checks import answer_invariants as inv
+from checks.answer_questions import LABS, questions, wizard_questions
 
 QUESTIONS = questions()
 WIZARD = wizard_questions()
@@ -254,7 +254,7 @@ def test_models_read_from_the_hub_hold_every_invariant_and_read_in_chinese() -> 
     the same rules, and their Chinese answers, details and inline articles scanned."""
     import re
 
-    from tests.answer_questions import hub_cases
+    from checks.answer_questions import hub_cases
     from tests.test_answer_chinese import leaks_in
 
     cases = hub_cases()
@@ -343,7 +343,7 @@ def test_a_hub_model_asked_past_its_window_is_told_so_beside_the_grids_dash() ->
     """Was: "✅ Fits with 72% headroom" at 32k for EleutherAI/pythia-160m (4096-token
     window, read from the Hub) above a grid whose 32k column says "— beyond the model's
     context", with nothing else said (a catalog model asked the same is refused at parse)."""
-    from tests.answer_questions import hub_cases
+    from checks.answer_questions import hub_cases
 
     q, parsed, hub = next(
         c for c in hub_cases() if c[0].startswith("EleutherAI/pythia-160m vllm 32k")

@@ -2,9 +2,6 @@
 measured residuals (bench/accuracy.py --fit-band), read back by the engine
 (advisor/memory/terms.py), judged leave-one-source-out, and said near a card's limit."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from advisor.memory import estimate
@@ -12,9 +9,7 @@ from advisor.memory.terms import band_table, pick_band
 from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import accuracy  # noqa: E402
+from checks import accuracy
 
 TABLE = {
     "all": {"low": 0.3, "high": 0.4, "sources": 40, "cases": 300},

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import ADMIN_ID, buttons, press, say, settled, shown
 
 from standin import Chat, FakeTelegram, User
+from tests.conftest import ADMIN_ID, buttons, press, say, settled, shown
 
 LAB = Chat(-100777, "supergroup", "GPU lab")
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import button, buttons, press, say, settled, shown
-
 from standin import Chat, FakeTelegram, User
+from tests.conftest import button, buttons, press, say, settled, shown
 
 
 async def test_whole_guided_conversation_in_english_edits_one_message(

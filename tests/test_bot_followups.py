@@ -4,9 +4,8 @@ reply to the answer), and a typed answer in the guided conversation lands on its
 
 from __future__ import annotations
 
-from conftest import buttons, press, say, settled, shown
-
 from standin import Chat, FakeTelegram, User
+from tests.conftest import buttons, press, say, settled, shown
 
 LAB = Chat(-100991, "supergroup", "GPU lab")
 

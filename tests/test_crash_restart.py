@@ -8,9 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from conftest import buttons
-
 from standin import FakeTelegram, FaultPlan, User, spawn_bot
+from tests.conftest import buttons
 
 USERS = 16
 QUERIES = 3

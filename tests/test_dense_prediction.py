@@ -1,5 +1,5 @@
 """Segmentation and mmdet detection nets whose memory is feature maps: the measured catalog
-entries (bench/activations_cpu.py mmseg_* / cascade_* / mask_rcnn_swin_* records), their
+entries (calibration/activations_cpu.py mmseg_* / cascade_* / mask_rcnn_swin_* records), their
 usual names, their stacks' defaults, and the dense-prediction figure an uncatalogued
 segmentation network gets instead of the classifier fit by parameter count."""
 

@@ -6,13 +6,9 @@ version with figures."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.durability import Plan, run_durability, summary  # noqa: E402
+from checks.durability import Plan, run_durability, summary
 
 CI_PLAN = Plan(
     rate_per_s=150,

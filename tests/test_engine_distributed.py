@@ -152,13 +152,9 @@ def test_liger_rmsnorm_and_swiglu_save_less_activation():
 
 
 def test_adapter_reads_liger_from_the_notes():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     import re
 
-    from eval_adapter import NOTE_KNOBS
+    from checks.cases import NOTE_KNOBS
 
     pattern = next(p for p, field, _ in NOTE_KNOBS if field == "liger_kernel")
     assert re.search(pattern, "trained with use_liger_kernel=True")

@@ -1,18 +1,19 @@
-"""bench/data/extra_cases.json: the second, independent set of measured VRAM cases loads
+"""eval/data/extra_cases.json: the second, independent set of measured VRAM cases loads
 with the shared schema, every case says where it comes from and quotes it, ids are unique,
 no case re-uses a source of the shared set, and the adapter can express every one of them."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from checks.accuracy import score
+
 ROOT = Path(__file__).resolve().parent.parent
-EXTRA = ROOT / "bench" / "data" / "extra_cases.json"
+EXTRA = ROOT / "eval" / "data" / "extra_cases.json"
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
 CATEGORIES = {
     "llm_inference",
@@ -43,7 +44,7 @@ def extra() -> list[dict]:
 
 
 def check_schema(cases: list[dict]) -> None:
-    """One list of cases in the shared schema (also for bench/data/extra_cases2.json)."""
+    """One list of cases in the shared schema (also for eval/data/extra_cases2.json)."""
     assert isinstance(cases, list) and len(cases) >= 40
     for case in cases:
         assert case["category"] in CATEGORIES, case["id"]
@@ -106,9 +107,6 @@ def test_no_source_gives_more_than_five_cases(extra: list[dict]) -> None:
 
 
 def test_the_adapter_expresses_every_scorable_case(extra: list[dict]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from accuracy import score
-
     rows = score(extra)
     assert rows and not [r for r in rows if "failed" in r]
     assert all("error" in r or "bound" in r for r in rows)

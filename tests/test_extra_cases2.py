@@ -1,4 +1,4 @@
-"""bench/data/extra_cases2.json: the third, independent set of measured VRAM cases loads with
+"""eval/data/extra_cases2.json: the third, independent set of measured VRAM cases loads with
 the shared schema, every case says where it comes from and quotes it, ids are unique across
 all three sets, no source (URL, repository + path, issue or PR thread) is shared with the
 shared set or the second set, and the adapter can express every scorable case."""
@@ -6,16 +6,17 @@ shared set or the second set, and the adapter can express every scorable case.""
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_extra_cases import CATEGORIES, check_schema, check_sources_quoted, load
+
+from checks.accuracy import score
+from tests.test_extra_cases import CATEGORIES, check_schema, check_sources_quoted, load
 
 ROOT = Path(__file__).resolve().parent.parent
-THIRD = ROOT / "bench" / "data" / "extra_cases2.json"
-SECOND = ROOT / "bench" / "data" / "extra_cases.json"
+THIRD = ROOT / "eval" / "data" / "extra_cases2.json"
+SECOND = ROOT / "eval" / "data" / "extra_cases.json"
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
 # The brief caps one source at four cases so that no single table dominates the set.
 MAX_CASES_PER_SOURCE = 4
@@ -80,9 +81,6 @@ def test_every_category_is_represented(third: list[dict]) -> None:
 
 
 def test_the_adapter_expresses_every_scorable_case(third: list[dict]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from accuracy import score
-
     rows = score(third)
     assert rows and not [r for r in rows if "failed" in r]
     assert all("error" in r or "bound" in r for r in rows)

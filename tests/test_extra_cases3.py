@@ -1,20 +1,27 @@
-"""bench/data/extra_cases3.json: measurements found while reading source for the tune
+"""eval/data/extra_cases3.json: measurements found while reading source for the tune
 helper's rules, kept apart to check those rules on cases they were not made from. Same
 schema and source rules as the other sets; no source shared with them; every scorable
 case is expressible by the adapter."""
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_extra_cases import BOUND_KINDS, CATEGORIES, VIEWS, check_sources_quoted, load
-from test_extra_cases2 import SECOND, SHARED, THIRD, source_keys
+
+from checks.accuracy import score
+from tests.test_extra_cases import (
+    BOUND_KINDS,
+    CATEGORIES,
+    VIEWS,
+    check_sources_quoted,
+    load,
+)
+from tests.test_extra_cases2 import SECOND, SHARED, THIRD, source_keys
 
 ROOT = Path(__file__).resolve().parent.parent
-FOURTH = ROOT / "bench" / "data" / "extra_cases3.json"
+FOURTH = ROOT / "eval" / "data" / "extra_cases3.json"
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +54,5 @@ def test_ids_and_sources_are_new(fourth: list[dict]) -> None:
 
 
 def test_the_adapter_expresses_every_scorable_case(fourth: list[dict]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from accuracy import score
-
     rows = score(fourth)
     assert rows and not [r for r in rows if "failed" in r]

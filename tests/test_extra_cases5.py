@@ -1,30 +1,29 @@
-"""bench/data/extra_cases5.json: measured VRAM cases from sources none of the other sets use
+"""eval/data/extra_cases5.json: measured VRAM cases from sources none of the other sets use
 (issue 34 item 6): the shared schema, every case quoted with its source and setup, ids unique
 across all sets, at most four cases per source, and the adapter expresses every scorable
-case (so `python bench/accuracy.py --cases bench/data/extra_cases5.json` scores them all)."""
+case (so `python bench/accuracy.py --cases eval/data/extra_cases5.json` scores them all)."""
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_extra_cases import BOUND_KINDS, VIEWS, check_sources_quoted, load
-from test_extra_cases2 import source_keys
+
+from tests.test_extra_cases import BOUND_KINDS, VIEWS, check_sources_quoted, load
+from tests.test_extra_cases2 import source_keys
 
 ROOT = Path(__file__).resolve().parent.parent
-FIFTH = ROOT / "bench" / "data" / "extra_cases5.json"
+FIFTH = ROOT / "eval" / "data" / "extra_cases5.json"
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
-OTHERS = sorted(p for p in (ROOT / "bench" / "data").glob("*cases*.json") if p != FIFTH)
+OTHERS = sorted(p for p in (ROOT / "eval" / "data").glob("*cases*.json") if p != FIFTH)
 MAX_CASES_PER_SOURCE = 4
 
 
 def publisher(case: dict) -> str:
     """The group bench/accuracy.py's leave-one-source-out takes out together: the
     repository (or the post, for blog repos)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from accuracy import source_group
+    from checks.accuracy import source_group
 
     return source_group(case)
 
@@ -78,8 +77,7 @@ def test_no_source_gives_more_than_four_cases(fifth: list[dict]) -> None:
 
 
 def test_the_adapter_expresses_every_scorable_case(fifth: list[dict]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from accuracy import score
+    from checks.accuracy import score
 
     rows = score(fifth)
     assert rows and not [r for r in rows if "failed" in r]

@@ -1,6 +1,6 @@
 """The engine's fast paths give what the plain paths give (issue 18): grouped word
 alternations match the same spans as one alternative per word, and the shared cheap-fix
-search (CheapFixes) finds the fix `fixes_for` finds, card by card. bench/golden.py checks
+search (CheapFixes) finds the fix `fixes_for` finds, card by card. eval/golden.py checks
 whole answers; these pin the two rewrites that are not expression-for-expression copies."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from unittest.mock import patch
 
 import pytest
-from answer_questions import questions, wizard_questions
 
 from advisor import catalog, memo, memory
 from advisor.memory.terms import LeanTerm
@@ -22,6 +21,7 @@ from advisor.parse import parse_query, vocab
 from advisor.recommend import Recommendation, recommend, recommend_query
 from advisor.recommend.estimates import estimate, trial_estimate, workload_key
 from advisor.recommend.fixes import CheapFixes, candidate_fixes, fixes_for, workload_for
+from checks.answer_questions import questions, wizard_questions
 
 DATA = Path(__file__).parent / "data"
 

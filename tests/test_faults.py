@@ -6,11 +6,11 @@ import asyncio
 import random
 import sqlite3
 
-from conftest import button, buttons, press, say, settled, shown
 from telegram.error import BadRequest, NetworkError, TimedOut
 
 from bot.delivery import RetryingRateLimiter
 from standin import Chat, FakeTelegram, FaultPlan, User
+from tests.conftest import button, buttons, press, say, settled, shown
 
 
 def successful(tg: FakeTelegram, method: str, chat_id: int) -> list:

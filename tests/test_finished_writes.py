@@ -9,9 +9,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import halt, launch, make_settings, press, say, shown
-
 from standin import FakeTelegram, User
+from tests.conftest import halt, launch, make_settings, press, say, shown
 
 
 def stored(db: Path) -> tuple[dict[str, str], list[int]]:

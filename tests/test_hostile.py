@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import TOKEN, make_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from telegram.ext import ApplicationBuilder
@@ -19,6 +18,7 @@ from telegram.ext import ApplicationBuilder
 from bot.app import build_application
 from bot.runner import start, stop
 from standin import Chat, FakeTelegram, User
+from tests.conftest import TOKEN, make_settings
 
 FRAGMENTS = [
     "<b>",

@@ -304,9 +304,8 @@ async def test_the_bot_answers_and_edits_on_the_client_its_settings_name(
     """HTTP_CLIENT: empty is aiohttp's client; "lean" the bot's own. Either way a
     question is answered and a button edits the answer (sendMessage, answerCallbackQuery,
     editMessageText, getUpdates all through it)."""
-    from conftest import buttons, halt, launch, make_settings, press, say, shown
-
     from standin import User
+    from tests.conftest import buttons, halt, launch, make_settings, press, say, shown
 
     app = await launch(make_settings(tg, tmp_path / "bot.sqlite3", http_client=client_name))
     try:

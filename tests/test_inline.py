@@ -10,10 +10,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import press, say, settled, shown
 
 from bot.inline import payload_for, question_in
 from standin import Call, FakeTelegram, User
+from tests.conftest import press, say, settled, shown
 
 DEEP_LINK = re.compile(r"^https://t\.me/GpuAdvisorBot\?start=([A-Za-z0-9_-]{1,64})$")
 

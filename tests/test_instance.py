@@ -8,9 +8,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from test_startup import GOOD_TOKEN, run_bot
-
 from standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
+from tests.test_startup import GOOD_TOKEN, run_bot
 
 
 def inbox(db: Path) -> list[int]:

@@ -4,10 +4,9 @@ and the machines survive a restart and a group → supergroup migration."""
 
 from __future__ import annotations
 
-from conftest import button, buttons, halt, launch, press, say, shown
-
 from bot.lab_store import lab_store
 from standin import Chat, FakeTelegram, User
+from tests.conftest import button, buttons, halt, launch, press, say, shown
 
 GROUP = Chat(-1005550001, "supergroup", "NLP lab")
 BOSS = User(5101, "Boss", "en")

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.context import AdvisorApplication
+from checks import load
 from standin import FakeTelegram, User
 from tests.conftest import say
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import load  # noqa: E402
 
 
 def samples(text: str) -> dict[tuple[str, tuple], float]:
@@ -62,7 +59,7 @@ async def test_metrics_count_what_the_load_bench_sent() -> None:
 def test_the_echo_yardstick_pools_its_phases_before_and_after_the_bot() -> None:
     """bench/load.py runs the echo bot half before the bot's window and half after it; the
     yardstick is their CPU over their updates together, not an average of two ratios."""
-    from load_users import Stats
+    from checks.load_users import Stats
 
     before = {
         "seconds": 5.0,

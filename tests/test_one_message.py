@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import re
 
-from conftest import button, say, shown
-
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.owned import judge_machines
 from advisor.render import render
 from bot.replies import split_message, visible_len
+from checks.answer_questions import LABS
 from standin import MAX_TEXT, Chat, FakeTelegram, User, utf16_len, visible_text
-from tests.answer_questions import LABS
+from tests.conftest import button, say, shown
 
 # A long English answer: a named pair of too-small cards (the card table), three picks with
 # notes, six pitfalls; with LABS[1]'s three machines before it, it passes 4096 characters.

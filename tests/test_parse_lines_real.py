@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from advisor.parse import parse_query
-from tests.test_parse_lines import _expected, _reading
+from checks.real_lines import check_real_line
 
 LINES = tomllib.loads((Path(__file__).parent / "data" / "parse_lines_real.toml").read_text())[
     "line"
@@ -54,26 +54,6 @@ def test_the_real_table_is_sourced_and_in_both_languages():
 @pytest.mark.parametrize("row", CASES)
 def test_real_line_reads_as_meant(row):
     check_real_line(row)
-
-
-def check_real_line(row: dict) -> None:
-    """One row of a real-lines table read as its `expect` (or its keys) say; shared with
-    tests/test_parse_lines_real2.py."""
-    p = parse_query(row["t"])
-    expect = row.get("expect")
-    if expect == "ask":
-        # Nothing to size: the parser asks (no model / which one), it does not pick one.
-        assert not p.ok and p.error is not None, (row["t"], p.workload)
-        assert p.error.code in ("no_model", "unknown_model"), p.error
-        assert not p.ask_fit
-    elif expect == "fit":
-        assert p.ask_fit and p.workload is None, (row["t"], p.error)
-        assert p.gpu_id == row["card"]
-    elif expect == "hub":
-        assert p.error is not None and p.error.code == "unknown_model", p
-        assert "/" in p.error.detail, p.error
-    else:
-        assert _reading(row["t"]) == _expected(row)
 
 
 @pytest.mark.parametrize("row", round_trip_cases(LINES))

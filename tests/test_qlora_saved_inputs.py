@@ -1,6 +1,6 @@
 """QLoRA through bitsandbytes before 0.43.2: each frozen 4-bit projection keeps its input
 for backward (MatMul4Bit ctx.tensors = (A, B)); data/quantizers.toml
-[bitsandbytes_4bit_training], measured by bench/lora_saved_cpu.py."""
+[bitsandbytes_4bit_training], measured by calibration/lora_saved_cpu.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from advisor.memory import estimate, quantizers
 from advisor.models import Workload
 
-CPU_RECORD = Path(__file__).resolve().parent.parent / "bench" / "data" / "lora_saved_cpu.json"
+CPU_RECORD = Path(__file__).resolve().parent.parent / "calibration" / "data" / "lora_saved_cpu.json"
 
 
 def _activations(framework: str, gc: bool = False) -> int:

@@ -7,9 +7,8 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from conftest import button, halt, launch, make_settings, say, shown
-
 from standin import FakeTelegram, User
+from tests.conftest import button, halt, launch, make_settings, say, shown
 
 
 def rows_of(db: Path, user_id: int) -> dict[str, int]:

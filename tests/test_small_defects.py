@@ -7,9 +7,8 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from conftest import button, say, shown
-
 from standin import Chat, FakeTelegram, User
+from tests.conftest import button, say, shown
 
 
 async def wait_for_row(db: Path, sql: str, *params: object) -> None:

@@ -9,11 +9,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import halt, launch, make_settings, press, say, shown
 
 from bot.schema import MIGRATIONS_DIR, StorageError, backup_database
 from bot.storage import HISTORY_ID_BLOCK, Repository
 from standin import FakeTelegram, User
+from tests.conftest import halt, launch, make_settings, press, say, shown
 
 HOSTILE = [
     "'; DROP TABLE history; --",

@@ -8,9 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from conftest import halt, launch, make_settings, settled
-
 from standin import Chat, FakeTelegram, User
+from tests.conftest import halt, launch, make_settings, settled
 
 GROUP = Chat(id=-100777, type="supergroup", title="lab")
 

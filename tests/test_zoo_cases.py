@@ -1,4 +1,4 @@
-"""bench/data/zoo_cases.json: the fourth check set, training memory from the MMDetection /
+"""eval/data/zoo_cases.json: the fourth check set, training memory from the MMDetection /
 MMSegmentation model zoos. It loads with the shared schema, every case quotes its row and
 names the file and commit it was read at, ids are unique across all four sets, no config
 measured in another set comes back, and the adapter resolves every case to a catalog model."""
@@ -6,17 +6,17 @@ measured in another set comes back, and the adapter resolves every case to a cat
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from test_extra_cases import CATEGORIES, VIEWS, check_sources_quoted, load
+
+from tests.test_extra_cases import CATEGORIES, VIEWS, check_sources_quoted, load
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO = ROOT / "bench" / "data" / "zoo_cases.json"
+ZOO = ROOT / "eval" / "data" / "zoo_cases.json"
 OTHERS = [
-    ROOT / "bench" / "data" / "extra_cases.json",
-    ROOT / "bench" / "data" / "extra_cases2.json",
+    ROOT / "eval" / "data" / "extra_cases.json",
+    ROOT / "eval" / "data" / "extra_cases2.json",
     ROOT.parent / "shared" / "eval" / "vram_cases.json",
 ]
 
@@ -69,10 +69,8 @@ def test_no_config_measured_in_another_set_comes_back(zoo: list[dict]) -> None:
 
 
 def test_the_adapter_resolves_every_case_to_a_catalog_model(zoo: list[dict]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from eval_adapter import case_to_workload
-
     from advisor.memory import estimate
+    from checks.cases import case_to_workload
 
     for case in zoo:
         workload, _ = case_to_workload(case)
@@ -81,8 +79,7 @@ def test_the_adapter_resolves_every_case_to_a_catalog_model(zoo: list[dict]) -> 
 
 
 def test_segmentation_cases_carry_their_data_sets_classes(zoo: list[dict]) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    from eval_adapter import case_to_workload
+    from checks.cases import case_to_workload
 
     expected = {"ADE20K": 150, "Cityscapes": 19, "Pascal VOC": 21, "Pascal Context": 60}
     for case in zoo:

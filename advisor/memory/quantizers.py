@@ -116,7 +116,7 @@ def bnb_legacy_saves_inputs(fmt: str, framework: str | None) -> bool:
 def bnb_legacy_saved_bytes_per_token(arch: Architecture, elem: float) -> float:
     """What those kept inputs add per token and layer over a frozen 16-bit base: the two
     norm outputs (hidden) and the down-projection input (MLP width), measured by
-    bench/lora_saved_cpu.py."""
+    calibration/lora_saved_cpu.py."""
     row = _table()["bitsandbytes_4bit_training"]
     return elem * (row["hidden_inputs"] * arch.hidden + row["mlp_inputs"] * mlp_width(arch))
 

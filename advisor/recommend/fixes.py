@@ -388,7 +388,7 @@ def cheap_floor(result: EstimateResult) -> int:
     stay, and every estimate's total holds its weights terms (resident, never rebalanced)
     and the context. A card whose cap is under this needs no trial estimate to say that no
     cheap fix makes it comfortable (bench/speed.py's questions: 7.7 -> 7.0 lean estimates
-    each). Checked over bench/golden.py's corpus: all 11,682 cheap trials estimated there
+    each). Checked over eval/golden.py's corpus: all 11,682 cheap trials estimated there
     came out at or above their floor (tests/test_recommend_cheap_floor.py checks a sample of
     workloads on every count)."""
     est = result.estimate

@@ -174,7 +174,7 @@ def option_from(
         job_cost = round(train_hours * price.amount, 2)
     # Built from values of the types the fields hold (floats where a field is a float),
     # every field in its order (a call by position: ~40 options per new question); the
-    # answer's dumps compare them (tests/test_memo.py, bench/golden.py).
+    # answer's dumps compare them (tests/test_memo.py, eval/golden.py).
     return Option(
         card.id,
         card.name,

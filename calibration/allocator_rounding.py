@@ -1,14 +1,14 @@
 """What the CUDA caching allocator's block rounding adds to a training step's peak.
 
-    /work/torchenv/bin/python bench/allocator_rounding.py [--only NAME ...]
+    /work/torchenv/bin/python calibration/allocator_rounding.py [--only NAME ...]
 
-Runs the same CPU training steps as bench/activations_cpu.py (its builders and its
+Runs the same CPU training steps as calibration/activations_cpu.py (its builders and its
 LiveStorages timeline of every storage's size and lifetime) and replays each timeline
-through bench/allocator_sim.py's model of PyTorch's CUDA caching allocator, twice in a row
+through calibration/allocator_sim.py's model of PyTorch's CUDA caching allocator, twice in a row
 (the second iteration meets the blocks the first one left cached, as every later training
 step does; the parameters' gradients are freed in between, zero_grad(set_to_none=True)).
 Prints the peak of requested bytes, the peak of allocated block bytes and the difference,
-per image, and writes bench/data/allocator_rounding_cpu.json.
+per image, and writes calibration/data/allocator_rounding_cpu.json.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def main() -> None:
                         "torch": ac.torch.__version__,
                         "device": "cpu timeline, simulated CUDA caching allocator",
                         "date": dt.date.today().isoformat(),
-                        "script": "bench/allocator_rounding.py",
+                        "script": "calibration/allocator_rounding.py",
                     },
                     "results": results,
                 },

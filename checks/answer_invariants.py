@@ -33,7 +33,7 @@ from advisor.models import Kind, Mode, Runtime
 from advisor.recommend import Recommendation, card_prices
 from advisor.recommend.owned import OwnedAnswer
 from advisor.render import gib, label, render
-from tests.test_answer_generated import figures_disagree
+from checks.figures import figures_disagree
 
 HEADROOM = 0.20  # the guide's "VRAM misestimate" rule, restated here on purpose
 Problem = tuple[str, str]

@@ -1,7 +1,7 @@
 """Turn the dense-prediction measurements into catalog entries.
 
-Reads bench/data/activations_cpu.json (the mmseg_*, cascade_* and mask_rcnn_swin_* records
-of bench/activations_cpu.py) and writes advisor/data/models/dense_prediction.toml:
+Reads calibration/data/activations_cpu.json (the mmseg_*, cascade_* and mask_rcnn_swin_* records
+of calibration/activations_cpu.py) and writes advisor/data/models/dense_prediction.toml:
 
 - segmentors: peak of live tensors per pixel x 512 x 512 (the catalog's per-sample figure
   at reference_input 512; the engine scales it with the crop's area);
@@ -10,7 +10,7 @@ of bench/activations_cpu.py) and writes advisor/data/models/dense_prediction.tom
   its half-size run scaled by area) per 1024 x 1024 pixels, as the other detector entries;
   where a full-size record (`<name>_1333`) exists, its own figure per 1024 x 1024 pixels.
 
-Run with the project's interpreter: python bench/dense_catalog.py [--median]
+Run with the project's interpreter: python calibration/dense_catalog.py [--median]
 (--median prints the median per-pixel figure of the segmentors for
 data/classic_activations.toml [dense_prediction]).
 """
@@ -315,9 +315,9 @@ DETECTORS = [
 
 HEADER = """\
 # Dense-prediction models as MMSegmentation / MMDetection configs build them, measured:
-# bench/activations_cpu.py runs one fp32 training step (random weights, CPU) of the nets
-# in bench/dense_nets.py and bench/dense_detectors.py and records the peak of live tensors;
-# bench/dense_catalog.py turns bench/data/activations_cpu.json into this file. Written by
+# calibration/activations_cpu.py runs one fp32 training step (random weights, CPU) of the nets
+# in calibration/dense_nets.py and calibration/dense_detectors.py and records the peak of live tensors;
+# calibration/dense_catalog.py turns calibration/data/activations_cpu.json into this file. Written by
 # that script: edit it, not this file.
 # Segmentors: BN in train mode (SyncBN), auxiliary FCN head on stage 3 (loss 0.4) where
 # the config has one, logits resized to the crop for the loss; per 512x512 pixels.
@@ -372,7 +372,7 @@ def main() -> None:
             continue
         rec = records[key]
         source = (
-            f"bench/activations_cpu.py {key}: torch 2.14.1 / timm 1.0.31 CPU fp32, "
+            f"calibration/activations_cpu.py {key}: torch 2.14.1 / timm 1.0.31 CPU fp32, "
             f"{rec['input'][0]}x{rec['input'][1]} crop batch {rec['batch']}, "
             f"{rec['classes']} classes, peak of live tensors "
             f"{rec['peak_live_bytes_per_pixel']:.0f} B/px (saved "
@@ -409,7 +409,7 @@ def main() -> None:
             figure = per_image * DETECTION_AREA_CHECK * 1024 * 1024 / DETECTION_PADDED_PX
             where, check = f"{key}: ... at 667x400", ", x0.86 area check"
         source = (
-            f"bench/activations_cpu.py {where.split(':')[0]}: torch 2.14.1 / torchvision "
+            f"calibration/activations_cpu.py {where.split(':')[0]}: torch 2.14.1 / torchvision "
             f"0.29.1 CPU fp32, peak of live tensors per image{where.split('...')[1]} batch "
             f"{rec['batch']} ({per_image / 1e6:.0f} MB/sample){check}, per 1024x1024 px; "
             f"params from the same build, {rec['date']}"

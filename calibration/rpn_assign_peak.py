@@ -1,6 +1,6 @@
 """How many boxes in one image before RPN target assignment raises a detector's peak?
 
-    /work/torchenv/bin/python bench/rpn_assign_peak.py [--scale 1.0] [--batch 2]
+    /work/torchenv/bin/python calibration/rpn_assign_peak.py [--scale 1.0] [--batch 2]
 
 A logged training peak (mmcv 1.x `memory`: torch.cuda.max_memory_allocated, never reset,
 max over ranks; detectron2 `max_mem`) is the maximum over the run, so it meets the image
@@ -11,7 +11,7 @@ head activations are live. This measures (1) the live bytes at that moment in to
 Faster R-CNN R50-FPN with OpenMMLab's trainable-affine BN, against the step's peak, and
 (2) the bytes per (anchor x box) of mmdet 2.x bbox_overlaps (mode 'iou', not aligned,
 replayed with torch ops), and prints the box count from which the peak moves.
-Writes bench/data/rpn_assign_peak_cpu.json.
+Writes calibration/data/rpn_assign_peak_cpu.json.
 """
 
 from __future__ import annotations

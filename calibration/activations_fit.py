@@ -1,6 +1,6 @@
-"""Fit and catalog figures from bench/data/activations_cpu.json (no torch needed).
+"""Fit and catalog figures from calibration/data/activations_cpu.json (no torch needed).
 
-    python bench/activations_fit.py
+    python calibration/activations_fit.py
 
 Prints, per measured model, the per-sample activation bytes the catalog keeps (saved for
 backward per sample for classification / segmentation; peak of live storages per image

@@ -1,6 +1,6 @@
 """Measure what a fused sigmoid focal loss saves against an unfused one, on the CPU.
 
-    /work/torchenv/bin/python bench/focal_loss_cpu.py
+    /work/torchenv/bin/python calibration/focal_loss_cpu.py
 
 The RetinaNet entries were measured with torchvision's RetinaNet, whose loss is
 torchvision.ops.sigmoid_focal_loss: elementwise PyTorch ops over every (anchor, class)
@@ -98,7 +98,7 @@ def main() -> None:
                 "peak_unfused": unfused,
                 "peak_inputs_kept": kept_inputs,
                 "bytes_per_anchor_class": round(per, 2),
-                "script": "bench/focal_loss_cpu.py",
+                "script": "calibration/focal_loss_cpu.py",
             },
             indent=1,
         )

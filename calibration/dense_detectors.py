@@ -10,7 +10,7 @@
 - Mask R-CNN over a Swin backbone (mmdet configs/swin/mask-rcnn_swin-t-p4-w7_fpn_1x_coco.py:
   drop_path 0.2, FPN on the four stages, LayerNorm, no BN).
 
-Imported by bench/activations_cpu.py.
+Imported by calibration/activations_cpu.py.
 """
 
 from __future__ import annotations

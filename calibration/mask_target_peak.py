@@ -1,18 +1,18 @@
 """Does mmdet's mask-target step raise a Mask R-CNN training peak? Measured on the CPU.
 
-    /work/torchenv/bin/python bench/mask_target_peak.py [--scale 1.0] [--batch 2]
+    /work/torchenv/bin/python calibration/mask_target_peak.py [--scale 1.0] [--batch 2]
 
 mmdet builds mask targets on the GPU (BitmapMasks.crop_and_resize, mmdet 2.x/3.x
 mmdet/structures/mask/structures.py): the image's uint8 masks are moved to the device, one
 copy per positive RoI is taken by index_select and cast to float32 before roi_align to
 28x28, so one image's step holds (gt + 5 x positives) bytes per padded pixel
-(bench/gt_transients.py measured 660 B/px at 20 boxes and 128 positives). It runs after
+(calibration/gt_transients.py measured 660 B/px at 20 boxes and 128 positives). It runs after
 the mask head's forward (StandardRoIHead._mask_forward_train), when the forward's saved
 tensors of the whole batch are live. torchvision computes its targets at the same point
 (roi_heads.maskrcnn_loss -> project_masks_on_boxes), from one float copy per box instead.
 
 This runs torchvision's Mask R-CNN R50-FPN with OpenMMLab's trainable-affine BN (as
-bench/activations_cpu.py's bn_eval runs), records the live bytes when each image's targets
+calibration/activations_cpu.py's bn_eval runs), records the live bytes when each image's targets
 are built, and reports the mmdet step's peak (live then + its transient at 128 positives,
 mmdet's rcnn sampler num 512 x pos_fraction 0.25) against the step's own peak.
 """
@@ -29,7 +29,10 @@ import activations_cpu as ac  # noqa: E402
 from torchvision.models.detection import roi_heads  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "data" / "mask_target_peak_cpu.json"
-TRANSIENT_B_PER_PX = {20: 660.0, 60: 700.0}  # bench/data/gt_transients_cpu.json, 128 positives
+TRANSIENT_B_PER_PX = {
+    20: 660.0,
+    60: 700.0,
+}  # calibration/data/gt_transients_cpu.json, 128 positives
 
 
 class Capturing(ac.LiveStorages):

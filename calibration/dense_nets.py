@@ -12,7 +12,7 @@ mode (same saved tensors); ConvModule's ReLU is in place, as mmcv's default.
 
 PSPNet is built too, to check the method against MMSeg's own logged memory for it.
 
-Imported by bench/activations_cpu.py (needs torch, torchvision and timm).
+Imported by calibration/activations_cpu.py (needs torch, torchvision and timm).
 """
 
 from __future__ import annotations

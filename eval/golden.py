@@ -9,9 +9,9 @@ cost does. For every question of a large corpus it hashes what leaves the engine
   shown: a difference here alone is an internal field, not a user-visible one);
 - `lab`: the lab-machine judgement (advisor.recommend.owned) for a few machine sets.
 
-    python bench/golden.py --write /tmp/golden-main.tsv   # on the reference branch
-    python bench/golden.py --check /tmp/golden-main.tsv   # after a change: n identical
-    python bench/golden.py --show "13b fp16" --part json_en   # one output in full
+    python eval/golden.py --write /tmp/golden-main.tsv   # on the reference branch
+    python eval/golden.py --check /tmp/golden-main.tsv   # after a change: n identical
+    python eval/golden.py --show "13b fp16" --part json_en   # one output in full
 
 The hash file is a tab-separated line per question (question, then one short hash per
 part): small enough to keep beside a branch, not a fixture in the repository, since every
@@ -30,7 +30,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from advisor import memo  # noqa: E402
 from advisor.parse import canonical_query, parse_query  # noqa: E402
@@ -42,14 +41,11 @@ LANG_CURRENCY = (("zh", "CNY"), ("en", "USD"))
 
 
 def corpus() -> list[str]:
-    """speed.py's questions, the parser's tables, the generated answer questions and the
+    """The quick questions bench/speed.py times, the parser's tables, the generated answer questions and the
     guided conversation's end questions; each once, in a fixed order."""
-    import answer_questions as aq  # tests/answer_questions.py
+    from checks import answer_questions as aq
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from speed import QUERIES
-
-    lines: list[str] = list(QUERIES)
+    lines: list[str] = list(aq.QUICK_QUESTIONS)
     for table in sorted((ROOT / "tests" / "data").glob("*.toml")):
         lines += [row["t"] for row in tomllib.loads(table.read_text())["line"]]
     lines += aq.questions() + aq.wizard_questions()
@@ -92,9 +88,8 @@ def outputs(q: str) -> dict[str, str]:
 
 def lab_outputs(qs: list[str]) -> dict[str, str]:
     """The lab judgement of every fifth question against each machine set."""
-    import answer_questions as aq
-
     from advisor.recommend.owned import judge_machines
+    from checks import answer_questions as aq
 
     out: dict[str, str] = {}
     for q in qs[::5]:

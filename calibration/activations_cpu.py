@@ -4,7 +4,7 @@ Run it with a separate interpreter that has torch and torchvision (they are not 
 dependencies):
 
     python3 -m venv /work/torchenv && /work/torchenv/bin/pip install torch torchvision
-    /work/torchenv/bin/python bench/activations_cpu.py [--only NAME ...]
+    /work/torchenv/bin/python calibration/activations_cpu.py [--only NAME ...]
 
 Each model is built with random weights and runs one training forward + backward (fp32,
 train mode) at a stated input size and batch. Two numbers per model:
@@ -27,7 +27,7 @@ norm_eval=True), which makes every BN keep its input for backward. Detection inp
 padded to a multiple of 32 by the model's own transform (size_divisible=32, as mmdet's
 and detectron2's).
 
-Results go to bench/data/activations_cpu.json (one record per model, with the setup).
+Results go to calibration/data/activations_cpu.json (one record per model, with the setup).
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def semantic_segmentation(name: str, size: int, batch: int) -> dict:
 def mmseg_segmentation(
     backbone: str, head: str, classes: int, crop: tuple[int, int], amp: bool = False
 ) -> dict:
-    """A segmentor as the MMSegmentation config builds it (bench/dense_nets.py), batch 2
+    """A segmentor as the MMSegmentation config builds it (calibration/dense_nets.py), batch 2
     (BatchNorm in train mode needs two samples for the image-pooling branch), the loss on
     logits resized to the crop; per-pixel figures are what the catalog keeps."""
     from dense_nets import build_segmentor
@@ -184,7 +184,7 @@ def mmseg_segmentation(
     pixels = batch * crop[0] * crop[1]
     return out | {
         "task": "segmentation",
-        "stack": "mmsegmentation-style (bench/dense_nets.py), BN train mode, aux FCN head x0.4",
+        "stack": "mmsegmentation-style (calibration/dense_nets.py), BN train mode, aux FCN head x0.4",
         "backbone": backbone,
         "head": head,
         "classes": classes,
@@ -284,7 +284,7 @@ def mmdet_targets(batch: int, h: int, w: int, masks: bool) -> list[dict]:
 
 
 def cascade(arch: str, with_mask: bool, batch: int = 1, scale: float = 0.5) -> dict:
-    """Cascade (Mask) R-CNN as mmdet configures it (bench/dense_detectors.py) over an
+    """Cascade (Mask) R-CNN as mmdet configures it (calibration/dense_detectors.py) over an
     mmdet-style FPN backbone (stem + layer1 frozen, BN eval with trainable affine)."""
     from dense_detectors import CascadeRCNN
 
@@ -485,7 +485,7 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("maskrcnn_resnet50_fpn", lambda: detector("maskrcnn", "resnet50", 1)),
     ("keypointrcnn_resnet50_fpn", lambda: detector("keypointrcnn", "resnet50", 1)),
     ("detr_resnet50", lambda: detr(1)),
-    # mmdet-style detectors torchvision lacks (bench/dense_detectors.py), 667x400, batch 1.
+    # mmdet-style detectors torchvision lacks (calibration/dense_detectors.py), 667x400, batch 1.
     ("cascade_rcnn_r50_fpn", lambda: cascade("resnet50", False)),
     ("cascade_mask_rcnn_r50_fpn", lambda: cascade("resnet50", True)),
     ("cascade_rcnn_x101_32x4d_fpn", lambda: cascade("resnext101_32x4d", False)),
@@ -493,7 +493,7 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("cascade_mask_rcnn_x101_64x4d_fpn", lambda: cascade("resnext101_64x4d", True)),
     ("mask_rcnn_swin_t_fpn", lambda: swin_mask_rcnn("swin_tiny_patch4_window7_224")),
     ("mask_rcnn_swin_s_fpn", lambda: swin_mask_rcnn("swin_small_patch4_window7_224")),
-    # full size (det, 2026-12-01): bench/dense_catalog.py takes a *_1333 record over the
+    # full size (det, 2026-12-01): calibration/dense_catalog.py takes a *_1333 record over the
     # half-size one scaled by the R50 area check
     (
         "mask_rcnn_swin_t_fpn_1333",
@@ -548,7 +548,7 @@ def write_results(results: dict) -> None:
         "dtype": "fp32",
         "mode": "train(): one forward + backward, random weights",
         "date": dt.date.today().isoformat(),
-        "script": "bench/activations_cpu.py",
+        "script": "calibration/activations_cpu.py",
     }
     OUT.write_text(json.dumps({"setup": setup, "models": results}, indent=1) + "\n")
 

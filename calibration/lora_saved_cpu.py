@@ -2,7 +2,7 @@
 
 Run it with a separate interpreter that has torch (not a project dependency):
 
-    /work/torchenv/bin/python bench/lora_saved_cpu.py
+    /work/torchenv/bin/python calibration/lora_saved_cpu.py
 
 A self-contained LLaMA decoder block (RMSNorm with the fp32 upcast transformers and LitGPT
 use, rotary q/k, SDPA, gated SiLU MLP) in bf16, random weights, LoRA (dropout 0.05) on the
@@ -21,7 +21,7 @@ query and value projections. The base projections run four ways:
 The weights stay bf16 in every variant: only what autograd keeps differs, which is what
 this measures. Saved bytes = the storages autograd keeps for backward (saved_tensors_hooks),
 each counted once by data_ptr, parameters left out; divided by tokens x layers.
-Results go to bench/data/lora_saved_cpu.json.
+Results go to calibration/data/lora_saved_cpu.json.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ no expandable segments, default max_split_size; read 2026-12-01 at pytorch/pytor
 - allocated_bytes grows by the block's size, so the unsplit remainder counts;
 - a freed block merges with free neighbours of its segment (try_merge_blocks).
 
-Pure Python, no torch: bench/allocator_rounding.py feeds it the timelines of
-bench/activations_cpu.py's LiveStorages.
+Pure Python, no torch: calibration/allocator_rounding.py feeds it the timelines of
+calibration/activations_cpu.py's LiveStorages.
 """
 
 from __future__ import annotations

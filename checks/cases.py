@@ -13,14 +13,10 @@ case id, model name or source.
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from advisor import catalog  # noqa: E402
-from advisor.catalog import ModelSpec  # noqa: E402
-from advisor.models import Architecture, Kind, Workload  # noqa: E402
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.models import Architecture, Kind, Workload
 
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
 # skipped by the lookbehind.

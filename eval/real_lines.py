@@ -3,7 +3,7 @@ should have been read but came back as a question), wrong (read as something els
 guessed where it should have asked). Prints one row per table and, with --show, each miss.
 With no table named, every real-lines table (tests/data/parse_lines_real*.toml).
 
-    python bench/real_lines.py
+    python eval/real_lines.py
     python -m bench.real_lines tests/data/parse_lines_real4.toml --show
 """
 
@@ -13,10 +13,10 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run as a script too: tests/ is imported from the checkout
+sys.path.insert(0, str(ROOT))
 
 from advisor.parse import parse_query  # noqa: E402
-from tests.test_parse_lines_real import check_real_line  # noqa: E402
+from checks.real_lines import check_real_line  # noqa: E402
 
 
 def classify(row: dict) -> str:

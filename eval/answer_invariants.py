@@ -1,11 +1,11 @@
-"""How many generated questions break each answer invariant, and the Chinese leaks.
+"""How many generated questions break each answer invariant.
 
-    python bench/answer_invariants.py [--examples 3]
+    python eval/answer_invariants.py [--examples 3]
 
-Runs the rules of tests/answer_invariants.py over the questions of tests/answer_questions.py
-(both currencies, the English answer, details and inline article, a lab's machines) and the
-Chinese scanner of tests/test_answer_chinese.py over every reply template; prints one line
-per rule: questions that break it (of all checked), then a few examples."""
+Runs the rules of checks/answer_invariants.py over the questions of checks/answer_questions.py
+(both currencies, the English answer, details and inline article, a lab's machines); prints
+one line per rule: questions that break it (of all checked), then a few examples. English
+words in Chinese replies are counted by tests/test_answer_chinese.py, which must find none."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests import answer_invariants as inv  # noqa: E402
-from tests.answer_questions import LABS, questions, wizard_questions  # noqa: E402
+from checks import answer_invariants as inv  # noqa: E402
+from checks.answer_questions import LABS, questions, wizard_questions  # noqa: E402
 
 RULES = (
     "headline_figure",
@@ -70,14 +70,6 @@ def main() -> None:
     for rule, items in broken.items():
         for q, detail in list(items.items())[: args.examples]:
             print(f"  {rule}: {q!r}: {detail}")
-    from tests.test_answer_chinese import _every_reply_corpus, leaks_in
-
-    corpus = [(s, t.replace("Choose your language", "")) for s, t in _every_reply_corpus()]
-    typed = {m.name for lab in LABS for m in lab} | {"o", "n", "m", "GpuAdvisorBot", "ws"}
-    leaks = leaks_in(corpus, extra=typed)
-    print(f"Chinese replies scanned: {len(corpus)}; English words leaked: {len(leaks)}")
-    for word, source in list(leaks.items())[:20]:
-        print(f"  {word!r} in {source}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Measure what the ground truth of one image adds to a detector's training peak, on the CPU.
 
-    /work/torchenv/bin/python bench/gt_transients.py
+    /work/torchenv/bin/python calibration/gt_transients.py
 
-bench/activations_cpu.py measures detectors with 7 ground-truth boxes per image (COCO's
+calibration/activations_cpu.py measures detectors with 7 ground-truth boxes per image (COCO's
 mean). A reported training peak (mmcv's `memory`, detectron2's `max_mem`) is the maximum
 over the whole run, so it is reached at the image with the most objects. Target assignment
 builds an IoU matrix of every anchor against every ground-truth box, with a few same-sized
@@ -115,7 +115,7 @@ def main() -> None:
         "torch": torch.__version__,
         "device": "cpu",
         "input": [round(800 * SCALE), round(1333 * SCALE)],
-        "script": "bench/gt_transients.py",
+        "script": "calibration/gt_transients.py",
     }
     OUT.write_text(json.dumps({"setup": setup, "results": results}, indent=1) + "\n")
 

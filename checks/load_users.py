@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from load_probe import cpu_seconds, thread_cpu_seconds
-
+from checks.load_probe import cpu_seconds, thread_cpu_seconds
 from standin import Call, Chat, FakeTelegram, User
 
 QUICK = [

@@ -11,6 +11,21 @@ from advisor.parse import parse_query
 from advisor.recommend.owned import Machine
 from bot.choices import wizard_spec
 
+# Ten typical questions: timed by bench/speed.py, first in eval/golden.py's corpus.
+QUICK_QUESTIONS = [
+    "/vram 13B fp16",
+    "qwen2.5-72b int4 32k",
+    "训练 llama3-8b lora",
+    "sdxl 1024 出4张图",
+    "8×A100 全参微调 70b zero3",
+    "我有2×3090 想跑 qwen2.5-32b awq ¥3/h",
+    "用 ollama 跑 deepseek-r1:32b，我的卡是 4090",
+    "LLaMA-Factory + DeepSpeed ZeRO-3 全参 qwen2.5-14b 8 张 a800",
+    "vllm serve Qwen/Qwen2.5-72B-Instruct-AWQ --tensor-parallel-size 2",
+    "师兄，lora 微调 qwen2.5-14b 要多少显存，实验室是 a100 40g",
+]
+
+
 LLMS = [
     "qwen2.5-0.5b",
     "qwen2.5-1.5b",
