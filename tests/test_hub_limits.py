@@ -11,12 +11,12 @@ import struct
 from collections.abc import AsyncIterator
 
 import pytest
-from conftest import halt, launch, shown
 
 from bot.settings import Settings
 from hublookup.client import HubClient, HubLookupError
 from hublookup.standin import DEFAULT_DATA, HubStandin, StandinRepo
 from standin import FakeTelegram, User
+from tests.conftest import halt, launch, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 TINY_CONFIG = json.loads(

@@ -142,3 +142,37 @@ def test_the_engine_imports_nothing_above_it_but_its_command_line_shell() -> Non
         if target.startswith("hublookup")
     )
     assert upward == []
+
+
+def _imported_names(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_tests_and_the_scripts_share_code_only_through_packages() -> None:
+    """bench/, eval/ and calibration/ are scripts: the tests import none of them (what both
+    need lives in checks/), and none of them imports the tests."""
+    scripts = {"bench", "eval", "calibration"}
+    script_modules = {p.stem for folder in scripts for p in (ROOT / folder).glob("*.py")}
+    crossing = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for name in _imported_names(path):
+            if name.split(".")[0] in scripts | script_modules:
+                crossing.append(f"{path.name} imports {name}")
+        for folder in scripts:
+            if f'sys.path.insert(0, str(ROOT / "{folder}"))' in text:
+                crossing.append(f"{path.name} puts {folder}/ on the path")
+    for folder in scripts:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            crossing += [
+                f"{folder}/{path.name} imports {name}"
+                for name in _imported_names(path)
+                if name.split(".")[0] in ("tests", "conftest")
+            ]
+    assert crossing == []
