@@ -15,9 +15,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from image_stage import ROOT, entry_commands, image_env, interpreter, stage
 
 from standin import STANDIN_TOKEN, FakeTelegram, User
+from tests.image_stage import ROOT, entry_commands, image_env, interpreter, stage
 from tests.test_webhook import free_port
 
 
