@@ -3,9 +3,8 @@ and preference / RL post-training questions, in private chats and groups, zh and
 
 from __future__ import annotations
 
-from conftest import say, shown
-
 from standin import Chat, FakeTelegram, User
+from tests.conftest import say, shown
 
 LAB = Chat(-100778, "supergroup", "RL lab")
 

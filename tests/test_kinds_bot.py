@@ -5,10 +5,10 @@ answered clearly; every first reply at most 900 visible characters."""
 from __future__ import annotations
 
 import pytest
-from conftest import say, shown
-from test_inline import _inline
 
 from standin import Chat, FakeTelegram, User
+from tests.conftest import say, shown
+from tests.test_inline import _inline
 
 LAB = Chat(-100777321, "supergroup", "GPU lab")
 FIRST_REPLY_LIMIT = 900  # visible characters (issue 32's bar for a first reply)

@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ADMIN_ID, button, press, say, settled, shown
 
 from advisor import catalog
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from standin import Call, Chat, FakeTelegram, User
+from tests.conftest import ADMIN_ID, button, press, say, settled, shown
 
 ROOT = Path(__file__).resolve().parent.parent
 GIB, MIB = 2**30, 2**20

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import halt, launch, make_settings
-
 from bot.runner import stop
 from standin import FakeTelegram, User
+from tests.conftest import halt, launch, make_settings
 from tests.test_webhook import SECRET, launch_webhook, webhook_settings
 
 
