@@ -255,6 +255,9 @@ class Workload(BaseModel):
     qps: float | None = Field(default=None, gt=0, le=10**9)
 
     train_tokens: int | None = Field(default=None, ge=1, le=10**15)
+    # A vision training run's images: the dataset's training split x epochs (how long it
+    # takes: advisor/throughput.py).
+    train_images: int | None = Field(default=None, ge=1, le=10**13)
 
     # Preference / RL post-training (mode grpo, dpo, ppo, kto, orpo, simpo, rloo). None:
     # the method's or the framework's default, stated in `assumed` (data/post_training.toml).

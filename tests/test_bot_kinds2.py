@@ -57,3 +57,32 @@ async def test_full_dpo_holds_a_frozen_reference_model(tg: FakeTelegram, bot) ->
     lora = shown(await say(tg, User(7009, "Bo", "en"), "DPO llama3-8b lora"))
     assert "reference model (frozen)" not in lora
     assert "the base with its adapter disabled is the reference" in lora
+
+
+async def test_how_long_a_training_run_takes_in_both_languages(tg: FakeTelegram, bot) -> None:
+    en = shown(await say(tg, User(7010, "Bo", "en"), "resnet50 imagenet 90 epochs how long"))
+    assert "imagenet × 90 epochs = 115,305,030 images" in en
+    assert " h" in en and "whole job ~" in en and "images/s per card" in en
+    zh = shown(await say(tg, User(7011, "王", "zh-hans"), "yolov8s coco 训练多久"))
+    assert "coco × 100 轮" in zh and "小时" in zh and "整个任务约" in zh
+    llm = shown(await say(tg, User(7012, "Bo", "en"), "qwen2.5-7b lora 1b tokens how long"))
+    assert "1B tokens" in llm and "MFU" in llm
+
+
+async def test_absurd_epochs_and_a_missing_data_size_get_clear_answers(
+    tg: FakeTelegram, bot
+) -> None:
+    bo = User(7013, "Bo", "en")
+    absurd = shown(await say(tg, bo, "resnet50 imagenet 1000000000 epochs how long"))
+    assert "epochs must be from 1 to 100000" in absurd
+    vague = shown(await say(tg, bo, "qwen2.5-7b lora how long"))
+    assert "depends on how much data" in vague
+    group = shown(
+        await say(
+            tg,
+            User(7014, "Li", "zh-hans"),
+            "/vram@GpuAdvisorBot resnet18 cifar10 训练 200 轮 几个小时",
+            LAB,
+        )
+    )
+    assert "cifar10 × 200 轮" in group

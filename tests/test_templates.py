@@ -87,6 +87,10 @@ def contexts() -> dict[str, dict]:
             "unknown_card": EVIL,
         },
         "purchase": {"result": kind_answer(parse_query("预算2万 买卡 微调 qwen2.5-7b"))},
+        "train_time": {
+            "result": kind_answer(parse_query("resnet50 imagenet 90 epochs how long")),
+            "unknown_card": EVIL,
+        },
         "card_usage": {"command": "gpu"},
         "unknown_gpu": {"name": EVIL, "suggestions": [EVIL]},
         "history": {"entries": [entry] * 10},

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from advisor.kinds import capability, out_of_scope, purchase, serve
+from advisor.kinds import capability, out_of_scope, purchase, serve, train_time
 from advisor.parse import ParsedQuery
 
 KindAnswer = Callable[[ParsedQuery, str], BaseModel]
@@ -26,6 +26,7 @@ _ANSWERS: dict[str, KindAnswer] = {
     "purchase": purchase.answer,
     "out_of_scope": out_of_scope.answer,
     "serve": serve.answer,
+    "train_time": train_time.answer,
 }
 
 

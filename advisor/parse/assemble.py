@@ -362,8 +362,30 @@ def _place_context(fields: dict[str, Any], r: Reading) -> None:
     fields["seq_len" if fields["mode"].is_training else "context_tokens"] = ctx
 
 
+# Epochs a run may take ("absurd epochs" is a clear error, not a 10^9-epoch answer).
+MAX_EPOCHS = 100_000
+
+
+def _place_images(
+    fields: dict[str, Any], epochs: float | None, images: int, usual: int | None, assumed: list[str]
+) -> None:
+    """A vision dataset named on a training line: the images the run processes, the
+    training split x epochs (the usual recipe's epochs when none is named, said so)."""
+    if epochs is None:
+        epochs = usual or 1
+        assumed.append(f"epochs = {epochs:g}")
+    if not 0 < epochs <= MAX_EPOCHS or images * epochs > 10**13:
+        raise reject("bad_value", "epochs")
+    fields["train_images"] = max(int(images * epochs), 1)
+
+
 def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) -> None:
     tokens, samples, epochs = (fields.pop(k, None) for k in ("_tokens", "_samples", "_epochs"))
+    images, usual = fields.pop("_dataset_images", None), fields.pop("_usual_epochs", None)
+    vision = fields.get("kind") not in (None, Kind.llm)
+    if images and tokens is None and samples is None and fields["mode"].is_training and vision:
+        _place_images(fields, epochs, images, usual, assumed)
+        return
     if samples is not None:
         tokens = samples * (fields.get("seq_len") or 1024)
         assumed.append(f"{samples:g} samples x {fields.get('seq_len') or 1024} tokens")

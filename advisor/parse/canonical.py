@@ -31,6 +31,8 @@ def _training_parts(w: Workload) -> list[str]:
         parts.append("vllm")
     if w.train_tokens:
         parts.append(f"data {w.train_tokens} tokens")
+    if w.train_images:
+        parts.append(f"data {w.train_images} images")
     if w.optimizer:
         parts.append(
             "adamw8bit"

@@ -27,6 +27,8 @@ def recognize_data(s: Scan, r: Reading) -> None:
     Samples first: in "10w条数据 3 epochs" the 3 is epochs, not a data size."""
     if not _DATA_WORDS.search(s.text):
         return
+    if m := s.take(r"\bdata\s+(\d+)\s+images\b"):  # the canonical line's image count
+        r.fields["train_images"] = int(m.group(1))
     if m := s.take(
         r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万|w)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
     ):
@@ -61,11 +63,20 @@ def _datasets() -> tuple[re.Pattern[str], dict[str, tuple[int, int]], dict[str, 
     return re.compile(vocab.alternation([n for d in entries for n in d["names"]])), sizes, classes
 
 
+@cache
+def _dataset_rows() -> dict[str, dict]:
+    return {vocab.squash(n): d for d in vocab.load("datasets")["dataset"] for n in d["names"]}
+
+
 def recognize_dataset(s: Scan, r: Reading) -> None:
     """cifar10 -> 32 px, imagenet -> 224, coco -> 640: the input size the dataset implies;
     a segmentation set also its classes (ade20k -> 150), which a segmentor's logits follow."""
     pattern, sizes, classes = _datasets()
     if m := s.take(pattern):
+        row = _dataset_rows()[vocab.squash(m.group(0))]
+        if "train_images" in row:  # "how long": the training split x epochs (_place_data)
+            r.fields["_dataset_images"] = row["train_images"]
+            r.fields["_usual_epochs"] = row.get("usual_epochs")
         width, height = sizes[vocab.squash(m.group(0))]
         r.fields.setdefault("image_width", width)
         r.fields.setdefault("image_height", height)

@@ -107,7 +107,10 @@ def decide_kind(r: Reading, understood: list[str]) -> str:
     two_models = any(a.startswith("second_model") for a in r.assumed)
     if "compare" in cues and (two_cards or two_models):
         return "compare"
-    if "train_time" in cues and (r.mode not in (None, "inference") or r.fields.get("_tokens")):
+    data = ("_tokens", "_samples", "_epochs", "_dataset_images")
+    if "train_time" in cues and (
+        r.mode not in (None, "inference") or any(r.fields.get(k) for k in data)
+    ):
         return "train_time"
     if "serve" in cues or (r.fields.get("concurrency") or 0) > 1:
         return "serve"

@@ -10,6 +10,7 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import allreduce_latency_s, nvlinked, speed_constants
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
+from advisor.throughput import images_per_s, multi_card_efficiency
 from advisor.types import Option
 
 DEFAULT_LAYERS = 32  # a model without a known architecture: a 7B-class depth
@@ -151,11 +152,14 @@ def _moe_read_share(result: EstimateResult, active_share: float) -> tuple[float,
 class _Speed(NamedTuple):
     """What `speed_fields` reads of a workload that is the same on every card."""
 
-    kind: str  # decode | train | images | none
+    kind: str  # decode | train | vision | images | none
     decode: _Decode | None = None
     batch: int = 1
-    flops: float = 0.0  # prefill (decode), the whole job (train) or one image (images)
+    flops: float = 0.0  # prefill (decode), the whole job (train), one image (images), or
+    # the images a vision training run processes (vision: dataset x epochs)
     full: bool = False
+    model_id: str | None = None  # vision: the model whose published throughput is read
+    input_px: int = 0  # vision: the longer side of the training images
 
 
 # Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
@@ -171,6 +175,10 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         prompt = w.prompt_tokens or w.context_tokens or 4096
         flops = 2 * model.active_params_b * 1e9 * prompt * batch
         return _Speed("decode", _decode_facts(result), batch, flops)
+    if w.mode.is_training and w.train_images and model.kind == Kind.classic:
+        # dataset x epochs at the published images/s of this model (advisor/throughput.py)
+        px = max(w.image_width or 0, w.image_height or 0)
+        return _Speed("vision", flops=float(w.train_images), model_id=model.id, input_px=px)
     if w.mode.is_training and model.kind in (Kind.llm, Kind.classic, Kind.diffusion):
         tokens = w.train_tokens
         if tokens is None:
@@ -248,6 +256,12 @@ def speed_row(f: _Speed, card: CardSpeed, count: int) -> SpeedRow:
         mfu = _links(card, count)[1]
         hours = round(f.flops / (count * card.dense_tflops * 1e12 * mfu) / 3600, 2)
         return (None, None, 1, None, hours, None)
+    if kind == "vision":
+        rate = images_per_s(f.model_id, card.gpu, f.input_px)
+        if rate is None:
+            return NO_SPEED  # nothing published covers this model: no time claimed
+        per_s = rate.images_per_s * count * (multi_card_efficiency() if count > 1 else 1.0)
+        return (None, None, 1, None, round(f.flops / per_s / 3600, 2), None)
     if kind == "images":
         images = round(60 / (f.flops / (card.flops * 0.5)), 1)
         return (None, None, 1, None, None, images)

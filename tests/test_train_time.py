@@ -1,0 +1,119 @@
+"""Training time (advisor/kinds/train_time.py, advisor/throughput.py, recommend/speed.py):
+LLM runs from tokens x 6 x params at a stated MFU, vision runs from dataset x epochs at a
+published images/s; hours and the whole job's cost per option."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from advisor import catalog
+from advisor.__main__ import main
+from advisor.kinds import answer_kind
+from advisor.parse import parse_query
+from advisor.recommend.speed import train_mfu
+from advisor.render import render
+from advisor.throughput import images_per_s, table
+
+
+def _answer(line: str, currency: str = "USD"):  # noqa: ANN202
+    p = parse_query(line)
+    assert p.question_kind == "train_time", (line, p.question_kind)
+    return answer_kind(p, currency)
+
+
+def test_resnet50_imagenet_90_epochs_on_an_a100_is_nvidias_published_14_hours() -> None:
+    """NVIDIA DeepLearningExamples: 1x A100 80GB, AMP, 2470 img/s, '90 epochs ~14 hours'."""
+    a100 = catalog.gpus()["a100-80gb-sxm"]
+    rate = images_per_s("resnet50", a100, 224)
+    assert rate is not None and rate.images_per_s == 2470 and rate.basis == "published"
+    a = _answer("resnet50 imagenet 训练 90 epoch 要多久 a100 80g sxm")
+    named = a.options[0]
+    assert named.gpu_id == "a100-80gb-sxm"
+    assert named.train_hours == pytest.approx(1_281_167 * 90 / 2470 / 3600, rel=0.01)
+    assert 12 < named.train_hours < 15
+
+
+def test_no_epochs_named_takes_the_usual_recipes_and_says_so() -> None:
+    p = parse_query("resnet50 imagenet 训练多久")
+    assert "epochs = 90" in p.assumed and p.workload.train_images == 1_281_167 * 90
+    coco = parse_query("yolov8s coco how long to train")
+    assert "epochs = 100" in coco.assumed  # Ultralytics default.yaml
+
+
+def test_the_job_cost_is_the_hours_times_the_price() -> None:
+    a = _answer("resnet50 imagenet 90 epochs how long")
+    for o in a.options:
+        assert o.job_cost == pytest.approx(o.train_hours * o.price_per_hour, abs=0.02)
+
+
+def test_an_unmeasured_card_is_never_faster_than_the_fastest_measured_one() -> None:
+    fastest = max(r["images_per_s"] for r in table()["row"] if r["model"] == "resnet50")
+    for gpu in catalog.gpus().values():
+        rate = images_per_s("resnet50", gpu, 224)
+        if rate is not None:
+            assert rate.images_per_s <= fastest
+
+
+def test_a_model_without_rows_is_scaled_by_gflops_and_says_so() -> None:
+    v100 = catalog.gpus()["tesla-v100"]
+    v8s, v5s = images_per_s("yolov8s", v100, 640), images_per_s("yolov5s", v100, 640)
+    assert v8s.basis == "scaled_model"  # type: ignore[union-attr]
+    assert v8s.images_per_s == pytest.approx(v5s.images_per_s * 16.5 / 28.6, rel=0.01)  # type: ignore[union-attr]
+    assert images_per_s("segformer-b2", v100, 512) is None  # nothing published: no time
+
+
+def test_larger_images_are_slower_and_smaller_ones_not_faster() -> None:
+    r3090 = catalog.gpus()["rtx-3090"]
+    at224 = images_per_s("resnet50", r3090, 224).images_per_s  # type: ignore[union-attr]
+    assert images_per_s("resnet50", r3090, 448).images_per_s == pytest.approx(at224 / 4)  # type: ignore[union-attr]
+    assert images_per_s("resnet50", r3090, 32).images_per_s == at224  # type: ignore[union-attr]
+
+
+def test_an_llm_run_is_six_times_params_times_tokens_at_the_stated_mfu() -> None:
+    a = _answer("qwen2.5-7b full 8x h100 1b tokens how long")
+    o = a.options[0]
+    gpu = catalog.gpus()[o.gpu_id]
+    assert o.mfu == pytest.approx(train_mfu(gpu, o.count), abs=0.001)
+    from advisor.catalog import find_model
+
+    params = find_model("qwen2.5-7b").active_b * 1e9  # type: ignore[union-attr]
+    expected = 6 * params * 1e9 / (o.count * gpu.dense_tflops * 1e12 * o.mfu) / 3600
+    assert o.train_hours == pytest.approx(expected, rel=0.02)
+
+
+def test_more_data_takes_proportionally_longer() -> None:
+    one = _answer("resnet50 imagenet 45 epochs how long on a100 80g sxm").options[0]
+    two = _answer("resnet50 imagenet 90 epochs how long on a100 80g sxm").options[0]
+    assert two.train_hours == pytest.approx(2 * one.train_hours, rel=0.01)
+
+
+def test_absurd_epochs_are_a_clear_error_in_both_languages() -> None:
+    p = parse_query("resnet50 imagenet 1000000000 epochs how long")
+    assert p.error is not None and p.error.detail == "epochs"
+    assert "epochs must be from 1 to 100000" in render("error", "en", error=p.error, parsed=p)
+    assert "训练轮数" in render("error", "zh", error=p.error, parsed=p)
+
+
+def test_how_long_without_an_amount_of_data_asks_for_it() -> None:
+    a = _answer("qwen2.5-7b lora 要多久")
+    assert a.task is None
+    text = render("train_time", "en", plain=True, result=a, parsed=parse_query("x"))
+    assert "depends on how much data" in text
+
+
+def test_the_cli_json_has_train_hours_and_job_cost(capsys) -> None:  # noqa: ANN001
+    assert main(["yolov8s coco 训练多久", "--json", "--offline", "--lang", "zh"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["question_kind"] == "train_time"
+    assert out["train_hours"] == out["train_time"]["options"][0]["train_hours"] > 0
+    assert out["job_cost"] is not None and out["train_time"]["dataset"] == "coco"
+
+
+def test_the_first_reply_stays_short() -> None:
+    for line in ("resnet50 imagenet 训练 90 epoch 要多久", "qwen2.5-7b lora 1b tokens how long"):
+        p = parse_query(line)
+        for lang in ("en", "zh"):
+            text = render("train_time", lang, plain=True, result=answer_kind(p, "USD"), parsed=p)
+            assert len(text) <= 900, (line, lang, len(text))
