@@ -8,11 +8,8 @@ nonsense answer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -317,41 +314,6 @@ class Workload(BaseModel):
         ):
             raise ValueError("policy_mode: full, lora, qlora or another way to train weights")
         return self
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """`BaseModel.model_copy`, the shallow copy with an update written out: a workload
-        has no extra fields (extra="forbid") and no private attributes, so the copy is its
-        `__dict__` with `update` over it and its fields set with the updated names, as
-        pydantic's own. The search over cards and the fixes copy ~10 workloads per new
-        question; pydantic's generic path was most of each copy's cost."""
-        if deep or not update:
-            return super().model_copy(update=update, deep=deep)
-        return construct(
-            type(self), {**self.__dict__, **update}, self.__pydantic_fields_set__ | update.keys()
-        )
-
-
-_new = object.__new__  # BaseModel defines no __new__
-_setattr = object.__setattr__
-# pydantic's BaseModel slots, set through their descriptors (cheaper than __setattr__).
-_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def construct(cls: type, values: dict[str, Any], fields_set: AbstractSet[str]) -> Any:
-    """What `cls.model_construct(**values)` builds, without its per-field loop over aliases
-    and defaults: `values` holds every field in declaration order (defaults filled by the
-    caller, mutable ones fresh) and `fields_set` the names the caller passed. For models
-    without aliases, extra fields or post-init, built by the engine from values of the
-    fields' types (Workload.model_copy, pitfalls' Pitfall, recommend's Recommendation);
-    tests/test_fast_paths.py compares the results with validated ones."""
-    m = _new(cls)
-    _setattr(m, "__dict__", values)
-    _SET_FIELDS_SET(m, set(fields_set))
-    _SET_EXTRA(m, None)
-    _SET_PRIVATE(m, None)
-    return m
 
 
 # The estimate's results (Term, Estimate, Assumption, EstimateResult) are built by the

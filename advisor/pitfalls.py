@@ -12,7 +12,7 @@ from functools import cache
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import advisories, blockers, nvlinked, speed_constants
 from advisor.memory.runtimes import coefficient
-from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, construct
+from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.types import Option, Pitfall, pitfall_texts
 from advisor.units import headroom
 
@@ -26,24 +26,17 @@ def gpu_notes() -> dict[str, dict[str, str]]:
         return tomllib.load(fh)
 
 
-_PITFALL_SET = frozenset(("code", "severity", "params"))
-_PITFALL_LANG_SET = _PITFALL_SET | {"lang_params"}
-
-
 def _p(
     code: str, lang_params: dict[str, dict[str, str]] | None = None, **params: object
 ) -> Pitfall:
-    # Built from values of the field types (str codes and severities, params as text): no
-    # validation (an answer raises ~5, tests/test_memo.py and the answer dumps compare).
-    return construct(
-        Pitfall,
-        {
-            "code": code,
-            "severity": pitfall_texts()[code]["severity"],
-            "params": {k: str(v) for k, v in params.items()},
-            "lang_params": lang_params if lang_params is not None else {},
-        },
-        _PITFALL_SET if lang_params is None else _PITFALL_LANG_SET,
+    # Built from values of the field types (str codes and severities, params as text), so
+    # without validation (an answer raises ~5).
+    languages = {} if lang_params is None else {"lang_params": lang_params}
+    return Pitfall.model_construct(
+        code=code,
+        severity=pitfall_texts()[code]["severity"],
+        params={k: str(v) for k, v in params.items()},
+        **languages,
     )
 
 

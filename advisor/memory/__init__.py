@@ -80,4 +80,4 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
         est = estimate_transformer(w, model, spec, acc)
     if est is not None:
         settle_band(est, model.kind, w, spec, model)
-    return EstimateResult(w, model, est, acc.assumed)
+    return EstimateResult(workload=w, model=model, estimate=est, assumed=acc.assumed)

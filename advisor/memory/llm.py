@@ -162,25 +162,24 @@ def estimate_inference(
         kv_dtype, how = runtime_kv_dtype(runtime.value, kv_dtype)
         if how is not None:  # e.g. int8 asked under vLLM, which offers fp8 only
             acc.assume("kv_cache_dtype_unsupported", f"{w.kv_cache_dtype} → {kv_dtype} ({how})")
-    # every field in its order, by position (an inference estimate builds one)
     setup = InferenceSetup(
-        w,
-        model,
-        spec,
-        arch,
-        runtime,
-        fmt,
-        weight_bytes,
-        weight_formula,
-        split,
-        w.num_gpus if par == Parallelism.tp else 1,  # tp
-        batch,
-        prompt,
-        context,
-        kv_dtype,
-        attention,
-        w.framework.lower() if w.framework else None,  # framework
-        catalog.find_format(fmt).bits,  # type: ignore[union-attr]  # weight_bits
+        w=w,
+        model=model,
+        spec=spec,
+        arch=arch,
+        runtime=runtime,
+        fmt=fmt,
+        weight_bytes=weight_bytes,
+        weight_formula=weight_formula,
+        split=split,
+        tp=w.num_gpus if par == Parallelism.tp else 1,
+        batch=batch,
+        prompt=prompt,
+        context=context,
+        kv_dtype=kv_dtype,
+        attention=attention,
+        framework=w.framework.lower() if w.framework else None,
+        weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
     )
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)

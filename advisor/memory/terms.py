@@ -79,7 +79,13 @@ class Breakdown:
                 self.terms.append(LeanTerm(name, b))  # type: ignore[arg-type]
                 return b
             self.terms.append(
-                Term(name, b, formula, key or name, {"gib": round(b / GIB, 2), **values})
+                Term(
+                    name=name,
+                    bytes=b,
+                    formula=formula,
+                    formula_key=key or name,
+                    values={"gib": round(b / GIB, 2), **values},
+                )
             )
             return b
         return 0
@@ -136,18 +142,17 @@ def finish(
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-    # in the fields' order (by position: every estimate builds one)
     return Estimate(
-        True,  # per_gpu
-        w.num_gpus,
-        acc.terms,
-        allocated,  # allocated_bytes
-        total,  # total_bytes
-        int(total * (1 - lo)),  # low_bytes
-        int(total * (1 + hi)),  # high_bytes
-        confidence,
-        lo,  # band_low_fraction
-        hi,  # band_high_fraction
+        per_gpu=True,
+        num_gpus=w.num_gpus,
+        terms=acc.terms,
+        allocated_bytes=allocated,
+        total_bytes=total,
+        low_bytes=int(total * (1 - lo)),
+        high_bytes=int(total * (1 + hi)),
+        confidence=confidence,
+        band_low_fraction=lo,
+        band_high_fraction=hi,
     )
 
 
@@ -155,11 +160,11 @@ def _add_overhead(acc: Breakdown, b: int, nccl: bool, slack_pct: int) -> None:
     """The CUDA context (+ NCCL) and allocator slack as one term."""
     acc.terms.append(
         Term(
-            "runtime_overhead",
-            b,
-            (_OVERHEAD_NCCL if nccl else _OVERHEAD) + f" + allocator slack {slack_pct}%",
-            "runtime_overhead.nccl" if nccl else "runtime_overhead",
-            {
+            name="runtime_overhead",
+            bytes=b,
+            formula=(_OVERHEAD_NCCL if nccl else _OVERHEAD) + f" + allocator slack {slack_pct}%",
+            formula_key="runtime_overhead.nccl" if nccl else "runtime_overhead",
+            values={
                 "gib": round(b / GIB, 2),
                 "context_gib": _CONTEXT_GIB,
                 "nccl_gib": _NCCL_GIB,

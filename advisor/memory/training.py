@@ -146,41 +146,39 @@ def training_setup(
     sharded = par in SHARDED_STATES
     tp = w.tensor_parallel or (n if par == Parallelism.tp else 1)
     pp = w.pipeline_parallel or (n if par == Parallelism.pp else 1)
-    # every field in its order, by position (a training estimate builds one; by keyword the
-    # call was 1% of a new question's instructions)
     return TrainingSetup(
-        w,
-        model,
-        spec,
-        arch,
-        params,
-        fmt,
-        par,
-        split,
-        attention,
-        framework,
-        batch,
-        seq,
-        opt,
-        gc,
-        compute,
-        full,
-        # elem. AMP autocasts softmax and layer norms to fp32: saved activations average
+        w=w,
+        model=model,
+        spec=spec,
+        arch=arch,
+        params=params,
+        fmt=fmt,
+        par=par,
+        split=split,
+        attention=attention,
+        framework=framework,
+        batch=batch,
+        seq=seq,
+        opt=opt,
+        gc=gc,
+        compute=compute,
+        full=full,
+        # AMP autocasts softmax and layer norms to fp32: saved activations average
         # ~2.5 B. torchtitan's FSDP2 casts the parameters (param_dtype bf16) and runs no
         # autocast (config/configs.py), which would make them 2 B; not applied: on
         # torchtitan's own figures (max_memory_reserved) that leaves the allocated estimate
         # 12-16% under, a reserved-vs-allocated gap this view does not model.
-        4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
-        trainable_params(w, arch, params),  # trainable
-        param_bytes,
-        master,
-        n if sharded else 1,  # shard_states
-        n if sharded and par != Parallelism.zero1 else 1,  # shard_grads
-        tp,
-        # layers. Each pipeline stage holds its own layers; 1F1B keeps up to `pp`
-        # micro-batches in flight, about the whole local batch (torchtitan / Megatron).
-        math.ceil(arch.layers / pp),
-        pp,
+        elem=4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
+        trainable=trainable_params(w, arch, params),
+        param_bytes=param_bytes,
+        master=master,
+        shard_states=n if sharded else 1,
+        shard_grads=n if sharded and par != Parallelism.zero1 else 1,
+        tp=tp,
+        # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
+        # flight, about the whole local batch (torchtitan / Megatron).
+        layers=math.ceil(arch.layers / pp),
+        pp=pp,
     )
 
 

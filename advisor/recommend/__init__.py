@@ -17,7 +17,7 @@ from advisor.catalog import GpuSpec, PriceSpec
 from advisor.constraints import speed_constants
 from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
-from advisor.models import EstimateResult, Runtime, Workload, construct
+from advisor.models import EstimateResult, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.fixes import (
@@ -288,44 +288,32 @@ def _answer(
         headline.per_gpu_bytes if headline and setup.estimate else None,
         headline.count if headline else 1,
     )
-    # Every field in its order, of its type, the defaults fresh: built without validation
-    # (~8 us of a new question's ~900; tests/test_fast_paths.py compares a validated one).
-    return construct(
-        Recommendation,
-        {
-            "result": base,
-            "setup": setup,
-            "options": sorted(options, key=listing_key),
-            "cheapest": cheapest,
-            "best_value": best_value,
-            "fastest": fastest,
-            "named": named,
-            "headline": headline,
-            "verdict": verdict,
-            "fixes": fixes,
-            "pitfalls": pitfalls,
-            "guide_task": task,
-            "currency": currency,
-            "region": region or REGION_BY_CURRENCY.get(currency, "global"),
-            "budget_per_hour": _float(budget_per_hour),
-            "budget_total": _float(budget_total),
-            "over_budget": over_budget,
-            "excluded": excluded,
-            "free": free_tiers(base),
-            "grid": precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
-            "budget_fix": None,
-            "asked": None,
-            "recipe": None,
-            "count_asked": count_asked,
-            "decode_efficiency": float(speed_constants()["decode_bandwidth_efficiency"]),
-            "also": [],
-        },
-        _ANSWER_SET,
+    # Built from values of the fields' types, so without validation (tests/test_fast_paths.py
+    # compares a validated one); the fields left out keep their defaults and stay unset.
+    return Recommendation.model_construct(
+        result=base,
+        setup=setup,
+        options=sorted(options, key=listing_key),
+        cheapest=cheapest,
+        best_value=best_value,
+        fastest=fastest,
+        named=named,
+        headline=headline,
+        verdict=verdict,
+        fixes=fixes,
+        pitfalls=pitfalls,
+        guide_task=task,
+        currency=currency,
+        region=region or REGION_BY_CURRENCY.get(currency, "global"),
+        budget_per_hour=_float(budget_per_hour),
+        budget_total=_float(budget_total),
+        over_budget=over_budget,
+        excluded=excluded,
+        free=free_tiers(base),
+        grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
+        count_asked=count_asked,
+        decode_efficiency=float(speed_constants()["decode_bandwidth_efficiency"]),
     )
-
-
-# The fields `_answer` gives (the rest keep their defaults), as a validated call would set.
-_ANSWER_SET = frozenset(Recommendation.model_fields) - {"budget_fix", "asked", "recipe", "also"}
 
 
 def _float(x: float | None) -> float | None:

@@ -172,33 +172,26 @@ def option_from(
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
-    # Built from values of the types the fields hold (floats where a field is a float),
-    # every field in its order (a call by position: ~40 options per new question); the
-    # answer's dumps compare them (tests/test_memo.py, eval/golden.py).
     return Option(
-        card.id,
-        card.name,
-        count,
-        fits,
-        fits and headroom < HEADROOM,  # risky
-        count > 8,  # multi_node
-        need,  # per_gpu_bytes
-        usable,
-        float(round(headroom, 3)),
-        price,
-        split if count > 1 else None,  # parallelism
-        blocked,
-        None,  # fix
-        None,  # fixed_bytes
-        [],  # notes
-        tps,
-        total_tps,
-        concurrency,
-        prefill_s,
-        train_hours,
-        job_cost,
-        images,
-        "",  # why
+        gpu_id=card.id,
+        gpu_name=card.name,
+        count=count,
+        fits=fits,
+        risky=fits and headroom < HEADROOM,
+        multi_node=count > 8,
+        per_gpu_bytes=need,
+        usable_bytes=usable,
+        headroom_fraction=float(round(headroom, 3)),
+        price_per_hour=price,
+        parallelism=split if count > 1 else None,
+        blocked=blocked,
+        decode_tokens_per_s=tps,
+        decode_total_tokens_per_s=total_tps,
+        concurrency=concurrency,
+        prefill_s=prefill_s,
+        train_hours=train_hours,
+        job_cost=job_cost,
+        images_per_min=images,
     )
 
 
