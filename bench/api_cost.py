@@ -10,18 +10,16 @@ busy machine slows them alike; the figure is the median over rounds of CPU per c
     python bench/api_cost.py --calls 500 --rounds 4
 
 Stacks, each adding one layer to the one before:
-  aiohttp    aiohttp's client: a POST of a JSON body (HTTP client and socket)
-  raw        the same POST through the bot's lean client (bot.http_client; the floor)
-  request    the project's transport (bot.http.ApiRequest, on the lean client) through PTB's
-             BaseRequest.post; `request aiohttp` the same on aiohttp's client
+  raw        aiohttp's client: a POST of a JSON body (HTTP client and socket; the floor)
+  request    the project's transport (bot.http.ApiRequest, on aiohttp) through PTB's
+             BaseRequest.post
   bot        PTB's ExtBot over it (parameters, defaults, the answer's de_json)
   limiter    + PTB's AIORateLimiter (caps lifted as in the load bench)
-  app        the bot's own stack as bot.app builds it: MeteredRequest (answers trimmed,
-             bot.http.TrimmingRequest), MeteredRateLimiter (RetryingRateLimiter,
-             AIORateLimiter), Defaults (HTML, no link previews)
+  app        the bot's own stack as bot.app builds it: MeteredRequest, MeteredRateLimiter
+             (RetryingRateLimiter, AIORateLimiter), Defaults (HTML, no link previews)
 sendMessage carries a wizard step's 12-button keyboard, built for each message: as PTB
 objects in every stack but `app`, which sends it as the bot does (bot.replies.markup, JSON
-through api_kwargs); `app before` is the bot's stack before that and before trimming.
+through api_kwargs); `app before` is the bot's stack before that.
 """
 
 from __future__ import annotations
@@ -47,7 +45,6 @@ from telegram.request._requestparameter import RequestParameter  # noqa: E402
 
 from bot import event_loop  # noqa: E402
 from bot.http import ApiRequest  # noqa: E402
-from bot.http_client import Client  # noqa: E402
 from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics  # noqa: E402
 from bot.replies import markup  # noqa: E402
 from standin import STANDIN_TOKEN  # noqa: E402
@@ -77,12 +74,6 @@ def ptb_keyboard() -> InlineKeyboardMarkup:
     )
 
 
-class _Untrimmed(MeteredRequest):
-    """The bot's request class as it was before answers were trimmed."""
-
-    post = ApiRequest.post
-
-
 def make_bot(base: str, stack: str) -> ExtBot:
     if stack == "bot":
         return ExtBot(STANDIN_TOKEN, base_url=base, request=ApiRequest())
@@ -104,7 +95,7 @@ def make_bot(base: str, stack: str) -> ExtBot:
     return ExtBot(
         STANDIN_TOKEN,
         base_url=base,
-        request=MeteredRequest(metrics) if stack == "app" else _Untrimmed(metrics),
+        request=MeteredRequest(metrics),
         rate_limiter=limiter,
         defaults=defaults,
     )
@@ -127,29 +118,11 @@ async def run(args: argparse.Namespace) -> None:
     chat_id = 10001
     ids = iter(range(10**9))
     session = aiohttp.ClientSession()
-    request, request_aiohttp = ApiRequest(), ApiRequest(client="aiohttp")
+    request = ApiRequest()
     await request.initialize()
-    await request_aiohttp.initialize()
-    lean = Client(8, "api_cost")
     bots = {s: make_bot(base, s) for s in ("bot", "limiter", "app before", "app")}
     for b in bots.values():
         await b.initialize()
-
-    def lean_raw(method: str, params: dict) -> Callable[[int], Awaitable[object]]:
-        async def call(_: int) -> object:
-            body = orjson.dumps(params | {"callback_query_id": str(next(ids))})
-            _, answer = await lean.request(
-                "POST",
-                f"{base}{STANDIN_TOKEN}/{method}",
-                body,
-                {"Content-Type": "application/json"},
-                pool_timeout=3,
-                connect_timeout=5,
-                read_timeout=10,
-            )
-            return orjson.loads(answer)
-
-        return call
 
     def raw(method: str, params: dict) -> Callable[[int], Awaitable[object]]:
         async def call(_: int) -> object:
@@ -163,13 +136,11 @@ async def run(args: argparse.Namespace) -> None:
 
         return call
 
-    def via_request(
-        method: str, params: dict, through: ApiRequest = request
-    ) -> Callable[[int], Awaitable[object]]:
+    def via_request(method: str, params: dict) -> Callable[[int], Awaitable[object]]:
         async def call(_: int) -> object:
             p = params | {"callback_query_id": str(next(ids))}
             data = RequestData([RequestParameter.from_input(k, v) for k, v in p.items()])
-            return await through.post(f"{base}{STANDIN_TOKEN}/{method}", data)
+            return await request.post(f"{base}{STANDIN_TOKEN}/{method}", data)
 
         return call
 
@@ -185,16 +156,12 @@ async def run(args: argparse.Namespace) -> None:
     send_params = {"chat_id": chat_id, "text": TEXT, "reply_markup": markup(ROWS)}
     cases: dict[str, dict[str, Callable[[int], Awaitable[object]]]] = {
         "answerCallbackQuery": {
-            "aiohttp": raw("answerCallbackQuery", {}),
-            "raw": lean_raw("answerCallbackQuery", {}),
-            "request aiohttp": via_request("answerCallbackQuery", {}, request_aiohttp),
+            "raw": raw("answerCallbackQuery", {}),
             "request": via_request("answerCallbackQuery", {}),
             **{s: answer(b) for s, b in bots.items() if s != "app before"},
         },
         "sendMessage": {
-            "aiohttp": raw("sendMessage", send_params),
-            "raw": lean_raw("sendMessage", send_params),
-            "request aiohttp": via_request("sendMessage", send_params, request_aiohttp),
+            "raw": raw("sendMessage", send_params),
             "request": via_request("sendMessage", send_params),
             **{s: send(b) for s, b in bots.items() if s != "app"},
             "app": send_lean(bots["app"]),
@@ -217,8 +184,6 @@ async def run(args: argparse.Namespace) -> None:
         for b in bots.values():
             await b.shutdown()
         await request.shutdown()
-        await request_aiohttp.shutdown()
-        await lean.close()
         await session.close()
         proc.terminate()
         await proc.wait()

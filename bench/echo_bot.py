@@ -34,8 +34,6 @@ from bot.http import ApiRequest  # noqa: E402
 # The bot's own bound on updates in progress (bot.app.MAX_CONCURRENT_UPDATES): the same
 # overlap of sends, so the two differ only by what each does per update.
 CONCURRENT_UPDATES = 32
-# The bot's HTTP client setting (bot.settings HTTP_CLIENT), so both run on the same one.
-CLIENT = os.environ.get("HTTP_CLIENT") or None
 
 
 async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -49,8 +47,8 @@ async def serve() -> None:
         Application.builder()
         .token(os.environ["TELEGRAM_BOT_TOKEN"])
         .base_url(os.environ["TELEGRAM_API_BASE_URL"])
-        .request(ApiRequest(client=CLIENT))
-        .get_updates_request(ApiRequest(connection_pool_size=1, client=CLIENT))
+        .request(ApiRequest())
+        .get_updates_request(ApiRequest(connection_pool_size=1))
         .concurrent_updates(CONCURRENT_UPDATES)
         .build()
     )

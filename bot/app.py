@@ -105,8 +105,6 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         self._turns: dict[int, _Turn] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
         self.metrics: Metrics | None = None  # counts and logs each update (bot.metrics)
-        # called once each update is done: bot.gc_tuning.Pacer's tick in the real process
-        self.after_update: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task] = set()
         self._abandoning = False
         # After a crash the inbox replays what the dead process fetched, and getUpdates
@@ -195,19 +193,15 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
             finally:
                 # Each answer's task copied this update's context, which holds this list,
                 # which holds the task: a reference cycle per button press, with everything
-                # the task held, that only the cyclic collector freed (bot.gc_tuning).
+                # the task held, that only the cyclic collector freed.
                 answers.clear()
             if self.on_done is not None:
                 await self.on_done(update)
 
-        try:
-            if self.metrics is None:
-                await handle()
-            else:
-                await observe(self.metrics, update, handle)
-        finally:
-            if self.after_update is not None:
-                self.after_update()
+        if self.metrics is None:
+            await handle()
+        else:
+            await observe(self.metrics, update, handle)
 
     async def initialize(self) -> None:
         return None
@@ -363,12 +357,8 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
             await inbox.received(payload)
 
     app = (
-        builder.request(MeteredRequest(metrics, client=settings.http_client))
-        .get_updates_request(
-            MeteredRequest(
-                metrics, connection_pool_size=1, on_response=received, client=settings.http_client
-            )
-        )
+        builder.request(MeteredRequest(metrics))
+        .get_updates_request(MeteredRequest(metrics, connection_pool_size=1, on_response=received))
         .application_class(AdvisorApplication, kwargs={"settings": settings})
         .context_types(_context_types())
         .defaults(

@@ -17,7 +17,6 @@ from telegram.ext import Application
 
 from bot import fastjson
 from bot.group_commit import GroupCommit
-from bot.http import trim_update
 from bot.persistence import SQLitePersistence
 
 # update ids the processor remembers against a second copy (several getUpdates pages)
@@ -92,8 +91,7 @@ class Inbox:
         await repo.purge_handled()
         pending = await repo.inbox_pending()
         for data in pending:
-            # the shape a live update has (bot.http.trim_update): a handler sees one form
-            await app.update_queue.put(Update.de_json(trim_update(data), app.bot))
+            await app.update_queue.put(Update.de_json(data, app.bot))
         if pending:
             log.warning("handling %d update(s) left unfinished by the previous run", len(pending))
         return len(pending)

@@ -12,8 +12,6 @@ from telegram import Update
 from telegram.error import Conflict, TelegramError
 from telegram.ext import Application
 
-from bot import gc_tuning
-from bot.app import PerUserUpdateProcessor
 from bot.warmup import warm_engine
 from bot.webhook import OpsServer
 
@@ -32,13 +30,11 @@ async def start(
     poll_timeout: float = 10,
     on_conflict: Callable[[Conflict], None] | None = None,
     server: OpsServer | None = None,
-    before_updates: Callable[[], None] | None = None,
 ) -> None:
     """`on_conflict`: called when Telegram answers getUpdates with 409 (another process
     polls with this token); None logs it like any polling error. `server`: the HTTP
     server; if it takes webhook POSTs, Telegram is told to send updates there instead of
-    being polled. `before_updates`: called once everything is loaded (state, the inbox's
-    replay queued) and before the first update can arrive or be handled."""
+    being polled."""
     try:
         settings = getattr(app, "settings", None)
         if settings is not None:
@@ -46,8 +42,6 @@ async def start(
         await app.initialize()  # getMe (checks the token), opens the database, loads state
         if app.post_init:
             await app.post_init(app)  # the inbox replay is queued here, in both modes
-        if before_updates is not None:
-            before_updates()
         if server is not None and server.webhook:
             await server.start()  # listening before Telegram is told the URL
             await app.bot.set_webhook(
@@ -137,17 +131,7 @@ async def serve(
         stop_event.set()
 
     server = ops_server(app)
-    # the collector settled (a full collection, ~35 ms) before updates come, not with the
-    # first ones (or a replayed backlog) waiting behind it
-    await start(
-        app,
-        on_conflict=on_conflict,
-        server=server,
-        before_updates=gc_tuning.settle_after_start_up,
-    )
-    processor = app.update_processor
-    if isinstance(processor, PerUserUpdateProcessor):
-        processor.after_update = gc_tuning.Pacer().tick
+    await start(app, on_conflict=on_conflict, server=server)
     if server is not None and server.webhook:
         log.info(
             "bot @%s takes updates by webhook on %s:%d", app.bot.username, server.host, server.port

@@ -40,9 +40,9 @@ class Settings(BaseSettings):
     # Polling mode: serve /healthz and /metrics on WEBHOOK_LISTEN:HEALTH_PORT (unset: none).
     health_port: int | None = Field(default=None, ge=1, le=65535)
     log_format: Literal["text", "json"] = "text"
-    # The HTTP client to the Bot API (bot.http): empty is aiohttp's; "lean" the bot's own
-    # HTTP/1.1 client (bot.http_client: less CPU per call, young), needs httptools.
-    http_client: Literal["lean", "aiohttp"] | None = None
+    # The HTTP client to the Bot API (bot.http): aiohttp's, the only one; the setting is
+    # read so that an .env that names it still starts.
+    http_client: Literal["aiohttp"] | None = None
 
     @field_validator(
         "telegram_bot_token",

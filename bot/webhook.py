@@ -21,7 +21,6 @@ from telegram.ext import Application
 
 from bot import fastjson
 from bot.health import check
-from bot.http import trim_update
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +75,8 @@ class OpsServer:
         if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
             return self._refuse(400, "update")
         try:
-            # parsed before it is stored: a row the replay cannot parse would stop start-up;
-            # trimmed as a polled update is (bot.http.trim_update), and stored so
-            update = Update.de_json(trim_update(data), self.app.bot)
+            # parsed before it is stored: a row the replay cannot parse would stop start-up
+            update = Update.de_json(data, self.app.bot)
         except Exception:  # noqa: BLE001 - PTB raises various errors on a malformed update
             return self._refuse(400, "update")
         repo = self.app.persistence.repo  # type: ignore[union-attr]

@@ -1,5 +1,6 @@
-"""The faster paths (uvloop, orjson) are optional: without them the bot runs the same way,
-and with them it reads Telegram's answers exactly as PTB's own parser does."""
+"""uvloop is optional (the bot runs the same on asyncio's loop); orjson, the one JSON path,
+reads Telegram's answers exactly as PTB's own parser does and writes what it refuses as the
+standard library would."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import importlib.util
 import json
 import sys
 from types import ModuleType, SimpleNamespace
-from urllib.parse import urlencode
 
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -41,14 +41,10 @@ def fresh_copy(module: ModuleType, name: str) -> ModuleType:
 
 @pytest.fixture
 def fallback(monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    """bot.event_loop and bot.http as imported where uvloop and orjson are not installed
-    (a None entry in sys.modules makes their import raise ImportError)."""
+    """bot.event_loop as imported where uvloop is not installed (a None entry in
+    sys.modules makes its import raise ImportError)."""
     monkeypatch.setitem(sys.modules, "uvloop", None)
-    monkeypatch.setitem(sys.modules, "orjson", None)
-    return SimpleNamespace(
-        event_loop=fresh_copy(bot.event_loop, "fallback_event_loop"),
-        http=fresh_copy(bot.http, "fallback_http"),
-    )
+    return SimpleNamespace(event_loop=fresh_copy(bot.event_loop, "fallback_event_loop"))
 
 
 def ptb_parse(payload: bytes) -> object:
@@ -73,14 +69,6 @@ def same(a: object, b: object) -> bool:
 @pytest.mark.parametrize("payload", ANSWERS)
 def test_answers_are_read_as_ptb_reads_them(payload: bytes) -> None:
     assert same(our_parse(payload), ptb_parse(payload))
-
-
-@pytest.mark.parametrize("payload", ANSWERS)
-def test_without_orjson_answers_are_read_as_ptb_reads_them(
-    payload: bytes, fallback: SimpleNamespace
-) -> None:
-    assert fallback.http.orjson is None
-    assert same(our_parse(payload, fallback.http), ptb_parse(payload))
 
 
 def test_a_broken_answer_is_the_same_error_as_in_ptb() -> None:
@@ -141,13 +129,6 @@ def test_a_text_orjson_refuses_goes_as_ascii_json() -> None:
     assert json.loads(body) == {"chat_id": 5, "text": "half a pair: \ud83d"}  # type: ignore[arg-type]
 
 
-def test_without_orjson_requests_are_forms(fallback: SimpleNamespace) -> None:
-    body, headers = fallback.http.encode_body(REQUESTS[0])
-    assert headers == fallback.http.FORM_HEADERS
-    assert body == urlencode(list(REQUESTS[0].json_parameters.items())).encode()
-    assert fallback.http.encode_body(None) == (None, None)
-
-
 INBOX_UPDATES = [
     {"update_id": 1, "message": {"message_id": 7, "text": "你好 4090 🚀", "chat": {"id": -100}}},
     {"update_id": 2, "message": {"text": "half a pair: \ud83d"}},  # orjson refuses it
@@ -162,14 +143,3 @@ def test_an_inbox_row_reads_back_as_the_update(update: dict) -> None:
     text = bot.fastjson.dumps(update)
     assert json.loads(text) == update  # what the replay at start-up reads
     assert bot.fastjson.loads(text.encode()) == update
-
-
-def test_without_orjson_inbox_rows_are_ascii_json(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bot.fastjson
-
-    monkeypatch.setitem(sys.modules, "orjson", None)
-    fallback = fresh_copy(bot.fastjson, "fallback_fastjson")
-    assert fallback.orjson is None
-    for update in INBOX_UPDATES:
-        assert fallback.dumps(update) == json.dumps(update)
-        assert fallback.loads(json.dumps(update).encode()) == update

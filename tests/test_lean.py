@@ -1,18 +1,15 @@
-"""The cheaper send path (issue 18): keyboards sent as JSON, answers to sends trimmed before
-PTB builds a Message from them. What Telegram receives and what the bot reads back must be
-what they were with PTB's objects."""
+"""The cheaper send path (issue 18): keyboards sent as JSON. What Telegram receives must be
+what it was with PTB's objects."""
 
 from __future__ import annotations
 
 import json
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
-from telegram.ext import ExtBot
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot import fastjson
-from bot.http import UNREAD_FIELDS, TrimmingRequest, trim_update
 from bot.replies import markup
-from standin import STANDIN_TOKEN, FakeTelegram, User
+from standin import User
 from tests.conftest import press, say
 
 ROWS = [
@@ -34,47 +31,9 @@ def test_keyboard_json_is_what_ptb_would_send() -> None:
     assert markup([]) is None and markup(None) is None
 
 
-async def test_a_sent_message_is_read_back_without_the_unread_fields(tg: FakeTelegram) -> None:
-    bot = ExtBot(STANDIN_TOKEN, base_url=tg.base_url, request=TrimmingRequest())
-    await bot.initialize()
-    try:
-        sent = await bot.send_message(
-            10001, "<b>hi</b>", parse_mode="HTML", api_kwargs={"reply_markup": markup(ROWS)}
-        )
-        assert isinstance(sent, Message)
-        assert sent.message_id == tg.sent("sendMessage")[-1].result["message_id"]
-        assert sent.chat.id == 10001 and sent.text == "hi"
-        assert sent.reply_markup is None  # trimmed: Telegram's answer carried it
-        assert "reply_markup" in tg.sent("sendMessage")[-1].result
-        # a trimmed message still edits itself (bot.hub edits its "looking up" message); an
-        # edit's answer reads as Telegram's `true`, and Telegram holds the edited message
-        edited = await sent.edit_text(
-            "<i>there</i>", parse_mode="HTML", api_kwargs={"reply_markup": markup(ROWS)}
-        )
-        assert edited is True
-        call = tg.sent("editMessageText")[-1]
-        assert call.params["reply_markup"] == markup(ROWS)
-        assert int(call.params["message_id"]) == sent.message_id
-        assert call.result["text"] == "there" and call.result["reply_markup"] == markup(ROWS)
-        removed = await bot.edit_message_reply_markup(10001, sent.message_id, reply_markup=None)
-        assert (
-            removed is True and "reply_markup" not in tg.sent("editMessageReplyMarkup")[-1].result
-        )
-        # getMe and other answers are left whole
-        assert bot.bot.username == tg.bot_user["username"]
-    finally:
-        await bot.shutdown()
-
-
-def test_only_fields_of_a_message_the_bot_does_not_read_are_trimmed() -> None:
-    fields = {f for c in Message.__mro__[:-1] for f in getattr(c, "__slots__", ())}
-    assert set(UNREAD_FIELDS) <= fields
-    assert not {"message_id", "chat", "message_thread_id", "date", "text"} & set(UNREAD_FIELDS)
-
-
 async def test_the_wizard_sends_its_keyboards_and_edits_its_page(tg, bot) -> None:  # noqa: ANN001
     """The whole path through the bot: the keyboard reaches Telegram as JSON buttons, and the
-    page is edited in place (the message id read back from a trimmed answer)."""
+    page is edited in place."""
     user = User(501, "Ann", "en")
     first = await say(tg, user, "/start")
     assert first.method == "sendMessage"
@@ -84,47 +43,6 @@ async def test_the_wizard_sends_its_keyboards_and_edits_its_page(tg, bot) -> Non
     assert step.method == "editMessageText"
     assert int(step.params["message_id"]) == first.result["message_id"]
     assert step.params["reply_markup"]["inline_keyboard"]
-
-
-def test_trim_update_leaves_messages_from_people_whole() -> None:
-    kb = markup(ROWS)
-    asked = {"message_id": 3, "text": "13b", "reply_to_message": {"reply_markup": kb}}
-    update = {"update_id": 1, "message": dict(asked)}
-    assert trim_update(update) == {"update_id": 1, "message": asked}
-    pressed = {"update_id": 2, "callback_query": {"id": "9", "message": {"message_id": 4}}}
-    pressed["callback_query"]["message"] |= {"reply_markup": kb, "entities": [], "text": "x"}
-    trimmed = trim_update(pressed)["callback_query"]["message"]
-    assert trimmed == {"message_id": 4, "text": "x"}
-
-
-async def test_a_polled_button_press_arrives_without_its_keyboard(tg: FakeTelegram) -> None:
-    bot = ExtBot(STANDIN_TOKEN, base_url=tg.base_url, request=TrimmingRequest())
-    bot_updates = ExtBot(
-        STANDIN_TOKEN,
-        base_url=tg.base_url,
-        request=TrimmingRequest(),
-        get_updates_request=TrimmingRequest(connection_pool_size=1),
-    )
-    await bot.initialize()
-    await bot_updates.initialize()
-    try:
-        user = User(502, "Bo", "en")
-        await bot.send_message(user.id, "pick", api_kwargs={"reply_markup": markup(ROWS)})
-        message = tg.sent("sendMessage")[-1].result
-        tg.user_sends(user, None, "hello")
-        tg.user_clicks(user, message, "w|7|b")
-        updates = await bot_updates.get_updates(timeout=0)
-        said, pressed = updates[-2], updates[-1]
-        assert said.message is not None and said.message.text == "hello"
-        assert pressed.callback_query is not None and pressed.callback_query.data == "w|7|b"
-        assert isinstance(pressed.callback_query.message, Message)
-        assert pressed.callback_query.message.message_id == message["message_id"]
-        assert pressed.callback_query.message.chat.id == user.id
-        assert pressed.callback_query.message.reply_markup is None
-        assert "reply_markup" in tg.updates[-1]["callback_query"]["message"]
-    finally:
-        await bot.shutdown()
-        await bot_updates.shutdown()
 
 
 def test_persisted_data_is_encoded_the_same_whatever_its_key_order() -> None:
