@@ -472,20 +472,17 @@ class Repository:
         ts = now_iso()
         for start in range(0, len(ids), INBOX_DONE_BATCH):
             page = tuple(ids[start : start + INBOX_DONE_BATCH])
-            marks = ", ".join("?" * len(page))
-
-            async def write(
-                db: aiosqlite.Connection, page: tuple = page, marks: str = marks
-            ) -> None:
-                await changed(db, f"DELETE FROM inbox WHERE update_id IN ({marks})", page)
-                await changed(
-                    db,
-                    "INSERT OR IGNORE INTO inbox_handled (update_id, handled_at) VALUES "
-                    + ", ".join(["(?, ?)"] * len(page)),
-                    tuple(v for i in page for v in (i, ts)),
-                )
-
-            await self._writer.transaction(write)
+            # both in one BEGIN IMMEDIATE … COMMIT, in one handoff to SQLite's thread
+            await self._writer.statements_in_transaction(
+                [
+                    (f"DELETE FROM inbox WHERE update_id IN ({', '.join('?' * len(page))})", page),
+                    (
+                        "INSERT OR IGNORE INTO inbox_handled (update_id, handled_at) VALUES "
+                        + ", ".join(["(?, ?)"] * len(page)),
+                        tuple(v for i in page for v in (i, ts)),
+                    ),
+                ]
+            )
 
     async def inbox_handled_recent(self, limit: int) -> list[int]:
         """The ids of the last `limit` handled updates (the processor's memory of copies)."""

@@ -197,16 +197,16 @@ async def test_forget_also_drops_a_question_typed_moments_before(
 
 
 async def test_the_retention_job_purges_old_inline_questions(
-    tg: FakeTelegram, bot, settings
+    tg: FakeTelegram, bot, settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from bot import lab_store
     from bot.app import purge_old_history
 
     user = User(6114, "Old", "en")
-    await _inline(tg, user, LONG)
-    await _written(bot)
-    con = sqlite3.connect(settings.database_path)
-    with con:
-        con.execute("UPDATE inline_links SET created_at = '2000-01-01T00:00:00+00:00'")
-    con.close()
+    with monkeypatch.context() as m:
+        m.setattr(lab_store, "now_iso", lambda: "2000-01-01T00:00:00+00:00")  # typed long ago
+        await _inline(tg, user, LONG)
+        await _written(bot)
+    assert len(_link_rows(settings.database_path, user.id)) == 1
     await purge_old_history(SimpleNamespace(application=bot))  # type: ignore[arg-type]
     assert _link_rows(settings.database_path) == []
