@@ -11,10 +11,10 @@ the button was pressed in.
 
 from __future__ import annotations
 
-import html
 import re
 import time
 
+from markupsafe import Markup
 from telegram import ForceReply, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import (
@@ -250,7 +250,9 @@ async def _prompt(update: Update, context: Context, current: Machine | None) -> 
     the bot's own messages, not plain text."""
     chat, user, query = update.effective_chat, update.effective_user, update.callback_query
     assert chat is not None and user is not None
-    mention = f'<a href="tg://user?id={user.id}">{html.escape(user.first_name)}</a>'
+    # Markup: the template autoescapes, and an escaped link reached the chat as text (no
+    # mention, so the selective ForceReply addressed nobody)
+    mention = Markup('<a href="tg://user?id={}">{}</a>').format(user.id, user.first_name)
     body = (
         PROMPT_MARK
         + " "

@@ -26,6 +26,8 @@ async def _register(tg: FakeTelegram) -> None:
         lambda c: c.method == "sendMessage" and "reply to this message" in c.result["text"]
     )
     assert prompt.params["reply_markup"]["force_reply"] is True
+    # addressed to the admin: a mention link, not its escaped text
+    assert f'<a href="tg://user?id={BOSS.id}">Boss</a>, reply' in prompt.params["text"]
     assert prompt_update is not None
     saved = await say(tg, BOSS, "两台 3090 工作站", GROUP, reply_to=prompt.result)
     assert "Saved: RTX 3090-1, RTX 3090-2" in shown(saved)
