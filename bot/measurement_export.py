@@ -6,7 +6,7 @@ No user or chat ids, no names, no text the member wrote: a case is the question 
 engine read it, the card, and the figure. Its source is the report's id and date. An
 out-of-memory report is a bound (`oom_at`, the card's usable memory); "where read" is the
 schema's `measured.what`. Each case also carries `engine_workload`, the workload exactly as
-the engine estimated it (bench/eval_adapter.py reads it instead of mapping the schema's
+the engine estimated it (checks/cases.py reads it instead of mapping the schema's
 fields, which cannot express every setting a question can).
 """
 
