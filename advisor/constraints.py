@@ -234,7 +234,3 @@ def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
         return []
     wanted = _ADVISORIES.of(result, lambda: _matching(advisories_table(), result))
     return _missing(wanted, gpu)
-
-
-def requirement(code: str) -> Requirement:
-    return next(r for r in requirements() if r.id == code)

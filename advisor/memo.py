@@ -94,10 +94,6 @@ class ByIdentity(Memo[tuple[object, V]]):
         return value
 
 
-def enabled() -> bool:
-    return _ENABLED
-
-
 def set_enabled(on: bool) -> None:
     """Turn every memo on or off (tests compare the two; off also empties them)."""
     global _ENABLED

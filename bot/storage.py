@@ -508,12 +508,8 @@ class Repository:
         rows = await self._all("SELECT key, data FROM ptb_state WHERE kind = ?", (kind,))
         return {r[0]: json.loads(r[1]) for r in rows}
 
-    async def save_state(self, kind: str, key: str, data: object | None) -> None:
-        encoded = json.dumps(data, ensure_ascii=False) if data is not None else None
-        await self.save_state_json(kind, key, encoded)
-
     async def save_state_json(self, kind: str, key: str, encoded: str | None) -> None:
-        """`save_state` for a value already encoded as JSON (bot.persistence encodes each
+        """PTB's state for one key, already encoded as JSON (bot.persistence encodes each
         once, to tell whether it changed); None deletes the row."""
         if encoded is None:
             await self._write("DELETE FROM ptb_state WHERE kind = ? AND key = ?", (kind, key))

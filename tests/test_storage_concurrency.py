@@ -4,6 +4,7 @@ a transaction open, never lose a write, and never keep the file locked."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 
@@ -42,7 +43,7 @@ async def test_concurrent_history_inbox_and_forget_all_commit_and_release_the_fi
             update_id = i * 10 + k
             await repo.inbox_add([{"update_id": update_id}])
             await repo.seen(i, f"u{i}", "en", i, "private", None)
-            await repo.save_state("user_data", str(i), {"k": k})
+            await repo.save_state_json("user_data", str(i), json.dumps({"k": k}))
             await repo.inbox_delete([update_id])
 
     async def forgetter(user_id: int) -> None:
@@ -50,7 +51,7 @@ async def test_concurrent_history_inbox_and_forget_all_commit_and_release_the_fi
         for k in range(5):
             await repo.seen(user_id, "f", "en", user_id, "private", None)
             await _add(repo, user_id, 100_000 + user_id * 10 + k)
-            await repo.save_state("user_data", str(user_id), {"task": "llm"})
+            await repo.save_state_json("user_data", str(user_id), json.dumps({"task": "llm"}))
             await repo.forget_user(user_id)
 
     results = await asyncio.gather(

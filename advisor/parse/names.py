@@ -475,12 +475,6 @@ def _size(key: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _numbers_near(key: str, other: str) -> float:
-    """1 when the numbers in two names match, less as they drift apart ("gemma-3-13b" is
-    nearer gemma-3-12b than gemma-3-1b; "deepseek-v4" nearer v3 than v2)."""
-    return _nearness(_numbers(key), _numbers(other))
-
-
 def _numbers(key: str) -> tuple[float, ...]:
     return tuple(float(x) for x in re.findall(r"\d+(?:\.\d+)?", key))
 

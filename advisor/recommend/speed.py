@@ -150,7 +150,7 @@ def _moe_read_share(result: EstimateResult, active_share: float) -> tuple[float,
 
 
 class _Speed(NamedTuple):
-    """What `speed_fields` reads of a workload that is the same on every card."""
+    """What the speed fields read of a workload that is the same on every card."""
 
     kind: str  # decode | train | vision | images | none
     decode: _Decode | None = None
@@ -202,16 +202,8 @@ def _speed_facts(result: EstimateResult) -> _Speed:
     return _Speed("none")
 
 
-def speed_fields(result: EstimateResult, gpu: GpuSpec, count: int) -> dict[str, float | int]:
-    """The speed fields of an `Option` for this workload on `count` cards of `gpu`, by name
-    (rank.option builds the option once with them)."""
-    if result.estimate is None or gpu.memory_bandwidth_gbs <= 0:
-        return {}  # a card known only by its memory size: no speed claimed
-    return speed_from(_SPEED.of(result, lambda: _speed_facts(result)), card_speed(gpu), count)
-
-
 def speed_facts(result: EstimateResult) -> _Speed:
-    """What `speed_fields` reads of an estimate that is the same on every card (kind "none"
+    """What the speed fields read of an estimate that is the same on every card (kind "none"
     without an estimate): the search over cards reads it once per card count."""
     return _SPEED.of(result, lambda: _speed_facts(result))
 
@@ -220,23 +212,6 @@ def speed_facts(result: EstimateResult) -> _Speed:
 # concurrency, prefill_s, train_hours, images_per_min (rank.option_from unpacks it).
 SpeedRow = tuple[float | None, float | None, int, float | None, float | None, float | None]
 NO_SPEED: SpeedRow = (None, None, 1, None, None, None)
-
-
-def speed_from(f: _Speed, card: CardSpeed, count: int) -> dict[str, float | int]:
-    """`speed_fields` from the estimate's `speed_facts`: the fields its kind has, by name."""
-    tps, total, batch, prefill, hours, images = speed_row(f, card, count)
-    if tps is not None:
-        return {
-            "concurrency": batch,
-            "decode_tokens_per_s": tps,
-            "decode_total_tokens_per_s": total,  # type: ignore[dict-item]
-            "prefill_s": prefill,  # type: ignore[dict-item]
-        }
-    if hours is not None:
-        return {"train_hours": hours}
-    if images is not None:
-        return {"images_per_min": images}
-    return {}
 
 
 def speed_row(f: _Speed, card: CardSpeed, count: int) -> SpeedRow:
