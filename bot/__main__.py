@@ -29,32 +29,20 @@ from hublookup.settings import HubSettings
 log = logging.getLogger("bot")
 
 
-class RedactToken(logging.Filter):
-    """HTTP client libraries log request URLs, and Bot API URLs contain the token."""
+def setup_logging(settings: Settings, hub: HubSettings | None = None) -> None:
+    """Every secret setting out of every line (bot.logs), in both formats."""
+    from bot.logs import JsonFormatter, RedactingFormatter, secrets_of, use_id_key
 
-    def __init__(self, token: str) -> None:
-        super().__init__()
-        self.token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.token:
-            msg = record.getMessage()
-            if self.token in msg:
-                record.msg, record.args = msg.replace(self.token, "<token>"), None
-        return True
-
-
-def setup_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(level=settings.log_level, format=fmt)
+    secrets = secrets_of(settings, *([hub] if hub is not None else []))
     token = settings.telegram_bot_token.get_secret_value() if settings.telegram_bot_token else ""
+    use_id_key(token)  # ids at INFO and above, hashed under a key the log never shows
     for handler in logging.getLogger().handlers:
-        handler.addFilter(RedactToken(token))
         if settings.log_format == "json":
-            from bot.logs import JsonFormatter
-
-            handler.setFormatter(JsonFormatter(token))
+            handler.setFormatter(JsonFormatter(secrets))
+        else:
+            handler.setFormatter(RedactingFormatter(fmt, secrets))
     logging.getLogger("httpx").setLevel(
         logging.WARNING
     )  # one INFO line per request, URL with token
@@ -66,9 +54,10 @@ def setup_logging(settings: Settings) -> None:
 def fail(line: str, settings: Settings | None = None) -> int:
     """The one error line. It goes to stderr directly, around the logging filter, so the
     token is taken out here too (an error can quote a request URL)."""
-    token = settings.telegram_bot_token if settings is not None else None
-    if token is not None:
-        line = line.replace(token.get_secret_value(), "<token>")
+    if settings is not None:
+        from bot.logs import redact, secrets_of
+
+        line = redact(line, secrets_of(settings))
     print(f"error: {line}", file=sys.stderr)
     return 2
 
@@ -94,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = load_settings()
-        HubSettings()  # the Hub lookup's own (hublookup/settings.py), checked with the rest
+        hub = HubSettings()  # the Hub lookup's own (hublookup/settings.py), checked with the rest
     except ValidationError as exc:
         return fail(settings_error_line(exc))
 
@@ -112,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "export-measurements":
         return export_measurements(settings, args.out)
 
-    setup_logging(settings)
+    setup_logging(settings, hub)
     if args.local:
         try:  # the Bot API stand-in ships with a checkout, not with the image
             from bot.local import run_local

@@ -24,7 +24,14 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import (
+    BadRequest,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+    TimedOut,
+)
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -41,7 +48,15 @@ from bot.context import AdvisorApplication, Context, is_anonymous_admin, languag
 from bot.delivery import button_answers, settle_answers
 from bot.inbox import TAKEN_LIMIT, Inbox
 from bot.lab_store import lab_store
-from bot.metrics import MeteredRateLimiter, MeteredRequest, Metrics, mark_failed, observe
+from bot.logs import hashed_id
+from bot.metrics import (
+    MeteredRateLimiter,
+    MeteredRequest,
+    Metrics,
+    mark_failed,
+    observe,
+    update_type,
+)
 from bot.persistence import SQLitePersistence
 from bot.settings import Settings
 
@@ -219,6 +234,11 @@ async def remember(update: Update, context: Context) -> None:
         if not anonymous:
             raise ApplicationHandlerStop
         user = None  # GroupAnonymousBot is nobody's profile
+    elif user is None and not anonymous:
+        # no sender: a post on behalf of another chat (a linked channel writing in its
+        # discussion group), a poll's update; nobody to answer, nothing went wrong
+        log.debug("update %s has no sender; ignored", update.update_id)
+        raise ApplicationHandlerStop
     if (
         msg is not None
         and chat is not None
@@ -277,12 +297,32 @@ async def on_error(update: object, context: Context) -> None:
         # now could follow it, and would meet the same slow Bot API (bot.delivery).
         log.warning("a send timed out; no apology sent: %s", err)
         return
-    summary = (
-        json.dumps(update.to_dict(), ensure_ascii=False)[:2000]
-        if isinstance(update, Update)
-        else repr(update)
-    )
-    log.error("handler failed for update %s", summary, exc_info=err)
+    if isinstance(update, Update) and _gone(err):
+        # The message under a button was deleted, or an inline query or a press was
+        # answered past Telegram's window: nothing went wrong that an apology would mend.
+        log.info("update %s: %s; nothing to answer", update.update_id, err)
+        if update.callback_query is not None:
+            with contextlib.suppress(TelegramError):
+                await settle_language(update, context)
+                await update.callback_query.answer(
+                    label(context.lang, "alert.expired"), show_alert=True
+                )
+        return
+    # user content only at DEBUG; at ERROR which update, of what kind, from whom (hashed)
+    if isinstance(update, Update):
+        user, chat = update.effective_user, update.effective_chat
+        log.error(
+            "handler failed for update %s (%s, user %s, chat %s)",
+            update.update_id,
+            update_type(update),
+            hashed_id(user.id if user else None),
+            hashed_id(chat.id if chat else None),
+            exc_info=err,
+        )
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("the update: %s", json.dumps(update.to_dict(), ensure_ascii=False))
+    else:
+        log.error("handler failed outside an update", exc_info=err)
     if not isinstance(update, Update) or update.effective_chat is None:
         return
     try:
@@ -298,6 +338,22 @@ async def on_error(update: object, context: Context) -> None:
             await context.bot.send_message(update.effective_chat.id, html.escape(body))
     except Exception as exc:  # noqa: BLE001 - the apology itself failed; the log has the cause
         log.warning("could not send the apology: %s", exc)
+
+
+# Telegram's answers when what a handler answers no longer exists (core.telegram.org/bots/api
+# error texts, as the stand-in gives them): a deleted message, a press or inline query past
+# its answer window.
+_GONE = (
+    "message to edit not found",
+    "message can't be edited",
+    "message_id_invalid",
+    "message to delete not found",
+    "query is too old",
+)
+
+
+def _gone(err: BaseException | None) -> bool:
+    return isinstance(err, BadRequest) and any(g in err.message.lower() for g in _GONE)
 
 
 async def purge_old_history(context: Context) -> None:

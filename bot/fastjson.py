@@ -17,10 +17,16 @@ import orjson
 
 
 def loads(payload: bytes | str) -> Any:
+    """ValueError for anything that is not JSON the bot can hold, nesting past orjson's
+    1024 levels included (the standard library then ran out of stack: RecursionError, a
+    500 with a traceback for a webhook POST nested 100,000 deep)."""
     try:
         return orjson.loads(payload)
     except ValueError:
-        return json.loads(payload)
+        try:
+            return json.loads(payload)
+        except RecursionError as exc:
+            raise ValueError("JSON nested too deep") from exc
 
 
 def dumps(value: Any, *, sort_keys: bool = False) -> str:
