@@ -6,6 +6,7 @@ Each is a code, a severity and parameters; the wording in both languages lives i
 
 from __future__ import annotations
 
+import math
 import tomllib
 from functools import cache
 
@@ -90,11 +91,40 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         out.append(_p("blackwell_cuda"))
     if pick.count > 1 and not nvlinked(gpu, pick.count):
         out.append(_p("no_nvlink", gpu=gpu.name))
+    out += _rollout_share(result, gpu, pick)
     note = gpu_notes().get(gpu.id)
     if note is not None:
         lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(_p("export_variant", lang_params, gpu=gpu.name))
     return out
+
+
+def _rollout_share(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
+    """RL with a colocated vLLM engine: the share of this card the engine must be given
+    (`vllm_gpu_memory_utilization`, rounded up to 0.05) for its weights and the KV cache of
+    the completions, beside the framework's default (data/post_training.toml)."""
+    w, est = result.workload, result.estimate
+    if not w.mode.is_post_training or est is None or pick.usable_bytes <= 0:
+        return []
+    from advisor.memory.rl import framework_facts
+
+    name, fw = framework_facts(w.framework)
+    term = next((t for t in est.terms if t.name == "rollout_engine"), None)
+    if term is None or (w.rollout or fw["rollout"]) != "colocate":
+        return []  # generate()'s KV cache, or a vLLM server on other cards
+    card = gpu.vram_gb * 1e9
+    share = math.ceil((term.bytes / card) * 20 + 1e-9) / 20
+    return [
+        _p(
+            "rl_vllm_share",
+            gpu=gpu.name,
+            need=_gib(term.bytes),
+            util=f"{min(share, 0.95):.2f}",
+            flag=fw["memory_flag"],
+            framework={"trl": "TRL", "openrlhf": "OpenRLHF"}.get(name, name),
+            default=f"{fw['colocate_memory_utilization']:g}",
+        )
+    ]
 
 
 def _loaded_weight_bytes(result: EstimateResult) -> float:

@@ -110,3 +110,18 @@ def test_a_fix_changes_the_policys_recipe_and_keeps_the_method() -> None:
     assert lora.mode == Mode.dpo and lora.policy_mode == Mode.lora
     qlora = fixes["qlora"]()
     assert qlora.mode == Mode.dpo and qlora.policy_mode == Mode.qlora
+
+
+def test_a_colocated_engine_gets_the_share_of_the_picked_card_it_needs() -> None:
+    from advisor.recommend import recommend_query
+
+    rec = recommend_query(parse_query("grpo qwen2.5-7b with vllm on a100 80g sxm"), "USD")
+    notes = {p.code: p for p in rec.named.notes}  # type: ignore[union-attr]
+    share = notes["rl_vllm_share"]
+    assert share.params["flag"] == "vllm_gpu_memory_utilization"
+    engine = rec.result.estimate.breakdown["rollout_engine"]  # type: ignore[union-attr]
+    # the share given is enough for the engine, rounded up to 0.05
+    assert float(share.params["util"]) * 80e9 >= engine
+    assert float(share.params["util"]) - 0.05 < engine / 80e9 + 0.05
+    plain = recommend_query(parse_query("grpo qwen2.5-7b on a100 80g sxm"), "USD")
+    assert "rl_vllm_share" not in {p.code for p in plain.named.notes}  # type: ignore[union-attr]
