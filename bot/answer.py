@@ -174,7 +174,9 @@ async def reply_with_answer(
     question of a kind with its own answer (advisor/kinds: what a card can run, a purchase,
     A vs B, small talk) gets that answer, rendered with its kind's template."""
     if answered_as(parsed) != "fit":
-        await reply_with_kind(update, context, parsed, edit=edit, in_place=in_place)
+        await reply_with_kind(
+            update, context, parsed, edit=edit, in_place=in_place, raw_text=raw_text
+        )
         return None
     if not parsed.ok:
         await send(
@@ -236,8 +238,27 @@ async def reply_with_kind(
     *,
     edit: bool = False,
     in_place: Message | None = None,
+    raw_text: str = "",
 ) -> None:
     await deliver(update, context, kind_text(parsed, context), edit=edit, in_place=in_place)
+    user, chat = update.effective_user, update.effective_chat
+    if parsed.question_kind in _STORED_KINDS and parsed.ok and user and chat:
+        # A serving or training-time question has a workload: stored as a fit answer's is,
+        # so a follow-up ("用 3090 呢") changes this question, not the one before it.
+        await context.repo.add_history(
+            user_id=user.id,
+            chat_id=chat.id,
+            raw_text=raw_text,
+            canonical=canonical_query(parsed),
+            workload=parsed.workload.model_dump(mode="json", exclude_none=True),  # type: ignore[union-attr]
+            summary=None,
+            catalog_version=catalog.catalog_version(),
+            update_id=update.update_id,
+        )
+
+
+# Kinds whose answer is about one workload (advisor/kinds): kept in the history like a fit.
+_STORED_KINDS = ("serve", "train_time")
 
 
 async def answer_as_sent(

@@ -51,9 +51,11 @@ async def test_private_follow_ups_in_chinese_change_format_card_and_concurrency(
     assert await _last(bot, li, li.id) == (
         "qwen2.5-14b · int4 · inference · 1 gpus · vllm · on gpu:rtx-4090"
     )
-    await say(tg, li, "并发改成 8")
+    # "并发" asks how it serves 8 at once: the serving plan, which the next change follows
+    served = await say(tg, li, "并发改成 8")
+    assert "服务 8 路并发" in shown(served) and "RTX 4090" in shown(served)
     last = await say(tg, li, "用 3090 呢")
-    assert "int4" in shown(last) and "RTX 3090（你的配置）" in shown(last)
+    assert "int4" in shown(last) and "GeForce RTX 3090" in shown(last)
     rows = await _canonicals(bot, li, li.id)
     assert rows[-1] == (
         "qwen2.5-14b · int4 · inference · concurrency 8 · batch 8 · 1 gpus · vllm · on gpu:rtx-3090"

@@ -19,6 +19,7 @@ class ServeAnswer(BaseModel):
     model_id: str | None
     plan: ServePlan | None
     qps: float | None = None
+    weights_format: str | None = None  # as asked ("int4"): the replicas are planned in it
     error: str | None = None  # the parse error's code, answered in the template's words
 
     def public_json(self) -> dict[str, Any]:
@@ -52,4 +53,6 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
     cards = [parsed.gpu_id] if parsed.gpu_id else []
     cards += [gpu for gpu, _ in parsed.other_cards]
     plan = plan_serving(w, users, people, currency, gpu_ids=cards or None)
-    return ServeAnswer(model_name=name, model_id=w.model, plan=plan, qps=w.qps)
+    return ServeAnswer(
+        model_name=name, model_id=w.model, plan=plan, qps=w.qps, weights_format=w.weights_format
+    )
