@@ -6,6 +6,7 @@ Each is a binary search over the forward estimate, so it can never disagree with
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from pydantic import BaseModel
 
@@ -122,24 +123,22 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
             best = size
         return best
 
-    def llm(size: float, **kw: object) -> Workload:
-        return Workload(params_b=size, num_gpus=count, **kw)  # type: ignore[arg-type]
+    def llm(size: float, /, **kw: object) -> Workload:
+        return Workload(params_b=size, num_gpus=count, **kw)
 
     shard = {"parallelism": "tp"} if count > 1 else {}
     train_shard = {"parallelism": "fsdp"} if count > 1 else {}
     inference = {
-        fmt: largest(
-            lambda s, f=fmt: llm(s, weights_format=f, context_tokens=4096, batch_size=1, **shard)
-        )
+        fmt: largest(partial(llm, weights_format=fmt, context_tokens=4096, batch_size=1, **shard))
         for fmt in ("bf16", "int8", "int4")
     }
     # LoRA on 16-bit weights, QLoRA on NF4, full fine-tune with the engine's default format.
     finetune = {
         mode: largest(
-            lambda s, m=mode, f=fmt: llm(
-                s,
-                mode=m,
-                weights_format=f,
+            partial(
+                llm,
+                mode=mode,
+                weights_format=fmt,
                 seq_len=2048,
                 batch_size=1,
                 # gradient checkpointing left to the engine, as in an answer (on from 1B):
@@ -152,7 +151,7 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
     }
     probe = Workload(
         model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard
-    )  # type: ignore[arg-type]
+    )
     # per_card already keeps the guide's 20% headroom: judged on the figure, not the band
     ctx = max_context_tokens(probe, per_card, safe=False)
     int4 = probe.model_copy(update={"weights_format": "int4"})
@@ -189,7 +188,7 @@ def largest_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | N
     per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
     best = None
     for size in SIZE_LADDER_B:
-        w = Workload(params_b=size, num_gpus=count, **fields)  # type: ignore[arg-type]
+        w = Workload(params_b=size, num_gpus=count, **fields)
         if _total(w) > per_card:
             break
         best = size
@@ -201,5 +200,5 @@ def image_fits(gpu: GpuSpec, model_id: str, weights_format: str, offload: str) -
     per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
     w = Workload(
         model=model_id, images_per_prompt=1, weights_format=weights_format, cpu_offload=offload
-    )  # type: ignore[arg-type]
+    )
     return _total(w) <= per_card

@@ -32,12 +32,12 @@ def _p(
 ) -> Pitfall:
     # Built from values of the field types (str codes and severities, params as text), so
     # without validation (an answer raises ~5).
-    languages = {} if lang_params is None else {"lang_params": lang_params}
+    severity = pitfall_texts()[code]["severity"]
+    texts = {k: str(v) for k, v in params.items()}
+    if lang_params is None:
+        return Pitfall.model_construct(code=code, severity=severity, params=texts)
     return Pitfall.model_construct(
-        code=code,
-        severity=pitfall_texts()[code]["severity"],
-        params={k: str(v) for k, v in params.items()},
-        **languages,
+        code=code, severity=severity, params=texts, lang_params=lang_params
     )
 
 

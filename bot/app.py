@@ -272,7 +272,7 @@ async def settle_language(update: Update, context: Context) -> None:
     group = chat is not None and chat.type != "private"
     user_lang, chat_lang = await context.repo.language_choices(
         user.id if user else None, chat.id if group else None
-    )  # type: ignore[union-attr]
+    )
     context.lang = language_for(
         user_lang,
         chat_lang,

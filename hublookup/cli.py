@@ -93,8 +93,8 @@ def lookup(
             return None
         found = asyncio.run(_suggest(parsed.error.detail.split(":")[0]))
         merged = found + [s for s in parsed.error.suggestions if s not in found]
-        error = parsed.error.model_copy(update={"suggestions": merged})
-        return parsed.model_copy(update={"error": error}), None
+        with_repos = parsed.error.model_copy(update={"suggestions": merged})
+        return parsed.model_copy(update={"error": with_repos}), None
     answer = asyncio.run(_lookup(text, repo_id, db or DEFAULT_CACHE_FILE, offline))
     if answer.model is None:
         return parsed, answer

@@ -84,7 +84,7 @@ def safetensors_files(tensors: dict[str, list]) -> dict[str, bytes | int]:
     if len(shards) == 1:
         return {"model.safetensors": safetensors_header(tensors)}
     files: dict[str, bytes | int] = {}
-    weight_map = {}
+    weight_map: dict[str, str] = {}
     for i, shard in enumerate(shards, 1):
         fname = f"model-{i:05d}-of-{len(shards):05d}.safetensors"
         files[fname] = safetensors_header(shard)

@@ -284,7 +284,7 @@ def estimate_diffusion_training(
         layers = max(int(params / (12 * hidden * hidden)), 1)
         trainable = rank * 2 * hidden * n_targets * layers
         param_bytes = 4
-    allocated = acc.add(
+    allocated: float = acc.add(
         "weights",
         den_w,
         f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",  # type: ignore[union-attr]

@@ -132,7 +132,7 @@ def estimate_post_training(
     allocated = est.allocated_bytes
     split = w.num_gpus if (base.parallelism in SHARDING or base.parallelism is None) else 1
     copy16 = model.params_b * 1e9 * 2 / split  # a frozen 16-bit copy, sharded like the policy
-    cards = {"params_b": round(model.params_b, 3), "cards": split}
+    cards: dict[str, Any] = {"params_b": round(model.params_b, 3), "cards": split}
 
     kept, why = reference_kept(w)
     if kept:

@@ -119,7 +119,7 @@ _NCCL_GIB = round(NCCL_BYTES / GIB, 2)
 
 def finish(
     acc: Breakdown,
-    allocated: int,
+    allocated: float,
     w: Workload,
     training: bool,
     band: tuple[float, float],
@@ -285,7 +285,7 @@ def settle_band(
 _RESIDENT = frozenset(("weights", "gathered_layers", "compute_copy", "optimizer"))
 
 
-def rebalance(acc: Breakdown, allocated: int) -> None:
+def rebalance(acc: Breakdown, allocated: float) -> None:
     """Terms that are not alive at the same time (gradients vs activations) are listed in
     full; scale the non-resident ones so the breakdown sums to the peak."""
     fixed = 0

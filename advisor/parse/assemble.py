@@ -116,7 +116,7 @@ def _notes(ignored: list[str], assumed: list[str], r: Reading) -> list[str]:
             assumed.append("cpu_only = cpu")
             continue
         second = catalog.find_model(word) if r.spec is not None else None
-        if second is not None and second.id != r.spec.id:
+        if second is not None and r.spec is not None and second.id != r.spec.id:
             assumed.append(f"second_model = {second.name}")
             continue
         out.append(word)

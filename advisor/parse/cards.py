@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
@@ -293,15 +293,17 @@ def _laptop_card(s: Scan, r: Reading) -> int | None:
     table = vocab.squashed("cards", "laptop")
     for pattern in _laptop_patterns():
         m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
-        laptops = _count(m.group("laptops")) if card and m.group("laptops") else 1
-        if card and card.get("id") in catalog.gpus():
+        if not card:
+            continue
+        assert m is not None  # a card is read only from a match
+        laptops = _count(m.group("laptops")) if m.group("laptops") else 1
+        if card.get("id") in catalog.gpus():
             mem = m.group("mem")
             odd = float(mem) if mem and int(mem) != card["gb"] else None
             _set_card(r, (catalog.gpus()[card["id"]], odd))
             return laptops
-        if card:
-            _set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
-            return laptops
+        _set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
+        return laptops
     return None
 
 
@@ -345,7 +347,7 @@ def recognize_cards(s: Scan, r: Reading) -> None:
         # the count written with the card is the machine; a bare "one GPU" after it is what
         # ran. One written before it stays an alternative read first ("两卡或者三卡3090").
         if named_count is None or card_end is None or m.start() < card_end:
-            _set_count(r, _count(m.group("n") or m.groupdict().get("n2")))
+            _set_count(r, _count(cast(str, m.group("n") or m.groupdict().get("n2"))))
     elif r.gpu_count is None and s.take(p["many"]):
         r.assumed.append("multi_gpu = ?")
     if r.gpu_count is None and s.take(p["ask_count"]):

@@ -126,7 +126,7 @@ def parse_machine_line(text: str) -> MachineLine:
     common = {
         "gpu_id": r.gpu_id,
         "price_per_card_hour": per_card,
-        "currency": price.currency if per_card is not None else None,
+        "currency": price.currency if price is not None and per_card is not None else None,
         "note": note[:MAX_NOTE_CHARS] if note else None,
     }
     if machines_of_one:

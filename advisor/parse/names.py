@@ -311,9 +311,11 @@ def recognize_distill(s: Scan, r: Reading) -> None:
     for i, pattern in enumerate(_distill_patterns()):
         m, spec_id = s.take_if(pattern, lambda m: _distill_of(sizes, m))
         if spec_id:
-            _use(r, catalog.models()[spec_id], m.group(0))
+            assert m is not None  # a model is read only from a match
+            spec = catalog.models()[spec_id]
+            _use(r, spec, m.group(0))
             if i == 2:
-                r.assumed.append(f"distill = {r.spec.name}")
+                r.assumed.append(f"distill = {spec.name}")
             return
 
 

@@ -8,7 +8,7 @@ bot looks the name up on the Hub. A size the line was never released at stays "d
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, partial
 
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan
@@ -30,12 +30,16 @@ def _lines() -> list[tuple[re.Pattern[str], frozenset[float]]]:
     return out
 
 
+def _size_in(sizes: frozenset[float] | set[float] | tuple[float, ...], m: re.Match[str]) -> bool:
+    return float(m.group("size")) in sizes
+
+
 def recognize_outside(s: Scan, r: Reading) -> None:
     """Runs after the catalog, family and new-release recognizers found no model."""
     if r.spec is not None or r.params_b is not None or r.unrecognized is not None:
         return
     for pattern, sizes in _lines():
-        m, _ = s.take_if(pattern, lambda m, sizes=sizes: float(m.group("size")) in sizes)
+        m, _ = s.take_if(pattern, partial(_size_in, sizes))
         if m is not None:
             r.params_b = float(m.group("size"))
             r.unrecognized = m.group(0).strip()

@@ -9,6 +9,7 @@ the estimate again, and must leave the card able to run the job (constraints).""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import Requirement, applicable, blockers, runtime_of
@@ -139,7 +140,7 @@ def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[],
         current = find_format(w.weights_format) if w.weights_format else None
         for fmt in SWITCH_FORMATS:
             if current is None or current.id != fmt:
-                yield f"quantize:{fmt}", lambda f=fmt: w.model_copy(update={"weights_format": f})
+                yield f"quantize:{fmt}", partial(w.model_copy, update={"weights_format": fmt})
     if w.attention is not None and w.attention.value == "flash":
         yield "attention_sdpa", lambda: w.model_copy(update={"attention": "sdpa"})
 
@@ -193,7 +194,7 @@ def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wo
         and w.kv_cache_dtype not in ("fp8", "q8_0", "q4_0")
     ):
         kv_code, kv_type = KV_FIXES.get(runtime, ("kv_fp8", "fp8"))  # type: ignore[arg-type]
-        yield kv_code, lambda t=kv_type: w.model_copy(update={"kv_cache_dtype": t})
+        yield kv_code, partial(w.model_copy, update={"kv_cache_dtype": kv_type})
 
 
 def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
@@ -212,7 +213,7 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
             extra = {} if training else {"prompt_tokens": None, "new_tokens": None}
             yield (
                 f"shorter_context:{shorter}",
-                lambda s=shorter, e=extra: w.model_copy(update={field: s, **e}),
+                partial(w.model_copy, update={field: shorter, **extra}),
             )
             shorter //= 2
     if model.kind == Kind.diffusion:
@@ -223,7 +224,7 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     if not training and model.kind in (Kind.llm, Kind.diffusion):
         bits = _bits(w, result)
         gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
-        formats = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
+        formats: tuple[str, ...] = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
         if model.kind == Kind.diffusion:
             formats = DIFFUSION_QUANTIZE_FORMATS
         for fmt in formats:
@@ -237,7 +238,7 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
                     # unset, a format would bring its own default runtime (fp8 or AWQ: vLLM),
                     # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
                     update["runtime"] = runtime
-                yield f"quantize:{fmt}", lambda u=update: w.model_copy(update=u)
+                yield f"quantize:{fmt}", partial(w.model_copy, update=update)
     # Under DPO/GRPO/PPO the method stays; the policy's own recipe changes.
     recipe = "policy_mode" if w.mode.is_post_training else "mode"
     if full:
@@ -259,7 +260,7 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
         )
     for count in (2, 4, 8):
         if count > w.num_gpus:
-            yield f"cards:{count}", lambda c=count: workload_for(w, c)
+            yield f"cards:{count}", partial(workload_for, w, count)
 
 
 def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]:
@@ -277,7 +278,7 @@ def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]
         } | {k: v for k, v in flags.items() if isinstance(v, bool)}
         if all(current.get(k) == v for k, v in update.items()):
             continue
-        yield code, lambda u=update: w.model_copy(update=u)
+        yield code, partial(w.model_copy, update=update)
 
 
 def _bits(w: Workload, result: EstimateResult) -> float:

@@ -307,10 +307,10 @@ def fastest_of(picks: list[Option], cheapest: Option | None) -> Option | None:
     known, at most FASTEST_JOB_COST_FACTOR times the lowest job cost (a faster card that
     finishes sooner can cost less in all)."""
     priced = [o for o in picks if o.price_per_hour is not None]
-    costed = [o for o in priced if o.job_cost is not None]
+    costed = [(o, o.job_cost) for o in priced if o.job_cost is not None]
     if costed:
-        cap = min(o.job_cost for o in costed) * FASTEST_JOB_COST_FACTOR  # type: ignore[misc]
-        priced = [o for o in costed if o.job_cost <= cap]  # type: ignore[operator]
+        cap = min(cost for _, cost in costed) * FASTEST_JOB_COST_FACTOR
+        priced = [o for o, cost in costed if cost <= cap]
     elif cheapest is not None and cheapest.price_per_hour is not None:
         cap = cheapest.price_per_hour.amount * FASTEST_PRICE_FACTOR
         priced = [o for o in priced if o.price_per_hour.amount <= cap]  # type: ignore[union-attr]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
@@ -98,7 +98,7 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
             continue  # never a larger base than asked
         if all(_same(current.get(k), v) for k, v in rung.updates.items()):
             continue
-        yield rung, lambda u=rung.updates: w.model_copy(update=_typed(u))
+        yield rung, partial(w.model_copy, update=_typed(rung.updates))
 
 
 def _same(have: Any, want: Any) -> bool:

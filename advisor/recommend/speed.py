@@ -196,8 +196,8 @@ def _speed_facts(result: EstimateResult) -> _Speed:
     if model.kind == Kind.diffusion:
         # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation.
         steps = w.denoise_steps or 30
-        tokens = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
-        flops = 2 * model.params_b * 0.5e9 * tokens * steps * 2
+        latent_tokens = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
+        flops = 2 * model.params_b * 0.5e9 * latent_tokens * steps * 2
         return _Speed("images", flops=flops)
     return _Speed("none")
 
