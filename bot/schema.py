@@ -93,9 +93,18 @@ async def migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, s
     lands below one already applied (0005 after 0006) is applied too."""
     applied = await applied_versions(db)
     known = {v for v, _, _ in files}
-    if applied - known:
+    lacking = applied - known
+    if lacking and min(lacking) < max(known, default=0):
+        # below a number the tree has: its file is missing from this tree, not from the future
+        names = ", ".join(f"{v:04d}" for v in sorted(lacking))
         raise StorageError(
-            f"database {path} has schema version {max(applied - known)}, newer than this code "
+            f"database {path} has migration {names}, which this code tree lacks "
+            f"(no {names}_*.sql in {files[0][2].parent if files else 'migrations/'}): the "
+            "deployed tree is incomplete; deploy the whole release"
+        )
+    if lacking:
+        raise StorageError(
+            f"database {path} has schema version {max(lacking)}, newer than this code "
             f"(knows up to {max(known, default=0)}); run a newer release or restore a backup"
         )
     for version, name, file in files:
@@ -118,6 +127,36 @@ async def migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, s
                 await rows(db, "ROLLBACK")
             raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
     return max(applied | known, default=0)
+
+
+# The tables the bot's code reads and writes, each with the migration that creates it. A
+# tree missing a migration file would otherwise start on a fresh database without that
+# table and fail at its first use (a question, an inline query, a handled update).
+REQUIRED_TABLES = {
+    "users": 1,
+    "chats": 1,
+    "history": 1,
+    "ptb_state": 1,
+    "inbox": 2,
+    "lab_machines": 3,
+    "inline_links": 3,
+    "hub_cache": 4,
+    "inbox_handled": 5,
+    "measurements": 6,
+}
+
+
+async def check_tables(db: aiosqlite.Connection, path: Path, required: dict[str, int]) -> None:
+    if not required:
+        return
+    present = {r[0] for r in await rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = sorted(t for t in required if t not in present)
+    if missing:
+        files = sorted({f"{required[t]:04d}_*.sql" for t in missing})
+        raise StorageError(
+            f"database {path} lacks table(s) {', '.join(missing)}: migration file(s) "
+            f"{', '.join(files)} missing from the migrations folder; deploy the whole release"
+        )
 
 
 async def use_wal(db: aiosqlite.Connection) -> None:

@@ -79,10 +79,19 @@ class Repository:
 
     @classmethod
     async def open(
-        cls, path: Path | str, migrations_dir: Path = schema.MIGRATIONS_DIR
+        cls,
+        path: Path | str,
+        migrations_dir: Path | None = None,
+        required_tables: dict[str, int] | None = None,
     ) -> Repository:
         """Open (create, migrate) the database and prove it usable: a committed write and
-        `PRAGMA quick_check`. Any failure is a StorageError naming the file."""
+        `PRAGMA quick_check`. Any failure is a StorageError naming the file. The bot's own
+        migrations (the default) must leave every table its code uses (REQUIRED_TABLES);
+        a test's own folder of migrations names what it requires, if anything."""
+        if migrations_dir is None:
+            migrations_dir = schema.MIGRATIONS_DIR
+            required_tables = schema.REQUIRED_TABLES if required_tables is None else required_tables
+        required = required_tables or {}
         path = Path(path)
         try:
             schema.prepare_files(path)
@@ -100,6 +109,7 @@ class Repository:
             )
             files = schema.migration_files(migrations_dir)
             version = await writer.run(lambda db: schema.migrate(db, path, files))
+            await writer.run(lambda db: schema.check_tables(db, path, required))
             await writer.run(schema.use_wal)
             await writer.run(lambda db: schema.check_usable(db, version))
             await reader.open(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}", "PRAGMA query_only = ON")
