@@ -86,3 +86,17 @@ async def test_absurd_epochs_and_a_missing_data_size_get_clear_answers(
         )
     )
     assert "cifar10 × 200 轮" in group
+
+
+async def test_serve_and_training_time_answer_in_inline_mode(tg: FakeTelegram, bot) -> None:
+    from tests.test_inline import _inline
+
+    for language, query, expected in (
+        ("en", "30 students qwen2.5-7b", "for 30 people"),
+        ("zh-hans", "resnet50 imagenet 训练多久", "imagenet × 90 轮"),
+    ):
+        call = await _inline(tg, User(7020, "In", language), query)
+        assert call.error is None, call.error
+        [result] = call.params["results"]
+        body = result["input_message_content"]["message_text"]
+        assert expected in body and len(body) < 1000, body
