@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,8 +22,13 @@ GOOD_TOKEN = "123456:test-token-for-the-stand-in-000000000"
 
 
 async def run_bot(
-    tmp_path: Path, env: dict[str, str], *args: str, timeout: float = 30
+    tmp_path: Path,
+    env: dict[str, str],
+    *args: str,
+    timeout: float = 30,
+    wrap: list[str] | None = None,
 ) -> tuple[int, str]:
+    """`python -m bot` with `args`; `wrap`: a command it runs under (read_only_mount)."""
     full = {
         k: v
         for k, v in os.environ.items()
@@ -30,6 +37,7 @@ async def run_bot(
     full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
     full.update(env)
     proc = await asyncio.create_subprocess_exec(
+        *(wrap or []),
         sys.executable,
         "-m",
         "bot",
@@ -128,21 +136,60 @@ async def test_a_damaged_database_is_one_line_at_start_up(tmp_path: Path) -> Non
     assert "Unclosed" not in out
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through file permissions")
+def read_only_mount(folder: Path) -> list[str] | None:
+    """Root writes through file modes, so for root the folder is made read-only the way a
+    read-only volume is: the bot runs in a mount namespace of its own (`unshare -m`, the
+    host's mounts untouched) where `folder` is bind-mounted read-only onto itself. The
+    command prefix, or None where unshare or mounting is refused here."""
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return None
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    probe = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            script,
+            str(folder),
+            "sh",
+            "-c",
+            '! touch "$0/.w"',
+            str(folder),
+        ],
+        capture_output=True,
+        timeout=30,
+    )
+    if probe.returncode != 0:
+        return None
+    return ["unshare", "-m", "sh", "-c", script, str(folder)]
+
+
 async def test_a_read_only_database_is_one_line_at_start_up(tmp_path: Path) -> None:
+    """Runs as root too (tests run as root in containers): there a read-only bind mount,
+    elsewhere file modes."""
     db = tmp_path / "db.sqlite3"
     sqlite3.connect(db).close()
-    db.chmod(0o400)
-    tmp_path.chmod(0o500)  # nor can SQLite create the -wal file beside it
+    wrap = None
+    if os.geteuid() == 0:
+        wrap = read_only_mount(tmp_path)
+        if wrap is None:
+            pytest.skip("root, and no read-only bind mount allowed here (unshare -m refused)")
+    else:
+        db.chmod(0o400)
+        tmp_path.chmod(0o500)  # nor can SQLite create the -wal file beside it
     try:
         async with FakeTelegram() as tg:
             rc, out = await run_bot(
-                tmp_path, {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": tg.base_url}
+                tmp_path,
+                {"TELEGRAM_BOT_TOKEN": GOOD_TOKEN, "TELEGRAM_API_BASE_URL": tg.base_url},
+                wrap=wrap,
             )
     finally:
         tmp_path.chmod(0o700)
     assert rc == 2
     _assert_one_clear_line(out, str(db))
+    assert "not writable" in out or "readonly" in out or "read-only" in out.lower()
 
 
 async def test_unwritable_database_path_is_one_line(tmp_path: Path) -> None:
