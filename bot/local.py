@@ -1,7 +1,8 @@
 """`python -m bot --local`: the real application against the in-process Bot API stand-in,
 with a terminal as the chat. Type messages and commands; press a button by its number.
-Nothing leaves the machine; state goes to a separate database file beside the real one,
-started afresh each run."""
+Nothing leaves the machine; state (language, history, a lab's machines) goes to a separate
+database file beside the real one (data/advisor-local.sqlite3 by default) and is kept
+between runs."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import html
 import logging
 import re
 import sys
+import time
 from pathlib import Path
 
 from telegram.ext import ApplicationBuilder
@@ -47,11 +49,9 @@ async def run_local(settings: Settings, lang: str) -> int:
     logging.getLogger().setLevel(
         max(logging.WARNING, logging.getLogger().level)
     )  # keep the chat readable
-    logging.getLogger("bot.storage").setLevel(logging.ERROR)  # a new database is the point here
+    for name in ("bot.storage", "bot.schema"):  # a new database on the first run is expected
+        logging.getLogger(name).setLevel(logging.ERROR)
     db = settings.database_path.with_name(settings.database_path.stem + "-local.sqlite3")
-    # A fresh database each run: the stand-in numbers messages from 1 again, so a question
-    # kept from the last run would sit under the ids of this run's messages, and their
-    # buttons would act on it (issue 13).
     lock = InstanceLock(db)
     try:
         lock.acquire()  # another try-out on this file would lose its database to this one
@@ -59,8 +59,6 @@ async def run_local(settings: Settings, lang: str) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        for leftover in (db, *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))):
-            leftover.unlink(missing_ok=True)
         return await _converse(settings, db, lang)
     finally:
         lock.release()
@@ -68,7 +66,11 @@ async def run_local(settings: Settings, lang: str) -> int:
 
 async def _converse(settings: Settings, db: Path, lang: str) -> int:
     local = settings.model_copy(update={"database_path": db, "rate_limit_overall_per_s": 1000.0})
-    async with FakeTelegram() as tg:
+    # Update and message ids start past the last run's (milliseconds since 1970: a run would
+    # need more messages than milliseconds between two runs to reach the next one's): a
+    # question kept from the last run never sits under an id of this run's messages, whose
+    # buttons would then act on it (issue 13), and no update of this run reads as handled.
+    async with FakeTelegram(first_id=int(time.time() * 1000)) as tg:
         local = local.model_copy(update={"telegram_api_base_url": tg.base_url})
         app = build_application(ApplicationBuilder().token(LOCAL_TOKEN), local)
         await start(app, poll_timeout=1)

@@ -26,7 +26,11 @@ from standin.webhook import WebhookDelivery
 
 
 class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
-    def __init__(self, *, privacy_mode: bool = True, bot_user: dict | None = None) -> None:
+    def __init__(
+        self, *, privacy_mode: bool = True, bot_user: dict | None = None, first_id: int = 1
+    ) -> None:
+        """`first_id`: where update and message ids start (a later run on the same database
+        starts past the ids the last one used, as Telegram's keep growing)."""
         self.bot_user = dict(bot_user or BOT_USER)
         self.privacy_mode = privacy_mode
         self.calls: list[Call] = []
@@ -45,8 +49,8 @@ class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
         self.faults: list[Fault] = []
         self.fault_plan: FaultPlan | None = None
         self.injected: dict[str, int] = {}
-        self._update_ids = itertools.count(1)
-        self._message_ids = itertools.count(1)
+        self._update_ids = itertools.count(first_id)
+        self._message_ids = itertools.count(first_id)
         self._callback_ids = itertools.count(1)
         self._new_update = asyncio.Event()
         self.releasing = False  # while True, getUpdates answers at once (lets a poller stop fast)

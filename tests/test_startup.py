@@ -261,12 +261,17 @@ async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path:
     assert (tmp_path / "db-local.sqlite3").exists()  # apart from the real database
 
 
-async def test_each_local_try_out_starts_from_a_fresh_database(tmp_path: Path) -> None:
-    """The stand-in numbers messages from 1 each run; a question kept from the last run
-    would answer to this run's buttons."""
+async def test_a_local_try_out_keeps_language_and_history_for_the_next_one(
+    tmp_path: Path,
+) -> None:
+    """The first run chooses Chinese and asks; the second starts in Chinese and its /history
+    lists that question beside its own. Ids keep growing, so no row of the first run is
+    taken for one of the second (history.update_id is unique), and neither run warns."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("TELEGRAM_", "DATABASE_"))}
     full.update({"PYTHONPATH": str(ROOT), "DATABASE_PATH": str(tmp_path / "db.sqlite3")})
-    for question in ("/vram 13b fp16", "/vram qwen2.5-7b int4"):
+    outs = []
+    # /lang's first button is 中文 in a private chat
+    for keys in ("/lang\n1\n/vram 13b fp16\n/quit\n", "/vram qwen2.5-7b int4\n/history\n/quit\n"):
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -280,8 +285,15 @@ async def test_each_local_try_out_starts_from_a_fresh_database(tmp_path: Path) -
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
-        out, _ = await asyncio.wait_for(proc.communicate(f"{question}\n/quit\n".encode()), 60)
+        out, _ = await asyncio.wait_for(proc.communicate(keys.encode()), 60)
         assert proc.returncode == 0, out.decode()
+        outs.append(out.decode())
+    first, second = outs
+    assert "What do you want to do?" in first and "WARNING" not in first
+    assert "你想做什么" in second and "What do you want to do?" not in second
+    assert "WARNING" not in second and "Traceback" not in second
+    assert "13b · fp16" in second  # the first run's question, listed by /history
     con = sqlite3.connect(tmp_path / "db-local.sqlite3")
-    assert con.execute("SELECT raw_text FROM history").fetchall() == [("qwen2.5-7b int4",)]
+    rows = con.execute("SELECT raw_text FROM history ORDER BY id").fetchall()
     con.close()
+    assert len(rows) == 2 and "13b fp16" in rows[0][0] and "qwen2.5-7b int4" in rows[1][0]
