@@ -38,6 +38,8 @@ def test_a_figure_is_read_with_its_unit(text: str, value: float, ambiguous: bool
         ("torch.cuda.max_memory_allocated 17.2 GB", "allocated"),
         ("reserved 19.5 GB", "reserved"),
         ("torch reserved 19.5 GB", "reserved"),
+        ("实测 19.5G torch 保留", "reserved"),  # the Chinese prompt's own words
+        ("torch 已分配 17G", "allocated"),
         ("21G", "unknown"),
     ],
 )
@@ -265,3 +267,52 @@ def test_each_refusal_has_its_own_wording(lang: str) -> None:
         render("measured_error", lang, error=e, detail="21", name="A", days=9) for e in ERRORS
     }
     assert len(bodies) == len(ERRORS) - 1  # "empty" is worded as "no_figure"
+
+
+def test_the_chinese_wording_carries_no_english() -> None:
+    """Every Chinese reply of the reports (prompt, each outcome, each refusal) through the
+    Chinese replies' English scanner (tests/test_answer_chinese.py)."""
+    from advisor.measured import Judgement
+    from advisor.render import render
+    from tests.test_answer_chinese import leaks_in
+
+    corpus = [
+        (
+            "prompt",
+            render(
+                "measured_prompt",
+                "zh",
+                plain=True,
+                mention="小李",
+                card="GeForce RTX 4090",
+                count=1,
+            ),
+        )
+    ]
+    for outcome in ("within", "above", "below", "oom_expected", "oom_missed"):
+        for view in ("total", "allocated", "share"):
+            j = Judgement(
+                outcome=outcome,  # type: ignore[arg-type]
+                view=view,  # type: ignore[arg-type]
+                estimate_bytes=20 * GIB,
+                low_bytes=17 * GIB,
+                high_bytes=24 * GIB,
+                measured_bytes=21 * GIB,
+                limit_bytes=23 * GIB,
+            )
+            body = render(
+                "measured_done",
+                "zh",
+                plain=True,
+                j=j,
+                card="GeForce RTX 4090",
+                count=1,
+                where="nvml",
+            )
+            corpus.append((f"{outcome}/{view}", body))
+    for error in ERRORS:
+        body = render(
+            "measured_error", "zh", plain=True, error=error, detail="21", name="小李", days=180
+        )
+        corpus.append((error, body))
+    assert not leaks_in(corpus)
