@@ -190,11 +190,61 @@ def gpus() -> dict[str, GpuSpec]:
     # gpus.toml is generated from the research catalog; gpus_owned.toml holds the cards
     # people own that it lacks (no prices), kept by hand beside it.
     raw = list(_load("gpus.toml")["gpu"]) + list(_load("gpus_owned.toml")["gpu"])
-    specs = [GpuSpec(**g) for g in raw]
+    specs = [GpuSpec(**g) for g in raw] + apple_gpus()
     by_id = {g.id: g for g in specs}
     if len(by_id) != len(specs):
         raise ValueError("gpus: an id is in both gpus.toml and gpus_owned.toml")
     return by_id
+
+
+def apple_gpus() -> list[GpuSpec]:
+    """data/gpus_apple.toml: one entry per Apple chip and memory size. The GPU gets the
+    macOS default share of the unified memory (2/3 below 64 GB, 3/4 from 64 GB); the bare
+    chip name ("m2 max") is its smallest size."""
+    data = _load("gpus_apple.toml")
+    share = data["share"]
+    out = []
+    for chip in data["chip"]:
+        short = chip["id"].replace("-", " ")  # "m2 max"
+        for i, mem in enumerate(chip["memory_gb"]):
+            part = share["below_64gb"] if mem < 64 else share["from_64gb"]
+            bandwidth = chip.get("bandwidth_by_memory", {}).get(str(mem), chip["bandwidth_gbs"])
+            aliases = [f"{short} {mem}gb", f"{short} {mem}g", f"apple {short} {mem}gb"]
+            if i == 0:
+                aliases += [short, f"apple {short}"]
+            out.append(
+                GpuSpec(
+                    id=f"apple-{chip['id']}-{mem}gb",
+                    name=f"{chip['name']} {mem}GB",
+                    vendor="Apple",
+                    segment="consumer",
+                    architecture="Apple Silicon (unified memory)",
+                    launch_year=chip["launch_year"],
+                    vram_gb=mem,
+                    usable_vram_gib=round(mem * part, 2),
+                    memory_type="unified LPDDR",
+                    memory_bandwidth_gbs=bandwidth,
+                    fp32_tflops=chip["fp32_tflops"],
+                    fp16_bf16_tensor_dense_tflops=chip["fp32_tflops"],
+                    bf16_supported=chip["bf16"],
+                    spec_confidence="low",
+                    spec_notes=(
+                        f"Unified memory: the GPU may use ~{part:.0%} by default; "
+                        f"`sudo sysctl {share['sysctl']}=N` raises it. Runs llama.cpp, MLX, "
+                        "Ollama, LM Studio; no CUDA (no vLLM, bitsandbytes/QLoRA, "
+                        "FlashAttention-2)."
+                    ),
+                    spec_read_date="2026-12-07",
+                    aliases=aliases,
+                    shaky_fields=["fp32_tflops", "fp16_bf16_tensor_dense_tflops"],
+                    sources=[
+                        "data/gpus_apple.toml (Apple product pages; GPU share measured "
+                        "by llmfit, exo, GPUStack, antirez/ds4)"
+                    ],
+                    rentable=False,
+                )
+            )
+    return out
 
 
 @cache

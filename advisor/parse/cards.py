@@ -20,13 +20,18 @@ MAX_GPUS = 4096
 # decided by the catalog, not by this shape.
 # Brand words written before a card's model number, typos included ("RXT 4090"): vocab data.
 _BRAND = "|".join(re.escape(w) for w in vocab.load("cards")["brands"]["words"])
+# Cards named without a model number ("TITAN RTX"): vocab data
+_WORDS_ONLY = "|".join(
+    re.escape(w).replace(r"\ ", r"\s?")
+    for w in vocab.load("cards")["brands"]["names_without_number"]
+)
 _NAME = (
     # the memory may come first: "40GA100", "一张80g的A100", "24G的4090" (LightX2V #619, InfLLM
     # #11, 2026-12-01); checked against MAX_CARD_GB in _memory_of
     r"(?:(?P<mem_before>\d{2,3})\s?g(?:b|ib)?\s*(?:的\s*)?)?"
     rf"(?:(?:{_BRAND})\s*)*"
-    r"(?P<name>(?:pro\s?)?[a-z]{0,5}-?\d{1,4}[a-z]{0,5}"
-    r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|s|d)(?![a-z]))*)"
+    rf"(?P<name>{_WORDS_ONLY}|(?:pro\s?)?[a-z]{{0,5}}-?\d{{1,4}}[a-z]{{0,5}}"
+    r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|max|ultra|xtx|xt|gre|s|d)(?![a-z]))*)"
     # its compute written after it: Ascend 910B parts by TFLOPS ("910b280T", LLaMA-Factory #4297)
     r"(?:[\s\-]?\d{3}\s?t(?:flops)?(?![a-z0-9]))?"
     # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)")

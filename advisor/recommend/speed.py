@@ -7,7 +7,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from advisor.catalog import GpuSpec
-from advisor.constraints import allreduce_latency_s, nvlinked, speed_constants
+from advisor.constraints import (
+    allreduce_latency_s,
+    nvlinked,
+    platform_bandwidth_efficiency,
+    speed_constants,
+)
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
 from advisor.throughput import images_per_s, multi_card_efficiency
@@ -45,7 +50,11 @@ _CARD_SPEED: ByIdentity[CardSpeed] = ByIdentity("card_speed", 512, table=True)
 def card_speed(gpu: GpuSpec) -> CardSpeed:
     def row() -> CardSpeed:
         dense = gpu.dense_tflops
-        return CardSpeed(gpu, gpu.memory_bandwidth_gbs * 1e9, dense, dense * 1e12, {})
+        # a platform that reaches a different share of its peak bandwidth in decode (Apple
+        # silicon under Metal): its bandwidth scaled so the one efficiency applies
+        platform = platform_bandwidth_efficiency(gpu.vendor)
+        scale = platform / speed_constants()["decode_bandwidth_efficiency"] if platform else 1.0
+        return CardSpeed(gpu, gpu.memory_bandwidth_gbs * 1e9 * scale, dense, dense * 1e12, {})
 
     return _CARD_SPEED.of(gpu, row)
 

@@ -1,0 +1,93 @@
+"""Hardware people own (issue 32 item 7): the 16 GB V100 apart from the 32 GB one, modded
+and older NVIDIA cards, AMD Radeon and Instinct, Apple silicon with its GPU share of the
+unified memory; what their runtimes cannot do; a card the catalog lacks is named, never
+swapped."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import catalog
+from advisor.constraints import blockers
+from advisor.memory import estimate
+from advisor.models import Workload
+from advisor.parse import parse_query
+from advisor.recommend.speed import card_speed
+
+
+@pytest.mark.parametrize(
+    ("line", "gpu_id", "vram_gb"),
+    [
+        ("V100 16G 能跑 qwen2.5-14b 吗", "tesla-v100-16gb", 16),
+        ("v100 32g qwen2.5-14b", "tesla-v100", 32),
+        ("魔改2080ti 22g 跑 qwen2.5-14b", "rtx-2080-ti-22gb", 22),
+        ("titan rtx 能跑什么", "titan-rtx", 24),
+        ("3060 12g qwen2.5-7b", "rtx-3060-12gb", 12),
+        ("p40 qwen2.5-7b", "tesla-p40", 24),
+        ("7900xtx 跑 qwen2.5-14b", "rx-7900-xtx", 24),
+        ("rx 7900 xt qwen2.5-7b", "rx-7900-xt", 20),
+        ("7900 gre 能跑什么", "rx-7900-gre", 16),
+        ("w7900 qwen2.5-32b", "radeon-pro-w7900", 48),
+        ("mi300x llama 70b", "mi300x", 192),
+        ("mi325x deepseek-r1", "mi325x", 256),
+        ("mi250x llama 70b", "mi250x", 128),
+        ("instinct mi210 llama 8b", "mi210", 64),
+        ("M2 Max 64GB 能跑 llama 70b 吗", "apple-m2-max-64gb", 64),
+        ("m4 max 128g qwen2.5-72b", "apple-m4-max-128gb", 128),
+        ("macbook pro m1 max 32gb 跑 qwen2.5-14b", "apple-m1-max-32gb", 32),
+        ("我的 m3 pro 能跑什么", "apple-m3-pro-18gb", 18),
+    ],
+)
+def test_owned_cards_are_read_as_the_card_named(line: str, gpu_id: str, vram_gb: int) -> None:
+    p = parse_query(line)
+    assert p.gpu_id == gpu_id and p.unknown_card is None, (line, p.gpu_id, p.unknown_card)
+    assert catalog.gpus()[gpu_id].vram_gb == vram_gb
+
+
+def test_a_16gb_v100_is_judged_with_16gb_not_the_32gb_card() -> None:
+    """Before: "V100 16G" read tesla-v100 (32 GB) with an odd memory beside it."""
+    p = parse_query("V100 16G 能跑 qwen2.5-14b 吗")
+    assert catalog.gpus()[p.gpu_id].usable_vram_gib < 16
+
+
+def test_apple_silicon_gives_the_gpu_its_default_share_of_unified_memory() -> None:
+    gpus = catalog.gpus()
+    assert gpus["apple-m2-max-64gb"].usable_vram_gib == 48.0  # 3/4 from 64 GB
+    assert gpus["apple-m3-pro-18gb"].usable_vram_gib == pytest.approx(12.0, abs=0.01)  # 2/3
+    assert "iogpu.wired_limit_mb" in (gpus["apple-m2-max-64gb"].spec_notes or "")
+
+
+def _blocked(line: str, **change: object) -> list[str]:
+    p = parse_query(line)
+    w = p.workload.model_copy(update=change) if change else p.workload
+    return blockers(catalog.gpus()[p.gpu_id], estimate(w))
+
+
+def test_runtimes_that_cannot_run_on_the_platform_are_blockers() -> None:
+    # no CUDA on Apple: vLLM is not a runtime there, nor bitsandbytes' QLoRA
+    assert "cuda_only_runtime" in _blocked("m2 max 64gb qwen2.5-7b vllm")
+    assert "bitsandbytes_needs_cuda" in _blocked("m2 max 64gb qwen2.5-7b qlora")
+    # AWQ / GPTQ kernels are CUDA's (vLLM's ROCm build has none)
+    assert "awq_gptq_need_cuda" in _blocked("7900xtx qwen2.5-14b awq")
+    assert "awq_gptq_need_cuda" not in _blocked("4090 qwen2.5-14b awq")
+    # llama.cpp runs on both
+    assert not _blocked("7900xtx qwen2.5-14b q4_k_m llama.cpp")
+    assert not _blocked("m2 max 64gb qwen2.5-14b q4_k_m llama.cpp")
+
+
+def test_apple_decode_speed_uses_its_lower_bandwidth_efficiency() -> None:
+    """llama.cpp Metal reaches ~45-58% of Apple's peak bandwidth (0.5 taken, vs 0.55)."""
+    m2u = catalog.gpus()["apple-m2-ultra-192gb"]
+    assert card_speed(m2u).bandwidth == pytest.approx(800e9 * 0.5 / 0.55)
+    assert card_speed(catalog.gpus()["rtx-4090"]).bandwidth == 1008e9
+
+
+def test_a_card_named_that_the_catalog_lacks_is_said_not_swapped() -> None:
+    p = parse_query("arc a770 16g 能跑什么")
+    assert p.unknown_card == "arc a770" and p.vram_gib == 16 and p.gpu_id is None
+    assert parse_query("昇腾 310p 能跑什么模型").unknown_card == "昇腾 310p"
+
+
+def test_the_workload_on_an_owned_card_estimates() -> None:
+    w = Workload(model="qwen2.5-7b", weights_format="q4_k_m", runtime="llamacpp")
+    assert estimate(w).estimate is not None
