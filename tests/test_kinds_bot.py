@@ -29,6 +29,9 @@ EN = User(7102, "Bo", "en")
         (EN, "budget $12k build a workstation for llama 70b", ["A plan for $12,000", "Total"]),
         (ZH, "预算2万 买卡 微调 qwen2.5-7b", ["二手", "只买全新"]),
         (EN, "which gpu should i buy", ["What's the budget?"]),
+        # A vs B: side by side, with and without a workload
+        (ZH, "4090还是3090", ["对比", "能跑：", "二手"]),
+        (EN, "A6000 vs 2x 3090 for qwen2.5-14b", ["2× GeForce RTX 3090 vs RTX A6000", "Fits"]),
         # small talk: one short reply with three examples
         (ZH, "你好", ["你好！", "可以这样问"]),
         (EN, "what is the capital of france", ["outside what I answer", "Try:"]),
@@ -88,3 +91,15 @@ async def test_kinds_are_answered_inline(tg: FakeTelegram, bot) -> None:
     capability = await _inline(tg, ZH, "3090 最大能跑多大的模型")
     [result] = capability.params["results"]
     assert "能跑什么" in result["input_message_content"]["message_text"]
+
+
+def test_a_card_named_without_a_count_beside_a_counted_one_is_one_card() -> None:
+    """ "A6000 vs 2× 3090": the A6000 is one card (48 GB against 2 × 24 GB), not two."""
+    from advisor.kinds import answer_kind
+    from advisor.parse import parse_query
+
+    sides = answer_kind(parse_query("A6000 vs 2x 3090 跑 qwen2.5-14b"), "CNY").sides
+    assert [(s.gpu_id, s.count) for s in sides] == [("rtx-3090", 2), ("rtx-a6000", 1)]
+    assert all(s.verdict == "fits" for s in sides)
+    # the bigger single card holds the whole model: more memory used per card
+    assert sides[1].per_card_bytes > sides[0].per_card_bytes

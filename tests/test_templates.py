@@ -91,6 +91,7 @@ def contexts() -> dict[str, dict]:
             "result": kind_answer(parse_query("resnet50 imagenet 90 epochs how long")),
             "unknown_card": EVIL,
         },
+        "compare": {"result": kind_answer(parse_query("4090还是3090"))},
         "card_usage": {"command": "gpu"},
         "unknown_gpu": {"name": EVIL, "suggestions": [EVIL]},
         "history": {"entries": [entry] * 10},

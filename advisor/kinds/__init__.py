@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from advisor.kinds import capability, out_of_scope, purchase, serve, train_time
+from advisor.kinds import capability, compare, out_of_scope, purchase, serve, train_time
 from advisor.parse import ParsedQuery
 
 KindAnswer = Callable[[ParsedQuery, str], BaseModel]
@@ -24,6 +24,7 @@ KindAnswer = Callable[[ParsedQuery, str], BaseModel]
 _ANSWERS: dict[str, KindAnswer] = {
     "capability": capability.answer,
     "purchase": purchase.answer,
+    "compare": compare.answer,
     "out_of_scope": out_of_scope.answer,
     "serve": serve.answer,
     "train_time": train_time.answer,
@@ -34,6 +35,8 @@ def answered_as(parsed: ParsedQuery) -> str:
     """The kind whose answer a question gets: its own where a module answers it, else `fit`
     (today's recommendation for the workload read)."""
     kind = parsed.question_kind
+    if kind == "compare" and not compare.compares_cards(parsed):
+        return "fit"  # two models on one card: the first model's answer names the second
     return kind if kind in _ANSWERS else "fit"
 
 

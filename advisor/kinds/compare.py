@@ -1,0 +1,131 @@
+"""A vs B: "4090还是3090", "A6000 vs 2× 3090 跑 qwen2.5-14b", "a100 vs h100 for llama 70b".
+
+Side by side for the same workload: with a model named, each card (at its count) as the
+answer judges it (advisor.recommend: the named card and the alternatives named beside it,
+each with its verdict, memory per card, speed and rental price); without one, what each
+card runs (capability rows, advisor/fit.py), its bandwidth and 16-bit compute. Both with
+the rental price (prices.toml) and, where the purchase catalog has it, the price to buy.
+A comparison of two models on one card is answered as the first model's `fit` (the second
+is named in the answer's notes, as before).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.fit import card_fit
+from advisor.kinds.capability import CapabilityRow, capability_rows
+from advisor.kinds.purchase import card_prices
+from advisor.parse import ParsedQuery
+from advisor.recommend import cheapest_price, recommend_query
+
+
+class Side(BaseModel):
+    gpu_id: str
+    gpu_name: str
+    count: int
+    vram_gb: float  # per card
+    bandwidth_gbs: float
+    tflops_16bit: float | None
+    rent_per_hour: float | None  # all `count` cards, cheapest listing
+    buy_price: float | None  # one card, purchase catalog (new, else used)
+    buy_used: bool = False
+    # with a workload
+    verdict: str | None = None  # fits | tight | no_fit | blocked | split
+    per_card_bytes: int | None = None
+    usable_bytes: int | None = None
+    headroom_fraction: float | None = None
+    tokens_per_s: float | None = None
+    train_hours: float | None = None
+    images_per_min: float | None = None
+    # without one
+    runs: list[CapabilityRow] = []
+
+
+class CompareAnswer(BaseModel):
+    currency: str
+    model_name: str | None  # the workload compared on, or None (cards alone)
+    sides: list[Side]
+
+    def public_json(self) -> dict[str, Any]:
+        return {
+            "compare": {
+                "model": self.model_name,
+                "currency": self.currency,
+                "sides": [
+                    s.model_dump(exclude={"runs"}) | {"runs": [r.model_dump() for r in s.runs]}
+                    for s in self.sides
+                ],
+            }
+        }
+
+
+def compares_cards(parsed: ParsedQuery) -> bool:
+    """Two cards or more are named (the comparison this module answers)."""
+    return parsed.gpu_id is not None and bool(parsed.other_cards)
+
+
+def _buy_price(gpu_id: str, currency: str) -> tuple[float | None, bool]:
+    entries = [e for e in card_prices() if e.gpu_id == gpu_id]
+    entries.sort(key=lambda e: e.condition != "new")
+    if not entries:
+        return None, False
+    return entries[0].price(currency), entries[0].condition == "used"
+
+
+def _base(gpu_id: str, count: int, currency: str) -> dict[str, Any]:
+    gpu = catalog.gpus()[gpu_id]
+    rent = cheapest_price(gpu_id, catalog.load_prices(), currency)
+    buy, used = _buy_price(gpu_id, currency)
+    return {
+        "gpu_id": gpu_id,
+        "gpu_name": gpu.name,
+        "count": count,
+        "vram_gb": gpu.vram_gb,
+        "bandwidth_gbs": gpu.memory_bandwidth_gbs,
+        "tflops_16bit": gpu.fp16_bf16_tensor_dense_tflops,
+        "rent_per_hour": round(rent.amount * count, 2) if rent else None,
+        "buy_price": buy,
+        "buy_used": used,
+    }
+
+
+def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
+    assert parsed.gpu_id is not None
+    first = (parsed.gpu_id, parsed.gpu_count or 1)
+    cards = [first] + [(g, n or 1) for g, n in parsed.other_cards]
+    if parsed.workload is None:
+        sides = [
+            Side(
+                **_base(g, n, currency),
+                runs=capability_rows(catalog.gpus()[g], n, card_fit(g, n)),
+            )
+            for g, n in cards
+        ]
+        return CompareAnswer(currency=currency, model_name=None, sides=sides)
+    # "A6000 vs 2x 3090": a card named without a count is one card, not the first's count
+    asked = parsed.model_copy(update={"other_cards": [(g, n or 1) for g, n in parsed.other_cards]})
+    rec = recommend_query(asked, default_currency=currency)
+    judged = []
+    if rec.named is not None and rec.verdict is not None:
+        judged.append((rec.named, rec.verdict))
+    judged += [(a.option, a.verdict) for a in rec.also]
+    sides = []
+    for option, verdict in judged:
+        sides.append(
+            Side(
+                **_base(option.gpu_id, option.count, currency),
+                verdict=verdict.state,
+                per_card_bytes=option.per_gpu_bytes,
+                usable_bytes=option.usable_bytes,
+                headroom_fraction=option.headroom_fraction,
+                tokens_per_s=option.decode_tokens_per_s,
+                train_hours=option.train_hours,
+                images_per_min=option.images_per_min,
+            )
+        )
+    model = rec.result.model
+    return CompareAnswer(currency=currency, model_name=model.name, sides=sides)
