@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from advisor import catalog
 from standin import Chat, FakeTelegram, User
 from tests.conftest import ADMIN_ID, buttons, press, say, settled, shown
 
@@ -18,7 +19,7 @@ LAB = Chat(-100777, "supergroup", "GPU lab")
         ("/vram 13B fp16", "VRAM per card"),
         ("/vram", "answers in one line"),
         ("/vram llama-9-900b", "I don't know the model"),
-        ("/gpus", "GPUs (57)"),
+        ("/gpus", f"GPUs ({len(catalog.gpus())})"),  # every card, owned and Apple's too
         ("/gpus 24g", "with at least 24 GB"),
         ("/gpus a100", "A100"),
         ("/gpus zzz", "None."),
