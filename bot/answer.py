@@ -234,7 +234,6 @@ def kind_text(parsed: ParsedQuery, context: Context) -> str:
 async def reply_with_kind(
     update: Update,
     context: Context,
-    raw_text: str,
     parsed: ParsedQuery,
     *,
     edit: bool = False,
