@@ -120,6 +120,25 @@ def label(lang: str, key: str, **fmt: object) -> str:
 
 
 @cache
+def term_colours() -> dict[str, tuple[str, str]]:
+    """Each memory term's (square, hex colour) from `templates/colours.toml`: the breakdown
+    text and its picture (bot/chart.py) show a term in one colour. Unknown terms: "other"."""
+    with (TEMPLATES / "colours.toml").open("rb") as fh:
+        groups = tomllib.load(fh)["group"]
+    out = {"": (groups["other"]["square"], groups["other"]["hex"])}
+    for g in groups.values():
+        for name in g["terms"]:
+            out[name] = (g["square"], g["hex"])
+    return out
+
+
+def swatch(term_name: str) -> str:
+    """The coloured square of a term (`term_colours`)."""
+    colours = term_colours()
+    return colours.get(term_name, colours[""])[0]
+
+
+@cache
 def formulas(lang: str) -> dict[str, str]:
     """`templates/<lang>/formulas.toml` (written by the engine side): term formula lines with
     {placeholders} filled from `Term.values`. Absent file: no lines."""
@@ -277,6 +296,7 @@ def _env() -> Environment:
         tokens=tokens,
         day=day,
         hours=hours,
+        swatch=swatch,
     )
     return env
 

@@ -4,6 +4,7 @@ change precision, budget or card, read the details, or start over."""
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 
 from telegram import Message, Update
 from telegram.constants import ChatType, MessageLimit
@@ -17,6 +18,7 @@ from advisor.recommend.pricing import ALL_REGIONS
 from advisor.render import render
 from bot import hub, lab
 from bot.callbacks import pack
+from bot.chart import Chart, draw
 from bot.choices import answer_choices
 from bot.context import Context
 from bot.replies import Keyboard, deliver, send, t, visible_len
@@ -52,12 +54,13 @@ def answer_text(
     region: str | None = None,
     hub_answer: object = None,
     compact: bool = False,
+    view: str = "full",
 ) -> tuple[dict, str]:
     """The history summary (advisor.recommend.summary) and the rendered reply for a parsed
     question. A model read from the Hub (`hub_answer`, bot.hub) is rendered each time: its
     source line carries the reading's time, and such questions are rare. `compact`: the
     shortened answer (no card table, no ℹ️ notes) for when the whole reply would not fit one
-    message."""
+    message. `view`: which part of the answer (`VIEWS`; "short" is the first reply)."""
     canonical = canonical_query(parsed) if canonical is None else canonical
     key = (
         catalog.catalog_version(),
@@ -69,6 +72,7 @@ def answer_text(
         template,
         canonical,
         compact,
+        view,
     )
 
     def make() -> tuple[dict, str]:
@@ -81,6 +85,7 @@ def answer_text(
             canonical=canonical,
             hub=hub_answer,
             compact=compact,
+            view=view,
         )
         return summary(rec), body
 
@@ -96,25 +101,44 @@ def fits_one_message(body: str) -> bool:
     return visible_len(body) <= MessageLimit.MAX_TEXT_LENGTH
 
 
-def answer_keyboard(context: Context, hid: int, all_platforms: bool = False) -> Keyboard:
-    """Under an answer. The platforms button flips between the reader's usual platforms
-    first (China-payable for Chinese) and every platform ranked by price alone."""
+# The parts of an answer a button opens in place (callback `a|<hid>|<letter>`), by the
+# answer template's `view` (templates/*/answer.j2): the first reply is "short".
+SECTIONS = {"b": "breakdown", "o": "picks", "s": "assumptions", "t": "pitfalls"}
+CHART = "i"  # the memory breakdown as a picture (bot.chart), sent as a photo
+
+
+def answer_keyboard(
+    context: Context, hid: int, all_platforms: bool = False, current: str = "r"
+) -> Keyboard:
+    """Under an answer: the parts of it (chart, breakdown, all picks, assumptions, pitfalls,
+    details), then the changes (precision, budget, card), the platforms and a new question.
+    The part shown now (`current`) gives its place to the way back to the first reply. The
+    platforms button flips between the reader's usual platforms first (China-payable for
+    Chinese) and every platform ranked by price alone."""
     platforms = (
         (t(context, "button.usual_platforms"), pack("a", hid, "r"))
         if all_platforms
         else (t(context, "button.all_platforms"), pack("a", hid, "w"))
     )
+
+    def part(view: str, key: str) -> tuple[str, str]:
+        if view == current:
+            return (t(context, "button.to_answer"), pack("a", hid, "r"))
+        return (t(context, key), pack("a", hid, view))
+
     return [
+        [part(CHART, "button.chart"), part("b", "button.breakdown"), part("o", "button.picks")],
+        [
+            part("s", "button.assumptions"),
+            part("t", "button.pitfalls"),
+            part("d", "button.details"),
+        ],
         [
             (t(context, "button.precision"), pack("a", hid, "p")),
             (t(context, "button.budget"), pack("a", hid, "m")),
             (t(context, "button.card"), pack("a", hid, "g")),
         ],
-        [
-            (t(context, "button.details"), pack("a", hid, "d")),
-            platforms,
-            (t(context, "button.new"), pack("w", 0, "n")),
-        ],
+        [platforms, (t(context, "button.new"), pack("w", 0, "n"))],
         # "I ran it": report what the job used on a real card (bot.measured, issue 36)
         [(t(context, "measured.button"), pack("r", hid))],
     ]
@@ -190,7 +214,9 @@ async def reply_with_answer(
         )
         return None
     canonical = canonical_query(parsed)
-    brief, body = await answer_as_sent(update, context, parsed, "answer", canonical, hub_answer=hub)
+    brief, body = await answer_as_sent(
+        update, context, parsed, "answer", canonical, hub_answer=hub, view="short"
+    )
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None and parsed.workload is not None
     # The reply goes out while its history row is written: its buttons carry the row's id,
@@ -269,18 +295,71 @@ async def answer_as_sent(
     canonical: str,
     region: str | None = None,
     hub_answer: object = None,
+    view: str = "short",
 ) -> tuple[dict, str]:
-    """`answer_text` as the chat sees it. An answer (not the details) starts with the chat's
-    own machines (lab mode, issue 16; the rentals below as the alternative), and in a group
-    it is the compact answer when the whole would not fit one message (`fits_one_message`)."""
-    brief, body = answer_text(parsed, context, template, canonical, region, hub_answer)
-    if template != "answer":
+    """`answer_text` as the chat sees it. The first reply (view "short") starts with the
+    chat's own machines (lab mode: the best one in a line; the rentals below as the
+    alternative); the whole list of them comes with the full answer. In a group a view is
+    the compact one when it would not fit one message (`fits_one_message`)."""
+    brief, body = answer_text(parsed, context, template, canonical, region, hub_answer, view=view)
+    if template != "answer" or view not in ("short", "full", "picks"):
         return brief, body
-    own = await lab.owned_section(update, context, parsed)
+    own = await lab.owned_section(update, context, parsed, short=view == "short")
     chat = update.effective_chat
     if chat is not None and chat.type != ChatType.PRIVATE and not fits_one_message(own + body):
-        _, body = answer_text(parsed, context, template, canonical, region, hub_answer, True)
+        _, body = answer_text(
+            parsed, context, template, canonical, region, hub_answer, True, view=view
+        )
     return brief, own + body
+
+
+# Pictures by answer (bot.chart): the chart is a function of the same things as the answer's
+# text, drawn once per answer and language however often its button is pressed.
+_CHARTS: OrderedDict[tuple, Chart | None] = OrderedDict()
+CHARTS_KEPT = 64
+
+
+async def answer_chart(
+    parsed: ParsedQuery, context: Context, canonical: str, hub_answer: object = None
+) -> Chart | None:
+    """The answer's breakdown as a picture, drawn in a worker thread (matplotlib takes
+    ~0.1-0.3 s of CPU, which the event loop must not wait for) and kept per answer."""
+    key = (
+        catalog.catalog_version(),
+        prices_key(context.settings.prices_file),
+        canonical,
+        context.lang,
+        currency_for(context),
+    )
+    if hub_answer is None and key in _CHARTS:
+        _CHARTS.move_to_end(key)
+        return _CHARTS[key]
+    rec = compute(parsed, context)
+    chart = await asyncio.to_thread(draw, rec, context.lang)
+    if hub_answer is None:  # a Hub model's answer is drawn afresh, as its text is
+        _CHARTS[key] = chart
+        if len(_CHARTS) > CHARTS_KEPT:
+            _CHARTS.popitem(last=False)
+    return chart
+
+
+async def show_chart(update: Update, context: Context, canonical: str) -> None:
+    """The 📊 button: the picture as a photo replying to the answer (the answer stays as it
+    is), or a short alert when the task has no per-card figure."""
+    query = update.callback_query
+    assert query is not None
+    parsed, hub_answer = await hub.reparse(context, canonical)
+    chart = await answer_chart(parsed, context, canonical, hub_answer) if parsed.ok else None
+    if chart is None:
+        await query.answer(t(context, "chart.none"), show_alert=True)
+        return
+    await query.answer()
+    msg = query.message
+    caption = t(context, "chart.caption")
+    if isinstance(msg, Message):
+        await msg.reply_photo(chart.png, caption=caption)
+    elif update.effective_chat is not None:
+        await context.bot.send_photo(update.effective_chat.id, chart.png, caption=caption)
 
 
 async def show_view(update: Update, context: Context, hid: int, view: str, canonical: str) -> None:
@@ -290,12 +369,18 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
     if not parsed.ok:  # the catalog changed since: say so rather than guess
         await send(update, context, "error", edit=True, error=parsed.error, parsed=parsed)
         return
+    part = "short"
     if view == "d":
-        template, keyboard = "details", [[(t(context, "button.to_answer"), pack("a", hid, "r"))]]
+        template, keyboard = "details", answer_keyboard(context, hid, current="d")
     elif view in ("r", "w"):
         template, keyboard = "answer", answer_keyboard(context, hid, all_platforms=view == "w")
+    elif view in SECTIONS:
+        template, keyboard = "answer", answer_keyboard(context, hid, current=view)
+        part = SECTIONS[view]
     else:
         template, keyboard = "answer", view_keyboard(context, hid, view)
     region = ALL_REGIONS if view == "w" else None
-    _, body = await answer_as_sent(update, context, parsed, template, canonical, region, hub_answer)
+    _, body = await answer_as_sent(
+        update, context, parsed, template, canonical, region, hub_answer, view=part
+    )
     await deliver(update, context, body, keyboard, edit=True)

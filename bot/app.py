@@ -44,7 +44,7 @@ from telegram.warnings import PTBUserWarning
 
 from advisor.render import label
 from bot import commands, inline, lab, measured, wizard
-from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for
+from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for, written_in
 from bot.delivery import button_answers, settle_answers
 from bot.inbox import TAKEN_LIMIT, Inbox
 from bot.lab_store import lab_store
@@ -173,6 +173,11 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
                 del self._turns[key]
             self._tasks.discard(task)
 
+    @property
+    def busy(self) -> bool:
+        """Whether an update is in progress (`python -m bot --local` waits for a chart)."""
+        return bool(self._tasks)
+
     async def idle(self) -> None:
         """Return once no update is in progress: an answer's reply goes out while its
         history row is written (bot.answer.reply_with_answer), and the update ends after.
@@ -273,11 +278,21 @@ async def settle_language(update: Update, context: Context) -> None:
     user_lang, chat_lang = await context.repo.language_choices(
         user.id if user else None, chat.id if group else None
     )
+    query, inline = update.callback_query, update.inline_query
+    if query is not None:  # the language of the message the button is under
+        msg = query.message
+        written = written_in(getattr(msg, "text", None), ours=True)
+    elif inline is not None:
+        written = written_in(inline.query)
+    else:
+        msg = update.effective_message
+        written = written_in(msg.text if msg is not None else None)
     context.lang = language_for(
         user_lang,
         chat_lang,
         user.language_code if user else None,
         context.settings.default_language,
+        written,
     )
 
 

@@ -15,7 +15,15 @@ from advisor.parse import ParsedQuery, parse_query
 from advisor.recommend import Price, cheapest_price
 from advisor.recommend.grid import precision_grid
 from bot import followup, hub, hub_questions
-from bot.answer import apply_change, currency_for, reply_with_answer, show_view
+from bot.answer import (
+    CHART,
+    SECTIONS,
+    apply_change,
+    currency_for,
+    reply_with_answer,
+    show_chart,
+    show_view,
+)
 from bot.callbacks import pack, unpack
 from bot.choices import answer_choices
 from bot.context import Context, is_anonymous_admin
@@ -351,7 +359,10 @@ async def on_answer_button(update: Update, context: Context) -> None:
     if entry.user_id != user.id:
         await refuse_not_owner(update, context, entry.user_id)
         return
-    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r", "w"):
+    if cb.kind == "a" and cb.args == (CHART,):
+        await show_chart(update, context, entry.canonical)
+        return
+    if cb.kind == "a" and cb.args and cb.args[0] in ("p", "g", "m", "d", "r", "w", *SECTIONS):
         await answer_soon(query)
         await show_view(update, context, entry.id, cb.args[0], entry.canonical)
         return

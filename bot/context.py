@@ -4,6 +4,7 @@ Handlers import this module; it imports none of them (`bot.app` wires the handle
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from telegram import Update
@@ -49,13 +50,39 @@ class Context(CallbackContext[ExtBot, dict, dict, dict]):
         return self.application.settings  # type: ignore[attr-defined]
 
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def written_in(text: str | None, ours: bool = False) -> str | None:
+    """ "zh" for text written in Chinese, else None. A question with two Han characters or
+    more is Chinese ("3090 能跑 glm-4-9b 吗"; model and card names are Latin either way).
+    The bot's own message under a pressed button (`ours`) is Chinese when Han characters
+    are a quarter of its letters or more: an English answer names 矩池云 and stays English."""
+    if not text:
+        return None
+    han = len(_HAN.findall(text))
+    if not ours:
+        return "zh" if han >= 2 else None
+    latin = len(_LATIN.findall(text))
+    return "zh" if han and han >= 0.25 * (han + latin) else None
+
+
 def language_for(
-    user_choice: str | None, chat_choice: str | None, tg_code: str | None, default: str
+    user_choice: str | None,
+    chat_choice: str | None,
+    tg_code: str | None,
+    default: str,
+    written: str | None = None,
 ) -> str:
-    """The user's own /lang choice, else the group's, else Telegram's language (zh* → zh,
-    anything else → en), else the operator's default."""
+    """The user's own /lang choice, else the language the question is written in (a Chinese
+    question from a phone set to English is answered in Chinese: `written_in`), else the
+    group's, else Telegram's language (zh* → zh, anything else → en), else the operator's
+    default."""
     if user_choice in ("zh", "en"):
         return user_choice
+    if written in ("zh", "en"):
+        return written
     if chat_choice in ("zh", "en"):
         return chat_choice
     if tg_code:

@@ -6,13 +6,15 @@ own types.
 Why aiohttp and not PTB's HTTPXRequest: the load bench showed the HTTP client was most of
 the bot's CPU per update, httpx the costliest of those measured (bench/api_cost.py), and
 aiohttp is a dependency already (the webhook server). `on_response` hands every 200 answer
-to the inbox before PTB parses it. Requests are JSON bodies (orjson, a dependency). The bot
-sends no files, so multipart uploads are refused rather than carried untested.
+to the inbox before PTB parses it. Requests are JSON bodies (orjson, a dependency), but for
+the one upload the bot makes, the 📊 chart (sendPhoto): multipart/form-data
+(`encode_multipart`, tests/test_chart.py sends it through the stand-in).
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -44,6 +46,28 @@ def encode_body(request_data: RequestData | None) -> tuple[bytes | None, dict[st
         return json.dumps(request_data.parameters).encode(), JSON_HEADERS
 
 
+def encode_multipart(request_data: RequestData) -> tuple[bytes, dict[str, str]]:
+    """A request that uploads a file (sendPhoto: the 📊 chart) as multipart/form-data, the
+    one encoding the Bot API takes uploads in: each parameter JSON-encoded as PTB's own
+    transport sends it (`json_parameters`), each file as a part with its name and type
+    (`multipart_data`). Rare (a pressed chart button), so written for clarity."""
+    boundary = uuid.uuid4().hex
+    parts: list[bytes] = []
+    for name, value in request_data.json_parameters.items():
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+        parts.append(head.encode() + value.encode() + b"\r\n")
+    for name, (filename, content, mime) in request_data.multipart_data.items():
+        body = content if isinstance(content, bytes) else content.read()
+        head = (
+            f"--{boundary}\r\nContent-Disposition: form-data; "
+            f'name="{name}"; filename="{filename}"\r\nContent-Type: {mime}\r\n\r\n'
+        )
+        parts.append(head.encode() + body + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+CLIENTS = ("lean", "aiohttp")
 Headers = dict[str, str] | None
 
 
@@ -122,8 +146,9 @@ class ApiRequest(BaseRequest):
             pool=self._pick(pool_timeout, self._pool_timeout),
         )
         if request_data is not None and request_data.contains_files:
-            raise NetworkError("the bot's transport does not upload files")
-        data, headers = encode_body(request_data)
+            data, headers = encode_multipart(request_data)
+        else:
+            data, headers = encode_body(request_data)
         status, body = await self._aiohttp_request(url, method, data, headers, limits)
         if status == 200 and self._on_response is not None:
             await self._on_response(body)

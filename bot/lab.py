@@ -339,9 +339,12 @@ async def has_machines(update: Update, context: Context) -> bool:
     return chat is not None and bool(await lab_store(context.repo).machines(chat.id))
 
 
-async def owned_section(update: Update, context: Context, parsed: ParsedQuery) -> str:
+async def owned_section(
+    update: Update, context: Context, parsed: ParsedQuery, short: bool = False
+) -> str:
     """The chat's own machines judged for the question, to stand before the rentals; "" when
-    the chat registered none (or the job has no per-card figure)."""
+    the chat registered none (or the job has no per-card figure). `short`: the machine to
+    use alone (the first reply), not every machine's line."""
     chat = update.effective_chat
     if chat is None or parsed.workload is None:
         return ""
@@ -357,5 +360,6 @@ async def owned_section(update: Update, context: Context, parsed: ParsedQuery) -
         own=own,
         group=chat.type != "private",
         chosen=bool(getattr(context, "lab_chosen", False)),
+        short=short,
     )
     return body + "\n\n"

@@ -45,6 +45,16 @@ def _show(call: Call, buttons: list[str]) -> None:
         print("   " + "  ".join(cells))
 
 
+def _save_photo(call: Call, db: Path) -> Path:
+    """A photo the bot sent (the 📊 chart) as a file beside the try-out's database; its path
+    is printed in place of the picture."""
+    path = db.with_name(f"chart-{call.result['message_id']}.png")
+    path.write_bytes(call.params["_files"]["photo"])
+    caption = _plain(str(call.params.get("caption", "")))
+    print(f"\n🤖 📷 {caption}\n   {path.resolve()}")
+    return path
+
+
 async def run_local(settings: Settings, lang: str) -> int:
     logging.getLogger().setLevel(
         max(logging.WARNING, logging.getLogger().level)
@@ -93,7 +103,8 @@ async def _converse(settings: Settings, db: Path, lang: str) -> int:
                     new = [
                         c
                         for c in tg.calls[seen:]
-                        if c.method in ("sendMessage", "editMessageText") and c.error is None
+                        if c.method in ("sendMessage", "editMessageText", "sendPhoto")
+                        and c.error is None
                     ]
                     if len(tg.calls) > seen:
                         idle = 0.0
@@ -101,8 +112,15 @@ async def _converse(settings: Settings, db: Path, lang: str) -> int:
                     else:
                         idle += 0.05
                     for c in new:
+                        if c.method == "sendPhoto":
+                            _save_photo(c, db)
+                            continue
                         _show(c, buttons)
                         last_msg = c.result
+                    if idle >= QUIET_S and app.update_processor.busy:  # type: ignore[attr-defined]
+                        # still working (a chart is drawn in a thread): wait for it
+                        await app.update_processor.idle()  # type: ignore[attr-defined]
+                        idle = 0.0
                 line = await loop.run_in_executor(None, sys.stdin.readline)
                 if not line or line.strip() in ("/quit", "/exit"):
                     break

@@ -8,7 +8,16 @@ import time
 from typing import Any
 
 from standin.model import ApiError
-from standin.rules import MAX_INLINE_RESULTS, START_PARAMETER
+from standin.rules import (
+    MAX_CAPTION,
+    MAX_INLINE_RESULTS,
+    MAX_PHOTO_BYTES,
+    START_PARAMETER,
+    TelegramHTMLError,
+    png_size,
+    utf16_len,
+    visible_text,
+)
 
 
 class BotMethods:
@@ -78,6 +87,8 @@ class BotMethods:
                 msg["reply_markup"] = markup
             self.messages[(chat_id, msg["message_id"])] = msg
             return msg
+        if method == "sendPhoto":
+            return self._send_photo(p)
         if method in ("editMessageText", "editMessageReplyMarkup"):
             chat_id = self._chat_for(p)
             key = (chat_id, int(p["message_id"]))
@@ -124,6 +135,51 @@ class BotMethods:
             return self.messages.pop((int(p["chat_id"]), int(p["message_id"])), None) is not None
         # A 404 would surface in PTB as a misleading InvalidToken (research B.4).
         raise ApiError(400, f"Bad Request: the stand-in lacks method {method}")
+
+    def _send_photo(self, p: dict) -> dict:
+        """A photo uploaded with the request (multipart `photo`), as Telegram takes one: at
+        most 10 MB, width + height at most 10000, a caption of at most 1024 characters. The
+        bytes stay in the call's params (`_files`) for a test to open."""
+        chat_id = self._chat_for(p)
+        data = (p.get("_files") or {}).get("photo")
+        if data is None:
+            raise ApiError(400, "Bad Request: there is no photo in the request")
+        if len(data) > MAX_PHOTO_BYTES:
+            raise ApiError(400, "Bad Request: PHOTO_INVALID_DIMENSIONS")
+        try:
+            width, height = png_size(data)
+        except ValueError:
+            raise ApiError(400, "Bad Request: IMAGE_PROCESS_FAILED") from None
+        if width + height > 10000 or min(width, height) * 20 < max(width, height):
+            raise ApiError(400, "Bad Request: PHOTO_INVALID_DIMENSIONS")
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "from": self.bot_user,
+            "photo": [
+                {
+                    "file_id": f"photo-{chat_id}-{len(self.messages)}",
+                    "file_unique_id": f"u{len(self.messages)}",
+                    "width": width,
+                    "height": height,
+                    "file_size": len(data),
+                }
+            ],
+        }
+        caption = p.get("caption")
+        if caption:
+            try:
+                shown = visible_text(caption, p.get("parse_mode"))
+            except TelegramHTMLError as exc:
+                raise ApiError(400, f"Bad Request: {exc}") from None
+            if utf16_len(shown) > MAX_CAPTION:
+                raise ApiError(400, "Bad Request: message caption is too long")
+            msg["caption"] = shown
+        if p.get("message_thread_id"):
+            msg["message_thread_id"] = int(p["message_thread_id"])
+        self.messages[(chat_id, msg["message_id"])] = msg
+        return msg
 
     def _answer_inline(self, p: dict) -> bool:
         """What Telegram checks of an inline answer (core.telegram.org/bots/api#answerinlinequery):

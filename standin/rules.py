@@ -10,6 +10,8 @@ from html.parser import HTMLParser
 MAX_TEXT = 4096
 MAX_CALLBACK_BYTES = 64
 MAX_INLINE_RESULTS = 50
+MAX_CAPTION = 1024  # a photo's caption, visible characters (Bot API sendPhoto)
+MAX_PHOTO_BYTES = 10 * 2**20  # "The photo must be at most 10 MB in size" (Bot API sendPhoto)
 START_PARAMETER = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a deep link's start parameter
 ALLOWED_TAGS = {
     "b",
@@ -83,3 +85,11 @@ def visible_text(text: str, parse_mode: str | None) -> str:
 
 def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk; a photo that is not a PNG is refused as
+    Telegram refuses an unreadable image (the bot sends only PNG charts)."""
+    if len(data) < 24 or data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        raise ValueError("not a PNG")
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")

@@ -195,6 +195,8 @@ class FakeTelegram(UserActions, BotMethods, WebhookDelivery):
         out: dict[str, Any] = {}
         for k, v in form.items():
             out[k] = v if isinstance(v, str) else "<file>"
+            if not isinstance(v, str):  # an upload (sendPhoto): its bytes, for tests to open
+                out.setdefault("_files", {})[k] = v.file.read()
         # PTB JSON-encodes every non-string value of a form; decode the ones we read.
         for k in (
             "reply_markup",
