@@ -7,6 +7,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
+# A CJK font for the Chinese labels of the 📊 chart (bot/chart.py; docs/answers.md): without
+# one the chart is drawn with English labels.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends fonts-wqy-microhei \
+    && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 # Dependencies first, so a code change does not reinstall them.
 COPY pyproject.toml README.md ./

@@ -31,7 +31,12 @@ def _plain(text: str) -> str:
     return html.unescape(re.sub(r"<[^<>]+>", "", text))
 
 
-def _show(call: Call, buttons: list[str]) -> None:
+# The wizard's skip button (bot.callbacks: w|<uid>|s|<step>): pressed with 0 at every step,
+# where its running number moved with the number of choices before it.
+SKIP = re.compile(r"^w\|\d+\|s\|")
+
+
+def _show(call: Call, buttons: dict[str, str]) -> None:
     result = call.result or {}
     verb = "(edited)" if call.method == "editMessageText" else ""
     print(f"\n🤖 {verb}\n{_plain(str(call.params.get('text', result.get('text', ''))))}")
@@ -40,8 +45,10 @@ def _show(call: Call, buttons: list[str]) -> None:
     for row in markup.get("inline_keyboard", []) if isinstance(markup, dict) else []:
         cells = []
         for b in row:
-            buttons.append(b["callback_data"])
-            cells.append(f"[{len(buttons)}] {b['text']}")
+            numbered = len([k for k in buttons if k != "0"])
+            key = "0" if SKIP.match(b["callback_data"]) else str(numbered + 1)
+            buttons[key] = b["callback_data"]
+            cells.append(f"[{key}] {b['text']}")
         print("   " + "  ".join(cells))
 
 
@@ -89,7 +96,7 @@ async def _converse(settings: Settings, db: Path, lang: str) -> int:
             f"Local try-out (database {db}). Type a message or /start; a number presses that "
             "button; /quit or Ctrl-D leaves."
         )
-        buttons: list[str] = []
+        buttons: dict[str, str] = {}
         last_msg: dict | None = None
         seen = 0
         loop = asyncio.get_running_loop()
@@ -127,8 +134,8 @@ async def _converse(settings: Settings, db: Path, lang: str) -> int:
                 line = line.strip()
                 if not line:
                     continue
-                if line.isdigit() and buttons and 1 <= int(line) <= len(buttons) and last_msg:
-                    tg.user_clicks(user, last_msg, buttons[int(line) - 1])
+                if line in buttons and last_msg:
+                    tg.user_clicks(user, last_msg, buttons[line])
                 else:
                     tg.user_sends(user, text=line)
         finally:

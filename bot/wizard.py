@@ -27,6 +27,7 @@ from telegram.ext import (
 
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import fields_named
+from advisor.parse.scan import ParseError
 from advisor.recommend.estimates import estimate  # memoized: the same drafts recur
 from bot import hub, hub_questions, lab
 from bot.answer import reply_with_answer
@@ -415,6 +416,15 @@ async def on_text(update: Update, context: Context) -> int | None:
             return END
         await _show(update, context, draft, None, edit=False, error=parsed)
         return ASKING
+    if _a_button_number(step, msg.text):
+        # "8" at the precision step is the position of a button there is not, not "precision
+        # 8": the step is asked again, saying so in the user's language
+        examples = [_choice_label(context, c) for c in wizard_spec()["steps"][step]["choices"]]
+        error = ParseError(
+            code="pick_a_button", detail=msg.text.strip()[:12], suggestions=examples[:2]
+        )
+        await _show(update, context, draft, step, edit=False, error=ParsedQuery(error=error))
+        return ASKING
     typed = _typed_token(step, msg.text)
     step = _step_for_text(draft, step, typed)
     parsed = parse_query(_query(draft, (step, typed)))
@@ -442,6 +452,19 @@ async def _hub_model(
     token = re.sub(re.escape(find_repo_id(typed) or repo_id), size, typed, count=1)
     draft["hub"] = [step, repo_id, token, size]
     return token, parse_query(_query(draft, (step, token)))
+
+
+def _a_button_number(step: str, text: str) -> bool:
+    """A bare whole number typed at a step whose answers are not numbers (no `typed` in
+    wizard.toml: precision, runtime, task…; a model step takes sizes), or under the step's
+    `min_typed` (a context of 8 tokens): read as a button's position, which typing cannot
+    press."""
+    spec = wizard_spec()["steps"][step]
+    if re.fullmatch(r"\s*\d+\s*", text) is None:
+        return False
+    if spec.get("typed"):  # "16" at the batch step is batch 16; "8" at the context step is not
+        return int(text) < spec.get("min_typed", 0)
+    return spec.get("fills", step) != "model" and not step.startswith("model")
 
 
 def _typed_token(step: str, text: str) -> str:
