@@ -374,6 +374,7 @@ async def show_view(update: Update, context: Context, hid: int, view: str, canon
         template, keyboard = "details", answer_keyboard(context, hid, current="d")
     elif view in ("r", "w"):
         template, keyboard = "answer", answer_keyboard(context, hid, all_platforms=view == "w")
+        part = "picks" if view == "w" else "short"  # every platform: the picks re-ranked
     elif view in SECTIONS:
         template, keyboard = "answer", answer_keyboard(context, hid, current=view)
         part = SECTIONS[view]

@@ -285,8 +285,11 @@ async def settle_language(update: Update, context: Context) -> None:
     elif inline is not None:
         written = written_in(inline.query)
     else:
+        # a question's own language; a reply to one of our prompts (a wizard step, a /lab
+        # machine typed in a group) goes on in the language of the conversation it answers
         msg = update.effective_message
-        written = written_in(msg.text if msg is not None else None)
+        replying = msg is not None and msg.reply_to_message is not None
+        written = written_in(msg.text if msg is not None and not replying else None)
     context.lang = language_for(
         user_lang,
         chat_lang,

@@ -24,10 +24,14 @@ async def test_whole_guided_conversation_in_english_edits_one_message(
     text = shown(answer)
     assert answer.method == "editMessageText"
     assert answer.result["message_id"] == menu.result["message_id"]  # one message, edited in place
-    assert "VRAM per card" in text and "Recommended" in text and "KV cache" in text
+    assert "VRAM per card" in text and "✅ Fits" in text and len(text) <= 900  # the short reply
     assert "Qwen2.5 7B · inference · int8 · context 32k" in text
     assert "¥" in text  # the budget's currency is used for prices
     assert any("Details" in label for label, _ in buttons(answer))
+    picks = await press(tg, ann, answer, "All picks")
+    assert "Recommended" in shown(picks)
+    breakdown = await press(tg, ann, picks, "Breakdown")
+    assert "KV cache" in shown(breakdown)
     await settled(bot)
     rows = await bot.repo.recent_history(1001, 1001)
     assert len(rows) == 1 and rows[0].canonical.startswith(
@@ -48,8 +52,10 @@ async def test_whole_guided_conversation_in_chinese(tg: FakeTelegram, bot) -> No
     step = await press(tg, li, step, "3")
     answer = await press(tg, li, step, "跳过")
     text = shown(answer)
-    assert "每卡显存约" in text and "推荐" in text and "模型权重" in text
+    assert "每卡显存约" in text and "装得下" in text
     assert "小时" in text  # 300M tokens: a training time is given
+    breakdown = await press(tg, li, answer, "显存构成")
+    assert "模型权重" in shown(breakdown)
 
 
 async def test_typed_answer_is_parsed_and_fills_the_steps_it_names(tg: FakeTelegram, bot) -> None:

@@ -152,7 +152,7 @@ async def test_typed_wizard_answers_in_chinese(tg: FakeTelegram, bot) -> None:
     typed = await say(tg, li, "100m")
     typed = await say(tg, li, "2")
     answer = await press(tg, li, typed, "跳过")
-    assert "Qwen2.5 14B · LoRA 微调" in shown(answer) and "模型：Qwen2.5 14B" in shown(answer)
+    assert shown(answer).startswith("Qwen2.5 14B · LoRA 微调")  # the model "千问 14b" was read as
     assert await _last(bot, li, li.id) == (
         "qwen2.5-14b · lora · ctx 4096 · rank 64 · data 200000000 tokens"
     )

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import io
 
-from conftest import button, buttons, say
 from PIL import Image
 
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from bot import answer, chart
 from standin import FakeTelegram, User
+from tests.conftest import button, buttons, say
 
 
 def _draw(q: str, lang: str) -> chart.Chart:

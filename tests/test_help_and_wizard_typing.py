@@ -6,11 +6,11 @@ numbers the skip button 0 at every step."""
 from __future__ import annotations
 
 import pytest
-from conftest import press, say, shown
 
 from advisor.render import render
 from bot.local import _show
 from standin import Call, FakeTelegram, User
+from tests.conftest import press, say, shown
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

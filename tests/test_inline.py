@@ -60,8 +60,11 @@ async def test_an_inline_query_gets_one_short_answer_within_telegrams_limits(
 async def test_the_deep_link_opens_the_full_answer_in_a_private_chat(tg: FakeTelegram, bot) -> None:
     user = User(6102, "Dee", "en")
     payload = _link(await _inline(tg, user, "llama-3.1-8b int4 32k"))
-    full = shown(await say(tg, user, f"/start {payload}"))
-    assert "Llama 3.1 8B" in full and "Recommended" in full  # the whole answer, not the wizard
+    answer = await say(tg, user, f"/start {payload}")
+    full = shown(answer)
+    # the answer (not the wizard), its parts behind its buttons
+    assert "Llama 3.1 8B" in full and "VRAM per card" in full
+    assert "Recommended" in shown(await press(tg, user, answer, "All picks"))
 
 
 async def test_a_question_too_long_for_the_link_travels_by_a_stored_key(

@@ -41,11 +41,15 @@ async def test_an_admin_registers_machines_and_a_members_question_is_answered_ag
     assert "node1: 4× A100 40GB PCIe · ¥3.00 per card-hour · shared, book in the sheet" in (listing)
     assert "Only the group's admins can change" in listing
 
-    fits = shown(await say(tg, MEMBER, f"/vram{AT} 13b fp16", GROUP))
+    first = await say(tg, MEMBER, f"/vram{AT} 13b fp16", GROUP)
+    fits = shown(first)
     assert fits.startswith("🏠 Our machines")
     assert "Use node1 (4× A100 40GB PCIe): ✅ Fits on 1 of its 4 cards" in fits
-    assert "RTX 3090-1 (1× GeForce RTX 3090): ✅ Fits with weights quantized to int8" in fits
-    assert fits.index("Our machines") < fits.index("Recommended")  # renting follows
+    # the first reply names the machine to use; every machine's line is with all the picks
+    assert "RTX 3090-1 (1×" not in fits and "2 more of the machines" in fits
+    picks = shown(await press(tg, MEMBER, first, "All picks"))
+    assert "RTX 3090-1 (1× GeForce RTX 3090): ✅ Fits with weights quantized to int8" in picks
+    assert picks.index("Our machines") < picks.index("Recommended")  # renting follows
 
     many = shown(await say(tg, MEMBER, f"/vram{AT} llama-3.3-70b fp16", GROUP))
     assert "Use node1" in many and "on 4 of its 4 cards" in many
@@ -53,9 +57,11 @@ async def test_an_admin_registers_machines_and_a_members_question_is_answered_ag
     small = shown(await say(tg, MEMBER, f"/vram{AT} qwen2.5-7b int4", GROUP))
     assert "Use RTX 3090-1" in small  # the smallest machine that runs it: node1 stays free
 
-    none = shown(await say(tg, MEMBER, f"/vram{AT} llama-3.1-405b fp16", GROUP))
-    assert "None of the group's machines runs this as asked" in none
-    assert "Does not fit even on all 4 cards" in none and "Renting instead" in none
+    none_call = await say(tg, MEMBER, f"/vram{AT} llama-3.1-405b fp16", GROUP)
+    none = shown(none_call)
+    assert "None of the group's machines runs this as asked" in none and "Renting instead" in none
+    every = shown(await press(tg, MEMBER, none_call, "All picks"))
+    assert "Does not fit even on all 4 cards" in every
 
 
 async def test_a_non_admin_can_read_but_not_change_the_machines(tg: FakeTelegram, bot) -> None:

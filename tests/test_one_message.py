@@ -13,7 +13,7 @@ from advisor.render import render
 from bot.replies import split_message, visible_len
 from checks.answer_questions import LABS
 from standin import MAX_TEXT, Chat, FakeTelegram, User, utf16_len, visible_text
-from tests.conftest import button, say, shown
+from tests.conftest import button, press, say, shown
 
 # A long English answer: a named pair of too-small cards (the card table), three picks with
 # notes, six pitfalls; with LABS[1]'s three machines before it, it passes 4096 characters.
@@ -63,27 +63,36 @@ def test_the_shortened_answer_keeps_every_warning_and_figure() -> None:
 
 
 async def test_in_a_group_a_long_answer_is_one_message(tg: FakeTelegram, bot) -> None:
+    """The lab's machines before a long rental answer: the first reply is one short message
+    (the machine to use, the verdict, the top pick), and the part with every machine and
+    every pick, opened by its button, is one edited message too."""
     tg.admins.add(BOSS.id)
     for line in ("old 4x v100 32g", "t4box 2x t4", "p40 4x p40"):
         await say(tg, BOSS, f"/lab{AT} {line}", GROUP)
     start = len(tg.calls)
     answer = await say(tg, MEMBER, f"/vram{AT} {LONG}", GROUP)
     text = shown(answer)
-    assert text.startswith("🏠 Our machines") and "Shortened to fit one message" in text
-    assert utf16_len(text) <= MAX_TEXT
+    assert text.startswith("🏠 Our machines") and utf16_len(text) <= 900
     sends = [c for c in tg.calls[start:] if c.method == "sendMessage" and c.error is None]
     assert len(sends) == 1, [shown(c)[:60] for c in sends]
+    start = len(tg.calls)
+    picks = await press(tg, MEMBER, answer, "All picks")
+    assert picks.method == "editMessageText" and "t4box" in shown(picks)
+    assert utf16_len(shown(picks)) <= MAX_TEXT
+    assert not [c for c in tg.calls[start:] if c.method == "sendMessage" and c.error is None]
 
 
-async def test_in_a_private_chat_the_whole_answer_goes_out(tg: FakeTelegram, bot) -> None:
+async def test_in_a_private_chat_the_first_reply_is_one_short_message(
+    tg: FakeTelegram, bot
+) -> None:
     me = User(5203, "Solo", "en")
     start = len(tg.calls)
-    await say(tg, me, f"/vram {LONG}")
-    await tg.wait_for(lambda c: c.seq >= start and "Watch out" in str(c.params.get("text")))
+    answer = await say(tg, me, f"/vram {LONG}")
     sends = [c for c in tg.calls[start:] if c.method == "sendMessage" and c.error is None]
-    body = "\n".join(shown(c) for c in sends)
-    assert len(sends) == 2  # ~4300 characters shown: the whole answer, in two messages
-    assert "Shortened" not in body and "ℹ️" in body
+    assert len(sends) == 1 and utf16_len(shown(answer)) <= 900
+    assert "Watch out" not in shown(answer)
+    warned = await press(tg, me, answer, "Watch out")
+    assert "ℹ️" in shown(warned) and "Shortened" not in shown(warned)
 
 
 async def test_the_rest_of_an_answer_edited_in_place_quotes_that_answer(
@@ -92,17 +101,14 @@ async def test_the_rest_of_an_answer_edited_in_place_quotes_that_answer(
     """A button that re-draws a long answer in place (here 🌐 All platforms) edits the
     message and sends the rest: that rest went out bare in a private chat, reading as a
     second answer to the press (the load bench counted it as a duplicate reply). Expected:
-    it quotes the message it continues. (Messages are cut at 3000 visible characters here,
-    so this answer needs two after the press as a wizard's longest answers do at 4096.)"""
+    it quotes the message it continues. (Messages are cut at 1500 visible characters here,
+    so the picks need two after the press as the longest parts do at 4096.)"""
     import bot.replies as replies
 
     real = replies.split_message
-    monkeypatch.setattr(replies, "split_message", lambda text: real(text, 3000))
+    monkeypatch.setattr(replies, "split_message", lambda text: real(text, 1500))
     me = User(5204, "Solo", "en")
-    start = len(tg.calls)
-    await say(tg, me, f"/vram {LONG}")
-    await tg.wait_for(lambda c: c.seq >= start and "Watch out" in str(c.params.get("text")))
-    last = [c for c in tg.calls[start:] if c.method == "sendMessage" and c.error is None][-1]
+    last = await say(tg, me, f"/vram {LONG}")
     start = len(tg.calls)
     tg.user_clicks(me, last.result, button(last, "All platforms"))
     rest = await tg.wait_for(

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import button, buttons, press, say, shown
 
 from standin import Chat, FakeTelegram, User, utf16_len
+from tests.conftest import button, buttons, press, say, shown
 
 SHORT_LIMIT = 900
 ZH = [
