@@ -79,7 +79,7 @@ async def test_start_sets_the_webhook_with_the_secret(tg: FakeTelegram, hooked) 
 async def test_a_conversation_runs_over_the_webhook(tg: FakeTelegram, hooked) -> None:
     user = User(501)
     reply = await tg.reply_to(tg.user_sends(user, text="/vram llama 3 8b fp16"), timeout=10)
-    assert "GB" in reply.result["text"]
+    assert "GiB" in reply.result["text"]
     assert 200 in tg.webhook_answers
     app, _ = hooked
     assert await until(lambda: inbox_empty(app))  # handled, so out of the inbox
