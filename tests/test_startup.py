@@ -250,8 +250,9 @@ async def test_local_try_out_runs_the_whole_conversation_in_a_terminal(tmp_path:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    # task 1 (run an LLM), model 1 (Qwen2.5-7B), then skip precision, context, batch, budget
-    keys = "1\n1\n8\n7\n8\n10\n/vram 13b fp16 on 3090\n/quit\n"
+    # task 1 (run an LLM), model 1 (Qwen2.5-7B), then skip (0 at every step) precision,
+    # context, batch, budget
+    keys = "1\n1\n0\n0\n0\n0\n/vram 13b fp16 on 3090\n/quit\n"
     out, _ = await asyncio.wait_for(proc.communicate(keys.encode()), 60)
     text = out.decode()
     assert proc.returncode == 0, text
