@@ -17,7 +17,7 @@ async def spawn_bot(
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]  # the checkout: standin/ sits at its top
     full = {
         k: v
         for k, v in os.environ.items()

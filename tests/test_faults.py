@@ -21,7 +21,7 @@ async def test_a_5xx_on_send_is_retried_and_the_answer_arrives_once(tg: FakeTele
     tg.fail_next("sendMessage", 500, count=2)
     reply = await say(tg, User(5001, "Bo", "en"), "/vram 7b")
     assert "VRAM per card" in shown(reply)
-    await asyncio.sleep(0.3)
+    await settled(bot)  # the handler is done: no further send can follow
     assert [c.error for c in tg.sent("sendMessage", 5001)] == ["injected 500", "injected 500", None]
 
 
@@ -70,7 +70,7 @@ async def test_random_faults_lose_and_duplicate_nothing(tg: FakeTelegram, bot) -
             expected[chat.id] += 1
 
     await asyncio.gather(*(member(i) for i in range(6)))
-    await asyncio.sleep(0.5)  # a late duplicate would land here
+    await settled(bot)  # every update handled: a duplicate would have been sent by now
     assert sum(tg.injected.values()) > 0
     for chat_id, n in expected.items():
         got = [
@@ -106,7 +106,7 @@ async def test_updates_not_stored_in_the_inbox_are_not_confirmed_and_come_again(
     reply = await tg.reply_to(update, timeout=20)  # after the updater's back-off
     assert "VRAM per card" in shown(reply)
     assert calls[:2] == [[update["update_id"]], [update["update_id"]]]  # fetched again
-    await asyncio.sleep(0.3)
+    await settled(bot)
     assert len(successful(tg, "sendMessage", 5005)) == 1
 
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from standin import Chat, FakeTelegram, User
-from tests.conftest import button, say, shown
+from tests.conftest import button, say, settled, shown
 
 
 async def wait_for_row(db: Path, sql: str, *params: object) -> None:
@@ -64,7 +64,7 @@ async def test_a_very_long_gpu_argument_gets_one_message(tg: FakeTelegram, bot) 
     bo = User(9201, "Bo", "en")
     reply = await say(tg, bo, "/gpu " + "<rtx&5090>" * 400)
     assert "I don't know the card" in shown(reply)
-    await asyncio.sleep(0.3)  # a second part would follow the first at once
+    await settled(bot)  # the handler is done: a second part would have been sent
     assert len(messages_to(tg, bo.id)) == 1
 
 
