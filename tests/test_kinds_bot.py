@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from standin import Chat, FakeTelegram, User
-from tests.conftest import say, shown
+from tests.conftest import press, say, shown
 from tests.test_inline import _inline
 
 LAB = Chat(-100777321, "supergroup", "GPU lab")
@@ -103,3 +103,21 @@ def test_a_card_named_without_a_count_beside_a_counted_one_is_one_card() -> None
     assert all(s.verdict == "fits" for s in sides)
     # the bigger single card holds the whole model: more memory used per card
     assert sides[1].per_card_bytes > sides[0].per_card_bytes
+
+
+async def test_the_guided_conversation_has_a_buy_a_machine_path(tg: FakeTelegram, bot) -> None:
+    """/start → Buy a machine → a model → a purchase budget: the purchase plan."""
+    user = User(7104, "Ann", "en")
+    menu = await say(tg, user, "/start")
+    step = await press(tg, user, menu, "Buy a machine")
+    step = await press(tg, user, step, "Qwen2.5-7B")
+    assert "Purchase budget" in shown(step)
+    answer = await press(tg, user, step, "$3k")
+    text = shown(answer)
+    assert "A plan for $3,000 to run Qwen2.5 7B" in text and "Total" in text
+    assert len(text) <= FIRST_REPLY_LIMIT
+    zh = User(7105, "王", "zh-hans")
+    step = await press(tg, zh, await say(tg, zh, "/start"), "买机器")
+    step = await press(tg, zh, step, "Qwen2.5-72B")
+    answer = await press(tg, zh, step, "¥8万")
+    assert "预算 ¥80,000 的采购方案（跑 Qwen2.5 72B" in shown(answer)
