@@ -6,7 +6,7 @@ and asyncio hands a released lock to the next waiter one loop iteration later: N
 finishing together took N iterations to drain the queue, most of them finding their work
 already done by an earlier flush, while the loop ran everything else in between. Under
 load the queue grew, and with it the time each update waited (bench/load.py: every update's
-task suspended at both locks, the probe in the README's eighth round).
+task suspended at both locks).
 
 Here a caller adds its item and waits for the first flush that *starts after* it added it,
 the only guarantee it needs (its data marked, its id set). One task runs the flushes one at

@@ -1,4 +1,4 @@
-"""Engine physics checked against what the libraries allocate (helper eng3): modules a
+"""Engine physics checked against what the libraries allocate: modules a
 quantizer leaves in higher precision, the loss path by transformers era, the diffusion
 working set, vLLM's non-torch memory, encoder-only vision models."""
 

@@ -1,6 +1,7 @@
 """QLoRA through bitsandbytes before 0.43.2: each frozen 4-bit projection keeps its input
 for backward (MatMul4Bit ctx.tensors = (A, B)); data/quantizers.toml
-[bitsandbytes_4bit_training], measured by calibration/lora_saved_cpu.py."""
+[bitsandbytes_4bit_training], measured by calibration/lora_saved_cpu.py. A fit check: the rule
+against the measurement it was read from, not a measure of accuracy."""
 
 from __future__ import annotations
 

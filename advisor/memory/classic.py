@@ -52,7 +52,7 @@ def family_defaults(spec: ModelSpec | None) -> dict:
     return _activation_data().get("family", {}).get(spec.family, {})
 
 
-# --- dense-prediction fallback (helper seg, 2026-12-01) ---------------------------------
+# --- dense-prediction fallback (2026-12-01) ----------------------------------------------
 def _dense() -> dict:
     return _activation_data()["dense_prediction"]
 
