@@ -121,3 +121,19 @@ async def test_the_guided_conversation_has_a_buy_a_machine_path(tg: FakeTelegram
     step = await press(tg, zh, step, "Qwen2.5-72B")
     answer = await press(tg, zh, step, "¥8万")
     assert "预算 ¥80,000 的采购方案（跑 Qwen2.5 72B" in shown(answer)
+
+
+def test_a_card_named_to_buy_is_priced_with_a_year_of_renting_beside_it() -> None:
+    """ "买一台4090还是租卡划算？用一年": the 4090 asked about, not "what's the budget?"."""
+    from advisor.kinds import answer_kind
+    from advisor.parse import parse_query
+
+    a = answer_kind(parse_query("买一台4090还是租卡划算？用一年"), "CNY")
+    assert a.named_cards and a.problem is None
+    assert [(ln.gpu_id, ln.count) for ln in a.plan.lines] == [("rtx-4090", 1)]
+    assert a.plan.total == 14599 + 12000  # the card and a desktop around it
+    assert a.plan.rent_per_year is not None and a.plan.rent_per_year < a.plan.total
+    assert a.plan.break_even_months > 12  # so a year of renting is cheaper: both are shown
+    # a lab's budget with a card-buying word buys a machine, not cards for a PC it lacks
+    lab = answer_kind(parse_query("实验室有10万预算，想买卡做大模型微调，买什么"), "CNY")
+    assert lab.plan.box_kind != "own_pc" and lab.plan.total <= 100_000

@@ -91,6 +91,7 @@ class Plan(BaseModel):
     fits_workload: bool | None  # None: no model named
     runs: list[CapabilityRow]
     rent_per_hour: float | None  # the same cards rented, cheapest listing
+    rent_per_year: float | None = None  # renting them a year at the stated utilisation
     break_even_months: float | None  # None: no rental listing of the card
     export_controlled: bool
     china_sku: bool
@@ -106,6 +107,7 @@ class PurchaseAnswer(BaseModel):
     capped: bool = False  # more budget than one 8-card machine uses: a cluster
     model_name: str | None = None
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
+    named_cards: bool = False  # the plan is the cards the line named ("买4张4090"), priced
     plan: Plan | None = None
     alternative: Plan | None = None  # new cards only, beside a plan with used ones
     china: bool  # the notes for buying in China apply
@@ -135,6 +137,7 @@ class PurchaseAnswer(BaseModel):
                 "host_ram_gb": plan.host_ram_gb if plan else None,
                 "fits_workload": plan.fits_workload if plan else None,
                 "four_bit": self.four_bit,
+                "named_cards": self.named_cards,
                 "runs": [r.model_dump() for r in plan.runs] if plan else [],
                 "utilization": self.utilization,
                 "capped": self.capped,
@@ -223,7 +226,11 @@ def _plan(
         saved_per_hour = rent_hour - wall / 1000 * kwh_price
         if saved_per_hour > 0:
             months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
+    year = None
+    if rent_hour is not None:
+        year = round(rent_hour * HOURS_PER_MONTH * 12 * _catalog()["break_even"]["utilization"])
     return Plan(
+        rent_per_year=year,
         lines=[
             PlanLine(
                 gpu_id=gpu.id,
@@ -304,6 +311,38 @@ def _four_bit(workload: Workload | None) -> Workload | None:
     return workload.model_copy(update={"weights_format": "int4"})
 
 
+def _card_only(parsed: ParsedQuery, limit: float | None, currency: str) -> bool:
+    """Cards for the asker's own PC ("预算3000买显卡"): a card-buying word, no machine word
+    ("服务器", "workstation"), and no budget of a machine's size (a lab's 10万 for "买卡"
+    buys a machine)."""
+    if "card_only" not in parsed.cues or "purchase_weak" in parsed.cues:
+        return False
+    floor = _catalog()["box"][0][currency.lower()] * 2  # a budget well above a desktop's rest
+    return limit is None or limit < floor
+
+
+def _named_card(
+    parsed: ParsedQuery, currency: str, limit: float | None, card_only: bool
+) -> tuple[CardPrice, int] | None:
+    """The card the line names to buy, when the catalog prices it and the budget (if any)
+    covers it: new before used."""
+    if parsed.gpu_id is None or parsed.other_cards:
+        return None
+    entries = sorted(
+        (e for e in card_prices() if e.gpu_id == parsed.gpu_id), key=lambda e: e.condition != "new"
+    )
+    count = parsed.gpu_count or 1
+    for entry in entries:
+        gpu = catalog.gpus()[entry.gpu_id]
+        most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
+        if not 1 <= count <= most:
+            return None
+        total = entry.price(currency) * count + _box(count, currency, card_only)[1]
+        if limit is None or total <= limit:
+            return entry, count
+    return None
+
+
 def _fits_any(best: tuple[CardPrice, int, float], workload: Workload) -> bool:
     return _fits(workload, catalog.gpus()[best[0].gpu_id], best[1])
 
@@ -337,11 +376,19 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         return PurchaseAnswer(problem="unknown_currency", **base)
     if budget is not None and budget.amount <= 0:
         return PurchaseAnswer(problem="not_positive", **base)
-    if budget is None and workload is None:
-        return PurchaseAnswer(problem="no_budget", **base)
     limit = budget.amount if budget else None
     china = priced_in == "CNY"
-    card_only = "card_only" in parsed.cues
+    card_only = _card_only(parsed, limit, priced_in)
+    named = _named_card(parsed, priced_in, limit, card_only)
+    if named is not None:  # "买一台4090还是租", "buy 4x 3090": the cards asked about, priced
+        four_bit = _four_bit(workload)
+        fits = workload is None or _fits_any((*named, 0.0), workload)
+        if not fits and four_bit is not None and _fits_any((*named, 0.0), four_bit):
+            workload, base["four_bit"] = four_bit, True
+        plan = _plan(named[0], named[1], priced_in, workload, china, card_only)
+        return PurchaseAnswer(problem=None, plan=plan, named_cards=True, **base)
+    if budget is None and workload is None:
+        return PurchaseAnswer(problem="no_budget", **base)
     best = _best(priced_in, limit, workload, True, card_only)
     if workload is not None and (best is None or not _fits_any(best, workload)):
         four_bit = _four_bit(workload)
