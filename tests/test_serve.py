@@ -112,3 +112,8 @@ def test_the_first_reply_stays_short_in_both_languages() -> None:
             text = render("serve", lang, plain=True, result=answer_kind(p, "USD"), parsed=p)
             assert len(text) <= 900, (line, lang, len(text))
             assert "vllm serve" in text
+
+
+def test_an_image_model_for_a_class_is_a_fit_with_its_batch_not_a_token_plan() -> None:
+    p = parse_query("30个学生 用 sdxl 画图")
+    assert p.question_kind == "fit" and p.workload.concurrency == 9  # type: ignore[union-attr]

@@ -14,6 +14,7 @@ import re
 from functools import cache
 
 from advisor import catalog
+from advisor.models import Kind
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan
 
@@ -112,7 +113,10 @@ def decide_kind(r: Reading, understood: list[str]) -> str:
         r.mode not in (None, "inference") or any(r.fields.get(k) for k in data)
     ):
         return "train_time"
-    if "serve" in cues or (r.fields.get("concurrency") or 0) > 1:
+    # Serving many users is planned for language models (KV cache, tokens/s per user); an
+    # image model "for 30 students" is answered as a fit with its batch.
+    language = r.kind in (None, Kind.llm) and (r.spec is None or r.spec.kind == Kind.llm)
+    if language and ("serve" in cues or (r.fields.get("concurrency") or 0) > 1):
         return "serve"
     has_card = r.gpu_id is not None or r.vram_gib is not None
     no_model = r.spec is None and r.params_b is None
