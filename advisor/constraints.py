@@ -124,12 +124,11 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
 
 # Requirements by estimate (advisor.memo): asked for each estimate by the search over cards,
 # the fixes and the pitfalls of a recommendation.
-_APPLICABLE: ByIdentity[list[Requirement]] = ByIdentity("applicable", 256)
 
 
 def applicable(result: EstimateResult) -> list[Requirement]:
     """The requirements this workload has (the same for every card). Shared: read only."""
-    return _APPLICABLE.of(result, lambda: _applicable(result))
+    return _applicable(result)
 
 
 def _applicable(result: EstimateResult) -> list[Requirement]:
@@ -230,12 +229,9 @@ def advisories_table() -> tuple[Requirement, ...]:
     return tuple(Requirement(**r) for r in _data().get("advisory", []))
 
 
-_ADVISORIES: ByIdentity[list[Requirement]] = ByIdentity("advisories", 256)
-
-
 def advisories(gpu: GpuSpec, result: EstimateResult) -> list[str]:
     """Codes of kernels this workload would like that the card lacks (runs, but slower)."""
     if gpu.spec_confidence == "unknown":
         return []
-    wanted = _ADVISORIES.of(result, lambda: _matching(advisories_table(), result))
+    wanted = _matching(advisories_table(), result)
     return _missing(wanted, gpu)

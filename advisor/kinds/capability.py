@@ -17,7 +17,6 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.fit import CardFit, card_fit, fit_for_gpu, image_fits, largest_model_b
-from advisor.memo import Memo
 from advisor.parse import ParsedQuery
 from advisor.recommend import card_with
 
@@ -131,9 +130,6 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
     return rows
 
 
-_ANSWERS: Memo[CapabilityAnswer] = Memo("capability", 256, table=True)
-
-
 def answer(parsed: ParsedQuery, currency: str) -> CapabilityAnswer:
     count = parsed.gpu_count or 1
     if not 1 <= count <= 8:
@@ -165,4 +161,4 @@ def answer(parsed: ParsedQuery, currency: str) -> CapabilityAnswer:
             fit=fit,
         )
 
-    return _ANSWERS.get((catalog.catalog_version(), gpu.id, gpu.vram_gb, count), make)
+    return make()

@@ -16,7 +16,6 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.constraints import applicable, blockers
-from advisor.memo import Memo
 from advisor.models import Workload
 from advisor.pitfalls import card_pitfalls
 from advisor.recommend import _Setups
@@ -121,21 +120,11 @@ def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
     )
 
 
-# A lab asks the same few questions of the same machines (advisor.memo): the judgement is
-# a pure function of the catalog, the workload and the machines.
-_JUDGED: Memo[OwnedAnswer | None] = Memo("owned", 256)
-
-
 def judge_machines(w: Workload, machines: list[Machine]) -> OwnedAnswer | None:
     """Every machine judged for the workload, the one to use first. None when the job has
     no memory formula (rendering, video: the guide's table applies, not a per-card figure)
     or no machine's card is in the catalog. The result is shared: do not change it."""
-    key = (
-        catalog.catalog_version(),
-        w.model_dump_json(),
-        tuple(m.model_dump_json() for m in machines),
-    )
-    return _JUDGED.get(key, lambda: _judge_machines(w, machines))
+    return _judge_machines(w, machines)
 
 
 def _judge_machines(w: Workload, machines: list[Machine]) -> OwnedAnswer | None:

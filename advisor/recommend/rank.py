@@ -88,7 +88,7 @@ class OptionFacts(NamedTuple):
 
 def option_facts(result: EstimateResult) -> OptionFacts:
     """The estimate's `OptionFacts`, kept by estimate (each is judged on every card)."""
-    return _OPTION_FACTS.of(result, lambda: _option_facts(result))
+    return _option_facts(result)
 
 
 def _option_facts(result: EstimateResult) -> OptionFacts:
@@ -100,7 +100,6 @@ def _option_facts(result: EstimateResult) -> OptionFacts:
 
 
 # Option facts by estimate (advisor.memo): each estimate is judged on every card.
-_OPTION_FACTS: ByIdentity[OptionFacts] = ByIdentity("option_facts", 256)
 
 
 class Card(NamedTuple):

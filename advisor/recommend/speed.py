@@ -172,7 +172,6 @@ class _Speed(NamedTuple):
 
 
 # Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
-_SPEED: ByIdentity[_Speed] = ByIdentity("speed_facts", 256)
 
 
 def _speed_facts(result: EstimateResult) -> _Speed:
@@ -214,7 +213,7 @@ def _speed_facts(result: EstimateResult) -> _Speed:
 def speed_facts(result: EstimateResult) -> _Speed:
     """What the speed fields read of an estimate that is the same on every card (kind "none"
     without an estimate): the search over cards reads it once per card count."""
-    return _SPEED.of(result, lambda: _speed_facts(result))
+    return _speed_facts(result)
 
 
 # Option's speed fields in its order: decode_tokens_per_s, decode_total_tokens_per_s,
