@@ -137,3 +137,23 @@ def test_a_card_named_to_buy_is_priced_with_a_year_of_renting_beside_it() -> Non
     # a lab's budget with a card-buying word buys a machine, not cards for a PC it lacks
     lab = answer_kind(parse_query("实验室有10万预算，想买卡做大模型微调，买什么"), "CNY")
     assert lab.plan.box_kind != "own_pc" and lab.plan.total <= 100_000
+
+
+def test_two_models_are_compared_on_the_same_job() -> None:
+    """ "qwen vs llama 14b": Qwen at the size named beside Llama, each side judged; with a
+    card named, both on that card."""
+    from advisor.kinds import answer_kind, answered_as
+    from advisor.parse import parse_query
+
+    p = parse_query("qwen vs llama 14b")
+    assert p.question_kind == "compare" and answered_as(p) == "compare"
+    a = answer_kind(p, "USD")
+    assert a.models and [s.model_name for s in a.sides] == ["14B", "Qwen2.5 14B"]
+    on_card = answer_kind(parse_query("qwen2.5-14b 和 glm-4-9b 哪个好 3090"), "CNY")
+    assert [(s.model_name, s.gpu_id) for s in on_card.sides] == [
+        ("Qwen2.5 14B", "rtx-3090"),
+        ("GLM-4 9B", "rtx-3090"),
+    ]
+    # the bigger model needs more memory on the same card, and says so in its verdict
+    assert on_card.sides[0].per_card_bytes > on_card.sides[1].per_card_bytes
+    assert on_card.sides[0].verdict == "no_fit" and on_card.sides[1].verdict != "no_fit"

@@ -35,8 +35,8 @@ def answered_as(parsed: ParsedQuery) -> str:
     """The kind whose answer a question gets: its own where a module answers it, else `fit`
     (today's recommendation for the workload read)."""
     kind = parsed.question_kind
-    if kind == "compare" and not compare.compares_cards(parsed):
-        return "fit"  # two models on one card: the first model's answer names the second
+    if kind == "compare" and not compare.compares(parsed):
+        return "fit"  # a comparison word with one thing named: that thing's answer
     return kind if kind in _ANSWERS else "fit"
 
 

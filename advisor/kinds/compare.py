@@ -5,8 +5,8 @@ answer judges it (advisor.recommend: the named card and the alternatives named b
 each with its verdict, memory per card, speed and rental price); without one, what each
 card runs (capability rows, advisor/fit.py), its bandwidth and 16-bit compute. Both with
 the rental price (prices.toml) and, where the purchase catalog has it, the price to buy.
-A comparison of two models on one card is answered as the first model's `fit` (the second
-is named in the answer's notes, as before).
+Two models ("qwen vs llama 14b", "qwen2.5-7b vs llama3-8b 4090"): the same job for each,
+on the card named (or each one's top pick), side by side.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from advisor.recommend import cheapest_price, recommend_query
 
 
 class Side(BaseModel):
+    model_name: str | None = None  # two models compared: whose side this is
     gpu_id: str
     gpu_name: str
     count: int
@@ -49,6 +50,7 @@ class CompareAnswer(BaseModel):
     currency: str
     model_name: str | None  # the workload compared on, or None (cards alone)
     sides: list[Side]
+    models: bool = False  # the sides are two models (on the card named or each one's pick)
 
     def public_json(self) -> dict[str, Any]:
         return {
@@ -64,8 +66,61 @@ class CompareAnswer(BaseModel):
 
 
 def compares_cards(parsed: ParsedQuery) -> bool:
-    """Two cards or more are named (the comparison this module answers)."""
+    """Two cards or more are named."""
     return parsed.gpu_id is not None and bool(parsed.other_cards)
+
+
+def second_model(parsed: ParsedQuery) -> catalog.ModelSpec | None:
+    """The model named beside the first ("A vs B": parse.assemble notes it)."""
+    for note in parsed.assumed:
+        if note.startswith("second_model = "):
+            name = note.removeprefix("second_model = ")
+            return next((m for m in catalog.models().values() if m.name == name), None)
+    return None
+
+
+def compares(parsed: ParsedQuery) -> bool:
+    """What this module answers: two cards, or two models on one workload."""
+    return compares_cards(parsed) or (parsed.ok and second_model(parsed) is not None)
+
+
+def _side_of(rec: object, option: object, verdict: object, currency: str, model: str) -> Side:
+    return Side(
+        **_base(option.gpu_id, option.count, currency),  # type: ignore[attr-defined]
+        model_name=model,
+        verdict=verdict.state if verdict is not None else None,  # type: ignore[attr-defined]
+        per_card_bytes=option.per_gpu_bytes,  # type: ignore[attr-defined]
+        usable_bytes=option.usable_bytes,  # type: ignore[attr-defined]
+        headroom_fraction=option.headroom_fraction,  # type: ignore[attr-defined]
+        tokens_per_s=option.decode_tokens_per_s,  # type: ignore[attr-defined]
+        train_hours=option.train_hours,  # type: ignore[attr-defined]
+        images_per_min=option.images_per_min,  # type: ignore[attr-defined]
+    )
+
+
+def _compare_models(parsed: ParsedQuery, currency: str) -> CompareAnswer:
+    """Each model with the same job: on the card named, else where its answer would put it."""
+    assert parsed.workload is not None
+    other = second_model(parsed)
+    assert other is not None
+    swapped = parsed.workload.model_copy(
+        update={
+            "model": other.id,
+            "kind": other.kind,
+            "params_b": None,
+            "active_params_b": None,
+            "arch": None,
+        }
+    )
+    sides = []
+    for asked in (parsed, parsed.model_copy(update={"workload": swapped})):
+        rec = recommend_query(asked, default_currency=currency)
+        pick = rec.named or rec.headline
+        if pick is None:
+            continue
+        verdict = rec.verdict if rec.named is not None or pick is rec.headline else None
+        sides.append(_side_of(rec, pick, verdict, currency, rec.result.model.name))
+    return CompareAnswer(currency=currency, model_name=None, sides=sides, models=True)
 
 
 def _buy_price(gpu_id: str, currency: str) -> tuple[float | None, bool]:
@@ -94,6 +149,8 @@ def _base(gpu_id: str, count: int, currency: str) -> dict[str, Any]:
 
 
 def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
+    if not compares_cards(parsed):
+        return _compare_models(parsed, currency)
     assert parsed.gpu_id is not None
     first = (parsed.gpu_id, parsed.gpu_count or 1)
     cards = [first] + [(g, n or 1) for g, n in parsed.other_cards]

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
-from advisor.parse.names import longer_context_siblings, suggest
+from advisor.parse.names import family_model, longer_context_siblings, suggest
 from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.stack import framework_of
@@ -116,13 +116,23 @@ def _notes(ignored: list[str], assumed: list[str], r: Reading) -> list[str]:
             assumed.append("cpu_only = cpu")
             continue
         second = catalog.find_model(word) if r.spec is not None else None
-        if second is not None and r.spec is not None and second.id != r.spec.id:
+        if second is None and "compare" in r.cues and (size := _nominal_size(r)):
+            second = family_model(word, size)  # "qwen vs llama 14b": Qwen at 14B
+        if second is not None and (r.spec is None or second.id != r.spec.id):
             assumed.append(f"second_model = {second.name}")
             continue
         out.append(word)
     if len(out) < len(ignored) and any(a.startswith("second_model") for a in assumed):
         out = [w for w in out if w not in compare]
     return out
+
+
+def _nominal_size(r: Reading) -> float | None:
+    """The size a line names its model by ("llama-3.1-8b": 8, not its 8.03 B parameters)."""
+    if r.spec is None:
+        return r.params_b
+    m = re.search(r"(\d+(?:\.\d+)?)b(?![a-z])", r.spec.id)
+    return float(m.group(1)) if m else None
 
 
 def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[str, Any]:

@@ -420,6 +420,21 @@ def alternation_alone(words: list[str]) -> str:
     return vocab.alternation(words) + r"(?=[\s,.!?;:)\]]|$|[\u4e00-\u9fff])"
 
 
+def family_model(word: str, size_b: float) -> ModelSpec | None:
+    """A family word at a size ("qwen", 14 -> Qwen2.5 14B): the first generation that has
+    it, as `recognize_family` reads "qwen 14b"; None for a word that is no family."""
+    families = vocab.load("models")["families"]
+    by_word = _family_pattern()[3]
+    key = by_word.get(vocab.squash(word))
+    if key is None:
+        return None
+    for gen in families[key]["generations"]:
+        spec = catalog.find_model(f"{gen}-{size_b:g}b")
+        if spec is not None:
+            return spec
+    return None
+
+
 def recognize_family(s: Scan, r: Reading) -> None:
     """A family without a version: "千问 14b" -> the first generation with that size; "智谱"
     alone -> the family's usual model; "千问2.5 7b" -> that generation. Stated as assumptions."""
