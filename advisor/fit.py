@@ -16,6 +16,7 @@ from advisor.memo import Memo
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.recommend import HEADROOM
+from advisor.recommend.recipes import small_card_recipe
 
 
 def _largest(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
@@ -91,8 +92,16 @@ class CardFit(BaseModel):
     context_tokens_8b: int | None  # longest bf16 context for an 8B model
     context_tokens_8b_int4: int | None
     batch_8b: int | None  # most concurrent 4k-token sequences for an 8B model in bf16
-    diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution
+    diffusion: dict[str, bool]  # pipeline id -> fits at its default resolution, as loaded
     diffusion_format: str = "bf16"  # what the card runs them in: fp16 where it lacks bf16
+    # pipeline id -> the low-VRAM recipe (a small_card_recipes.toml code) it fits with, with
+    # the guide's headroom, where it does not as loaded: what people run on the card (SDXL
+    # on an 11-12 GB card with the model offloaded and the VAE tiled), as its answer does
+    diffusion_recipe: dict[str, str] = {}
+    diffusion_recipe_tight: list[str] = []  # of those, the ones that leave under 20% free
+    # the 16-bit format the card computes in (bf16; fp16 where it lacks bf16): the name of
+    # the "bf16" rows, which cost the same bytes in either
+    half_format: str = "bf16"
 
 
 # A card's table is a pure function of the catalog, the card and the count, and takes tens
@@ -163,10 +172,18 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
     # more than bf16 for a T5 text encoder (transformers keeps its `wo` in fp32), so an
     # fp16 probe said ✗ for SD3 Medium on a 3090 that the answer to it calls ✅.
     image_format = "bf16" if gpu.bf16_supported else "fp16"
-    diffusion = {
-        m: _total(Workload(model=m, images_per_prompt=1, weights_format=image_format)) <= per_card
-        for m in DIFFUSION_PROBES
-    }
+    diffusion, recipes, tight = {}, {}, []
+    for m in DIFFUSION_PROBES:
+        w = Workload(model=m, images_per_prompt=1, weights_format=image_format)
+        diffusion[m] = _total(w) <= per_card
+        if not diffusion[m] and count == 1:
+            # the rung its answer would be for (advisor.recommend: full speed, even tight,
+            # before layers streamed from RAM), marked tight where it leaves under 20%
+            found = small_card_recipe(estimate(w), gpu, per_card, gpu.usable_vram_bytes)
+            if found is not None:
+                recipes[m] = found[0]
+                if _total(found[1]) > per_card:
+                    tight.append(m)
     return CardFit(
         gpu_id=gpu_id,
         count=count,
@@ -178,6 +195,9 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
         batch_8b=batch,
         diffusion=diffusion,
         diffusion_format=image_format,
+        diffusion_recipe=recipes,
+        diffusion_recipe_tight=tight,
+        half_format=image_format,
     )
 
 

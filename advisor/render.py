@@ -98,6 +98,23 @@ def hours(h: float | None) -> str:
     return f"{h:.1f}" if h < 10 else f"{round(h):,}"
 
 
+def ktokens(n: int | None) -> str:
+    """A length found by search (the longest context that fits), without false precision:
+    74826 -> "74k", rounded down to whole thousands so the figure shown still fits."""
+    if n is None:
+        return "—"
+    return f"{n // 1000}k" if n >= 1000 else str(n)
+
+
+def sig2(x: float | None) -> str:
+    """Seconds to two significant digits: 55.05 -> 55, 1.23 -> 1.2, 0.654 -> 0.65."""
+    if x is None:
+        return "?"
+    if x >= 100:
+        return f"{round(x):,}"
+    return f"{float(f'{x:.2g}'):g}"
+
+
 def tokens(n: int | None) -> str:
     """4096 -> 4k, 131072 -> 128k: the way users write contexts."""
     if n is None:
@@ -297,6 +314,8 @@ def _env() -> Environment:
         day=day,
         hours=hours,
         swatch=swatch,
+        ktokens=ktokens,
+        sig2=sig2,
     )
     return env
 

@@ -101,13 +101,38 @@ def main() -> None:
         ("answer, remembered", answers, n_answers, 0.2, 200),
     ]
     print(f"{'operation':24} {'median ms':>10} {'p99 ms':>8} {'target ms':>10}")
+    medians = {}
     for name, fn, per, target, n, *before in rows:
         med, p99 = timeit(fn, n, before[0] if before else None)
+        medians[name] = med / per
         verdict = "" if target is None else "ok" if med / per <= target else "SLOW"
         shown = "-" if target is None else f"{target:.1f}"
         print(f"{name:24} {med / per:10.3f} {p99 / per:8.3f} {shown:>10}  {verdict}")
+    chart_cost(parsed, medians["answer, new question"])
     estimates_per_question(workloads)
     cached_hub_answer()
+
+
+def chart_cost(parsed: list, answer_ms: float) -> None:  # noqa: ANN001
+    """The 📊 picture beside an answer's text (bot/chart.py): drawn once per answer and
+    language when its button is pressed (bot.answer keeps it), in a worker thread, so the
+    event loop does not wait for it. Its cost per answer, and as a multiple of a new
+    question's answer."""
+    from advisor.recommend import recommend_query
+    from bot.chart import draw
+
+    recs = [
+        (recommend_query(p, default_currency="CNY" if lang == "zh" else "USD"), lang)
+        for p in parsed[:8]
+        for lang in ("zh", "en")
+    ]
+    draw(*recs[0])  # start-up: matplotlib's import and font cache
+    med, p99 = timeit(lambda: [draw(r, lang) for r, lang in recs], 5)
+    per = med / len(recs)
+    print(
+        f"{'chart, per answer':24} {per:10.3f} {p99 / len(recs):8.3f} {'-':>10}  "
+        f"{per / answer_ms:.0f}x an answer's text (drawn in a thread, once per answer)"
+    )
 
 
 def estimates_per_question(workloads: list) -> None:  # noqa: ANN001
