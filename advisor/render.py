@@ -226,19 +226,65 @@ def lacks_bf16(pick) -> bool:  # noqa: ANN001
     return gpu is not None and gpu.vendor == "NVIDIA" and not gpu.bf16_supported
 
 
+# Assumptions about an LLM's own internals (its KV cache, logits, a causal loss, how its
+# attention kernel is picked): not said of a model that has none of them (an encoder
+# reranker, a ViT, SAM, a diffusion pipeline), where they read as noise or as wrong.
+LLM_ONLY = frozenset(
+    {
+        "kv_cache_dtype",
+        "kv_cache_dtype_unsupported",
+        "loss_path",
+        "cache_tokens",
+        "max_num_batched_tokens",
+        "attention",
+    }
+)
+# The length of a non-LLM's inputs, said without LLM words ("training sequences", "context")
+INPUT_LENGTH = frozenset({"seq_len", "context_tokens"})
+
+
+def _runtime(result) -> str | None:  # noqa: ANN001
+    est = getattr(result, "estimate", None)
+    runtime = est.runtime if est is not None else None
+    return getattr(runtime, "value", runtime)
+
+
+def split_word(lang: str, parallelism: str | None, result) -> str:  # noqa: ANN001
+    """How the work is split over cards, in the words of the runtime that splits it: plain
+    transformers (device_map="auto") puts whole layers on each card, which is not tensor
+    parallelism (vLLM, SGLang, TGI split each layer's heads)."""
+    if not parallelism:
+        return ""
+    if parallelism == "tp" and _runtime(result) == "transformers":
+        return label(lang, "value.layer_split_hf")
+    return label(lang, f"value.{parallelism}")
+
+
 def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN001
-    """The parser's and the engine's assumptions as phrases, each once. On a card without
-    bf16 (`pick`'s), a value only assumed to be bf16 is what that card runs: fp16, the same
-    bytes ("Assumed: KV cache in bf16" beside "T4 has no bf16" contradicted it)."""
+    """The parser's and the engine's assumptions as phrases, each once, only those that
+    matter for this model family (`LLM_ONLY` is left out for others, and their input length
+    is said as such). On a card without bf16 (`pick`'s), a value only assumed to be bf16 is
+    what that card runs: fp16, the same bytes ("Assumed: KV cache in bf16" beside "T4 has
+    no bf16" contradicted it)."""
     out: list[str] = []
     fp16 = lacks_bf16(pick)
+    kind = getattr(result.model, "kind", None)
+    llm = getattr(kind, "value", kind) == "llm"
     for text in parsed.assumed:
+        m = _ASSUMED.match(text)
+        if not llm and m and m.group(1) in LLM_ONLY:
+            continue
         phrase = assumption_text(lang, re.sub(r"\bbf16\b", "fp16", text) if fp16 else text)
         if phrase not in out:
             out.append(phrase)
     for a in result.assumed:
+        if not llm and a.field in LLM_ONLY:
+            continue
         value = "fp16" if fp16 and a.value == "bf16" else a.value
-        phrase = assumption(lang, a.field, value)
+        field = "input_length" if not llm and a.field in INPUT_LENGTH else a.field
+        if a.field == "parallelism" and value == "tp" and _runtime(result) == "transformers":
+            value = "layer_split_hf"
+        phrase = assumption(lang, field, value)
         if phrase not in out:
             out.append(phrase)
     return out
@@ -300,6 +346,7 @@ def _env() -> Environment:
     # collector then freed in pauses of up to 22 ms under load), so their wording comes
     # from this global with the language named in each macro file.
     env.globals["label"] = label
+    env.globals["split_word"] = split_word
     env.filters.update(
         gib=gib,
         bar=bar,

@@ -38,6 +38,8 @@ ALLOWED = {
     "M",
     "W",
     # techniques and programs
+    'device_map="auto"',  # transformers' layer split, as typed
+    "madebyollin/sdxl-vae-fp16-fix",  # the fp16-safe SDXL VAE, a repo id as typed
     "LoRA",
     "QLoRA",
     "ControlNet",  # a model's name (Zhang et al. 2023), not translated in Chinese write-ups
