@@ -91,3 +91,17 @@ def test_a_card_named_that_the_catalog_lacks_is_said_not_swapped() -> None:
 def test_the_workload_on_an_owned_card_estimates() -> None:
     w = Workload(model="qwen2.5-7b", weights_format="q4_k_m", runtime="llamacpp")
     assert estimate(w).estimate is not None
+
+
+def test_a_capability_answer_says_what_the_platform_cannot_run() -> None:
+    """An Apple chip's table never silently offers QLoRA or vLLM; a Radeon's no QLoRA or
+    AWQ; an NVIDIA Ampere card nothing."""
+    from advisor.kinds import answer_kind
+
+    def cannot(line: str) -> list[str]:
+        return answer_kind(parse_query(line), "USD").cannot
+
+    assert {"qlora", "vllm"} <= set(cannot("我的 m3 pro 能跑什么"))
+    assert {"qlora", "awq"} <= set(cannot("what can my 7900 xtx run"))
+    assert "vllm" not in cannot("what can my 7900 xtx run")  # vLLM has a ROCm build
+    assert cannot("what can my 3090 run") == []

@@ -16,7 +16,10 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, GpuSpec
+from advisor.constraints import blockers
 from advisor.fit import CardFit, card_fit, fit_for_gpu, image_fits, largest_model_b
+from advisor.memory import estimate
+from advisor.models import Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import card_with
 
@@ -29,6 +32,29 @@ class CapabilityRow(BaseModel):
     example: str | None  # a model of that size people know ("Qwen2.5 14B"), or the pipeline
 
 
+# What a card's runtimes may not do, each tried on a small model (advisor.constraints):
+# QLoRA (bitsandbytes), a vLLM server, AWQ / GPTQ weights, FlashAttention-2 training.
+_PROBES: dict[str, dict[str, object]] = {
+    "qlora": {"mode": "qlora", "weights_format": "nf4"},
+    "vllm": {"runtime": "vllm"},
+    "awq": {"weights_format": "awq-4bit", "runtime": "vllm"},
+    "flash_attention": {"mode": "lora", "attention": "flash"},
+}
+
+
+def cannot_run(gpu: GpuSpec) -> list[str]:
+    """The probes the card's runtimes cannot run ("qlora", "vllm", …): said in the answer,
+    so a capability table never offers what the platform lacks (Apple: no bitsandbytes)."""
+    if gpu.spec_confidence == "unknown":
+        return []  # a card known only by its memory: nothing is claimed about its kernels
+    out = []
+    for name, fields in _PROBES.items():
+        w = Workload(model="qwen2.5-0.5b", **fields)  # type: ignore[arg-type]
+        if blockers(gpu, estimate(w)):
+            out.append(name)
+    return out
+
+
 class CapabilityAnswer(BaseModel):
     gpu_id: str | None  # None: no card named (the answer asks for it)
     gpu_name: str | None
@@ -37,6 +63,7 @@ class CapabilityAnswer(BaseModel):
     vram_gib: float | None
     rows: list[CapabilityRow]
     fit: CardFit | None
+    cannot: list[str] = []  # cannot_run(gpu): what the table's rows assume but it lacks
 
     def public_json(self) -> dict[str, Any]:
         return {
@@ -44,6 +71,7 @@ class CapabilityAnswer(BaseModel):
             "fit": self.fit.model_dump() if self.fit else None,  # /fit's table, as it was
             "count": self.count,
             "known_card": self.known_card,
+            "cannot": self.cannot,
             "capability": [
                 r.model_dump(include={"task", "precision", "largest_params_b", "example"})
                 for r in self.rows
@@ -159,6 +187,7 @@ def answer(parsed: ParsedQuery, currency: str) -> CapabilityAnswer:
             vram_gib=gpu.vram_gb,
             rows=capability_rows(gpu, count, fit),
             fit=fit,
+            cannot=cannot_run(gpu),
         )
 
     return make()
