@@ -38,6 +38,7 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
         out += inv.headline_vs_fix(rec, texts[f"{lang}/answer"], lang)
         out += inv.headline_vs_fix(rec, texts[f"{lang}/inline"], lang)
         out += inv.check_short(rec, texts[f"{lang}/short"], lang)
+        out += inv.check_short(rec, texts[f"{lang}/inline"], lang)  # inline results too
     out += inv.headroom_said(texts["zh/answer"], "zh")
     out += inv.check_inline(rec, texts["en/inline"])
     out += inv.check_views(rec, texts["en/answer"], texts["en/details"])

@@ -33,14 +33,15 @@ def test_a_card_without_bf16_gets_fp16_rows(lang: str) -> None:
 def test_sdxl_on_an_11_to_12_gb_card_is_listed_by_the_recipe_its_answer_uses(
     gpu: str, question: str
 ) -> None:
-    """Was: "sdxl ✗" on cards people run SDXL on every day."""
+    """Was: "sdxl ✗" on cards people run SDXL on every day. The marks are the answers'
+    (✅ fits with 20% free, ⚠️ tight, ❌ does not fit), * for "with the recipe below"."""
     fit = card_fit(gpu)
     rec = recommend_query(parse_query(question))
     assert rec.recipe is not None and fit.diffusion_recipe["sdxl"] == rec.recipe
     text = _fit(gpu, "en")
-    assert "sdxl ✗" not in text and "* sdxl as people run it on this card:" in text
+    assert "sdxl ❌" not in text and "* sdxl as people run it on this card:" in text
     # tight in its answer, tight here; a fit with 20% free there, ✓ here
-    mark = "⚠️*" if rec.verdict is not None and rec.verdict.state == "tight" else "✓*"
+    mark = "⚠️*" if rec.verdict is not None and rec.verdict.state == "tight" else "✅*"
     assert f"sdxl {mark}" in text
 
 
