@@ -84,10 +84,9 @@ def draw(rec: Recommendation, lang: str) -> Chart | None:
         return text
 
     colours = term_colours()
-    height_in = 1.4 + 0.75 * len(bars)
-    fig = Figure(figsize=(8.0, height_in), dpi=100)
-    if font is not None:
-        fig.set_layout_engine("constrained")
+    height_in = 2.2 + 0.75 * len(bars)
+    # one layout pass (constrained) and one draw: savefig's bbox_inches="tight" drew twice
+    fig = Figure(figsize=(8.0, height_in), dpi=100, layout="constrained")
     ax = fig.add_subplot()
     families = [font, "DejaVu Sans"] if font else ["DejaVu Sans"]
     names = [_bar_label(b, lang) for b in bars]
@@ -144,17 +143,15 @@ def draw(rec: Recommendation, lang: str) -> Chart | None:
     model = rec.result.model.name
     title = say("chart.title", model=model)
     ax.set_title(title, family=families, fontsize=11)
-    ax.legend(
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.28 if len(bars) < 3 else -0.18),
+    fig.legend(
+        loc="outside lower center",
         ncol=3,
-        fontsize=8,
         frameon=False,
         prop={"family": families, "size": 8},
     )
     ax.grid(axis="x", alpha=0.3)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
+    fig.savefig(buf, format="png")
     png = buf.getvalue()
     width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
     return Chart(png, lang, texts, width, height)
