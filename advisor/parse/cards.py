@@ -25,6 +25,7 @@ _WORDS_ONLY = "|".join(
     re.escape(w).replace(r"\ ", r"\s?")
     for w in vocab.load("cards")["brands"]["names_without_number"]
 )
+_CARD_TO_MEMORY = vocab.alternation(vocab.load("cards")["vram"]["card_to_memory"])
 _NAME = (
     # the memory may come first: "40GA100", "一张80g的A100", "24G的4090" (LightX2V #619, InfLLM
     # #11, 2026-12-01); checked against MAX_CARD_GB in _memory_of
@@ -34,8 +35,11 @@ _NAME = (
     r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|max|ultra|xtx|xt|gre|s|d)(?![a-z]))*)"
     # its compute written after it: Ascend 910B parts by TFLOPS ("910b280T", LLaMA-Factory #4297)
     r"(?:[\s\-]?\d{3}\s?t(?:flops)?(?![a-z0-9]))?"
-    # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)")
-    r"(?:[\s\-]?(?P<paren>\()?(?P<mem>\d{2,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
+    # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)"); "2080ti
+    # 魔改22g": a rework word between the card and its memory (vocab/cards.toml)
+    r"(?:[\s\-]?(?P<paren>\()?"
+    rf"(?:(?:{_CARD_TO_MEMORY})\s*)?"
+    r"(?P<mem>\d{2,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
 )
 _EDGE = r"(?<![a-z0-9.\-:/_])"
 
