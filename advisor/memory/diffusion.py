@@ -260,6 +260,75 @@ def generic_diffusion_spec(params_b: float) -> ModelSpec:
     )
 
 
+def _encoder_bytes(
+    w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown
+) -> tuple[float, float, str]:
+    """(text encoders, VAE) weight bytes as training loads them, and the encoders' format."""
+    d = spec.diffusion
+    assert d is not None
+    te_fmt = text_encoder_format(w, fmt, acc)
+    te = sum(
+        component_weight_bytes(x, te_fmt, w.quantize_after_load) for x in d.text_encoders_params_b
+    )
+    return te, d.vae_params_b * 1e9 * 2, te_fmt
+
+
+def _add_encoders(
+    acc: Breakdown, spec: ModelSpec, te: float, vae: float, te_fmt: str, key: str, note: str
+) -> int:
+    d = spec.diffusion
+    assert d is not None
+    total = acc.add(
+        "text_encoders",
+        te,
+        f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} ({te_fmt}), {note}",
+        key=key,
+        params_b=round(sum(d.text_encoders_params_b), 2),
+        format=te_fmt,
+    )
+    return total + acc.add(
+        "vae",
+        vae,
+        f"VAE {d.vae_params_b:g}B x 2 B ({note})",
+        params_b=d.vae_params_b,
+        bytes_per_param=2,
+    )
+
+
+def resident_encoders(w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown) -> int:
+    """The frozen text encoders and VAE on the GPU through training when the user did not
+    say the embeddings and latents are precomputed: kohya sd-scripts keeps them resident
+    unless --cache_latents and --cache_text_encoder_outputs are given (train_network.py),
+    finetrainers unless --precompute_conditions (train.py); the diffusers DreamBooth-LoRA
+    scripts free the text encoders after encoding the prompts once, so their peak is at
+    most this. Stated in the answer."""
+    d = spec.diffusion
+    assert d is not None
+    if not d.text_encoders_params_b:
+        return 0
+    acc.assume("text_encoders", "resident")
+    te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
+    return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.training", "resident")
+
+
+def precompute_peak(w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown, allocated: int) -> int:
+    """Precomputed embeddings and cached latents are computed on the training card before
+    the steps (kohya's --cache_text_encoder_outputs / --cache_latents, finetrainers'
+    --precompute_conditions, the diffusers scripts' prompt encoding): the text encoders and
+    the VAE are on it then, and that phase is the peak when they outweigh the steps (T5-XXL
+    beside a 2B video transformer). The larger of the two, as a load peak is."""
+    d = spec.diffusion
+    assert d is not None
+    if not d.text_encoders_params_b:
+        return allocated
+    te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
+    if te + vae <= allocated:
+        return allocated
+    acc.assume("text_encoders", "precomputed_here")
+    acc.terms.clear()
+    return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase")
+
+
 def estimate_diffusion_training(
     w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
 ) -> Estimate:
@@ -335,4 +404,8 @@ def estimate_diffusion_training(
     listed = sum(t.bytes for t in acc.terms)
     if listed != allocated:
         rebalance(acc, allocated)
+    if w.text_encoders_on_gpu:
+        allocated += resident_encoders(w, spec, fmt, acc)
+    else:
+        allocated = precompute_peak(w, spec, fmt, acc, allocated)
     return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))

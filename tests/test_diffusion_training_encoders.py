@@ -1,0 +1,49 @@
+"""Image and video LoRA trainers: the frozen text encoders and VAE are on the training card
+either through the steps (kohya sd-scripts and finetrainers unless told to cache) or while
+they precompute embeddings and latents before them (advisor/memory/diffusion.py)."""
+
+from __future__ import annotations
+
+from advisor.memory import estimate
+from advisor.models import Workload
+from advisor.parse import parse_query
+
+GIB = 2**30
+
+
+def _run(**kw):
+    return estimate(Workload(model="ltx-video", mode="lora", lora_rank=128, **kw))
+
+
+def _assumed(r) -> dict[str, str]:
+    return {a.field: a.value for a in r.assumed}
+
+
+def test_a_trainer_not_told_to_cache_keeps_the_text_encoders_and_vae_resident():
+    """LTX-Video (2B transformer) beside T5-XXL (4.8B): not told, the encoders stay on the
+    card through the steps and the answer says so; more than the transformer's run alone."""
+    r = _run()
+    names = {t.name for t in r.estimate.terms}
+    assert {"weights", "text_encoders", "vae"} <= names
+    assert _assumed(r)["text_encoders"] == "resident"
+    te = sum(t.bytes for t in r.estimate.terms if t.name == "text_encoders")
+    assert te > 8.5 * GIB  # T5-XXL in bf16
+
+
+def test_precomputed_embeddings_are_computed_on_the_card_first():
+    """Told the embeddings are precomputed: the steps hold the transformer alone, but the
+    card held T5-XXL and the VAE while precomputing, which is the larger peak here."""
+    cached, resident = _run(text_encoders_on_gpu=False), _run()
+    assert cached.estimate.total_bytes < resident.estimate.total_bytes
+    assert _assumed(cached)["text_encoders"] == "precomputed_here"
+    assert {t.name for t in cached.estimate.terms} == {"text_encoders", "vae", "runtime_overhead"}
+    assert cached.estimate.allocated_bytes > 8.5 * GIB
+
+
+def test_the_trainers_caching_switches_are_read():
+    for text in (
+        "train ltx-video lora with precompute_conditions on 4090",
+        "flux.1-dev lora training cache_text_encoder_outputs on 4090",
+    ):
+        p = parse_query(text)
+        assert p.ok and p.workload.mode.is_training and p.workload.text_encoders_on_gpu is False
