@@ -347,6 +347,10 @@ class BandBasis:
     cases: int
     unmodelled_framework: bool = False  # a stack the engine does not follow: widest spread
     guessed_architecture: bool = False  # the model known only by its size
+    # the family and runtime group (with "-quantized" for weights under 16 bits) asked for,
+    # whatever level answered
+    family: str = ""
+    runtime: str = ""
 
 
 @dataclass(slots=True)

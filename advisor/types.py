@@ -61,6 +61,9 @@ class Option:
     job_cost: float | None = None
     images_per_min: float | None = None
     why: str = ""
+    # Fits by the estimate, but the band's high end (how far measured setups like this ran
+    # above it) is over the usable memory: that figure, said beside the fit; else None.
+    measured_up_to_bytes: int | None = None
 
 
 class Pitfall(BaseModel):

@@ -30,8 +30,6 @@ from advisor.memory.runtimes import LLAMACPP_FAMILY, SERVING_ENGINES
 from advisor.memory.runtimes.llamacpp import BUFFER_TERMS
 from advisor.memory.runtimes.vllm import PROFILE_TERMS
 from advisor.memory.terms import (
-    band_family,
-    band_runtime,
     band_table,
     pick_band,
 )
@@ -96,8 +94,8 @@ def score_case(case: dict) -> dict:
     value, view = judged_bytes(est, measured["what"])
     base.update(
         runtime=est.runtime.value if est.runtime else "transformers",
-        family=band_family(result.model.kind, workload.mode.is_training),
-        band_runtime=band_runtime(est.runtime),
+        family=est.band_basis.family,
+        band_runtime=est.band_basis.runtime,
         unmodelled=est.band_basis.unmodelled_framework,
         guessed=est.band_basis.guessed_architecture,
         view=view,

@@ -414,7 +414,9 @@ def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Pr
     return out
 
 
-_PICK_FITS = re.compile(r"^  ✅ Fits \((\d+)% headroom\)")
+# "⚠️ Fits by the estimate (N% headroom), but may not fit: measured setups like this ran
+# up to X": a fit by the estimate with the band's high end over the card, said beside it.
+_PICK_FITS = re.compile(r"^  (?:✅ Fits|⚠️ Fits by the estimate) \((\d+)% headroom\)")
 _PICK_FITS_WITH = re.compile(r"^  ✅ Fits with .+ → ([\d.]+ GiB) per card \((\d+)% headroom; as is")
 
 

@@ -79,5 +79,8 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
     else:
         est = estimate_transformer(w, model, spec, acc)
     if est is not None:
-        settle_band(est, model.kind, w, spec, model)
+        fmt = w.weights_format or next(
+            (a.value for a in acc.assumed if a.field == "weights_format"), None
+        )
+        settle_band(est, model.kind, w, spec, model, fmt)
     return EstimateResult(workload=w, model=model, estimate=est, assumed=acc.assumed)

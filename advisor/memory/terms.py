@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.models import (
     Assumption,
@@ -186,12 +187,15 @@ def band_family(kind: Kind, training: bool) -> str:
     return f"{group}_{'training' if training else 'inference'}"
 
 
-def band_runtime(runtime: Runtime | None) -> str:
+def band_runtime(runtime: Runtime | None, quantized: bool = False) -> str:
     """The runtime group whose measured spread sets the band (data/band.toml
     [runtime_groups]: vLLM, SGLang and TGI allocate alike, so do llama.cpp's front ends);
-    no runtime is PyTorch eager, as transformers runs it."""
+    no runtime is PyTorch eager, as transformers runs it. Weights stored under 16 bits are
+    a group of their own ("transformers-quantized"): each quantizer's loading path keeps
+    its own buffers and 16-bit layers, and measured runs spread wider there."""
     name = runtime.value if runtime is not None else "transformers"
-    return band_table()["runtime_groups"].get(name, name)
+    group = band_table()["runtime_groups"].get(name, name)
+    return f"{group}-quantized" if quantized else group
 
 
 def framework_modelled(framework: str | None) -> bool:
@@ -255,21 +259,27 @@ def _settled(
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-    basis = BandBasis(level, sources, cases, unmodelled, guessed)
+    basis = BandBasis(level, sources, cases, unmodelled, guessed, family, runtime)
     return round(lo, 3), round(hi, 3), confidence, basis
 
 
 def settle_band(
-    est: Estimate, kind: Kind, w: Workload, spec: ModelSpec | None, model: ResolvedModel
+    est: Estimate,
+    kind: Kind,
+    w: Workload,
+    spec: ModelSpec | None,
+    model: ResolvedModel,
+    fmt: str | None = None,
 ) -> None:
     """The estimate's final band: the measured spread of its family under the runtime it
     was made for (data/band.toml, fitted by `bench/accuracy.py --fit-band` from
     leave-one-source-out residuals), widened for a stack the engine does not model and for
-    an architecture guessed from the size alone (no catalog entry, none given)."""
+    an architecture guessed from the size alone (no catalog entry, none given). `fmt`: the
+    weights' format the estimate used (told or assumed)."""
     guessed = spec is None and w.arch is None and model.arch is not None
     lo, hi, confidence, basis = _settled(
         band_family(kind, w.mode.is_training),
-        band_runtime(est.runtime),
+        band_runtime(est.runtime, _quantized(fmt)),
         not framework_modelled(w.framework),
         guessed,
     )
@@ -279,6 +289,11 @@ def settle_band(
     est.band_low_fraction, est.band_high_fraction = lo, hi
     est.confidence = confidence
     est.band_basis = basis
+
+
+def _quantized(fmt: str | None) -> bool:
+    spec = catalog.find_format(fmt) if fmt else None
+    return spec is not None and spec.bits < 16
 
 
 # Terms alive for the whole step (rebalance scales the others).

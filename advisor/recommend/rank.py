@@ -84,6 +84,7 @@ class OptionFacts(NamedTuple):
     split: str | None  # the split asked, else the one the engine assumed
     tp_by_count: dict[int, bool]  # `tp_ok` by card count, filled as asked
     speed: Any  # speed.speed_facts
+    high: int  # the band's high end per card: how far measured setups like this ran
 
 
 def option_facts(result: EstimateResult) -> OptionFacts:
@@ -96,7 +97,8 @@ def _option_facts(result: EstimateResult) -> OptionFacts:
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     split = par.value if par is not None else assumed
-    return OptionFacts(need, engine_share(result), split, {}, speed_facts(result))
+    high = result.estimate.high_bytes if result.estimate else 0
+    return OptionFacts(need, engine_share(result), split, {}, speed_facts(result), high)
 
 
 # Option facts by estimate (advisor.memo): each estimate is judged on every card.
@@ -156,7 +158,7 @@ def option_from(
     card count), the card's row, the price of `count` of it (pricing.times) and its missing
     requirements. `row`: `speed_row(facts.speed, card.speed, count)` when the caller has
     it (the search reads a training job's hours before it builds the option)."""
-    need, share, split, tp_by_count, speed_f = facts
+    need, share, split, tp_by_count, speed_f, high = facts
     usable, speed = card.usable_bytes, card.speed
     if share is not None:
         usable = int(usable * share)
@@ -191,6 +193,8 @@ def option_from(
         train_hours=train_hours,
         job_cost=job_cost,
         images_per_min=images,
+        # near the limit the band's high end is said beside the fit (verdict, picks)
+        measured_up_to_bytes=high if fits and high > usable else None,
     )
 
 

@@ -24,8 +24,7 @@ def verdict_of(
     if o is None or gpu is None or setup.estimate is None:
         return None, []
     # Near the card's limit the band's high end decides whether "fits" is said alone.
-    high = setup.estimate.high_bytes
-    up_to = high if o.fits and high > o.usable_bytes else None
+    up_to = o.measured_up_to_bytes
     if o.blocked:
         state = "blocked"
     elif o.fits and not o.risky:
