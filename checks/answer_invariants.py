@@ -18,6 +18,12 @@ Each check returns problems as (rule, detail). The rules, written apart from the
 - grid: the "can my card run it?" grid never judges a narrower format worse than a wider one
   at the same length, nor a longer length better than a shorter one in the same format, and
   its cell for the asked format and length is the verdict's.
+- headroom_policy: a recommended pick has 20% of each card free as it stands, or its own
+  lines name the change that brings it to 20% ("✅ Fits with <change> → X GiB (N% …)").
+- headline_vs_fix: no "does not fit" headline above a change that makes it fit; the change
+  is said to make it fit, in both languages (answer, inline article, first reply).
+- short_reply: the first reply (and the inline article) is at most 900 visible characters,
+  in the reader's language.
 - headroom_said: every headroom share the answer states of the headline setup (the verdict,
   the "Watch out" line) is one number, in both languages, and "below the guide's 20%" is
   never said of 20% or more.
