@@ -89,8 +89,19 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         out.append(_p("no_flash_attention", gpu=gpu.name))
     if gpu.cc >= 10.0 and gpu.segment != "datacenter" or gpu.id.startswith("rtx-5"):
         out.append(_p("blackwell_cuda"))
+    runtime = result.estimate.runtime if result.estimate is not None else None
+    layer_split = (
+        pick.count > 1
+        and not w.mode.is_training
+        and getattr(runtime, "value", runtime) == "transformers"
+        and pick.parallelism == "tp"
+    )
     if pick.count > 1 and not nvlinked(gpu, pick.count):
         out.append(_p("no_nvlink", gpu=gpu.name))
+    if layer_split:
+        # transformers' device_map="auto" puts whole layers on each card: one card works at
+        # a time, which is what a user moving to several cards for speed should know
+        out.append(_p("layer_split_sequential"))
     out += _rollout_share(result, gpu, pick)
     note = gpu_notes().get(gpu.id)
     if note is not None:
