@@ -55,3 +55,12 @@ def test_a_transformers_split_is_layers_and_a_vllm_split_is_tensor_parallel(lang
     tp = {"en": "tensor parallel (TP)", "zh": "张量并行（TP）"}[lang]
     assert layers in hf and tp not in hf, hf
     assert tp in served and layers not in served, served
+
+
+def test_a_transformers_layer_split_says_one_card_works_at_a_time() -> None:
+    def codes(q: str) -> set[str]:
+        return {p.code for p in recommend_query(parse_query(q)).pitfalls}
+
+    assert "layer_split_sequential" in codes("glm-4-9b on 4x 3080")
+    assert "layer_split_sequential" not in codes("glm-4-9b vllm on 4x 3080")
+    assert "layer_split_sequential" not in codes("glm-4-9b on 3090")
