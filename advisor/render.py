@@ -41,10 +41,21 @@ def pct(fraction: float) -> str:
 SYMBOLS = {"CNY": "¥", "USD": "$"}
 
 
+def figure(value: float) -> str:
+    """An amount of money as users see it, without false precision: whole units (with
+    separators) from 100 up, else three significant digits. Prices are platform list
+    prices times an estimate (hours, card counts) whose own band is ±30% or more, so
+    "¥32544.15" claimed a cent it cannot know: 32,544 / 478 / 47.8 / 4.98 / 0.125. Every
+    money filter below goes through here (tests/test_money_rounding.py)."""
+    if abs(value) >= 99.95:
+        return f"{round(value):,}"
+    return f"{float(f'{value:.3g}'):g}"
+
+
 def money(price) -> str:  # noqa: ANN001
     if price is None:
         return "—"
-    return f"{SYMBOLS.get(price.currency, price.currency)}{price.amount:.2f}/h"
+    return f"{SYMBOLS.get(price.currency, price.currency)}{figure(price.amount)}/h"
 
 
 def listed(price) -> str:  # noqa: ANN001
@@ -52,7 +63,7 @@ def listed(price) -> str:  # noqa: ANN001
     if price is None or price.listed_currency is None:
         return ""
     sym = SYMBOLS.get(price.listed_currency, price.listed_currency)
-    return f"{sym}{price.listed_amount:.2f}/h"
+    return f"{sym}{figure(price.listed_amount)}/h"
 
 
 def each(price, count: int) -> str:  # noqa: ANN001
@@ -64,10 +75,10 @@ def each(price, count: int) -> str:  # noqa: ANN001
 
 
 def amount(value: float | None, currency: str) -> str:
-    """A total in a currency: ¥12.40, $3.10."""
+    """A total in a currency: ¥12.4, $3.1, ¥32,544 (`figure`)."""
     if value is None:
         return "—"
-    return f"{SYMBOLS.get(currency, currency)}{value:.2f}"
+    return f"{SYMBOLS.get(currency, currency)}{figure(value)}"
 
 
 def whole(value: float | None, currency: str) -> str:

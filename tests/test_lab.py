@@ -38,7 +38,7 @@ async def test_an_admin_registers_machines_and_a_members_question_is_answered_ag
 ) -> None:
     await _register(tg)
     listing = shown(await say(tg, MEMBER, f"/lab{AT}", GROUP))
-    assert "node1: 4× A100 40GB PCIe · ¥3.00 per card-hour · shared, book in the sheet" in (listing)
+    assert "node1: 4× A100 40GB PCIe · ¥3 per card-hour · shared, book in the sheet" in (listing)
     assert "Only the group's admins can change" in listing
 
     first = await say(tg, MEMBER, f"/vram{AT} 13b fp16", GROUP)

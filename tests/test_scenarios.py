@@ -11,7 +11,7 @@ from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import Recommendation, recommend, recommend_query
 from advisor.recommend.pricing import payable_in_china
-from advisor.render import render
+from advisor.render import figure, render
 
 
 def _rec(q: str, currency: str = "CNY") -> Recommendation:
@@ -488,8 +488,8 @@ def test_a_pick_of_several_cards_says_its_price_is_for_all_of_them():
     en = render("answer", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
     zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
     for o in several:
-        each = f"${o.price_per_hour.amount / o.count:.2f}/h"
-        assert f"${o.price_per_hour.amount:.2f}/h (" in en and f"cards, {each} each;" in en
+        each = f"${figure(o.price_per_hour.amount / o.count)}/h"
+        assert f"${figure(o.price_per_hour.amount)}/h (" in en and f"cards, {each} each;" in en
         assert f"{o.count} 张合计，每张 {each}；" in zh
 
 
