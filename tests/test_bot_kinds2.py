@@ -4,7 +4,7 @@ and preference / RL post-training questions, in private chats and groups, zh and
 from __future__ import annotations
 
 from standin import Chat, FakeTelegram, User
-from tests.conftest import say, shown
+from tests.conftest import press, say, shown
 
 LAB = Chat(-100778, "supergroup", "RL lab")
 
@@ -36,27 +36,40 @@ async def test_a_serving_question_in_a_group_answers_the_member_who_asked(
     tg: FakeTelegram, bot
 ) -> None:
     reply = await say(tg, User(7005, "Li", "en"), "/vram@GpuAdvisorBot qwen2.5-14b 并发 50", LAB)
-    assert "50 concurrent streams" in shown(reply) and "vllm serve" in shown(reply)
+    # a question written in Chinese is answered in Chinese (docs/answers.md)
+    assert "50 路并发" in shown(reply) and "vllm serve" in shown(reply)
+    english = await say(
+        tg, User(7005, "Li", "en"), "/vram@GpuAdvisorBot qwen2.5-14b concurrency 50", LAB
+    )
+    assert "50 concurrent streams" in shown(english) and "vllm serve" in shown(english)
 
 
 async def test_grpo_is_sized_with_its_method_and_says_why_no_reference_is_loaded(
     tg: FakeTelegram, bot
 ) -> None:
-    en = shown(await say(tg, User(7006, "Bo", "en"), "GRPO qwen2.5-7b full 8xA100"))
-    assert "GRPO (full policy)" in en
+    first = await say(tg, User(7006, "Bo", "en"), "GRPO qwen2.5-7b full 8xA100")
+    assert "GRPO (full policy)" in shown(first)
+    # the assumptions are one button away from the first reply (docs/answers.md)
+    en = shown(await press(tg, User(7006, "Bo", "en"), first, "Assumed"))
     assert "no separate reference model: the KL weight is 0" in en
     assert "8 completions per prompt" in en
-    zh = shown(await say(tg, User(7007, "王", "zh-hans"), "用 verl 跑 GRPO qwen2.5-7b"))
-    assert "GRPO（策略 LoRA）" in zh and "采样生成" in zh
+    first = await say(tg, User(7007, "王", "zh-hans"), "用 verl 跑 GRPO qwen2.5-7b")
+    assert "GRPO（策略 LoRA）" in shown(first)
+    zh = shown(await press(tg, User(7007, "王", "zh-hans"), first, "显存构成"))
+    assert "采样生成" in zh
 
 
 async def test_full_dpo_holds_a_frozen_reference_model(tg: FakeTelegram, bot) -> None:
-    en = shown(await say(tg, User(7008, "Bo", "en"), "full DPO llama3-8b on 4x A100"))
-    assert "DPO (full policy)" in en and "reference model (frozen)" in en
-    assert "2 sequences per example" in en
-    lora = shown(await say(tg, User(7009, "Bo", "en"), "DPO llama3-8b lora"))
-    assert "reference model (frozen)" not in lora
-    assert "the base with its adapter disabled is the reference" in lora
+    bo = User(7008, "Bo", "en")
+    first = await say(tg, bo, "full DPO llama3-8b on 4x A100")
+    assert "DPO (full policy)" in shown(first)
+    assert "reference model (frozen)" in shown(await press(tg, bo, first, "Breakdown"))
+    assert "2 sequences per example" in shown(await press(tg, bo, first, "Assumed"))
+    bo2 = User(7009, "Bo", "en")
+    first = await say(tg, bo2, "DPO llama3-8b lora")
+    assert "reference model (frozen)" not in shown(await press(tg, bo2, first, "Breakdown"))
+    said = shown(await press(tg, bo2, first, "Assumed"))
+    assert "the base with its adapter disabled is the reference" in said
 
 
 async def test_how_long_a_training_run_takes_in_both_languages(tg: FakeTelegram, bot) -> None:
