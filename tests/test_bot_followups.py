@@ -176,3 +176,27 @@ async def test_in_a_group_a_typed_precision_at_the_context_step_lands_on_the_pre
     typed = await say(tg, wang, "awq", LAB, reply_to=prompt.result)
     assert "✓ 精度 / 量化：awq" in shown(typed) and "上下文长度：awq" not in shown(typed)
     assert "第 3/5 步：上下文长度" in shown(typed)
+
+
+async def test_two_cards_for_a_task_after_a_serving_plan_is_a_new_question(
+    tg: FakeTelegram, bot
+) -> None:
+    """A card comparison after a serving plan was merged into the plan: "Qwen2.5 32B · nf4
+    服务 50 人 … KV 缓存：每条序列 0.0 GiB" (review of 2026-12-07)."""
+    li = User(3011, "李雷", "zh-hans")
+    await say(tg, li, "部署 qwen2.5-32b 给实验室50个人同时用 vllm 要什么卡")
+    compared = await say(tg, li, "4090 和 a100 40g 哪个适合跑微调")
+    text = shown(compared)
+    assert "Qwen2.5 32B" not in text and "服务 50 人" not in text and "0.0 GiB" not in text
+    assert "GeForce RTX 4090 对比 A100 40GB PCIe" in text, text
+
+
+async def test_fine_tuning_asked_after_a_serving_plan_drops_the_plan_s_users(
+    tg: FakeTelegram, bot
+) -> None:
+    li = User(3012, "李雷", "zh-hans")
+    await say(tg, li, "部署 qwen2.5-32b 给实验室50个人同时用 vllm 要什么卡")
+    tuned = await say(tg, li, "lora 呢")
+    text = shown(tuned)
+    assert "Qwen2.5 32B" in text and "服务 50 人" not in text and "0.0 GiB" not in text
+    assert await _last(bot, li, li.id) == "qwen2.5-32b · lora"

@@ -569,3 +569,18 @@ def test_a_resolution_like_310p_beside_an_llm_is_not_an_image_size():
     assert parse_query("qwen2.5-72b 310p").workload.image_width is None
     assert parse_query("sdxl 768p").workload.image_width == 768  # an image model's side
     assert parse_query("wan2.1 14b 480p").workload.image_height == 480
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "qwen2.5-14b q4_k_m gguf 用llama.cpp 在 3060 12g 上能跑不",
+        "全参微调 llama3-8b 8卡4090 行不行",
+        "qwen2.5-7b 和 llama3-8b 哪个省显存 4090 推理",
+        "4090 和 a100 40g 哪个适合 lora 微调 qwen2.5-7b",
+    ],
+)
+def test_question_particles_are_not_listed_as_not_understood(text: str) -> None:
+    """ "能跑不" showed the user "没看懂、已忽略的部分：「不」" (review of 2026-12-07)."""
+    p = parse_query(text)
+    assert p.ok and p.ignored == [], (text, p.ignored)

@@ -67,6 +67,8 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
         return None  # "画图", "渲染", "能跑什么模型", "你好", "买卡": a new question
     if (names_model and not asks_change) or not s.understood:
         return None
+    if r.other_cards and r.mode is not None and not names_model and not asks_change:
+        return None  # "4090 和 a100 40g 跑微调": two cards for a task, a question of its own
     try:
         return _merge(last, r, s.understood, leftovers(s))
     except Rejected as exc:
@@ -121,6 +123,8 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         mode = Mode(four_bit_mode(mode.value, fields, assumed))
         if fields.get("weights_format") is not None:
             r.fields["weights_format"] = fields["weights_format"]
+    if mode.is_training and not old_mode.is_training:
+        _drop_serving(w, assumed)
     if mode.is_training != old_mode.is_training:
         ctx = w.pop("seq_len" if old_mode.is_training else "context_tokens", None)
         if ctx is not None:
@@ -156,7 +160,7 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         understood=understood,
         ignored=ignored,
         assumed=assumed,
-        question_kind=_followup_kind(last, r),
+        question_kind=_followup_kind(last, r, mode),
     )
 
 
@@ -164,13 +168,33 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
 _NEW_QUESTION_CUES = frozenset({"purchase", "greeting", "capability", "compare"})
 
 
-def _followup_kind(last: ParsedQuery, r: Reading) -> str:
+# What only a served model has: the people, the concurrent requests and the serving engine
+# with its batch. A training run of the same model has none of them.
+_SERVING_ONLY = ("users", "users_are_people", "qps", "concurrency", "batch_size", "runtime")
+
+
+def _drop_serving(w: dict[str, Any], assumed: list[str]) -> None:
+    """ "微调呢" after a plan serving 50 people: the model fine-tuned, not a training run
+    carrying the plan's 50 users and vLLM (that merge was answered as a serving plan with a
+    KV cache of 0.0 GiB per sequence, review of 2026-12-07)."""
+    users = w.get("users") or w.get("concurrency")
+    if users is None:
+        return
+    for key in _SERVING_ONLY:
+        w.pop(key, None)
+    if w.get("framework") is not None:
+        w.pop("framework")
+    assumed.append(f"serving_to_training = {users}")
+
+
+def _followup_kind(last: ParsedQuery, r: Reading, mode: Mode) -> str:
     """ "要多久" after a training question asks its time; "30 个人用呢" its serving; any other
-    change keeps the last question's kind."""
+    change keeps the last question's kind. A training run is never a serving plan."""
     for kind in ("train_time", "serve"):
-        if kind in r.cues:
+        if kind in r.cues and not (kind == "serve" and mode.is_training):
             return kind
-    return last.question_kind if last.question_kind in ("fit", "train_time", "serve") else "fit"
+    kept = last.question_kind if last.question_kind in ("fit", "train_time", "serve") else "fit"
+    return "fit" if kept == "serve" and mode.is_training else kept
 
 
 def _sibling_of_size(model_id: str | None, params_b: float) -> catalog.ModelSpec | None:
