@@ -25,6 +25,7 @@ from telegram.ext import (
     filters,
 )
 
+from advisor.kinds import answered_as
 from advisor.parse import ParsedQuery, parse_query
 from advisor.parse.followup import fields_named
 from advisor.parse.scan import ParseError
@@ -406,7 +407,9 @@ async def on_text(update: Update, context: Context) -> int | None:
         # Typed at the first question: a whole question in one line ("13b fp16 on 4090").
         parsed = parse_query(msg.text)
         to_hub = hub.wants_hub(msg.text, parsed)  # a repo id, or "olmo2:7b" (issue 15)
-        if parsed.ok or to_hub:
+        # a line of its own kind ("你好 在吗", "今天天气怎么样", "4090 和 a100 哪个适合") is
+        # answered by its kind as a free-text line is, not asked "which model?" again
+        if parsed.ok or to_hub or answered_as(parsed) != "fit":
             _drop_draft(update, context)
             await _retire_menu(update, context, draft)
             if to_hub:
