@@ -179,3 +179,54 @@ class ApiRequest(BaseRequest):
         except aiohttp.ClientError as exc:
             raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
         return status, body
+
+
+# The parts of a message the bot sent that it never reads back from Telegram's answer (it
+# reads message_id, chat and thread, to edit or reply later): the keyboard it sent itself,
+# the text's entities (one object per bold or code span of an HTML answer), the quoted
+# message a group reply carries, the link preview options.
+UNREAD_FIELDS = (
+    "reply_markup",
+    "entities",
+    "reply_to_message",
+    "external_reply",
+    "quote",
+    "link_preview_options",
+)
+SENT_METHODS = ("/sendMessage", "/editMessageText", "/editMessageReplyMarkup")
+
+
+class TrimmingRequest(ApiRequest):
+    """The bot's transport: Telegram's answer to a call that sends or edits a message loses
+    UNREAD_FIELDS before PTB builds the `Message` from it. PTB still returns the type it
+    documents (a `Message`; `True` only where Telegram answers `true`, for an inline
+    message), with message_id, chat, thread, date and text as Telegram sent them.
+
+    Why: PTB builds a `Message` from every such answer, ~100 us for the object alone and
+    ~240 us with a wizard page's 12-button keyboard that the answer carries back
+    (bench/api_cost.py); without the trim the load bench's bot CPU per update rose by about
+    a third (docs/performance.md). Updates the bot receives are never trimmed: handlers see
+    them as Telegram sent them (tests/test_lean.py).
+    """
+
+    async def post(
+        self,
+        url: str,
+        request_data: RequestData | None = None,
+        read_timeout: object = BaseRequest.DEFAULT_NONE,
+        write_timeout: object = BaseRequest.DEFAULT_NONE,
+        connect_timeout: object = BaseRequest.DEFAULT_NONE,
+        pool_timeout: object = BaseRequest.DEFAULT_NONE,
+    ) -> dict[str, Any] | list[dict[str, Any]] | bool:
+        result = await super().post(
+            url,
+            request_data,
+            read_timeout=read_timeout,  # type: ignore[arg-type]
+            write_timeout=write_timeout,  # type: ignore[arg-type]
+            connect_timeout=connect_timeout,  # type: ignore[arg-type]
+            pool_timeout=pool_timeout,  # type: ignore[arg-type]
+        )
+        if isinstance(result, dict) and url.endswith(SENT_METHODS):
+            for field in UNREAD_FIELDS:
+                result.pop(field, None)
+        return result

@@ -20,7 +20,7 @@ from telegram import Update
 
 from advisor import memo
 from bot.delivery import RetryingRateLimiter
-from bot.http import ApiRequest
+from bot.http import TrimmingRequest
 
 log = logging.getLogger("bot.updates")
 
@@ -201,7 +201,7 @@ def _log_update(update: object, outcome: str, elapsed: float) -> None:
 # --- the Bot API side ----------------------------------------------------------------------
 
 
-class MeteredRequest(ApiRequest):
+class MeteredRequest(TrimmingRequest):
     """Counts every answer that is not 200 by its status, and requests with no answer."""
 
     def __init__(self, metrics: Metrics, **kwargs: Any) -> None:

@@ -1,15 +1,18 @@
-"""The cheaper send path (issue 18): keyboards sent as JSON. What Telegram receives must be
-what it was with PTB's objects."""
+"""The cheaper send path (issue 18): keyboards sent as JSON, answers to sends and edits
+trimmed before PTB builds a Message from them. What Telegram receives must be what it was
+with PTB's objects, and PTB still returns the types it documents."""
 
 from __future__ import annotations
 
 import json
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram.ext import ExtBot
 
 from bot import fastjson
+from bot.http import UNREAD_FIELDS, TrimmingRequest
 from bot.replies import markup
-from standin import User
+from standin import STANDIN_TOKEN, FakeTelegram, User
 from tests.conftest import press, say
 
 ROWS = [
@@ -29,6 +32,39 @@ def test_keyboard_json_is_what_ptb_would_send() -> None:
     )
     assert markup(ROWS) == ptb.to_dict()
     assert markup([]) is None and markup(None) is None
+
+
+async def test_a_sent_or_edited_message_is_a_message_without_the_unread_fields(
+    tg: FakeTelegram,
+) -> None:
+    bot = ExtBot(STANDIN_TOKEN, base_url=tg.base_url, request=TrimmingRequest())
+    await bot.initialize()
+    try:
+        sent = await bot.send_message(
+            10001, "<b>hi</b>", parse_mode="HTML", api_kwargs={"reply_markup": markup(ROWS)}
+        )
+        assert isinstance(sent, Message)
+        assert sent.message_id == tg.sent("sendMessage")[-1].result["message_id"]
+        assert sent.chat.id == 10001 and sent.text == "hi"
+        assert sent.reply_markup is None  # trimmed: Telegram's answer carried it
+        assert "reply_markup" in tg.sent("sendMessage")[-1].result
+        edited = await sent.edit_text(
+            "<i>there</i>", parse_mode="HTML", api_kwargs={"reply_markup": markup(ROWS)}
+        )
+        assert isinstance(edited, Message)  # PTB's documented type, not `True`
+        assert edited.message_id == sent.message_id and edited.text == "there"
+        assert edited.reply_markup is None
+        assert tg.sent("editMessageText")[-1].result["reply_markup"] == markup(ROWS)
+        # getMe and other answers are left whole
+        assert bot.bot.username == tg.bot_user["username"]
+    finally:
+        await bot.shutdown()
+
+
+def test_only_fields_of_a_message_the_bot_does_not_read_are_trimmed() -> None:
+    fields = {f for c in Message.__mro__[:-1] for f in getattr(c, "__slots__", ())}
+    assert set(UNREAD_FIELDS) <= fields
+    assert not {"message_id", "chat", "message_thread_id", "date", "text"} & set(UNREAD_FIELDS)
 
 
 async def test_the_wizard_sends_its_keyboards_and_edits_its_page(tg, bot) -> None:  # noqa: ANN001

@@ -49,7 +49,7 @@ def cannot_run(gpu: GpuSpec) -> list[str]:
         return []  # a card known only by its memory: nothing is claimed about its kernels
     out = []
     for name, fields in _PROBES.items():
-        w = Workload(model="qwen2.5-0.5b", **fields)  # type: ignore[arg-type]
+        w = Workload(model="qwen2.5-0.5b", **fields)
         if blockers(gpu, estimate(w)):
             out.append(name)
     return out

@@ -311,7 +311,9 @@ def resident_encoders(w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown) ->
     return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.training", "resident")
 
 
-def precompute_peak(w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown, allocated: int) -> int:
+def precompute_peak(
+    w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown, allocated: float
+) -> float:
     """Precomputed embeddings and cached latents are computed on the training card before
     the steps (kohya's --cache_text_encoder_outputs / --cache_latents, finetrainers'
     --precompute_conditions, the diffusers scripts' prompt encoding): the text encoders and
