@@ -200,3 +200,12 @@ async def test_fine_tuning_asked_after_a_serving_plan_drops_the_plan_s_users(
     text = shown(tuned)
     assert "Qwen2.5 32B" in text and "服务 50 人" not in text and "0.0 GiB" not in text
     assert await _last(bot, li, li.id) == "qwen2.5-32b · lora"
+
+
+async def test_a_card_no_one_sells_after_an_answer_is_named_not_the_last_answer_again(
+    tg: FakeTelegram, bot
+) -> None:
+    li = User(3013, "李雷", "zh-hans")
+    await say(tg, li, "部署 qwen2.5-32b 给实验室50个人同时用 vllm 要什么卡")
+    text = shown(await say(tg, li, "RTX 5090Ti 128G 能跑啥"))
+    assert "Qwen2.5 32B" not in text and "rtx 5090ti" in text and "128 GB" in text, text

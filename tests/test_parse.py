@@ -584,3 +584,23 @@ def test_question_particles_are_not_listed_as_not_understood(text: str) -> None:
     """ "能跑不" showed the user "没看懂、已忽略的部分：「不」" (review of 2026-12-07)."""
     p = parse_query(text)
     assert p.ok and p.ignored == [], (text, p.ignored)
+
+
+@pytest.mark.parametrize(
+    ("text", "vram"),
+    [
+        ("RTX 5090Ti 128G 能跑啥", 128.0),
+        ("rtx 5090ti 128g 跑 qwen2.5-72b", 128.0),
+        ("RTX 5090Ti 能跑 qwen2.5-7b", None),
+    ],
+)
+def test_a_card_no_one_sells_is_named_unknown_and_sized_by_its_stated_memory(
+    text: str, vram: float | None
+) -> None:
+    """ "RTX 5090Ti 128G" was dropped without a word (review of 2026-12-07)."""
+    p = parse_query(text)
+    assert p.gpu_id is None and p.unknown_card == "rtx 5090ti" and p.vram_gib == vram, (
+        text,
+        p.unknown_card,
+        p.vram_gib,
+    )

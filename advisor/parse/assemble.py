@@ -471,9 +471,10 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
 
 def _unknown_card(r: Reading, ignored: list[str]) -> str | None:
     """The longest run of leftover words made of card makers' words and card model words
-    ("华为 ascend 310p"), holding at least one of each; None when a card or a memory size was
-    read (the named card is answered) or no such run is left."""
-    if r.gpu_id is not None or r.vram_gib is not None:
+    ("华为 ascend 310p"), holding at least one of each; None when a card was read (the named
+    card is answered) or no such run is left. With a memory size ("RTX 5090Ti 128G") the
+    answer is for a card of that memory, and says the name was not known."""
+    if r.gpu_id is not None:
         return None
     return card_name_in(ignored)
 
