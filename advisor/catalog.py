@@ -19,6 +19,10 @@ from advisor.models import Architecture, Kind
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
+# "config.json of ORG/NAME" / "model_index.json of ORG/NAME": the repo a catalog entry was read from
+_REPO_IN_SOURCE = re.compile(r"\.json of ([A-Za-z0-9][\w.\-]*/[\w.\-]+)")
+
+
 class DiffusionSpec(BaseModel):
     denoiser: str
     denoiser_params_b: float
@@ -57,6 +61,14 @@ class ModelSpec(BaseModel):
     # Classes of the head the activation figure was measured with (a segmentor's logits
     # and loss grow with them: data/classic_activations.toml [segmentation_classes]).
     activation_classes: int | None = None
+
+    @property
+    def hub_repo(self) -> str | None:
+        """The Hugging Face repo the entry was read from ("config.json of Qwen/Qwen2.5-32B-
+        Instruct (Hugging Face Hub)" in its source): what `vllm serve` and
+        `from_pretrained` load. None where the source names no repo."""
+        m = _REPO_IN_SOURCE.search(self.source)
+        return m.group(1) if m else None
 
     @property
     def active_b(self) -> float:
@@ -102,6 +114,10 @@ class GpuSpec(BaseModel):
     # False for cards people own that no platform rents (gpus_owned.toml): judged when
     # named, never proposed as a card to rent.
     rentable: bool = True
+    # A merged entry ("V100 16/32GB") whose rented cards may be either size: the id of the
+    # smaller variant, whose memory a rented card of this entry is planned with (a rental
+    # of the merged entry must never be sized as the larger card).
+    rented_as: str | None = None
 
     @property
     def usable_vram_bytes(self) -> int:
@@ -245,6 +261,28 @@ def apple_gpus() -> list[GpuSpec]:
                 )
             )
     return out
+
+
+@cache
+def rented_gpus() -> tuple[GpuSpec, ...]:
+    """Every card a platform rents, in catalog order, as a rental is planned: a merged entry
+    (`rented_as`) with its smaller variant's memory and name, under its own id (its prices)."""
+    by_id = gpus()
+    out = []
+    for g in by_id.values():
+        if not g.rentable:
+            continue
+        small = by_id.get(g.rented_as) if g.rented_as else None
+        if small is not None and small.usable_vram_gib < g.usable_vram_gib:
+            g = g.model_copy(
+                update={
+                    "name": small.name,
+                    "vram_gb": small.vram_gb,
+                    "usable_vram_gib": small.usable_vram_gib,
+                }
+            )
+        out.append(g)
+    return tuple(out)
 
 
 @cache

@@ -75,6 +75,8 @@ class ServeOption(BaseModel):
     platform: str | None
     price_date: str | None
     flags: str  # the vllm serve flags of one replica
+    # the card has no bf16 (Volta, Turing): the 16-bit weights are served in fp16 (--dtype half)
+    fp16_instead_of_bf16: bool = False
 
 
 class ServePlan(BaseModel):
@@ -103,6 +105,19 @@ def _replica_estimate(w: Workload, tp: int, context: int) -> EstimateResult:
         "new_tokens": None,
     }
     return estimate(w.model_copy(update=update))
+
+
+def quantization_flag(weights_format: str | None) -> str:
+    """` --quantization METHOD` for a quantized weight format vLLM serves, else ""."""
+    method = serving_table()["quantization"].get(weights_format or "")
+    return f" --quantization {method}" if isinstance(method, str) else ""
+
+
+def _fp16_instead_of_bf16(result: EstimateResult, gpu: GpuSpec) -> bool:
+    """A 16-bit model (bf16 by default) on a card without bf16: vLLM must run it in fp16."""
+    spec = catalog.models().get(result.model.id or "")
+    fmt = result.workload.weights_format or (spec.default_format if spec else None) or "bf16"
+    return not gpu.bf16_supported and fmt in ("bf16", "fp16")
 
 
 def _step_s(result: EstimateResult, gpu: GpuSpec, tp: int, seqs: int, context: int) -> float:
@@ -160,9 +175,12 @@ def plan_option(
     load = math.ceil(active / replicas)  # the sequences each replica actually carries
     speed = 1 / _step_s(result, gpu, tp, load, context)
     cards = replicas * tp
+    half = _fp16_instead_of_bf16(result, gpu)
     flags = (
         f"--max-model-len {context} --max-num-seqs {per_replica} --gpu-memory-utilization {util}"
         + (f" --tensor-parallel-size {tp}" if tp > 1 else "")
+        + (" --dtype half" if half else "")
+        + quantization_flag(result.workload.weights_format)
     )
     return ServeOption(
         gpu_id=gpu.id,
@@ -180,6 +198,7 @@ def plan_option(
         platform=price.platform if price is not None else None,
         price_date=price.source_date if price is not None else None,
         flags=flags,
+        fp16_instead_of_bf16=half,
     )
 
 
@@ -207,7 +226,7 @@ def plan_serving(
     prices = prices if prices is not None else catalog.load_prices()
     all_gpus = catalog.gpus()
     named = [all_gpus[g] for g in gpu_ids or () if g in all_gpus]
-    gpus = named or [g for g in all_gpus.values() if g.rentable]
+    gpus = named or list(catalog.rented_gpus())  # a merged entry at its smaller memory
     options: list[ServeOption] = []
     kv_seq = 0
     for tp in t["engine"]["tensor_parallel"]:
@@ -240,12 +259,12 @@ def plan_serving(
 
 
 def _best(options: list[ServeOption], limit: int) -> list[ServeOption]:
-    """One option per card (its cheapest replica size), those meeting the speed target
+    """One option per card (its replica size by _replica_choice), those meeting the speed target
     first, then by price per hour (unpriced last) and by fewer cards; the last place goes
     to the setup with the fewest cards when the cheapest ones are not it (a room of 112
     consumer cards is cheap per hour, and a lot of machines to run)."""
     by_card: dict[str, ServeOption] = {}
-    for o in sorted(options, key=_rank):
+    for o in sorted(options, key=_replica_choice):
         by_card.setdefault(o.gpu_id, o)
     ranked = sorted(by_card.values(), key=_rank)
     best = ranked[:limit]
@@ -254,6 +273,17 @@ def _best(options: list[ServeOption], limit: int) -> list[ServeOption]:
     if fewest is not None and fewest not in best and limit > 1:
         best = best[: limit - 1] + [fewest]
     return best
+
+
+def _replica_choice(o: ServeOption) -> tuple[int, tuple[bool, float, int]]:
+    """Data-parallel first: where one card holds the model, one card per replica (its
+    copies serve the load side by side); tensor parallel only where one card cannot hold
+    it. Tensor parallel all-reduces twice per layer every step: without NVLink (PCIe) the
+    smallest group that holds the model, over NVLink the cheapest group size."""
+    if o.cards_per_replica == 1:
+        return (0, _rank(o))
+    nvlink = catalog.gpus()[o.gpu_id].has_nvlink
+    return (1, _rank(o)) if nvlink else (1 + o.cards_per_replica, _rank(o))
 
 
 def _rank(o: ServeOption) -> tuple[bool, float, int]:

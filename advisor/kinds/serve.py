@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import find_model
 from advisor.parse import ParsedQuery
-from advisor.serving import ServePlan, plan_serving
+from advisor.serving import ServePlan, plan_serving, quantization_flag
 
 
 class ServeAnswer(BaseModel):
@@ -20,6 +20,11 @@ class ServeAnswer(BaseModel):
     plan: ServePlan | None
     qps: float | None = None
     weights_format: str | None = None  # as asked ("int4"): the replicas are planned in it
+    # what `vllm serve` loads: the Hugging Face repo the catalog entry was read from (or the
+    # repo id asked); None: unknown, the template writes the model's name
+    serve_repo: str | None = None
+    # AWQ/GPTQ: vLLM needs a repo of pre-quantized weights, not the 16-bit one named
+    needs_quantized_repo: bool = False
     error: str | None = None  # the parse error's code, answered in the template's words
 
     def public_json(self) -> dict[str, Any]:
@@ -53,6 +58,13 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
     cards = [parsed.gpu_id] if parsed.gpu_id else []
     cards += [gpu for gpu, _ in parsed.other_cards]
     plan = plan_serving(w, users, people, currency, gpu_ids=cards or None)
+    repo = w.model if w.model and "/" in w.model else (spec.hub_repo if spec else None)
     return ServeAnswer(
-        model_name=name, model_id=w.model, plan=plan, qps=w.qps, weights_format=w.weights_format
+        model_name=name,
+        model_id=w.model,
+        plan=plan,
+        qps=w.qps,
+        weights_format=w.weights_format,
+        serve_repo=repo,
+        needs_quantized_repo=quantization_flag(w.weights_format).endswith(("awq", "gptq")),
     )

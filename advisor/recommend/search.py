@@ -88,10 +88,11 @@ _BY_BYTES: Memo[tuple[tuple[Card, ...], tuple[tuple[int, Card], ...]]] = Memo(
 
 def rentable_cards() -> tuple[Card, ...]:
     """The row (rank.card_row) of every card a platform rents (gpus_owned.toml's are judged
-    when named only), in catalog order."""
+    when named only), in catalog order, a merged entry at its smaller memory
+    (catalog.rented_gpus)."""
     return _RENTABLE.get(
         catalog.catalog_version(),
-        lambda: tuple(card_row(g) for g in catalog.gpus().values() if g.rentable),
+        lambda: tuple(card_row(g) for g in catalog.rented_gpus()),
     )
 
 

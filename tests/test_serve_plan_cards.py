@@ -1,0 +1,77 @@
+"""Serving plans pick cards that hold the model's per-card share (a merged "V100 16/32GB"
+entry at its 16 GB), copies of the model before tensor parallel, and a `vllm serve` line
+that runs as written (Hugging Face repo, --quantization, --dtype half on Volta)."""
+
+from __future__ import annotations
+
+from advisor import Workload, catalog
+from advisor.kinds import answer_kind
+from advisor.parse import parse_query
+from advisor.render import render
+from advisor.serving import plan_serving
+
+GIB = 2**30
+
+
+def _serve(text: str, lang: str = "zh") -> tuple[object, str]:
+    parsed = parse_query(text)
+    result = answer_kind(parsed, "CNY")
+    return result, render("serve", lang, plain=True, result=result, parsed=parsed)
+
+
+def test_a_rented_v100_is_planned_as_the_16gb_card() -> None:
+    rented = {g.id: g for g in catalog.rented_gpus()}
+    assert rented["tesla-v100"].usable_vram_gib == catalog.gpus()["tesla-v100-16gb"].usable_vram_gib
+    assert catalog.gpus()["tesla-v100"].usable_vram_gib > 30  # "v100 32g" stays 32 GB
+
+
+def test_qwen32b_bf16_is_never_served_on_16gb_cards_with_less_than_20_percent_free() -> None:
+    """Before: 4x "Tesla V100 (16/32GB)" at 16.4 GB of weights per card."""
+    plan = plan_serving(Workload(model="qwen2.5-32b"), 50, True, "CNY")
+    weights = 32.76e9 * 2
+    for o in plan.options:
+        gpu = next(g for g in catalog.rented_gpus() if g.id == o.gpu_id)
+        per_card = weights / o.cards_per_replica
+        assert per_card <= 0.8 * gpu.usable_vram_gib * GIB, (o.gpu_name, o.cards_per_replica)
+    assert all(o.gpu_id != "tesla-v100" or o.cards_per_replica >= 8 for o in plan.options)
+
+
+def test_v100_rentals_in_the_general_recommender_are_16gb() -> None:
+    from advisor.recommend.search import rentable_cards
+
+    v100 = next(c for c in rentable_cards() if c.gpu.id == "tesla-v100")
+    assert v100.usable_bytes <= 16 * GIB
+
+
+def test_an_8b_model_at_200_streams_is_served_as_replicas_not_tensor_parallel() -> None:
+    """Before: 8x RTX A5000 with --tensor-parallel-size 8 over PCIe."""
+    plan = plan_serving(Workload(model="llama-3-8b"), 200, False, "CNY")
+    assert plan.options
+    assert all(o.cards_per_replica == 1 for o in plan.options)
+    assert all("--tensor-parallel-size" not in o.flags for o in plan.options)
+
+
+def test_a_model_one_card_cannot_hold_still_gets_tensor_parallel() -> None:
+    plan = plan_serving(Workload(model="qwen2.5-72b"), 20, False, "CNY")
+    small = [o for o in plan.options if catalog.gpus()[o.gpu_id].vram_gb <= 96]
+    assert small and all(o.cards_per_replica >= 2 for o in small)
+
+
+def test_vllm_serve_line_names_the_hugging_face_repo() -> None:
+    """Before: `vllm serve qwen2.5-32b` (not a repo id; fails when pasted)."""
+    _, text = _serve("部署 qwen2.5-32b 给实验室50个人同时用 vllm 要什么卡")
+    assert "vllm serve Qwen/Qwen2.5-32B-Instruct " in text
+    _, text = _serve("vllm 跑 llama3-8b 200并发 需要几张卡")
+    assert "vllm serve meta-llama/Meta-Llama-3-8B " in text
+
+
+def test_nf4_serving_says_bitsandbytes_and_awq_asks_for_the_quantized_repo() -> None:
+    _, text = _serve("qwen2.5-32b nf4 50人 vllm")
+    assert "--quantization bitsandbytes" in text
+    _, text = _serve("qwen2.5-32b awq 50人 vllm")
+    assert "--quantization awq" in text and "-AWQ" in text
+
+
+def test_a_v100_serves_bf16_models_in_fp16_and_says_so() -> None:
+    _, text = _serve("serve qwen2.5-14b to 30 students on 4 v100", "en")
+    assert "--dtype half" in text and "no bf16" in text
