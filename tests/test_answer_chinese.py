@@ -11,7 +11,7 @@ from dataclasses import replace
 from advisor import catalog
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
 from advisor.models import Workload
-from advisor.parse import ParseError, parse_query
+from advisor.parse import ParseError, parse_query, vocab
 from advisor.recommend import cheapest_price, recommend_query
 from advisor.recommend.grid import precision_grid
 from advisor.render import label, labels, render
@@ -51,6 +51,8 @@ ALLOWED = {
     "SimPO",
     "RLOO",
     "TRL",
+    "DeepLearningExamples",  # NVIDIA's training-speed repository, cited by name
+    "timm",  # the PyTorch image-models library, cited by name
     "OpenRLHF",
     "verl",
     "KL",
@@ -186,6 +188,7 @@ def _names() -> set[str]:
     texts += [p.platform for p in catalog.load_prices()]
     for f in catalog.formats().values():
         texts += [f.id, *f.aliases]
+    texts += [n for d in vocab.load("datasets")["dataset"] for n in d["names"]]
     for text in texts:
         words |= set(_words(text))
     return words
