@@ -262,7 +262,8 @@ def find_pitfalls(
         bpp = texts[f"bytes_per_param_{kind}"]
         what = {"what": {lang: texts[f"what_{lang}_{kind}"] for lang in ("zh", "en")}}
         out.append(_p("host_ram_offload", what, size=_gib(model.params_b * 1e9 * bpp), bpp=bpp))
-    elif model.params_b >= 1:
+    elif model.params_b >= 1 and w.tuning != Mode.qlora:
+        # QLoRA: qlora_host_ram says what host RAM and disk its shard-by-shard load needs
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
     out.append(_p("cuda_compat"))
     return out

@@ -305,3 +305,17 @@ def test_multi_node_options_only_when_no_machine_will_do():
     clusters = _rec("llama-3.1-405b lora 8k")
     assert clusters.cheapest is not None and clusters.cheapest.multi_node
     assert any(o.multi_node and o.count == 32 for o in clusters.options)
+
+
+def test_qlora_host_ram_note_is_one_shard_not_the_whole_16bit_model() -> None:
+    """Before: "主机内存至少要 135.4 GiB" for QLoRA of Qwen2.5-72B; weights load shard by
+    shard and are quantized per layer, so host RAM is about the largest shard plus the
+    process."""
+    from advisor.pitfalls import pitfall_texts
+
+    texts = pitfall_texts()["qlora_host_ram"]
+    assert "至少要" not in texts["zh"] and "at least" not in texts["en"]
+    assert "16 GB" in texts["zh"] and "16 GB" in texts["en"]
+    # and no other line of the same answer asks for RAM as large as the weights
+    rec = _rec("想用qlora微调qwen2.5-72b，一张A100 80G够么")
+    assert "qlora_host_ram" in _codes(rec) and "host_ram_disk" not in _codes(rec)
