@@ -16,6 +16,7 @@ from advisor.memo import Memo
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.recommend import HEADROOM
+from advisor.recommend.fixes import MIN_FREE
 from advisor.recommend.recipes import small_card_recipe
 
 
@@ -179,7 +180,9 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
         if not diffusion[m] and count == 1:
             # the rung its answer would be for (advisor.recommend: full speed, even tight,
             # before layers streamed from RAM), marked tight where it leaves under 20%
-            found = small_card_recipe(estimate(w), gpu, per_card, gpu.usable_vram_bytes)
+            found = small_card_recipe(
+                estimate(w), gpu, per_card, int(gpu.usable_vram_bytes * (1 - MIN_FREE))
+            )
             if found is not None:
                 recipes[m] = found[0]
                 if _total(found[1]) > per_card:

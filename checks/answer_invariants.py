@@ -42,6 +42,7 @@ from advisor.render import gib, label, render
 from checks.figures import figures_disagree
 
 HEADROOM = 0.20  # the guide's "VRAM misestimate" rule, restated here on purpose
+MIN_FREE = 0.01  # under 1% free is shown as "0% headroom": not a card that runs the job
 Problem = tuple[str, str]
 
 # Hardware facts from vendor and project docs, restated apart from capabilities.toml:
@@ -91,7 +92,7 @@ def picks(rec: Recommendation) -> list:
 def _state(o) -> str:  # noqa: ANN001
     if o.blocked:
         return "blocked"
-    if o.per_gpu_bytes > o.usable_bytes:
+    if o.per_gpu_bytes > o.usable_bytes * (1 - MIN_FREE):
         return "no_fit"
     return "tight" if o.per_gpu_bytes > o.usable_bytes * (1 - HEADROOM) else "fits"
 
@@ -131,7 +132,7 @@ def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN0
             out.append(("pick_vs_warning", f"pick {o.gpu_id}: {fact}"))
         if not o.fits or _state(o) == "no_fit":
             out.append(("fits_verdict", f"pick {o.gpu_id} does not fit"))
-        if o.fits != (o.per_gpu_bytes <= o.usable_bytes) and o.count == 1:
+        if o.fits != (o.per_gpu_bytes <= o.usable_bytes * (1 - MIN_FREE)) and o.count == 1:
             out.append(("fits_verdict", f"pick {o.gpu_id} fits={o.fits}"))
         if o.risky != (_state(o) == "tight"):
             out.append(("fits_verdict", f"pick {o.gpu_id} risky={o.risky} vs {_state(o)}"))
@@ -158,6 +159,33 @@ def _pitfalls_agree(rec: Recommendation) -> list[Problem]:
             out.append(("fits_verdict", f"⛔ not enough VRAM beside a {v.state} verdict"))
         if p.code == "tight_headroom" and v.state == "fits":
             out.append(("fits_verdict", "a tight-headroom warning beside ✅ fits"))
+    one_card = [o for o in picks(rec) if o.count == 1 and o.fits and not o.blocked]
+    for p in rec.pitfalls:
+        if p.code == "full_finetune_multi_gpu" and one_card:
+            out.append(("claim_vs_pick", f"'does not fit one card' beside 1× {one_card[0].gpu_id}"))
+    return out
+
+
+_ZERO_RUNS = {
+    "en": re.compile(r"(✅ Fits|Runs, tight)[^\n]*?\(0% headroom"),
+    "zh": re.compile(r"(✅ 装得下|能跑，但偏紧)[^\n]*?余量 0%"),
+}
+_BAND_OVER = {
+    "en": re.compile(r"ran up to ([\d.]+ GiB), more than the ([\d.]+ GiB) usable"),
+    "zh": re.compile(r"实测最高到 ([\d.]+ GiB)，超过可用的 ([\d.]+ GiB)"),
+}
+
+
+def contradictions(text: str, lang: str) -> list[Problem]:
+    """What one rendered answer says against itself: a card "runs" or "fits" with 0%
+    headroom; a measured high end said to exceed the usable memory while the two figures
+    shown are the same."""
+    out: list[Problem] = []
+    for m in _ZERO_RUNS[lang].finditer(text):
+        out.append(("zero_headroom_runs", m.group(0)[:80]))
+    for m in _BAND_OVER[lang].finditer(text):
+        if m.group(1) == m.group(2):
+            out.append(("band_over_equal", m.group(0)))
     return out
 
 
@@ -308,11 +336,21 @@ _RANGE = re.compile(r"^range ([\d.]+) GiB–([\d.]+) GiB, confidence")
 _FITS = re.compile(r"^✅ Fits \((\d+)% headroom")
 _TIGHT = re.compile(r"^⚠️ Runs, tight \((\d+)% headroom")
 _NOFIT = re.compile(r"^❌ Does not fit \(([\d.]+ GiB) needed per card, ([\d.]+ GiB) usable\)")
-_PICK = re.compile(r"^• (\d+)× (.+?) — (?:[¥$]([\d.]+)/h)?(?:.*?; ~[¥$]([\d.]+)/h at )?")
+_PICK = re.compile(r"^• (\d+)× (.+?) — (?:[¥$]([\d,.]+)/h)?(?:.*?; ~[¥$]([\d,.]+)/h at )?")
 _PICK_FIGURE = re.compile(r"^  ([\d.]+ GiB) per card of ([\d.]+ GiB)")
 # "$0.96/h (all 8 cards, $0.12/h each; …)": the total and one card's rate agree.
-_EACH = re.compile(r"— [¥$]([\d.]+)/h \((?:both|all (\d+)) cards, [¥$]([\d.]+)/h each; ")
-_JOB = re.compile(r"; ~([\d,.]+) h(?: \(~\d+ days\))?, whole job ~[¥$]([\d.]+)")
+_EACH = re.compile(r"— [¥$]([\d,.]+)/h \((?:both|all (\d+)) cards, [¥$]([\d,.]+)/h each; ")
+_JOB = re.compile(r"; ~([\d,.]+) h(?: \(~\d+ days\))?, whole job ~[¥$]([\d,.]+)")
+
+
+def _num(shown: str) -> tuple[float, float]:
+    """A figure as shown ("20.8", "32,544") and half a unit of its last digit: money is
+    shown to three significant digits or whole units (render.figure), so a product of
+    shown figures is checked within what their rounding allows."""
+    value = float(shown.replace(",", ""))
+    return value, 0.5 * 10 ** -len(shown.partition(".")[2])
+
+
 _ASSUMED = re.compile(r"^Assumed: (.*) — tell me if not\.$")
 
 
@@ -406,8 +444,12 @@ def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Pr
         out.append(("headline_figure", f"{name}: {figure.group(1)} vs the headline"))
     shown_rate = m.group(4) or m.group(3)  # converted: the answer's own currency
     if each := _EACH.search(m.string):
-        total, n, one = float(each.group(1)), int(each.group(2) or 2), float(each.group(3))
-        if n != int(count) or abs(one * n - total) > 0.005 * n + 0.01:
+        (total, st), n, (one, so) = (
+            _num(each.group(1)),
+            int(each.group(2) or 2),
+            _num(each.group(3)),
+        )
+        if n != int(count) or abs(one * n - total) > so * n + st + 0.01:
             out.append(("cost", f"{name}: {count}× at {one}/h each vs {total}/h in all"))
     elif int(count) > 1 and m.group(3):
         out.append(("cost", f"{name}: {count} cards priced without saying it is all of them"))
@@ -416,7 +458,7 @@ def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Pr
         if b.strip().startswith("⛔"):
             out.append(("pick_vs_warning", f"pick {name}: {b.strip()[:80]}"))
         if (j := _JOB.search(b)) and shown_rate:
-            out += _job_cost(name, float(shown_rate), j.group(1), float(j.group(2)))
+            out += _job_cost(name, shown_rate, j.group(1), j.group(2))
     return out
 
 
@@ -499,12 +541,12 @@ def check_short(rec: Recommendation, text: str, lang: str) -> list[Problem]:
     return out
 
 
-def _job_cost(name: str, rate: float, shown_hours: str, cost: float) -> list[Problem]:
-    hours = float(shown_hours.replace(",", ""))
+def _job_cost(name: str, shown_rate: str, shown_hours: str, shown_cost: str) -> list[Problem]:
+    (rate, sr), (hours, slack), (cost, sc) = _num(shown_rate), _num(shown_hours), _num(shown_cost)
     if hours == 0 and cost >= 0.01:
         return [("cost", f"{name}: 0 h shown beside a cost of {cost}")]
-    slack = 0.5 * 10 ** -len(shown_hours.partition(".")[2])  # the hours as rounded
-    if not rate * (hours - slack) - 0.01 <= cost <= rate * (hours + slack) + 0.01:
+    low, high = (rate - sr) * (hours - slack) - sc, (rate + sr) * (hours + slack) + sc
+    if not low - 0.01 <= cost <= high + 0.01:
         return [("cost", f"{name}: {rate}/h × {hours} h ≠ {cost}")]
     return []
 

@@ -38,6 +38,7 @@ def problems_of(i: int, q: str) -> list[inv.Problem]:
         out += inv.headline_vs_fix(rec, texts[f"{lang}/answer"], lang)
         out += inv.headline_vs_fix(rec, texts[f"{lang}/inline"], lang)
         out += inv.check_short(rec, texts[f"{lang}/short"], lang)
+        out += inv.contradictions(texts[f"{lang}/answer"], lang)
         out += inv.check_short(rec, texts[f"{lang}/inline"], lang)  # inline results too
     out += inv.headroom_said(texts["zh/answer"], "zh")
     out += inv.check_inline(rec, texts["en/inline"])
@@ -223,7 +224,7 @@ def test_the_inline_article_says_what_the_full_answer_says_about_budget_and_reci
     budget; a budget-changed job (int8) and a small-card recipe (FLUX at 2.4 GiB on a 4060,
     sequential offload) were shown as if asked."""
     rec, en = _inline("qwen2.5-72b ¥2/h", "en")
-    assert rec.over_budget and "fits a budget of ¥2.00 per hour" in en
+    assert rec.over_budget and "fits a budget of ¥2 per hour" in en
     _, zh = _inline("qwen2.5-72b ¥2/h", "zh")
     assert "以内没有能跑这个任务的配置" in zh
     rec, en = _inline("预算 2 块/小时 跑 qwen2.5-14b 推理", "en")
@@ -430,3 +431,36 @@ def test_a_transformers_run_is_not_offered_vllms_fp8_kv_cache() -> None:
     assert inv.check_english(rec, en) == []
     rec, _ = _answer("qwen2.5-7b fp8 vllm batch 32")  # vLLM has it, and is offered it
     assert "kv_fp8" in rec.fixes
+
+
+def test_the_contradiction_rules_fire_on_the_reviewed_lines() -> None:
+    """The checker's own rules catch the lines the review quoted (a silent rule is no pass)."""
+    zh = "⚠️ 按估算能装下（每卡余量 33%），但可能装不下：类似配置的实测最高到 79.2 GiB，超过可用的 79.2 GiB。"
+    assert {r for r, _ in inv.contradictions(zh, "zh")} == {"band_over_equal"}
+    en = "  ⚠️ Runs, tight · 139 GiB per card of 140 GiB (0% headroom)"
+    assert {r for r, _ in inv.contradictions(en, "en")} == {"zero_headroom_runs"}
+    assert not inv.contradictions("⚠️ Runs, tight (12% headroom)", "en")
+
+
+def test_no_zero_headroom_fit() -> None:
+    """0% headroom is never "runs" or "fits": the H200 at 139 of 140 GiB (llama 70B bf16)
+    is a card that does not fit, in the headline and every pick."""
+    parsed = parse_query("llama-3.1-70b bf16 inference on 1 h200")
+    rec = recommend_query(parsed, default_currency="USD")
+    assert rec.named is not None and rec.named.gpu_id.startswith("h200")
+    assert 1 - rec.named.per_gpu_bytes / rec.named.usable_bytes < 0.01
+    assert not rec.named.fits
+    assert rec.verdict is not None and rec.verdict.state not in ("fits", "tight")
+    for o in rec.options:
+        assert not o.fits or o.per_gpu_bytes <= o.usable_bytes * 0.99, o.gpu_id
+
+
+def test_a_full_finetune_note_never_denies_a_one_card_pick() -> None:
+    """DPO on a 7B full fine-tune: "does not fit one card" was said beside the pick
+    "1× B200 ✅"."""
+    for q in ("DPO on mistral 7b full finetune, how many H100s?", "full finetune qwen2.5-7b"):
+        rec = recommend_query(parse_query(q), default_currency="USD")
+        assert not [p for r, p in inv.check_structure(parse_query(q), rec) if r == "claim_vs_pick"]
+        one = [o for o in inv.picks(rec) if o.count == 1 and o.fits and not o.blocked]
+        codes = {p.code for p in rec.pitfalls}
+        assert not (one and "full_finetune_multi_gpu" in codes), q

@@ -23,6 +23,7 @@ from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
+    MIN_FREE,
     candidate_fixes,
 )
 from advisor.recommend.free_tiers import free_tiers
@@ -283,6 +284,7 @@ def _answer(
         headline,
         named,
     )
+    pitfalls = _true_of(pitfalls, list(noted.values()))
     task = guide_task(
         base,
         headline.per_gpu_bytes if headline and setup.estimate else None,
@@ -349,7 +351,7 @@ def _small_card_recipe(
     if named.blocked or (named.fits and not named.risky) or named.count != 1:
         return None
     usable = gpu.usable_vram_bytes
-    return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), usable)
+    return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), int(usable * (1 - MIN_FREE)))
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
@@ -363,6 +365,15 @@ def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
         if o.fits:
             fitting.append(count)
     return fitting[0] if fitting else COUNTS[-1]
+
+
+def _true_of(pitfalls: list[Pitfall], options: list[Option]) -> list[Pitfall]:
+    """Without a general claim the answer's own picks (`options`) refute: "a 7B full
+    fine-tune does not fit one card" beside a pick "1× B200 ✅ fits" (the review's DPO
+    answer)."""
+    if any(o.count == 1 and o.fits and not o.blocked for o in options):
+        return [p for p in pitfalls if p.code != "full_finetune_multi_gpu"]
+    return pitfalls
 
 
 def _not_beside(

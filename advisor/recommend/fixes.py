@@ -28,6 +28,18 @@ from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.recipes import recipe_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
+# Under 1% free is shown as "0% headroom" (units.headroom rounds down), and a card at 0%
+# is not one that "runs" it: an H200 at 139 of 140 GiB was "⚠️ Runs, tight (0%)". Every
+# fits/does-not-fit test goes through `runs_in`, so a headline, a pick and a side-by-side
+# agree (tests/test_answer_invariants.py::test_no_zero_headroom_fit).
+MIN_FREE = 0.01
+
+
+def runs_in(need: float, usable: float) -> bool:
+    """The job's per-card figure leaves at least `MIN_FREE` of the card's usable memory."""
+    return need <= usable * (1 - MIN_FREE)
+
+
 COUNTS = (1, 2, 4, 8, 16, 32)
 # Fixes that leave the model, its format and the user's recipe as they are: offered on
 # other cards too, so a 24 GB card that fits with one of them beats a 48 GB card.
@@ -307,7 +319,7 @@ def fixes_for(
     `trials` keeps estimates (and their requirements) across cards: a changed workload
     weighs the same on any card. `enough`: the caller needs no more than the list so far
     (checked after each fix found; each fix further costs an estimate)."""
-    cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else 1.0)
+    cap = gpu.usable_vram_bytes * ((1 - HEADROOM) if comfortable else (1 - MIN_FREE))
     out: list[tuple[str, EstimateResult]] = []
     seen_kinds: set[str] = set()
     candidates = candidate_fixes(result)

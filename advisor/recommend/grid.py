@@ -6,7 +6,7 @@ from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import blockers
 from advisor.models import Kind, Mode, Runtime, Workload
 from advisor.recommend.estimates import estimate, trial_estimate
-from advisor.recommend.fixes import HEADROOM, workload_for
+from advisor.recommend.fixes import HEADROOM, runs_in, workload_for
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok
 
@@ -91,7 +91,7 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             need = est.total_bytes
             if blockers(gpu, result):
                 state = "unsupported"
-            elif need > gpu.usable_vram_bytes:
+            elif not runs_in(need, gpu.usable_vram_bytes):
                 state = "no"
             elif not tp_ok(result, count):
                 state = "split"  # fits in memory; tensor parallel cannot use this count

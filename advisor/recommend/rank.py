@@ -11,7 +11,7 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, blockers
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Runtime
-from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for
+from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for, runs_in
 from advisor.recommend.pricing import times
 from advisor.recommend.speed import (
     NO_SPEED,
@@ -73,7 +73,7 @@ def fits_on(result: EstimateResult, gpu: GpuSpec, count: int) -> bool:
     """`option(result, gpu, count, …).fits`, without building the option: the search over
     cards x counts asks this of every pair and keeps one option per card."""
     need, usable = need_and_usable(result, gpu)
-    return need <= usable and tp_ok(result, count)
+    return runs_in(need, usable) and tp_ok(result, count)
 
 
 class OptionFacts(NamedTuple):
@@ -166,7 +166,7 @@ def option_from(
     tp = tp_by_count.get(count)
     if tp is None:
         tp = tp_by_count[count] = tp_ok(result, count)
-    fits = need <= usable and tp
+    fits = runs_in(need, usable) and tp
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
         (row or speed_row(speed_f, speed, count)) if fits or speed_always else NO_SPEED
     )

@@ -11,7 +11,7 @@ from advisor.constraints import applicable, blockers, speed_constants
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.estimates import estimate, trial_estimate
-from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, workload_for
+from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, runs_in, workload_for
 from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
     Card,
@@ -306,7 +306,7 @@ class _InAWeek:
         for more in (c for c in COUNTS if count < c <= 8):
             need, share, tp, facts = self.facts(more)
             usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
-            if not (need <= usable and tp):  # option_from's `fits`
+            if not (runs_in(need, usable) and tp):  # option_from's `fits`
                 return best
             best = more
             hours = speed_row(facts.speed, card.speed, more)[4]

@@ -8,7 +8,7 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import blockers
 from advisor.models import EstimateResult, Parallelism, Workload
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import COUNTS, HEADROOM, SLOW, fixes_for, workload_for
+from advisor.recommend.fixes import COUNTS, HEADROOM, SLOW, fixes_for, runs_in, workload_for
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
 from advisor.types import Option
@@ -31,7 +31,7 @@ def verdict_of(
         return Verdict(
             state="fits", headroom_fraction=o.headroom_fraction, measured_up_to_bytes=up_to
         ), []
-    elif not o.fits and o.per_gpu_bytes <= o.usable_bytes:
+    elif not o.fits and runs_in(o.per_gpu_bytes, o.usable_bytes):
         # The memory fits; tensor parallelism cannot split the heads over this many cards
         # (vLLM refuses to start). "Does not fit" beside a figure under the card's memory
         # contradicted itself, and memory fixes changed nothing (consist, 2026-11-30).
