@@ -604,3 +604,13 @@ def test_a_card_no_one_sells_is_named_unknown_and_sized_by_its_stated_memory(
         p.unknown_card,
         p.vram_gib,
     )
+
+
+def test_a_training_run_with_people_named_is_not_a_serving_plan() -> None:
+    """ "qwen2.5-32b qlora 50人 vllm" was planned as serving 50 people with a KV cache of
+    0.0 GiB per sequence (review of 2026-12-07): a training run is answered as its fit."""
+    p = parse_query("qwen2.5-32b qlora 50人 vllm")
+    assert p.question_kind == "fit" and p.workload is not None
+    assert p.workload.mode.value == "qlora" and p.workload.users is None
+    assert "concurrency_training = 50" in p.assumed
+    assert parse_query("部署 qwen2.5-32b 给实验室50个人同时用 vllm").question_kind == "serve"

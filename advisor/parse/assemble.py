@@ -449,6 +449,8 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
     understood = list(s.understood)
     pick_model(r, assumed)
     fields = workload_fields(r, assumed, ignored)
+    if kind == "serve" and Mode(fields.get("mode", Mode.inference)).is_training:
+        kind = _training_not_served(fields, assumed)
     return ParsedQuery(
         workload=Workload(**fields),
         gpu_id=r.gpu_id,
@@ -467,6 +469,18 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         question_kind=kind,
         cues=sorted(r.cues),
     )
+
+
+def _training_not_served(fields: dict, assumed: list[str]) -> str:
+    """ "qwen2.5-32b qlora 50人 vllm": a training run serves no one. It was planned as
+    serving with a KV cache of 0.0 GiB per sequence (training has no context length, review
+    of 2026-12-07); it is the training run's fit, the people said not to apply."""
+    served = fields.get("users") or fields.get("concurrency")
+    for key in ("users", "users_are_people", "qps", "concurrency"):
+        fields.pop(key, None)
+    if served:
+        assumed.append(f"concurrency_training = {served}")
+    return "fit"
 
 
 def _unknown_card(r: Reading, ignored: list[str]) -> str | None:
