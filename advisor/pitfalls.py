@@ -96,7 +96,8 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         and getattr(runtime, "value", runtime) == "transformers"
         and pick.parallelism == "tp"
     )
-    if pick.count > 1 and not nvlinked(gpu, pick.count):
+    if pick.count > 1 and not nvlinked(gpu, pick.count) and not layer_split:
+        # a split by layers has no all-reduce: the missing NVLink costs it nothing
         out.append(_p("no_nvlink", gpu=gpu.name))
     if layer_split:
         # transformers' device_map="auto" puts whole layers on each card: one card works at

@@ -113,7 +113,7 @@ def _decode_facts(result: EstimateResult) -> _Decode:
         eff=eff,
         layers=layers,
         overhead_s=layers * c["layer_overhead_us"] * 1e-6,
-        layer_split=(par.value if par is not None else assumed) == "layer",
+        layer_split=_runs_one_card_at_a_time(result, par.value if par is not None else assumed),
         # Each MoE layer sends every token to its routed experts on other cards and back.
         moe_dispatch_s=(
             layers * (model.arch.experts_per_token or 1) * c["moe_dispatch_us_per_expert"] * 1e-6  # type: ignore[union-attr]
@@ -123,12 +123,26 @@ def _decode_facts(result: EstimateResult) -> _Decode:
     )
 
 
+def _runs_one_card_at_a_time(result: EstimateResult, split: str | None) -> bool:
+    """A split by whole layers: llama.cpp's layer split, a pipeline, and plain transformers
+    (device_map="auto", its "tp" being layers per card) when generating. The cards take
+    turns on each token, so a token reads the whole model at one card's bandwidth."""
+    runtime = result.estimate.runtime if result.estimate is not None else None
+    hf_split = (
+        split == "tp"
+        and getattr(runtime, "value", runtime) == "transformers"
+        and not result.workload.mode.is_training
+    )
+    return split in ("layer", "pp") or hf_split
+
+
 def _decode_step(d: _Decode, card: CardSpeed, count: int) -> float:
     read_s = d.read_bytes / (d.eff * card.bandwidth)
     step = read_s + d.overhead_s
     if count > 1 and d.layer_split:
-        # llama.cpp's layer split: the cards take turns, each reading its layers; one
-        # activation copy per card boundary, no all-reduce.
+        # a split by layers (llama.cpp, pipeline, transformers device_map="auto"): the
+        # cards take turns, each reading its layers; one activation copy per card boundary,
+        # no all-reduce.
         step += read_s * (count - 1)
     elif count > 1:
         step += d.layers * 2 * _links(card, count)[0]
@@ -233,7 +247,8 @@ def speed_row(f: _Speed, card: CardSpeed, count: int) -> SpeedRow:
         assert f.decode is not None
         step = _decode_step(f.decode, card, count)
         batch = f.batch
-        prefill = f.flops / (card.flops * count * speed_constants()["prefill_efficiency"])
+        working = 1 if f.decode.layer_split else count  # a layer split: one card at a time
+        prefill = f.flops / (card.flops * working * speed_constants()["prefill_efficiency"])
         return (round(1 / step, 1), round(batch / step, 1), batch, round(prefill, 2), None, None)
     if kind == "train":
         mfu = _links(card, count)[1]
