@@ -248,9 +248,11 @@ def test_mixtral_memory_follows_total_parameters():
 
 
 def test_a_pair_of_3090s_is_bridged_but_four_go_over_pcie():
-    """3090s bridge in pairs. Expected: no NVLink warning for 2, a warning for 4."""
-    assert "no_nvlink" not in _codes(_rec("qwen2.5-32b on 2x 3090"))
-    assert "no_nvlink" in _codes(_rec("llama-3.1-70b int4 on 4x 3090"))
+    """3090s bridge in pairs. Expected: no NVLink warning for 2, a warning for 4 under tensor
+    parallel (vLLM); none for a split by layers (transformers), which has no all-reduce."""
+    assert "no_nvlink" not in _codes(_rec("qwen2.5-32b vllm on 2x 3090"))
+    assert "no_nvlink" in _codes(_rec("llama-3.1-70b int4 vllm on 4x 3090"))
+    assert "no_nvlink" not in _codes(_rec("llama-3.1-70b int4 on 4x 3090"))
 
 
 def test_guide_lines_agree_with_the_figure():
