@@ -462,3 +462,66 @@ class CheapFixes:
             if blockers(gpu, trial, entry[3]):
                 continue
             return code, trial
+
+
+# Settings of the same run on the same cards, stacked when no one of them alone makes it fit
+# (70B AWQ at 32k on two 3090s: a lean vLLM, fp8 KV cache and a shorter context together;
+# a ZeRO-3 full fine-tune on 8× 4090: micro-batch 1, a fused loss, optimizer offload),
+# so that "rent more cards" is never the first advice while the user's own cards can run
+# it. For vLLM the whole lean flag set (its label names every flag); for training no
+# shorter sequences (they change what is learned).
+STACK_TRAINING = ("batch", "checkpointing", "chunked_loss", "optimizer_8bit", "offload")
+STACK_INFERENCE = (
+    "vllm_lean",
+    "vllm_lean_tp",
+    "kv_fp8",
+    "kv_q8_ollama",
+    "kv_q8_llamacpp",
+    "kv_q4_exllama",
+    "shorter_context",
+)
+STACK_STEPS = 8
+
+
+def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None:
+    """("stack:<code>+<code>…", tight) for settings that together make `result` run on
+    `gpu` at the same count, each one kept only where it lowers the figure, taken in
+    `candidate_fixes`' order (cheapest first; a shorter context halved until it fits); with
+    the guide's headroom when reachable, else tight (`runs_in`). None when even all of them
+    do not, or one alone would do (then `fixes_for` already names it)."""
+    training = result.workload.mode.is_training
+    allowed = STACK_TRAINING if training else STACK_INFERENCE
+    comfortable = gpu.usable_vram_bytes * (1 - HEADROOM)
+    current, applied = result, []  # type: ignore[var-annotated]
+    tight: tuple[str, bool] | None = None
+    for _ in range(STACK_STEPS):
+        if current.estimate is None:
+            return tight
+        step = None
+        kinds = {a.partition(":")[0] for a in applied}
+        for code, make in candidate_fixes(current):
+            kind = code.partition(":")[0]
+            if kind not in allowed or (kind in kinds and kind != "shorter_context"):
+                continue
+            try:
+                trial = trial_estimate(make())
+            except ValueError:
+                continue
+            if trial.estimate is None or trial.estimate.total_bytes >= current.estimate.total_bytes:
+                continue
+            step = (code, trial)
+            break
+        if step is None:
+            return tight
+        code, current = step
+        applied = [a for a in applied if a.partition(":")[0] != code.partition(":")[0]] + [code]
+        total = current.estimate.total_bytes  # type: ignore[union-attr]
+        if (
+            len(applied) > 1
+            and runs_in(total, gpu.usable_vram_bytes)
+            and not blockers(gpu, current)
+        ):
+            tight = ("stack:" + "+".join(applied), total > comfortable)
+            if not tight[1]:
+                return tight
+    return tight

@@ -8,7 +8,15 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import blockers
 from advisor.models import EstimateResult, Parallelism, Workload
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import COUNTS, HEADROOM, SLOW, fixes_for, runs_in, workload_for
+from advisor.recommend.fixes import (
+    COUNTS,
+    HEADROOM,
+    SLOW,
+    fixes_for,
+    runs_in,
+    stacked_fix,
+    workload_for,
+)
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
 from advisor.types import Option
@@ -126,6 +134,14 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             tight = set(same_cards)
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    if not [c for c in same_cards if c not in tight]:
+        # No one change leaves the headroom on these cards: several settings of the same run
+        # together, before any tight single change and before renting more cards.
+        stacked = stacked_fix(setup, gpu)
+        if stacked is not None and (not same_cards or not stacked[1]):
+            same_cards = [stacked[0]] + same_cards
+            if stacked[1]:
+                tight.add(stacked[0])
     return (same_cards + more_cards)[:4], tight
 
 

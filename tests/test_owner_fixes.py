@@ -1,0 +1,47 @@
+"""Owners are told the changes that keep their own cards before "rent more cards": when
+no one setting is enough, the settings of the same run stacked (fixes.stacked_fix)."""
+
+from __future__ import annotations
+
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from checks import answer_invariants as inv
+
+
+def _answer(q: str):  # noqa: ANN202
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="CNY")
+    return rec, inv.rendered(rec, parsed, q)
+
+
+def test_70b_awq_on_two_3090s_gets_vllm_flags_fp8_kv_and_a_shorter_context_before_renting() -> None:
+    rec, texts = _answer("llama-3.1-70b awq int4 两张3090 32k上下文")
+    assert rec.verdict is not None and rec.verdict.fix is not None
+    fix = rec.verdict.fix
+    assert fix.startswith("stack:") and "kv_fp8" in fix and "shorter_context" in fix, fix
+    first_cards = next(i for i, c in enumerate(rec.fixes) if c.startswith("cards:"))
+    assert first_cards > 0 and rec.fixes[0] == fix
+    zh = texts["zh/answer"].splitlines()[2]
+    assert "--kv-cache-dtype fp8" in zh and "--enforce-eager" in zh and "租" not in zh, zh
+    en = texts["en/answer"].splitlines()[2]
+    assert "--kv-cache-dtype fp8" in en and "rent" not in en, en
+
+
+def test_zero3_on_eight_4090s_gets_micro_batch_and_fused_loss_not_more_cards() -> None:
+    """47 GiB of the 82.7 GiB per card are the micro-batch's logits: more cards under
+    ZeRO-3 data parallel do not shrink them; micro-batch 1 and a fused loss do."""
+    rec, texts = _answer("全参微调 llama3-8b deepspeed zero3 8卡4090 行不行 seq 4096 batch 8")
+    assert rec.verdict is not None and rec.verdict.fix is not None
+    fix = rec.verdict.fix
+    assert fix.startswith("stack:") and "batch:1" in fix and "chunked_loss" in fix, fix
+    assert "换更大显存或更多卡" not in texts["zh/answer"]
+    assert "more cards" not in texts["en/answer"].splitlines()[2]
+    assert "梯度累积" in texts["zh/answer"] and "Liger" in texts["zh/answer"]
+
+
+def test_a_single_change_that_fits_is_not_stacked() -> None:
+    """Stacking is only for when no one change is enough: a LoRA at batch 4 on a 4090
+    keeps its one-change advice."""
+    rec, _ = _answer("lora 微调 qwen2-7b，bs 4 seq 2048，24g显存够吗")
+    assert rec.verdict is not None
+    assert rec.verdict.fix is None or not rec.verdict.fix.startswith("stack:")
