@@ -246,7 +246,8 @@ def _answer(
     w = setups.w
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
-    fastest = fastest_of(picks, cheapest)
+    fp8 = (w.weights_format or "").endswith("fp8") or (w.weights_format or "").startswith("fp8")
+    fastest = fastest_of(picks, cheapest, fp8=fp8)
     noted = {id(o): o for o in (cheapest, best_value, fastest) if o is not None}
     for o in noted.values():
         # once per pick (the cheapest is often the best value too): the same tag and notes

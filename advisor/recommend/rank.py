@@ -304,12 +304,15 @@ def best_value_of(picks: list[Option], result: EstimateResult) -> Option | None:
     return cheapest_of(picks)
 
 
-def fastest_of(picks: list[Option], cheapest: Option | None) -> Option | None:
+def fastest_of(picks: list[Option], cheapest: Option | None, fp8: bool = False) -> Option | None:
     """The fastest among setups that make sense for the job: priced, and at most
     FASTEST_PRICE_FACTOR times the cheapest per hour — or, when the whole job's cost is
     known, at most FASTEST_JOB_COST_FACTOR times the lowest job cost (a faster card that
-    finishes sooner can cost less in all)."""
+    finishes sooner can cost less in all). `fp8`: the job asks for fp8, so a card without
+    fp8 (which runs it upcast, at its 16-bit rate) is never named the fastest."""
     priced = [o for o in picks if o.price_per_hour is not None]
+    if fp8:
+        priced = [o for o in priced if catalog.gpus()[o.gpu_id].fp8_supported]
     costed = [(o, o.job_cost) for o in priced if o.job_cost is not None]
     if costed:
         cap = min(cost for _, cost in costed) * FASTEST_JOB_COST_FACTOR

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.constraints import (
     allreduce_latency_s,
@@ -216,10 +217,14 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         # beside "81 video frames". No sourced per-video figure yet, so none is claimed.
         return _Speed("none")
     if model.kind == Kind.diffusion:
-        # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation.
+        # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation. The
+        # denoiser's parameters only: the text encoders (FLUX's 4.8B T5) run once per
+        # prompt, not at every step (was the whole pipeline's: FLUX-dev 16.9B for 11.9B).
         steps = w.denoise_steps or 30
         latent_tokens = (w.image_width or 1024) * (w.image_height or 1024) / 64 / 4
-        flops = 2 * model.params_b * 0.5e9 * latent_tokens * steps * 2
+        spec = catalog.models().get(model.id or "")
+        denoiser_b = spec.diffusion.denoiser_params_b if spec and spec.diffusion else None
+        flops = 2 * (denoiser_b or model.params_b) * 1e9 * latent_tokens * steps
         return _Speed("images", flops=flops)
     return _Speed("none")
 
