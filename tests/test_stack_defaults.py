@@ -49,8 +49,8 @@ def test_the_assumption_reads_in_both_languages():
     assert "所有线性层" in zh and "all-linear" not in zh
 
 
-def _gc_assumed(framework: str | None, cards: int = 1) -> tuple[str, int]:
-    w = Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, framework=framework)
+def _gc_assumed(framework: str | None, cards: int = 1, mode: str = "lora") -> tuple[str, int]:
+    w = Workload(model="llama-3.1-8b", mode=mode, seq_len=2048, framework=framework)
     if cards > 1:
         w = w.model_copy(update={"num_gpus": cards, "parallelism": "fsdp"})
     r = estimate(w)
@@ -70,3 +70,13 @@ def test_a_stack_that_keeps_every_activation_by_default_is_estimated_so():
     assert (plain, hf, lit) == ("on", "off", "off")
     assert hf_b > plain_b and lit_b > plain_b
     assert _gc_assumed("litgpt", cards=2)[0] == "on"
+
+
+def test_qlora_under_transformers_checkpoints_as_peft_prepares_it():
+    """A QLoRA script prepares the 4-bit model with PEFT's prepare_model_for_kbit_training,
+    whose use_gradient_checkpointing defaults to True: named without the setting, a QLoRA run
+    under transformers or PEFT is checkpointed, while a plain LoRA run there is not."""
+    assert _gc_assumed("transformers", mode="qlora")[0] == "on"
+    assert _gc_assumed("peft", mode="qlora")[0] == "on"
+    assert _gc_assumed("transformers", mode="lora")[0] == "off"
+    assert _gc_assumed("litgpt", mode="qlora")[0] == "off"

@@ -40,10 +40,16 @@ def with_default_lora_targets(w: Workload, framework: str | None, acc: Breakdown
     return w.model_copy(update={"lora_targets": targets})
 
 
-def default_checkpointing(framework: str | None, cards: int) -> bool | None:
+def default_checkpointing(framework: str | None, cards: int, *, qlora: bool = False) -> bool | None:
     """Activation checkpointing when not told, as the named stack does it (None: the stack
-    is not listed, the engine's own default holds)."""
-    rule = stack_defaults()["gradient_checkpointing"].get(framework or "")
+    is not listed, the engine's own default holds). A QLoRA run under a stack in `qlora_on`
+    is checkpointed: its 4-bit model is prepared by a helper that turns checkpointing on."""
+    rules = stack_defaults()["gradient_checkpointing"]
+    rule = rules.get(framework or "")
+    if qlora and (framework or "") in rules.get("qlora_on", ()):
+        rule = "on"
+    if rule == "on":
+        return True
     if rule == "off":
         return False
     if rule == "several_cards":

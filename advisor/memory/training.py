@@ -117,7 +117,7 @@ def training_setup(
         acc.assume("optimizer", "adamw")
     gc = w.gradient_checkpointing
     if gc is None:
-        by_stack = default_checkpointing(framework, w.num_gpus)
+        by_stack = default_checkpointing(framework, w.num_gpus, qlora=w.mode == Mode.qlora)
         gc = model.params_b >= 1.0 if by_stack is None else by_stack
         acc.assume("gradient_checkpointing", "on" if gc else "off")
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
