@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
-from advisor.constraints import allreduce_latency_s, blockers, speed_constants
+from advisor.constraints import allreduce_latency_s, blockers, nvlinked, speed_constants
 from advisor.memory import estimate
 from advisor.memory.runtimes.vllm import serving_fit
 from advisor.models import EstimateResult, Parallelism, Runtime, Workload
@@ -282,7 +282,8 @@ def _replica_choice(o: ServeOption) -> tuple[int, tuple[bool, float, int]]:
     smallest group that holds the model, over NVLink the cheapest group size."""
     if o.cards_per_replica == 1:
         return (0, _rank(o))
-    nvlink = catalog.gpus()[o.gpu_id].has_nvlink
+    # bridged workstation cards (A5000, A6000, 3090) link in pairs only: more go over PCIe
+    nvlink = nvlinked(catalog.gpus()[o.gpu_id], o.cards_per_replica)
     return (1, _rank(o)) if nvlink else (1 + o.cards_per_replica, _rank(o))
 
 

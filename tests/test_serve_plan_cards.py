@@ -75,3 +75,19 @@ def test_nf4_serving_says_bitsandbytes_and_awq_asks_for_the_quantized_repo() -> 
 def test_a_v100_serves_bf16_models_in_fp16_and_says_so() -> None:
     _, text = _serve("serve qwen2.5-14b to 30 students on 4 v100", "en")
     assert "--dtype half" in text and "no bf16" in text
+
+
+def test_bridged_workstation_cards_take_the_smallest_group_past_a_pair() -> None:
+    """A5000s bridge in pairs only: four go over PCIe, so a group of 2 is taken over a
+    cheaper group of 4 (before: NVLink was read as linking any count)."""
+    from advisor.serving import ServeOption, _best
+
+    def opt(tp: int, price: float) -> ServeOption:
+        return ServeOption(
+            gpu_id="rtx-a5000", gpu_name="RTX A5000", cards_per_replica=tp, replicas=1,
+            total_cards=tp, max_num_seqs=8, kv_tokens_per_replica=1, tokens_per_s_per_user=20,
+            tokens_per_s_total=160, meets_target=True, price_per_hour=price, currency="CNY",
+            platform=None, price_date=None, flags="",
+        )  # fmt: skip
+
+    assert _best([opt(4, 4.0), opt(2, 5.0)], 3)[0].cards_per_replica == 2
