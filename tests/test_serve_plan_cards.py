@@ -91,3 +91,23 @@ def test_bridged_workstation_cards_take_the_smallest_group_past_a_pair() -> None
         )  # fmt: skip
 
     assert _best([opt(4, 4.0), opt(2, 5.0)], 3)[0].cards_per_replica == 2
+
+
+def test_h100_vs_h200_for_serving_offers_native_fp8_as_a_change() -> None:
+    """Before: bf16 only ("H100 ❌ Does not fit", "H200 … 139 GiB per card of 140 GiB"),
+    no word of the fp8 both cards run natively."""
+    parsed = parse_query("H100 vs H200 for serving llama 70b")
+    result = answer_kind(parsed, "USD")
+    sides = result.sides  # type: ignore[attr-defined]
+    assert len(sides) == 2 and all(s.fp8_verdict for s in sides)
+    assert all(s.fp8_per_card_bytes < s.per_card_bytes for s in sides)
+    h200 = next(s for s in sides if s.gpu_id.startswith("h200"))
+    assert h200.fp8_verdict == "fits"
+    text = render("compare", "en", plain=True, result=result, parsed=parsed)
+    assert "Change to FP8 weights" in text
+
+
+def test_no_fp8_line_for_cards_without_fp8() -> None:
+    parsed = parse_query("a100 vs v100 32g for serving qwen2.5-14b")
+    result = answer_kind(parsed, "USD")
+    assert all(s.fp8_verdict is None for s in result.sides)  # type: ignore[attr-defined]

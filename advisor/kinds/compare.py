@@ -42,6 +42,11 @@ class Side(BaseModel):
     tokens_per_s: float | None = None
     train_hours: float | None = None
     images_per_min: float | None = None
+    # the same inference with fp8 weights, on a card with native fp8 where 16-bit was asked
+    # (a change offered, not what was asked): its verdict, memory per card and speed
+    fp8_verdict: str | None = None
+    fp8_per_card_bytes: int | None = None
+    fp8_tokens_per_s: float | None = None
     # without one
     runs: list[CapabilityRow] = []
 
@@ -184,5 +189,34 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
                 images_per_min=option.images_per_min,
             )
         )
+    _offer_fp8(asked, sides, currency)
     model = rec.result.model
     return CompareAnswer(currency=currency, model_name=model.name, sides=sides)
+
+
+def _offer_fp8(asked: ParsedQuery, sides: list[Side], currency: str) -> None:
+    """LLM inference asked in 16 bits on cards with native fp8 (H100, H200, L40S, 4090):
+    the same job in fp8 beside it, as the change a server would make (half the weights,
+    tensor-core fp8 speed)."""
+    w = asked.workload
+    if w is None or w.mode.is_training or (w.weights_format or "bf16") not in ("bf16", "fp16"):
+        return
+    if not any(catalog.gpus()[s.gpu_id].fp8_supported for s in sides):
+        return
+    fp8 = asked.model_copy(update={"workload": w.model_copy(update={"weights_format": "fp8"})})
+    rec = recommend_query(fp8, default_currency=currency)
+    if rec.result.model.kind.value != "llm":
+        return
+    judged = []
+    if rec.named is not None and rec.verdict is not None:
+        judged.append((rec.named, rec.verdict))
+    judged += [(a.option, a.verdict) for a in rec.also]
+    by_card = {(o.gpu_id, o.count): (o, v) for o, v in judged}
+    for side in sides:
+        found = by_card.get((side.gpu_id, side.count))
+        if found is None or not catalog.gpus()[side.gpu_id].fp8_supported:
+            continue
+        option, verdict = found
+        side.fp8_verdict = verdict.state
+        side.fp8_per_card_bytes = option.per_gpu_bytes
+        side.fp8_tokens_per_s = option.decode_tokens_per_s
