@@ -149,7 +149,7 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
             CapabilityRow(
                 task=mode,
                 precision=fmt,
-                recipe="2k",
+                recipe="1k_checkpointing" if mode == "lora" else "2k",
                 largest_params_b=size,
                 example=example_llm(size),
             )
