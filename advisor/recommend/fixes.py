@@ -60,7 +60,11 @@ CHEAP = (
 )
 # Fixes that stream weights from CPU RAM every step: several times slower. A change that
 # fits (even tight) at full speed is advised before them.
-SLOW = ("offload_params", "offload_sequential", "offload_sequential_one_image")
+SLOW = ("offload_params", "offload_sequential", "offload_sequential_one_image", "gpu_layers")
+# llama.cpp / Ollama partial offload on the user's own card (-ngl N; Ollama's num_gpu): the
+# share of layers kept on the GPU, most first; the rest run on the CPU at its memory
+# bandwidth (advisor/memory/gpu_layers.py models the bytes). Before renting more cards.
+GPU_LAYER_SHARES = (0.75, 0.5, 0.25)
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 # vLLM's own knobs for a small card (docs "Optimization and tuning", "Conserving memory"):
@@ -251,6 +255,16 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
                     # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
                     update["runtime"] = runtime
                 yield f"quantize:{fmt}", partial(w.model_copy, update=update)
+    gguf_runtime = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
+    arch = model.arch
+    if not training and model.kind == Kind.llm and gguf_runtime and arch is not None:
+        for share in GPU_LAYER_SHARES:
+            layers = int(arch.layers * share)
+            if layers > 0 and (w.n_gpu_layers is None or layers < w.n_gpu_layers):
+                yield (
+                    f"gpu_layers:{layers}",
+                    partial(w.model_copy, update={"n_gpu_layers": layers}),
+                )
     # Under DPO/GRPO/PPO the method stays; the policy's own recipe changes.
     recipe = "policy_mode" if w.mode.is_post_training else "mode"
     if full:
@@ -335,6 +349,7 @@ def fixes_for(
             "shorter_context",
             "quantize",
             "vllm_flags",
+            "gpu_layers",
         ):
             continue  # the least change of each kind is the advice
         if _cannot_lower(code, result) and (
