@@ -112,6 +112,17 @@ def test_budget_filters_expensive_cards():
     assert rec.cheapest.price_per_hour.amount <= 2.0
 
 
+def test_a_total_budget_of_zero_rents_nothing_and_says_so():
+    """ "预算0元 想跑70b": an inference job has no job cost to hold against a total budget, so a
+    total above zero lets every priced card through, but ¥0 is met by none: the answer is
+    over budget (it said nothing of the ¥0 before and offered 8× 3090 at ¥10/h as within it).
+    A total above zero still passes an inference pick."""
+    zero = recommend(Workload(model="qwen2.5-7b"), budget_total=0.0, currency="CNY")
+    assert zero.over_budget
+    some = recommend(Workload(model="qwen2.5-7b"), budget_total=500.0, currency="CNY")
+    assert not some.over_budget
+
+
 def test_recommendations_keep_20pct_headroom():
     """Qwen2.5-32B AWQ. Expected: every top pick keeps the guide's 20% headroom."""
     rec = _rec("qwen2.5-32b awq")

@@ -268,7 +268,9 @@ def within_budget(
     picks: list[Option], per_hour: float | None, total: float | None
 ) -> tuple[list[Option], bool]:
     """Budgets are hard filters: a setup with no known price cannot be shown to meet one.
-    Returns the picks within budget, or (cheapest priced picks, True) when none is."""
+    Returns the picks within budget, or (cheapest priced picks, True) when none is. A job
+    with no length (inference) has no job cost to hold against a total budget, so any total
+    above zero lets it through; a total of zero is met by no rented card."""
     if per_hour is None and total is None:
         return picks, False
     ok = [
@@ -276,7 +278,7 @@ def within_budget(
         for o in picks
         if o.price_per_hour is not None
         and (per_hour is None or o.price_per_hour.amount <= per_hour)
-        and (total is None or o.job_cost is None or o.job_cost <= total)
+        and (total is None or (total > 0 if o.job_cost is None else o.job_cost <= total))
     ]
     if ok:
         return ok, False
