@@ -14,7 +14,8 @@ import pytest
 from advisor import catalog, memo
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
 from advisor.models import Workload
-from advisor.parse import parse_query
+from advisor.parse import canonical_query, parse_query
+from advisor.recommend import recommend_query
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.pricing import ALL_REGIONS, cheapest_price
 from bot.answer import answer_text
@@ -217,3 +218,40 @@ def test_a_group_wizard_page_names_its_asker_as_rendered_directly() -> None:
                 for _ in range(2):  # computed, then from the memo
                     assert _page(update, ctx, draft, step, None) == direct  # type: ignore[arg-type]
                 assert (_mention(uid, name) in direct) is group
+
+
+# Lines whose re-read canonical form differs from them in the words read (understood,
+# assumed, cues), not in what they ask
+REREAD = ["13B fp16", "qwen2.5-72b int4 32k", "qlora 70b 2x3090", "sdxl 1024 4 images"]
+
+
+def test_a_button_press_rereading_the_canonical_line_reuses_the_recommendation() -> None:
+    """A button under an answer re-reads the stored canonical line (bot.answer.show_view):
+    the recommendation the first reply computed is the one it gets, and each view read
+    from it is the reply computed with the memos off."""
+    memo.clear_all()
+    for q in REREAD:
+        first = parse_query(q)
+        again = parse_query(canonical_query(first))
+        assert again.model_dump_json() != first.model_dump_json()  # the words read differ
+        assert recommend_query(again, "USD") is recommend_query(first, "USD")
+    with_memos = replies_views(REREAD)
+    memo.set_enabled(False)
+    try:
+        plain = replies_views(REREAD)
+    finally:
+        memo.set_enabled(True)
+    assert with_memos == plain
+
+
+def replies_views(questions: list[str]) -> list[str]:
+    """The first reply, then each section a button opens, as the press reads the question."""
+    out = []
+    for q in questions:
+        first = parse_query(q)
+        canonical = canonical_query(first)
+        out.append(answer_text(first, reader("en"), canonical=canonical, view="short")[1])
+        again = parse_query(canonical)
+        for view in ("breakdown", "picks", "assumptions", "pitfalls"):
+            out.append(answer_text(again, reader("en"), canonical=canonical, view=view)[1])  # type: ignore[arg-type]
+    return out

@@ -428,6 +428,12 @@ def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateRe
 # the currency, the price list and the region. Bounded: each holds every option over the
 # catalog, ~100 kB (tracemalloc over the generated questions), so 256 stay under ~26 MB.
 _RECOMMENDATIONS: Memo[Recommendation] = Memo("recommendation", 256)
+# How the line was read, not what it asks: the words understood, ignored and assumed and the
+# cue words (ParsedQuery), which only the reply's text shows (advisor.render, whose memo keys
+# on them). A button under an answer re-reads the stored canonical line, whose words differ
+# from the user's while the question is the same: keyed on these, such a press recomputed
+# the whole recommendation (~0.4 ms each with the estimates remembered, in-process).
+_HOW_IT_WAS_READ = {"understood", "ignored", "assumed", "cues"}
 
 
 def recommend_query(
@@ -446,7 +452,7 @@ def recommend_query(
         prices_key(prices_file),
         # every field of the question, not only those read today: a field the recommendation
         # comes to read (an owned card, say) can never be left out of the key
-        parsed.model_dump_json(),
+        parsed.model_dump_json(exclude=_HOW_IT_WAS_READ),
         default_currency,
         region,
     )
