@@ -25,8 +25,17 @@ async def hub() -> AsyncIterator[HubStandin]:
     await standin.stop()
 
 
-async def cli(hub: HubStandin, db: Path, *args: str) -> tuple[int, str]:
-    env = {**os.environ, "HF_ENDPOINT": hub.url, "HUB_TIMEOUT_S": "20"}
+async def cli(
+    hub: HubStandin,
+    db: Path,
+    *args: str,
+    endpoint: str | None = None,
+    wait_s: float = 60,
+    **env_extra: str,
+) -> tuple[int, str]:
+    """`python -m advisor … --db DB` against the stand-in Hub (at `endpoint`, written as a
+    user would; its URL by default); settings in `env_extra` win over the defaults."""
+    env = {**os.environ, "HF_ENDPOINT": endpoint or hub.url, "HUB_TIMEOUT_S": "20", **env_extra}
     env.pop("HF_TOKEN", None)
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -40,7 +49,7 @@ async def cli(hub: HubStandin, db: Path, *args: str) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
-    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    out, _ = await asyncio.wait_for(proc.communicate(), wait_s)
     return proc.returncode or 0, out.decode()
 
 

@@ -3,10 +3,7 @@ mirror's late reading kept by the CLI (issue 34 item 5)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,6 +12,7 @@ import pytest
 from hublookup.client import HubClient
 from hublookup.settings import HubSettings
 from hublookup.standin import HubStandin
+from tests.test_hub_cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,25 +56,6 @@ async def test_endpoint_with_a_path_prefix_and_a_slash(prefixed_hub: HubStandin)
     assert api and all(path.startswith("/hf/") for path in api)  # the CDN is its own origin
 
 
-async def cli(hub: HubStandin, db: Path, *args: str, **env_extra: str) -> tuple[int, str]:
-    env = {**os.environ, "HF_ENDPOINT": hub.url + "/", **env_extra}
-    env.pop("HF_TOKEN", None)
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "advisor",
-        *args,
-        "--db",
-        str(db),
-        cwd=ROOT,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    out, _ = await asyncio.wait_for(proc.communicate(), 120)
-    return proc.returncode or 0, out.decode()
-
-
 async def test_cli_waits_for_a_slow_mirror_and_caches_its_reading(
     hub: HubStandin, tmp_path: Path
 ) -> None:
@@ -90,6 +69,8 @@ async def test_cli_waits_for_a_slow_mirror_and_caches_its_reading(
         db,
         "EleutherAI/pythia-410m on a 4090",
         "--json",
+        endpoint=hub.url + "/",
+        wait_s=120,
         HUB_TIMEOUT_S="1",
         HUB_CLI_WAIT_S="60",
     )
@@ -97,6 +78,8 @@ async def test_cli_waits_for_a_slow_mirror_and_caches_its_reading(
     assert json.loads(out)["hub"]["repo_id"] == "EleutherAI/pythia-410m"
     await hub.stop()
     hub.requests.clear()
-    rc, out = await cli(hub, db, "EleutherAI/pythia-410m on a 4090", "--offline", "--json")
+    rc, out = await cli(
+        hub, db, "EleutherAI/pythia-410m on a 4090", "--offline", "--json", endpoint=hub.url + "/"
+    )
     assert rc == 0 and json.loads(out)["hub"]["repo_id"] == "EleutherAI/pythia-410m"
     assert not hub.requests
