@@ -35,6 +35,7 @@ from bot.context import Context, is_anonymous_admin
 from bot.delivery import answer_soon
 from bot.lab_store import MAX_MACHINES, lab_store
 from bot.replies import Keyboard, send, t, text
+from bot.reply_filters import reply_to_prompt
 
 ADMIN_CACHE_S = 60.0  # Telegram's admin list, per chat: a promotion shows within a minute
 ADMIN_CACHE_LIMIT = 10_000
@@ -51,23 +52,10 @@ def handlers() -> list[BaseHandler]:
         CommandHandler("lab", lab),
         CallbackQueryHandler(on_button, pattern=r"^m\|"),
         MessageHandler(
-            filters.REPLY & filters.TEXT & ~filters.COMMAND & _ReplyToPrompt(), on_reply
+            filters.REPLY & filters.TEXT & ~filters.COMMAND & reply_to_prompt(PROMPT_MARK), on_reply
         ),
         ChatMemberHandler(on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER),
     ]
-
-
-class _ReplyToPrompt(filters.MessageFilter):
-    """A reply to the bot's own "add a machine" prompt."""
-
-    def filter(self, message: Message) -> bool:
-        replied = message.reply_to_message
-        return bool(
-            replied is not None
-            and replied.from_user is not None
-            and replied.from_user.id == message.get_bot().id
-            and (replied.text or "").startswith(PROMPT_MARK)
-        )
 
 
 # --- who may change ----------------------------------------------------------------------------

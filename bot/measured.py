@@ -34,6 +34,7 @@ from bot.delivery import answer_soon
 from bot.followup import history_id_of
 from bot.measurement_store import Measurement, measurement_store
 from bot.replies import send, t, text
+from bot.reply_filters import ReplyToBot, reply_to_prompt
 from bot.storage import HistoryEntry
 from bot.wizard import refuse_not_owner
 
@@ -46,7 +47,8 @@ def handlers() -> list[BaseHandler]:
     return [
         CallbackQueryHandler(on_ran_it, pattern=r"^r\|"),
         MessageHandler(
-            filters.REPLY & filters.TEXT & ~filters.COMMAND & _ReplyToPrompt(), on_prompt_reply
+            filters.REPLY & filters.TEXT & ~filters.COMMAND & reply_to_prompt(PROMPT_MARK),
+            on_prompt_reply,
         ),
         MessageHandler(
             filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND & _TypedReport(),
@@ -57,37 +59,11 @@ def handlers() -> list[BaseHandler]:
             & filters.REPLY
             & filters.TEXT
             & ~filters.COMMAND
-            & _ReplyToAnswer()
+            & ReplyToBot(lambda replied: history_id_of(replied) is not None)
             & _TypedReport(),
             on_reply_to_answer,
         ),
     ]
-
-
-class _ReplyToPrompt(filters.MessageFilter):
-    """A reply to the bot's own 📏 prompt."""
-
-    def filter(self, message: Message) -> bool:
-        replied = message.reply_to_message
-        return bool(
-            replied is not None
-            and replied.from_user is not None
-            and replied.from_user.id == message.get_bot().id
-            and (replied.text or "").startswith(PROMPT_MARK)
-        )
-
-
-class _ReplyToAnswer(filters.MessageFilter):
-    """A reply to one of the bot's answers (its buttons carry the history id)."""
-
-    def filter(self, message: Message) -> bool:
-        replied = message.reply_to_message
-        return bool(
-            replied is not None
-            and replied.from_user is not None
-            and replied.from_user.id == message.get_bot().id
-            and history_id_of(replied) is not None
-        )
 
 
 class _TypedReport(filters.MessageFilter):
