@@ -351,6 +351,9 @@ class BandBasis:
     # whatever level answered
     family: str = ""
     runtime: str = ""
+    # the stratum inside the runtime group (memory/strata.py: context regime, quantized on
+    # load or stored quantized), whatever level answered; "" where no axis applies
+    stratum: str = ""
 
 
 @dataclass(slots=True)

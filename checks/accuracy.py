@@ -96,6 +96,7 @@ def score_case(case: dict) -> dict:
         runtime=est.runtime.value if est.runtime else "transformers",
         family=est.band_basis.family,
         band_runtime=est.band_basis.runtime,
+        stratum=est.band_basis.stratum,
         unmodelled=est.band_basis.unmodelled_framework,
         guessed=est.band_basis.guessed_architecture,
         view=view,
@@ -180,11 +181,12 @@ def line(name: str, s: dict) -> str:
 
 def fit_band(rows: list[dict]) -> dict:
     """The band table (advisor/data/band.toml's shape): for every level with at least
-    MIN_SOURCES sources (each family under each runtime group, each family, and all
-    cases), each side the split-conformal quantile of measured / estimate - 1 over that
-    level's cases, every source weighted as at most CASES_PER_SOURCE cases."""
+    MIN_SOURCES sources (each stratum of a family under a runtime group, each family under
+    a runtime group, each family, and all cases), each side the split-conformal quantile of
+    measured / estimate - 1 over that level's cases, every source weighted as at most
+    CASES_PER_SOURCE cases."""
     pts = points(rows)
-    table: dict = {"all": _level(pts), "family": {}, "cell": {}}
+    table: dict = {"all": _level(pts), "family": {}, "cell": {}, "stratum": {}}
     if (row := _level([r for r in pts if r["unmodelled"]])) is not None:
         table["unmodelled"] = row
     modelled = [r for r in pts if not r["unmodelled"]]
@@ -194,6 +196,9 @@ def fit_band(rows: list[dict]) -> dict:
         for runtime, cell in grouped(fam, "band_runtime").items():
             if (row := _level(cell)) is not None:
                 table["cell"].setdefault(family, {})[runtime] = row
+            for stratum, part in grouped(cell, "stratum").items():
+                if stratum and (row := _level(part)) is not None:
+                    table["stratum"].setdefault(family, {}).setdefault(runtime, {})[stratum] = row
     return table
 
 
@@ -244,7 +249,9 @@ def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
         return 0, 0
     extra = band_table()
     for r in points(rows):
-        lo, hi, *_ = pick_band(table, r["family"], r["band_runtime"], r["unmodelled"])
+        lo, hi, *_ = pick_band(
+            table, r["family"], r["band_runtime"], r["unmodelled"], r.get("stratum", "")
+        )
         if r["guessed"]:
             lo, hi = lo + extra["guessed_arch_low"], hi + extra["guessed_arch_high"]
         judged += 1
@@ -271,6 +278,9 @@ def band_toml(table: dict) -> str:
     out += [section(f"family.{f}", row) for f, row in sorted(table["family"].items())]
     for family, cells in sorted(table["cell"].items()):
         out += [section(f"cell.{family}.{rt}", row) for rt, row in sorted(cells.items())]
+    for family, cells in sorted(table.get("stratum", {}).items()):
+        for rt, strata in sorted(cells.items()):
+            out += [section(f"stratum.{family}.{rt}.{s}", row) for s, row in sorted(strata.items())]
     return "\n".join(out)
 
 

@@ -103,3 +103,22 @@ def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
     assert v.measured_up_to_bytes == est.high_bytes
     roomy = recommend(p.workload, gpu_id="a100-80gb-sxm", currency="CNY")
     assert roomy.verdict.state == "fits" and roomy.verdict.measured_up_to_bytes is None
+
+
+def test_a_stratum_is_fitted_only_where_enough_sources_measured_it():
+    """Twenty sources of short runs within ±5%, three of long runs 40% above: the short
+    stratum gets its own narrow band; the long one (three sources) is left out of the
+    table, so its runs take the runtime group's band, which holds them."""
+    rows = _rows("calm", [((i * 7) % 11 - 5) / 100 for i in range(80)], n_sources=20)
+    for r in rows:
+        r["stratum"] = "short"
+    wild = _rows("wild", [0.4] * 12, n_sources=3)
+    for r in wild:
+        r["stratum"] = "long"
+    table = accuracy.fit_band(rows + wild)
+    strata = table["stratum"]["llm_inference"]["transformers"]
+    assert "long" not in strata and strata["short"]["high"] == accuracy.BAND_FLOOR
+    assert table["cell"]["llm_inference"]["transformers"]["high"] >= 0.4
+    lo, hi, level, *_ = pick_band(table, "llm_inference", "transformers", False, "long")
+    assert level == "llm_inference/transformers" and hi >= 0.4
+    assert pick_band(table, "llm_inference", "transformers", False, "short")[1] < hi

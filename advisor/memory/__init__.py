@@ -30,6 +30,7 @@ from advisor.memory.resolve import (
     resolve_model,
 )
 from advisor.memory.rl import estimate_post_training
+from advisor.memory.strata import band_stratum
 from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown, settle_band
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import (
@@ -82,5 +83,5 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
         fmt = w.weights_format or next(
             (a.value for a in acc.assumed if a.field == "weights_format"), None
         )
-        settle_band(est, model.kind, w, spec, model, fmt)
+        settle_band(est, model.kind, w, spec, model, fmt, band_stratum(model.kind, w, fmt))
     return EstimateResult(workload=w, model=model, estimate=est, assumed=acc.assumed)

@@ -212,16 +212,19 @@ def _modelled_frameworks() -> frozenset[str]:
 
 
 def pick_band(
-    table: dict[str, Any], family: str, runtime: str, unmodelled: bool
+    table: dict[str, Any], family: str, runtime: str, unmodelled: bool, stratum: str = ""
 ) -> tuple[float, float, str, int, int]:
-    """The band fitted for the narrowest level that had enough measurements: the family
-    under this runtime, else the family, else everything (a level fitted from too few
-    sources is not in the table: bench/accuracy.py leaves it out). A stack the engine does
-    not model takes, per side, the wider of its level's and the spread measured on such
-    stacks ([unmodelled], else everything's). The levels are fitted on modelled stacks.
-    Returns (low, high, level, sources, cases); `table` is band.toml's or a re-fit's."""
-    row = table.get("cell", {}).get(family, {}).get(runtime)
-    level = f"{family}/{runtime}"
+    """The band fitted for the narrowest level that had enough measurements: the stratum of
+    the family under this runtime (strata.py: context regime, how quantized weights load),
+    else the family under this runtime, else the family, else everything (a level fitted
+    from too few sources is not in the table: bench/accuracy.py leaves it out). A stack the
+    engine does not model takes, per side, the wider of its level's and the spread measured
+    on such stacks ([unmodelled], else everything's). The levels are fitted on modelled
+    stacks. Returns (low, high, level, sources, cases); `table` is band.toml's or a re-fit's."""
+    row = table.get("stratum", {}).get(family, {}).get(runtime, {}).get(stratum)
+    level = f"{family}/{runtime}/{stratum}"
+    if row is None:
+        row, level = table.get("cell", {}).get(family, {}).get(runtime), f"{family}/{runtime}"
     if row is None:
         row, level = table.get("family", {}).get(family), family
     if row is None:
@@ -249,17 +252,17 @@ def band(
 
 @cache
 def _settled(
-    family: str, runtime: str, unmodelled: bool, guessed: bool
+    family: str, runtime: str, unmodelled: bool, guessed: bool, stratum: str = ""
 ) -> tuple[float, float, Confidence, BandBasis]:
     table = band_table()
-    lo, hi, level, sources, cases = pick_band(table, family, runtime, unmodelled)
+    lo, hi, level, sources, cases = pick_band(table, family, runtime, unmodelled, stratum)
     if guessed:
         lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
     width = max(lo, hi)
     confidence = (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-    basis = BandBasis(level, sources, cases, unmodelled, guessed, family, runtime)
+    basis = BandBasis(level, sources, cases, unmodelled, guessed, family, runtime, stratum)
     return round(lo, 3), round(hi, 3), confidence, basis
 
 
@@ -270,9 +273,11 @@ def settle_band(
     spec: ModelSpec | None,
     model: ResolvedModel,
     fmt: str | None = None,
+    stratum: str = "",
 ) -> None:
     """The estimate's final band: the measured spread of its family under the runtime it
-    was made for (data/band.toml, fitted by `bench/accuracy.py --fit-band` from
+    was made for, in its stratum (`stratum`: strata.band_stratum) where enough sources
+    measured it (data/band.toml, fitted by `bench/accuracy.py --fit-band` from
     leave-one-source-out residuals), widened for a stack the engine does not model and for
     an architecture guessed from the size alone (no catalog entry, none given). `fmt`: the
     weights' format the estimate used (told or assumed)."""
@@ -282,6 +287,7 @@ def settle_band(
         band_runtime(est.runtime, _quantized(fmt)),
         not framework_modelled(w.framework),
         guessed,
+        stratum,
     )
     total = est.total_bytes
     est.low_bytes = int(total * (1 - lo))
