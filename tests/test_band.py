@@ -105,6 +105,40 @@ def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
     assert roomy.verdict.state == "fits" and roomy.verdict.measured_up_to_bytes is None
 
 
+def test_a_short_chat_and_a_long_prefill_are_banded_on_their_own_strata():
+    """Qwen2.5-7B bf16 under transformers: at 4k tokens the runs measured like it stayed
+    within +10% of the estimate, so its band is the short stratum's, narrower than the
+    runtime group's (whose top was set by a 128k prefill); at 128k the long stratum has
+    too few sources and the group's wider band holds (data/band.toml)."""
+    w = Workload(model="qwen2.5-7b", weights_format="bf16", context_tokens=4096)
+    short = estimate(w).estimate
+    long = estimate(w.model_copy(update={"context_tokens": 131072})).estimate
+    table = band_table()
+    assert short.band_basis.stratum == "short" and long.band_basis.stratum == "long"
+    assert short.band_basis.level == "llm_inference/transformers/short"
+    assert long.band_basis.level == "llm_inference/transformers"
+    stratum = table["stratum"]["llm_inference"]["transformers"]["short"]
+    cell = table["cell"]["llm_inference"]["transformers"]
+    assert short.band_high_fraction == stratum["high"] < cell["high"] == long.band_high_fraction
+
+
+def test_weights_quantized_while_loading_and_stored_quantized_are_apart():
+    """bitsandbytes NF4 (quantized by the loader, data/quantizers.toml) and GPTQ (stored
+    quantized) are different strata of the quantized group; 16-bit weights have no loader
+    part and an image model no context part."""
+    base = Workload(model="llama-3.1-8b", context_tokens=2048, runtime="transformers")
+    strata = {
+        fmt: estimate(base.model_copy(update={"weights_format": fmt})).estimate.band_basis
+        for fmt in ("nf4", "gptq-4bit", "bf16")
+    }
+    assert strata["nf4"].stratum == "short-onload"
+    assert strata["gptq-4bit"].stratum == "short-stored"
+    assert strata["bf16"].stratum == "short"
+    assert strata["nf4"].runtime == strata["gptq-4bit"].runtime == "transformers-quantized"
+    sd = estimate(Workload(model="sdxl", weights_format="bf16")).estimate.band_basis
+    assert sd.stratum == ""
+
+
 def test_a_stratum_is_fitted_only_where_enough_sources_measured_it():
     """Twenty sources of short runs within ±5%, three of long runs 40% above: the short
     stratum gets its own narrow band; the long one (three sources) is left out of the
