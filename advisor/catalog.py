@@ -61,6 +61,16 @@ class ModelSpec(BaseModel):
     # Classes of the head the activation figure was measured with (a segmentor's logits
     # and loss grow with them: data/classic_activations.toml [segmentation_classes]).
     activation_classes: int | None = None
+    # The chat / instruct repo of the family (`meta-llama/Meta-Llama-3-8B-Instruct`): what a
+    # chat endpoint serves. A base repo ships no chat template, so `vllm serve` of it fails
+    # on /v1/chat/completions. Equal to the source repo where the release is itself the
+    # chat model (Qwen3, DeepSeek-V3, phi-4).
+    chat_repo: str | None = None
+
+    @property
+    def serve_repo(self) -> str | None:
+        """What `vllm serve` loads for a chat service: the chat repo, else the source repo."""
+        return self.chat_repo or self.hub_repo
 
     @property
     def hub_repo(self) -> str | None:

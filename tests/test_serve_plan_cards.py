@@ -62,7 +62,24 @@ def test_vllm_serve_line_names_the_hugging_face_repo() -> None:
     _, text = _serve("部署 qwen2.5-32b 给实验室50个人同时用 vllm 要什么卡")
     assert "vllm serve Qwen/Qwen2.5-32B-Instruct " in text
     _, text = _serve("vllm 跑 llama3-8b 200并发 需要几张卡")
-    assert "vllm serve meta-llama/Meta-Llama-3-8B " in text
+    # the instruct repo: the base repo has no chat template, so /v1/chat/completions fails
+    assert "vllm serve meta-llama/Meta-Llama-3-8B-Instruct " in text
+
+
+def test_every_catalog_chat_model_is_served_from_its_chat_repo() -> None:
+    """Before: Llama, Mistral, Gemma, Yi, Qwen1.5/2 and the small Qwen2.5 entries were read
+    from their base repo and served from it; the InternVL / MiniCPM-V entries from their
+    decoder's repo, which has no vision tower."""
+    speech = {"whisper"}
+    for spec in catalog.models().values():
+        if spec.kind != "llm" or spec.family in speech:
+            continue
+        assert spec.chat_repo, spec.id
+        assert spec.serve_repo == spec.chat_repo
+    _, text = _serve("serve internvl2-8b to 20 users", "en")
+    assert "vllm serve OpenGVLab/InternVL2-8B " in text
+    _, text = _serve("mixtral-8x7b 并发 20")
+    assert "vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 " in text
 
 
 def test_nf4_serving_says_bitsandbytes_and_awq_asks_for_the_quantized_repo() -> None:

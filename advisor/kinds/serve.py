@@ -20,8 +20,8 @@ class ServeAnswer(BaseModel):
     plan: ServePlan | None
     qps: float | None = None
     weights_format: str | None = None  # as asked ("int4"): the replicas are planned in it
-    # what `vllm serve` loads: the Hugging Face repo the catalog entry was read from (or the
-    # repo id asked); None: unknown, the template writes the model's name
+    # what `vllm serve` loads: the catalog entry's chat / instruct repo (a base repo has no
+    # chat template), else the repo id asked; None: unknown, the template writes the name
     serve_repo: str | None = None
     # AWQ/GPTQ: vLLM needs a repo of pre-quantized weights, not the 16-bit one named
     needs_quantized_repo: bool = False
@@ -58,7 +58,7 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
     cards = [parsed.gpu_id] if parsed.gpu_id else []
     cards += [gpu for gpu, _ in parsed.other_cards]
     plan = plan_serving(w, users, people, currency, gpu_ids=cards or None)
-    repo = w.model if w.model and "/" in w.model else (spec.hub_repo if spec else None)
+    repo = w.model if w.model and "/" in w.model else (spec.serve_repo if spec else None)
     return ServeAnswer(
         model_name=name,
         model_id=w.model,
