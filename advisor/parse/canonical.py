@@ -119,12 +119,15 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):
         parts.append(w.framework)
+    # "my": the card is the user's own (answers judge it instead of renting); a button
+    # re-reads this line, so the ownership must read back with the card
+    mine = "my " if p.owns_card else ""
     if p.gpu_id:
-        parts.append(f"on gpu:{p.gpu_id}")
+        parts.append(f"on {mine}gpu:{p.gpu_id}")
     for gpu_id, n in p.other_cards:
         parts.append(f"or {n}x gpu:{gpu_id}" if n else f"or gpu:{gpu_id}")
     if p.vram_gib:
-        parts.append(f"{p.vram_gib:g}gb vram")
+        parts.append(f"{mine}{p.vram_gib:g}gb vram")
     if p.budget:
         sym = "¥" if p.budget.currency == "CNY" else "$"
         parts.append(
