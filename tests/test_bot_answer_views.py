@@ -25,9 +25,7 @@ async def test_a_button_keeps_the_card_as_the_users_own(tg: FakeTelegram, bot) -
     assert "over-provisioned" in shown(await press(tg, bo, first, "Watch out")).lower()
 
 
-async def test_the_breakdown_view_puts_the_first_bar_on_its_own_line(
-    tg: FakeTelegram, bot
-) -> None:
+async def test_the_breakdown_view_puts_the_first_bar_on_its_own_line(tg: FakeTelegram, bot) -> None:
     """Before: "… · 批大小 1█████████░ 🟦 模型权重 14.2 GiB"."""
     for user, line, label, weights in (
         (User(7304, "李", "zh-hans"), "我的 3090 跑 qwen2.5-7b", "显存构成", "模型权重"),
