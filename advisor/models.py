@@ -193,6 +193,10 @@ class Workload(BaseModel):
     weights_format: str | None = Field(default=None, max_length=40)
     text_encoder_format: str | None = Field(default=None, max_length=40)
     compute_dtype: str | None = Field(default=None, pattern=r"^(fp32|fp16|bf16)$")
+    # transformers' torch_dtype when the weights are quantized: the dtype of what the quantizer
+    # leaves alone (embeddings, lm_head, norms) and of the hidden states. None: the loader's
+    # default (float16 under bitsandbytes, data/quantizers.toml [load_dtype]).
+    load_dtype: str | None = Field(default=None, pattern=r"^(fp32|fp16|bf16)$")
     mixed_precision: bool | None = None
 
     batch_size: int | None = Field(default=None, ge=1, le=65_536)

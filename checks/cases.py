@@ -38,6 +38,14 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         False,
     ),
     (r"modules_to_save", "trainable_embeddings", True),
+    # transformers' torch_dtype for quantized weights, when the case states float32 (given, or
+    # "auto" on a float32 checkpoint); "no torch_dtype" leaves the loader's default.
+    (
+        r"(?<!no )torch_dtype[ =]*'?(?:torch\.)?float32|torch_dtype 'auto' \(the checkpoint's own "
+        r"dtype, float32",
+        "load_dtype",
+        "fp32",
+    ),
     (
         r"(16-bit|bf16|fp16) weights (on|onto|to) the GPU before quantiz|load peak|"
         r"(loaded|loads) in (bf16|fp16|16-bit)[^.]*then quantiz",

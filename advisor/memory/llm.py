@@ -6,7 +6,12 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import encoder, multimodal
 from advisor.memory.kv_types import runtime_kv_dtype
-from advisor.memory.quantizers import kept_fp32_extra_bytes
+from advisor.memory.quantizers import (
+    FLOAT_FORMATS,
+    kept_bytes_per_weight,
+    kept_fp32_extra_bytes,
+    load_dtype,
+)
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
     LLAMACPP_FAMILY,
@@ -78,7 +83,11 @@ def estimate_transformer(
 
     if fmt == "nf4" and framework == "torchtune":
         fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
-    weight_bytes = estimate_weight_bytes(params, arch, fmt)
+    # Inference: the modules a quantizer leaves alone stay in the load dtype (torch_dtype),
+    # fp32 when the question names it (data/quantizers.toml [load_dtype]). Training recipes
+    # set their own dtypes (training.py).
+    load = "bf16" if w.mode.is_training else load_dtype(fmt, w.load_dtype)
+    weight_bytes = estimate_weight_bytes(params, arch, fmt, kept_bytes_per_weight(load))
     # bitsandbytes leaves a T5's `wo` in fp32 (transformers _keep_in_fp32_modules); torchao
     # and quanto's from_pretrained quantizers leave it unquantized in 16-bit.
     weight_bytes += int(
@@ -110,7 +119,19 @@ def estimate_transformer(
         )
 
     return estimate_inference(
-        w, model, spec, acc, arch, fmt, weight_bytes, weight_formula, par, split, attention, picked
+        w,
+        model,
+        spec,
+        acc,
+        arch,
+        fmt,
+        weight_bytes,
+        weight_formula,
+        par,
+        split,
+        attention,
+        picked,
+        load,
     )
 
 
@@ -127,8 +148,10 @@ def estimate_inference(
     split: int,
     attention: Attention,
     picked: tuple[Runtime, bool] | None = None,
+    load: str = "bf16",
 ) -> Estimate:
-    """`picked`: `pick_runtime(w, model.kind, fmt)` when the caller has it."""
+    """`picked`: `pick_runtime(w, model.kind, fmt)` when the caller has it; `load`: the
+    dtype the model is loaded in (quantizers.load_dtype)."""
     if encoder.is_vision_encoder(spec) and w.mode != Mode.load_only:
         # An image encoder has no KV cache and no vocabulary logits (encoder.py).
         return encoder.estimate_encoder(
@@ -156,6 +179,13 @@ def estimate_inference(
     kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
     if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
         kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
+    elif runtime == Runtime.transformers and w.kv_cache_dtype is None and load != "bf16":
+        # transformers' caches take the key/value states' dtype: the model's (DynamicCache),
+        # fp16 under bitsandbytes unless told, fp32 for a model loaded in fp32
+        kv_dtype = load
+    if fmt not in FLOAT_FORMATS and load == "fp32":
+        # quantized weights loaded in float32: what stays unquantized is fp32 (quantizers.toml)
+        acc.assume("load_dtype", load)
     if w.kv_cache_dtype is None and w.mode != Mode.load_only:
         acc.assume("kv_cache_dtype", kv_dtype)
     elif w.mode != Mode.load_only:
@@ -180,6 +210,7 @@ def estimate_inference(
         attention=attention,
         framework=w.framework.lower() if w.framework else None,
         weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+        load_dtype=load,
     )
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)

@@ -132,3 +132,48 @@ def loads_on_gpu(fmt: str) -> bool:
     """Whether a component in this format is placed on the GPU by from_pretrained itself,
     before any offload is set up (quantizers.toml [bitsandbytes_loads_on_gpu])."""
     return fmt in _table()["bitsandbytes_loads_on_gpu"]["formats"]
+
+
+FLOAT_FORMATS = ("fp32", "fp16", "bf16")
+
+
+def load_dtype(fmt: str, given: str | None) -> str:
+    """The dtype a model in `fmt` is loaded in (transformers' torch_dtype): the format itself
+    for a float format; for quantized weights the torch_dtype given (`Workload.load_dtype`),
+    else float16 under bitsandbytes (its quantizer forces it) and bf16 otherwise
+    (quantizers.toml [load_dtype]). Not the compute dtype: bitsandbytes computes 4-bit
+    layers in float32 by default while the rest of the model stays float16."""
+    if fmt in FLOAT_FORMATS:
+        return fmt
+    if given in FLOAT_FORMATS:
+        return given  # type: ignore[return-value]
+    if quantizer_of(fmt) == "bitsandbytes":
+        return str(_table()["load_dtype"]["bitsandbytes_default"])
+    return "bf16"
+
+
+def kept_bytes_per_weight(load: str) -> float:
+    """Bytes per weight of the modules a quantizer leaves alone (embeddings, lm_head): they
+    stay in the load dtype (quantizers.toml [load_dtype] kept_bytes)."""
+    return float(_table()["load_dtype"]["kept_bytes"].get(load, 2))
+
+
+def bnb_4bit_compute_dtype(fmt: str) -> str | None:
+    """The dtype bitsandbytes' 4-bit matmul computes in when the config names none
+    (transformers BitsAndBytesConfig: float32); None for formats it does not load."""
+    row = _table()["bitsandbytes_4bit_inference"]
+    return str(row["default_compute_dtype"]) if fmt in row["formats"] else None
+
+
+def bnb_dequant_bytes(
+    widest_weight: float, widest_out: float, tokens: int, load: str, compute: str
+) -> float:
+    """MatMul4Bit.forward over a prompt of more than one token: the widest Linear dequantized
+    to the load dtype, plus its copy cast to the compute dtype when they differ, plus that
+    Linear's output for every token in the compute dtype when it is wider than the load
+    dtype (cast back afterwards). One layer at a time, so the largest Linear sets it."""
+    b = catalog.kv_cache_bytes_per_element()
+    load_b, compute_b = b[load], b[compute]
+    per_weight = load_b + (compute_b if compute != load else 0.0)
+    out = tokens * widest_out * compute_b if compute_b > load_b else 0.0
+    return widest_weight * per_weight + out

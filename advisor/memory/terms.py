@@ -361,13 +361,13 @@ def load_peak(
 
 
 def weights_line(
-    params: float, weight_bytes: float, bits: float, fmt: str, cards: int
+    params: float, weight_bytes: float, bits: float, fmt: str, cards: int, kept_bytes: float = 2.0
 ) -> tuple[str, dict[str, float | int | str]]:
     """The formula key and values of a weights term whose line must compute: a format that
     leaves embeddings, lm_head or non-expert layers in 16-bit (AWQ, GPTQ, NF4, fp8, MXFP4)
     shows that part apart, or "70.55B params x 4.5 bits (nf4) = 39.77 GiB" reads as
     arithmetic that does not hold (it makes 36.96)."""
-    kept = (weight_bytes - params * bits / 8) / (2 - bits / 8) if bits < 16 else 0.0
+    kept = (weight_bytes - params * bits / 8) / (kept_bytes - bits / 8) if bits < 16 else 0.0
     values: dict[str, float | int | str] = {
         "params_b": round(params / 1e9, 3),
         "bits": round(bits, 2),
@@ -378,4 +378,5 @@ def weights_line(
         return "weights", values
     values["quant_b"] = round((params - kept) / 1e9, 2)
     values["rest_b"] = round(kept / 1e9, 2)
-    return "weights.mixed", values
+    # loaded in float32 (torch_dtype): the unquantized modules stay fp32 (quantizers.toml)
+    return ("weights.mixed_fp32" if kept_bytes >= 4 else "weights.mixed"), values

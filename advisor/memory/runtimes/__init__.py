@@ -99,6 +99,19 @@ class InferenceSetup:
     attention: Attention
     framework: str | None
     weight_bits: float
+    # transformers' torch_dtype: the unquantized modules, hidden states and cache are in it
+    # (data/quantizers.toml [load_dtype]); fp32 doubles them
+    load_dtype: str = "bf16"
+
+    @property
+    def kept_bytes(self) -> float:
+        """Bytes per weight of the modules a quantized format leaves in the load dtype."""
+        return 4.0 if self.load_dtype == "fp32" else 2.0
+
+    @property
+    def act_bytes(self) -> float:
+        """Bytes per element of the runtime's hidden states: the load dtype's."""
+        return 4.0 if self.load_dtype == "fp32" else 2.0
 
     @property
     def kv_per_token(self) -> float:
@@ -111,7 +124,7 @@ def add_weights(s: InferenceSetup, acc: Breakdown, weight_bytes: float | None = 
     """Weights on each card: the checkpoint's bytes split over the cards."""
     b = s.weight_bytes if weight_bytes is None else weight_bytes
     key, values = (
-        weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split)
+        weights_line(s.model.params_b * 1e9, b, s.weight_bits, s.fmt, s.split, s.kept_bytes)
         if not acc.lean  # a lean breakdown keeps no text
         else ("weights", {})
     )

@@ -9,6 +9,7 @@ their sources: data/runtimes.toml [transformers].
 
 from __future__ import annotations
 
+from advisor.memory.quantizers import bnb_4bit_compute_dtype, bnb_dequant_bytes
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
@@ -32,6 +33,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
     if s.fmt in EXLLAMA_KERNEL_FORMATS:
         allocated += add_gptq_scratch(s, acc)
+    allocated += add_bnb_dequant(s, acc)
 
     prefill_tokens = s.batch * s.prompt
     if w.max_num_batched_tokens:
@@ -39,16 +41,19 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         # pieces): one chunk's buffers at a time.
         prefill_tokens = min(prefill_tokens, w.max_num_batched_tokens)
     h, inter = arch.hidden, mlp_width(arch)
+    # hidden states in the load dtype: 2 B, or 4 B for a model loaded in float32
+    elem = s.act_bytes
     if legacy:
-        per_token = (6 * h + 4 * inter / s.tp) * 2
+        per_token = (6 * h + 4 * inter / s.tp) * elem
     else:
         per_token = (
             coefficient("transformers", "prefill_hidden_buffers") * h
             + coefficient("transformers", "prefill_mlp_buffers") * inter / s.tp
-        ) * 2
+        ) * elem
     scores = 0.0
     if s.attention == Attention.eager:
-        scores = s.batch * arch.heads / s.tp * s.prompt * s.prompt * 6
+        # scores in the model dtype + the fp32 softmax (6 B); all fp32 when loaded so (8 B)
+        scores = s.batch * arch.heads / s.tp * s.prompt * s.prompt * (elem + 4)
     logits_tokens = prefill_tokens if legacy else s.batch
     logit_bytes = coefficient("transformers", "legacy_logits_bytes")
     logits = logits_tokens * arch.vocab * logit_bytes / s.tp
@@ -79,6 +84,39 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         tokens=prefill_tokens,
         kib_per_token=round(per_token / 1024, 1),
         vocab=arch.vocab,
+    )
+
+
+def add_bnb_dequant(s: InferenceSetup, acc: Breakdown) -> int:
+    """bitsandbytes 4-bit: a prompt of more than one token runs MatMul4Bit, which dequantizes
+    the whole weight (to the load dtype, then a copy in the compute dtype, fp32 unless the
+    config names one) for every Linear it passes; the largest Linear sets the transient
+    (data/quantizers.toml [bitsandbytes_4bit_inference])."""
+    compute = bnb_4bit_compute_dtype(s.fmt)
+    tokens = s.batch * s.prompt
+    if compute is None or tokens <= 1:
+        return 0
+    if s.w.compute_dtype is not None:
+        compute = s.w.compute_dtype  # the question names the dtype it computes in
+    else:
+        acc.assume("bnb_compute_dtype", compute)
+    arch = s.arch
+    inter = mlp_width(arch) // s.tp
+    widest_weight = arch.hidden * max(inter, arch.hidden)
+    widest_out = max(inter, arch.hidden)
+    size = bnb_dequant_bytes(widest_weight, widest_out, tokens, s.load_dtype, compute)
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("dequant_buffer", size, "")
+    return acc.add(
+        "dequant_buffer",
+        size,
+        f"bitsandbytes 4-bit prefill: widest layer {arch.hidden} x {widest_out} dequantized to"
+        f" {s.load_dtype}" + (f" and cast to {compute}" if compute != s.load_dtype else ""),
+        key="dequant_buffer",
+        hidden=arch.hidden,
+        width=widest_out,
+        load_dtype=s.load_dtype,
+        compute_dtype=compute,
     )
 
 
