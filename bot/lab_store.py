@@ -1,17 +1,16 @@
 """SQL for /lab (a chat's own machines) and for long inline deep links (migrations 0003, 0005).
 
-Kept beside `bot.storage` rather than in it (one module per kind of row); it uses the
-repository's two workers, so the write discipline is the same: every write one
-BEGIN IMMEDIATE … COMMIT on the writer, reads on the reader. A chat's machines are also
+Kept beside `bot.storage` rather than in it (one module per kind of row); it reads and writes
+through the repository's `query` and `transaction`, so the write discipline is the same:
+every write one BEGIN IMMEDIATE … COMMIT on the writer, reads on the reader. A chat's machines are also
 kept in memory (a question in a lab group reads them on every answer); every write here
 clears that chat's copy.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
-
-import aiosqlite
 
 from advisor.recommend.owned import Machine
 from bot.schema import now_iso
@@ -42,21 +41,13 @@ class LabStore:
         self._repo = repo
         self._cache: dict[int, list[Machine]] = {}
 
-    @property
-    def _writer(self):  # noqa: ANN202 - the repository's writer worker
-        return self._repo._writer  # noqa: SLF001 - one write discipline for the whole file
-
-    @property
-    def _reader(self):  # noqa: ANN202
-        return self._repo._reader  # noqa: SLF001
-
     def _drop(self, *chat_ids: int) -> None:
         for chat_id in chat_ids:
             self._cache.pop(chat_id, None)
 
     async def machines(self, chat_id: int) -> list[Machine]:
         if chat_id not in self._cache:
-            found = await self._reader.statement_rows(
+            found = await self._repo.query(
                 f"SELECT {_COLUMNS} FROM lab_machines WHERE chat_id = ? ORDER BY name",
                 (chat_id,),
             )
@@ -81,24 +72,22 @@ class LabStore:
         "ok", or "full" when the chat would pass MAX_MACHINES (then nothing is written)."""
         ts = now_iso()
 
-        async def write(db: aiosqlite.Connection) -> str:
+        def write(db: sqlite3.Connection) -> str:
             names = {
                 r[1]
-                for r in await rows(
-                    db, "SELECT id, name FROM lab_machines WHERE chat_id = ?", (chat_id,)
-                )
+                for r in rows(db, "SELECT id, name FROM lab_machines WHERE chat_id = ?", (chat_id,))
                 if r[0] != replaces
             }
             if len(names | {m.name for m in machines}) > MAX_MACHINES:
                 return "full"  # checked before any write: a full chat keeps what it had
             if replaces is not None:
-                await changed(
+                changed(
                     db,
                     "DELETE FROM lab_machines WHERE chat_id = ? AND id = ?",
                     (chat_id, replaces),
                 )
             for m in machines:
-                await changed(
+                changed(
                     db,
                     "INSERT INTO lab_machines (chat_id, name, gpu_id, gpu_count, "
                     "price_per_card_hour, currency, note, added_by, updated_at) "
@@ -122,14 +111,14 @@ class LabStore:
             return "ok"
 
         try:
-            return await self._writer.transaction(write)
+            return await self._repo.transaction(write)
         finally:
             self._drop(chat_id)
 
     async def remove(self, chat_id: int, machine_id: int) -> int:
         """Remove one machine of this chat (an id from another chat removes nothing)."""
         try:
-            return await self._writer.transaction(
+            return await self._repo.transaction(
                 lambda db: changed(
                     db,
                     "DELETE FROM lab_machines WHERE chat_id = ? AND id = ?",
@@ -142,7 +131,7 @@ class LabStore:
     async def forget_chat(self, chat_id: int) -> int:
         """Every machine of a chat: the bot was removed from the group, or an admin asked."""
         try:
-            return await self._writer.transaction(
+            return await self._repo.transaction(
                 lambda db: changed(db, "DELETE FROM lab_machines WHERE chat_id = ?", (chat_id,))
             )
         finally:
@@ -158,7 +147,7 @@ class LabStore:
     # --- inline deep links ---------------------------------------------------------------
 
     async def link_query(self, key: str) -> str | None:
-        found = await self._reader.statement_rows(
+        found = await self._repo.query(
             "SELECT query FROM inline_links WHERE key = ? LIMIT 1", (key,)
         )
         return found[0][0] if found else None
@@ -166,7 +155,7 @@ class LabStore:
     async def save_link(self, key: str, user_id: int, query: str) -> None:
         """The question behind a long deep link, owned by the user who typed it (/forget
         deletes it, `purge_links` ages it out; migration 0005)."""
-        await self._writer.transaction(
+        await self._repo.transaction(
             lambda db: changed(
                 db,
                 "INSERT INTO inline_links (key, user_id, query, created_at) VALUES (?, ?, ?, ?) "
@@ -177,7 +166,7 @@ class LabStore:
 
     async def purge_links(self, older_than_days: int) -> int:
         cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(timespec="seconds")
-        return await self._writer.transaction(
+        return await self._repo.transaction(
             lambda db: changed(db, "DELETE FROM inline_links WHERE created_at < ?", (cutoff,))
         )
 

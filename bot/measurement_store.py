@@ -1,7 +1,8 @@
 """SQL for "I ran it" reports (migration 0006, table `measurements`).
 
-Kept beside `bot.storage` like `bot.lab_store`: it uses the repository's two workers, so
-every write is one BEGIN IMMEDIATE … COMMIT on the writer and reads go to the reader.
+Kept beside `bot.storage` like `bot.lab_store`: it reads and writes through the repository's
+`query` and `transaction`, so every write is one BEGIN IMMEDIATE … COMMIT on the writer and
+reads go to the reader.
 `/forget` deletes a user's rows in `Repository.forget_user`, in the same transaction as the
 rest of their data.
 """
@@ -83,14 +84,6 @@ class MeasurementStore:
     def __init__(self, repo: Repository) -> None:
         self._repo = repo
 
-    @property
-    def _writer(self):  # noqa: ANN202 - the repository's writer worker
-        return self._repo._writer  # noqa: SLF001 - one write discipline for the whole file
-
-    @property
-    def _reader(self):  # noqa: ANN202
-        return self._repo._reader  # noqa: SLF001
-
     async def add(
         self, m: Measurement, *, user_id: int, chat_id: int, raw_text: str, update_id: int | None
     ) -> bool:
@@ -128,10 +121,10 @@ class MeasurementStore:
             "estimate_bytes, low_bytes, high_bytes, outcome, raw_text, catalog_version, "
             f"created_at) VALUES ({', '.join(['?'] * len(values))})"
         )
-        return bool(await self._writer.transaction(lambda db: changed(db, sql, values)))
+        return bool(await self._repo.transaction(lambda db: changed(db, sql, values)))
 
     async def all(self) -> list[Measurement]:
-        return [_measurement(r) for r in await self._reader.statement_rows(_SELECT)]
+        return [_measurement(r) for r in await self._repo.query(_SELECT)]
 
 
 def measurement_store(repo: Repository) -> MeasurementStore:

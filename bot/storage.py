@@ -1,9 +1,10 @@
 """The one module that talks SQL: users, chats, question history and PTB's saved state.
 
-Two aiosqlite connections, each behind its own lock (`bot.sqlite_worker`): the writer runs
-every write, each a single BEGIN IMMEDIATE … COMMIT with its results fetched inside, one
-after another; the reader serves reads, which in WAL mode see only committed rows and never
-wait for the writer. Every statement is parameterized.
+Two SQLite connections, each on its own thread (`bot.sqlite_worker`): the writer runs every
+write, each a single statement or one BEGIN IMMEDIATE … COMMIT, one after another; the reader
+serves reads, which in WAL mode see only committed rows and never wait for the writer. Every
+statement is parameterized. The stores beside this module (`bot.lab_store`,
+`bot.measurement_store`) use the same two connections through `query` and `transaction`.
 """
 
 from __future__ import annotations
@@ -15,17 +16,19 @@ import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
-import aiosqlite
 from pydantic import BaseModel
 
 from bot import fastjson, schema
 from bot.schema import StorageError, now_iso
-from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed
+from bot.sqlite_worker import BUSY_TIMEOUT_MS, Operation, Params, SQLiteWorker, changed
 from bot.sqlite_worker import rows as rows_of
 from hublookup.cache import UPSERT_HUB_FACTS
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 SEEN_REFRESH_S = 300  # last_seen is kept to five minutes; saves two writes on most updates
 CACHE_LIMIT = 100_000
@@ -129,16 +132,24 @@ class Repository:
         await self._reader.close()
         await self._writer.close()
 
-    # --- small helpers ---------------------------------------------------------------------
+    # --- reading and writing (also for bot.lab_store and bot.measurement_store) ------------
 
-    async def _all(self, sql: str, params: tuple = ()) -> list[tuple]:
+    async def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Every row of one read, on the reader's connection (committed rows only)."""
         return await self._reader.statement_rows(sql, params)
 
-    async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
-        rows = await self._all(sql, params)
+    async def transaction(self, operation: Operation[T]) -> T:
+        """`operation(connection)` as one BEGIN IMMEDIATE … COMMIT on the writer's
+        connection, all or nothing (`SQLiteWorker.transaction`). It runs on the connection's
+        thread: a plain function of a `sqlite3.Connection` (`bot.sqlite_worker.rows` and
+        `changed` run its statements) that returns plain values."""
+        return await self._writer.transaction(operation)
+
+    async def _one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
+        rows = await self.query(sql, params)
         return rows[0] if rows else None
 
-    async def _write(self, sql: str, params: tuple = ()) -> int:
+    async def _write(self, sql: str, params: Params = ()) -> int:
         """One statement as one transaction (SQLiteWorker.statement); returns the rows it
         changed."""
         return await self._writer.statement(sql, params)
@@ -246,8 +257,8 @@ class Repository:
         the new one) in either order; the supergroup may have spoken first, so its row may
         exist already. Running this twice is harmless."""
 
-        async def write(db: aiosqlite.Connection) -> None:
-            await changed(
+        def write(db: sqlite3.Connection) -> None:
+            changed(
                 db,
                 "INSERT INTO chats (chat_id, type, title, language, first_seen, last_seen) "
                 "SELECT ?, 'supergroup', title, language, first_seen, last_seen FROM chats "
@@ -255,17 +266,17 @@ class Repository:
                 "language = COALESCE(chats.language, excluded.language)",
                 (new_chat_id, old_chat_id),
             )
-            await changed(db, "DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
-            await changed(
+            changed(db, "DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
+            changed(
                 db, "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
             )
             # the group's machines (/lab); a name the supergroup registered already keeps its own
-            await changed(
+            changed(
                 db,
                 "UPDATE OR IGNORE lab_machines SET chat_id = ? WHERE chat_id = ?",
                 (new_chat_id, old_chat_id),
             )
-            await changed(db, "DELETE FROM lab_machines WHERE chat_id = ?", (old_chat_id,))
+            changed(db, "DELETE FROM lab_machines WHERE chat_id = ?", (old_chat_id,))
 
         await self._writer.transaction(write)
         self._forget_cached()
@@ -353,7 +364,7 @@ class Repository:
     async def recent_history(
         self, user_id: int, chat_id: int, limit: int = 10
     ) -> list[HistoryEntry]:
-        rows = await self._all(
+        rows = await self.query(
             f"SELECT {self._HISTORY_COLUMNS} FROM history WHERE user_id = ? AND chat_id = ? "
             "ORDER BY id DESC LIMIT ?",
             (user_id, chat_id, limit),
@@ -379,7 +390,7 @@ class Repository:
         WAL is then checkpointed and truncated, so the deleted text does not linger in the
         `-wal` file (secure_delete has zeroed it in the database file)."""
 
-        async def delete(db: aiosqlite.Connection) -> dict[str, int]:
+        def delete(db: sqlite3.Connection) -> dict[str, int]:
             statements = {
                 "questions": ("DELETE FROM history WHERE user_id = ?", (user_id,)),
                 "saved_state": (
@@ -403,7 +414,7 @@ class Repository:
                 # "I ran it" reports (bot.measurement_store): the user's own, wherever sent
                 "reports": ("DELETE FROM measurements WHERE user_id = ?", (user_id,)),
             }
-            return {kind: await changed(db, sql, p) for kind, (sql, p) in statements.items()}
+            return {kind: changed(db, sql, p) for kind, (sql, p) in statements.items()}
 
         counts = await self._writer.transaction(delete)
         self._forget_cached()
@@ -415,16 +426,16 @@ class Repository:
         users = await self._one("SELECT COUNT(*) FROM users")
         chats = await self._one("SELECT COUNT(*) FROM chats")
         questions = await self._one("SELECT COUNT(*) FROM history")
-        per_day = await self._all(
+        per_day = await self.query(
             "SELECT substr(created_at, 1, 10) AS day, COUNT(*) FROM history WHERE created_at >= ? "
             "GROUP BY day ORDER BY day DESC",
             (cutoff,),
         )
-        models = await self._all(
+        models = await self.query(
             "SELECT json_extract(summary_json, '$.model') AS m, COUNT(*) AS n FROM history "
             "WHERE m IS NOT NULL GROUP BY m ORDER BY n DESC, m LIMIT 5"
         )
-        gpus = await self._all(
+        gpus = await self.query(
             "SELECT json_extract(summary_json, '$.gpu') AS g, COUNT(*) AS n FROM history "
             "WHERE g IS NOT NULL GROUP BY g ORDER BY n DESC, g LIMIT 5"
         )
@@ -496,7 +507,7 @@ class Repository:
 
     async def inbox_handled_recent(self, limit: int) -> list[int]:
         """The ids of the last `limit` handled updates (the processor's memory of copies)."""
-        found = await self._all(
+        found = await self.query(
             "SELECT update_id FROM inbox_handled ORDER BY update_id DESC LIMIT ?", (limit,)
         )
         return [r[0] for r in found]
@@ -509,13 +520,13 @@ class Repository:
 
     async def inbox_pending(self) -> list[dict]:
         return [
-            json.loads(r[0]) for r in await self._all("SELECT data FROM inbox ORDER BY update_id")
+            json.loads(r[0]) for r in await self.query("SELECT data FROM inbox ORDER BY update_id")
         ]
 
     # --- PTB persistence -------------------------------------------------------------------
 
     async def load_state(self, kind: str) -> dict[str, object]:
-        rows = await self._all("SELECT key, data FROM ptb_state WHERE kind = ?", (kind,))
+        rows = await self.query("SELECT key, data FROM ptb_state WHERE kind = ?", (kind,))
         return {r[0]: json.loads(r[1]) for r in rows}
 
     async def save_state_json(self, kind: str, key: str, encoded: str | None) -> None:
@@ -531,23 +542,17 @@ class Repository:
             )
 
 
-async def _reserve_history_block(db: aiosqlite.Connection) -> tuple[int, int]:
+def _reserve_history_block(db: sqlite3.Connection) -> tuple[int, int]:
     """In a transaction: the next `HISTORY_ID_BLOCK` history ids, past every id a row has
     had and every block reserved before (the AUTOINCREMENT counter, which SQLite itself
     never lowers), and the counter moved to the block's end."""
-    (last,) = (
-        await rows_of(
-            db,
-            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'history'), 0), "
-            "coalesce((SELECT max(id) FROM history), 0))",
-        )
-    )[0]
+    ((last,),) = rows_of(
+        db,
+        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'history'), 0), "
+        "coalesce((SELECT max(id) FROM history), 0))",
+    )
     start = int(last) + 1
     end = start + HISTORY_ID_BLOCK
-    if not await changed(
-        db, "UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'", (end - 1,)
-    ):
-        await changed(
-            db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)", (end - 1,)
-        )
+    if not changed(db, "UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'", (end - 1,)):
+        changed(db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)", (end - 1,))
     return start, end

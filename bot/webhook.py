@@ -48,8 +48,8 @@ class OpsServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        if self.port == 0:  # tests ask for any free port
-            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # noqa: SLF001
+        if self.port == 0:  # tests ask for any free port: the one the system gave
+            self.port = self._runner.addresses[0][1]
 
     async def stop(self) -> None:
         if self._runner is not None:

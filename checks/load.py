@@ -31,7 +31,7 @@ same traffic first without measuring it (the figures of a bot whose memos have f
 LOAD_DUMP_DUPLICATES=FILE writes what the chats with a duplicate reply received.
 
 --profile FILE samples the bot process with py-spy (`pip install -e '.[profile]'`; every
-thread, so the aiosqlite threads count too) over the measured window and writes the
+thread, so the SQLite threads count too) over the measured window and writes the
 collapsed stacks to FILE (a flame graph's input: flamegraph.pl, speedscope) and the top-25
 functions by cumulative share to FILE.top.txt. The sampler slows the bot: figures from a
 profiled run are not the bench's figures.

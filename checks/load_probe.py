@@ -74,7 +74,7 @@ def cpu_seconds(pid: int) -> float | None:
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
     """CPU seconds so far of a process's threads, summed by kind: the event loop's, Python's
-    own threads (aiosqlite's connections), and any named by a library (uvloop's workers)."""
+    own threads (the SQLite connections' in bot.sqlite_worker), and any named by a library (uvloop's workers)."""
     out: dict[str, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -83,7 +83,7 @@ def thread_cpu_seconds(pid: int) -> dict[str, float]:
             name = (task / "comm").read_text().strip()
         except (OSError, IndexError):
             continue  # a thread that ended meanwhile
-        # the loop's thread is the process; Python's own threads (aiosqlite's) are unnamed
+        # the loop's thread is the process; Python's own threads (SQLite's) keep the name "python"
         name = "loop" if task.name == str(pid) else "threads" if name == "python" else name
         out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
     return out

@@ -10,6 +10,7 @@ from telegram.ext import ApplicationBuilder
 
 from bot.app import build_application
 from bot.runner import ops_server, start, stop
+from bot.sqlite_worker import changed
 from standin import FakeTelegram, User
 from tests.conftest import TOKEN, make_settings
 from tests.test_webhook import SECRET, free_port, launch_webhook, webhook_settings
@@ -52,13 +53,13 @@ async def test_a_read_only_database_is_reported(tg: FakeTelegram, tmp_path: Path
         # root writes through file modes, so the connection itself is made read-only, as
         # SQLite does for a file it cannot write (same error: "attempt to write a readonly
         # database")
-        await app.repo._writer.run(lambda db: db.execute("PRAGMA query_only = 1"))  # noqa: SLF001
+        await app.repo._writer.run(lambda db: changed(db, "PRAGMA query_only = 1"))  # noqa: SLF001
         status, report = await healthz(server.port)
         assert status == 503
         assert report["database"].startswith("error:") and "readonly" in report["database"]
         assert report["bot_api"] == "ok"
     finally:
-        await app.repo._writer.run(lambda db: db.execute("PRAGMA query_only = 0"))  # noqa: SLF001
+        await app.repo._writer.run(lambda db: changed(db, "PRAGMA query_only = 0"))  # noqa: SLF001
         await stop(app, server=server)
 
 

@@ -80,7 +80,7 @@ async def test_forget_user_deletes_their_own_cards_but_no_groups_machines(tmp_pa
         assert await store.machines(42) == []
         assert [m.name for m in await store.machines(-9)] == ["node1"]
         assert deleted["machines_written"] == 1
-        left = await repo._all("SELECT added_by FROM lab_machines")  # noqa: SLF001
+        left = await repo.query("SELECT added_by FROM lab_machines")
         assert left == [(None,)]
     finally:
         await repo.close()

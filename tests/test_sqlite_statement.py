@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
-from bot.sqlite_worker import SQLiteWorker
+from bot.sqlite_worker import SQLiteWorker, changed, rows
 
 
 async def worker(path: Path) -> SQLiteWorker:
     w = SQLiteWorker(path, "writer")
     await w.open("PRAGMA journal_mode = WAL")
-    await w.run(
-        lambda db: db.execute_fetchall("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
-    )
+    await w.run(lambda db: changed(db, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"))
     return w
 
 
@@ -51,7 +50,7 @@ async def test_a_failing_statement_changes_nothing_and_leaves_nothing_open(tmp_p
             other.execute("COMMIT")
         finally:
             other.close()
-        await w.transaction(lambda db: db.execute_fetchall("DELETE FROM t"))  # usable after
+        await w.transaction(lambda db: changed(db, "DELETE FROM t"))  # usable after
     finally:
         await w.close()
 
@@ -86,7 +85,7 @@ async def test_a_failing_statement_in_a_shared_handoff_fails_alone(tmp_path: Pat
         assert results[0] == 1
         assert isinstance(results[1], sqlite3.IntegrityError)
         assert results[2] == [(2,)]  # the failed statement left no row 2 behind
-        ids = await w.run(lambda db: db.execute_fetchall("SELECT id FROM t ORDER BY id"))
+        ids = await w.run(lambda db: rows(db, "SELECT id FROM t ORDER BY id"))
         assert [tuple(r) for r in ids] == [(1,), (2,)]
     finally:
         await w.close()
@@ -100,7 +99,7 @@ async def test_a_transaction_asked_after_statements_sees_them(tmp_path: Path) ->
             for i in range(5)
         ]
         await asyncio.sleep(0)  # the statements are asked (waiting for their handoff)
-        seen = await w.transaction(lambda db: db.execute_fetchall("SELECT COUNT(*) FROM t"))
+        seen = await w.transaction(lambda db: rows(db, "SELECT COUNT(*) FROM t"))
         assert next(iter(seen))[0] == 5
         await asyncio.gather(*inserts)
     finally:
@@ -117,7 +116,7 @@ async def test_a_cancelled_caller_leaves_the_others_statements_running(tmp_path:
         assert await second == 1
         with pytest.raises(asyncio.CancelledError):
             await first
-        ids = await w.run(lambda db: db.execute_fetchall("SELECT id FROM t ORDER BY id"))
+        ids = await w.run(lambda db: rows(db, "SELECT id FROM t ORDER BY id"))
         assert [tuple(r) for r in ids] == [(1,), (2,)]  # asked, so run: as one alone would be
     finally:
         await w.close()
@@ -138,8 +137,8 @@ async def test_statements_in_a_transaction_are_all_or_none_in_one_handoff(tmp_pa
                     ("INSERT INTO t (id, v) VALUES (3, NULL)", ()),  # NOT NULL: all undone
                 ]
             )
-        rows = await w.run(lambda db: db.execute_fetchall("SELECT id, v FROM t ORDER BY id"))
-        assert [tuple(r) for r in rows] == [(1, "b")]
+        stored = await w.run(lambda db: rows(db, "SELECT id, v FROM t ORDER BY id"))
+        assert stored == [(1, "b")]
         other = sqlite3.connect(tmp_path / "x.sqlite3", timeout=1)
         try:
             other.execute("BEGIN IMMEDIATE")  # nothing left open by the failed one
@@ -150,15 +149,38 @@ async def test_statements_in_a_transaction_are_all_or_none_in_one_handoff(tmp_pa
         await w.close()
 
 
-def test_the_aiosqlite_internals_the_batches_use_are_there() -> None:
-    """bot/sqlite_worker.py hands a batch to aiosqlite's thread through its private
-    `_execute(fn, *args)` and `_conn` (pyproject pins aiosqlite below 0.23 for this): an
-    upgrade that changes them must fail here, not lose writes at run time."""
-    import inspect
+async def test_operations_run_on_the_connections_own_thread_in_the_order_asked(
+    tmp_path: Path,
+) -> None:
+    """The event loop's thread never runs SQLite (a blocking call there stalls every chat);
+    operations asked one after another run in that order, each whole."""
+    w = await worker(tmp_path / "x.sqlite3")
+    try:
+        threads = await asyncio.gather(
+            *(
+                w.transaction(
+                    lambda db, i=i: (
+                        changed(db, "INSERT INTO t (id, v) VALUES (?, ?)", (i, "x")),
+                        threading.get_ident(),
+                    )[1]
+                )
+                for i in range(20)
+            )
+        )
+        assert set(threads) != {threading.get_ident()}
+        assert len(set(threads)) == 1
+        inserted = await w.run(lambda db: rows(db, "SELECT id FROM t ORDER BY rowid"))
+        assert inserted == [(i,) for i in range(20)]
+    finally:
+        await w.close()
 
-    import aiosqlite
 
-    assert callable(getattr(aiosqlite.Connection, "_execute", None))
-    params = list(inspect.signature(aiosqlite.Connection._execute).parameters)
-    assert params[:2] == ["self", "fn"]
-    assert isinstance(inspect.getattr_static(aiosqlite.Connection, "_conn"), property)
+async def test_a_closed_worker_refuses_work_and_its_thread_is_gone(tmp_path: Path) -> None:
+    w = await worker(tmp_path / "x.sqlite3")
+    pending = asyncio.ensure_future(w.statement("INSERT INTO t (id, v) VALUES (1, 'a')"))
+    await asyncio.sleep(0)
+    await w.close()  # what was asked before the close still runs
+    assert await pending == 1
+    with pytest.raises(sqlite3.ProgrammingError):
+        await w.statement("INSERT INTO t (id, v) VALUES (2, 'b')")
+    assert not any(t.name == "sqlite-writer" for t in threading.enumerate())

@@ -144,6 +144,54 @@ def test_the_engine_imports_nothing_above_it_but_its_command_line_shell() -> Non
     assert upward == []
 
 
+def private_reaches(source: str) -> list[str]:
+    """Where a module uses a private name (`_name`, not `__dunder__`) that is not its own:
+    an attribute of anything but `self` or `cls` (another object's internals, another
+    module's `_helper`), or `from module import _name`. A private name may change without
+    notice, and reaching one across a module pinned a library's version before (aiosqlite's
+    `_execute`) and tied the stores to the repository's workers."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            found += [
+                f"{node.lineno}: from {node.module} import {alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_private_reaches_are_found_when_they_exist() -> None:
+    source = (
+        "from bot.storage import _entry\n"
+        "def f(repo):\n"
+        "    return repo._writer, self._own, cls._also, repo.__class__, site._server.x\n"
+    )
+    assert private_reaches(source) == [
+        "1: from bot.storage import _entry",
+        "3: repo._writer",
+        "3: site._server",
+    ]
+
+
+def test_the_bot_reaches_no_private_name_of_another_object_or_module() -> None:
+    """bot/ uses other modules and libraries through their public names only (the stores
+    beside `bot.storage` read and write through `Repository.query` and `.transaction`)."""
+    reaches = [
+        f"{path.relative_to(ROOT)}:{where}"
+        for path in sorted((ROOT / "bot").rglob("*.py"))
+        for where in private_reaches(path.read_text(encoding="utf-8"))
+    ]
+    assert reaches == []
+
+
 def _imported_names(path: Path) -> set[str]:
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -15,6 +15,7 @@ from bot.app import build_application
 from bot.context import AdvisorApplication
 from bot.runner import ops_server, start, stop
 from bot.settings import Settings
+from bot.sqlite_worker import changed
 from bot.webhook import OpsServer
 from standin import FakeTelegram, User
 from tests.conftest import TOKEN, make_settings
@@ -123,7 +124,7 @@ async def test_no_200_before_the_update_is_stored(tg: FakeTelegram, hooked) -> N
     writer = app.repo._writer  # noqa: SLF001 - the bot's one write connection
 
     async def read_only(on: bool) -> None:
-        await writer.run(lambda db: db.execute(f"PRAGMA query_only = {int(on)}"))
+        await writer.run(lambda db: changed(db, f"PRAGMA query_only = {int(on)}"))
 
     await read_only(True)
     update = tg.user_sends(User(503), text="/help")
