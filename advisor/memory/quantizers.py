@@ -158,20 +158,26 @@ def kept_bytes_per_weight(load: str) -> float:
     return float(_table()["load_dtype"]["kept_bytes"].get(load, 2))
 
 
-def bnb_4bit_compute_dtype(fmt: str) -> str | None:
-    """The dtype bitsandbytes' 4-bit matmul computes in when the config names none
-    (transformers BitsAndBytesConfig: float32); None for formats it does not load."""
-    row = _table()["bitsandbytes_4bit_inference"]
-    return str(row["default_compute_dtype"]) if fmt in row["formats"] else None
+def dequant_rule(fmt: str) -> dict[str, Any] | None:
+    """How a loader's matmul dequantizes this format's weights on every call (quantizers.toml
+    [dequant_per_call.*]): `library`, `single_token_kernel` (a one-token input takes a kernel
+    that needs no copy), `default_compute_dtype` (the dtype the copy is cast to when the
+    config names none; absent: the activations' dtype). None: the format's kernels need no
+    full copy (GPTQ/AWQ kernels keep their own scratch)."""
+    for row in _table()["dequant_per_call"].values():
+        if fmt in row["formats"]:
+            return row
+    return None
 
 
-def bnb_dequant_bytes(
+def dequant_bytes(
     widest_weight: float, widest_out: float, tokens: int, load: str, compute: str
 ) -> float:
-    """MatMul4Bit.forward over a prompt of more than one token: the widest Linear dequantized
-    to the load dtype, plus its copy cast to the compute dtype when they differ, plus that
-    Linear's output for every token in the compute dtype when it is wider than the load
-    dtype (cast back afterwards). One layer at a time, so the largest Linear sets it."""
+    """A dequantizing matmul (bitsandbytes MatMul4Bit over more than one token, torchao's
+    eager int8 weight-only): the widest Linear dequantized to the load dtype, plus its copy
+    cast to the compute dtype when they differ, plus that Linear's output for every token in
+    the compute dtype when it is wider than the load dtype (cast back afterwards). One layer
+    at a time, so the largest Linear sets it."""
     b = catalog.kv_cache_bytes_per_element()
     load_b, compute_b = b[load], b[compute]
     per_weight = load_b + (compute_b if compute != load else 0.0)

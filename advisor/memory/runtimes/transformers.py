@@ -9,7 +9,7 @@ their sources: data/runtimes.toml [transformers].
 
 from __future__ import annotations
 
-from advisor.memory.quantizers import bnb_4bit_compute_dtype, bnb_dequant_bytes
+from advisor.memory.quantizers import dequant_bytes, dequant_rule
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
@@ -33,7 +33,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
     if s.fmt in EXLLAMA_KERNEL_FORMATS:
         allocated += add_gptq_scratch(s, acc)
-    allocated += add_bnb_dequant(s, acc)
+    allocated += add_dequant_buffer(s, acc)
 
     prefill_tokens = s.batch * s.prompt
     if w.max_num_batched_tokens:
@@ -87,32 +87,32 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     )
 
 
-def add_bnb_dequant(s: InferenceSetup, acc: Breakdown) -> int:
-    """bitsandbytes 4-bit: a prompt of more than one token runs MatMul4Bit, which dequantizes
-    the whole weight (to the load dtype, then a copy in the compute dtype, fp32 unless the
-    config names one) for every Linear it passes; the largest Linear sets the transient
-    (data/quantizers.toml [bitsandbytes_4bit_inference])."""
-    compute = bnb_4bit_compute_dtype(s.fmt)
+def add_dequant_buffer(s: InferenceSetup, acc: Breakdown) -> int:
+    """A loader whose matmul dequantizes the whole weight per call (data/quantizers.toml
+    [dequant_per_call.*]): bitsandbytes 4-bit over a prompt of more than one token
+    (MatMul4Bit; computed in fp32 unless the config names a dtype), torchao int8 weight-only
+    run eagerly (every call). The largest Linear sets the transient."""
+    rule = dequant_rule(s.fmt)
     tokens = s.batch * s.prompt
-    if compute is None or tokens <= 1:
+    if rule is None or (rule["single_token_kernel"] and tokens <= 1):
         return 0
-    if s.w.compute_dtype is not None:
-        compute = s.w.compute_dtype  # the question names the dtype it computes in
-    else:
+    compute = s.w.compute_dtype or rule.get("default_compute_dtype") or s.load_dtype
+    if s.w.compute_dtype is None and "default_compute_dtype" in rule:
         acc.assume("bnb_compute_dtype", compute)
     arch = s.arch
     inter = mlp_width(arch) // s.tp
     widest_weight = arch.hidden * max(inter, arch.hidden)
     widest_out = max(inter, arch.hidden)
-    size = bnb_dequant_bytes(widest_weight, widest_out, tokens, s.load_dtype, compute)
+    size = dequant_bytes(widest_weight, widest_out, tokens, s.load_dtype, compute)
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("dequant_buffer", size, "")
     return acc.add(
         "dequant_buffer",
         size,
-        f"bitsandbytes 4-bit prefill: widest layer {arch.hidden} x {widest_out} dequantized to"
+        f"{rule['library']}: widest layer {arch.hidden} x {widest_out} dequantized to"
         f" {s.load_dtype}" + (f" and cast to {compute}" if compute != s.load_dtype else ""),
         key="dequant_buffer",
+        library=rule["library"],
         hidden=arch.hidden,
         width=widest_out,
         load_dtype=s.load_dtype,
