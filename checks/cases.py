@@ -92,6 +92,7 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
     (r"transformers|optimum|peft|trl|torchtune|unsloth|torchtitan", "transformers"),
 ]
 STACK_WORDS: list[tuple[str, str]] = [
+    (r"exllama\s*\(?v1\b|exllamav1", "exllama-v1"),
     (r"autoawq", "autoawq"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),

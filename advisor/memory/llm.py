@@ -179,6 +179,8 @@ def estimate_inference(
     kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
     if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
         kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
+    elif runtime == Runtime.exllamav2 and w.kv_cache_dtype is None:
+        kv_dtype = "fp16"  # ExLlamaV2Cache and ExLlama v1's ExLlamaCache: torch.float16
     elif runtime == Runtime.transformers and w.kv_cache_dtype is None and load != "bf16":
         # transformers' caches take the key/value states' dtype: the model's (DynamicCache),
         # fp16 under bitsandbytes unless told, fp32 for a model loaded in fp32
