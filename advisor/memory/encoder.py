@@ -13,7 +13,10 @@ the count.
 
 from __future__ import annotations
 
-from advisor.catalog import ModelSpec
+import tomllib
+from functools import cache
+
+from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.runtimes import coefficient
 from advisor.memory.terms import Breakdown, band, finish
 from advisor.memory.transformer import mlp_width
@@ -25,6 +28,38 @@ VISION_ENCODER_FAMILIES = {"sam", "vit", "clip", "siglip", "dinov2"}
 
 def is_vision_encoder(spec: ModelSpec | None) -> bool:
     return spec is not None and spec.family in VISION_ENCODER_FAMILIES and spec.arch is not None
+
+
+@cache
+def _rel_pos() -> dict:
+    with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:
+        return tomllib.load(fh)["decomposed_rel_pos"]
+
+
+def attention_score_bytes(
+    spec: ModelSpec | None, attention: Attention, batch: int, heads: int, tokens: int, elem: int
+) -> tuple[float, str]:
+    """(bytes, what) one global-attention block holds beyond its q/k/v for the batch.
+
+    Eager: the q @ k^T scores and their fp32 softmax (transformers' eager attention), or,
+    for an encoder with a decomposed relative-position term (SAM), the scores and the two
+    sums that add rel_h and rel_w, whichever is larger. SDPA: nothing for a plain encoder
+    (the fused kernel holds no score matrix), one score-sized bias for SAM, passed as the
+    attention mask (data/vision_encoders.toml [decomposed_rel_pos]).
+    """
+    table = _rel_pos()
+    rel_pos = spec is not None and spec.family in table["families"]
+    per_score = batch * heads * tokens * tokens
+    if attention == Attention.eager:
+        per_elem = elem + 4
+        if rel_pos:
+            per_elem = max(per_elem, table["eager_score_copies"] * elem)
+        return per_score * per_elem, "eager attention scores"
+    if attention == Attention.sdpa and rel_pos:
+        return per_score * table[
+            "sdpa_bias_copies"
+        ] * elem, "relative-position bias as the SDPA mask"
+    return 0.0, ""
 
 
 def estimate_encoder(
@@ -63,22 +98,28 @@ def estimate_encoder(
         coefficient("transformers", "prefill_hidden_buffers") * arch.hidden
         + coefficient("transformers", "prefill_mlp_buffers") * mlp_width(arch)
     ) * elem
-    scores = 0.0
-    if attention == Attention.eager:
-        # q @ k^T in the compute dtype and its fp32 softmax (transformers' eager attention:
-        # softmax(dtype=float32)), every head over the whole grid: the global blocks (SAM's
-        # windowed blocks hold less).
-        scores = batch * arch.heads * tokens * tokens * (elem + 4)
     allocated += acc.add(
         "activations",
-        batch * tokens * per_token + scores,
-        f"encoder pass: {batch} images x {tokens} patch tokens x {per_token / 1024:.0f} KiB"
-        + (" + eager attention scores" if scores else ""),
+        batch * tokens * per_token,
+        f"encoder pass: {batch} images x {tokens} patch tokens x {per_token / 1024:.0f} KiB",
         key="activations.prefill",
         tokens=batch * tokens,
         kib_per_token=round(per_token / 1024, 1),
         vocab=0,
     )
+    scores, what = attention_score_bytes(spec, attention, batch, arch.heads, tokens, elem)
+    if scores:
+        allocated += acc.add(
+            "attention_scores",
+            scores,
+            f"{what}: {batch} images x {arch.heads} heads x {tokens}^2",
+            key="attention_scores.rel_pos_bias"
+            if attention == Attention.sdpa
+            else "attention_scores.eager",
+            images=batch,
+            heads=arch.heads,
+            tokens=tokens,
+        )
     est = finish(acc, allocated, w, False, band(model, spec, False, w.arch is not None))
     est.runtime = Runtime.transformers
     est.kv_bytes_per_token = 0
