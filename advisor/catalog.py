@@ -41,6 +41,16 @@ class DiffusionSpec(BaseModel):
     # Classifier-free guidance as one batch of 2 (cond + uncond concatenated); False: two
     # calls one after the other (WanPipeline, Wan's generate.py).
     cfg_batched: bool = True
+    # The denoiser's real shape, from its config: transformer blocks and the attention's
+    # inner width (heads x head_dim). Without them training sizes it from the parameter
+    # count (12 x hidden^2 per block), which misses DiTs whose head_dim is not 128 or whose
+    # blocks carry cross-attention.
+    blocks: int | None = None
+    inner_dim: int | None = None
+    # LoRA target name -> [linears of that name in the denoiser, in_features + out_features]
+    # (a rank-r adapter on a linear holds r x (in + out) parameters), counted from the
+    # model's config; training reads it for the trainer's target_modules.
+    lora_linears: dict[str, list[int]] = Field(default_factory=dict)
 
 
 class ModelSpec(BaseModel):

@@ -331,6 +331,48 @@ def precompute_peak(
     return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase")
 
 
+# finetrainers' default --target_modules (args.py: to_q to_k to_v to_out.0), the diffusers
+# LoRA training scripts' attention projections likewise; read 2026-12-07.
+DEFAULT_LORA_TARGETS = "to_q,to_k,to_v,to_out.0"
+
+
+def lora_trainable_params(
+    spec: ModelSpec, targets: str | None, rank: int, hidden: int, layers: int
+) -> float:
+    """Parameters of rank-r adapters on the target linears: r x (in + out) per linear, the
+    linears each target name matches counted from the model's config (DiffusionSpec.
+    lora_linears; PEFT matches a target by the module name's suffix, so `to_q` takes the
+    self- and the cross-attention's). A name the entry does not list counts one
+    hidden x hidden linear per block."""
+    d = spec.diffusion
+    assert d is not None
+    total = 0.0
+    for raw in (targets or DEFAULT_LORA_TARGETS).split(","):
+        name = raw.strip().removeprefix("attn.")
+        if not name:
+            continue
+        row = d.lora_linears.get(name) or d.lora_linears.get(f"{name}.0")
+        if row is not None:
+            total += row[0] * row[1] * rank
+        else:
+            total += layers * 2 * hidden * rank
+    return total or layers * 2 * hidden * rank
+
+
+def training_tokens(w: Workload, spec: ModelSpec, width: int, height: int, acc: Breakdown) -> float:
+    """Latent tokens one training sample feeds the denoiser: a video model's latent frames
+    x its patch grid (the same count as its inference), an image model's latent grid."""
+    d = spec.diffusion
+    assert d is not None
+    geo = video.geometry(spec.id)
+    if geo is None:
+        return (width // 8) * (height // 8) / d.attn_tokens_divisor
+    frames = w.video_frames or geo.frames
+    if w.video_frames is None:
+        acc.assume("video_frames", frames)
+    return float(video.transformer_tokens(geo, frames, width, height))
+
+
 def estimate_diffusion_training(
     w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
 ) -> Estimate:
@@ -346,22 +388,26 @@ def estimate_diffusion_training(
     full = w.mode in (Mode.full, Mode.pretrain)
     params = d.denoiser_params_b * 1e9
     param_bytes = 4 if fmt == "fp32" else 2
-    hidden = d.attn_heads * (128 if d.denoiser == "dit" else 64)
+    hidden = d.inner_dim or d.attn_heads * (128 if d.denoiser == "dit" else 64)
+    layers = d.blocks or max(int(params / (12 * hidden * hidden)), 1)
+    adapter = 0.0
     if full:
         trainable = params
     else:
         rank = w.lora_rank or 16
-        n_targets = max(len((w.lora_targets or "to_q,to_k,to_v,to_out").split(",")), 1)
-        layers = max(int(params / (12 * hidden * hidden)), 1)
-        trainable = rank * 2 * hidden * n_targets * layers
+        trainable = lora_trainable_params(spec, w.lora_targets, rank, hidden, layers)
         param_bytes = 4
+        adapter = trainable * param_bytes  # PEFT keeps the adapter's own weights in fp32
+    bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     allocated: float = acc.add(
         "weights",
-        den_w,
-        f"{d.denoiser} {d.denoiser_params_b:g}B x {catalog.find_format(fmt).bits:g} bits",  # type: ignore[union-attr]
-        key="weights.denoiser",
+        den_w + adapter,
+        f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
+        + (f" + {trainable / 1e6:.1f}M LoRA x 4 B" if adapter else ""),
+        key="weights.denoiser_adapter" if adapter else "weights.denoiser",
         params_b=d.denoiser_params_b,
-        bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
+        bits=bits,
+        adapter_m=round(trainable / 1e6, 1),
     )
     grads = acc.add(
         "gradients",
@@ -383,11 +429,10 @@ def estimate_diffusion_training(
         optimizer=opt.value,
         shards=1,
     )
-    tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor + (
+    tokens = training_tokens(w, spec, width, height, acc) + (
         d.text_tokens if d.denoiser == "dit" else 0
     )
     per_token_layer = 40 * hidden  # Korthikanti-style saved tensors per block, 16-bit
-    layers = max(int(params / (12 * hidden * hidden)), 1)
     if gc:
         act = batch * tokens * (2 * hidden * layers + per_token_layer)
     else:
