@@ -286,6 +286,13 @@ class Workload(BaseModel):
     # transformers < 4.36 kept the KV cache as tuples that generate() re-concatenated every
     # step, and before 4.45 computed logits for every prompt token.
     legacy_generate: bool = False
+    # transformers generate(cache_implementation="static") or a StaticCache passed to it
+    # (torch.compile recipes): the whole cache, for the context (max_cache_len), exists before
+    # the prefill runs, so the prefill's buffers come on top of all of it.
+    static_cache: bool = False
+    # The transformers release generate() runs under ("4.40"), when known: which of its
+    # generations applies (data/runtimes.toml [transformers] *_since). None: today's.
+    transformers_version: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")
     cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
     # vLLM's custom all-reduce (IPC buffers) under TP: None = on (the default; vLLM turns it
     # off itself on cards without P2P), False = --disable-custom-all-reduce.

@@ -38,6 +38,13 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         False,
     ),
     (r"modules_to_save", "trainable_embeddings", True),
+    # transformers' static cache, named as its API or described as preallocated before generating
+    (
+        r"cache_implementation\s*=\s*['\"]static|StaticCache|static (bf16 |fp16 )?KV cache|"
+        r"cache (is )?preallocated|preallocated (KV )?cache",
+        "static_cache",
+        True,
+    ),
     # transformers' torch_dtype for quantized weights, when the case states float32 (given, or
     # "auto" on a float32 checkpoint); "no torch_dtype" leaves the loader's default.
     (
@@ -298,8 +305,8 @@ def knobs_from_text(case: dict, kind: Kind, fields: dict) -> list[str]:
 def numbers_in_notes(notes: str, fields: dict) -> dict:
     """Settings the schema has no field for but every source of that kind states in its
     notes: the frame count of a video, how many layers' MoE experts llama.cpp kept on the
-    host (its --n-cpu-moe), and the transformers generation (tuple KV cache and full-prompt
-    logits before 4.36/4.45; sources from 2023 name no version)."""
+    host (its --n-cpu-moe), and the transformers release (tuple KV cache before 4.36,
+    full-prompt logits before 4.45; sources from 2023 that name no version: legacy)."""
     out: dict = {}
     if m := re.search(r"(\d+) frames", notes):
         out["video_frames"] = int(m.group(1))
@@ -320,7 +327,8 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
         version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
         if version:
-            out["legacy_generate"] = (int(version.group(1)), int(version.group(2))) < (4, 36)
+            # the release says which generation (advisor/memory/runtimes/transformers.py)
+            out["transformers_version"] = f"{version.group(1)}.{version.group(2)}"
         elif re.search(
             r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation|benchmark_gptq", notes
         ):

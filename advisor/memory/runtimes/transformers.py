@@ -13,7 +13,7 @@ from advisor.memory.quantizers import dequant_bytes, dequant_rule
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
-from advisor.models import Attention
+from advisor.models import Attention, Workload
 
 # Frameworks that pre-allocate a static cache for the model's length when not told.
 STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}
@@ -21,9 +21,29 @@ STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}
 EXLLAMA_KERNEL_FORMATS = {"gptq-4bit", "gptq-3bit", "gptq-8bit"}
 
 
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+def generation(w: Workload) -> tuple[bool, bool]:
+    """(the cache is re-concatenated each step, logits over the whole prompt) for the
+    transformers release the workload names (data/runtimes.toml [transformers] *_since):
+    both before 4.36, full-prompt logits alone from 4.36 to 4.44, neither since 4.45;
+    `legacy_generate` says both."""
+    if w.legacy_generate:
+        return True, True
+    if w.transformers_version is None:
+        return False, False
+    v = _release(w.transformers_version)[:2]
+    return (
+        v < _release(coefficient("transformers", "dynamic_cache_since")),
+        v < _release(coefficient("transformers", "last_token_logits_since")),
+    )
+
+
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     w, arch = s.w, s.arch
-    legacy = w.legacy_generate
+    legacy, full_logits = generation(w)
     cache_len = s.context
     if s.framework in STATIC_CACHE_FRAMEWORKS and w.context_tokens is None:
         cache_len = max(s.context, min(arch.max_context_tokens, 8192))
@@ -54,14 +74,17 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     if s.attention == Attention.eager:
         # scores in the model dtype + the fp32 softmax (6 B); all fp32 when loaded so (8 B)
         scores = s.batch * arch.heads / s.tp * s.prompt * s.prompt * (elem + 4)
-    logits_tokens = prefill_tokens if legacy else s.batch
+    logits_tokens = prefill_tokens if full_logits else s.batch
     logit_bytes = coefficient("transformers", "legacy_logits_bytes")
     logits = logits_tokens * arch.vocab * logit_bytes / s.tp
     # Layer buffers are freed before the lm_head runs: the prefill peak is one or the other.
     prefill = max(prefill_tokens * per_token + scores, logits)
-    # The KV cache grows by the generated tokens after the prefill: what the prefill may
-    # use beyond the final cache is its peak minus the cache it has not yet grown.
-    grown = per_tok * s.batch * max(cache_len - s.prompt, 0)
+    # A dynamic cache grows by the generated tokens after the prefill: what the prefill may
+    # use beyond the final cache is its peak minus the cache it has not yet grown. A static
+    # cache (StaticCache.__init__ allocates max_cache_len for every layer, transformers
+    # cache_utils.py) is whole before the prefill: nothing to subtract.
+    preallocated = w.static_cache or s.framework in STATIC_CACHE_FRAMEWORKS
+    grown = 0.0 if preallocated else per_tok * s.batch * max(cache_len - s.prompt, 0)
     decodes = w.new_tokens is None or w.new_tokens > 1
     concat = kv if legacy and decodes else 0.0
     if concat >= prefill:
