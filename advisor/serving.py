@@ -258,6 +258,27 @@ def plan_serving(
     )
 
 
+def smallest_replica(w: Workload, gpu_id: str, currency: str) -> tuple[ServeOption, int] | None:
+    """One engine on the fewest cards of `gpu_id` that hold the model at its context, filled
+    to what it runs at the speed target (its --max-num-seqs): the unit a card is compared
+    on when no load is named. With the context served, or None where no group holds it."""
+    from advisor.recommend.pricing import cheapest_price
+
+    t = serving_table()
+    gpu = catalog.gpus()[gpu_id]
+    context = w.context_tokens or t["engine"]["default_context_tokens"]
+    price = cheapest_price(gpu.id, catalog.load_prices(), currency)
+    if gpu.memory_bandwidth_gbs <= 0:
+        return None
+    for tp in t["engine"]["tensor_parallel"]:
+        result = _replica_estimate(w, tp, context)
+        full = plan_option(result, gpu, tp, t["engine"]["max_num_seqs"], context, price)
+        if full is not None:
+            one = plan_option(result, gpu, tp, full.max_num_seqs, context, price)
+            return (one or full), context
+    return None
+
+
 def _best(options: list[ServeOption], limit: int) -> list[ServeOption]:
     """One option per card (its replica size by _replica_choice), those meeting the speed target
     first, then by price per hour (unpriced last) and by fewer cards; the last place goes

@@ -21,6 +21,27 @@ from advisor.kinds.capability import CapabilityRow, capability_rows
 from advisor.kinds.purchase import card_prices
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price, recommend_query
+from advisor.serving import ServeOption, plan_serving, smallest_replica
+
+
+class ServeSide(BaseModel):
+    """One card's plan for the comparison's load (advisor/serving.py): replicas of
+    `cards_per_replica` cards, the speed each user sees and the cost of the tokens."""
+
+    # sequences generating at once: the load asked, else what one engine on the fewest
+    # cards runs at the speed target (concurrency_assumed)
+    concurrency: int
+    concurrency_assumed: bool
+    context_tokens: int
+    cards_per_replica: int  # --tensor-parallel-size
+    replicas: int
+    total_cards: int
+    max_num_seqs: int
+    tokens_per_s_per_user: float
+    tokens_per_s_total: float
+    meets_target: bool
+    price_per_hour: float | None  # all cards
+    price_per_million_tokens: float | None  # generated tokens at this load
 
 
 class Side(BaseModel):
@@ -49,6 +70,24 @@ class Side(BaseModel):
     fp8_tokens_per_s: float | None = None
     # without one
     runs: list[CapabilityRow] = []
+    # a serving comparison ("H100 vs H200 serving llama 70b"): this card's serving plan
+    serve: ServeSide | None = None
+
+
+class Verdict(BaseModel):
+    """The one-line answer to "which one": the side that wins and on what. `basis`:
+    less_memory / same_memory (two models on one job), only_fits, none_fits, faster (cards
+    that all run the job: the faster, and the cheaper per hour where that is the other),
+    cheaper_per_token (a serving comparison: the cost of a million generated tokens)."""
+
+    basis: str
+    winner: str | None = None  # the side's label as the header writes it
+    loser: str | None = None
+    winner_value: float | None = None  # GiB, tok/s or price per 1M tokens, as basis says
+    loser_value: float | None = None
+    cheaper: str | None = None  # "faster": the other side, where it is cheaper per hour
+    faster: str | None = None  # "less_memory": the side with the faster decode, if known
+    unit: str | None = None  # "faster": tok/s, h (training hours: fewer wins) or img/min
 
 
 class CompareAnswer(BaseModel):
@@ -56,6 +95,7 @@ class CompareAnswer(BaseModel):
     model_name: str | None  # the workload compared on, or None (cards alone)
     sides: list[Side]
     models: bool = False  # the sides are two models (on the card named or each one's pick)
+    verdict: Verdict | None = None
 
     def public_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +106,7 @@ class CompareAnswer(BaseModel):
                     s.model_dump(exclude={"runs"}) | {"runs": [r.model_dump() for r in s.runs]}
                     for s in self.sides
                 ],
+                "verdict": self.verdict.model_dump() if self.verdict else None,
             }
         }
 
@@ -125,7 +166,13 @@ def _compare_models(parsed: ParsedQuery, currency: str) -> CompareAnswer:
             continue
         verdict = rec.verdict if rec.named is not None or pick is rec.headline else None
         sides.append(_side_of(rec, pick, verdict, currency, rec.result.model.name))
-    return CompareAnswer(currency=currency, model_name=None, sides=sides, models=True)
+    return CompareAnswer(
+        currency=currency,
+        model_name=None,
+        sides=sides,
+        models=True,
+        verdict=verdict_of(sides, True),
+    )
 
 
 def _buy_price(gpu_id: str, currency: str) -> tuple[float | None, bool]:
@@ -191,7 +238,102 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
         )
     _offer_fp8(asked, sides, currency)
     model = rec.result.model
-    return CompareAnswer(currency=currency, model_name=model.name, sides=sides)
+    serving = _plan_serving_sides(asked, sides, currency)
+    verdict = _serving_verdict(sides) if serving else verdict_of(sides, False)
+    return CompareAnswer(currency=currency, model_name=model.name, sides=sides, verdict=verdict)
+
+
+def serves(parsed: ParsedQuery) -> bool:
+    """An LLM served to many: a serving word or engine named, or more than one stream."""
+    w = parsed.workload
+    if w is None or w.mode.is_training or w.kind is None or w.kind.value != "llm":
+        return False
+    return "serving" in parsed.cues or (w.concurrency or 0) > 1 or (w.users or 0) > 1
+
+
+def _plan_serving_sides(asked: ParsedQuery, sides: list[Side], currency: str) -> bool:
+    """Each card's serving plan for the load asked (else a full engine's, vLLM's default
+    --max-num-seqs): the replicas, tensor-parallel size, speed per user and cost per
+    million tokens, so cards are compared as served, not at batch 1 (a card one copy of
+    the model does not fit is planned at the tensor-parallel group that holds it)."""
+    w = asked.workload
+    if w is None or not serves(asked):
+        return False
+    assumed = not (w.users or w.concurrency or w.qps)
+    users = w.users or w.concurrency or 1
+    planned = False
+    for side in sides:
+        option: ServeOption | None = None
+        if assumed:  # no load named: one engine on the fewest cards, as full as it runs
+            found = smallest_replica(w, side.gpu_id, currency)
+            option, context, concurrency = (
+                (found[0], found[1], found[0].max_num_seqs) if found else (None, 0, 0)
+            )
+        else:
+            plan = plan_serving(
+                w, users, bool(w.users_are_people), currency, [side.gpu_id], limit=1
+            )
+            if plan.options:
+                option, context, concurrency = (
+                    plan.options[0],
+                    plan.context_tokens,
+                    plan.concurrency,
+                )
+        if option is None:
+            continue
+        o = option
+        per_million = (
+            round(o.price_per_hour / (o.tokens_per_s_total * 3600) * 1e6, 3)
+            if o.price_per_hour and o.tokens_per_s_total
+            else None
+        )
+        side.serve = ServeSide(
+            concurrency=concurrency,
+            concurrency_assumed=assumed,
+            context_tokens=context,
+            cards_per_replica=o.cards_per_replica,
+            replicas=o.replicas,
+            total_cards=o.total_cards,
+            max_num_seqs=o.max_num_seqs,
+            tokens_per_s_per_user=o.tokens_per_s_per_user,
+            tokens_per_s_total=o.tokens_per_s_total,
+            meets_target=o.meets_target,
+            price_per_hour=o.price_per_hour,
+            price_per_million_tokens=per_million,
+        )
+        planned = True
+    return planned
+
+
+def _serving_verdict(sides: list[Side]) -> Verdict | None:
+    """The card whose plan generates a million tokens for less (the speed target met
+    first); the one faster per user named beside it where that is the other card."""
+    planned = [s for s in sides if s.serve is not None and s.serve.price_per_million_tokens]
+    if not planned:
+        return Verdict(basis="none_fits")
+    if len(planned) == 1:
+        other = next((s for s in sides if s is not planned[0]), None)
+        return Verdict(
+            basis="only_fits",
+            winner=_label(planned[0], False),
+            loser=_label(other, False) if other else None,
+        )
+
+    def key(s: Side) -> tuple[bool, float]:
+        assert s.serve is not None and s.serve.price_per_million_tokens is not None
+        return (not s.serve.meets_target, s.serve.price_per_million_tokens)
+
+    win, lose = sorted(planned, key=key)[:2]
+    assert win.serve is not None and lose.serve is not None
+    quick = lose if lose.serve.tokens_per_s_per_user > win.serve.tokens_per_s_per_user else win
+    return Verdict(
+        basis="cheaper_per_token",
+        winner=_label(win, False),
+        loser=_label(lose, False),
+        winner_value=win.serve.price_per_million_tokens,
+        loser_value=lose.serve.price_per_million_tokens,
+        faster=_label(quick, False),
+    )
 
 
 def _offer_fp8(asked: ParsedQuery, sides: list[Side], currency: str) -> None:
@@ -220,3 +362,79 @@ def _offer_fp8(asked: ParsedQuery, sides: list[Side], currency: str) -> None:
         side.fp8_verdict = verdict.state
         side.fp8_per_card_bytes = option.per_gpu_bytes
         side.fp8_tokens_per_s = option.decode_tokens_per_s
+
+
+RUNS = ("fits", "tight")
+# Two models' memory within this share of each other: "about the same" (below the
+# estimate's own precision, so no winner is named on it)
+SAME_MEMORY_SHARE = 0.03
+
+
+def _label(side: Side, models: bool) -> str:
+    if models:
+        return side.model_name or side.gpu_name
+    return f"{side.count}× {side.gpu_name}" if side.count > 1 else side.gpu_name
+
+
+def _faster(a: Side, b: Side) -> bool | None:
+    """Whether `a` does the job faster than `b` (decode speed, hours, images per minute)."""
+    if a.tokens_per_s and b.tokens_per_s:
+        return a.tokens_per_s > b.tokens_per_s
+    if a.train_hours and b.train_hours:
+        return a.train_hours < b.train_hours
+    if a.images_per_min and b.images_per_min:
+        return a.images_per_min > b.images_per_min
+    return None
+
+
+def _speed(s: Side) -> tuple[float | None, str]:
+    if s.tokens_per_s:
+        return s.tokens_per_s, "tok/s"
+    if s.train_hours:
+        return s.train_hours, "h"
+    return s.images_per_min, "img/min"
+
+
+def verdict_of(sides: list[Side], models: bool) -> Verdict | None:
+    """Which side wins, for a job judged on each (None without a job or with one side)."""
+    judged = [s for s in sides if s.verdict is not None]
+    if len(judged) < 2:
+        return None
+    running = [s for s in judged if s.verdict in RUNS]
+    if models and len(running) == len(judged):
+        a, b = sorted(judged, key=lambda s: s.per_card_bytes or 0)[:2]
+        lo, hi = a.per_card_bytes or 0, b.per_card_bytes or 0
+        quick = _faster(a, b)
+        faster = None if quick is None else _label(a if quick else b, models)
+        basis = "same_memory" if hi - lo <= SAME_MEMORY_SHARE * hi else "less_memory"
+        return Verdict(
+            basis=basis,
+            winner=_label(a, models),
+            loser=_label(b, models),
+            winner_value=round(lo / 2**30, 1),
+            loser_value=round(hi / 2**30, 1),
+            faster=faster,
+        )
+    if not running:
+        return Verdict(basis="none_fits")
+    if len(running) == 1:
+        win = running[0]
+        other = next(s for s in judged if s is not win)
+        return Verdict(basis="only_fits", winner=_label(win, models), loser=_label(other, models))
+    a, b = running[:2]
+    quick = _faster(a, b)
+    if quick is None:
+        return None
+    win, lose = (a, b) if quick else (b, a)
+    cheaper = None
+    if win.rent_per_hour and lose.rent_per_hour and lose.rent_per_hour < win.rent_per_hour:
+        cheaper = _label(lose, models)
+    return Verdict(
+        basis="faster",
+        winner=_label(win, models),
+        loser=_label(lose, models),
+        winner_value=_speed(win)[0],
+        loser_value=_speed(lose)[0],
+        cheaper=cheaper,
+        unit=_speed(win)[1],
+    )

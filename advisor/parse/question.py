@@ -31,6 +31,7 @@ _FROM_ORIGINAL = (
     "capability",
     "train_time",
     "serve",
+    "serving",
     "domain",
 )
 
@@ -47,6 +48,7 @@ def _cue_patterns() -> dict[str, re.Pattern[str]]:
         "capability": table["capability"]["words"],
         "train_time": table["train_time"]["words"],
         "serve": table["serve"]["words"],
+        "serving": table["serve"]["intent"],
         "greeting": table["out_of_scope"]["greetings"],
         "domain": table["out_of_scope"]["domain"],
     }
@@ -66,8 +68,8 @@ def recognize_question_kind(s: Scan, r: Reading) -> None:
     for cue, pattern in _cue_patterns().items():
         if cue in _FROM_ORIGINAL and pattern.search(original):
             r.cues.add(cue)
-        if cue == "domain":
-            continue  # read, never consumed: "显存" and "model" have their own readers
+        if cue in ("domain", "serving"):
+            continue  # read, never consumed: "显存", "model", "vllm" have their own readers
         if s.take_all(pattern) and cue not in _FROM_ORIGINAL:
             r.cues.add(cue)
 
