@@ -282,6 +282,8 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
     kind = getattr(result.model, "kind", None)
     llm = getattr(kind, "value", kind) == "llm"
     for text in parsed.assumed:
+        if text.startswith("context_capped = "):
+            continue  # said at the top of the answer (context_cap)
         m = _ASSUMED.match(text)
         if not llm and m and m.group(1) in LLM_ONLY:
             continue
@@ -299,6 +301,25 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if phrase not in out:
             out.append(phrase)
     return out
+
+
+def context_cap(lang: str, parsed) -> str:  # noqa: ANN001
+    """ "Llama 3 70B takes at most 8192 tokens: answered at 8k; for 32k use …" where the
+    parser capped a context past the model's window (parse.assemble), else ""."""
+    for text in getattr(parsed, "assumed", ()):
+        if text.startswith("context_capped = "):
+            asked, most, rest = text.removeprefix("context_capped = ").split(" ", 2)
+            name, _, longer = rest.rpartition(" ")
+            sep = "、" if lang == "zh" else ", "
+            return label(
+                lang,
+                "assume.context_capped",
+                model=name,
+                most=int(most),
+                asked=f"{int(asked) // 1024}k",
+                longer=sep.join(longer.split(",")),
+            )
+    return ""
 
 
 def ignored(parsed) -> list[str]:  # noqa: ANN001
@@ -402,6 +423,7 @@ def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> s
         "formula": lambda term: formula(lang, term),
         "assumptions": lambda parsed, result, pick=None: assumptions(lang, parsed, result, pick),
         "ignored": ignored,
+        "context_cap": lambda parsed: context_cap(lang, parsed),
         "facts": workload_facts,
         "model_source": lambda source: model_source(lang, source),
         "gpu_note": lambda gpu_id: gpu_notes().get(gpu_id, {}).get(lang, ""),

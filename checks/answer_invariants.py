@@ -37,6 +37,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.models import Kind, Mode, Runtime
 from advisor.recommend import Recommendation, card_prices
+from advisor.recommend.fixes import VLLM_FLAG_CODES
 from advisor.recommend.owned import OwnedAnswer
 from advisor.render import gib, label, render
 from checks.figures import figures_disagree
@@ -248,6 +249,11 @@ def _grid_asked_cell(rec: Recommendation) -> list[Problem]:
     length = getattr(w, field) or assumed.get(field)
     fmt = w.weights_format or assumed.get("weights_format")
     want = {"fits": "ok", "tight": "tight", "no_fit": "no", "split": "split"}.get(v.state)
+    # the grid judges a vLLM cell that runs only with the lean flag set as ⚠️ (grid.py),
+    # where the verdict above says "does not fit as asked; fits with these flags"
+    fixes = [v.fix] if v.fix else []
+    lean = any(f.partition(":")[0] in VLLM_FLAG_CODES for f in fixes + list(rec.fixes))
+    accepted = {"ok", "tight"} if lean else {want}
     shown = {c.format for c in rec.grid} | (
         {"bf16"} if "fp16" in {c.format for c in rec.grid} else set()
     )
@@ -258,7 +264,13 @@ def _grid_asked_cell(rec: Recommendation) -> list[Problem]:
         warned = "beyond_model_context" in {p.code for p in rec.pitfalls}
         if c.state == "beyond" and warned:
             continue  # the answer says the asked length is past the model's window
-        if same_fmt and length and c.context_tokens == int(length) and want and c.state != want:
+        if (
+            same_fmt
+            and length
+            and c.context_tokens == int(length)
+            and want
+            and c.state not in accepted
+        ):
             return [("grid", f"cell {c.format} {c.context_tokens} {c.state} vs verdict {v.state}")]
     return []
 

@@ -45,3 +45,32 @@ def test_a_single_change_that_fits_is_not_stacked() -> None:
     rec, _ = _answer("lora 微调 qwen2-7b，bs 4 seq 2048，24g显存够吗")
     assert rec.verdict is not None
     assert rec.verdict.fix is None or not rec.verdict.fix.startswith("stack:")
+
+
+def test_70b_awq_on_two_3090s_keeps_the_longest_context_that_runs() -> None:
+    """Before: the stack halved the context down to 2048 chasing a 20% headroom that the
+    weights alone rule out (practice: 8-16k with an fp16 KV cache, ~32k borderline with
+    fp8); now the least change that runs: lean vLLM flags, fp8 KV, 16k."""
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+
+    rec = recommend_query(parse_query("llama-3.1-70b awq int4 两张3090 32k"), "CNY")
+    fix = rec.verdict.fix or ""
+    assert fix.startswith("stack:") and "kv_fp8" in fix
+    assert "shorter_context:16384" in fix and "shorter_context:2048" not in fix
+    # the grid under it agrees: AWQ at 4k runs (⚠️, with those flags), not ❌
+    cell = next(c for c in rec.grid if c.format == "awq-4bit" and c.context_tokens == 4096)
+    assert cell.state == "tight"
+
+
+def test_llama3_70b_at_32k_is_answered_at_8k_and_points_to_31() -> None:
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    for lang, words in (("zh", ("8192", "llama-3.1-70b")), ("en", ("8192", "llama-3.1-70b"))):
+        parsed = parse_query("llama3-70b awq int4 两张3090 32k")
+        rec = recommend_query(parsed, "CNY")
+        text = render("answer", lang, plain=True, rec=rec, parsed=parsed)
+        assert all(w in text for w in words) and rec.verdict is not None
+        assert "context 8k" in text or "上下文 8k" in text

@@ -296,10 +296,13 @@ def test_a_misspelt_model_gets_did_you_mean_by_spelling_family_and_size(typo, fi
     assert p.error.suggestions[0] == first
 
 
-def test_a_model_asked_at_a_context_it_lacks_suggests_its_longer_sibling():
+def test_a_model_asked_at_a_context_it_lacks_is_answered_at_its_limit_with_the_sibling():
+    """Before: a refusal ("context_too_long"); now the answer at 8k, naming Llama 3.1."""
     p = parse_query("Llama-3-8B 32k")
-    assert p.error.code == "context_too_long" and p.error.detail == "8192"
-    assert p.error.suggestions == ["llama-3.1-8b"]
+    assert p.ok and p.workload.context_tokens == 8192
+    assert "context_capped = 32768 8192 Llama 3 8B llama-3.1-8b" in p.assumed
+    # without a sibling that takes the context, still the clear error
+    assert parse_query("qwen2.5-7b ctx 1000000").error.code == "context_too_long"
 
 
 @pytest.mark.parametrize(

@@ -172,7 +172,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     _gguf_type(fields, assumed)
     fields["mode"] = Mode(mode)
     _unsloth_dtype(fields, r.gpu_id, assumed)
-    _place_context(fields, r)
+    _place_context(fields, r, assumed)
     _place_data(fields, assumed, ignored)
     if fields.get("runtime") and "framework" not in fields:
         # a runtime read from a tag, repo or quant ("gemma3:12b", "mlx-community/…")
@@ -356,7 +356,7 @@ def _implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
     return mode
 
 
-def _place_context(fields: dict[str, Any], r: Reading) -> None:
+def _place_context(fields: dict[str, Any], r: Reading, assumed: list[str]) -> None:
     ctx = fields.pop("_ctx", None)
     if ctx is None:
         return
@@ -364,11 +364,15 @@ def _place_context(fields: dict[str, Any], r: Reading) -> None:
         raise reject("bad_value", "context_tokens")
     spec = r.spec
     if spec is not None and spec.arch is not None and ctx > spec.arch.max_context_tokens:
-        raise reject(
-            "context_too_long",
-            str(spec.arch.max_context_tokens),
-            longer_context_siblings(spec, ctx),
+        longer = longer_context_siblings(spec, ctx)
+        if not longer:
+            raise reject("context_too_long", str(spec.arch.max_context_tokens), longer)
+        # "llama3-70b 32k": answered at the model's own limit, with the sibling that takes
+        # the context asked named beside it (a refusal answered nothing)
+        assumed.append(
+            f"context_capped = {ctx} {spec.arch.max_context_tokens} {spec.name} {','.join(longer)}"
         )
+        ctx = spec.arch.max_context_tokens
     fields["seq_len" if fields["mode"].is_training else "context_tokens"] = ctx
 
 

@@ -536,7 +536,23 @@ def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None
             and runs_in(total, gpu.usable_vram_bytes)
             and not blockers(gpu, current)
         ):
-            tight = ("stack:" + "+".join(applied), total > comfortable)
-            if not tight[1]:
+            found = ("stack:" + "+".join(applied), total > comfortable)
+            if not found[1]:
+                return found
+            # tight: kept only while no smaller change runs. Halving the context further
+            # buys headroom only where the headroom can be reached: 70B AWQ on two 3090s
+            # ran tight at 16k and was answered "shorten to 2048", tight still
+            tight = tight or found
+            if not _headroom_reachable(current, gpu):
                 return tight
     return tight
+
+
+def _headroom_reachable(result: EstimateResult, gpu: GpuSpec) -> bool:
+    """Whether everything but the KV cache leaves the guide's 20% free: if not, no shorter
+    context brings the run to a comfortable fit, only further from what was asked."""
+    est = result.estimate
+    if est is None:
+        return False
+    kv = sum(t.bytes for t in est.terms if t.name == "kv_cache")
+    return est.total_bytes - kv <= gpu.usable_vram_bytes * (1 - HEADROOM)

@@ -6,7 +6,14 @@ from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import blockers
 from advisor.models import Kind, Mode, Runtime, Workload
 from advisor.recommend.estimates import estimate, trial_estimate
-from advisor.recommend.fixes import HEADROOM, runs_in, workload_for
+from advisor.recommend.fixes import (
+    HEADROOM,
+    VLLM_LEAN,
+    VLLM_LEAN_TP,
+    VLLM_LIKE,
+    runs_in,
+    workload_for,
+)
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok
 
@@ -89,13 +96,26 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
                 cells.append(GridCell(format=fmt, context_tokens=ctx, state="beyond"))
                 continue
             need = est.total_bytes
+            lean_runs = False
+            if (
+                not runs_in(need, gpu.usable_vram_bytes)
+                and est.runtime is not None
+                and est.runtime.value in VLLM_LIKE
+            ):
+                # the answer's owner fix starts vLLM lean on a small card (eager, a small
+                # profile batch, no custom all-reduce): a cell that runs so is ⚠️, not ❌,
+                # or "AWQ 4k ❌" stood under "runs at 16k with these flags"
+                flags = VLLM_LEAN_TP if count > 1 else VLLM_LEAN
+                lean = trial_estimate(trial.model_copy(update=flags)).estimate
+                if lean is not None and runs_in(lean.total_bytes, gpu.usable_vram_bytes):
+                    need, lean_runs = lean.total_bytes, True
             if blockers(gpu, result):
                 state = "unsupported"
             elif not runs_in(need, gpu.usable_vram_bytes):
                 state = "no"
             elif not tp_ok(result, count):
                 state = "split"  # fits in memory; tensor parallel cannot use this count
-            elif need > gpu.usable_vram_bytes * (1 - HEADROOM):
+            elif lean_runs or need > gpu.usable_vram_bytes * (1 - HEADROOM):
                 state = "tight"
             else:
                 state = "ok"

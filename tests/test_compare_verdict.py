@@ -1,0 +1,51 @@
+"""A vs B answers end in a verdict, and a serving comparison compares serving plans
+(advisor/kinds/compare.py): no speed on a side that does not fit."""
+
+from __future__ import annotations
+
+from advisor.kinds import answer_kind
+from advisor.parse import parse_query
+from advisor.render import render
+
+
+def _compare(line: str, lang: str) -> tuple[object, str]:
+    parsed = parse_query(line)
+    result = answer_kind(parsed, "USD" if lang == "en" else "CNY")
+    return result, render("compare", lang, plain=True, result=result, parsed=parsed)
+
+
+def test_two_models_on_one_card_get_a_one_line_memory_verdict() -> None:
+    """Before: two side-by-side blocks and no answer to "哪个省显存"."""
+    result, zh = _compare("qwen2.5-7b 和 llama3-8b 哪个省显存 4090 推理", "zh")
+    v = result.verdict
+    assert v.basis == "less_memory" and v.winner == "Qwen2.5 7B" and v.loser == "Llama 3 8B"
+    assert v.winner_value < v.loser_value
+    assert "结论：Qwen2.5 7B 更省显存" in zh
+    _, en = _compare("qwen2.5-7b vs llama3-8b which uses less vram on 4090", "en")
+    assert "Verdict: Qwen2.5 7B uses less memory" in en
+
+
+def test_a_serving_compare_plans_each_card_and_names_the_cheaper_per_token() -> None:
+    """Before: judged at batch 1 only, and "~12.7 tok/s" on a "❌ Does not fit" line."""
+    result, en = _compare("H100 vs H200 serving llama 70b", "en")
+    for line in en.splitlines():
+        assert not ("Does not fit" in line and "tok/s" in line), line
+    sides = {s.gpu_id: s for s in result.sides}
+    h100, h200 = sides["h100-sxm"].serve, sides["h200"].serve
+    assert h100 is not None and h200 is not None
+    # one copy of 70B bf16 needs a tensor-parallel group on both cards
+    assert h100.cards_per_replica >= 2 and h200.cards_per_replica >= 2
+    assert h100.max_num_seqs > 1 and h100.tokens_per_s_total > h100.tokens_per_s_per_user
+    assert result.verdict.basis == "cheaper_per_token" and result.verdict.winner
+    assert "Verdict:" in en and "per 1M tokens" in en and "TP=" in en
+    # a load named is planned for that load
+    result, zh = _compare("H100 和 H200 部署 llama 70b 50并发 哪个好", "zh")
+    assert all(s.serve.concurrency == 50 for s in result.sides)
+    assert "结论：" in zh and "每百万 token" in zh
+
+
+def test_cards_that_both_fit_name_the_faster_and_the_cheaper() -> None:
+    result, zh = _compare("4090还是3090 跑 qwen2.5-7b", "zh")
+    v = result.verdict
+    assert v.basis == "faster" and v.winner == "GeForce RTX 4090"
+    assert v.cheaper == "GeForce RTX 3090" and "结论：都能跑" in zh
