@@ -51,6 +51,9 @@ class DiffusionSpec(BaseModel):
     # (a rank-r adapter on a linear holds r x (in + out) parameters), counted from the
     # model's config; training reads it for the trainer's target_modules.
     lora_linears: dict[str, list[int]] = Field(default_factory=dict)
+    # Units kohya sd-scripts' --blocks_to_swap counts the denoiser's blocks in, where they
+    # differ from `blocks` (FLUX: a double block counts as two single ones).
+    swap_units: int | None = None
 
 
 class ModelSpec(BaseModel):

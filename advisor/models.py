@@ -272,6 +272,9 @@ class Workload(BaseModel):
     # Runtime and recipe knobs (issue 12). None: the runtime's own default, stated in
     # `assumed`.
     video_frames: int | None = Field(default=None, ge=1, le=10_000)
+    # kohya sd-scripts / musubi-tuner --blocks_to_swap N: N of the denoiser's blocks kept on
+    # the CPU and swapped in as the step reaches them (advisor/memory/diffusion.py).
+    blocks_to_swap: int | None = Field(default=None, ge=0, le=1000)
     vae_tiling: bool = False
     selective_checkpointing: bool = False  # torchtitan/Megatron SAC: some activations kept
     trainable_embeddings: bool = False  # PEFT modules_to_save: embeddings + lm_head train

@@ -15,6 +15,7 @@ from advisor.memory.pipeline_stages import (
 )
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.resolve import default_format
+from advisor.memory.stacks import default_checkpointing
 from advisor.memory.terms import Breakdown, family_band, finish, load_peak, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.memory.transformer import estimate_weight_bytes
@@ -384,7 +385,15 @@ def estimate_diffusion_training(
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:
         acc.assume("optimizer", "adamw")
-    gc = w.gradient_checkpointing if w.gradient_checkpointing is not None else True
+    gc = w.gradient_checkpointing
+    if gc is None:
+        # kohya sd-scripts / musubi-tuner and finetrainers checkpoint only when given the flag
+        # (data/training_stacks.toml); without a named stack the engine assumes it on, as the
+        # guides for cards under 48 GB turn it on. Said in the answer either way.
+        framework = w.framework.lower() if w.framework else None
+        by_stack = default_checkpointing(framework, w.num_gpus)
+        gc = True if by_stack is None else by_stack
+        acc.assume("gradient_checkpointing", "on" if gc else "off")
     full = w.mode in (Mode.full, Mode.pretrain)
     params = d.denoiser_params_b * 1e9
     param_bytes = 4 if fmt == "fp32" else 2
@@ -399,15 +408,27 @@ def estimate_diffusion_training(
         param_bytes = 4
         adapter = trainable * param_bytes  # PEFT keeps the adapter's own weights in fp32
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
+    units = d.swap_units or layers
+    swapped = min(w.blocks_to_swap or 0, units - 1)
+    # kohya's block swap (custom_offloading_utils.ModelOffloader) keeps the swapped blocks'
+    # weights on the CPU and exchanges them with a resident block's as the forward and the
+    # backward reach them: the card holds the other blocks (the embedders and the final
+    # layer, a few percent, are counted with the blocks).
+    resident = den_w * (1 - swapped / units)
     allocated: float = acc.add(
         "weights",
-        den_w + adapter,
+        resident + adapter,
         f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
+        + (f", {swapped} of {units} blocks swapped to the CPU" if swapped else "")
         + (f" + {trainable / 1e6:.1f}M LoRA x 4 B" if adapter else ""),
-        key="weights.denoiser_adapter" if adapter else "weights.denoiser",
+        key="weights.denoiser_swap"
+        if swapped
+        else ("weights.denoiser_adapter" if adapter else "weights.denoiser"),
         params_b=d.denoiser_params_b,
         bits=bits,
         adapter_m=round(trainable / 1e6, 1),
+        swapped=swapped,
+        units=units,
     )
     grads = acc.add(
         "gradients",

@@ -105,6 +105,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.images_per_prompt} images")
     if w.video_frames:
         parts.append(f"{w.video_frames} frames")
+    if w.blocks_to_swap:
+        parts.append(f"blocks_to_swap {w.blocks_to_swap}")
     parts += _diffusion_parts(w)
     parts += _training_parts(w)
     # several laptops (parse.cards) as a count on the laptop part: it reads back as laptops

@@ -216,6 +216,18 @@ def recognize_frames(s: Scan, r: Reading) -> None:
         r.fields["video_frames"] = frames
 
 
+def recognize_block_swap(s: Scan, r: Reading) -> None:
+    """kohya sd-scripts / musubi-tuner's block swap: "--blocks_to_swap 18", "blocks_to_swap=18",
+    "block swap 18", "swap 18 blocks"."""
+    if "swap" not in s.text:
+        return
+    if m := s.take(
+        r"(?:--)?blocks?[_ ]to[_ ]swap\s*[:=：]?\s*(\d{1,3})\b|block[_ ]?swap\s*[:=：]?\s*(\d{1,3})\b"
+        r"|swap\s+(\d{1,3})\s*blocks?\b"
+    ):
+        r.fields["blocks_to_swap"] = int(m.group(1) or m.group(2) or m.group(3))
+
+
 # A word each training-knob pattern below holds: most lines have none, and then one scan
 # replaces four (whose leading \b re tries at every position).
 _TRAINING_KNOB_WORDS = re.compile(

@@ -1,0 +1,56 @@
+"""kohya sd-scripts / musubi-tuner and finetrainers as their code defaults them: gradient
+checkpointing only with the flag, --fp8_base, --blocks_to_swap (data/training_stacks.toml,
+data/models.toml FLUX shape)."""
+
+from advisor.memory import estimate
+from advisor.models import Workload
+from advisor.parse import parse_query
+
+GIB = 2**30
+
+
+def _flux_lora(**kw) -> object:
+    return estimate(
+        Workload(
+            model="flux.1-dev",
+            mode="lora",
+            weights_format="fp8",
+            batch_size=1,
+            image_width=1024,
+            image_height=1024,
+            **{"text_encoders_on_gpu": False, **kw},
+        )
+    )
+
+
+def _term(r, name: str) -> int:
+    return sum(t.bytes for t in r.estimate.terms if t.name == name)
+
+
+def test_kohya_keeps_every_blocks_activations_unless_told():
+    kohya = _flux_lora(framework="kohya")
+    assumed = {a.field: a.value for a in kohya.assumed}
+    assert assumed["gradient_checkpointing"] == "off"
+    told = _flux_lora(framework="kohya", gradient_checkpointing=True)
+    # without checkpointing: 40 x 3072 B per token in each of FLUX's 57 blocks over
+    # 4096 latent + 512 text tokens
+    hand = (4096 + 512) * 40 * 3072 * 57
+    assert abs(_term(kohya, "activations") - hand) / hand < 0.01
+    assert _term(told, "activations") < hand / 10
+
+
+def test_block_swap_keeps_the_swapped_share_of_the_denoiser_off_the_card():
+    # encoders resident (no cache switches): the steps, not the precompute phase, are the peak
+    kw = {"gradient_checkpointing": True, "lora_rank": 16, "text_encoders_on_gpu": True}
+    base = _flux_lora(**kw)
+    swap = _flux_lora(**kw, blocks_to_swap=18)
+    # fp8 base: 11.9B x 1 B; kohya's 18 units of 38 leave 20/38 of it on the card
+    fp8 = 11.9e9
+    assert abs((_term(base, "weights") - _term(swap, "weights")) - fp8 * 18 / 38) / fp8 < 0.01
+
+
+def test_the_flags_are_read_from_the_question():
+    q = parse_query("flux lora kohya --fp8_base --blocks_to_swap 18 on 4090")
+    assert q.workload.blocks_to_swap == 18
+    assert q.workload.weights_format == "fp8"
+    assert q.workload.framework == "kohya"
