@@ -92,3 +92,12 @@ def test_torchao_int8_weight_only_copies_the_widest_weight_on_every_call():
         terms = {t.name: t.bytes for t in r.estimate.terms}
         assert terms["dequant_buffer"] == HIDDEN * MLP * 2
         assert "bnb_compute_dtype" not in {a.field for a in r.assumed}
+
+
+def test_quanto_scales_a_16_bit_copy_of_the_weight_on_every_call():
+    """optimum-quanto qbytes_mm: `output_scales * weights` (int8: one bf16 copy of up_proj);
+    float8 weights are cast first, so two 16-bit copies exist at once."""
+    for fmt, copies in (("quanto-int8", 1), ("quanto-fp8", 2)):
+        r = estimate(Workload(model="llama-2-7b", weights_format=fmt, prompt_tokens=1))
+        terms = {t.name: t.bytes for t in r.estimate.terms}
+        assert terms["dequant_buffer"] == HIDDEN * MLP * 2 * copies, fmt

@@ -171,15 +171,21 @@ def dequant_rule(fmt: str) -> dict[str, Any] | None:
 
 
 def dequant_bytes(
-    widest_weight: float, widest_out: float, tokens: int, load: str, compute: str
+    widest_weight: float,
+    widest_out: float,
+    tokens: int,
+    load: str,
+    compute: str,
+    copies: int = 1,
 ) -> float:
     """A dequantizing matmul (bitsandbytes MatMul4Bit over more than one token, torchao's
-    eager int8 weight-only): the widest Linear dequantized to the load dtype, plus its copy
+    eager int8 weight-only, optimum-quanto's qbytes_mm): the widest Linear dequantized to the load dtype, plus its copy
     cast to the compute dtype when they differ, plus that Linear's output for every token in
     the compute dtype when it is wider than the load dtype (cast back afterwards). One layer
     at a time, so the largest Linear sets it."""
     b = catalog.kv_cache_bytes_per_element()
     load_b, compute_b = b[load], b[compute]
-    per_weight = load_b + (compute_b if compute != load else 0.0)
+    # `copies`: 16-bit copies alive at once (quanto's float8: the cast, then the scaled one)
+    per_weight = load_b * copies + (compute_b if compute != load else 0.0)
     out = tokens * widest_out * compute_b if compute_b > load_b else 0.0
     return widest_weight * per_weight + out

@@ -114,7 +114,7 @@ def add_dequant_buffer(s: InferenceSetup, acc: Breakdown) -> int:
     """A loader whose matmul dequantizes the whole weight per call (data/quantizers.toml
     [dequant_per_call.*]): bitsandbytes 4-bit over a prompt of more than one token
     (MatMul4Bit; computed in fp32 unless the config names a dtype), torchao int8 weight-only
-    run eagerly (every call). The largest Linear sets the transient."""
+    run eagerly and optimum-quanto's int8/float8 weights (every call). The largest Linear sets the transient."""
     rule = dequant_rule(s.fmt)
     tokens = s.batch * s.prompt
     if rule is None or (rule["single_token_kernel"] and tokens <= 1):
@@ -126,7 +126,9 @@ def add_dequant_buffer(s: InferenceSetup, acc: Breakdown) -> int:
     inter = mlp_width(arch) // s.tp
     widest_weight = arch.hidden * max(inter, arch.hidden)
     widest_out = max(inter, arch.hidden)
-    size = dequant_bytes(widest_weight, widest_out, tokens, s.load_dtype, compute)
+    size = dequant_bytes(
+        widest_weight, widest_out, tokens, s.load_dtype, compute, rule.get("copies", 1)
+    )
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("dequant_buffer", size, "")
     return acc.add(
