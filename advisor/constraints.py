@@ -49,11 +49,6 @@ def speed_constants() -> dict[str, float]:
     return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
 
 
-def platform_bandwidth_efficiency(vendor: str) -> float | None:
-    """The decode bandwidth efficiency of a platform that differs from the default (Apple)."""
-    return _data()["speed"].get("platform_bandwidth_efficiency", {}).get(vendor)
-
-
 def nvlinked(gpu: GpuSpec, count: int) -> bool:
     """Whether `count` cards talk over NVLink: datacenter boards (SXM / HGX) link all eight;
     consumer and workstation cards (3090, A6000) only in bridged pairs."""

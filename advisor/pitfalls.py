@@ -12,7 +12,7 @@ from functools import cache
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import advisories, blockers, nvlinked, speed_constants
-from advisor.memory.runtimes import coefficient
+from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.types import Option, Pitfall, pitfall_texts
 from advisor.units import headroom
@@ -82,14 +82,20 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     if pick.train_hours is not None and pick.train_hours > _slow_hours(pick.count):
         out.append(_p("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
     inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)
-    if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference:
+    runtime = result.estimate.runtime if result.estimate is not None else None
+    # llama.cpp loads GGUF types (F16 where 16-bit) and has its own attention kernel: the
+    # bf16 flags of vLLM / transformers and FlashAttention-2 are not what it runs
+    gguf = runtime in LLAMACPP_FAMILY
+    if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference and not gguf:
         out.append(_p("no_bf16_inference", gpu=gpu.name))
     fa2_blocked = "flash_attention_needs_ampere" in {p.code for p in out}
-    if gpu.vendor == "NVIDIA" and 0 < gpu.cc < 8.0 and model.kind == Kind.llm and not fa2_blocked:
+    old_card = gpu.vendor == "NVIDIA" and 0 < gpu.cc < 8.0
+    if old_card and model.kind == Kind.llm and not fa2_blocked and not gguf:
         out.append(_p("no_flash_attention", gpu=gpu.name))
+    if gpu.vendor == "Apple":
+        out.append(_apple_wired_limit(gpu))
     if gpu.cc >= 10.0 and gpu.segment != "datacenter" or gpu.id.startswith("rtx-5"):
         out.append(_p("blackwell_cuda"))
-    runtime = result.estimate.runtime if result.estimate is not None else None
     layer_split = (
         pick.count > 1
         and not w.mode.is_training
@@ -109,6 +115,19 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(_p("export_variant", lang_params, gpu=gpu.name))
     return out
+
+
+def _apple_wired_limit(gpu: GpuSpec) -> Pitfall:
+    """The GPU's default share of a Mac's unified memory and the sysctl that raises it,
+    to the memory less ~8 GB for macOS (data/pitfalls.toml apple_wired_limit)."""
+    top_gb = max(gpu.vram_gb - 8, gpu.usable_vram_gib)
+    return _p(
+        "apple_wired_limit",
+        gpu=gpu.name,
+        have=f"{gpu.usable_vram_gib:.0f} GiB",
+        mb=int(top_gb * 1024),
+        max=f"{top_gb:.0f} GiB",
+    )
 
 
 def _rollout_share(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
@@ -266,5 +285,7 @@ def find_pitfalls(
     elif model.params_b >= 1 and w.tuning != Mode.qlora:
         # QLoRA: qlora_host_ram says what host RAM and disk its shard-by-shard load needs
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
-    out.append(_p("cuda_compat"))
+    if not (owned and gpu is not None and not gpu.rentable):
+        # "before renting, check the image": not said of a Mac or a P40 one owns
+        out.append(_p("cuda_compat"))
     return out

@@ -140,6 +140,22 @@ def labels(lang: str) -> dict[str, dict[str, str]]:
         return tomllib.load(fh)
 
 
+def term_word(lang: str, name: str, gpu_id: str | None = None) -> str:
+    """A memory term's name in the words of the card's compute stack: "CUDA context" on an
+    NVIDIA card, "HIP (ROCm) context" on AMD, "Metal context" on a Mac
+    (data/architectures.toml `backend`; labels.toml `term.<name>_<backend>` where it differs).
+    `name` may name its section ("tool.smi": the memory tool, nvidia-smi / rocm-smi)."""
+    from advisor import catalog
+    from advisor.architectures import backend_of
+
+    section, _, name = name.rpartition(".")
+    section = section or "term"
+    gpu = catalog.gpus().get(gpu_id) if gpu_id else None
+    backend = backend_of(gpu).lower()
+    words = labels(lang if lang in LANGS else "en").get(section, {})
+    return words.get(f"{name}_{backend}") or label(lang, f"{section}.{name}")
+
+
 def label(lang: str, key: str, **fmt: object) -> str:
     """`label("zh", "button.skip")`; an unknown key shows as itself rather than failing a reply."""
     section, _, name = key.partition(".")
@@ -427,6 +443,7 @@ def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> s
         "facts": workload_facts,
         "model_source": lambda source: model_source(lang, source),
         "gpu_note": lambda gpu_id: gpu_notes().get(gpu_id, {}).get(lang, ""),
+        "term_word": lambda name, gpu_id=None: term_word(lang, name, gpu_id),
     }
     text = _env().get_template(f"{lang}/{template}.j2").render(lang=lang, **helpers, **ctx).strip()
     text = re.sub(r"\n{3,}", "\n\n", text)

@@ -197,8 +197,9 @@ def test_an_assumed_serving_engine_says_why_nvidia_smi_shows_more() -> None:
 
 def test_a_card_that_cannot_run_the_job_gets_no_speed_or_cost_of_running_it() -> None:
     """Was: "8× Tesla P40 …; ~67 tok/s per request" above "⛔ This card cannot run this as
-    asked" (vLLM needs Volta), and vLLM's share as its nvidia-smi view."""
-    rec, text = _answer("gpt-oss-20b 128k on 8x p40")
+    asked" (vLLM needs Volta), and vLLM's share as its nvidia-smi view. (vLLM named: with no
+    runtime named a Pascal card is answered for llama.cpp, which runs it.)"""
+    rec, text = _answer("gpt-oss-20b 128k on 8x p40 vllm")
     assert rec.verdict.state == "blocked"
     head = next(line for line in text.splitlines() if "(your setup)" in line)
     assert "tok/s" not in head

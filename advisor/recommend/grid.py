@@ -16,6 +16,7 @@ from advisor.recommend.fixes import (
 )
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok
+from advisor.recommend.speed import decode_step_s
 
 GRID_FORMATS = ("bf16", "fp8", "int8", "int4")
 GRID_CONTEXTS = (4096, 32768, 131072)
@@ -40,6 +41,15 @@ def _rows(w: Workload, used: str | None = None) -> list[str]:
         return rows
     width = "int4" if asked.bits < 6 else "int8" if asked.bits < 12 else "bf16"
     return [asked.id if f == width else f for f in rows]
+
+
+def _tokens_per_s(result, gpu: GpuSpec, count: int) -> float | None:  # noqa: ANN001
+    """One request's decode speed for a cell that runs; None for a card known only by its
+    memory (no bandwidth, no speed claimed)."""
+    if not gpu.memory_bandwidth_gbs:
+        return None
+    step = decode_step_s(result, gpu, count)
+    return 1 / step if step > 0 else None
 
 
 def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
@@ -119,7 +129,18 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
                 state = "tight"
             else:
                 state = "ok"
-            cells.append(GridCell(format=fmt, context_tokens=ctx, state=state, per_gpu_bytes=need))
+            speed = None
+            if ctx == GRID_CONTEXTS[0] and state in ("ok", "tight") and not base.mode.is_training:
+                speed = _tokens_per_s(result, gpu, count)
+            cells.append(
+                GridCell(
+                    format=fmt,
+                    context_tokens=ctx,
+                    state=state,
+                    per_gpu_bytes=need,
+                    tokens_per_s=speed,
+                )
+            )
     if all(c.state == "beyond" for c in cells):
         return []
     return cells

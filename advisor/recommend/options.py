@@ -16,6 +16,9 @@ class GridCell(BaseModel):
     context_tokens: int
     state: str  # ok | tight | no | unsupported | beyond (longer than the model's context)
     per_gpu_bytes: int | None = None
+    # Single-request decode speed, on the first (shortest) context of an inference row that
+    # runs: "how fast" is asked per precision ("Q4_K_M ~10 tok/s, Q8_0 ~6 tok/s").
+    tokens_per_s: float | None = None
 
 
 class Verdict(BaseModel):

@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from advisor import catalog
+from advisor.architectures import decode_bandwidth_efficiency
 from advisor.catalog import GpuSpec
 from advisor.constraints import (
     allreduce_latency_s,
     nvlinked,
-    platform_bandwidth_efficiency,
     speed_constants,
 )
 from advisor.memo import ByIdentity
@@ -53,7 +53,7 @@ def card_speed(gpu: GpuSpec) -> CardSpeed:
         dense = gpu.dense_tflops
         # a platform that reaches a different share of its peak bandwidth in decode (Apple
         # silicon under Metal): its bandwidth scaled so the one efficiency applies
-        platform = platform_bandwidth_efficiency(gpu.vendor)
+        platform = decode_bandwidth_efficiency(gpu)
         scale = platform / speed_constants()["decode_bandwidth_efficiency"] if platform else 1.0
         return CardSpeed(gpu, gpu.memory_bandwidth_gbs * 1e9 * scale, dense, dense * 1e12, {})
 

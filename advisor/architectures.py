@@ -1,0 +1,73 @@
+"""What a card's architecture can run (data/architectures.toml): the LLM runtime its owners
+use when they name none, its compute stack's words, and a decode bandwidth efficiency where measurements differ
+from the default. One entry per architecture, found by compute capability or vendor."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from advisor.catalog import GpuSpec
+
+DATA = Path(__file__).resolve().parent / "data" / "architectures.toml"
+
+
+class ArchSpec(BaseModel):
+    id: str
+    name: str
+    vendor: str
+    match: list[str] = Field(default_factory=list)
+    fp16_vector_rate: float = 1.0
+    tensor_cores: bool
+    fp8: bool
+    flash_attention_2: bool
+    bitsandbytes: Literal["all", "nf4", "preview", "none"]
+    vllm: bool
+    llm_runtime: Literal["transformers", "llamacpp", "vllm"]
+    backend: str
+    decode_bandwidth_efficiency: float | None = None
+    sources: list[str]
+
+
+@cache
+def architectures() -> tuple[ArchSpec, ...]:
+    with DATA.open("rb") as fh:
+        return tuple(ArchSpec(**a) for a in tomllib.load(fh)["arch"])
+
+
+@cache
+def _by_key() -> dict[str, ArchSpec]:
+    out: dict[str, ArchSpec] = {}
+    for a in architectures():
+        for key in a.match:
+            out[key] = a
+        if not a.match:
+            out[f"vendor:{a.vendor}"] = a
+    return out
+
+
+def architecture_of(gpu: GpuSpec | None) -> ArchSpec | None:
+    """The card's entry: by compute capability ("6.1", "gfx942 (ROCm)" -> "gfx942"), else
+    by vendor (Apple has none); None for a card no entry covers (Ascend)."""
+    if gpu is None:
+        return None
+    table = _by_key()
+    cc = (gpu.compute_capability or "").split(" ")[0]
+    return table.get(cc) or table.get(f"vendor:{gpu.vendor}")
+
+
+def backend_of(gpu: GpuSpec | None) -> str:
+    """The compute stack's name for the card ("CUDA", "HIP", "Metal"); CUDA when unknown."""
+    arch = architecture_of(gpu)
+    return arch.backend if arch is not None else "CUDA"
+
+
+def decode_bandwidth_efficiency(gpu: GpuSpec) -> float | None:
+    """The share of peak bandwidth a decode step reaches on this card's platform where it
+    differs from capabilities.toml's default (Apple under Metal); None: the default."""
+    arch = architecture_of(gpu)
+    return arch.decode_bandwidth_efficiency if arch is not None else None
