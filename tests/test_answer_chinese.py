@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 
 from advisor import catalog
+from advisor.architectures import architectures
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
 from advisor.models import Workload
 from advisor.parse import ParseError, parse_query, vocab
@@ -176,7 +177,7 @@ ALLOWED = {
 
 
 def _names() -> set[str]:
-    """Tokens of catalog names: models, cards, platforms, number formats."""
+    """Tokens of catalog names: models, cards, architectures, platforms, number formats."""
     words: set[str] = set()
     texts = []
     for m in catalog.models().values():
@@ -186,6 +187,7 @@ def _names() -> set[str]:
     for g in catalog.gpus().values():
         texts += [g.id, g.name, g.architecture, g.compute_capability or "", *g.aliases]
     texts += [p.platform for p in catalog.load_prices()]
+    texts += [t for a in architectures() for t in (a.name, a.backend)]  # "Metal", "HIP"
     for f in catalog.formats().values():
         texts += [f.id, *f.aliases]
     texts += [n for d in vocab.load("datasets")["dataset"] for n in d["names"]]

@@ -34,8 +34,9 @@ def _answer(line: str, lang: str = "zh") -> tuple[object, str]:
         ("m4 max 128g qwen2.5-72b", "llamacpp", "q4_k_m", "runtime_on_apple"),
         ("macbook pro m1 max 32gb 跑 qwen2.5-14b", "llamacpp", "q4_k_m", "runtime_on_apple"),
         ("1080ti llama3-8b", "llamacpp", "q4_k_m", "runtime_on_pascal"),
-        # a width named is kept as the GGUF type of that width
-        ("p40 qwen2.5-7b int8", "llamacpp", "q8_0", "runtime_on_pascal"),
+        # a GGUF type named is kept; a checkpoint's own format is run where it was made
+        ("p40 qwen2.5-7b q8_0", "llamacpp", "q8_0", "runtime_on_pascal"),
+        ("我用了本地的chatglm-6b-int4模型 1080ti11G", None, "int4", None),
         # what the owner names is kept
         ("m2 max 64g mlx qwen2.5-32b", "mlx", None, None),
         ("p40 vllm qwen2.5-7b", "vllm", None, None),

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.architectures import architecture_of
+from advisor.memory.runtimes import is_gguf
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
 from advisor.parse.names import family_model, longer_context_siblings, suggest
@@ -298,11 +299,16 @@ def _platform_runtime(
     """An LLM run on a card whose owners use llama.cpp when they name no runtime (Apple
     Silicon: no CUDA, so no transformers-on-CUDA, vLLM or bitsandbytes; a Pascal P40 / GTX 10xx:
     fp16 at 1/64 rate, no vLLM): answered for llama.cpp / Ollama and its GGUF files
-    (data/architectures.toml `llm_runtime`), said as an assumption. A runtime or framework
-    the user names is kept."""
+    (data/architectures.toml `llm_runtime`), said as an assumption. A runtime, a framework
+    or a non-GGUF format the user names is kept."""
     if mode != "inference" or kind not in (None, Kind.llm) or gpu_id is None:
         return
     if fields.get("runtime") or fields.get("framework"):
+        return
+    named = fields.get("weights_format")
+    if named and not is_gguf(str(named)):
+        # "chatglm-6b-int4 … 1080ti": a checkpoint in a format GGUF files do not have is
+        # run where it was made (transformers); GGUF types and no format go to llama.cpp
         return
     arch = architecture_of(catalog.gpus().get(gpu_id))
     if arch is None or arch.llm_runtime != "llamacpp":
