@@ -617,3 +617,13 @@ def test_a_training_run_with_people_named_is_not_a_serving_plan() -> None:
     assert p.workload.mode.value == "qlora" and p.workload.users is None
     assert "concurrency_training = 50" in p.assumed
     assert parse_query("部署 qwen2.5-32b 给实验室50个人同时用 vllm").question_kind == "serve"
+
+
+def test_bs_glued_to_its_number_and_a_bare_power_of_two_length_are_read() -> None:
+    """Before: "bs4" and "2048" were listed as not understood (batch 1, seq 1024 assumed)."""
+    p = parse_query("lora qwen2-7b bs4 2048 24g")
+    assert p.workload.batch_size == 4 and p.workload.seq_len == 2048 and not p.ignored
+    assert "bare_length = 2048" in p.assumed
+    # a number that is no usual length stays unread; an image model's stays its resolution
+    assert "1000" in parse_query("qwen2.5-7b 1000 3090").ignored
+    assert parse_query("sdxl 1024 4090").workload.image_width == 1024

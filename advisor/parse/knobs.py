@@ -107,6 +107,9 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
                 rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{words('context_after')}"
             ),
             "batch": rf"{words('batch')}\s*[:=：]?\s*(\d+)",
+            # "bs4", "bs16": the short form glued to its number (the word edge above needs a
+            # gap after "bs")
+            "batch_glued": r"(?<![a-z0-9])bs(\d+)(?![a-z0-9.])",
             "controlnets": rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words('controlnet')}",
             "controlnet": rf"{words('controlnet')}(?:\s*(?:x|×)\s*([1-8])\b)?",
             # every diffusion knob's words in one pattern: it finds nothing exactly when no
@@ -132,7 +135,8 @@ def recognize_context(s: Scan, r: Reading) -> None:
 
 
 def recognize_batch(s: Scan, r: Reading) -> None:
-    if m := s.take(_knob_patterns()["batch"]):
+    p = _knob_patterns()
+    if (m := s.take(p["batch"])) or (m := s.take(p["batch_glued"])):
         r.fields["batch_size"] = int(m.group(1))
         if not 1 <= r.fields["batch_size"] <= 65_536:
             raise reject("bad_value", "batch_size")
@@ -284,10 +288,27 @@ def recognize_size(s: Scan, r: Reading) -> None:
     r.params_b = params_b
 
 
+# Sequence lengths written as a bare number (powers of two, 256 to 128k tokens).
+BARE_LENGTHS = frozenset(2**k for k in range(8, 18))
+
+
+def _bare_length(m: re.Match[str]) -> int | None:
+    n = int(m.group(1))
+    return n if n in BARE_LENGTHS else None
+
+
 def recognize_bare_context(s: Scan, r: Reading) -> None:
     """ "128k" alone is a context; a bare 3-4 digit number next to an image model a resolution."""
     if "_ctx" not in r.fields and (m := s.take(r"\b(\d+(?:\.\d+)?)\s*k\b")):
         r.fields["_ctx"] = int(number(m.group(1)) * 1024)
+    language = r.spec is not None and r.spec.kind.value == "llm"
+    if language and "_ctx" not in r.fields:
+        # "lora qwen2-7b bs4 2048 24g": a bare power of two on a language-model line is the
+        # sequence length people write (256 … 128k); said as read, so a wrong reading shows
+        m, n = s.take_if(r"(?<![\d.])(\d{3,6})(?![\d.])", _bare_length)
+        if m is not None:
+            r.fields["_ctx"] = n
+            r.assumed.append(f"bare_length = {n}")
     if (
         r.spec is not None
         and r.spec.kind.value == "diffusion"

@@ -112,6 +112,10 @@ def split_fixes(setup: EstimateResult, gpu: GpuSpec, count: int) -> tuple[list[s
     return codes, tight
 
 
+# Fixes that move the run to another trainer (the same recipe, its own code paths).
+OTHER_STACK = ("unsloth",)
+
+
 def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list[str], set[str]]:
     """The changes for the user's setup, cheapest first: those that leave the guide's
     headroom; else (for a setup that does not fit at all) those that fit tight; more cards
@@ -134,6 +138,13 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             tight = set(same_cards)
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    if setup.workload.mode.is_training and same_cards and same_cards[0] in OTHER_STACK:
+        # A switch to another trainer is not a change the user makes in their own run: the
+        # settings of that run stacked (micro-batch 1 with gradient accumulation, a fused
+        # loss, ...) come first where they leave the headroom, as for a ZeRO run
+        stacked = stacked_fix(setup, gpu)
+        if stacked is not None and not stacked[1]:
+            same_cards = [stacked[0]] + same_cards
     if not [c for c in same_cards if c not in tight]:
         # No one change leaves the headroom on these cards: several settings of the same run
         # together, before any tight single change and before renting more cards.
