@@ -161,6 +161,15 @@ def mmdet_mask_target_bytes(
     return max(0.0, table["transient_bytes_per_px"] - margin) * width * height
 
 
+def ema_copy_bytes(spec: ModelSpec | None, params: float) -> float:
+    """The fp32 moving-average copy of the model the YOLO trainers keep through training
+    (data/classic_activations.toml [ema])."""
+    table = _activation_data()["ema"]
+    if spec is None or spec.family not in table["families"]:
+        return 0.0
+    return params * table["bytes_per_param"]
+
+
 def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) -> tuple[int, int]:
     """(width, height) the network sees: the asked size, else the family default or the
     reference square, padded up to the family's stride multiple."""
@@ -269,6 +278,15 @@ def estimate_classic_cnn(
             mb_per_sample=round(per_sample / 1e6),
             size=size,
         )
+        ema = ema_copy_bytes(spec, params)
+        if ema > 0:
+            allocated += acc.add(
+                "ema_model",
+                ema,
+                "EMA copy of the model in fp32 (the YOLO trainers' ModelEMA)",
+                key="ema_model",
+                params_m=round(params / 1e6, 1),
+            )
         mask_targets = mmdet_mask_target_bytes(w, spec, width, height, batch, amp_share)
         if mask_targets > 0:
             allocated += acc.add(
