@@ -42,6 +42,10 @@ class CardPrice(BaseModel):
     converted: str | None = None  # the side converted at platforms.toml's rate
     export_controlled: bool = False
     china_sku: bool = False
+    china_sku_of: str | None = None  # the card this China SKU stands in for
+    basis: str = "launch"  # launch | street | used | list (purchase_prices.toml's header)
+    launch_usd: float | None = None  # a street price's launch price (MSRP), shown beside it
+    launch_cny: float | None = None
     source: str
     read_date: str
 
@@ -53,6 +57,10 @@ class CardPrice(BaseModel):
 
     def is_converted(self, currency: str) -> bool:
         return (currency == "CNY" and self.cny is None) or (currency == "USD" and self.usd is None)
+
+    def launch_price(self, currency: str) -> float | None:
+        """The launch price (MSRP) beside a street price, in `currency` where it was read."""
+        return self.launch_cny if currency == "CNY" else self.launch_usd
 
 
 @cache
@@ -73,6 +81,8 @@ class PlanLine(BaseModel):
     unit_price: float
     condition: str
     price_converted: bool
+    price_basis: str  # launch | street | used | list
+    launch_price: float | None = None  # beside a street price
     price_source: str
     price_date: str
 
@@ -93,8 +103,14 @@ class Plan(BaseModel):
     rent_per_hour: float | None  # the same cards rented, cheapest listing
     rent_per_year: float | None = None  # renting them a year at the stated utilisation
     break_even_months: float | None  # None: no rental listing of the card
+    # buy | rent | close (pays off within the horizon, after the buy threshold) | None
+    verdict: str | None = None
+    # hours a day the cards must be busy to pay off within the horizon / the buy threshold
+    hours_per_day_horizon: float | None = None
+    hours_per_day_buy: float | None = None
     export_controlled: bool
     china_sku: bool
+    china_sku_name: str | None = None  # the China SKU sold in place of an export-controlled card
     geforce: bool  # GeForce driver licence: no data-centre deployment
 
 
@@ -113,6 +129,29 @@ class PurchaseAnswer(BaseModel):
     china: bool  # the notes for buying in China apply
     utilization: float
     electricity_per_kwh: float
+    horizon_months: int = 36  # the verdict's horizon: the cards' depreciation period
+    buy_below_months: int = 18  # paying off within this is a clear "buy"
+
+    @property
+    def used_cards(self) -> bool:
+        """A plan with used cards: no invoice for an institution's purchasing, said so."""
+        return self.plan is not None and any(ln.condition == "used" for ln in self.plan.lines)
+
+    def notes(self) -> list[str]:
+        """What the answer warns about, as codes (the JSON's `notes`)."""
+        p = self.plan
+        if p is None:
+            return []
+        out = []
+        if self.used_cards:
+            out.append("used_no_invoice")
+        if self.china and p.geforce:
+            out.append("geforce_datacenter_licence")
+        if self.china and p.export_controlled:
+            out.append("export_controlled")
+        if p.china_sku:
+            out.append("china_sku")
+        return out
 
     def public_json(self) -> dict[str, Any]:
         plan = self.plan
@@ -127,12 +166,20 @@ class PurchaseAnswer(BaseModel):
                         "count": ln.count,
                         "unit_price": ln.unit_price,
                         "condition": ln.condition,
+                        "price_basis": ln.price_basis,
+                        "launch_price": ln.launch_price,
                     }
                     for ln in (plan.lines if plan else [])
                 ],
                 "box_price": plan.box_price if plan else None,
                 "total": plan.total if plan else None,
                 "break_even_months": plan.break_even_months if plan else None,
+                "verdict": plan.verdict if plan else None,
+                "horizon_months": self.horizon_months,
+                "hours_per_day_to_break_even": plan.hours_per_day_horizon if plan else None,
+                "electricity_per_kwh": self.electricity_per_kwh,
+                "resale_counted": False,
+                "notes": self.notes(),
                 "psu_watts": plan.psu_watts if plan else None,
                 "host_ram_gb": plan.host_ram_gb if plan else None,
                 "fits_workload": plan.fits_workload if plan else None,
@@ -141,9 +188,15 @@ class PurchaseAnswer(BaseModel):
                 "runs": [r.model_dump() for r in plan.runs] if plan else [],
                 "utilization": self.utilization,
                 "capped": self.capped,
+                "alternative_total": self.alternative.total if self.alternative else None,
                 "alternative": (
                     [
-                        {"gpu_id": ln.gpu_id, "count": ln.count, "unit_price": ln.unit_price}
+                        {
+                            "gpu_id": ln.gpu_id,
+                            "count": ln.count,
+                            "unit_price": ln.unit_price,
+                            "condition": ln.condition,
+                        }
                         for ln in self.alternative.lines
                     ]
                     if self.alternative
@@ -217,20 +270,11 @@ def _plan(
     rent = cheapest_price(gpu.id, catalog.load_prices(), currency)
     rent_hour = rent.amount * count if rent is not None else None
     total = unit * count + box_price
-    months = None
-    if rent_hour is not None:
-        be = _catalog()["break_even"]
-        kwh_price = be[
-            "electricity_cny_per_kwh" if currency == "CNY" else "electricity_usd_per_kwh"
-        ]
-        saved_per_hour = rent_hour - wall / 1000 * kwh_price
-        if saved_per_hour > 0:
-            months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
-    year = None
-    if rent_hour is not None:
-        year = round(rent_hour * HOURS_PER_MONTH * 12 * _catalog()["break_even"]["utilization"])
+    buy_or_rent = _buy_or_rent(total, rent_hour, wall, currency)
+    sku = next((e.gpu_id for e in card_prices() if e.china_sku_of == gpu.id), None)
     return Plan(
-        rent_per_year=year,
+        **buy_or_rent,
+        china_sku_name=catalog.gpus()[sku].name if sku and china else None,
         lines=[
             PlanLine(
                 gpu_id=gpu.id,
@@ -239,6 +283,8 @@ def _plan(
                 unit_price=unit,
                 condition=entry.condition,
                 price_converted=entry.is_converted(currency),
+                price_basis=entry.basis,
+                launch_price=entry.launch_price(currency),
                 price_source=entry.source,
                 price_date=entry.read_date,
             )
@@ -255,11 +301,44 @@ def _plan(
         fits_workload=None if workload is None else _fits(workload, gpu, count),
         runs=capability_rows(gpu, count, card_fit(gpu.id, count)),
         rent_per_hour=rent_hour,
-        break_even_months=months,
         export_controlled=entry.export_controlled and china,
         china_sku=entry.china_sku and china,
         geforce=gpu.segment == "consumer",
     )
+
+
+def _buy_or_rent(
+    total: float, rent_hour: float | None, wall_watts: int, currency: str
+) -> dict[str, Any]:
+    """Months until buying beats renting the same cards (Dettmers: hardware ÷ (busy hours ×
+    (rent − electricity))), a year of renting, and the verdict against the horizon: buy when
+    it pays off within `buy_below_months`, rent when not within `horizon_months` (the cards'
+    depreciation period), else close; with the hours a day that would pay off in each.
+    Resale is not counted (it would favour buying; the answer says so)."""
+    be = _catalog()["break_even"]
+    out: dict[str, Any] = {"break_even_months": None, "rent_per_year": None, "verdict": None}
+    if rent_hour is None:
+        return out
+    out["rent_per_year"] = round(rent_hour * HOURS_PER_MONTH * 12 * be["utilization"])
+    kwh_price = be["electricity_cny_per_kwh" if currency == "CNY" else "electricity_usd_per_kwh"]
+    saved_per_hour = rent_hour - wall_watts / 1000 * kwh_price
+    if saved_per_hour <= 0:
+        return out  # the electricity alone costs more than renting: never pays off
+    months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
+
+    def hours_a_day(within_months: float) -> float:
+        return round(total / (HOURS_PER_MONTH * within_months * saved_per_hour) * 24, 1)
+
+    out["break_even_months"] = months
+    out["hours_per_day_horizon"] = hours_a_day(be["horizon_months"])
+    out["hours_per_day_buy"] = hours_a_day(be["buy_below_months"])
+    if months <= be["buy_below_months"]:
+        out["verdict"] = "buy"
+    elif months > be["horizon_months"]:
+        out["verdict"] = "rent"
+    else:
+        out["verdict"] = "close"
+    return out
 
 
 def _options(
@@ -285,16 +364,26 @@ def _best(
     currency: str, budget: float | None, workload: Workload | None, used: bool, card_only: bool
 ) -> tuple[CardPrice, int, float] | None:
     options = _options(currency, budget, used, card_only)
+    # in China the cards sold there come first: an export-controlled card (the global 5090,
+    # the 4090, A100, H100) needs a US licence, so a plan names it only when nothing else does
+    sold_here = [o for o in options if not (currency == "CNY" and o[0].export_controlled)]
     if workload is not None:
-        fitting = [o for o in options if _fits(workload, catalog.gpus()[o[0].gpu_id], o[1])]
-        if fitting:  # the cheapest that fits; fewer cards on a tie (one box, less power)
-            return min(fitting, key=lambda o: (o[2], o[1]))
+        for group in (sold_here, options):
+            fitting = [o for o in group if _fits(workload, catalog.gpus()[o[0].gpu_id], o[1])]
+            if fitting:  # the cheapest that fits; fewer cards on a tie (one box, less power)
+                return min(fitting, key=lambda o: (o[2], o[1]))
     if not options or budget is None:
         return None
+    options = sold_here or options
 
-    def value(o: tuple[CardPrice, int, float]) -> tuple[float, float, float]:
+    min_card_gb = _catalog()["limits"]["min_card_gb"]
+
+    def value(o: tuple[CardPrice, int, float]) -> tuple[bool, float, float, float]:
+        # cards of the guide's size first (a model split over fewer, larger cards runs
+        # better: four 16 GB cards are not two 32 GB ones), then memory, bandwidth, price
         gpu = catalog.gpus()[o[0].gpu_id]
-        return (gpu.vram_gb * o[1], gpu.memory_bandwidth_gbs * o[1], -o[2])
+        big = gpu.vram_gb >= min_card_gb
+        return (big, gpu.vram_gb * o[1], gpu.memory_bandwidth_gbs * o[1], -o[2])
 
     return max(options, key=value)
 
@@ -361,6 +450,8 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         "currency": priced_in,
         "china": priced_in == "CNY",
         "utilization": be["utilization"],
+        "horizon_months": be["horizon_months"],
+        "buy_below_months": be["buy_below_months"],
         "electricity_per_kwh": be[
             "electricity_cny_per_kwh" if priced_in == "CNY" else "electricity_usd_per_kwh"
         ],

@@ -1,0 +1,186 @@
+"""Purchase answers an expert signs: the card a plan names is the card whose price it uses
+(the China-market RTX 5090 D V2 at ¥16,499, not the 32 GB 5090), each price says whether it
+is a launch, street or used-market figure, a used-card plan says it cannot go through an
+institution's purchasing and puts the new-only plan beside it, and buy-vs-rent ends in a
+verdict against the cards' depreciation period with its assumptions stated."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import catalog
+from advisor.kinds import answer_kind
+from advisor.kinds.purchase import PurchaseAnswer, _buy_or_rent, card_prices
+from advisor.parse import parse_query
+from advisor.render import render
+
+
+def _answer(line: str, currency: str) -> PurchaseAnswer:
+    parsed = parse_query(line)
+    assert parsed.question_kind == "purchase", (line, parsed.understood, parsed.ignored)
+    result = answer_kind(parsed, currency)
+    assert isinstance(result, PurchaseAnswer)
+    return result
+
+
+def _text(line: str, lang: str) -> str:
+    parsed = parse_query(line)
+    result = answer_kind(parsed, "CNY" if lang == "zh" else "USD")
+    return render("purchase", lang, plain=True, result=result, parsed=parsed, unknown_card=None)
+
+
+def test_the_china_price_of_the_5090_belongs_to_the_24gb_5090_d_v2_not_the_5090() -> None:
+    """ "预算5万 一台训练服务器" offered "2× GeForce RTX 5090, ¥44,998": the 5090 D's ¥16,499
+    under the 32 GB card's name. The new-only plan is now the 5090 D V2 (24 GB) it prices."""
+    a = _answer("预算5万 一台训练服务器", "CNY")
+    assert a.alternative is not None
+    [line] = a.alternative.lines
+    assert (line.gpu_id, line.count, line.unit_price) == ("rtx-5090d-v2", 2, 16499)
+    assert line.price_basis == "launch"
+    assert catalog.gpus()["rtx-5090d-v2"].vram_gb == 24
+    # no yuan price in the catalog is filed under the global 5090
+    [global_5090] = [e for e in card_prices() if e.gpu_id == "rtx-5090"]
+    assert global_5090.cny is None and global_5090.export_controlled
+    zh = _text("预算5万 一台训练服务器", "zh")
+    assert "RTX 5090 D V2 (China, 24 GB)（首发价 ¥16,499/张）" in zh
+    assert "2× GeForce RTX 5090，" not in zh
+
+
+def test_every_price_is_dated_sourced_and_says_what_kind_of_price_it_is() -> None:
+    for entry in card_prices():
+        assert entry.source and entry.read_date, entry.gpu_id
+        assert entry.basis in ("launch", "street", "used", "list"), entry.gpu_id
+        assert entry.usd is not None or entry.cny is not None, entry.gpu_id
+        assert entry.gpu_id in catalog.gpus(), entry.gpu_id
+        if entry.china_sku_of:
+            assert entry.china_sku and entry.china_sku_of in catalog.gpus()
+
+
+def test_a_street_price_is_shown_with_the_launch_price_beside_it() -> None:
+    a = _answer("buy 2x rtx 5090, budget $10k", "USD")
+    [line] = a.plan.lines
+    assert line.gpu_id == "rtx-5090" and line.price_basis == "street"
+    assert (line.unit_price, line.launch_price) == (3059, 1999)
+    en = _text("buy 2x rtx 5090, budget $10k", "en")
+    assert "street price $3,059 each, launch $1,999" in en
+
+
+def test_in_china_an_export_controlled_card_is_named_with_the_china_version() -> None:
+    zh = _text("买2张5090 预算6万", "zh")
+    assert "该卡受美国出口管制" in zh and "国内版是 GeForce RTX 5090 D V2" in zh
+    # an automatic plan in yuan takes the card sold in China before a controlled one
+    a = _answer("预算10万 买卡 微调 qwen2.5-7b", "CNY")
+    for plan in (a.plan, a.alternative):
+        assert plan is not None
+        assert not any(
+            e.export_controlled for e in card_prices() if e.gpu_id == plan.lines[0].gpu_id
+        )
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "words"),
+    [
+        ("预算5万 一台训练服务器", "zh", ["二手卡一般开不出正规发票", "固定资产", "只买全新"]),
+        ("budget $5k build a deep learning box", "en", ["without the invoice", "new cards only"]),
+    ],
+)
+def test_a_used_card_plan_says_it_cannot_be_procured_and_gives_the_new_plan(
+    line: str, lang: str, words: list[str]
+) -> None:
+    a = _answer(line, "CNY" if lang == "zh" else "USD")
+    assert a.used_cards and "used_no_invoice" in a.notes()
+    assert a.alternative is not None
+    assert all(ln.condition == "new" for ln in a.alternative.lines)
+    assert a.alternative.total <= a.budget_amount
+    text = _text(line, lang)
+    for word in words:
+        assert word in text, (word, text)
+    # the procurement note comes with the new plan, before the buy-or-rent figures
+    assert (
+        text.index(words[0])
+        < text.index(words[-1])
+        < text.index("回本" if lang == "zh" else "pays off")
+    )
+
+
+def test_buy_or_rent_ends_in_a_verdict_with_its_assumptions() -> None:
+    """ "10万 买卡还是租卡 7B微调" gave "约 44.2 个月回本" and no verdict."""
+    a = _answer("10万 买卡还是租卡 7B微调", "CNY")
+    p = a.plan
+    assert p.break_even_months > a.horizon_months == 36
+    assert p.verdict == "rent"
+    # the hours a day that would pay off within the horizon, from the same formula
+    assert p.hours_per_day_horizon == pytest.approx(
+        24 * a.utilization * p.break_even_months / a.horizon_months, rel=0.01
+    )
+    zh = _text("10万 买卡还是租卡 7B微调", "zh")
+    assert "结论：租更划算" in zh and f"每天用满 {p.hours_per_day_horizon} 小时以上" in zh
+    assert "每天用 8.4 小时" in zh and "电费 ¥0.6/度" in zh and "不计转卖残值" in zh
+    en = _text("10万 买卡还是租卡 7B微调", "en")
+    assert "Verdict: rent" in en and "no resale" in en
+
+
+@pytest.mark.parametrize(
+    ("total", "rent_per_hour", "verdict"),
+    [
+        # months = total / (730 h × 35% × (rent − 0.25 kW × ¥0.6))
+        (2_000, 1.5, "buy"),  # 5.8 months
+        (8_000, 1.5, "close"),  # 23.2 months: within 3 years, after 18 months
+        (20_000, 1.5, "rent"),  # 58 months
+    ],
+)
+def test_the_verdict_follows_the_break_even_against_18_and_36_months(
+    total: float, rent_per_hour: float, verdict: str
+) -> None:
+    out = _buy_or_rent(total, rent_per_hour, 250, "CNY")
+    months = total / (730 * 0.35 * (rent_per_hour - 0.25 * 0.6))
+    assert out["break_even_months"] == pytest.approx(months, abs=0.05)
+    assert out["verdict"] == verdict
+    # electricity above the rent: never pays off, no verdict
+    assert _buy_or_rent(total, 0.1, 250, "CNY")["verdict"] is None
+
+
+@pytest.mark.parametrize(
+    ("line", "currency"),
+    [
+        (line, cur)
+        for cur, lines in {
+            "CNY": [
+                "预算3000买显卡",
+                "预算1.5万买显卡",
+                "预算2万 买卡 微调 qwen2.5-7b",
+                "预算5万 一台训练服务器",
+                "10万 买卡还是租卡 7B微调",
+                "预算8万配一台跑 qwen2.5-72b 的服务器",
+                "预算50万配服务器",
+            ],
+            "USD": [
+                "budget $5k build a deep learning box",
+                "budget $12k build a workstation for llama 70b",
+                "$2000 which gpu to buy for sdxl",
+                "budget $60k server",
+            ],
+        }.items()
+        for line in lines
+    ],
+)
+def test_total_and_the_new_only_total_never_exceed_the_budget(line: str, currency: str) -> None:
+    a = _answer(line, currency)
+    assert a.plan is not None and a.plan.total <= a.budget_amount
+    if a.alternative is not None:
+        assert a.alternative.total <= a.budget_amount
+    # one answer, one story: a verdict only with a break-even, in agreement with it
+    p = a.plan
+    if p.verdict == "rent":
+        assert p.break_even_months > a.horizon_months
+    elif p.verdict == "buy":
+        assert p.break_even_months <= a.buy_below_months
+
+
+def test_the_5090_d_v2_is_read_as_its_own_card() -> None:
+    for line in ("5090D v2 能跑什么", "5090 D V2 能跑什么", "5090d-v2 what can it run"):
+        p = parse_query(line)
+        assert p.gpu_id == "rtx-5090d-v2" and not p.ignored, (line, p.ignored)
+    assert parse_query("5090d 能跑什么").gpu_id == "rtx-5090d"
+    # a "v2" after another card is not a card word
+    assert parse_query("3090 v2 跑 qwen2.5-7b").gpu_id == "rtx-3090"
