@@ -261,6 +261,8 @@ def find_pitfalls(
         out.append(_p("hf_generate_kv"))
     if w.tuning == Mode.qlora:
         out.append(_p("qlora_host_ram", size=_gib(model.params_b * 2e9)))
+    if gpu is not None and pick is not None:
+        out += rollout_time(result, gpu)
     fmt = find_format(w.weights_format) if w.weights_format else None
     if fmt is not None and fmt.bits < 4.0:
         out.append(_p("low_bit_quality", fmt=fmt.id))
@@ -289,3 +291,36 @@ def find_pitfalls(
         # "before renting, check the image": not said of a Mac or a P40 one owns
         out.append(_p("cuda_compat"))
     return out
+
+
+def rollout_time(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
+    """An online RL run (GRPO, RLOO, PPO): no training time is given, and why; what the
+    time goes to (generating G completions per prompt, TRL docs "vLLM integration") and a
+    floor for one prompt's group: its completions decode together, one step reading the
+    policy's weights once at the decode bandwidth efficiency (data/capabilities.toml
+    [speed]), so a group of G x N tokens takes at least N steps."""
+    from advisor.memory.rl import framework_facts, method_facts, num_generations
+
+    w, est = result.workload, result.estimate
+    if est is None or w.mode.value not in RL_MODES or not method_facts(w.mode)["online"]:
+        return []
+    _, fw = framework_facts(w.framework)
+    completion = w.new_tokens or fw["completion_tokens"]
+    weights = est.breakdown.get("weights", 0)
+    bandwidth = speed_constants()["decode_bandwidth_efficiency"] * gpu.memory_bandwidth_gbs * 1e9
+    if weights <= 0 or bandwidth <= 0:
+        return []
+    step_s = weights / bandwidth
+    return [
+        _p(
+            "rl_generation_time",
+            g=num_generations(w),
+            tokens=completion,
+            seconds=f"{completion * step_s:.0f}",
+            gpu=gpu.name,
+        )
+    ]
+
+
+# Post-training methods (Workload.mode values) advisor/memory/rl.py sizes.
+RL_MODES = frozenset(("grpo", "dpo", "ppo", "kto", "orpo", "simpo", "rloo"))

@@ -125,3 +125,24 @@ def test_a_colocated_engine_gets_the_share_of_the_picked_card_it_needs() -> None
     assert float(share.params["util"]) - 0.05 < engine / 80e9 + 0.05
     plain = recommend_query(parse_query("grpo qwen2.5-7b on a100 80g sxm"), "USD")
     assert "rl_vllm_share" not in {p.code for p in plain.named.notes}  # type: ignore[union-attr]
+
+
+def test_an_online_rl_answer_says_time_is_not_estimated_and_that_generation_dominates() -> None:
+    """Before: "GRPO qwen2.5-7b trl 几张卡" said nothing about time."""
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    parsed = parse_query("GRPO qwen2.5-7b trl 几张卡")
+    rec = recommend_query(parsed, "CNY")
+    notes = [p for p in rec.pitfalls if p.code == "rl_generation_time"]
+    assert notes and notes[0].params["g"] == "8" and notes[0].params["tokens"] == "512"
+    # a floor: 512 decode steps each reading ~14 GiB of bf16 weights at 55% of 936 GB/s
+    assert 10 <= float(notes[0].params["seconds"]) <= 25
+    zh = render("answer", "zh", plain=True, rec=rec, parsed=parsed)
+    assert "训练时间没有估算" in zh and "生成" in zh
+    en = render("answer", "en", plain=True, rec=rec, parsed=parsed)
+    assert "Training time is not estimated" in en
+    # offline methods generate nothing: no such note
+    dpo = recommend_query(parse_query("dpo qwen2.5-7b 3090"), "CNY")
+    assert all(p.code != "rl_generation_time" for p in dpo.pitfalls)
