@@ -36,7 +36,12 @@ def test_precomputed_embeddings_are_computed_on_the_card_first():
     cached, resident = _run(text_encoders_on_gpu=False), _run()
     assert cached.estimate.total_bytes < resident.estimate.total_bytes
     assert _assumed(cached)["text_encoders"] == "precomputed_here"
-    assert {t.name for t in cached.estimate.terms} == {"text_encoders", "vae", "runtime_overhead"}
+    assert {t.name for t in cached.estimate.terms} == {
+        "text_encoders",
+        "vae",
+        "vae_encode",
+        "runtime_overhead",
+    }
     assert cached.estimate.allocated_bytes > 8.5 * GIB
 
 
@@ -47,3 +52,22 @@ def test_the_trainers_caching_switches_are_read():
     ):
         p = parse_query(text)
         assert p.ok and p.workload.mode.is_training and p.workload.text_encoders_on_gpu is False
+
+
+def test_caching_latents_on_the_card_adds_the_vae_encoders_working_set():
+    """kohya --cache_latents / finetrainers' precompute encode each sample on the training
+    card: the VAE's full-resolution stages for one 1024x1024 image (128 channels x 2 B x the
+    9 maps the decoder's mirror stage holds), beside the encoders' weights."""
+    r = estimate(
+        Workload(
+            model="flux.1-dev",
+            mode="qlora",
+            weights_format="nf4",
+            image_width=1024,
+            image_height=1024,
+            gradient_checkpointing=True,
+            text_encoders_on_gpu=False,
+        )
+    )
+    encode = next(t for t in r.estimate.terms if t.name == "vae_encode")
+    assert encode.bytes == 1024 * 1024 * 128 * 2 * 9

@@ -312,8 +312,26 @@ def resident_encoders(w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown) ->
     return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.training", "resident")
 
 
+def vae_encode_bytes(w: Workload, spec: ModelSpec, width: int, height: int) -> float:
+    """Encoding one sample to cached latents (kohya --cache_latents with --vae_batch_size 1,
+    finetrainers' and DiffSynth's precompute pass one video at a time) runs the VAE encoder
+    at full resolution in 16-bit. Its widest stage mirrors the decoder's (the same channel
+    widths at the same sizes, one resnet fewer per level), so the decode working set at that
+    size is taken for it: the safe side of the encoder's."""
+    geo = video.geometry(spec.id)
+    frames = (w.video_frames or geo.frames) if geo is not None else 1
+    plain = w.model_copy(update={"vae_slicing": False, "tiny_vae": False})
+    return vae_decode(plain, spec, 2, 1, frames, width, height)[0]
+
+
 def precompute_peak(
-    w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown, allocated: float
+    w: Workload,
+    spec: ModelSpec,
+    fmt: str,
+    acc: Breakdown,
+    allocated: float,
+    width: int,
+    height: int,
 ) -> float:
     """Precomputed embeddings and cached latents are computed on the training card before
     the steps (kohya's --cache_text_encoder_outputs / --cache_latents, finetrainers'
@@ -325,11 +343,21 @@ def precompute_peak(
     if not d.text_encoders_params_b:
         return allocated
     te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
-    if te + vae <= allocated:
+    encode = vae_encode_bytes(w, spec, width, height)
+    if te + vae + encode <= allocated:
         return allocated
     acc.assume("text_encoders", "precomputed_here")
     acc.terms.clear()
-    return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase")
+    total = _add_encoders(
+        acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase"
+    )
+    return total + acc.add(
+        "vae_encode",
+        encode,
+        f"VAE encode of one sample at {width}x{height} (latents cached on this card)",
+        key="vae_encode",
+        size=f"{width}x{height}",
+    )
 
 
 # finetrainers' default --target_modules (args.py: to_q to_k to_v to_out.0), the diffusers
@@ -475,5 +503,5 @@ def estimate_diffusion_training(
     if w.text_encoders_on_gpu:
         allocated += resident_encoders(w, spec, fmt, acc)
     else:
-        allocated = precompute_peak(w, spec, fmt, acc, allocated)
+        allocated = precompute_peak(w, spec, fmt, acc, allocated, width, height)
     return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))
