@@ -34,7 +34,7 @@ def _values(r, name: str) -> dict:
 
 def test_ltx_video_rank_128_adapters_cover_self_and_cross_attention():
     # the T5 encoder kept on the card (finetrainers without --precompute_conditions): the
-    # precompute phase of a 2B model would otherwise be the peak and hide the steps
+    # precompute phase (T5-XXL + the VAE encode) would otherwise be the peak and hide the steps
     r = _lora("ltx-video", 49, 768, 512, text_encoders_on_gpu=True)
     # 28 blocks x (attn1 + attn2) x 4 projections x 128 x (2048 + 2048); the old count
     # took a 4096-wide head_dim-128 block from the parameter count: 37.7M
@@ -43,12 +43,12 @@ def test_ltx_video_rank_128_adapters_cover_self_and_cross_attention():
 
 
 def test_cogvideox_5b_rank_128_adapters_match_the_trainers_log():
-    r = _lora("cogvideox-5b", 49, 720, 480)
+    r = _lora("cogvideox-5b", 49, 720, 480, text_encoders_on_gpu=True)
     assert _values(r, "gradients")["params_m"] == round(132_120_576 / 1e6, 1)
 
 
 def test_video_training_tokens_count_the_latent_frames():
-    r = _lora("cogvideox-5b", 49, 720, 480)
+    r = _lora("cogvideox-5b", 49, 720, 480, text_encoders_on_gpu=True)
     # 49 frames -> 1 + 48 / 4 = 13 latent frames x (480 / 16) x (720 / 16) + 226 text
     assert _values(r, "activations")["tokens"] == 13 * 30 * 45 + 226
     # checkpointed: one 16-bit block input per block (2 x 3072 x 42) + one block's working set
@@ -59,7 +59,7 @@ def test_video_training_tokens_count_the_latent_frames():
 
 
 def test_the_adapters_own_fp32_weights_are_counted():
-    r = _lora("cogvideox-5b", 49, 720, 480)
+    r = _lora("cogvideox-5b", 49, 720, 480, text_encoders_on_gpu=True)
     weights = next(t.bytes for t in r.estimate.terms if t.name == "weights")
     assert abs(weights - (5.57e9 * 2 + 132_120_576 * 4)) / weights < 0.01
 
