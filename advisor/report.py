@@ -87,6 +87,8 @@ def option_json(o: Option) -> dict[str, Any]:
         "train_hours": o.train_hours,
         "job_cost": o.job_cost,
         "images_per_min": o.images_per_min,
+        "audio_realtime_x": o.audio_realtime_x,
+        "audio_realtime_at_least": o.audio_at_least,
         "why": o.why,
     }
 

@@ -60,6 +60,10 @@ class Option:
     train_hours: float | None = None
     job_cost: float | None = None
     images_per_min: float | None = None
+    # speech recognition (advisor/audio_speed.py): seconds of audio per second on these
+    # cards, and whether it is a floor (a card faster than the one measured)
+    audio_realtime_x: float | None = None
+    audio_at_least: bool = False
     why: str = ""
     # Fits by the estimate, but the band's high end (how far measured setups like this ran
     # above it) is over the usable memory: that figure, said beside the fit; else None.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from advisor.audio_speed import default_batch
 from advisor.memory import video
 from advisor.models import Attention, Optimizer
 from advisor.parse import vocab
@@ -134,8 +135,22 @@ def recognize_context(s: Scan, r: Reading) -> None:
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
 
+# "batch" / "batched" / "批量" with no number after it
+_BATCH_ALONE = re.compile(
+    r"(?<![a-z0-9])(?:batched|batch)(?!\s*(?:size)?\s*[:=：]?\s*\d)(?![a-z0-9])|批量(?!\s*\d)|批处理",
+    re.I,
+)
+
+
 def recognize_batch(s: Scan, r: Reading) -> None:
     p = _knob_patterns()
+    speech = r.spec is not None and r.spec.family == "whisper"
+    if speech and "batch_size" not in r.fields and s.take(_BATCH_ALONE):
+        # "whisper large-v3 T4 batch": batched transcription at the batch the faster-whisper
+        # and transformers examples pass (data/audio_speed.toml), said so
+        r.fields["batch_size"] = default_batch()
+        r.assumed.append(f"speech_batch = {default_batch()}")
+        return
     if (m := s.take(p["batch"])) or (m := s.take(p["batch_glued"])):
         r.fields["batch_size"] = int(m.group(1))
         if not 1 <= r.fields["batch_size"] <= 65_536:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from advisor import catalog
+from advisor.audio_speed import realtime_factor
 from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, blockers
 from advisor.memo import ByIdentity
@@ -170,6 +171,9 @@ def option_from(
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
         (row or speed_row(speed_f, speed, count)) if fits or speed_always else NO_SPEED
     )
+    audio = None
+    if speed_f.kind == "audio" and (fits or speed_always) and count == 1:
+        audio = realtime_factor(speed_f.model_id, speed.gpu, speed_f.batch, speed_f.runtime)
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
@@ -193,6 +197,8 @@ def option_from(
         train_hours=train_hours,
         job_cost=job_cost,
         images_per_min=images,
+        audio_realtime_x=audio.realtime_x if audio else None,
+        audio_at_least=bool(audio and audio.at_least),
         # near the limit the band's high end is said beside the fit (verdict, picks)
         measured_up_to_bytes=high if fits and high > usable else None,
     )

@@ -176,7 +176,7 @@ def _moe_read_share(result: EstimateResult, active_share: float) -> tuple[float,
 class _Speed(NamedTuple):
     """What the speed fields read of a workload that is the same on every card."""
 
-    kind: str  # decode | train | vision | images | none
+    kind: str  # decode | train | vision | images | audio | none
     decode: _Decode | None = None
     batch: int = 1
     flops: float = 0.0  # prefill (decode), the whole job (train), one image (images), or
@@ -184,6 +184,7 @@ class _Speed(NamedTuple):
     full: bool = False
     model_id: str | None = None  # vision: the model whose published throughput is read
     input_px: int = 0  # vision: the longer side of the training images
+    runtime: str | None = None  # audio: the runtime or framework that transcribes
 
 
 # Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
@@ -193,6 +194,12 @@ def _speed_facts(result: EstimateResult) -> _Speed:
     w, model, est = result.workload, result.model, result.estimate
     if est is None:
         return _Speed("none")
+    spec = catalog.models().get(model.id or "")
+    if spec is not None and spec.family == "whisper" and not w.mode.is_training:
+        # transcription: a real-time factor from a published benchmark (audio_speed.py),
+        # not tokens per second
+        runtime = w.framework or (est.runtime.value if est.runtime else None)
+        return _Speed("audio", batch=w.batch_size or 1, model_id=model.id, runtime=runtime)
     if model.kind == Kind.llm and not w.mode.is_training:
         batch = w.concurrency or w.batch_size or 1
         prompt = w.prompt_tokens or w.context_tokens or 4096
