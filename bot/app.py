@@ -12,7 +12,7 @@ import json
 import logging
 import warnings
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from telegram import (
@@ -86,6 +86,18 @@ GROUP_COMMANDS = ("vram", "start", "gpu", "fit", "history", "lang", "help", "can
 MAX_CONCURRENT_UPDATES = 32
 
 
+# PTB's own bound on updates in progress, left wide (PerUserUpdateProcessor holds its own
+# slots, after the user's turn): above any backlog the inbox can replay at once.
+PTB_SLOTS = 1_000_000
+
+
+def _discard(coroutine: Awaitable[Any]) -> None:
+    """Close an update's coroutine that will not run (PTB passes a coroutine), so Python
+    does not warn that it was never awaited."""
+    if isinstance(coroutine, Coroutine):
+        coroutine.close()
+
+
 class _Turn:
     """One user's place in line: the FIFO lock, and how many of their updates hold it or
     wait for it (the entry is dropped when that reaches 0, never while one waits)."""
@@ -116,7 +128,12 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
     unlocked before its next waiter runs, so "unlocked" cannot say it is unused."""
 
     def __init__(self, max_concurrent_updates: int = 256) -> None:
-        super().__init__(max_concurrent_updates)
+        # PTB's `process_update` (final: subclasses implement `do_process_update`) holds a
+        # slot of PTB's semaphore around the whole update. Here the slot must come after the
+        # user's turn, or one member's queued updates would hold the slots other members
+        # need; so PTB's bound is left wide and the slots are this class's own.
+        super().__init__(PTB_SLOTS)
+        self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._turns: dict[int, _Turn] = {}
         self.on_done: Callable[[object], Awaitable[None]] | None = None  # the inbox
         self.metrics: Metrics | None = None  # counts and logs each update (bot.metrics)
@@ -148,10 +165,10 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
             if update_id not in self._taken:
                 self._take(update_id)
 
-    async def process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         # stopping past its deadline (the inbox keeps it for the next start), or a copy
         if self._abandoning or not self._first_time(update):
-            coroutine.close()  # type: ignore[attr-defined]
+            _discard(coroutine)
             return
         task = asyncio.current_task()
         assert task is not None
@@ -164,10 +181,10 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
         try:
             # the user's turn before a slot of MAX_CONCURRENT_UPDATES: one user's queued
             # updates wait without taking the slots other users need
-            async with turn.lock:
-                await super().process_update(update, coroutine)
+            async with turn.lock, self._slots:
+                await self._handle(update, coroutine)
         finally:
-            coroutine.close()  # cancelled while waiting: never started, never warned about
+            _discard(coroutine)  # cancelled while waiting: never started, never warned about
             turn.users -= 1
             if turn.users == 0:
                 del self._turns[key]
@@ -193,8 +210,8 @@ class PerUserUpdateProcessor(BaseUpdateProcessor):
             task.cancel()
         return len(self._tasks)
 
-    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        """Runs inside the update's user turn (process_update)."""
+    async def _handle(self, update: object, coroutine: Awaitable[Any]) -> None:
+        """Runs inside the update's user turn and one of the slots (do_process_update)."""
 
         async def handle() -> None:
             answers: list[asyncio.Future] = []  # bot.delivery.answer_soon
@@ -274,10 +291,8 @@ async def _follow_migration(context: Context, old_chat_id: int, new_chat_id: int
 
 async def settle_language(update: Update, context: Context) -> None:
     user, chat = update.effective_user, update.effective_chat
-    group = chat is not None and chat.type != "private"
-    user_lang, chat_lang = await context.repo.language_choices(
-        user.id if user else None, chat.id if group else None
-    )
+    group_id = chat.id if chat is not None and chat.type != "private" else None
+    user_lang, chat_lang = await context.repo.language_choices(user.id if user else None, group_id)
     query, inline = update.callback_query, update.inline_query
     if query is not None:  # the language of the message the button is under
         msg = query.message

@@ -33,21 +33,25 @@ class AdvisorApplication(Application):
 
 
 class Context(CallbackContext[ExtBot, dict, dict, dict]):
-    """Per-update context: the reply language, settled once per update by `remember`."""
+    """Per-update context: the reply language, settled once per update by `remember`; and
+    whether the member picked their own machine in the wizard (`bot.lab` says so)."""
 
     def __init__(
         self, application: Application, chat_id: int | None = None, user_id: int | None = None
     ) -> None:
         super().__init__(application, chat_id, user_id)
-        self.lang: str = application.settings.default_language  # type: ignore[attr-defined]
+        assert isinstance(application, AdvisorApplication)  # bot.app builds no other
+        self.advisor = application
+        self.lang: str = application.settings.default_language
+        self.lab_chosen = False
 
     @property
     def repo(self) -> Repository:
-        return self.application.repo  # type: ignore[attr-defined]
+        return self.advisor.repo
 
     @property
     def settings(self) -> Settings:
-        return self.application.settings  # type: ignore[attr-defined]
+        return self.advisor.settings
 
 
 _HAN = re.compile(r"[\u3400-\u9fff]")

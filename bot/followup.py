@@ -44,9 +44,11 @@ def read_message(text: str, last: ParsedQuery | None) -> ParsedQuery:
     return parse_query(text)
 
 
-async def _reparsed(context: Context, canonical: str) -> ParsedQuery | None:
+async def _reparsed(context: Context, canonical: str | None) -> ParsedQuery | None:
     from bot import hub  # a question about a Hub model reads its model from the Hub cache
 
+    if canonical is None:  # a line the engine never understood: nothing to change
+        return None
     parsed, _ = await hub.reparse(context, canonical)
     return parsed if parsed.ok else None  # the catalog changed since: no base to change
 

@@ -145,6 +145,8 @@ class ApiRequest(BaseRequest):
             connect=self._pick(connect_timeout, self._connect_timeout),
             pool=self._pick(pool_timeout, self._pool_timeout),
         )
+        data: bytes | None
+        headers: Headers
         if request_data is not None and request_data.contains_files:
             data, headers = encode_multipart(request_data)
         else:
@@ -209,24 +211,37 @@ class TrimmingRequest(ApiRequest):
     them as Telegram sent them (tests/test_lean.py).
     """
 
-    async def post(
+    async def do_request(
         self,
         url: str,
+        method: str,
         request_data: RequestData | None = None,
         read_timeout: object = BaseRequest.DEFAULT_NONE,
         write_timeout: object = BaseRequest.DEFAULT_NONE,
         connect_timeout: object = BaseRequest.DEFAULT_NONE,
         pool_timeout: object = BaseRequest.DEFAULT_NONE,
-    ) -> dict[str, Any] | list[dict[str, Any]] | bool:
-        result = await super().post(
-            url,
-            request_data,
-            read_timeout=read_timeout,  # type: ignore[arg-type]
-            write_timeout=write_timeout,  # type: ignore[arg-type]
-            connect_timeout=connect_timeout,  # type: ignore[arg-type]
-            pool_timeout=pool_timeout,  # type: ignore[arg-type]
+    ) -> tuple[int, bytes]:
+        status, body = await super().do_request(
+            url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
         )
-        if isinstance(result, dict) and url.endswith(SENT_METHODS):
-            for field in UNREAD_FIELDS:
-                result.pop(field, None)
-        return result
+        if status == 200 and url.endswith(SENT_METHODS):
+            body = trimmed(body)
+        return status, body
+
+
+def trimmed(body: bytes) -> bytes:
+    """Telegram's answer without UNREAD_FIELDS in its `result` (a message; `true` for an
+    inline message is left as it is). Done on the bytes PTB then parses, in
+    `do_request`, PTB's documented hook for a transport (its `post` is final): one more
+    orjson read and write of a short answer, a few microseconds against the ~100-240 us of
+    the `Message` it spares."""
+    try:
+        answer = orjson.loads(body)
+    except ValueError:
+        return body  # PTB's parser decides, as for any answer
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if not isinstance(result, dict):
+        return body
+    for field in UNREAD_FIELDS:
+        result.pop(field, None)
+    return orjson.dumps(answer)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any
 
 from markupsafe import Markup
 from telegram import ForceReply, Message, Update
@@ -139,7 +140,7 @@ def _keyboard(context: Context, machines: list[Machine]) -> Keyboard:
     return rows
 
 
-async def show(update: Update, context: Context, *, edit: bool = False, **notice: object) -> None:
+async def show(update: Update, context: Context, *, edit: bool = False, **notice: Any) -> None:
     chat = update.effective_chat
     assert chat is not None
     machines = await lab_store(context.repo).machines(chat.id)
@@ -347,7 +348,7 @@ async def owned_section(
         "lab_first",
         own=own,
         group=chat.type != "private",
-        chosen=bool(getattr(context, "lab_chosen", False)),
+        chosen=context.lab_chosen,
         short=short,
     )
     return body + "\n\n"

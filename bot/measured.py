@@ -17,6 +17,7 @@ retention, or on someone else's answer: the member is told why, in their languag
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from markupsafe import Markup
 from telegram import ForceReply, Message, Update
@@ -210,7 +211,7 @@ async def _judge(
         return "changed"
     rec = compute(parsed, context)
     head = rec.headline
-    if head is None or rec.setup.estimate is None:
+    if head is None or rec.setup is None or rec.setup.estimate is None:
         return "no_estimate"
     card = read.gpu_id or head.gpu_id
     count = read.gpu_count or (head.count if card == head.gpu_id else 1)
@@ -233,9 +234,9 @@ def _measured(
     rec: Recommendation, entry: HistoryEntry, read: MeasuredReport, card: str, count: int
 ) -> tuple[Measurement, Judgement] | str:
     setup = rec.setup
-    est = setup.estimate
-    if est is None:
+    if setup is None or setup.estimate is None:
         return "no_estimate"
+    est = setup.estimate
     judgement = judge_report(est, read, catalog.gpus()[card])
     assert entry.canonical is not None
     row = Measurement(
@@ -276,7 +277,7 @@ async def _first_name(context: Context, user_id: int) -> str:
     return (found or {}).get("first_name") or "?"
 
 
-async def _refuse(update: Update, context: Context, error: str, **detail: object) -> None:
+async def _refuse(update: Update, context: Context, error: str, **detail: Any) -> None:
     detail.setdefault("detail", "")
     detail.setdefault("name", "")
     detail.setdefault("days", context.settings.history_retention_days)
@@ -289,8 +290,8 @@ async def report_summary(context: Context) -> ReportSummary:
     return summarize(
         [
             Judgement(
-                outcome=m.outcome,  # type: ignore[arg-type]
-                view=m.view,  # type: ignore[arg-type]
+                outcome=m.outcome,
+                view=m.view,
                 estimate_bytes=m.estimate_bytes,
                 low_bytes=m.low_bytes,
                 high_bytes=m.high_bytes,

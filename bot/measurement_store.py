@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from advisor.measured import Outcome, View
 from bot.schema import now_iso
 from bot.sqlite_worker import changed
 from bot.storage import Repository
@@ -37,11 +38,11 @@ class Measurement(BaseModel):
     limit_bytes: int | None
     measured_what: str  # nvml | allocated | reserved | unknown
     unit_ambiguous: bool
-    view: str  # allocated | total | share (what nvidia-smi shows beside vLLM/SGLang)
+    view: View  # what nvidia-smi shows beside vLLM/SGLang
     estimate_bytes: int
     low_bytes: int
     high_bytes: int
-    outcome: str
+    outcome: Outcome
     catalog_version: str
     created_at: str = ""
 

@@ -8,7 +8,7 @@ import logging
 import re
 from collections.abc import Hashable
 from dataclasses import fields, is_dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from telegram import Message, Update
@@ -156,7 +156,7 @@ def _frozen(value: object) -> Hashable:
     raise TypeError(type(value).__name__)
 
 
-def text(context: Context, template: str, /, **ctx: object) -> str:
+def text(context: Context, template: str, /, **ctx: Any) -> str:
     try:
         key = (template, context.lang, _frozen(ctx))
     except TypeError:

@@ -88,7 +88,7 @@ class SQLiteWorker:
         open: the guarantees of `transaction` for one statement, with two fewer statements."""
         return await self._submit(lambda connection: changed(connection, sql, params))
 
-    async def statements_in_transaction(self, items: list[tuple[str, Params]]) -> list[int]:
+    async def statements_in_transaction(self, items: Sequence[tuple[str, Params]]) -> list[int]:
         """A few writing statements as one BEGIN IMMEDIATE … COMMIT (all or none); the rows
         each changed."""
         return await self.transaction(

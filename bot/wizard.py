@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import html
 import re
+from typing import Any
 
 from telegram import ForceReply, Message, Update
 from telegram.error import BadRequest
@@ -44,7 +45,7 @@ END = ConversationHandler.END
 
 
 def conversation() -> ConversationHandler:
-    button = CallbackQueryHandler(on_button, pattern=r"^w\|")
+    button: CallbackQueryHandler[Context, object] = CallbackQueryHandler(on_button, pattern=r"^w\|")
     return ConversationHandler(
         entry_points=[
             CommandHandler("start", start),
@@ -66,14 +67,21 @@ def _drafts(context: Context) -> dict:
     return context.user_data.setdefault("wizard", {})
 
 
+def _chat_key(update: Update) -> str:
+    """A draft per chat: the member's own in each (every wizard update has a chat)."""
+    chat = update.effective_chat
+    assert chat is not None
+    return str(chat.id)
+
+
 def _draft(update: Update, context: Context) -> dict | None:
-    return _drafts(context).get(str(update.effective_chat.id))  # type: ignore[union-attr]
+    return _drafts(context).get(_chat_key(update))
 
 
 def _new_draft(update: Update, context: Context) -> dict:
     user = update.effective_user
     assert user is not None
-    draft = {
+    draft: dict[str, Any] = {
         "owner": user.id,
         "task": None,
         "answers": {},
@@ -81,12 +89,12 @@ def _new_draft(update: Update, context: Context) -> dict:
         "msg": None,
         "typed": False,
     }
-    _drafts(context)[str(update.effective_chat.id)] = draft  # type: ignore[union-attr]
+    _drafts(context)[_chat_key(update)] = draft
     return draft
 
 
 def _drop_draft(update: Update, context: Context) -> None:
-    _drafts(context).pop(str(update.effective_chat.id), None)  # type: ignore[union-attr]
+    _drafts(context).pop(_chat_key(update), None)
 
 
 def _steps(draft: dict) -> list[str]:
@@ -288,8 +296,7 @@ async def on_button(update: Update, context: Context) -> int | None:
     action = cb.args[0] if cb.args else ""
     if action == "n":  # new question, for whoever pressed it
         await answer_soon(query)
-        draft = _new_draft(update, context)
-        await _show(update, context, draft, None, edit=False)
+        await _show(update, context, _new_draft(update, context), None, edit=False)
         return ASKING
     if cb.id != update.effective_user.id:
         await refuse_not_owner(update, context, cb.id)
@@ -385,7 +392,7 @@ async def _advance(update: Update, context: Context, draft: dict, *, edit: bool)
         await _show(update, context, draft, last, edit=edit, error=parsed)
         return ASKING
     _drop_draft(update, context)
-    context.lab_chosen = bool(draft.get("ours"))  # type: ignore[attr-defined]
+    context.lab_chosen = bool(draft.get("ours"))
     hub_answer = None
     step, repo_id, token, size = draft.get("hub") or ["", "", None, ""]
     if (draft["answers"].get(step) or ["", ""])[1] == token:  # still the repo typed there

@@ -146,7 +146,7 @@ def load_dtype(fmt: str, given: str | None) -> str:
     if fmt in FLOAT_FORMATS:
         return fmt
     if given in FLOAT_FORMATS:
-        return given  # type: ignore[return-value]
+        return given
     if quantizer_of(fmt) == "bitsandbytes":
         return str(_table()["load_dtype"]["bitsandbytes_default"])
     return "bf16"

@@ -1,0 +1,1 @@
+"""The Telegram side of the GPU advisor: handlers, storage, inbox, webhook (docs/architecture.md)."""
