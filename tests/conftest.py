@@ -3,7 +3,10 @@ production factory, polling it. Each test gets its own SQLite file in a temporar
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import inspect
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -119,3 +122,21 @@ async def settled(app: AdvisorApplication) -> None:
     """Wait until the bot has finished every update: a reply can reach the chat before its
     update is done (the answer's history row is written while the reply goes out)."""
     await app.update_processor.idle()  # type: ignore[attr-defined]
+
+
+async def eventually(
+    condition: Callable[[], bool | Awaitable[bool]], what: str, timeout: float = 20.0
+) -> None:
+    """Return once `condition()` holds (tried every 20 ms), or fail saying `what` never
+    happened. A wait on the outcome itself: a fixed sleep passes or fails with the speed
+    of the machine (too short on a busy one; on a fast one, a "nothing more came" check
+    after it proves nothing)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        held = condition()
+        if inspect.isawaitable(held):
+            held = await held
+        if held:
+            return
+        assert time.monotonic() < deadline, f"timed out after {timeout} s: {what}"
+        await asyncio.sleep(0.02)

@@ -3,13 +3,11 @@ no history row lost or duplicated, every conversation completed or resumable."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import time
 from pathlib import Path
 
 from standin import FakeTelegram, FaultPlan, User, spawn_bot
-from tests.conftest import buttons
+from tests.conftest import buttons, eventually
 
 USERS = 16
 QUERIES = 3
@@ -33,13 +31,6 @@ def inbox_rows(db: Path) -> int:
         con.close()
 
 
-async def wait_until(predicate, timeout: float = 30.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
-
-
 async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
@@ -53,9 +44,9 @@ async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(
         tg.user_sends(user, text="/start")
         for k in range(QUERIES):
             tg.user_sends(user, text=f"/vram {7 + k}b fp16")
-    await wait_until(
-        lambda: len(tg.sent("sendMessage")) >= 2 * USERS
-    )  # menus and some answers, not all
+    await eventually(
+        lambda: len(tg.sent("sendMessage")) >= 2 * USERS, "menus and some answers, not all"
+    )
     first.kill()
     await first.wait()
     answered_before = len(history_rows(db))
@@ -65,10 +56,10 @@ async def test_sigkill_mid_traffic_loses_and_duplicates_nothing(
     second = await spawn_bot(tg.base_url, str(db), log_path=log)
     try:
         await tg.wait_polling()
-        await wait_until(lambda: len(history_rows(db)) >= USERS * QUERIES)
+        await eventually(lambda: len(history_rows(db)) >= USERS * QUERIES, "every question stored")
         # every update confirmed to Telegram and none left in the inbox: all handled, so a
         # duplicate row would be there by now
-        await wait_until(lambda: not tg.updates and inbox_rows(db) == 0)
+        await eventually(lambda: not tg.updates and inbox_rows(db) == 0, "every update handled")
         rows = history_rows(db)
         assert len(rows) == USERS * QUERIES  # none lost, none twice
         assert sorted(rows) == sorted(

@@ -13,7 +13,7 @@ import pytest
 from bot.settings import Settings
 from hublookup.standin import DEFAULT_DATA, HubStandin
 from standin import Call, FakeTelegram, User
-from tests.conftest import halt, launch, press, shown
+from tests.conftest import eventually, halt, launch, press, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 
@@ -162,7 +162,10 @@ async def test_a_reading_that_arrives_late_answers_the_next_question(
             timeout=10,
         )
         assert "did not answer in time" in edited.result["text"]
-        await asyncio.sleep(2)  # the lookup goes on in its thread and lands in the cache
+        # the lookup goes on in its thread and lands in the cache
+        await eventually(
+            lambda: app.repo.read_hub_facts(TINY.lower()), "the late lookup stored in the Hub cache"
+        )
         hub.requests.clear()
         text = shown(await say(tg, User(3), TINY))
         assert "Architecture from the Hugging Face Hub" in text

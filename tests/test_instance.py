@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
+from tests.conftest import eventually
 from tests.test_startup import GOOD_TOKEN, run_bot
 
 
@@ -21,13 +22,6 @@ def inbox(db: Path) -> list[int]:
             con.close()
     except sqlite3.OperationalError:  # not created yet
         return []
-
-
-async def wait_until(predicate, timeout: float = 10.0) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 def error_lines(log: Path) -> list[str]:
@@ -103,8 +97,8 @@ async def test_sigterm_stops_in_time_while_the_bot_api_hangs_and_nothing_is_lost
         await tg.wait_polling()
         tg.fail_next("sendMessage", 0, delay_s=60, count=100)  # the Bot API stops answering
         update = tg.user_sends(User(8002, "Bo", "en"), text="/vram 7b")
-        await wait_until(lambda: inbox(db) == [update["update_id"]])
-        await asyncio.sleep(1.0)  # its answer is on the way, and hangs
+        await eventually(lambda: inbox(db) == [update["update_id"]], "the update in the inbox")
+        await eventually(lambda: tg.injected.get("slow") == 1, "its answer's send, hanging")
         began = time.monotonic()
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 15)

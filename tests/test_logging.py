@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.logs import JsonFormatter
 from standin import STANDIN_TOKEN, FakeTelegram, User, spawn_bot
+from tests.conftest import eventually
 from tests.test_webhook import free_port
 
 PRIVATE_WORDS = "qwen2.5-14b my-thesis-secret-project"
@@ -32,13 +33,13 @@ async def test_json_lines_of_a_webhook_bot_process(tmp_path: Path) -> None:
             WEBHOOK_PORT=str(port),
         )
         try:
-            for _ in range(200):
-                if tg.webhook is not None:
-                    break
-                await asyncio.sleep(0.05)
+            await eventually(lambda: tg.webhook is not None, "the bot set its webhook")
             await tg.reply_to(tg.user_sends(User(801), text=f"/vram {PRIVATE_WORDS}"), timeout=15)
             await tg.reply_to(tg.user_sends(User(801), text=PRIVATE_WORDS), timeout=15)
-            await asyncio.sleep(0.3)  # the update's line follows its reply
+            # the update's line follows its reply
+            await eventually(
+                lambda: log_path.read_text().count('"update_id"') >= 2, "both updates logged"
+            )
         finally:
             bot.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(bot.wait(), 20) == 0

@@ -3,13 +3,12 @@ while other users are served beside them: bot.app.PerUserUpdateProcessor."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from pathlib import Path
 
 from standin import Chat, FakeTelegram, User
-from tests.conftest import halt, launch, make_settings, settled
+from tests.conftest import eventually, halt, launch, make_settings, settled
 
 GROUP = Chat(id=-100777, type="supergroup", title="lab")
 
@@ -34,11 +33,15 @@ async def test_one_users_messages_are_answered_in_order_while_sends_are_slow(
     user = User(501, "Ann")
     tg.fail_next("sendMessage", status=0, delay_s=0.25, count=8)  # slow, then answered
     sent: list[int] = []
-    for _ in range(8):
+    for k in range(8):
+        if k:
+            # it arrives while earlier ones wait their turn behind an answer held up at the
+            # Bot API: from the fifth on, two of them wait when it comes
+            stuck = max(1, k - 2)
+            await eventually(lambda s=stuck: tg.injected.get("slow", 0) >= s, "a held-up send")
         update = tg.user_sends(user, GROUP, "/help")
         assert update is not None
         sent.append(update["message"]["message_id"])
-        await asyncio.sleep(0.06)  # arrives while the one before is still being answered
     for message_id in sent:
         await _answer_to(tg, message_id)
     await settled(bot)
@@ -53,7 +56,7 @@ async def test_another_user_is_answered_while_one_user_waits_on_slow_sends(
     slow, other = User(502, "Slow"), User(503, "Quick")
     tg.fail_next("sendMessage", status=0, delay_s=3.0, count=1)
     first = tg.user_sends(slow, GROUP, "/help")
-    await asyncio.sleep(0.2)  # the slow user's first answer is on its way (and stuck)
+    await eventually(lambda: tg.injected.get("slow") == 1, "the first answer's send, stuck")
     second = tg.user_sends(slow, GROUP, "/about")
     quick = tg.user_sends(other, GROUP, "/help")
     reply = await tg.reply_to(quick, timeout=10)
@@ -96,8 +99,9 @@ async def test_a_replayed_backlog_and_new_messages_of_one_user_are_answered_in_o
     app = await launch(settings)
     try:
         sent = [u["message"]["message_id"] for u in backlog]
-        for _ in range(4):
-            await asyncio.sleep(0.3)  # while the backlog's slow answers go out one by one
+        for k in range(4):
+            # while the backlog's slow answers go out one by one: the k-th is held up now
+            await eventually(lambda k=k: tg.injected.get("slow", 0) >= k + 1, "a backlog send")
             update = tg.user_sends(user, GROUP, "/help")
             assert update is not None
             sent.append(update["message"]["message_id"])
