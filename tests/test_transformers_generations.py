@@ -44,3 +44,19 @@ def test_a_static_cache_is_whole_before_the_prefill():
     dynamic = _activations(prompt_tokens=1000, context_tokens=8192)
     assert static == buffers
     assert dynamic == max(buffers - KV_PER_TOKEN * 7192, 0) == 0
+
+
+def test_a_static_cache_is_read_from_the_question_and_kept_by_its_canonical_line():
+    from advisor.parse import parse_query
+    from advisor.parse.canonical import canonical_query
+
+    for text in (
+        "qwen2.5-7b static cache ctx 8192",
+        "qwen2.5-7b cache_implementation=static 8k",
+        "qwen2.5-7b 静态缓存 8k 上下文",
+    ):
+        parsed = parse_query(text)
+        assert parsed.workload.static_cache, text
+        again = parse_query(canonical_query(parsed))
+        assert again.workload.static_cache and again.workload.context_tokens == 8192, text
+    assert not parse_query("qwen2.5-7b ctx 8192").workload.static_cache

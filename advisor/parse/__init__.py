@@ -64,6 +64,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_quant_words,
     quant.recognize_exl2,
     knobs.recognize_gpu_memory_utilization,
+    knobs.recognize_static_cache,
     stack.recognize_stack,
     stack.recognize_parallelism,
     stack.recognize_offload,

@@ -341,3 +341,10 @@ def recognize_gpu_memory_utilization(s: Scan, r: Reading) -> None:
         if not 0 < value <= 1:
             raise reject("bad_value", "gpu_memory_utilization")
         r.fields["gpu_memory_utilization"] = value
+
+
+def recognize_static_cache(s: Scan, r: Reading) -> None:
+    """transformers' static cache ("static cache", "cache_implementation=static", "静态缓存"):
+    preallocated for the whole context before the prefill."""
+    if s.take(vocab.knob_words("static_cache")):
+        r.fields["static_cache"] = True
