@@ -30,6 +30,7 @@ class ArchSpec(BaseModel):
     llm_runtime: Literal["transformers", "llamacpp", "vllm"]
     backend: str
     decode_bandwidth_efficiency: float | None = None
+    peer_link: str | None = None
     sources: list[str]
 
 

@@ -29,6 +29,9 @@ class Requirement(BaseModel):
     needs: str | None = None  # a card flag: fp8 | bf16
     min_cc: float | None = None
     vendors: list[str] = []
+    # Applies to cards of these vendors only (empty: every card): FP8 off CUDA needs the
+    # card's own FP8 (MI300-class), where on NVIDIA weight-only FP8 runs on older cards.
+    only_on: list[str] = []
     source: str
     read_date: str
 
@@ -53,7 +56,11 @@ def nvlinked(gpu: GpuSpec, count: int) -> bool:
     """Whether `count` cards talk over NVLink: datacenter boards (SXM / HGX) link all eight;
     consumer and workstation cards (3090, A6000) only in bridged pairs."""
     if not gpu.has_nvlink:
-        return False
+        # AMD's OAM boards join every card of a node by Infinity Fabric (architectures.toml)
+        from advisor.architectures import architecture_of
+
+        arch = architecture_of(gpu)
+        return arch is not None and arch.peer_link is not None
     return gpu.segment == "datacenter" or count <= _data()["interconnect"]["bridge_pair_cards"]
 
 
@@ -107,6 +114,8 @@ def weights_format(result: EstimateResult) -> str | None:
 
 
 def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
+    if req.only_on and gpu.vendor not in req.only_on:
+        return True
     if req.vendors and gpu.vendor not in req.vendors:
         return False
     if req.needs == "fp8" and not gpu.fp8_supported:

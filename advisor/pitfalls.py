@@ -120,7 +120,9 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
 def _apple_wired_limit(gpu: GpuSpec) -> Pitfall:
     """The GPU's default share of a Mac's unified memory and the sysctl that raises it,
     to the memory less ~8 GB for macOS (data/pitfalls.toml apple_wired_limit)."""
-    top_gb = max(gpu.vram_gb - 8, gpu.usable_vram_gib)
+    top_gb = gpu.vram_gb - 8
+    if top_gb < gpu.usable_vram_gib + 2:
+        return _p("apple_wired_limit_small", gpu=gpu.name, have=f"{gpu.usable_vram_gib:.0f} GiB")
     return _p(
         "apple_wired_limit",
         gpu=gpu.name,
@@ -287,7 +289,9 @@ def find_pitfalls(
     elif model.params_b >= 1 and w.tuning != Mode.qlora:
         # QLoRA: qlora_host_ram says what host RAM and disk its shard-by-shard load needs
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
-    if not (owned and gpu is not None and not gpu.rentable):
+    if gpu is not None and gpu.vendor == "AMD":
+        out.append(_p("rocm_stack", gpu=gpu.name))  # its stack, not CUDA's
+    elif not (owned and gpu is not None and not gpu.rentable):
         # "before renting, check the image": not said of a Mac or a P40 one owns
         out.append(_p("cuda_compat"))
     return out

@@ -155,9 +155,11 @@ EN = User(7302, "Ann", "en")
 @pytest.mark.parametrize(
     ("user", "line", "expected", "absent"),
     [
-        (ZH, MAC, ["Apple M2 Max 64GB", "你的配置", "tok/s", "llama.cpp"], ["fp8"]),
+        (ZH, MAC, ["Apple M2 Max 64GB", "你的配置", "tok/s", "llama.cpp"], ["fp8", "首选", "RTX"]),
         (ZH, P40, ["Tesla P40", "tok/s", "llama.cpp", "q4_k_m"], ["int8"]),
-        (EN, "my m2 max 64gb qwen2.5-32b speed", ["Apple M2 Max 64GB", "tok/s"], ["fp8"]),
+        (EN, "my m2 max 64gb qwen2.5-32b speed", ["Apple M2 Max 64GB", "tok/s"], ["fp8", "Top"]),
+        (ZH, "MI300X llama3-405b fp8", ["4× AMD Instinct MI300X", "至少要 4 张"], ["A800", "H20"]),
+        (EN, "MI300X llama3-405b fp8", ["4× AMD Instinct MI300X", "at least 4"], ["A800", "H20"]),
     ],
 )
 async def test_the_first_reply_answers_the_speed_on_the_owners_hardware(
@@ -168,3 +170,46 @@ async def test_the_first_reply_answers_the_speed_on_the_owners_hardware(
         assert part in text, (line, part, text)
     for part in absent:
         assert part not in text, (line, part, text)
+
+
+def test_a_mac_that_runs_it_is_offered_nothing_to_rent() -> None:
+    """Was: "other changes: rent 2 cards" and picks "1× RTX 5090", "1× H20" under a Mac
+    that runs the job."""
+    rec, text = _answer(MAC)
+    assert rec.platform == "Apple" and not rec.rent_instead
+    assert rec.cheapest is None and rec.options == []
+    assert not [f for f in rec.fixes if f.startswith("cards:")]
+    assert "租" not in text and "RTX 5090" not in text and "H20" not in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_mac_that_cannot_run_it_gets_one_rented_alternative_said_to_be_one(lang: str) -> None:
+    rec, text = _answer("m1 pro 16g llama3-70b", lang)
+    assert rec.rent_instead and len(rec.options) == 1 and rec.cheapest is not None
+    said = "跑不了；要租卡的话" if lang == "zh" else "cannot run this; to rent instead"
+    assert said in text
+    assert "sudo sysctl" not in text  # 16 GB: nothing to raise once macOS keeps its share
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_mi300x_too_small_alone_is_answered_as_several_mi300x(lang: str) -> None:
+    """Was: "does not fit: take a bigger card or more cards" (no bigger Instinct exists),
+    "rent 4 cards" and picks 8× A800 / 8× H20. 405B in FP8 is ~382 GiB of weights: four
+    MI300X (190 GiB usable each) with tensor parallelism under vLLM's ROCm build."""
+    rec, text = _answer("MI300X llama3-405b fp8", lang)
+    h = rec.headline
+    assert (h.gpu_id, h.count, h.parallelism) == ("mi300x", 4, "tp")
+    assert rec.verdict.word == "fits"
+    assert rec.result.estimate.runtime.value == "vllm"
+    assert all(catalog.gpus()[o.gpu_id].vendor == "AMD" for o in rec.options)
+    assert "A800" not in text and "H20" not in text
+    assert "NVLink" not in text  # Infinity Fabric joins them
+    assert "ROCm" in text
+
+
+def test_a_radeon_is_not_offered_fp8() -> None:
+    """Was: "✅ weights quantized to fp8" on a 7900 XTX (FP8 on ROCm needs MI300-class)."""
+    rec, text = _answer("7900xtx 跑 qwen2.5-14b")
+    assert "fp8" not in (rec.verdict.fix or "")
+    assert {c.state for c in rec.grid if c.format == "fp8"} == {"unsupported"}
+    assert "租" not in text

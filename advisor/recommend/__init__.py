@@ -30,6 +30,7 @@ from advisor.recommend.free_tiers import free_tiers
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
 from advisor.recommend.options import AlsoCard, GridCell, Recommendation, Verdict
+from advisor.recommend.platform import keep_to_platform, platform_fixes, platform_of
 from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price
 from advisor.recommend.rank import (
     best_value_of,
@@ -131,6 +132,12 @@ def recommend(
         if ask_count and gpu_count is None:
             count = _fewest(setups, named_gpu, price)
         named = option(setups.at(count), named_gpu, count, price, speed_always=True)
+        if gpu_count is None and not ask_count and _several_on_platform(named, named_gpu):
+            # "MI300X llama3-405b fp8": no larger card exists on the platform; the answer
+            # is the fewest of the named card that run it, said so (count_asked)
+            count = _fewest(setups, named_gpu, price)
+            named = option(setups.at(count), named_gpu, count, price, speed_always=True)
+            ask_count = count > 1
         if use_recipes and (recipe := _small_card_recipe(setups.at(count), named, named_gpu)):
             # The answer is for the recipe people run on this card, said so in the answer.
             rec = recommend(
@@ -244,6 +251,13 @@ def _answer(
     setups, options, excluded, picks, over_budget = found
     base = setups.base
     w = setups.w
+    platform = platform_of(named_gpu) if named is not None else None
+    rent_instead = False
+    if platform is not None and named is not None and named_gpu is not None:
+        # a Mac or an AMD card named: the answer stays on that hardware (platform.py)
+        options, picks, rent_instead = keep_to_platform(
+            options, picks, named, named_gpu, setups.at(named.count)
+        )
     cheapest = cheapest_of(picks)
     best_value = best_value_of(picks, base)
     fp8 = (w.weights_format or "").endswith("fp8") or (w.weights_format or "").startswith("fp8")
@@ -271,6 +285,8 @@ def _answer(
     verdict, fixes = verdict_of(
         setup, headline, head_gpu, own_card=named is not None and named.count == 1
     )
+    if head_gpu is not None and platform is not None:
+        fixes = platform_fixes(fixes, head_gpu)
     if headline is None or not headline.blocked:  # an engine that cannot start takes no share
         setup = _with_engine_share(setup, head_gpu)
     pitfalls = _not_beside(
@@ -316,6 +332,8 @@ def _answer(
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
         count_asked=count_asked,
         decode_efficiency=float(speed_constants()["decode_bandwidth_efficiency"]),
+        platform=platform,
+        rent_instead=rent_instead,
     )
 
 
@@ -353,6 +371,11 @@ def _small_card_recipe(
         return None
     usable = gpu.usable_vram_bytes
     return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), int(usable * (1 - MIN_FREE)))
+
+
+def _several_on_platform(named: Option, gpu: GpuSpec) -> bool:
+    """An AMD card named alone that cannot hold the job (a Mac takes no second GPU)."""
+    return platform_of(gpu) == "AMD" and named.count == 1 and not named.fits and not named.blocked
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:

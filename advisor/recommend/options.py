@@ -81,6 +81,10 @@ class Recommendation(BaseModel):
     recipe: str | None = None  # the small-card recipe (fix code) the answer is for (recipes.py)
     count_asked: bool = False  # "需要几张 H100": `named` is the fewest of that card that run it
     decode_efficiency: float = 0.0  # share of memory bandwidth a decode step is assumed to reach
+    # The named card's platform when the answer keeps to it (Apple, AMD: recommend/platform.py)
+    platform: str | None = None
+    # That hardware cannot run the job: the one pick shown is a rented alternative
+    rent_instead: bool = False
     # Other cards the question named as alternatives ("3090或4090"), each judged as the named
     # card would be: its own line in the answer, so no card the user named goes unanswered.
     also: list[AlsoCard] = []
