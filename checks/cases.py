@@ -101,6 +101,7 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
 STACK_WORDS: list[tuple[str, str]] = [
     (r"exllama\s*\(?v1\b|exllamav1", "exllama-v1"),
     (r"autoawq", "autoawq"),
+    (r"faster-whisper|ctranslate2|whisperx", "faster-whisper"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),
     (r"litgpt", "litgpt"),

@@ -101,3 +101,15 @@ def test_quanto_scales_a_16_bit_copy_of_the_weight_on_every_call():
         r = estimate(Workload(model="llama-2-7b", weights_format=fmt, prompt_tokens=1))
         terms = {t.name: t.bytes for t in r.estimate.terms}
         assert terms["dequant_buffer"] == HIDDEN * MLP * 2 * copies, fmt
+
+
+def test_llm_int8_keeps_an_int32_output_and_int8_input_copies_per_prompt_token():
+    """MatMul8bitLt: double_quant makes two int8 copies of the input (CA, CAt: 2 x 4096 B per
+    token) and igemmlt an int32 output (up_proj: 4 x 11008 B per token) before mm_dequant."""
+    r = estimate(Workload(model="llama-2-7b", weights_format="int8", prompt_tokens=512))
+    terms = {t.name: t.bytes for t in r.estimate.terms}
+    assert terms["int8_matmul_buffer"] == 512 * (4 * MLP + 2 * HIDDEN)
+    assert "dequant_buffer" not in terms
+    # CTranslate2's int8 (faster-whisper) is not bitsandbytes
+    w = Workload(model="whisper-large-v3", weights_format="int8", framework="faster-whisper")
+    assert "int8_matmul_buffer" not in {t.name for t in estimate(w).estimate.terms}

@@ -189,3 +189,15 @@ def dequant_bytes(
     per_weight = load_b * copies + (compute_b if compute != load else 0.0)
     out = tokens * widest_out * compute_b if compute_b > load_b else 0.0
     return widest_weight * per_weight + out
+
+
+def int8_matmul_bytes_per_token(
+    fmt: str, framework: str | None, widest_out: float, widest_in: float
+) -> float:
+    """bitsandbytes LLM.int8(): per prompt token, the widest Linear's int32 accumulator and
+    the int8 copies of its input (quantizers.toml [int8_matmul.*]); 0 for other formats and
+    for stacks with an int8 of their own."""
+    for row in _table().get("int8_matmul", {}).values():
+        if fmt in row["formats"] and framework not in row.get("other_frameworks", ()):
+            return row["accumulator_bytes"] * widest_out + row["input_copies_bytes"] * widest_in
+    return 0.0

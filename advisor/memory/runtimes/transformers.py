@@ -9,7 +9,7 @@ their sources: data/runtimes.toml [transformers].
 
 from __future__ import annotations
 
-from advisor.memory.quantizers import dequant_bytes, dequant_rule
+from advisor.memory.quantizers import dequant_bytes, dequant_rule, int8_matmul_bytes_per_token
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
@@ -54,6 +54,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     if s.fmt in EXLLAMA_KERNEL_FORMATS:
         allocated += add_gptq_scratch(s, acc)
     allocated += add_dequant_buffer(s, acc)
+    allocated += add_int8_matmul_buffer(s, acc)
 
     prefill_tokens = s.batch * s.prompt
     if w.max_num_batched_tokens:
@@ -142,6 +143,31 @@ def add_dequant_buffer(s: InferenceSetup, acc: Breakdown) -> int:
         width=widest_out,
         load_dtype=s.load_dtype,
         compute_dtype=compute,
+    )
+
+
+def add_int8_matmul_buffer(s: InferenceSetup, acc: Breakdown) -> int:
+    """bitsandbytes LLM.int8() over the prompt: the widest Linear's int32 accumulator and the
+    int8 copies of its input for every prompt token (data/quantizers.toml [int8_matmul.*])."""
+    arch = s.arch
+    inter = mlp_width(arch) // s.tp
+    per_token = int8_matmul_bytes_per_token(
+        s.fmt, s.framework, max(inter, arch.hidden), arch.hidden
+    )
+    if not per_token:
+        return 0
+    tokens = s.batch * s.prompt
+    if s.w.max_num_batched_tokens:
+        tokens = min(tokens, s.w.max_num_batched_tokens)
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("int8_matmul_buffer", tokens * per_token, "")
+    return acc.add(
+        "int8_matmul_buffer",
+        tokens * per_token,
+        f"LLM.int8(): {tokens} tokens x (int32 output of the widest layer + int8 input copies)",
+        key="int8_matmul_buffer",
+        tokens=tokens,
+        width=max(inter, arch.hidden),
     )
 
 
