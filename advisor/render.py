@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from advisor import catalog
 from advisor.pitfalls import gpu_notes
 from advisor.units import headroom
 
@@ -333,9 +334,14 @@ def context_cap(lang: str, parsed) -> str:  # noqa: ANN001
                 model=name,
                 most=int(most),
                 asked=f"{int(asked) // 1024}k",
-                longer=sep.join(longer.split(",")),
+                longer=sep.join(_model_name(i) for i in longer.split(",")),
             )
     return ""
+
+
+def _model_name(model_id: str) -> str:
+    spec = catalog.models().get(model_id)
+    return spec.name if spec is not None else model_id
 
 
 def ignored(parsed) -> list[str]:  # noqa: ANN001

@@ -193,7 +193,7 @@ async def test_a_choice_that_does_not_fit_the_model_is_explained_on_its_step(
     ann = User(1014, "Ann", "en")
     menu = await say(tg, ann, "/start")
     step = await press(tg, ann, menu, "Run an LLM")
-    step = await press(tg, ann, step, "Qwen3-30B-A3B")  # 40k context at most
+    step = await say(tg, ann, "llama-2-13b")  # 4k context at most, no longer sibling
     step = await press(tg, ann, step, "BF16")
     refused = await press(tg, ann, step, "128k")
     assert "longer than the model supports" in shown(refused) and "Step 3/5: Context" in shown(
@@ -203,7 +203,7 @@ async def test_a_choice_that_does_not_fit_the_model_is_explained_on_its_step(
         tg, ann, refused, "128k"
     )  # same press, same page: answered, nothing new to show
     assert again.error is not None and "not modified" in again.error
-    step = await press(tg, ann, refused, "8k")
+    step = await press(tg, ann, refused, "4k")
     assert "Step 4/5" in shown(step)
 
 
@@ -260,11 +260,11 @@ def test_every_step_field_in_wizard_toml_exists_in_the_engine() -> None:
 async def test_an_unchanged_edit_still_leaves_pressable_buttons(tg: FakeTelegram, bot) -> None:
     ann = User(1019, "Ann", "en")
     step = await press(tg, ann, await say(tg, ann, "/start"), "Run an LLM")
-    step = await press(tg, ann, step, "Qwen3-30B-A3B")
+    step = await say(tg, ann, "llama-2-13b")
     step = await press(tg, ann, step, "BF16")
     refused = await press(tg, ann, step, "128k")
     again = await press(tg, ann, refused, "128k")
     assert (
         "not modified" in again.error and again.result["message_id"] == refused.result["message_id"]
     )
-    assert "Step 4/5" in shown(await press(tg, ann, again, "8k"))
+    assert "Step 4/5" in shown(await press(tg, ann, again, "4k"))

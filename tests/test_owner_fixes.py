@@ -69,7 +69,7 @@ def test_llama3_70b_at_32k_is_answered_at_8k_and_points_to_31() -> None:
     from advisor.recommend import recommend_query
     from advisor.render import render
 
-    for lang, words in (("zh", ("8192", "llama-3.1-70b")), ("en", ("8192", "llama-3.1-70b"))):
+    for lang, words in (("zh", ("8192", "Llama 3.1 70B")), ("en", ("8192", "Llama 3.1 70B"))):
         parsed = parse_query("llama3-70b awq int4 两张3090 32k")
         rec = recommend_query(parsed, "CNY")
         text = render("answer", lang, plain=True, rec=rec, parsed=parsed)

@@ -305,6 +305,17 @@ def test_a_model_asked_at_a_context_it_lacks_is_answered_at_its_limit_with_the_s
     assert parse_query("qwen2.5-7b ctx 1000000").error.code == "context_too_long"
 
 
+def test_a_longer_context_sibling_is_the_same_model_re_released_not_a_coder_or_a_distill():
+    """Before: Qwen3-30B-A3B at 128k pointed to Qwen3-Coder, Qwen3-32B (dense) to it too, and
+    DeepSeek-V2-Lite to an R1 distill; the 2507 release of the same MoE is the sibling."""
+    p = parse_query("qwen3-30b-a3b 128k")
+    capped = next(a for a in p.assumed if a.startswith("context_capped"))
+    assert "qwen3-30b-a3b-instruct-2507" in capped and "coder" not in capped
+    assert parse_query("qwen3-32b 128k").error.code == "context_too_long"
+    assert parse_query("deepseek-v2-lite 128k").error.code == "context_too_long"
+    assert parse_query("Qwen3-30B-A3B-Instruct-2507 128k").workload.context_tokens == 131072
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -95,14 +95,14 @@ def test_next_step_of_a_draft_of_buttons_is_what_parsing_it_gives() -> None:
 
 def test_a_press_is_checked_when_it_can_be_refused_or_its_line_is_parsed_anyway() -> None:
     draft = {"owner": 1, "task": "infer", "answers": {}, "path": [], "msg": None, "typed": False}
-    wizard._record(draft, "model_llm", "Qwen3-30B-A3B", "qwen3-30b-a3b")
+    wizard._record(draft, "model_llm", "llama-2-13b", "llama-2-13b")
     wizard._record(draft, "precision_infer", "BF16", "bf16")
     # next: context, whose page states the engine's assumed context (parses this line)
     assert wizard._check_now(draft, "precision_infer")
     wizard._record(draft, "context", "128k", "ctx 131072")
-    assert wizard._check_now(draft, "context")  # refusable: 128k on a 40k model
+    assert wizard._check_now(draft, "context")  # refusable: 128k on a 4k model
     assert not parse_query(wizard._query(draft)).ok
-    draft["answers"]["context"] = ["8k", "ctx 8192"]
+    draft["answers"]["context"] = ["4k", "ctx 4096"]
     wizard._record(draft, "batch", "4", "batch 4")
     assert not wizard._check_now(draft, "batch")  # next: budget, which states nothing
     wizard._record(draft, "budget", "$1/h", "$1/h")

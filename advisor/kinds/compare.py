@@ -223,11 +223,11 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
         judged.append((rec.named, rec.verdict))
     judged += [(a.option, a.verdict) for a in rec.also]
     sides = []
-    for option, verdict in judged:
+    for option, judgement in judged:
         sides.append(
             Side(
                 **_base(option.gpu_id, option.count, currency),
-                verdict=verdict.state,
+                verdict=judgement.state,
                 per_card_bytes=option.per_gpu_bytes,
                 usable_bytes=option.usable_bytes,
                 headroom_fraction=option.headroom_fraction,

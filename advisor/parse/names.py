@@ -590,16 +590,29 @@ def suggest(name: str, n: int = 3, size_b: float | None = None) -> list[str]:
     return [model_id for model_id, score in ranked[:n] if score >= _SUGGEST_FLOOR]
 
 
+# A sibling is the same model re-released, not a variant trained for something else: a
+# coder or a distilled model is no answer to "qwen3-30b-a3b at 128k".
+_VARIANT_TAGS = frozenset({"coder", "code", "distill", "math", "vl", "r1", "audio", "embedding"})
+
+
+def _variant_tags(model_id: str) -> set[str]:
+    return set(re.split(r"[-_.]", model_id)) & _VARIANT_TAGS
+
+
 def longer_context_siblings(spec: ModelSpec, ctx: int) -> list[str]:
-    """Same family and size, with the context asked for: Llama-3-8B at 32k -> Llama-3.1-8B."""
+    """Same family, kind and size, with the context asked for: Llama-3-8B at 32k ->
+    Llama-3.1-8B; Qwen3-30B-A3B at 128k -> its 2507 release, not Qwen3-Coder."""
     out = []
     for other in catalog.models().values():
         if (
             other.id != spec.id
             and other.family == spec.family
+            and other.kind == spec.kind
+            and _variant_tags(other.id) <= _variant_tags(spec.id)
             and other.arch is not None
             and other.arch.max_context_tokens >= ctx
             and abs(other.params_b - spec.params_b) <= 0.1 * spec.params_b
+            and abs(other.active_b - spec.active_b) <= 0.1 * spec.active_b  # MoE is no dense
         ):
             out.append(other.id)
     return out[:3]
