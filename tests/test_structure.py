@@ -1,5 +1,6 @@
-"""The floors of the house: bench/eval → bot → hublookup → advisor. An import may point down,
-never up, and no two modules import each other, directly or round a circle. A function-level
+"""The floors of the house: bench/eval → checks → bot → hublookup → advisor, with the Bot API
+stand-in (standin/) on the ground beside the engine. An import may point down, never up, and
+no two modules import each other, directly or round a circle. A function-level
 or TYPE_CHECKING import ties two modules as much as a top-level one, so every import in the
 source counts."""
 
@@ -9,7 +10,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("advisor", "bot", "hublookup")
+PACKAGES = ("advisor", "bot", "checks", "hublookup", "standin")
+# The floor of each package: an import may point to the same floor or a lower one.
+FLOORS = {"advisor": 0, "standin": 0, "hublookup": 1, "bot": 2, "checks": 3}
 
 
 def _module_name(path: Path) -> str:
@@ -121,15 +124,43 @@ def test_no_import_circles_between_the_projects_modules() -> None:
     assert circles(import_graph()) == []
 
 
-def test_nothing_below_the_bot_imports_the_bot() -> None:
-    upward = sorted(
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a package to one on a higher floor, or between the two ground-floor
+    packages (the engine and the stand-in of Telegram know nothing of each other)."""
+
+    def package(module: str) -> str:
+        return module.split(".")[0]
+
+    return sorted(
         f"{module} -> {target}"
-        for module, targets in import_graph().items()
-        if not module.startswith("bot")
+        for module, targets in graph.items()
         for target in targets
-        if target == "bot" or target.startswith("bot.")
+        if package(module) != package(target)
+        and FLOORS[package(target)] >= FLOORS[package(module)]
+        and not (module == "advisor.__main__" and package(target) == "hublookup")
     )
-    assert upward == []
+
+
+def test_upward_imports_are_found_when_they_exist() -> None:
+    graph = {
+        "advisor.fit": {"advisor.memory", "bot.app"},
+        "hublookup.cache": {"advisor.fit"},
+        "standin.server": {"advisor.fit"},
+        "checks.load": {"bot.app", "standin"},
+        "bot.app": {"checks.load", "hublookup.cache", "standin"},
+        "advisor.__main__": {"hublookup.cli"},
+    }
+    assert upward_imports(graph) == [
+        "advisor.fit -> bot.app",
+        "bot.app -> checks.load",
+        "standin.server -> advisor.fit",
+    ]
+
+
+def test_nothing_below_the_bot_imports_the_bot() -> None:
+    """Nor anything an import up a floor: the engine, hublookup/ and the stand-in never reach
+    the bot, the bot never reaches checks/ (the scripts' and the tests' shared code)."""
+    assert upward_imports(import_graph()) == []
 
 
 def test_the_engine_imports_nothing_above_it_but_its_command_line_shell() -> None:
