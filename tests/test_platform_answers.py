@@ -213,3 +213,24 @@ def test_a_radeon_is_not_offered_fp8() -> None:
     assert "fp8" not in (rec.verdict.fix or "")
     assert {c.state for c in rec.grid if c.format == "fp8"} == {"unsupported"}
     assert "租" not in text
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        # 70B is 131 GiB at 16 bits: several cards, not "16× 7900 XTX" as the answer
+        ("can my radeon 7900xtx run llama 3 70b", None),
+        # 32B fits the one card as a GGUF Q4_K_M file (no AWQ / GPTQ kernels on ROCm)
+        ("7900 XTX 能跑 qwen2.5-32b 吗", "q4_k_m"),
+    ],
+)
+def test_a_radeon_owner_is_answered_for_the_one_card_they_own(line: str, fix: str | None) -> None:
+    """Was: "16× AMD Radeon RX 7900 XTX … fits" for 70B and "4×" for 32B: the fewest-cards
+    answer meant for an Instinct (no larger card exists) applied to a desktop card."""
+    rec, text = _answer(line, "en")
+    assert rec.headline.gpu_id == "rx-7900-xtx" and rec.headline.count == 1
+    assert "16×" not in text and "CUDA out of memory" not in text
+    if fix is not None:
+        assert rec.verdict.fix == f"quantize:{fix}", rec.verdict.fix
+    else:
+        assert rec.verdict.word == "no_fit"

@@ -374,8 +374,16 @@ def _small_card_recipe(
 
 
 def _several_on_platform(named: Option, gpu: GpuSpec) -> bool:
-    """An AMD card named alone that cannot hold the job (a Mac takes no second GPU)."""
-    return platform_of(gpu) == "AMD" and named.count == 1 and not named.fits and not named.blocked
+    """An AMD Instinct card named alone that cannot hold the job: no larger card exists on
+    the platform, so the answer is several of it. A Radeon is the asker's own card, judged
+    alone with what would make it fit (a Mac takes no second GPU)."""
+    return (
+        platform_of(gpu) == "AMD"
+        and gpu.segment == "datacenter"
+        and named.count == 1
+        and not named.fits
+        and not named.blocked
+    )
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
