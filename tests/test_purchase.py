@@ -10,7 +10,8 @@ import pytest
 
 from advisor import catalog
 from advisor.kinds import answer_kind
-from advisor.kinds.purchase import PurchaseAnswer, _buy_or_rent, card_prices
+from advisor.kinds.purchase import PurchaseAnswer, card_prices
+from advisor.kinds.purchase_costs import buy_or_rent as _buy_or_rent
 from advisor.parse import parse_query
 from advisor.render import render
 
@@ -184,3 +185,53 @@ def test_the_5090_d_v2_is_read_as_its_own_card() -> None:
     assert parse_query("5090d 能跑什么").gpu_id == "rtx-5090d"
     # a "v2" after another card is not a card word
     assert parse_query("3090 v2 跑 qwen2.5-7b").gpu_id == "rtx-3090"
+
+
+@pytest.mark.parametrize(
+    ("line", "bought", "rented"),
+    [
+        ("should I buy 2x 4090 or rent an A100 for a year", ("rtx-4090", 2), "A100 80GB PCIe"),
+        ("租A100还是买两张4090", ("rtx-4090", 2), "A100 80GB PCIe"),
+        ("rent an a100 or buy a 4090", ("rtx-4090", 1), "A100 80GB PCIe"),
+    ],
+)
+def test_buy_these_or_rent_that_prices_the_bought_cards_against_the_rented_one(
+    line: str, bought: tuple[str, int], rented: str
+) -> None:
+    """Was: "What's the budget?" (two cards named, so no card was taken as the one to buy).
+    The cards with a count, or the ones named with the buying word, are bought; the break-even
+    is against renting the card the line names to rent."""
+    a = _answer(line, "USD")
+    assert a.problem is None and a.named_cards and a.plan is not None
+    assert [(ln.gpu_id, ln.count) for ln in a.plan.lines] == [bought]
+    assert a.plan.rent_name == f"1× {rented}"
+    assert a.plan.rent_per_hour is not None and a.plan.break_even_months is not None
+    assert f"renting 1× {rented} instead costs" in _text(line, "en")
+    assert f"改租 1× {rented} 约" in _text(line, "zh")
+
+
+def test_a_model_that_needs_a_fraction_of_the_budget_gets_what_the_budget_buys_beside_it() -> None:
+    """ "$8000 workstation for stable diffusion and LLMs" was one RTX 3060 ($1,829 in all)
+    and nothing else: the cheapest plan that runs SD stays, and what the $8,000 buys (the
+    most memory, as with no model named) is shown beside it, within the budget."""
+    a = _answer("$8000 workstation for stable diffusion and LLMs", "USD")
+    assert a.plan is not None and a.plan.total < 8000 / 2
+    assert a.roomier is not None and a.plan.total < a.roomier.total <= 8000
+    assert a.roomier.vram_gb > a.plan.vram_gb
+    assert "The budget buys more:" in _text("$8000 workstation for stable diffusion and LLMs", "en")
+    assert "预算还能买更大的" in _text("$8000 workstation for stable diffusion and LLMs", "zh")
+    # a plan that spends most of the budget gets no second plan
+    assert _answer("实验室预算8万，买什么显卡跑qwen2.5-32b", "CNY").roomier is None
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_card_no_one_sells_is_named_not_silently_replaced_by_the_plan(lang: str) -> None:
+    line = "buy an rtx 6090 for qwen2.5-14b, budget 20000 yuan"
+    parsed = parse_query(line)
+    assert parsed.unknown_card == "rtx 6090"
+    result = answer_kind(parsed, "CNY")
+    text = render(
+        "purchase", lang, plain=True, result=result, parsed=parsed, unknown_card="rtx 6090"
+    )
+    said = "我不认识「rtx 6090」" if lang == "zh" else "I don't know the card “rtx 6090”"
+    assert text.startswith("⚠️ " + said)

@@ -51,6 +51,8 @@ def kind_json(parsed: ParsedQuery, result: BaseModel) -> dict[str, Any]:
     kind's keys (each result's `public_json()`), with what was read and left over."""
     out: dict[str, Any] = {"question_kind": parsed.question_kind}
     out.update(result.public_json())  # type: ignore[attr-defined]
+    if parsed.unknown_card is not None:  # named, never replaced: the answer says so
+        out["unknown_card"] = parsed.unknown_card
     out["understood"], out["ignored"] = parsed.understood, parsed.ignored
     return out
 

@@ -19,4 +19,5 @@ class OutOfScopeAnswer(BaseModel):
 
 
 def answer(parsed: ParsedQuery, currency: str) -> OutOfScopeAnswer:
-    return OutOfScopeAnswer(greeting=bool(parsed.understood))
+    # a greeting word read; "帮我订一张机票" reads a count ("一张") and is no greeting
+    return OutOfScopeAnswer(greeting="greeting" in parsed.cues)

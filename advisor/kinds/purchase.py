@@ -14,64 +14,22 @@ without one, the most memory the budget buys (then bandwidth, then the lower pri
 
 from __future__ import annotations
 
-import math
-import tomllib
-from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
 
 from advisor import catalog
-from advisor.catalog import DATA_DIR, GpuSpec
+from advisor.catalog import GpuSpec
 from advisor.fit import card_fit
 from advisor.kinds.capability import CapabilityRow, capability_rows
+from advisor.kinds.purchase_costs import CardPrice, buy_or_rent, card_prices, power
+from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import HEADROOM, cheapest_price
 
 CURRENCIES = ("CNY", "USD")
-HOURS_PER_MONTH = 730
-
-
-class CardPrice(BaseModel):
-    gpu_id: str
-    condition: str  # new | used
-    usd: float | None = None
-    cny: float | None = None
-    converted: str | None = None  # the side converted at platforms.toml's rate
-    export_controlled: bool = False
-    china_sku: bool = False
-    china_sku_of: str | None = None  # the card this China SKU stands in for
-    basis: str = "launch"  # launch | street | used | list (purchase_prices.toml's header)
-    launch_usd: float | None = None  # a street price's launch price (MSRP), shown beside it
-    launch_cny: float | None = None
-    source: str
-    read_date: str
-
-    def price(self, currency: str) -> float:
-        rate = catalog.cny_per_usd()
-        if currency == "CNY":
-            return self.cny if self.cny is not None else round((self.usd or 0) * rate)
-        return self.usd if self.usd is not None else round((self.cny or 0) / rate)
-
-    def is_converted(self, currency: str) -> bool:
-        return (currency == "CNY" and self.cny is None) or (currency == "USD" and self.usd is None)
-
-    def launch_price(self, currency: str) -> float | None:
-        """The launch price (MSRP) beside a street price, in `currency` where it was read."""
-        return self.launch_cny if currency == "CNY" else self.launch_usd
-
-
-@cache
-def _catalog() -> dict[str, Any]:
-    with (DATA_DIR / "purchase_prices.toml").open("rb") as fh:
-        return tomllib.load(fh)
-
-
-@cache
-def card_prices() -> tuple[CardPrice, ...]:
-    return tuple(CardPrice(**c) for c in _catalog()["card"])
 
 
 class PlanLine(BaseModel):
@@ -100,7 +58,8 @@ class Plan(BaseModel):
     blower_cards: bool  # 3+ cards side by side: blower / 2-slot cards or risers
     fits_workload: bool | None  # None: no model named
     runs: list[CapabilityRow]
-    rent_per_hour: float | None  # the same cards rented, cheapest listing
+    rent_per_hour: float | None  # the same cards rented (or `rent_name`'s), cheapest listing
+    rent_name: str | None = None  # "buy 2x 4090 or rent an A100": the card rented instead
     rent_per_year: float | None = None  # renting them a year at the stated utilisation
     break_even_months: float | None  # None: no rental listing of the card
     # buy | rent | close (pays off within the horizon, after the buy threshold) | None
@@ -126,6 +85,8 @@ class PurchaseAnswer(BaseModel):
     named_cards: bool = False  # the plan is the cards the line named ("买4张4090"), priced
     plan: Plan | None = None
     alternative: Plan | None = None  # new cards only, beside a plan with used ones
+    # A model named that a small part of the budget runs: what the whole budget buys beside it
+    roomier: Plan | None = None
     china: bool  # the notes for buying in China apply
     utilization: float
     electricity_per_kwh: float
@@ -189,6 +150,9 @@ class PurchaseAnswer(BaseModel):
                 "utilization": self.utilization,
                 "capped": self.capped,
                 "alternative_total": self.alternative.total if self.alternative else None,
+                "rent_instead": plan.rent_name if plan else None,
+                "roomier": _lines_json(self.roomier),
+                "roomier_total": self.roomier.total if self.roomier else None,
                 "alternative": (
                     [
                         {
@@ -204,6 +168,14 @@ class PurchaseAnswer(BaseModel):
                 ),
             }
         }
+
+
+def _lines_json(plan: Plan | None) -> list[dict[str, Any]] | None:
+    if plan is None:
+        return None
+    return [
+        {"gpu_id": ln.gpu_id, "count": ln.count, "unit_price": ln.unit_price} for ln in plan.lines
+    ]
 
 
 def _box(count: int, currency: str, card_only: bool = False) -> tuple[str, float]:
@@ -233,15 +205,6 @@ def _fits(workload: Workload, gpu: GpuSpec, count: int) -> bool:
     return est.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM)
 
 
-def _power(gpu: GpuSpec, count: int) -> tuple[int, int]:
-    """(PSU rating, watts at the wall under load)."""
-    psu = _catalog()["psu"]
-    cards = (gpu.tdp_w or 300) * count
-    rating = (cards + psu["host_watts"]) / psu["load_share"]
-    wall = cards + _catalog()["break_even"]["host_watts"]
-    return int(math.ceil(rating / 50) * 50), int(wall)
-
-
 def _host_ram_gb(vram_gb: float) -> int:
     """At least the cards' memory (Dettmers' hardware guide), in a size people buy."""
     for size in (32, 64, 128, 256, 512, 1024):
@@ -261,19 +224,23 @@ def _plan(
     workload: Workload | None,
     china: bool,
     card_only: bool,
+    rented: tuple[str, int] | None = None,
 ) -> Plan:
+    """`rented`: the card and count the line would rent instead ("or rent an A100"); else
+    the same cards rented."""
     gpu = catalog.gpus()[entry.gpu_id]
     unit = entry.price(currency)
     box_kind, box_price = _box(count, currency, card_only)
-    psu, wall = _power(gpu, count)
+    psu, wall = power(gpu, count)
     vram = gpu.vram_gb * count
-    rent = cheapest_price(gpu.id, catalog.load_prices(), currency)
-    rent_hour = rent.amount * count if rent is not None else None
+    rent_id, rent_count = rented or (gpu.id, count)
+    rent = cheapest_price(rent_id, catalog.load_prices(), currency)
+    rent_hour = rent.amount * rent_count if rent is not None else None
     total = unit * count + box_price
-    buy_or_rent = _buy_or_rent(total, rent_hour, wall, currency)
+    costs = buy_or_rent(total, rent_hour, wall, currency)
     sku = next((e.gpu_id for e in card_prices() if e.china_sku_of == gpu.id), None)
     return Plan(
-        **buy_or_rent,
+        **costs,
         china_sku_name=catalog.gpus()[sku].name if sku and china else None,
         lines=[
             PlanLine(
@@ -301,44 +268,11 @@ def _plan(
         fits_workload=None if workload is None else _fits(workload, gpu, count),
         runs=capability_rows(gpu, count, card_fit(gpu.id, count)),
         rent_per_hour=rent_hour,
+        rent_name=f"{rent_count}× {catalog.gpus()[rent_id].name}" if rented else None,
         export_controlled=entry.export_controlled and china,
         china_sku=entry.china_sku and china,
         geforce=gpu.segment == "consumer",
     )
-
-
-def _buy_or_rent(
-    total: float, rent_hour: float | None, wall_watts: int, currency: str
-) -> dict[str, Any]:
-    """Months until buying beats renting the same cards (Dettmers: hardware ÷ (busy hours ×
-    (rent − electricity))), a year of renting, and the verdict against the horizon: buy when
-    it pays off within `buy_below_months`, rent when not within `horizon_months` (the cards'
-    depreciation period), else close; with the hours a day that would pay off in each.
-    Resale is not counted (it would favour buying; the answer says so)."""
-    be = _catalog()["break_even"]
-    out: dict[str, Any] = {"break_even_months": None, "rent_per_year": None, "verdict": None}
-    if rent_hour is None:
-        return out
-    out["rent_per_year"] = round(rent_hour * HOURS_PER_MONTH * 12 * be["utilization"])
-    kwh_price = be["electricity_cny_per_kwh" if currency == "CNY" else "electricity_usd_per_kwh"]
-    saved_per_hour = rent_hour - wall_watts / 1000 * kwh_price
-    if saved_per_hour <= 0:
-        return out  # the electricity alone costs more than renting: never pays off
-    months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
-
-    def hours_a_day(within_months: float) -> float:
-        return round(total / (HOURS_PER_MONTH * within_months * saved_per_hour) * 24, 1)
-
-    out["break_even_months"] = months
-    out["hours_per_day_horizon"] = hours_a_day(be["horizon_months"])
-    out["hours_per_day_buy"] = hours_a_day(be["buy_below_months"])
-    if months <= be["buy_below_months"]:
-        out["verdict"] = "buy"
-    elif months > be["horizon_months"]:
-        out["verdict"] = "rent"
-    else:
-        out["verdict"] = "close"
-    return out
 
 
 def _options(
@@ -415,12 +349,13 @@ def _named_card(
 ) -> tuple[CardPrice, int] | None:
     """The card the line names to buy, when the catalog prices it and the budget (if any)
     covers it: new before used."""
-    if parsed.gpu_id is None or parsed.other_cards:
+    bought = _bought_and_rented(parsed)
+    if bought is None:
         return None
+    (gpu_id, count), _ = bought
     entries = sorted(
-        (e for e in card_prices() if e.gpu_id == parsed.gpu_id), key=lambda e: e.condition != "new"
+        (e for e in card_prices() if e.gpu_id == gpu_id), key=lambda e: e.condition != "new"
     )
-    count = parsed.gpu_count or 1
     for entry in entries:
         gpu = catalog.gpus()[entry.gpu_id]
         most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
@@ -430,6 +365,29 @@ def _named_card(
         if limit is None or total <= limit:
             return entry, count
     return None
+
+
+def _bought_and_rented(
+    parsed: ParsedQuery,
+) -> tuple[tuple[str, int], tuple[str, int] | None] | None:
+    """((card, count) to buy, (card, count) to rent instead or None). One card named: it is
+    bought. Two with a rent word ("buy 2x 4090 or rent an A100", "租A100还是买两张4090"): the
+    one with a count is bought (people count what they buy), else the one named with the
+    buying word (the second when the rent word comes first). More: no named plan."""
+    if parsed.gpu_id is None:
+        return None
+    first = (parsed.gpu_id, parsed.gpu_count or 1)
+    if not parsed.other_cards:
+        return first, None
+    if "rent" not in parsed.cues or len(parsed.other_cards) != 1:
+        return None
+    other_id, other_count = parsed.other_cards[0]
+    second = (other_id, other_count or 1)
+    if parsed.gpu_count is None and other_count is not None:
+        return second, first
+    if parsed.gpu_count is None and "rent_first" in parsed.cues:
+        return second, first
+    return first, second
 
 
 def _fits_any(best: tuple[CardPrice, int, float], workload: Workload) -> bool:
@@ -476,7 +434,9 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         fits = workload is None or _fits_any((*named, 0.0), workload)
         if not fits and four_bit is not None and _fits_any((*named, 0.0), four_bit):
             workload, base["four_bit"] = four_bit, True
-        plan = _plan(named[0], named[1], priced_in, workload, china, card_only)
+        bought = _bought_and_rented(parsed)
+        rented = bought[1] if bought else None
+        plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
         return PurchaseAnswer(problem=None, plan=plan, named_cards=True, **base)
     if budget is None and workload is None:
         return PurchaseAnswer(problem="no_budget", **base)
@@ -497,4 +457,31 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
             alternative = _plan(new[0], new[1], priced_in, workload, china, card_only)
     # a budget the best machine uses a tenth of: more than one box can hold
     capped = limit is not None and plan.total * 10 < limit
-    return PurchaseAnswer(problem=None, plan=plan, alternative=alternative, capped=capped, **base)
+    roomier = _roomier(plan, limit, priced_in, workload, china, card_only)
+    return PurchaseAnswer(
+        problem=None, plan=plan, alternative=alternative, capped=capped, roomier=roomier, **base
+    )
+
+
+# A model's cheapest plan that leaves more than this share of the budget unspent: the plan
+# the whole budget buys is shown beside it ("$8000 workstation for stable diffusion and
+# LLMs" was answered with one RTX 3060 and nothing else)
+ROOMIER_BELOW_SHARE = 0.5
+
+
+def _roomier(
+    plan: Plan,
+    limit: float | None,
+    currency: str,
+    workload: Workload | None,
+    china: bool,
+    card_only: bool,
+) -> Plan | None:
+    """The most memory the budget buys (as with no model named), beside the cheapest plan
+    that runs the model, when that plan spends less than half the budget."""
+    if workload is None or limit is None or plan.total >= limit * ROOMIER_BELOW_SHARE:
+        return None
+    best = _best(currency, limit, None, True, card_only)
+    if best is None or catalog.gpus()[best[0].gpu_id].vram_gb * best[1] <= plan.vram_gb:
+        return None
+    return _plan(best[0], best[1], currency, workload, china, card_only)

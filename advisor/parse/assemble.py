@@ -451,7 +451,7 @@ _WORKLOAD_OPTIONAL = ("capability", "purchase", "compare", "out_of_scope")
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
-    kind = decide_kind(r, s.understood)
+    kind = decide_kind(r, s.understood, unread=bool(ignored) and card_name_in(ignored) is None)
     if kind == "out_of_scope":
         check_unknown_model(r, ignored)  # "qwen2.8": a misspelt model, not small talk
     if kind in _WORKLOAD_OPTIONAL and r.spec is None and r.params_b is None:

@@ -52,7 +52,7 @@ def _other_currency(text: str | None) -> str | None:
 
 def _scaled(m: re.Match[str]) -> float:
     scale = m.groupdict().get("scale")
-    value = number(m.group("amount")) * (_SCALE[scale.lower()] if scale else 1.0)
+    value = _amount(m.group("amount")) * (_SCALE[scale.lower()] if scale else 1.0)
     return -value if m.groupdict().get("neg") else value
 
 
@@ -64,10 +64,43 @@ def _per_hour(m: re.Match[str]) -> Budget | None:
     return Budget(amount=number(amount), currency=_currency(sign, unit), per_hour=True)
 
 
+# Chinese numerals before a scale: "两万", "十万", "二十五万", "五千" (a 预算 is as often written
+# so as in digits)
+_CN_DIGITS = {
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+_CN_AMOUNT = r"[一二两三四五六七八九十百]{1,4}(?=\s*(?:万|千))"
+
+
+def _cn_number(text: str) -> float:
+    """A Chinese numeral up to 999: 二十五 = 25, 十 = 10, 一百 = 100, 三 = 3."""
+    total, digit = 0, 0
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        else:  # 十 or 百: the digit before it (one when none) times ten or a hundred
+            total += (digit or 1) * (10 if ch == "十" else 100)
+            digit = 0
+    return float(total + digit)
+
+
+def _amount(text: str) -> float:
+    return _cn_number(text) if text[0] in _CN_DIGITS or text[0] in "十百" else number(text)
+
+
 _AMOUNT = rf"(?P<sign>[¥￥$])?\s*(?<![\d.])(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>{_CNY}|{_USD})?"
 # A total: thousands separators and a scale ("¥80,000", "8万元", "$12k", "预算 -5000")
 _TOTAL_AMOUNT = (
-    rf"(?P<sign>[¥￥$€£])?\s*(?P<neg>-)?\s*(?<![\d.])(?P<amount>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?P<sign>[¥￥$€£])?\s*(?P<neg>-)?\s*(?<![\d.])(?P<amount>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|{_CN_AMOUNT})"
     rf"{_SCALE_RE}\s*(?P<unit>{_CNY}|{_USD}|{_OTHER_RE})?(?![a-z])"
 )
 _PER_HOUR = (

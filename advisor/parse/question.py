@@ -72,6 +72,9 @@ def recognize_question_kind(s: Scan, r: Reading) -> None:
             continue  # read, never consumed: "显存", "model", "vllm" have their own readers
         if s.take_all(pattern) and cue not in _FROM_ORIGINAL:
             r.cues.add(cue)
+    rent, buy = (_cue_patterns()[c].search(original) for c in ("rent", "purchase"))
+    if rent and buy and rent.start() < buy.start():
+        r.cues.add("rent_first")  # "rent an A100 or buy a 4090": the second card is bought
 
 
 def _budget_cny(r: Reading) -> float | None:
@@ -96,10 +99,19 @@ def _names_something(r: Reading) -> bool:
     )
 
 
-def decide_kind(r: Reading, understood: list[str]) -> str:
+# Cues that keep a line in the trade even when nothing else of it was read
+_IN_TRADE = frozenset({"domain", "serving", "serve", "capability"})
+
+
+def decide_kind(r: Reading, understood: list[str], unread: bool = False) -> str:
     """The kind of question, from the cues and what the line named. Order matters: a
-    purchase plan may name cards and a model; a comparison names two of something."""
+    purchase plan may name cards and a model; a comparison names two of something.
+    `unread`: words were left over that name no card."""
     cues = r.cues
+    if unread and not _names_something(r) and not cues & _IN_TRADE:
+        # "帮我订一张明天去上海的机票", "给我买一张电影票": a count ("一张") or a buying
+        # word and nothing of the trade, the rest unread: outside what the bot answers
+        return "out_of_scope"
     total = _budget_cny(r)
     purchase_floor = vocab.load("kinds")["purchase"]["budget_cny_at_least"]
     if "purchase" in cues or ("purchase_weak" in cues and total is not None and "rent" not in cues):

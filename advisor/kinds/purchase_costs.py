@@ -1,0 +1,100 @@
+"""The purchase catalog (data/purchase_prices.toml) and what a plan costs beside renting:
+each card's dated price, the power a plan draws (PSU rating, watts at the wall) and the months
+until buying beats renting (advisor/kinds/purchase.py builds the plans)."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from advisor import catalog
+from advisor.catalog import DATA_DIR, GpuSpec
+
+HOURS_PER_MONTH = 730
+
+
+@cache
+def purchase_catalog() -> dict[str, Any]:
+    with (DATA_DIR / "purchase_prices.toml").open("rb") as fh:
+        return tomllib.load(fh)
+
+
+class CardPrice(BaseModel):
+    gpu_id: str
+    condition: str  # new | used
+    usd: float | None = None
+    cny: float | None = None
+    converted: str | None = None  # the side converted at platforms.toml's rate
+    export_controlled: bool = False
+    china_sku: bool = False
+    china_sku_of: str | None = None  # the card this China SKU stands in for
+    basis: str = "launch"  # launch | street | used | list (purchase_prices.toml's header)
+    launch_usd: float | None = None  # a street price's launch price (MSRP), shown beside it
+    launch_cny: float | None = None
+    source: str
+    read_date: str
+
+    def price(self, currency: str) -> float:
+        rate = catalog.cny_per_usd()
+        if currency == "CNY":
+            return self.cny if self.cny is not None else round((self.usd or 0) * rate)
+        return self.usd if self.usd is not None else round((self.cny or 0) / rate)
+
+    def is_converted(self, currency: str) -> bool:
+        return (currency == "CNY" and self.cny is None) or (currency == "USD" and self.usd is None)
+
+    def launch_price(self, currency: str) -> float | None:
+        """The launch price (MSRP) beside a street price, in `currency` where it was read."""
+        return self.launch_cny if currency == "CNY" else self.launch_usd
+
+
+@cache
+def card_prices() -> tuple[CardPrice, ...]:
+    return tuple(CardPrice(**c) for c in purchase_catalog()["card"])
+
+
+def power(gpu: GpuSpec, count: int) -> tuple[int, int]:
+    """(PSU rating, watts at the wall under load)."""
+    psu = purchase_catalog()["psu"]
+    cards = (gpu.tdp_w or 300) * count
+    rating = (cards + psu["host_watts"]) / psu["load_share"]
+    wall = cards + purchase_catalog()["break_even"]["host_watts"]
+    return int(math.ceil(rating / 50) * 50), int(wall)
+
+
+def buy_or_rent(
+    total: float, rent_hour: float | None, wall_watts: int, currency: str
+) -> dict[str, Any]:
+    """Months until buying beats renting the same cards (Dettmers: hardware ÷ (busy hours ×
+    (rent − electricity))), a year of renting, and the verdict against the horizon: buy when
+    it pays off within `buy_below_months`, rent when not within `horizon_months` (the cards'
+    depreciation period), else close; with the hours a day that would pay off in each.
+    Resale is not counted (it would favour buying; the answer says so)."""
+    be = purchase_catalog()["break_even"]
+    out: dict[str, Any] = {"break_even_months": None, "rent_per_year": None, "verdict": None}
+    if rent_hour is None:
+        return out
+    out["rent_per_year"] = round(rent_hour * HOURS_PER_MONTH * 12 * be["utilization"])
+    kwh_price = be["electricity_cny_per_kwh" if currency == "CNY" else "electricity_usd_per_kwh"]
+    saved_per_hour = rent_hour - wall_watts / 1000 * kwh_price
+    if saved_per_hour <= 0:
+        return out  # the electricity alone costs more than renting: never pays off
+    months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
+
+    def hours_a_day(within_months: float) -> float:
+        return round(total / (HOURS_PER_MONTH * within_months * saved_per_hour) * 24, 1)
+
+    out["break_even_months"] = months
+    out["hours_per_day_horizon"] = hours_a_day(be["horizon_months"])
+    out["hours_per_day_buy"] = hours_a_day(be["buy_below_months"])
+    if months <= be["buy_below_months"]:
+        out["verdict"] = "buy"
+    elif months > be["horizon_months"]:
+        out["verdict"] = "rent"
+    else:
+        out["verdict"] = "close"
+    return out
