@@ -23,6 +23,7 @@ class Requirement(BaseModel):
     training: bool | None = None
     compute: list[str] = []
     attention: list[str] = []
+    kv: list[str] = []  # the KV cache type the estimate used (`kv_cache_type`)
     # Applies only when the 16-bit type was named by the user (true) or assumed (false):
     # an assumed bf16 is fp16 on a card without bf16 (same bytes), not a blocker.
     named: bool | None = None
@@ -113,6 +114,20 @@ def weights_format(result: EstimateResult) -> str | None:
     return next((a.value for a in result.assumed if a.field == "weights_format"), None)
 
 
+def kv_cache_type(result: EstimateResult) -> str | None:
+    """The KV cache type the question set ("int8 kv cache", "-ctk q8_0") as the estimate
+    used it: a type the runtime lacks is the one it was answered with (int4 under vLLM is
+    its fp8; the assumption `kv_cache_dtype_unsupported` says why). None when none was set."""
+    w = result.workload
+    if not w.kv_cache_dtype or w.mode.is_training:
+        return None
+    for a in result.assumed:
+        if a.field == "kv_cache_dtype_unsupported":
+            used = str(a.value).split("→", 1)[-1].split("(", 1)[0].strip()
+            return used or w.kv_cache_dtype
+    return w.kv_cache_dtype
+
+
 def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     if req.only_on and gpu.vendor not in req.only_on:
         return True
@@ -142,7 +157,7 @@ def _applicable(result: EstimateResult) -> list[Requirement]:
 def _matching(rows: tuple[Requirement, ...], result: EstimateResult) -> list[Requirement]:
     """The rows (requirements or advisories) this workload meets: every condition a row
     sets holds (weights format, runtime, training or not, compute type, a named 16-bit
-    type, attention). A function of the table and these six facts of the workload, which
+    type, attention, KV cache type). A function of the table and these facts of the workload, which
     take a handful of values: kept per table (advisor.memo), as every estimate of a
     recommendation (each count, each fix tried) asks. Shared: read only."""
     w = result.workload
@@ -155,6 +170,7 @@ def _matching(rows: tuple[Requirement, ...], result: EstimateResult) -> list[Req
         compute_dtype(result),
         compute_named(result),
         w.attention.value if w.attention is not None else None,
+        kv_cache_type(result),
     )
     return _MATCHING.get((id(rows), facts), lambda: _rows_matching(rows, *facts))
 
@@ -172,9 +188,12 @@ def _rows_matching(
     compute: str,
     named: bool,
     attention: str | None,
+    kv: str | None,
 ) -> list[Requirement]:
     out = []
     for req in rows:
+        if req.kv and kv not in req.kv:
+            continue
         if req.formats and (fmt_id is None or fmt_id not in req.formats):
             continue
         if req.runtimes and runtime not in req.runtimes:

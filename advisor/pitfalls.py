@@ -11,9 +11,15 @@ import tomllib
 from functools import cache
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
-from advisor.constraints import advisories, blockers, nvlinked, speed_constants
+from advisor.constraints import (
+    advisories,
+    blockers,
+    kv_cache_type,
+    nvlinked,
+    speed_constants,
+)
 from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
-from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime
+from advisor.models import Attention, EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.types import Option, Pitfall, pitfall_texts
 from advisor.units import headroom
 
@@ -115,6 +121,20 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(_p("export_variant", lang_params, gpu=gpu.name))
     return out
+
+
+def _kv_cache_notes(result: EstimateResult) -> list[Pitfall]:
+    """What a quantized KV cache needs of llama.cpp and Ollama: flash attention for the V
+    half, and on CUDA the kernels its default build carries (data/pitfalls.toml)."""
+    kv, est = kv_cache_type(result), result.estimate
+    runtime = est.runtime if est is not None else None
+    if kv is None or not kv.startswith(("q", "iq")) or runtime not in LLAMACPP_FAMILY:
+        return []
+    if runtime == Runtime.ollama:
+        return [_p("ollama_kv_needs_flash_attention", kv=kv)]
+    if result.workload.attention == Attention.eager:  # -fa off
+        return [_p("llamacpp_kv_flash_attention_off")]
+    return [_p("llamacpp_kv_needs_flash_attention")]
 
 
 def _apple_wired_limit(gpu: GpuSpec) -> Pitfall:
@@ -261,6 +281,7 @@ def find_pitfalls(
         out.append(_p("vllm_preallocates", engine=name, share=f"{util * 100:.0f}%", util=util))
     if framework in ("transformers", "hf") and not w.mode.is_training:
         out.append(_p("hf_generate_kv"))
+    out += _kv_cache_notes(result)
     if w.tuning == Mode.qlora:
         out.append(_p("qlora_host_ram", size=_gib(model.params_b * 2e9)))
     if gpu is not None and pick is not None:

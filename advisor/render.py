@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from advisor import catalog
+from advisor import catalog, constraints
 from advisor.pitfalls import gpu_notes
 from advisor.units import headroom
 
@@ -378,6 +378,7 @@ def workload_facts(result, pick=None) -> dict[str, object]:  # noqa: ANN001
     return {
         "mode": mode,
         "format": w.weights_format or assumed.get("weights_format"),
+        "kv": constraints.kv_cache_type(result),
         "context": tokens(int(context)) if context and str(context).isdigit() else None,
         "batch": w.batch_size or assumed.get("batch_size"),
         "runtime": w.runtime.value if w.runtime else None,

@@ -14,8 +14,8 @@ def _answer(q: str):  # noqa: ANN202
     return rec, inv.rendered(rec, parsed, q)
 
 
-def test_70b_awq_on_two_3090s_gets_vllm_flags_fp8_kv_and_a_shorter_context_before_renting() -> None:
-    rec, texts = _answer("llama-3.1-70b awq int4 两张3090 32k上下文")
+def test_70b_awq_on_two_4090s_gets_vllm_flags_fp8_kv_and_a_shorter_context_before_renting() -> None:
+    rec, texts = _answer("llama-3.1-70b awq int4 两张4090 32k上下文")
     assert rec.verdict is not None and rec.verdict.fix is not None
     fix = rec.verdict.fix
     assert fix.startswith("stack:") and "kv_fp8" in fix and "shorter_context" in fix, fix
@@ -25,6 +25,19 @@ def test_70b_awq_on_two_3090s_gets_vllm_flags_fp8_kv_and_a_shorter_context_befor
     assert "--kv-cache-dtype fp8" in zh and "--enforce-eager" in zh and "租" not in zh, zh
     en = texts["en/answer"].splitlines()[2]
     assert "--kv-cache-dtype fp8" in en and "rent" not in en, en
+
+
+def test_70b_awq_on_two_3090s_gets_vllm_flags_and_a_shorter_context_without_fp8_kv() -> None:
+    """vLLM's fp8 KV cache does not run on a 3090 (CC 8.6; capabilities.toml
+    vllm_fp8_kv_needs_ada): the stack of the user's own settings leaves it out (it was
+    offered, and the stack then never ran) and keeps the 16-bit cache at a shorter context."""
+    rec, texts = _answer("llama-3.1-70b awq int4 两张3090 32k上下文")
+    assert rec.verdict is not None and rec.verdict.fix is not None
+    fix = rec.verdict.fix
+    assert fix.startswith("stack:") and "kv_fp8" not in fix and "shorter_context" in fix, fix
+    assert rec.fixes[0] == fix
+    en = texts["en/answer"].splitlines()[2]
+    assert "--kv-cache-dtype fp8" not in en and "--enforce-eager" in en and "rent" not in en, en
 
 
 def test_zero3_on_eight_4090s_gets_micro_batch_and_fused_loss_not_more_cards() -> None:
@@ -48,17 +61,21 @@ def test_a_single_change_that_fits_is_not_stacked() -> None:
     assert rec.verdict is not None and rec.verdict.fix == "batch:1"
 
 
-def test_70b_awq_on_two_3090s_keeps_the_longest_context_that_runs() -> None:
+def test_70b_awq_on_two_24gb_cards_keeps_the_longest_context_that_runs() -> None:
     """Before: the stack halved the context down to 2048 chasing a 20% headroom that the
     weights alone rule out (practice: 8-16k with an fp16 KV cache, ~32k borderline with
     fp8); now the least change that runs: lean vLLM flags, fp8 KV, 16k."""
     from advisor.parse import parse_query
     from advisor.recommend import recommend_query
 
-    rec = recommend_query(parse_query("llama-3.1-70b awq int4 两张3090 32k"), "CNY")
+    rec = recommend_query(parse_query("llama-3.1-70b awq int4 两张4090 32k"), "CNY")
     fix = rec.verdict.fix or ""
     assert fix.startswith("stack:") and "kv_fp8" in fix
     assert "shorter_context:16384" in fix and "shorter_context:2048" not in fix
+    # two 3090s (no fp8 KV cache under vLLM): the 16-bit cache at 8k, not 2048
+    rec = recommend_query(parse_query("llama-3.1-70b awq int4 两张3090 32k"), "CNY")
+    fix = rec.verdict.fix or ""
+    assert "shorter_context:8192" in fix and "kv_fp8" not in fix
     # the grid under it agrees: AWQ at 4k runs (⚠️, with those flags), not ❌
     cell = next(c for c in rec.grid if c.format == "awq-4bit" and c.context_tokens == 4096)
     assert cell.state == "tight"

@@ -8,7 +8,7 @@ import re
 from functools import cache
 
 from advisor import catalog
-from advisor.models import Optimizer
+from advisor.models import Attention, Optimizer
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan, reject
 
@@ -23,18 +23,53 @@ _GENERIC = {"int4", "int8"}
 
 
 # KV cache types as users set them: vLLM/SGLang --kv-cache-dtype fp8[_e4m3|_e5m2], llama.cpp
-# -ctk/-ctv (--cache-type-k/v) q8_0 / q4_0 / ..., transformers' quantized cache (nbits 2/4/8:
-# int2/int4/int8), "int8 kv cache", "kv cache 4bit", "KV缓存 int8".
+# -ctk/-ctv (--cache-type-k/v) q8_0 / q4_0 / ..., Ollama's OLLAMA_KV_CACHE_TYPE, transformers'
+# quantized cache (nbits 2/4/8: int2/int4/int8), "int8 kv cache", "kv cache 4bit", "KV缓存
+# int8", "KV 量化 fp8", "kv cache quantized to int8".
 _KV_TYPE = r"(fp8(?:_e4m3(?:fn)?|_e5m2)?|int[248]|[248][- ]?bits?|q8_0|q4_[01]|q5_[01]|iq4_nl|fp16|f16|bf16|fp32|f32)"
-_KV_WORD = r"(?:kv[-_ ]?(?:cache)?(?:[-_ ]?dtype)?|kv\s*缓存|-ct[kv]|--cache-type-[kv])"
-_KV_AFTER = re.compile(rf"{_KV_WORD}\s*(?:[:=]|精度|用|为|in)?\s*{_KV_TYPE}(?![a-z0-9])", re.I)
-_KV_BEFORE = re.compile(
-    rf"(?<![a-z0-9_]){_KV_TYPE}\s*(?:的\s*)?(?:quantized\s*)?kv(?:\s*cache|\s*缓存)?", re.I
+_KV_WORD = (
+    r"(?:(?:量化\s*|quantized\s+)?(?:(?:ollama_|_)?kv[-_ ]?(?:cache)?(?:[-_ ]?(?:dtype|type|precision))?"
+    r"|k/v\s*cache|kv\s*缓存)|-ct[kv]|--cache-type-[kv])"
 )
-_KV_QUANTIZED = re.compile(
-    r"cache_implementation\s*=?\s*[\"']?quantized|quantized\s+(?:kv\s*)?cache|量化\s*kv\s*缓存",
+_KV_LINK = r"(?:[:=]|精度|用|为|成|到|in|to|as|at|quantized to|quantization|量化(?:为|成|到)?)"
+_KV_AFTER = re.compile(
+    rf"{_KV_WORD}\s*(?:{_KV_LINK}\s*)?(?:{_KV_LINK}\s*)?[\"']?{_KV_TYPE}(?![a-z0-9])", re.I
+)
+_KV_BEFORE = re.compile(
+    rf"(?<![a-z0-9_]){_KV_TYPE}\s*(?:的\s*)?(?:quantized\s*)?(?:k/v|kv)"
+    rf"(?:[-_ ]?cache|\s*缓存)?(?:\s*(?:quantization|量化))?",
     re.I,
 )
+# A quantized cache with no type written: transformers' QuantizedCacheConfig (nbits 4 unless
+# its nbits or the backend's bit count follows).
+_KV_QUANTIZED = re.compile(
+    r"cache_implementation\s*=?\s*[\"']?quantized[\"']?|quantized\s+(?:kv[-_ ]?)?cache"
+    r"|quantiz(?:e|ed|ing)\s+(?:the\s+)?kv(?:[-_ ]?cache)?|kv[-_ ]?(?:cache\s*)?quantization"
+    r"|量化\s*kv\s*(?:缓存)?|kv\s*(?:缓存)?\s*量化",
+    re.I,
+)
+_KV_NBITS = re.compile(
+    r"[\"']?nbits[\"']?\s*[:=]\s*([1-8])(?![0-9])"
+    r"|(?<![a-z])(?:quanto|hqq)\s*[:,]?\s*(int[248]|[248][- ]?bits?)(?![a-z0-9])",
+    re.I,
+)
+# The cache's library ("backend": "quanto" / "HQQ"; torchao's int8 KV cache): a transformers
+# (PyTorch) run, read only beside a KV cache so "hqq 4bit" / "torchao int8" stay weights.
+_KV_BACKEND = re.compile(
+    r"cache_config\s*=?\s*\{?|[\"']?backend[\"']?\s*[:=]\s*[\"']?(?:quanto|hqq)[\"']?|(?<![a-z])(?:optimum[- ]quanto|quanto|hqq|torchao)"
+    r"(?![a-z0-9])(?!\s*(?:int|fp|[248][- ]?bit|w\d))",
+    re.I,
+)
+# llama.cpp's flash-attention switch (-fa / --flash-attn on|off|auto; a bare -fa in older
+# builds) and Ollama's OLLAMA_FLASH_ATTENTION: a quantized V cache needs it on.
+_FLASH_SWITCH = re.compile(
+    r"(?<![a-z0-9-])(?:-fa|--flash-attn|ollama_flash_attention)"
+    r"(?:[\s=]+(on|off|auto|true|false|1|0)(?![a-z0-9.]))?(?![a-z0-9-])",
+    re.I,
+)
+_LLAMACPP_FLAGS = re.compile(r"(?<![a-z0-9-])(?:-ct[kv]|--cache-type-[kv])(?![a-z0-9-])", re.I)
+_OLLAMA_FLAGS = re.compile(r"ollama_(?:kv_cache_type|flash_attention)", re.I)
+_NBITS_TYPE = {"1": "int2", "2": "int2", "3": "int4", "4": "int4"}
 
 
 def _kv_type(token: str) -> str:
@@ -44,6 +79,12 @@ def _kv_type(token: str) -> str:
 
 
 def recognize_kv_cache(s: Scan, r: Reading) -> None:
+    """The KV cache's type, and the runtime its switch belongs to (llama.cpp's -ctk/-ctv,
+    Ollama's environment variables, transformers' quantized cache) when none is named."""
+    if _OLLAMA_FLAGS.search(s.text):
+        r.fields.setdefault("runtime", "ollama")
+    elif _LLAMACPP_FLAGS.search(s.text):
+        r.fields.setdefault("runtime", "llamacpp")
     found = [m.group(1) for m in s.take_all(_KV_AFTER)] or [
         m.group(1) for m in s.take_all(_KV_BEFORE)
     ]
@@ -51,9 +92,23 @@ def recognize_kv_cache(s: Scan, r: Reading) -> None:
         types = [_kv_type(t) for t in found]
         size = catalog.kv_cache_bytes_per_element()
         r.fields["kv_cache_dtype"] = max(types, key=lambda t: size.get(t, 2.0))
-    if s.take(_KV_QUANTIZED) and "kv_cache_dtype" not in r.fields:
-        r.fields["kv_cache_dtype"] = "int4"  # transformers QuantizedCacheConfig nbits=4
-        r.assumed.append("kv_cache_nbits = 4")
+    quantized = s.take(_KV_QUANTIZED)
+    if quantized and "cache_implementation" in quantized.group(0):
+        r.fields.setdefault("runtime", "transformers")  # generate()'s own argument
+    if quantized and "kv_cache_dtype" not in r.fields:
+        if m := s.take(_KV_NBITS):
+            t = _NBITS_TYPE.get(m.group(1), "int8") if m.group(1) else _kv_type(m.group(2))
+            r.fields["kv_cache_dtype"] = t
+        else:
+            r.fields["kv_cache_dtype"] = "int4"  # transformers QuantizedCacheConfig nbits=4
+            r.assumed.append("kv_cache_nbits = 4")
+    if "kv_cache_dtype" in r.fields:
+        if s.take_all(_KV_BACKEND):
+            r.fields.setdefault("runtime", "transformers")
+        s.take_all(_KV_NBITS)  # the nbits the type above already says
+    if m := s.take(_FLASH_SWITCH):
+        off = (m.group(1) or "on").lower() in ("off", "false", "0")
+        r.fields["attention"] = Attention.eager if off else Attention.flash
 
 
 def recognize_8bit_optimizer(s: Scan, r: Reading) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.constraints import Requirement, applicable, blockers, runtime_of
+from advisor.constraints import Requirement, applicable, blockers, kv_cache_type, runtime_of
 from advisor.memory import CUDA_CONTEXT_BYTES
 from advisor.models import (
     EstimateResult,
@@ -52,6 +52,7 @@ CHEAP = (
     "eager",
     "eager_batched",
     "kv_fp8",
+    "kv_16bit",
     "kv_q8_ollama",
     "kv_q8_llamacpp",
     "kv_q4_exllama",
@@ -146,13 +147,17 @@ SWITCH_FORMATS = ("gptq-4bit", "int8", "awq-4bit", "q4_k_m", "fp16")
 
 
 def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
-    """Changes that remove a card's missing requirement: another number format, fp16
-    instead of bf16 for training, sdpa instead of FlashAttention-2."""
+    """Changes that remove a card's missing requirement: a 16-bit KV cache, another number
+    format, fp16 instead of bf16 for training, sdpa instead of FlashAttention-2."""
     w = result.workload
     if w.mode.is_training:
         if w.compute_dtype != "fp16":
             yield "fp16_training", lambda: w.model_copy(update={"compute_dtype": "fp16"})
     elif result.model.kind == Kind.llm:
+        if kv_cache_type(result) == "fp8" and runtime_of(result) == "vllm":
+            # vLLM's fp8 cache needs CC 8.9+ (capabilities.toml vllm_fp8_kv_needs_ada): on
+            # an Ampere card, the same run with the flag dropped
+            yield "kv_16bit", partial(w.model_copy, update={"kv_cache_dtype": None})
         current = find_format(w.weights_format) if w.weights_format else None
         for fmt in SWITCH_FORMATS:
             if current is None or current.id != fmt:
@@ -524,6 +529,8 @@ def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None
                 continue
             if trial.estimate is None or trial.estimate.total_bytes >= current.estimate.total_bytes:
                 continue
+            if blockers(gpu, trial):
+                continue  # a setting this card cannot run (vLLM's fp8 KV cache on a 3090)
             step = (code, trial)
             break
         if step is None:

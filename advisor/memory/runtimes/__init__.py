@@ -42,6 +42,13 @@ _FRAMEWORK_RUNTIMES = {
 }
 # Formats people serve with vLLM rather than run under generate().
 SERVING_FORMATS = {"awq-4bit", "gptq-4bit", "gptq-8bit", "fp8", "mxfp4"}
+# A KV cache type only one kind of runtime offers (data/kv_cache.toml), when none is named:
+# an fp8 cache is vLLM's --kv-cache-dtype, a q8_0 / q4_0 cache llama.cpp's -ctk/-ctv (an
+# int8 / int4 / int2 cache is transformers' quantized cache, the default anyway).
+_KV_RUNTIMES = {
+    "fp8": Runtime.vllm,
+    **{t: Runtime.llamacpp for t in ("q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")},
+}
 
 
 @cache
@@ -75,7 +82,7 @@ def pick_runtime(w: Workload, kind: Kind, fmt: str | None) -> tuple[Runtime, boo
         return Runtime.llamacpp, True
     if (w.concurrency or 1) > 1 or (fmt in SERVING_FORMATS):
         return Runtime.vllm, True
-    return Runtime.transformers, True
+    return _KV_RUNTIMES.get(w.kv_cache_dtype or "", Runtime.transformers), True
 
 
 @dataclass
