@@ -48,8 +48,8 @@ def max_context_tokens(
 ) -> int | None:
     """Largest context (prompt + generated tokens) that fits `limit_bytes`. `safe`: the
     band's high end must fit, so a user told "up to N tokens" does not meet OOM at N when
-    the real figure sits at the top of the band (issue 12: fits decisions are safe against
-    the band); off where the limit already carries the guide's 20% headroom."""
+    the real figure sits at the top of the band (fits decisions are safe against the band);
+    off where the limit already carries the guide's 20% headroom."""
     view = _high if safe else _total
     from advisor.memory import resolve_model
 

@@ -38,7 +38,7 @@ class Mode(StrEnum):
     ia3 = "ia3"
     prompt_tuning = "prompt_tuning"
     freeze = "freeze"  # freeze-tuning: only the last layers train
-    # Preference and RL post-training (issue 32): the policy trains as `policy_mode` says
+    # Preference and RL post-training: the policy trains as `policy_mode` says
     # (LoRA unless told), and advisor/memory/rl.py adds the models and the rollout each
     # method keeps beside it (data/post_training.toml).
     grpo = "grpo"
@@ -102,7 +102,7 @@ class Offload(StrEnum):
 
 
 class Runtime(StrEnum):
-    """The program that runs the model: each allocates memory its own way (issue 12).
+    """The program that runs the model: each allocates memory its own way.
 
     Ollama and LM Studio run llama.cpp; ComfyUI and the WebUIs run diffusers-like pipelines.
     They are kept apart because the answer names the program the user typed.
@@ -248,7 +248,7 @@ class Workload(BaseModel):
     framework: str | None = Field(default=None, max_length=40)
     runtime: Runtime | None = None  # None: the engine picks the usual one and says so
     concurrency: int | None = Field(default=None, ge=1, le=65_536)  # concurrent requests served
-    # Serving N users (issue 32): the count as asked ("30 个学生", "10000 users") when it is
+    # Serving N users: the count as asked ("30 个学生", "10000 users") when it is
     # people, of whom a share generates at once (`concurrency`, advisor/serving.py), or a
     # request rate ("QPS 10") turned into concurrent streams by Little's law.
     users: int | None = Field(default=None, ge=1, le=10**9)
@@ -269,7 +269,7 @@ class Workload(BaseModel):
     # "colocate" (vLLM inside the trainer's process), "server" (vLLM on other cards)
     rollout: str | None = Field(default=None, pattern=r"^(generate|colocate|server)$")
 
-    # Runtime and recipe knobs (issue 12). None: the runtime's own default, stated in
+    # Runtime and recipe knobs. None: the runtime's own default, stated in
     # `assumed`.
     video_frames: int | None = Field(default=None, ge=1, le=10_000)
     # kohya sd-scripts / musubi-tuner --blocks_to_swap N: N of the denoiser's blocks kept on

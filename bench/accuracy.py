@@ -1,6 +1,6 @@
 """`python bench/accuracy.py [--cases FILE] [--json] [--verbose] [--fit-band]`: the accuracy
 score against measured VRAM cases. The scorer lives in eval/accuracy.py (with the other
-answer checks); this entry point keeps the command the issues and hooks name."""
+answer checks); this entry point keeps the older command working."""
 
 import runpy
 from pathlib import Path

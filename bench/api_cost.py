@@ -1,4 +1,4 @@
-"""What one Bot API call costs the bot's process, layer by layer (issue 18).
+"""What one Bot API call costs the bot's process, layer by layer.
 
 The stand-in (standin/) runs in its own process on 127.0.0.1, so the CPU measured
 here (time.process_time of this process) is the sending side only: building the request,

@@ -1,7 +1,7 @@
 """Speed targets, measured (not asserted in tests): parse < 2 ms, estimate < 1 ms; a
 recommendation (estimate + ranking over the catalog) for a question never asked before
 < 1 ms; a remembered answer (parse + recommendation + rendered reply, advisor.memo) < 0.2 ms;
-a cached Hub answer (issue 15: cache read + question + recommendation) < 5 ms.
+a cached Hub answer (cache read + question + recommendation) < 5 ms.
 
     python bench/speed.py
 

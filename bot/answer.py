@@ -139,7 +139,7 @@ def answer_keyboard(
             (t(context, "button.card"), pack("a", hid, "g")),
         ],
         [platforms, (t(context, "button.new"), pack("w", 0, "n"))],
-        # "I ran it": report what the job used on a real card (bot.measured, issue 36)
+        # "I ran it": report what the job used on a real card (bot.measured)
         [(t(context, "measured.button"), pack("r", hid))],
     ]
 

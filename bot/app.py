@@ -478,7 +478,7 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     app.add_handler(TypeHandler(Update, remember), group=-1)
     # One group: the first handler that matches wins, so a member inside the wizard gets
     # the wizard and everyone else the commands and fallbacks, never both.
-    # lab mode and inline mode (issue 16): /start with a deep-link payload, inline queries,
+    # lab mode and inline mode: /start with a deep-link payload, inline queries,
     # /lab and replies to its prompt, before the wizard (whose /start ignores a payload)
     app.add_handlers(inline.handlers())
     app.add_handlers(lab.handlers())

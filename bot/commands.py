@@ -106,7 +106,7 @@ async def _answer(update: Update, context: Context, text: str, parsed: ParsedQue
     """A question of any kind: "4090 能跑什么模型", "预算8万配一台", "你好" are answered by
     their kind (bot.answer.reply_with_answer, advisor.kinds); a model the catalog lacks is
     looked up on the Hub first."""
-    if hub.wants_hub(text, parsed):  # a model the catalog lacks: the Hub (issue 15)
+    if hub.wants_hub(text, parsed):  # a model the catalog lacks: the Hub
         await hub_questions.answer(update, context, text, parsed)
         return
     await reply_with_answer(update, context, text, parsed)

@@ -1,6 +1,6 @@
 """How each Bot API call is sent: Telegram's rate caps, and what is retried after a failure.
 
-Rules (issue 14; each pinned by a test in tests/test_faults.py):
+Rules (each pinned by a test in tests/test_faults.py):
 - 429: PTB's limiter waits `retry_after` and sends again (Telegram did not act).
 - 5xx or a dropped connection: sent again, up to NETWORK_RETRIES times, 0.1/0.2/0.4 s
   apart; a lost answer is worse than, rarely, a doubled one.

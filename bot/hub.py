@@ -1,4 +1,4 @@
-"""A question naming a model the catalog lacks: look it up on the Hub (issue 15).
+"""A question naming a model the catalog lacks: look it up on the Hub.
 
 The catalog stays first: this runs only when the parser could not place the model. A
 cached repo answers at once; an uncached one shows "looking up …" if the Hub takes longer

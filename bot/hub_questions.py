@@ -1,4 +1,4 @@
-"""A question naming a model the catalog lacks, answered from the Hub (issue 15): the
+"""A question naming a model the catalog lacks, answered from the Hub: the
 lookups live in `bot.hub`; this module turns what they found into the reply."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One bot process per database: an advisory lock on a file beside it.
 
 Two processes on one database both poll Telegram (409 Conflict for ever), both answer every
-question, and each replays the other's inbox (issue 14). `flock` is released by the kernel
+question, and each replays the other's inbox. `flock` is released by the kernel
 when the process ends, however it ends (SIGKILL included), so a crash leaves no stale lock.
 """
 

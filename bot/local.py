@@ -86,7 +86,7 @@ async def _converse(settings: Settings, db: Path, lang: str) -> int:
     # Update and message ids start past the last run's (milliseconds since 1970: a run would
     # need more messages than milliseconds between two runs to reach the next one's): a
     # question kept from the last run never sits under an id of this run's messages, whose
-    # buttons would then act on it (issue 13), and no update of this run reads as handled.
+    # buttons would then act on it, and no update of this run reads as handled.
     async with FakeTelegram(first_id=int(time.time() * 1000)) as tg:
         local = local.model_copy(update={"telegram_api_base_url": tg.base_url})
         app = build_application(ApplicationBuilder().token(LOCAL_TOKEN), local)

@@ -4,9 +4,9 @@ The standard library's `sqlite3` blocks, so each connection lives on its own thr
 event loop hands it work: an *operation*, a plain function of the `sqlite3.Connection` that
 runs there from its first statement to its last and returns plain values (rows fetched,
 counts), never a cursor. Operations run one at a time, in the order they were asked for, and
-no other operation can run between two statements of one, so the interleavings of issue 14
-("cannot start a transaction within a transaction", "SQL statements in progress", a COMMIT
-that failed and left a transaction open for good) cannot happen: there is no `await` inside
+no other operation can run between two statements of one, so the interleavings a shared
+async connection allowed ("cannot start a transaction within a transaction", "SQL statements
+in progress", a COMMIT that failed and left a transaction open for good) cannot happen: there is no `await` inside
 an operation.
 
 Handing work to the thread and waking the loop afterwards costs more CPU than a short

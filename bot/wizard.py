@@ -413,7 +413,7 @@ async def on_text(update: Update, context: Context) -> int | None:
     if step is None:
         # Typed at the first question: a whole question in one line ("13b fp16 on 4090").
         parsed = parse_query(msg.text)
-        to_hub = hub.wants_hub(msg.text, parsed)  # a repo id, or "olmo2:7b" (issue 15)
+        to_hub = hub.wants_hub(msg.text, parsed)  # a repo id, or "olmo2:7b"
         # a line of its own kind ("你好 在吗", "今天天气怎么样", "4090 和 a100 哪个适合") is
         # answered by its kind as a free-text line is, not asked "which model?" again
         if parsed.ok or to_hub or answered_as(parsed) != "fit":
@@ -451,7 +451,7 @@ async def on_text(update: Update, context: Context) -> int | None:
 async def _hub_model(
     update: Update, context: Context, draft: dict, step: str, typed: str, parsed: ParsedQuery
 ) -> tuple[str, ParsedQuery]:
-    """A repo id typed at the model step (issue 15): read from the Hub, then the steps go on
+    """A repo id typed at the model step: read from the Hub, then the steps go on
     with its size in the line (draft["hub"] keeps the repo id for the answer)."""
     found = await hub.wizard_model(update, context, typed)
     if found is None:

@@ -21,7 +21,7 @@ before stopping the bot and reports what the bot counted beside what the bench s
 Telegram's own caps (30 msg/s, 20/min per group) are lifted in the bot for this run: they
 are Telegram's limits, not ours, and this bench measures our stack.
 
-The yardstick (issue 18): for --echo-duration seconds, half before the bot's window and half
+The yardstick: for --echo-duration seconds, half before the bot's window and half
 after it (this machine's speed drifts within minutes), the same users at the same rate
 drive bench/echo_bot.py, a bare PTB bot on the same transport, event loop and stand-in that
 answers every message with one sendMessage; the bot's CPU per update is printed as a ratio
@@ -365,7 +365,7 @@ def main() -> int:
         "--no-lab",
         dest="lab",
         action="store_false",
-        help="leave out lab groups' machines, inline queries and /lab (issue 16) from the mix",
+        help="leave out lab groups' machines, inline queries and /lab from the mix",
     )
     ap.add_argument(
         "--profile",

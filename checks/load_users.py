@@ -34,7 +34,7 @@ QUICK = [
     "/history",
 ]
 TASKS = ["Run an LLM", "LoRA", "Image generation", "Coursework"]
-# Issue 16: inline queries from any chat, and lab groups whose admin registered machines
+# Inline queries from any chat, and lab groups whose admin registered machines
 # before the run (so every answer in those groups starts with the lab's own machines).
 INLINE = [
     "13b fp16",

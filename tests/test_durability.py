@@ -1,4 +1,4 @@
-"""The durability bar of issue 14, short enough for every CI run: the real `python -m bot`
+"""The durability bar, short enough for every CI run: the real `python -m bot`
 against the stand-in, questions streamed at 150 updates/s, 8 SIGKILLs at random moments
 (each followed by a restart on the same database), wizard users and /forget confirmations
 in the mix, button answers expiring as Telegram's do. `bench/durability.py` is the long

@@ -1,4 +1,4 @@
-"""The engine's fast paths give what the plain paths give (issue 18): grouped word
+"""The engine's fast paths give what the plain paths give: grouped word
 alternations match the same spans as one alternative per word, and the shared cheap-fix
 search (CheapFixes) finds the fix `fixes_for` finds, card by card. eval/golden.py checks
 whole answers; these pin the two rewrites that are not expression-for-expression copies."""

@@ -1,4 +1,4 @@
-"""End to end: the real bot, the Bot API stand-in and the stand-in Hub (issue 15)."""
+"""End to end: the real bot, the Bot API stand-in and the stand-in Hub."""
 
 from __future__ import annotations
 

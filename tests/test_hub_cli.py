@@ -1,5 +1,5 @@
 """`python -m advisor "<repo id>"` against the stand-in Hub: lookup, cache, --offline,
-suggestions for a name outside the catalog (issue 15)."""
+suggestions for a name outside the catalog."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Real config.json files of models outside the catalog whose layers are not all attention
 (short convolutions, mamba / mamba2 blocks, MLP-only layers, experts every other layer) or
 that carry a vision or audio tower, served by the stand-in Hub at an endpoint written with
-a trailing slash (issue 34 item 4). Parameters are counted from config.json alone (the
+a trailing slash. Parameters are counted from config.json alone (the
 stand-in serves no safetensors header for them).
 
 KV cache per token, counted by hand: attention layers x 2 (K and V) x KV heads x head_dim

@@ -1,5 +1,5 @@
 """HF_ENDPOINT as mirror guides write it (a trailing slash, a path prefix), and a slow
-mirror's late reading kept by the CLI (issue 34 item 5)."""
+mirror's late reading kept by the CLI."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The real huggingface_hub library against the stand-in Hub: 30 real repos outside the
 catalog, their parameter counts against their model cards and their architecture against
-their config.json; gated, missing, rate-limited, slow and GGUF repos (issue 15)."""
+their config.json; gated, missing, rate-limited, slow and GGUF repos."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """advisor.hubspec, pure: published config.json and quantization_config blocks -> the
-engine's architecture, weight format and real bits per weight (issue 15)."""
+engine's architecture, weight format and real bits per weight."""
 
 from __future__ import annotations
 

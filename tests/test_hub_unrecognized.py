@@ -1,5 +1,5 @@
 """Names the catalog lacks, typed with a size ("olmo2:7b", "falcon3 10b"), and repo ids typed
-in the guided conversation: both reach the Hub (issue 15 follow-ups). End to end against the
+in the guided conversation: both reach the Hub. End to end against the
 Bot API stand-in and the stand-in Hub; no network."""
 
 from __future__ import annotations

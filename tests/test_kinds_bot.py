@@ -11,7 +11,7 @@ from tests.conftest import press, say, shown
 from tests.test_inline import _inline
 
 LAB = Chat(-100777321, "supergroup", "GPU lab")
-FIRST_REPLY_LIMIT = 900  # visible characters (issue 32's bar for a first reply)
+FIRST_REPLY_LIMIT = 900  # visible characters (the bar for a first reply)
 
 ZH = User(7101, "王", "zh-hans")
 EN = User(7102, "Bo", "en")

@@ -1,4 +1,4 @@
-"""KV cache precision as users set it (issue 34 item 3): read from the question, per-runtime
+"""KV cache precision as users set it: read from the question, per-runtime
 validity from advisor/data/kv_cache.toml, shown in the breakdown."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cheaper send path (issue 18): keyboards sent as JSON, answers to sends and edits
+"""The cheaper send path: keyboards sent as JSON, answers to sends and edits
 trimmed before PTB builds a Message from them. What Telegram receives must be what it was
 with PTB's objects, and PTB still returns the types it documents."""
 

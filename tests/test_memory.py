@@ -54,7 +54,7 @@ def test_13b_fp16_does_not_fit_a_24gb_card():
 
 
 def test_llama2_13b_batch16_legacy_generation_is_near_50_gib_not_the_formula_29():
-    """Issue 2: measured 50 GiB (2023 transformers, tuple cache) where params x bytes x 1.2
+    """Measured 50 GiB (2023 transformers, tuple cache) where params x bytes x 1.2
     says 29."""
     w = Workload(
         model="llama-2-13b",
@@ -280,7 +280,7 @@ def test_a_layers_backward_buffers_never_coexist_with_the_logits():
     assert sum(b.values()) == e.total_bytes
 
 
-# --- runtimes (issue 12) ---------------------------------------------------------------
+# --- runtimes ----------------------------------------------------------------------------
 
 
 def _assumed(result) -> dict[str, str]:

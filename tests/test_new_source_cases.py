@@ -1,5 +1,5 @@
-"""eval/data/extra_cases5.json, extra_cases6.json and extra_cases7.json: measured VRAM cases from sources none
-of the other sets use (issue 34 item 6): the shared schema, every case quoted with its source
+"""eval/data/extra_cases5.json, extra_cases6.json and extra_cases7.json: measured VRAM cases
+from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
 eval/data/extra_cases5.json` scores them all)."""

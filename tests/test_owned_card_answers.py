@@ -1,5 +1,5 @@
 """A card the user owns is never called over-provisioned, and a larger card that rents for
-less is not a reason to call the named one too big (issue 4 of the review)."""
+less is not a reason to call the named one too big."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def test_owned_cards_resolve_to_catalog_entries_with_their_memory(name, expected
 
 def test_a_modded_2080ti_keeps_its_card_and_the_memory_named() -> None:
     p = parse_query("魔改 2080ti 22g 跑 qwen2.5-14b q4")
-    # the modded 22 GB board is a catalog entry of its own (gpus_owned.toml, issue 32)
+    # the modded 22 GB board is a catalog entry of its own (gpus_owned.toml)
     assert (p.gpu_id, p.vram_gib) == ("rtx-2080-ti-22gb", None)
     assert catalog.gpus()[p.gpu_id].vram_gb == 22
 

@@ -1,4 +1,4 @@
-"""Hardware people own (issue 32 item 7): the 16 GB V100 apart from the 32 GB one, modded
+"""Hardware people own: the 16 GB V100 apart from the 32 GB one, modded
 and older NVIDIA cards, AMD Radeon and Instinct, Apple silicon with its GPU share of the
 unified memory; what their runtimes cannot do; a card the catalog lacks is named, never
 swapped."""

@@ -1,4 +1,4 @@
-"""Answers for the hardware people own, in its own terms (issue 32 item 7): a Mac or a Pascal
+"""Answers for the hardware people own, in its own terms: a Mac or a Pascal
 card is answered for the runtime its owners use (llama.cpp / Ollama) with that runtime's
 formats and the speed of each; a card's memory terms and tools carry its compute stack's
 words; the architecture table every card finds its entry in."""

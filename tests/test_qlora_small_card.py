@@ -1,4 +1,4 @@
-"""QLoRA of a 7B on an 8 GB card (issue 2 of the review): what the figure is made of, and
+"""QLoRA of a 7B on an 8 GB card: what the figure is made of, and
 the change people make."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Small things an operator found (issue 14, section 8): a group's migration in either
+"""Small things an operator found: a group's migration in either
 order, anonymous admins, a very long /gpu argument, media in a private chat."""
 
 from __future__ import annotations

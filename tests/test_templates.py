@@ -116,7 +116,7 @@ def contexts() -> dict[str, dict]:
                 ooms_agreed=1,
             ),
         },
-        # issue 36: "I ran it" reports; the error's detail is the member's own text
+        # "I ran it" reports; the error's detail is the member's own text
         "measured_prompt": {"mention": EVIL, "card": EVIL, "count": 2},
         "measured_done": {
             "j": Judgement(
@@ -135,7 +135,7 @@ def contexts() -> dict[str, dict]:
         "measured_error": {"error": "bad_unit", "detail": EVIL, "name": EVIL, "days": 180},
         "help": {"group": True, "bot_username": "GpuAdvisorBot"},
         **lab_contexts(rec, evil_parsed),
-        # issue 15: a Hub repo id is user text too
+        # a Hub repo id is user text too
         "hub_error": {"hub": HubAnswer(repo_id=EVIL, error="gated", suggestions=[EVIL])},
         "hub_looking": {"repo_id": EVIL},
         "about": {
@@ -148,7 +148,7 @@ def contexts() -> dict[str, dict]:
 
 
 def lab_contexts(rec, parsed) -> dict[str, dict]:  # noqa: ANN001
-    """Lab and inline mode (issue 16): machine names and notes are typed by users."""
+    """Lab and inline mode: machine names and notes are typed by users."""
     machines = [
         Machine(
             id=1,

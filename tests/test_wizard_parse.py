@@ -1,5 +1,5 @@
-"""The wizard parses a draft of buttons only when a parse can change what it does (issue 18:
-each press made a query line never seen before, ~1 ms to parse). These tests try every
+"""The wizard parses a draft of buttons only when a parse can change what it does (each
+press made a query line never seen before, ~1 ms to parse). These tests try every
 button of every task against the parser, so a catalog or vocabulary change that breaks an
 assumption of bot.wizard._check_now / _next_step fails here, not in a chat."""
 

@@ -401,7 +401,7 @@ def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:
 
 def _true_of(pitfalls: list[Pitfall], options: list[Option]) -> list[Pitfall]:
     """Without a general claim the answer's own picks (`options`) refute: "a 7B full
-    fine-tune does not fit one card" beside a pick "1× B200 ✅ fits" (the review's DPO
+    fine-tune does not fit one card" beside a pick "1× B200 ✅ fits" (a DPO
     answer)."""
     if any(o.count == 1 and o.fits and not o.blocked for o in options):
         return [p for p in pitfalls if p.code != "full_finetune_multi_gpu"]
