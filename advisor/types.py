@@ -36,7 +36,7 @@ class Price:
         return self.listed_currency is not None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)  # keywords only: a swapped positional argument would pass
 class Option:
     gpu_id: str
     gpu_name: str
