@@ -16,17 +16,16 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import aiohttp
 import orjson
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
 
-try:
-    from telegram._utils.defaultvalue import DefaultValue
-except ImportError:  # pragma: no cover - PTB moved it
-    DefaultValue = type(BaseRequest.DEFAULT_NONE)  # type: ignore[misc,assignment]
+# PTB's "not given: the transport's own default" marker, known by its public instance
+# (PTB's DefaultValue lives in a private module)
+DefaultValue = type(BaseRequest.DEFAULT_NONE)
 
 
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -67,7 +66,6 @@ def encode_multipart(request_data: RequestData) -> tuple[bytes, dict[str, str]]:
     return b"".join(parts), {"Content-Type": f"multipart/form-data; boundary={boundary}"}
 
 
-CLIENTS = ("lean", "aiohttp")
 Headers = dict[str, str] | None
 
 
@@ -127,7 +125,7 @@ class ApiRequest(BaseRequest):
 
     @staticmethod
     def _pick(value: object, default: float | None) -> float | None:
-        return default if isinstance(value, DefaultValue) else value  # type: ignore[return-value]
+        return default if isinstance(value, DefaultValue) else cast("float | None", value)
 
     async def do_request(
         self,
