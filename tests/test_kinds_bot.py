@@ -59,6 +59,19 @@ async def test_each_kind_gets_its_own_answer_in_a_private_chat(
         (EN, "buy a gpu for 300 dollars", "not enough"),
         (ZH, "昇腾 310p 能跑什么模型", "我不认识「昇腾 310p」"),
         (EN, "arc a770 16g what can it run", "I don't know “arc a770”"),
+        # each bad budget in the other language too
+        (EN, "budget 0 build a server", "above zero"),
+        (ZH, "预算-3万 买卡", "预算要大于 0"),
+        # a currency without prices: "5000 卢布" was read as ¥5,000 and planned
+        (ZH, "预算 5000 卢布 买显卡", "预算的币种 RUB 我没有报价"),
+        (EN, "budget 5000 rubles buy a gpu", "no prices in RUB"),
+        # 10,000 users: "10,000" was read as 0 users and refused
+        (EN, "serve llama3-8b to 10,000 users", "for 10000 people"),
+        (ZH, "10000人同时用 qwen2.5-7b", "服务 10000 人"),
+        # a card no one sells: named, not replaced
+        (ZH, "RTX 6090 能跑什么", "我不认识「rtx 6090」"),
+        (EN, "can an rtx 6090 run qwen2.5-7b", "I don't know the card “rtx 6090”"),
+        (EN, "buy an rtx 6090 for qwen2.5-14b, budget $3000", "I don't know the card “rtx 6090”"),
     ],
 )
 async def test_bad_budgets_and_unknown_cards_get_a_clear_answer(

@@ -39,8 +39,13 @@ _OTHER = {
     "TWD": r"twd|ntd?|新台币|台币",
     "KRW": r"krw|won|韩元",
     "SGD": r"sgd|新加坡元",
+    "RUB": r"rub|rubles?|roubles?|₽|卢布",
+    "INR": r"inr|rupees?|₹|卢比",
+    "AUD": r"aud|澳元|澳币",
+    "CAD": r"cad|加元|加币",
 }
 _OTHER_RE = "|".join(_OTHER.values())
+_SIGNS = {"€": "EUR", "£": "GBP", "₽": "RUB", "₹": "INR"}
 
 
 def _other_currency(text: str | None) -> str | None:
@@ -100,7 +105,7 @@ def _amount(text: str) -> float:
 _AMOUNT = rf"(?P<sign>[¥￥$])?\s*(?<![\d.])(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>{_CNY}|{_USD})?"
 # A total: thousands separators and a scale ("¥80,000", "8万元", "$12k", "预算 -5000")
 _TOTAL_AMOUNT = (
-    rf"(?P<sign>[¥￥$€£])?\s*(?P<neg>-)?\s*(?<![\d.])(?P<amount>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|{_CN_AMOUNT})"
+    rf"(?P<sign>[¥￥$€£₽₹])?\s*(?P<neg>-)?\s*(?<![\d.])(?P<amount>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|{_CN_AMOUNT})"
     rf"{_SCALE_RE}\s*(?P<unit>{_CNY}|{_USD}|{_OTHER_RE})?(?![a-z])"
 )
 _PER_HOUR = (
@@ -153,7 +158,7 @@ def take_budget(s: Scan) -> Budget | None:
 
 def _total(m: re.Match[str]) -> Budget:
     sign, unit = m.group("sign"), m.groupdict().get("unit")
-    other = _other_currency(unit) or {"€": "EUR", "£": "GBP"}.get(sign or "")
+    other = _other_currency(unit) or _SIGNS.get(sign or "")
     return Budget(amount=_scaled(m), currency=other or _currency(sign, unit), per_hour=False)
 
 

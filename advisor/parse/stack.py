@@ -117,7 +117,8 @@ def recognize_precision_recipe(s: Scan, r: Reading) -> None:
 
 
 # a count with its scale: "10000", "1万", "1w", "10k", "2.5k"
-_COUNT = r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|w|万|千)?"
+# "10,000 users": a count may carry thousands separators
+_COUNT = r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(k|w|万|千)?"
 _COUNT_SCALE = {"": 1, "k": 1000, "千": 1000, "w": 10_000, "万": 10_000}
 MAX_USERS = 10**9
 
@@ -127,7 +128,7 @@ def _concurrency_patterns() -> tuple[re.Pattern[str], ...]:
     before, after = vocab.knob_words("concurrency"), vocab.knob_words("concurrency_after")
     people, qps = vocab.knob_words("people_after"), vocab.knob_words("qps")
     return (
-        re.compile(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d+)(?![\d.])", re.I),
+        re.compile(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d{{1,3}}(?:,\d{{3}})+|\d+)(?![\d.])", re.I),
         re.compile(rf"{_COUNT}\s*{after}", re.I),
         re.compile(rf"{_COUNT}\s*{people}(?![民工口])", re.I),  # not 人民币, 人工, 人口
         re.compile(rf"{qps}\s*[:=：]?\s*{_COUNT}|{_COUNT}\s*{qps}", re.I),
@@ -135,7 +136,7 @@ def _concurrency_patterns() -> tuple[re.Pattern[str], ...]:
 
 
 def _count(m: re.Match[str], at: int = 1) -> float:
-    return float(m.group(at)) * _COUNT_SCALE[(m.group(at + 1) or "").lower()]
+    return float(m.group(at).replace(",", "")) * _COUNT_SCALE[(m.group(at + 1) or "").lower()]
 
 
 def recognize_concurrency(s: Scan, r: Reading) -> None:
@@ -145,7 +146,7 @@ def recognize_concurrency(s: Scan, r: Reading) -> None:
 
     before, after, people, qps = _concurrency_patterns()
     if m := s.take(before):
-        n, is_people = float(m.group(1)), False
+        n, is_people = float(m.group(1).replace(",", "")), False
     elif m := s.take(after):
         n, is_people = _count(m), False
     elif m := s.take(people):
