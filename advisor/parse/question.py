@@ -114,11 +114,15 @@ def decide_kind(r: Reading, understood: list[str], unread: bool = False) -> str:
         return "out_of_scope"
     total = _budget_cny(r)
     purchase_floor = vocab.load("kinds")["purchase"]["budget_cny_at_least"]
+    two_cards = r.gpu_id is not None and bool(r.other_cards)
+    # "买4090还是a6000", "which should I buy, A or B": the two cards side by side, each with
+    # its price to buy beside the rental one (kinds/compare.py), not a plan of other cards
+    if two_cards and ("compare" in cues or "purchase" in cues) and "rent" not in cues:
+        return "compare"
     if "purchase" in cues or ("purchase_weak" in cues and total is not None and "rent" not in cues):
         return "purchase"
     if total is not None and total >= purchase_floor and "rent" not in cues:
         return "purchase"
-    two_cards = r.gpu_id is not None and bool(r.other_cards)
     two_models = any(a.startswith("second_model") for a in r.assumed)
     if "compare" in cues and (two_cards or two_models):
         return "compare"

@@ -101,7 +101,8 @@ def recognize_kind(s: Scan, r: Reading) -> None:
 
 @cache
 def _ask_fit() -> re.Pattern[str]:
-    return re.compile(vocab.alternation(vocab.load("words")["ask_fit"]["words"]))
+    table = vocab.load("words")["ask_fit"]
+    return re.compile(vocab.alternation(table["words"]) + "|" + table["spoken"])
 
 
 def recognize_ask_fit(s: Scan, r: Reading) -> None:
