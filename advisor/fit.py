@@ -129,12 +129,7 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
     per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
 
     def largest(make: Callable[[float], Workload]) -> float | None:
-        best = None
-        for size in SIZE_LADDER_B:
-            if _total(make(size)) > per_card:
-                break
-            best = size
-        return best
+        return _largest_rung(lambda size: _total(make(size)) <= per_card)
 
     def llm(size: float, /, **kw: object) -> Workload:
         return Workload(params_b=size, num_gpus=count, **kw)
@@ -227,12 +222,22 @@ def largest_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | N
     cards) fits `gpu` with the guide's 20% headroom, as `fit_for_gpu` judges its rows: a
     capability answer's rows beyond /fit's (a GGUF chat model at 4k, say)."""
     per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
+    return _largest_rung(
+        lambda size: _total(Workload(params_b=size, num_gpus=count, **fields)) <= per_card
+    )
+
+
+def _largest_rung(fits: Callable[[float], bool]) -> float | None:
+    """The largest rung of SIZE_LADDER_B that fits, climbing until one fails after one fit.
+    Below the first that fits the climb goes on: the defaults change with size (gradient
+    checkpointing on from 1B), so a 0.5B QLoRA run without it needed more than 1.5B with it
+    and a 3080's table read "QLoRA —" beside "LoRA 1.5B"."""
     best = None
     for size in SIZE_LADDER_B:
-        w = Workload(params_b=size, num_gpus=count, **fields)
-        if _total(w) > per_card:
+        if fits(size):
+            best = size
+        elif best is not None:
             break
-        best = size
     return best
 
 

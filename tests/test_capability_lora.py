@@ -25,3 +25,13 @@ def test_the_lora_row_states_its_recipe(capsys: pytest.CaptureFixture[str]) -> N
     main(["biggest model on my 4090", "--lang", "en", "--offline"])
     en = capsys.readouterr().out
     assert "(bf16 base, gradient checkpointing, 1k sequences)" in en, en
+
+
+def test_qlora_is_listed_where_a_smaller_model_fits_than_the_first_rung() -> None:
+    """'我的3080能跑什么' read "QLoRA —" beside "LoRA 1.5B": the climb stopped at 0.5B, whose
+    run (no gradient checkpointing below 1B) needs more than 1.5B's (checkpointed). QLoRA
+    never needs more than LoRA of the same model, so a card that LoRA-tunes 1.5B QLoRA-tunes
+    at least that at 2k tokens."""
+    fit = card_fit("rtx-3080-10gb")
+    assert fit.finetune_b["lora"] == 1.5
+    assert (fit.finetune_b["qlora"] or 0) >= 1.5
