@@ -83,3 +83,25 @@ async def test_cli_waits_for_a_slow_mirror_and_caches_its_reading(
     )
     assert rc == 0 and json.loads(out)["hub"]["repo_id"] == "EleutherAI/pythia-410m"
     assert not hub.requests
+
+
+async def test_without_the_wait_the_same_slow_mirror_caches_nothing(
+    hub: HubStandin, tmp_path: Path
+) -> None:
+    """The lookup above lands only through the wait: with HUB_CLI_WAIT_S=0 (the behaviour
+    before it) the same mirror answers "timeout" and a later --offline run has nothing."""
+    db = tmp_path / "cache.sqlite3"
+    hub.delay_s = 0.6
+    rc, out = await cli(
+        hub,
+        db,
+        "EleutherAI/pythia-410m on a 4090",
+        "--json",
+        endpoint=hub.url + "/",
+        HUB_TIMEOUT_S="1",
+        HUB_CLI_WAIT_S="0",
+    )
+    assert rc != 0 and "hub" not in json.loads(out), out
+    await hub.stop()
+    rc, out = await cli(hub, db, "EleutherAI/pythia-410m on a 4090", "--offline")
+    assert rc == 2 and "not consulted offline" in out
