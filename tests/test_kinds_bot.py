@@ -170,3 +170,20 @@ def test_two_models_are_compared_on_the_same_job() -> None:
     # the bigger model needs more memory on the same card, and says so in its verdict
     assert on_card.sides[0].per_card_bytes > on_card.sides[1].per_card_bytes
     assert on_card.sides[0].verdict == "no_fit" and on_card.sides[1].verdict != "no_fit"
+
+
+async def test_the_buy_a_machine_path_takes_a_typed_budget_or_none(tg: FakeTelegram, bot) -> None:
+    """The budget typed at its step ("5万") is read as a purchase budget; skipping it gives
+    the cheapest plan that runs the model. Both are the purchase answer, not a rental pick."""
+    zh = User(7106, "李", "zh-hans")
+    step = await press(tg, zh, await say(tg, zh, "/start"), "买机器")
+    step = await press(tg, zh, step, "Qwen2.5-32B")
+    typed = shown(await say(tg, zh, "5万"))
+    assert "预算 ¥50,000 的采购方案（跑 Qwen2.5 32B" in typed and "合计" in typed
+    assert len(typed) <= FIRST_REPLY_LIMIT
+    en = User(7107, "Ann", "en")
+    step = await press(tg, en, await say(tg, en, "/start"), "Buy a machine")
+    step = await press(tg, en, step, "Llama-3.3-70B")
+    skipped = shown(await press(tg, en, step, "Skip"))
+    assert "The cheapest plan to run Llama 3.3 70B" in skipped and "Cards:" in skipped
+    assert "/h" not in skipped.split("Buy or rent")[0]  # priced to buy, not a rental pick
