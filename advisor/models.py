@@ -143,6 +143,13 @@ class Architecture(BaseModel):
     max_context_tokens: int = Field(default=4096, ge=64, le=10_000_000)
     tied_embeddings: bool = False
     gated_mlp: bool = True  # SwiGLU/GeGLU (3 matrices) vs GELU MLP (2)
+    # gate and up projections as one Linear whose output stays alive through the activation
+    # (GLM/ChatGLM dense_h_to_4h, Phi-3 gate_up_proj): one more intermediate-wide buffer in
+    # an eager forward (data/runtimes.toml [transformers] prefill_mlp_buffers_fused)
+    fused_gate_up: bool = False
+    # the model's own code (ChatGLM2/3, GLM-4 remote code) grows the prefill's cache as one
+    # tensor, concatenated layer by layer (advisor/memory/runtimes/stacked_cache.py)
+    stacked_prefill_cache: bool = False
     experts: int | None = Field(default=None, ge=1, le=4096)
     experts_per_token: int | None = Field(default=None, ge=1, le=4096)
     moe_intermediate: int | None = Field(default=None, ge=16, le=1_000_000)

@@ -209,6 +209,14 @@ def case_arch(m: dict, spec: ModelSpec | None) -> Architecture | None:
     if not {"layers", "hidden", "heads"} <= arch_raw.keys():
         return None
     base = spec.arch.model_dump() if spec is not None and spec.arch is not None else {}
+    if base and (
+        arch_raw.get("kv_heads", base.get("kv_heads")) != base.get("kv_heads")
+        or arch_raw.get("intermediate", base.get("intermediate")) != base.get("intermediate")
+    ):
+        # Another shape than the catalog entry it was matched to (THUDM/chatglm-6b, read as
+        # ChatGLM3-6B by alias) is another model: the catalog's flags for its modeling code
+        # do not carry.
+        base.update(fused_gate_up=False, stacked_prefill_cache=False)
     base.update(
         layers=arch_raw["layers"],
         hidden=arch_raw["hidden"],

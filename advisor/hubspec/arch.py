@@ -31,6 +31,17 @@ def gated_mlp(config: dict[str, Any]) -> bool:
     return model_type(config) not in vocabulary()["plain_mlp"]["model_types"]
 
 
+def code_flag(config: dict[str, Any], name: str) -> bool:
+    """A trait of the model's code its type implies (data/hub_config.toml [name]); a type
+    shared by code generations names the config key only the listed one has."""
+    table = vocabulary()[name]
+    kind = model_type(config)
+    if kind not in table["model_types"]:
+        return False
+    key = table.get("requires_key", {}).get(kind)
+    return key is None or key in config
+
+
 def kv_heads(config: dict[str, Any], heads: int) -> int:
     if (
         config.get("multi_query")
@@ -109,6 +120,8 @@ def architecture(config: dict[str, Any]) -> Architecture | None:
         max_context_tokens=min(max(int(context), MIN_CONTEXT_TOKENS), MAX_CONTEXT_TOKENS),
         tied_embeddings=tied_embeddings(c),
         gated_mlp=gated_mlp(c),
+        fused_gate_up=code_flag(c, "fused_gate_up"),
+        stacked_prefill_cache=code_flag(c, "stacked_prefill_cache"),
         sliding_window=window if window and window >= 16 else None,
         sliding_layers_fraction=fraction if window and window >= 16 else 0.0,
         kv_lora_rank=c.get("kv_lora_rank") or None,

@@ -230,6 +230,13 @@ def estimate_inference(
         allocated = whisper.load(setup, acc, allocated)
     if w.quantize_after_load and setup.weight_bits < 16:
         allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
+    reserve = 0
+    if (
+        runtime == Runtime.transformers
+        and w.mode != Mode.load_only
+        and setup.framework not in autoawq.FRAMEWORKS
+    ):
+        reserve = transformers.stacked_cache_reserve(setup)
     est = finish(
         acc,
         allocated,
@@ -238,6 +245,7 @@ def estimate_inference(
         band(model, spec, False, w.arch is not None),
         # vLLM/SGLang's measured non-torch term already holds their NCCL buffers.
         collectives=par != Parallelism.layer and runtime not in SERVING_ENGINES,
+        reserve=reserve,
     )
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)

@@ -125,14 +125,26 @@ def finish(
     training: bool,
     band: tuple[float, float],
     collectives: bool = True,
+    reserve: int = 0,
 ) -> Estimate:
     """`collectives`: the cards talk through NCCL (not llama.cpp's layer split, which
-    copies activations between cards without it)."""
+    copies activations between cards without it). `reserve`: segments the caching allocator
+    keeps beyond the flat slack for an allocation pattern the caller replayed (nvidia-smi
+    view only; term allocator_reserve)."""
     allocated = int(allocated)  # a caller's sum may carry a float term (no validation here)
     nccl = w.num_gpus > 1 and collectives
     overhead = int(CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0))
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
-    total = allocated + overhead + slack
+    total = (
+        allocated
+        + overhead
+        + slack
+        + acc.add(
+            "allocator_reserve",
+            reserve,
+            "caching-allocator segments left by a cache concatenated layer by layer",
+        )
+    )
     slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
     if acc.lean:
         acc.terms.append(LeanTerm("runtime_overhead", overhead + slack))  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from advisor.memory.quantizers import dequant_bytes, dequant_rule, int8_matmul_bytes_per_token
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
+from advisor.memory.runtimes.stacked_cache import reserve_bytes
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
 from advisor.models import Attention, Workload
@@ -67,9 +68,10 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     if legacy:
         per_token = (6 * h + 4 * inter / s.tp) * elem
     else:
+        mlp_key = "prefill_mlp_buffers_fused" if arch.fused_gate_up else "prefill_mlp_buffers"
         per_token = (
             coefficient("transformers", "prefill_hidden_buffers") * h
-            + coefficient("transformers", "prefill_mlp_buffers") * inter / s.tp
+            + coefficient("transformers", mlp_key) * inter / s.tp
         ) * elem
     scores = 0.0
     if s.attention == Attention.eager:
@@ -185,4 +187,23 @@ def add_gptq_scratch(s: InferenceSetup, acc: Breakdown) -> int:
         key="kernel_scratch",
         tokens=tokens,
         width=widest,
+    )
+
+
+def stacked_cache_reserve(s: InferenceSetup) -> int:
+    """What the caching allocator keeps reserved, beyond the flat slack, when the model's own
+    code grows the prefill's cache by concatenation (runtimes/stacked_cache.py); 0 for a
+    model that keeps a cache per layer, a one-token prompt, or a prompt fed in chunks."""
+    if not s.arch.stacked_prefill_cache or s.prompt <= 1 or s.w.max_num_batched_tokens:
+        return 0
+    arch = s.arch
+    return reserve_bytes(
+        arch.kv_layers_,
+        s.batch * s.prompt,
+        arch.hidden,
+        arch.heads // s.tp,
+        max(arch.kv_heads_ // s.tp, 1),
+        arch.head_dim_,
+        mlp_width(arch) // s.tp,
+        int(s.act_bytes),
     )
