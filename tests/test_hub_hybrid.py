@@ -153,6 +153,31 @@ def test_towers_are_counted_from_config_alone() -> None:
         assert model.vision_params_b == pytest.approx(tower_b, rel=0.1)
 
 
+def test_a_tower_config_naming_no_type_takes_the_models() -> None:
+    """Qwen2.5-VL-7B-Instruct's vision_config (as a public file quotes it as keyword
+    arguments, GitHub code index id 35691507846) copied without its own "model_type": its
+    MLP is still gated (three matrices), 0.66B against the model card's 0.67B ViT (counted
+    as two matrices: 0.52B, 22% short)."""
+    from advisor.hubspec.towers import tower_params
+
+    vision = {
+        "depth": 32,
+        "hidden_act": "silu",
+        "hidden_size": 1280,
+        "intermediate_size": 3420,
+        "num_heads": 16,
+        "in_chans": 3,
+        "out_hidden_size": 3584,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    typed, _ = tower_params({"model_type": "qwen2_5_vl", "vision_config": vision}, 3584)
+    assert typed == pytest.approx(0.67e9, rel=0.03)
+    named, _ = tower_params({"vision_config": {**vision, "model_type": "qwen2_5_vl"}}, 3584)
+    assert named == typed
+
+
 def test_jamba_experts_every_other_layer_and_active_parameters() -> None:
     """expert_layer_period 2, offset 1: 16 of 32 layers carry 16 experts, top-2; AI21's card:
     12B active of 52B."""

@@ -20,14 +20,17 @@ def _first(config: dict[str, Any], field: str) -> int:
     return 0
 
 
-def _encoder_blocks(tower: dict[str, Any], width: int, layers: int) -> int:
+def _encoder_blocks(tower: dict[str, Any], width: int, layers: int, family: str = "") -> int:
+    """`family`: the whole model's model_type, for a tower config that names none (a
+    Qwen2.5-VL vision_config copied without its own "model_type" is still gated)."""
     inter = _first(tower, "intermediate") or int(float(tower.get("mlp_ratio") or 4) * width)
-    gated = str(tower.get("model_type") or "").lower() in vocabulary()["towers"]["gated_types"]
+    kind = str(tower.get("model_type") or family).lower()
+    gated = kind in vocabulary()["towers"]["gated_types"]
     mlp = (3 if gated else 2) * width * inter + inter + width  # with the biases CLIP keeps
     return layers * (4 * width * width + 4 * width + mlp + 4 * width)
 
 
-def vision_params(tower: dict[str, Any], text_hidden: int) -> int:
+def vision_params(tower: dict[str, Any], text_hidden: int, family: str = "") -> int:
     width, layers = _first(tower, "width"), _first(tower, "layers")
     if not (width and layers):
         return 0
@@ -38,7 +41,7 @@ def vision_params(tower: dict[str, Any], text_hidden: int) -> int:
     stem = channels * patch * patch * int(tower.get("temporal_patch_size") or 1) * width
     merge = int(tower.get("spatial_merge_size") or 1)
     projector = width * merge * merge * text_hidden + text_hidden * text_hidden
-    return _encoder_blocks(tower, width, layers) + stem + projector
+    return _encoder_blocks(tower, width, layers, family) + stem + projector
 
 
 def audio_params(tower: dict[str, Any], text_hidden: int) -> int:
@@ -56,7 +59,7 @@ def tower_params(config: dict[str, Any], text_hidden: int) -> tuple[int, int]:
     v = a = 0
     for key in vocabulary()["towers"]["vision"]:
         if isinstance(config.get(key), dict):
-            v = vision_params(config[key], text_hidden)
+            v = vision_params(config[key], text_hidden, str(config.get("model_type") or ""))
     for key in vocabulary()["towers"]["audio"]:
         if isinstance(config.get(key), dict):
             a = audio_params(config[key], text_hidden)
