@@ -1,7 +1,7 @@
 """Load bench: the real bot (`python -m bot`, its own process) against the Bot API stand-in
 on 127.0.0.1, driven by N simulated users running quick queries and guided conversations in
-private chats and lab groups. The lab groups' admins register their machines first (issue
-16), so answers there start with the lab's own machines; 10% of actions are inline queries
+private chats and lab groups. The lab groups' admins register their machines first, so
+answers there start with the lab's own machines; 10% of actions are inline queries
 (answered by answerInlineQuery) and 3% of group actions are /lab (`--no-lab`: without them).
 
     python bench/load.py                  # 200 users, 20 s
