@@ -7,6 +7,9 @@ from __future__ import annotations
 import pytest
 
 from advisor.__main__ import main
+from advisor.kinds import answer_kind
+from advisor.kinds.purchase import PurchaseAnswer
+from advisor.parse import parse_query
 
 
 def _text(line: str, lang: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -45,3 +48,58 @@ def test_buy_a_or_b_compares_the_two_cards_with_their_prices_to_buy(
     assert "RTX 4090" in text and "RTX A6000" in text, text
     assert text.count(buy) == 2, text  # each card's price to buy, beside its rental price
     assert "4060" not in text, text  # not a purchase plan of other cards
+
+
+@pytest.mark.parametrize(
+    ("line", "hours"),
+    [
+        ("买4090还是租划算？每天大概用8小时", 8),
+        ("每天用6个小时 买4090还是租", 6),
+        ("一天跑10小时 买两张3090划算吗", 10),
+        ("buy a 4090 or rent, 8h a day", 8),
+        ("should I buy an a6000 or rent one, 6 hours per day", 6),
+    ],
+)
+def test_hours_a_day_are_the_utilisation_the_buy_or_rent_verdict_uses(
+    line: str, hours: float
+) -> None:
+    parsed = parse_query(line)
+    assert (parsed.question_kind, parsed.hours_per_day, parsed.ignored) == ("purchase", hours, [])
+    answer = answer_kind(parsed, "CNY")
+    assert isinstance(answer, PurchaseAnswer) and answer.plan is not None
+    assert answer.utilization_stated and answer.utilization == pytest.approx(hours / 24)
+    default = answer_kind(parse_query("买4090还是租"), "CNY")
+    assert isinstance(default, PurchaseAnswer) and default.plan is not None
+    assert not default.utilization_stated
+    if answer.plan.lines == default.plan.lines and answer.plan.total == default.plan.total:
+        # the same cards: fewer busy hours pay off later
+        busier = hours > default.utilization * 24
+        assert (answer.plan.break_even_months < default.plan.break_even_months) == busier
+
+
+def test_the_hours_said_are_the_users_and_the_default_is_said_as_an_assumption(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "按你说的每天用 8 小时" in _text("买4090还是租划算？每天大概用8小时", "zh", capsys)
+    assert "假设每天用 8.4 小时" in _text("买4090还是租划算", "zh", capsys)
+    assert "8 h a day as you said" in _text("buy a 4090 or rent, 8h a day", "en", capsys)
+    assert "assuming 8.4 h a day" in _text("buy a 4090 or rent", "en", capsys)
+    assert "0 到 24" in _text("每天30小时 买4090还是租", "zh", capsys)
+    assert "between 0 and 24" in _text("buy a 4090 or rent, 30h a day", "en", capsys)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "sdxl出图 3060ti 8g跑的动吗",
+        "sdxl 3060 跑的动吗",
+        "咸鱼上p40 24g好便宜 拿来跑qwen2.5-14b q8 行么",
+        "闲鱼收了张2080ti 22g 带得动qwen2.5-14b吗",
+        "7900xtx 能跑qwen2.5-14b吗 rocm vllm",
+        "买4090还是租划算？每天大概用8小时",
+    ],
+)
+def test_everyday_words_are_not_listed_as_not_understood(line: str) -> None:
+    parsed = parse_query(line)
+    assert parsed.error is None or parsed.error.code == "no_model", parsed.error
+    assert parsed.ignored == [], parsed.ignored

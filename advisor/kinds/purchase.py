@@ -89,6 +89,7 @@ class PurchaseAnswer(BaseModel):
     roomier: Plan | None = None
     china: bool  # the notes for buying in China apply
     utilization: float
+    utilization_stated: bool = False  # the hours a day are the user's ("每天用8小时")
     electricity_per_kwh: float
     horizon_months: int = 36  # the verdict's horizon: the cards' depreciation period
     buy_below_months: int = 18  # paying off within this is a clear "buy"
@@ -148,6 +149,7 @@ class PurchaseAnswer(BaseModel):
                 "named_cards": self.named_cards,
                 "runs": [r.model_dump() for r in plan.runs] if plan else [],
                 "utilization": self.utilization,
+                "utilization_stated": self.utilization_stated,
                 "capped": self.capped,
                 "alternative_total": self.alternative.total if self.alternative else None,
                 "rent_instead": plan.rent_name if plan else None,
@@ -395,6 +397,25 @@ def _fits_any(best: tuple[CardPrice, int, float], workload: Workload) -> bool:
 
 
 def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
+    """The plan, its buy-or-rent figures at the hours a day the line states (each plan's
+    break-even again at that utilisation), else at the catalog's."""
+    result = _answer(parsed, currency)
+    if parsed.hours_per_day is None:
+        return result
+    share = parsed.hours_per_day / 24
+
+    def again(plan: Plan | None) -> Plan | None:
+        if plan is None:
+            return None
+        costs = buy_or_rent(plan.total, plan.rent_per_hour, plan.wall_watts, result.currency, share)
+        return plan.model_copy(update=costs)
+
+    update = {"utilization": share, "utilization_stated": True, "plan": again(result.plan)}
+    update |= {"alternative": again(result.alternative), "roomier": again(result.roomier)}
+    return result.model_copy(update=update)
+
+
+def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     budget = parsed.budget if parsed.budget and not parsed.budget.per_hour else None
     priced_in = currency
     if budget is not None and budget.currency_named and budget.currency in CURRENCIES:

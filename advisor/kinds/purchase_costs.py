@@ -67,23 +67,29 @@ def power(gpu: GpuSpec, count: int) -> tuple[int, int]:
 
 
 def buy_or_rent(
-    total: float, rent_hour: float | None, wall_watts: int, currency: str
+    total: float,
+    rent_hour: float | None,
+    wall_watts: int,
+    currency: str,
+    utilization: float | None = None,
 ) -> dict[str, Any]:
     """Months until buying beats renting the same cards (Dettmers: hardware ÷ (busy hours ×
     (rent − electricity))), a year of renting, and the verdict against the horizon: buy when
     it pays off within `buy_below_months`, rent when not within `horizon_months` (the cards'
     depreciation period), else close; with the hours a day that would pay off in each.
-    Resale is not counted (it would favour buying; the answer says so)."""
+    Resale is not counted (it would favour buying; the answer says so). `utilization`: the
+    share of the day the cards are busy as the user said it, else the catalog's."""
     be = purchase_catalog()["break_even"]
+    busy = be["utilization"] if utilization is None else utilization
     out: dict[str, Any] = {"break_even_months": None, "rent_per_year": None, "verdict": None}
     if rent_hour is None:
         return out
-    out["rent_per_year"] = round(rent_hour * HOURS_PER_MONTH * 12 * be["utilization"])
+    out["rent_per_year"] = round(rent_hour * HOURS_PER_MONTH * 12 * busy)
     kwh_price = be["electricity_cny_per_kwh" if currency == "CNY" else "electricity_usd_per_kwh"]
     saved_per_hour = rent_hour - wall_watts / 1000 * kwh_price
     if saved_per_hour <= 0:
         return out  # the electricity alone costs more than renting: never pays off
-    months = round(total / (HOURS_PER_MONTH * be["utilization"] * saved_per_hour), 1)
+    months = round(total / (HOURS_PER_MONTH * busy * saved_per_hour), 1)
 
     def hours_a_day(within_months: float) -> float:
         return round(total / (HOURS_PER_MONTH * within_months * saved_per_hour) * 24, 1)

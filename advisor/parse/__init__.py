@@ -42,6 +42,7 @@ Recognizer = Callable[[Scan, Reading], None]
 # 8-bit-optimizer words before formats, data sizes before parameter counts ("30m tokens").
 RECOGNIZERS: tuple[Recognizer, ...] = (
     budget.recognize_budget,
+    budget.recognize_hours_per_day,  # before the sizes and counts read "8" of "每天8小时"
     tasks.recognize_ask_fit,  # before names and modes: "能跑什么模型" names no model
     names.recognize_not_estimated,
     names.recognize_repo_id,

@@ -29,6 +29,9 @@ class ParsedQuery(BaseModel):
     gpu_count: int | None = None
     vram_gib: float | None = None  # a bare memory size ("我只有 12g 显存"): a card with that much
     budget: Budget | None = None
+    # "每天大概用8小时", "8h a day": how many hours a day the cards would be busy, the
+    # utilisation a buy-or-rent verdict uses (kinds/purchase.py) instead of its default
+    hours_per_day: float | None = None
     ask_count: bool = False  # "需要几张 H100", "how many A100s": the count is the question
     understood: list[str] = []
     ignored: list[str] = []
@@ -461,6 +464,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
             gpu_count=r.gpu_count,
             vram_gib=r.vram_gib if r.gpu_id is None else None,  # "biggest model on 24G"
             budget=r.budget,
+            hours_per_day=r.hours_per_day,
             understood=list(s.understood),
             ignored=ignored[:20],
             ask_fit=kind == "capability",
@@ -488,6 +492,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         gpu_count=r.gpu_count,
         vram_gib=r.vram_gib,
         budget=r.budget,
+        hours_per_day=r.hours_per_day,
         ask_count=r.ask_count,
         owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
         laptops=r.laptops,

@@ -9,9 +9,11 @@ the answer can say so rather than read it as yuan."""
 from __future__ import annotations
 
 import re
+from functools import cache
 
+from advisor.parse import vocab
 from advisor.parse.question import buys_hardware
-from advisor.parse.scan import Budget, Reading, Scan, number
+from advisor.parse.scan import Budget, Reading, Scan, number, reject
 
 # "8万" (normalized to "8 万"), "8w", "80k", "1.2m": a total's scale. Read only inside a
 # budget (a sign, a currency or a budget word beside it): "1万条" alone is a data size.
@@ -180,3 +182,28 @@ def recognize_budget(s: Scan, r: Reading) -> None:
     r.budget = take_budget(s)
     if r.budget is None and buys_hardware(s.text):
         r.budget = take_purchase_budget(s)
+
+
+_HOURS = r"(?P<{}>\d+(?:\.\d+)?)\s*(?:个小时|个钟头|小时|钟头|hours?|hrs?|h)(?![a-z])"
+
+
+@cache
+def _hours_per_day() -> re.Pattern[str]:
+    before = vocab.knob_words("hours_per_day_before")
+    after = vocab.knob_words("hours_per_day_after")
+    # "每天大概用 8 小时": a few Chinese words between the day and the number
+    return re.compile(
+        rf"{before}\s*(?:[\u4e00-\u9fff]\s*){{0,6}}?(?<![\d.]){_HOURS.format('a')}"
+        rf"|(?<![\d.]){_HOURS.format('b')}\s*{after}",
+        re.I,
+    )
+
+
+def recognize_hours_per_day(s: Scan, r: Reading) -> None:
+    """ "每天大概用8小时", "一天跑10小时", "8h a day": the hours a day the cards would be busy,
+    read before any other number reader and outside 0-24 refused."""
+    if m := s.take(_hours_per_day()):
+        hours = float(m.group("a") or m.group("b"))
+        if not 0 < hours <= 24:
+            raise reject("bad_value", "hours_per_day")
+        r.hours_per_day = hours

@@ -139,4 +139,6 @@ def canonical_query(p: ParsedQuery) -> str:
             if p.budget.per_hour
             else f"budget {sym}{p.budget.amount:g}"
         )
+    if p.hours_per_day:
+        parts.append(f"{p.hours_per_day:g}h a day")
     return " · ".join(x for x in parts if x)

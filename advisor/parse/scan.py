@@ -152,6 +152,7 @@ class Reading:
     gpu_count: int | None = None
     vram_gib: float | None = None
     budget: Budget | None = None
+    hours_per_day: float | None = None  # "每天用8小时": the cards' busy hours (buy or rent)
     ask_count: bool = False  # "需要几张 H100": the count is the question
     laptops: int | None = None  # "2x 4090 laptop": laptops, one GPU each (parse.cards)
     assumed: list[str] = field(default_factory=list)
