@@ -25,14 +25,13 @@ through swiglu (`torch.chunk` views, `F.silu(x[0]) * x[1]`).
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 from advisor.memory.allocator import replay
 
 F32 = 4
 
 
-@cache
 def prefill_events(
     layers: int,
     tokens: int,
@@ -115,7 +114,8 @@ def prefill_events(
     return tuple(ev)
 
 
-@cache
+# Bounded: prompt lengths come from users' numbers (a long-running bot must not grow it).
+@lru_cache(maxsize=256)
 def reserve_bytes(
     layers: int,
     tokens: int,
