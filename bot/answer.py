@@ -268,15 +268,20 @@ async def reply_with_kind(
 ) -> None:
     await deliver(update, context, kind_text(parsed, context), edit=edit, in_place=in_place)
     user, chat = update.effective_user, update.effective_chat
-    if parsed.question_kind in _STORED_KINDS and parsed.ok and user and chat:
-        # A serving or training-time question has a workload: stored as a fit answer's is,
-        # so a follow-up ("用 3090 呢") changes this question, not the one before it.
+    # A serving or training-time question has a workload: stored as a fit answer's is, so a
+    # follow-up ("用 3090 呢") changes this question, not the one before it; a card's
+    # capability is stored by its card ("那换成4090呢" asks what the 4090 runs).
+    stored = parsed.question_kind in _STORED_KINDS and parsed.ok
+    stored |= parsed.question_kind == "capability" and parsed.error is None
+    if stored and user and chat:
         await context.repo.add_history(
             user_id=user.id,
             chat_id=chat.id,
             raw_text=raw_text,
-            canonical=canonical_query(parsed),
-            workload=parsed.workload.model_dump(mode="json", exclude_none=True),  # type: ignore[union-attr]
+            canonical=canonical_query(parsed) or None,
+            workload=parsed.workload.model_dump(mode="json", exclude_none=True)
+            if parsed.workload is not None
+            else None,
             summary=None,
             catalog_version=catalog.catalog_version(),
             update_id=update.update_id,

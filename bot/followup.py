@@ -50,6 +50,8 @@ async def _reparsed(context: Context, canonical: str | None) -> ParsedQuery | No
     if canonical is None:  # a line the engine never understood: nothing to change
         return None
     parsed, _ = await hub.reparse(context, canonical)
+    if parsed.question_kind == "capability" and parsed.error is None:
+        return parsed  # what a card runs: a follow-up names another card
     return parsed if parsed.ok else None  # the catalog changed since: no base to change
 
 

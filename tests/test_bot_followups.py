@@ -209,3 +209,23 @@ async def test_a_card_no_one_sells_after_an_answer_is_named_not_the_last_answer_
     await say(tg, li, "部署 qwen2.5-32b 给实验室50个人同时用 vllm 要什么卡")
     text = shown(await say(tg, li, "RTX 5090Ti 128G 能跑啥"))
     assert "Qwen2.5 32B" not in text and "rtx 5090ti" in text and "128 GB" in text, text
+
+
+async def test_a_card_swapped_after_what_can_it_run_asks_what_the_new_card_runs(
+    tg: FakeTelegram, bot
+) -> None:
+    """ "两张3090能跑什么" then "那换成4090呢" was answered "哪个模型？": the capability answer
+    was not kept, so the follow-up had nothing to change."""
+    han = User(3011, "韩梅梅", "zh-hans")
+    first = await say(tg, han, "两张3090能跑什么")
+    assert "2× GeForce RTX 3090 能跑什么" in shown(first)
+    swapped = await say(tg, han, "那换成4090呢")
+    assert "2× GeForce RTX 4090 能跑什么" in shown(swapped), shown(swapped)
+    assert "哪个模型" not in shown(swapped)
+    assert await _last(bot, han, han.id) == "what can i run · 2 gpus · on gpu:rtx-4090"
+    model = await say(tg, han, "qwen2.5-14b呢")
+    assert "Qwen2.5 14B" in shown(model) and "RTX 4090" in shown(model), shown(model)
+    ann = User(3012, "Ann", "en")
+    await say(tg, ann, "what can I do with 2x 3090")
+    other = await say(tg, ann, "what about an a6000")
+    assert "RTX A6000" in shown(other) and "Which model" not in shown(other), shown(other)

@@ -67,11 +67,23 @@ def _diffusion_parts(w: Workload) -> list[str]:
     return parts
 
 
+def _capability_line(p: ParsedQuery) -> str:
+    """ "what can 2 gpus · on gpu:rtx-3090 run": a card's capability question, kept so a
+    follow-up ("那换成4090呢") changes it (parse/followup.py)."""
+    mine = "my " if p.owns_card else ""
+    parts = [f"{p.gpu_count} gpus"] if p.gpu_count else []
+    if p.gpu_id:
+        parts.append(f"on {mine}gpu:{p.gpu_id}")
+    elif p.vram_gib:
+        parts.append(f"{mine}{p.vram_gib:g}gb vram")
+    return " · ".join(["what can i run", *parts]) if parts else ""
+
+
 def canonical_query(p: ParsedQuery) -> str:
     """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`."""
     w = p.workload
     if w is None:
-        return ""
+        return _capability_line(p) if p.question_kind == "capability" else ""
     generic = f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else "")
     if w.model is None and p.unrecognized is not None:
         generic = p.unrecognized.detail  # "olmo2:7b" reads back as the same generic 7B, noted

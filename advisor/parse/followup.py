@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from advisor import catalog
 from advisor.models import Mode, Workload
-from advisor.parse import MAX_QUERY_CHARS, read, vocab
+from advisor.parse import MAX_QUERY_CHARS, parse_query, read, vocab
 from advisor.parse.assemble import ParsedQuery, four_bit_mode, leftovers, resolve_finetune
 from advisor.parse.names import longer_context_siblings
 from advisor.parse.scan import ParseError, Reading, Rejected
@@ -51,8 +51,10 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     """The last question changed by `text`, or None when `text` is not a follow-up (a new
     question, or nothing the parser reads). A follow-up that makes no sense comes back
     with its error (e.g. a context the model lacks)."""
-    if last.workload is None or not text or not text.strip() or len(text) > MAX_QUERY_CHARS:
+    if not text or not text.strip() or len(text) > MAX_QUERY_CHARS:
         return None  # too long: read as a question, which says so
+    if last.workload is None:
+        return _capability_followup(text, last) if last.question_kind == "capability" else None
     asks, dropped = _words()
     lowered = text.lower()
     asks_change = bool(asks.search(lowered))
@@ -76,6 +78,62 @@ def parse_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
     except ValidationError as exc:
         loc = ".".join(str(p) for p in exc.errors()[0].get("loc", ())) or "query"
         return ParsedQuery(error=ParseError(code="bad_value", detail=loc))
+
+
+def _capability_followup(text: str, last: ParsedQuery) -> ParsedQuery | None:
+    """ "那换成4090呢", "2张呢", "what about a 4090" after "两张3090能跑什么": what the other
+    card (or count, or memory size) runs. A model named ("qwen2.5-14b 呢") is that model's
+    question on the card asked about; a task alone is a question of its own."""
+    try:
+        s, r = read(_words()[1].sub(" ", text.lower()))
+    except Rejected:
+        return None
+    if r.spec is not None or r.params_b is not None:
+        return _on_the_last_card(text, last, r)
+    if r.kind is not None or r.mode is not None:
+        return None
+    if r.cues & (_NEW_QUESTION_CUES - {"capability"}) or r.other_cards:
+        return None
+    if r.gpu_id is None and r.vram_gib is None and r.gpu_count is None:
+        return None
+    gpu_id, vram, count = last.gpu_id, last.vram_gib, last.gpu_count
+    if r.gpu_id is not None:
+        gpu_id, vram = r.gpu_id, None
+    elif r.vram_gib is not None:
+        gpu_id, vram = None, r.vram_gib
+    if r.gpu_count is not None:
+        count = r.gpu_count
+    return ParsedQuery(
+        gpu_id=gpu_id,
+        gpu_count=count,
+        vram_gib=vram,
+        understood=list(s.understood),
+        ignored=leftovers(s),
+        ask_fit=True,
+        owns_card=last.owns_card and r.gpu_id is None and r.vram_gib is None,
+        question_kind="capability",
+    )
+
+
+def _on_the_last_card(text: str, last: ParsedQuery, r: Reading) -> ParsedQuery | None:
+    """A model named after a card's capability answer, with no card of its own: the model's
+    question on that card (and count)."""
+    if r.gpu_id is not None or r.vram_gib is not None or r.other_cards:
+        return None  # a card of its own: a new question
+    parsed = parse_query(text)
+    if not parsed.ok or parsed.question_kind != "fit" or parsed.workload is None:
+        return None
+    count = r.gpu_count or last.gpu_count
+    workload = parsed.workload.model_copy(update={"num_gpus": count or 1})
+    return parsed.model_copy(
+        update={
+            "workload": workload,
+            "gpu_id": last.gpu_id,
+            "gpu_count": count,
+            "vram_gib": last.vram_gib,
+            "owns_card": last.owns_card,
+        }
+    )
 
 
 def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[str]) -> ParsedQuery:
