@@ -169,3 +169,25 @@ def test_fa_off_is_read_as_no_flash_attention_and_costs_the_score_matrix() -> No
     assert on.workload is not None and off.workload is not None
     assert on.workload.attention == "flash" and off.workload.attention == "eager"
     assert estimate(off.workload).estimate.total_bytes > estimate(on.workload).estimate.total_bytes
+
+
+@pytest.mark.parametrize(
+    ("text", "kv", "said"),
+    [
+        ("qwen2.5-7b ollama kv cache quantization 32k on a 3090", "q8_0", "q8_0, the type"),
+        ("qwen2.5-7b vllm KV 量化 32k on a 4090", "fp8", "fp8, the type"),
+        ('qwen2.5-7b cache_implementation="quantized" 32k on a 3090', "int4", "of 4 bits"),
+    ],
+)
+def test_a_quantized_cache_with_no_type_takes_the_runtimes_usual_one_and_says_so(
+    text: str, kv: str, said: str
+) -> None:
+    """ "KV 量化" under Ollama was transformers' nbits-4 default (q4_0, half of the q8_0 its
+    FAQ gives), and the assumption read "Assumed: 4"."""
+    parsed = parse_query(text)
+    assert parsed.workload is not None and parsed.workload.kv_cache_dtype == kv
+    en, _ = answer(text, "en")
+    assumed = next(line for line in en.splitlines() if line.startswith("Assumed:"))
+    assert said in assumed and "Assumed: 4;" not in assumed
+    zh, _ = answer(text, "zh")
+    assert f"KV 缓存 {kv}" in zh.splitlines()[0]

@@ -70,6 +70,13 @@ _FLASH_SWITCH = re.compile(
 _LLAMACPP_FLAGS = re.compile(r"(?<![a-z0-9-])(?:-ct[kv]|--cache-type-[kv])(?![a-z0-9-])", re.I)
 _OLLAMA_FLAGS = re.compile(r"ollama_(?:kv_cache_type|flash_attention)", re.I)
 _NBITS_TYPE = {"1": "int2", "2": "int2", "3": "int4", "4": "int4"}
+# A quantized cache with no type, under a runtime named before it: the type that runtime's
+# docs give for it (Ollama FAQ and llama.cpp: q8_0; vLLM / SGLang / TGI: fp8; ExLlamaV2:
+# its Q8 cache). transformers' own default is nbits 4.
+_KV_USUAL = {
+    **{r: "q8_0" for r in ("ollama", "llamacpp", "lmstudio", "exllamav2")},
+    **{r: "fp8" for r in ("vllm", "sglang", "tgi")},
+}
 
 
 def _kv_type(token: str) -> str:
@@ -99,6 +106,9 @@ def recognize_kv_cache(s: Scan, r: Reading) -> None:
         if m := s.take(_KV_NBITS):
             t = _NBITS_TYPE.get(m.group(1), "int8") if m.group(1) else _kv_type(m.group(2))
             r.fields["kv_cache_dtype"] = t
+        elif (usual := _KV_USUAL.get(str(r.fields.get("runtime")))) is not None:
+            r.fields["kv_cache_dtype"] = usual  # "KV 量化" under Ollama: its q8_0
+            r.assumed.append(f"kv_cache_quantized = {usual}")
         else:
             r.fields["kv_cache_dtype"] = "int4"  # transformers QuantizedCacheConfig nbits=4
             r.assumed.append("kv_cache_nbits = 4")
