@@ -47,6 +47,9 @@ HAND_KV = {
     ),
     # full_attention_interval 4: layers 3, 7, ..., 47, 12 of 48; 2 KV heads, head_dim 256
     "Qwen/Qwen3-Next-80B-A3B-Instruct": (12 * 2 * 2 * 256 * 2, "12 x 2 x 2 x 256 x 2 = 24,576"),
+    # linear_attn_config.full_attn_layers [4, 8, ..., 24, 27] (1-based): 7 MLA layers of 27;
+    # vLLM caches the latent, kv_lora_rank 512 + qk_rope_head_dim 64, one per token
+    "moonshotai/Kimi-Linear-48B-A3B-Instruct": (7 * (512 + 64) * 2, "7 x (512 + 64) x 2 = 8,064"),
 }
 # repo -> mamba / conv state per sequence in bf16, by hand (transformers' hybrid caches)
 HAND_STATE = {
@@ -65,6 +68,8 @@ HAND_STATE = {
     # 36 gated-DeltaNet layers x (recurrent state 32 value heads x 128 x 128 + conv (2 x 16 x
     # 128 keys + 32 x 128 values) x kernel 4) x 2 bytes
     "Qwen/Qwen3-Next-80B-A3B-Instruct": 36 * (32 * 128 * 128 + (2 * 16 * 128 + 32 * 128) * 4) * 2,
+    # 20 KDA layers x (32 heads x 128 x 128 + the q, k and v convolutions 3 x 32 x 128 x 4)
+    "moonshotai/Kimi-Linear-48B-A3B-Instruct": 20 * (32 * 128 * 128 + 3 * 32 * 128 * 4) * 2,
 }
 
 
@@ -176,6 +181,24 @@ def test_a_tower_config_naming_no_type_takes_the_models() -> None:
     assert typed == pytest.approx(0.67e9, rel=0.03)
     named, _ = tower_params({"vision_config": {**vision, "model_type": "qwen2_5_vl"}}, 3584)
     assert named == typed
+
+
+def test_kimi_linear_keeps_a_kda_state_and_an_mla_cache_in_seven_layers() -> None:
+    """Kimi-Linear: 20 KDA layers (a fixed state) and 7 MLA layers, counted as attention in
+    every one of the 27 before (KV 31,104 B/token under vLLM, 3.9x; 553 KiB under
+    transformers); num_experts_per_token names its 8 routed experts (active = total before).
+    transformers' remote code caches MLA expanded: 7 x (32 x (128 + 64) + 32 x 128) x 2."""
+    from advisor.hubspec import HubFacts
+
+    repo = "moonshotai/Kimi-Linear-48B-A3B-Instruct"
+    config = json.loads((DATA / repo.replace("/", "__") / "config.json").read_text())
+    model = hub_model(HubFacts(repo_id=repo, read_at="2026-12-07T00:00:00+00:00", config=config))
+    assert model is not None and model.spec.arch is not None
+    arch = model.spec.arch
+    assert (arch.attention_layers, arch.state_layers, arch.experts_per_token) == (7, 20, 8)
+    assert kv_bytes_per_token(arch, "bf16", 4096, "transformers") == 7 * (32 * 192 + 32 * 128) * 2
+    # 48B total, 3B activated (model card); routed 8 of 256 + 1 shared expert in 26 layers
+    assert model.spec.active_params_b == pytest.approx(3.5, rel=0.05)
 
 
 def test_jamba_experts_every_other_layer_and_active_parameters() -> None:

@@ -31,6 +31,22 @@ def _has_mamba2_keys(config: dict[str, Any]) -> bool:
     )
 
 
+def _linear_block(config: dict[str, Any]) -> dict[str, Any] | None:
+    """A linear-attention block's own nested config (Kimi-Linear's linear_attn_config)."""
+    block = _key(config, "ssm_keys", "linear_block")
+    return block if isinstance(block, dict) else None
+
+
+def _kda(config: dict[str, Any]) -> tuple[int, int, int] | None:
+    """(heads, head width, conv kernel) of a KDA block: q, k and v alike."""
+    block = _linear_block(config)
+    heads = _key(block, "ssm_keys", "linear_block_heads") if block else None
+    if block is None or heads is None:
+        return None
+    dim = int(_key(block, "ssm_keys", "linear_block_head_dim") or 128)
+    return int(heads), dim, int(_key(block, "ssm_keys", "linear_block_conv") or 4)
+
+
 def mixers(config: dict[str, Any], layers: int) -> list[str]:
     """One kind per layer: attention | sliding | linear | conv | mamba1 | mamba2 | parallel |
     none (an MLP-only layer of Nemotron-H). A plain transformer reads all "attention"."""
@@ -60,6 +76,11 @@ def mixers(config: dict[str, Any], layers: int) -> list[str]:
     if isinstance(config.get("full_attn_idxs"), list):  # LFM2 before layer_types
         idx = set(config["full_attn_idxs"])
         return ["attention" if i in idx else "conv" for i in range(layers)]
+    block = _linear_block(config)
+    if block is not None and isinstance(_key(block, "ssm_keys", "linear_block_attention"), list):
+        # Kimi-Linear: MLA at the listed layers (1-based), KDA elsewhere
+        idx = {int(i) - 1 for i in _key(block, "ssm_keys", "linear_block_attention")}
+        return ["attention" if i in idx else "linear" for i in range(layers)]
     if isinstance(config.get("attn_type_list"), list):  # MiniMax: 1 softmax, 0 lightning
         types = config["attn_type_list"]
         return ["attention" if t == 1 else "linear" for t in types[:layers]]
@@ -141,6 +162,9 @@ def state_elements(kind: str, config: dict[str, Any], hidden: int) -> int:
     cache allocates for it whatever the length."""
     if kind == "conv":
         return hidden * int(_key(config, "ssm_keys", "conv_cache") or 3)
+    if kind == "linear" and (kda := _kda(config)) is not None:
+        heads, d, kernel = kda  # a d x d state per head, and the q, k, v convolutions' windows
+        return heads * d * d + 3 * heads * d * kernel
     if kind == "linear":
         nk = _key(config, "ssm_keys", "linear_key_heads")
         if nk is None:  # MiniMax lightning attention: one head_dim x head_dim state per head
@@ -168,6 +192,13 @@ def mixer_params(kind: str, config: dict[str, Any], hidden: int, attention: int)
         return attention
     if kind == "conv":  # LFM2 ShortConv: in_proj h -> 3h, depthwise conv, out_proj
         return 3 * h * h + h * int(_key(config, "ssm_keys", "conv_cache") or 3) + h * h
+    if kind == "linear" and (kda := _kda(config)) is not None:
+        heads, d, kernel = kda
+        width = heads * d
+        # q, k, v, o; the decay gate and the output gate, each low-rank (h -> d -> width);
+        # beta (h -> heads); A_log, dt_bias; the three short convolutions; the output norm
+        gates = 2 * (h * d + d * width)
+        return 4 * h * width + gates + h * heads + heads + width + 3 * width * kernel + d
     if kind == "linear":
         nk = _key(config, "ssm_keys", "linear_key_heads")
         if nk is None:  # lightning attention: q, k, v, o and an output gate
