@@ -239,7 +239,8 @@ def gpus() -> dict[str, GpuSpec]:
 def apple_gpus() -> list[GpuSpec]:
     """data/gpus_apple.toml: one entry per Apple chip and memory size. The GPU gets the
     macOS default share of the unified memory (2/3 below 64 GB, 3/4 from 64 GB); the bare
-    chip name ("m2 max") is its smallest size."""
+    chip name ("m2 max") is its smallest size, a base chip's ("m3") only after a Mac's name
+    ("macbook air m3": parse/cards.py reads a Mac's name as "apple"; `bare = false`)."""
     data = _load("gpus_apple.toml")
     share = data["share"]
     out = []
@@ -249,8 +250,8 @@ def apple_gpus() -> list[GpuSpec]:
             part = share["below_64gb"] if mem < 64 else share["from_64gb"]
             bandwidth = chip.get("bandwidth_by_memory", {}).get(str(mem), chip["bandwidth_gbs"])
             aliases = [f"{short} {mem}gb", f"{short} {mem}g", f"apple {short} {mem}gb"]
-            if i == 0:
-                aliases += [short, f"apple {short}"]
+            if i == 0:  # "m1" alone is also MiniMax-M1: a base chip needs a Mac's name
+                aliases += [f"apple {short}"] + ([short] if chip.get("bare", True) else [])
             out.append(
                 GpuSpec(
                     id=f"apple-{chip['id']}-{mem}gb",

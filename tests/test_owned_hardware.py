@@ -105,3 +105,24 @@ def test_a_capability_answer_says_what_the_platform_cannot_run() -> None:
     assert {"qlora", "awq"} <= set(cannot("what can my 7900 xtx run"))
     assert "vllm" not in cannot("what can my 7900 xtx run")  # vLLM has a ROCm build
     assert cannot("what can my 3090 run") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "gpu_id"),
+    [
+        ("macbook air m3 16gb what can it run", "apple-m3-16gb"),
+        ("mac mini m4 能跑什么", "apple-m4-16gb"),
+        ("m2 24g qwen2.5-7b", "apple-m2-24gb"),
+    ],
+)
+def test_a_base_apple_chip_gets_its_share_of_unified_memory_not_all_of_it(
+    line: str, gpu_id: str
+) -> None:
+    """ "macbook air m3 16gb" was judged as a 16 GB GPU: macOS lets the GPU wire about 2/3 of
+    a 16 GB Mac (10.67 GB measured on an M4, exo PR #1672). The bare chip name stays a model's
+    ("minimax m1"), read as a Mac only after a Mac's name or with its memory."""
+    p = parse_query(line)
+    assert p.gpu_id == gpu_id and p.vram_gib is None
+    gpu = catalog.gpus()[gpu_id]
+    assert gpu.vendor == "Apple" and gpu.usable_vram_gib < gpu.vram_gb * 0.7
+    assert parse_query("minimax m1 推理").gpu_id is None

@@ -235,3 +235,18 @@ def test_a_card_no_one_sells_is_named_not_silently_replaced_by_the_plan(lang: st
     )
     said = "我不认识「rtx 6090」" if lang == "zh" else "I don't know the card “rtx 6090”"
     assert text.startswith("⚠️ " + said)
+
+
+def test_an_h100_to_buy_is_priced_as_the_pcie_card_and_says_so() -> None:
+    """ "buy an H100 or rent one" read the H100 SXM5 (no purchase price: it is sold inside
+    8-GPU HGX servers) and asked for a budget. A single H100 bought is the PCIe card."""
+    line = "is it cheaper to buy an H100 or rent one for 12 months"
+    a = _answer(line, "USD")
+    assert a.problem is None and a.plan is not None
+    assert [(ln.gpu_id, ln.count) for ln in a.plan.lines] == [("h100-pcie", 1)]
+    assert a.unpriced == "H100 SXM5 80GB"
+    assert "priced as the H100 PCIe 80GB" in _text(line, "en")
+    assert "按同一张卡的单卡版 H100 PCIe 80GB 计价" in _text(line, "zh")
+    # a card without a price in any form is said so, and the plan asks for a budget
+    b = _answer("买一张A100 80G还是租", "CNY")
+    assert b.unpriced == "A100 80GB SXM4" and b.problem == "no_budget"

@@ -83,6 +83,9 @@ class PurchaseAnswer(BaseModel):
     model_name: str | None = None
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
     named_cards: bool = False  # the plan is the cards the line named ("买4张4090"), priced
+    # The card named to buy when no price of it is listed: priced as its other form factor
+    # (named_cards) or not planned (the plan is from the cards with prices), said so
+    unpriced: str | None = None
     plan: Plan | None = None
     alternative: Plan | None = None  # new cards only, beside a plan with used ones
     # A model named that a small part of the budget runs: what the whole budget buys beside it
@@ -153,6 +156,7 @@ class PurchaseAnswer(BaseModel):
                 "capped": self.capped,
                 "alternative_total": self.alternative.total if self.alternative else None,
                 "rent_instead": plan.rent_name if plan else None,
+                "unpriced": self.unpriced,
                 "roomier": _lines_json(self.roomier),
                 "roomier_total": self.roomier.total if self.roomier else None,
                 "alternative": (
@@ -355,9 +359,7 @@ def _named_card(
     if bought is None:
         return None
     (gpu_id, count), _ = bought
-    entries = sorted(
-        (e for e in card_prices() if e.gpu_id == gpu_id), key=lambda e: e.condition != "new"
-    )
+    entries = sorted(_priced_as(gpu_id), key=lambda e: e.condition != "new")
     for entry in entries:
         gpu = catalog.gpus()[entry.gpu_id]
         most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
@@ -367,6 +369,36 @@ def _named_card(
         if limit is None or total <= limit:
             return entry, count
     return None
+
+
+def _priced_as(gpu_id: str) -> list[CardPrice]:
+    """The price entries of a card, else of the same card in another form factor (same name
+    before its form, same memory): "buy an H100" reads the H100 SXM5, sold only inside 8-GPU
+    HGX servers; a single H100 bought is the PCIe card, priced so and said so."""
+    own = [e for e in card_prices() if e.gpu_id == gpu_id]
+    if own:
+        return own
+    gpus = catalog.gpus()
+    asked = gpus.get(gpu_id)
+    if asked is None:
+        return []
+    stem = asked.name.split()[0]
+    return [
+        e
+        for e in card_prices()
+        if (g := gpus.get(e.gpu_id)) is not None
+        and g.name.split()[0] == stem
+        and g.vram_gb == asked.vram_gb
+    ]
+
+
+def _unpriced(parsed: ParsedQuery) -> str | None:
+    """The name of the card the line names to buy when its own form has no price."""
+    bought = _bought_and_rented(parsed)
+    if bought is None or any(e.gpu_id == bought[0][0] for e in card_prices()):
+        return None
+    gpu = catalog.gpus().get(bought[0][0])
+    return gpu.name if gpu is not None else None
 
 
 def _bought_and_rented(
@@ -458,7 +490,9 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         bought = _bought_and_rented(parsed)
         rented = bought[1] if bought else None
         plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
+        base["unpriced"] = _unpriced(parsed)
         return PurchaseAnswer(problem=None, plan=plan, named_cards=True, **base)
+    base["unpriced"] = _unpriced(parsed)
     if budget is None and workload is None:
         return PurchaseAnswer(problem="no_budget", **base)
     best = _best(priced_in, limit, workload, True, card_only)

@@ -193,8 +193,15 @@ def _memory_of(m: re.Match[str]) -> str | None:
     return m.group("mem") or before or m.groupdict().get("mem_each")
 
 
+# A Mac's name before a chip ("macbook air m3", "mac mini m4"): the chip is Apple's
+_MAC = re.compile(r"\b(?:apple|mac|macbook)", re.I)
+
+
 def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
-    spec, odd_mem = resolve_card(m.group("name"), _memory_of(m))
+    name, mem = m.group("name"), _memory_of(m)
+    spec, odd_mem = resolve_card(f"apple {name}", mem) if _MAC.search(m.group(0)) else (None, None)
+    if spec is None:
+        spec, odd_mem = resolve_card(name, mem)
     if odd_mem is not None and not m.group("mem"):
         # a size before the name that is no variant of the card ("RAM 64g 4090") is not
         # its memory: only a size written after the name sizes an odd card ("4090 48g")

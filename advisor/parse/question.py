@@ -138,8 +138,9 @@ def decide_kind(r: Reading, understood: list[str], unread: bool = False) -> str:
         return "serve"
     has_card = r.gpu_id is not None or r.vram_gib is not None
     no_model = r.spec is None and r.params_b is None
+    greeted = "greeting" in cues and not has_card  # "你好，请问你能做什么": asks the bot
     if no_model and (r.ask_fit or "capability" in cues) and (has_card or r.kind is None):
-        return "capability"
+        return "out_of_scope" if greeted and not _names_something(r) else "capability"
     small_talk = not understood or "greeting" in cues
     if small_talk and not _names_something(r) and "domain" not in cues:
         return "out_of_scope"
