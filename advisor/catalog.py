@@ -74,6 +74,10 @@ class ModelSpec(BaseModel):
     # Classes of the head the activation figure was measured with (a segmentor's logits
     # and loss grow with them: data/classic_activations.toml [segmentation_classes]).
     activation_classes: int | None = None
+    # The part of activation_bytes_per_sample that is attention scores over the whole image
+    # (global, or spatially reduced as SegFormer's): tokens x keys, both proportional to the
+    # pixel count, so it grows with the square of the input area where the rest grows with it.
+    attention_bytes_per_sample: int | None = None
     # The chat / instruct repo of the family (`meta-llama/Meta-Llama-3-8B-Instruct`): what a
     # chat endpoint serves. A base repo ships no chat template, so `vllm serve` of it fails
     # on /v1/chat/completions. Equal to the source repo where the release is itself the

@@ -161,6 +161,18 @@ def mmdet_mask_target_bytes(
     return max(0.0, table["transient_bytes_per_px"] - margin) * width * height
 
 
+def scale_to_input(
+    per_sample: float, spec: ModelSpec | None, area: float, amp_share: float
+) -> float:
+    """The reference-size figure at an input `area` times the reference one. Attention
+    scores over the whole image (ModelSpec.attention_bytes_per_sample) are tokens x keys, so
+    they grow with the square of the area; the rest with the area. Under autocast softmax
+    runs in fp32 and its output is kept, beside the 16-bit copy the next matmul saves."""
+    attention = float(spec.attention_bytes_per_sample or 0) if spec else 0.0
+    attention_dtype = 1.5 if amp_share < 1.0 else 1.0
+    return (per_sample - attention) * area * amp_share + attention * area**2 * attention_dtype
+
+
 def ema_copy_bytes(spec: ModelSpec | None, params: float) -> float:
     """The fp32 moving-average copy of the model the YOLO trainers keep through training
     (data/classic_activations.toml [ema])."""
@@ -217,7 +229,7 @@ def estimate_classic_cnn(
     # Convolutional activations scale with the input area; AMP halves most of them (batch
     # norm statistics and the loss stay fp32).
     amp_share = 0.55 if amp else 1.0
-    per_sample *= width * height / ref**2 * amp_share
+    per_sample = scale_to_input(per_sample, spec, width * height / ref**2, amp_share)
     bn_bytes = openmmlab_bn_bytes(w, spec, width, height)
     if bn_bytes is None:
         per_sample *= stack_activation_factor(w, spec)
