@@ -117,3 +117,19 @@ def test_the_first_reply_stays_short() -> None:
         for lang in ("en", "zh"):
             text = render("train_time", lang, plain=True, result=answer_kind(p, "USD"), parsed=p)
             assert len(text) <= 900, (line, lang, len(text))
+
+
+def test_vit_b_imagenet_takes_deits_300_epochs_at_its_published_speed() -> None:
+    """ "train vit-b/16 on imagenet from scratch how many days on 8x a100" had no published
+    speed (hours left out). DeiT: DeiT-B (ViT-B/16) 300 epochs of ImageNet-1k in 53 h on one
+    8x V100 node; the same figure comes back for 8 V100, and 300 epochs are the recipe."""
+    p = parse_query("vit-b imagenet 训练多久 8x v100")
+    assert "epochs = 300" in p.assumed and p.workload.train_images == 1_281_167 * 300
+    a = _answer("vit-b imagenet 训练多久 8x v100")
+    v100 = a.options[0]
+    assert (v100.gpu_id, v100.count) == ("tesla-v100", 8)
+    assert v100.train_hours == pytest.approx(53, rel=0.02)
+    a100 = _answer("train vit-b/16 on imagenet from scratch how many days on 8x a100").options[0]
+    assert a100.train_hours is not None and a100.train_hours < v100.train_hours
+    # ResNet-50 keeps the torchvision recipe's 90 epochs
+    assert "epochs = 90" in parse_query("resnet50 imagenet 训练多久").assumed

@@ -426,6 +426,7 @@ def _place_images(
 def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) -> None:
     tokens, samples, epochs = (fields.pop(k, None) for k in ("_tokens", "_samples", "_epochs"))
     images, usual = fields.pop("_dataset_images", None), fields.pop("_usual_epochs", None)
+    usual = fields.pop("_usual_epochs_by_model", {}).get(fields.get("model"), usual)
     vision = fields.get("kind") not in (None, Kind.llm)
     if images and tokens is None and samples is None and fields["mode"].is_training and vision:
         _place_images(fields, epochs, images, usual, assumed)

@@ -78,6 +78,7 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
         if "train_images" in row:  # "how long": the training split x epochs (_place_data)
             r.fields["_dataset_images"] = row["train_images"]
             r.fields["_usual_epochs"] = row.get("usual_epochs")
+            r.fields["_usual_epochs_by_model"] = row.get("usual_epochs_by_model", {})
         width, height = sizes[vocab.squash(m.group(0))]
         r.fields.setdefault("image_width", width)
         r.fields.setdefault("image_height", height)
