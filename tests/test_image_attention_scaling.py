@@ -58,3 +58,14 @@ def test_under_autocast_the_scores_keep_their_fp32_softmax_and_a_16_bit_copy():
     amp = scale_to_input(1e9, spec, 1.0, 0.55)
     scores = float(spec.attention_bytes_per_sample or 0)
     assert amp == pytest.approx((1e9 - scores) * 0.55 + scores * 1.5)
+
+
+def test_detr_encoder_scores_are_a_part_of_their_own_at_1024_px():
+    """6 encoder layers x 8 heads x (32 x 32)^2 tokens x 9 B (softmax 4, dropout output 4 and
+    mask 1); the calibrated figure's linearly scaled share of them (273 tokens at 672 x 416,
+    x3.751 x0.86) replaced by it."""
+    spec = catalog.find_model("detr-r50")
+    assert spec is not None and spec.reference_input == 1024
+    assert spec.attention_bytes_per_sample == 6 * 8 * 1024**2 * 9
+    linear_share = round(6 * 8 * 273**2 * 9 * (1024**2 / (672 * 416)) * 0.86, -5)
+    assert spec.activation_bytes_per_sample == 1_155_000_000 - linear_share + 6 * 8 * 1024**2 * 9
