@@ -122,7 +122,7 @@ def kv_cache_type(result: EstimateResult) -> str | None:
     if not w.kv_cache_dtype or w.mode.is_training:
         return None
     for a in result.assumed:
-        if a.field == "kv_cache_dtype_unsupported":
+        if a.field in ("kv_cache_dtype_unsupported", "kv_cache_without_flash_attention"):
             used = str(a.value).split("→", 1)[-1].split("(", 1)[0].strip()
             return used or w.kv_cache_dtype
     return w.kv_cache_dtype

@@ -261,6 +261,7 @@ LLM_ONLY = frozenset(
     {
         "kv_cache_dtype",
         "kv_cache_dtype_unsupported",
+        "kv_cache_without_flash_attention",
         "loss_path",
         "cache_tokens",
         "max_num_batched_tokens",

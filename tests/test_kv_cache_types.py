@@ -191,3 +191,20 @@ def test_a_quantized_cache_with_no_type_takes_the_runtimes_usual_one_and_says_so
     assert said in assumed and "Assumed: 4;" not in assumed
     zh, _ = answer(text, "zh")
     assert f"KV 缓存 {kv}" in zh.splitlines()[0]
+
+
+def test_ollama_with_flash_attention_off_keeps_a_16_bit_cache() -> None:
+    """OLLAMA_FLASH_ATTENTION=0: Ollama ignores OLLAMA_KV_CACHE_TYPE (ollama PR #9591), so
+    the q4_0 cache asked is answered at f16 (was 0.5625 B per value: an under-estimate), and
+    the header and the assumptions say so; =1 keeps q8_0 and reads every word."""
+    on = parse_query("qwen2.5-7b OLLAMA_FLASH_ATTENTION=1 OLLAMA_KV_CACHE_TYPE=q8_0 32k")
+    assert on.workload is not None and on.workload.attention == "flash" and not on.ignored
+    text = "qwen2.5-7b ollama OLLAMA_FLASH_ATTENTION=0 OLLAMA_KV_CACHE_TYPE=q4_0 32k on a 3090"
+    b, formula, assumed = kv_term(text)
+    f16, _, _ = kv_term("qwen2.5-7b ollama 32k on a 3090")
+    assert b == pytest.approx(f16, rel=0.01) and "q4_0" not in formula
+    assert any(a.startswith("kv_cache_without_flash_attention = q4_0 → fp16") for a in assumed)
+    en, _ = answer(text, "en")
+    assert "KV cache fp16" in en.splitlines()[0] and "ignores OLLAMA_KV_CACHE_TYPE" in en
+    zh, _ = answer(text, "zh")
+    assert "KV 缓存 fp16" in zh.splitlines()[0] and "OLLAMA_FLASH_ATTENTION=1" in zh

@@ -192,6 +192,10 @@ def estimate_inference(
         acc.assume("kv_cache_dtype", kv_dtype)
     elif w.mode != Mode.load_only:
         kv_dtype, how = runtime_kv_dtype(runtime.value, kv_dtype)
+        if runtime == Runtime.ollama and w.attention == Attention.eager and kv_dtype != "fp16":
+            # OLLAMA_FLASH_ATTENTION=0: Ollama ignores OLLAMA_KV_CACHE_TYPE and keeps f16
+            acc.assume("kv_cache_without_flash_attention", f"{w.kv_cache_dtype} → fp16")
+            kv_dtype, how = "fp16", None
         if how is not None:  # e.g. int8 asked under vLLM, which offers fp8 only
             acc.assume("kv_cache_dtype_unsupported", f"{w.kv_cache_dtype} → {kv_dtype} ({how})")
     setup = InferenceSetup(

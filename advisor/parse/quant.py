@@ -63,7 +63,7 @@ _KV_BACKEND = re.compile(
 # llama.cpp's flash-attention switch (-fa / --flash-attn on|off|auto; a bare -fa in older
 # builds) and Ollama's OLLAMA_FLASH_ATTENTION: a quantized V cache needs it on.
 _FLASH_SWITCH = re.compile(
-    r"(?<![a-z0-9-])(?:-fa|--flash-attn|ollama_flash_attention)"
+    r"(?:(?<![a-z0-9-])(?:-fa|--flash-attn)|(?:ollama)?_flash_attention)"
     r"(?:[\s=]+(on|off|auto|true|false|1|0)(?![a-z0-9.]))?(?![a-z0-9-])",
     re.I,
 )
