@@ -1,6 +1,6 @@
 """What a card's architecture can run (data/architectures.toml): the LLM runtime its owners
-use when they name none, its compute stack's words, and a decode bandwidth efficiency where measurements differ
-from the default. One entry per architecture, found by compute capability or vendor."""
+use when they name none, its compute stack's words, and the decode-speed stack where the platform has its own
+(data/decode_speed.toml). One entry per architecture, found by compute capability or vendor."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ArchSpec(BaseModel):
     vllm: bool
     llm_runtime: Literal["transformers", "llamacpp", "vllm"]
     backend: str
-    decode_bandwidth_efficiency: float | None = None
+    decode_stack: str | None = None
     peer_link: str | None = None
     sources: list[str]
 
@@ -67,8 +67,8 @@ def backend_of(gpu: GpuSpec | None) -> str:
     return arch.backend if arch is not None else "CUDA"
 
 
-def decode_bandwidth_efficiency(gpu: GpuSpec) -> float | None:
-    """The share of peak bandwidth a decode step reaches on this card's platform where it
-    differs from capabilities.toml's default (Apple under Metal); None: the default."""
+def decode_stack(gpu: GpuSpec) -> str | None:
+    """The decode-speed stack (data/decode_speed.toml) this card's platform runs whatever
+    runtime is named (Apple: llama.cpp Metal); None: the runtime's own."""
     arch = architecture_of(gpu)
-    return arch.decode_bandwidth_efficiency if arch is not None else None
+    return arch.decode_stack if arch is not None else None

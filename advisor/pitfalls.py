@@ -18,6 +18,7 @@ from advisor.constraints import (
     nvlinked,
     speed_constants,
 )
+from advisor.decode_speed import decode_fit
 from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
 from advisor.models import Attention, EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.types import Option, Pitfall, pitfall_texts
@@ -322,8 +323,8 @@ def rollout_time(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
     """An online RL run (GRPO, RLOO, PPO): no training time is given, and why; what the
     time goes to (generating G completions per prompt, TRL docs "vLLM integration") and a
     floor for one prompt's group: its completions decode together, one step reading the
-    policy's weights once at the decode bandwidth efficiency (data/capabilities.toml
-    [speed]), so a group of G x N tokens takes at least N steps."""
+    policy's weights once at vLLM's measured decode bandwidth efficiency
+    (data/decode_speed.toml), so a group of G x N tokens takes at least N steps."""
     from advisor.memory.rl import framework_facts, method_facts, num_generations
 
     w, est = result.workload, result.estimate
@@ -332,7 +333,8 @@ def rollout_time(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
     _, fw = framework_facts(w.framework)
     completion = w.new_tokens or fw["completion_tokens"]
     weights = est.breakdown.get("weights", 0)
-    bandwidth = speed_constants()["decode_bandwidth_efficiency"] * gpu.memory_bandwidth_gbs * 1e9
+    # vLLM's measured decode efficiency (TRL generates with vLLM when asked to: the floor)
+    bandwidth = decode_fit("vllm", gpu).efficiency * gpu.memory_bandwidth_gbs * 1e9
     if weights <= 0 or bandwidth <= 0:
         return []
     step_s = weights / bandwidth

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
 from advisor.constraints import allreduce_latency_s, blockers, nvlinked, speed_constants
+from advisor.decode_speed import decode_fit
 from advisor.memory import estimate
 from advisor.memory.runtimes.vllm import serving_fit
 from advisor.models import EstimateResult, Parallelism, Runtime, Workload
@@ -127,11 +128,12 @@ def _step_s(result: EstimateResult, gpu: GpuSpec, tp: int, seqs: int, context: i
     assert est is not None
     weights = est.breakdown.get("weights", 0)
     kv = seqs * context * (est.kv_bytes_per_token or 0)
-    read_s = (weights + kv) / (c["decode_bandwidth_efficiency"] * gpu.memory_bandwidth_gbs * 1e9)
+    fit = decode_fit(getattr(est.runtime, "value", est.runtime), gpu)
+    read_s = (weights + kv) / (fit.efficiency * gpu.memory_bandwidth_gbs * 1e9)
     flops = 2 * model.active_params_b * 1e9 * seqs / tp
     compute_s = flops / (gpu.dense_tflops * 1e12 * c["prefill_efficiency"])
     layers = model.arch.layers if model.arch else 32
-    step = max(read_s, compute_s) + layers * c["layer_overhead_us"] * 1e-6
+    step = max(read_s, compute_s) + layers * fit.layer_s
     if tp > 1:
         step += layers * 2 * allreduce_latency_s(gpu, tp)
     return step

@@ -62,8 +62,9 @@ def test_deepseek_r1_671b_under_ollama_is_split_over_several_big_cards():
 def test_layer_split_decodes_no_faster_than_one_card():
     rec = ask("qwen2.5-coder-32b q5 ollama 两张 3090")
     assert rec.named is not None and rec.named.decode_tokens_per_s is not None
-    # ~21 GiB of weights read per token at ~55% of 936 GB/s: ~22 tok/s, not 2x that.
-    assert rec.named.decode_tokens_per_s < 26
+    # ~21 GiB of weights read per token at one 3090's measured llama.cpp speed (30B q4_0,
+    # 17.8 GiB: 33.7 tok/s on one card; data/decode_speed.toml): ~29 tok/s, not 2x that.
+    assert rec.named.decode_tokens_per_s < 31
 
 
 def _fix_codes(w: Workload) -> list[str]:

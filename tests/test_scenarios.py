@@ -214,10 +214,16 @@ def test_70b_on_eight_consumer_cards_is_not_fast():
 
 def test_a_3b_active_moe_at_batch_1_is_not_1800_tokens_a_second():
     """Qwen3-30B-A3B on a B200 at batch 1: routed experts and per-layer costs bound it.
-    Expected: a few hundred tok/s, not ~1800; still faster than a dense 32B on the same card."""
-    moe = _rec("qwen3-30b-a3b on b200").named.decode_tokens_per_s
-    dense = _rec("qwen3-32b on b200").named.decode_tokens_per_s
+    Expected under vLLM: a few hundred tok/s, not ~1800; still faster than a dense 32B on the
+    same card. Under transformers' eager generate() (no runtime named) the per-layer Python
+    cost bounds both (fxmarty/accelerated-pytorch-transformers-generation: 23 tok/s for 7B
+    on an A10G): tens of tok/s, the MoE still ahead."""
+    moe = _rec("qwen3-30b-a3b vllm on b200").named.decode_tokens_per_s
+    dense = _rec("qwen3-32b vllm on b200").named.decode_tokens_per_s
     assert 100 < moe < 500 and moe > dense
+    eager_moe = _rec("qwen3-30b-a3b on b200").named.decode_tokens_per_s
+    eager_dense = _rec("qwen3-32b on b200").named.decode_tokens_per_s
+    assert eager_moe < moe and eager_dense < dense and eager_moe > eager_dense
 
 
 def test_the_fastest_pick_for_bert_base_is_not_a_datacenter_flagship():

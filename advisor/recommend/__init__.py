@@ -15,6 +15,7 @@ from typing import NamedTuple
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
 from advisor.constraints import speed_constants
+from advisor.decode_speed import decode_fit
 from advisor.memo import Memo, prices_key
 from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Runtime, Workload
@@ -331,10 +332,19 @@ def _answer(
         free=free_tiers(base),
         grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
         count_asked=count_asked,
-        decode_efficiency=float(speed_constants()["decode_bandwidth_efficiency"]),
+        decode_efficiency=_decode_efficiency(base, head_gpu),
         platform=platform,
         rent_instead=rent_instead,
     )
+
+
+def _decode_efficiency(result: EstimateResult, gpu: GpuSpec | None) -> float:
+    """The share of memory bandwidth the answer's runtime reaches in decode on its card
+    (advisor/decode_speed.py), for the footnote."""
+    if gpu is None or result.estimate is None:
+        return 0.0
+    runtime = result.estimate.runtime
+    return decode_fit(getattr(runtime, "value", runtime), gpu).efficiency
 
 
 def _float(x: float | None) -> float | None:

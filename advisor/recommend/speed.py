@@ -1,19 +1,19 @@
-"""How fast a setup runs: decode bounded by memory bandwidth, prefill and training by
-compute. Constants and their sources are in data/capabilities.toml ([speed],
-[interconnect])."""
+"""How fast a setup runs: decode bounded by memory bandwidth (fitted per runtime to measured
+runs, data/decode_speed.toml via advisor/decode_speed.py), prefill and training by compute.
+Other constants and their sources are in data/capabilities.toml ([speed], [interconnect])."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from advisor import catalog
-from advisor.architectures import decode_bandwidth_efficiency
 from advisor.catalog import GpuSpec
 from advisor.constraints import (
     allreduce_latency_s,
     nvlinked,
     speed_constants,
 )
+from advisor.decode_speed import DecodeFit, decode_fit
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
 from advisor.throughput import images_per_s, multi_card_efficiency
@@ -42,6 +42,7 @@ class CardSpeed(NamedTuple):
     dense_tflops: float  # gpu.dense_tflops
     flops: float  # dense 16-bit FLOP/s (dense_tflops x 1e12)
     by_count: dict[int, tuple[float, float]]  # count -> (all-reduce latency s, MFU), as asked
+    fits: dict[str | None, DecodeFit]  # runtime -> its decode fit on this card, as asked
 
 
 # Per-card speed constants (advisor.memo): a function of the card and capabilities.toml.
@@ -51,11 +52,7 @@ _CARD_SPEED: ByIdentity[CardSpeed] = ByIdentity("card_speed", 512, table=True)
 def card_speed(gpu: GpuSpec) -> CardSpeed:
     def row() -> CardSpeed:
         dense = gpu.dense_tflops
-        # a platform that reaches a different share of its peak bandwidth in decode (Apple
-        # silicon under Metal): its bandwidth scaled so the one efficiency applies
-        platform = decode_bandwidth_efficiency(gpu)
-        scale = platform / speed_constants()["decode_bandwidth_efficiency"] if platform else 1.0
-        return CardSpeed(gpu, gpu.memory_bandwidth_gbs * 1e9 * scale, dense, dense * 1e12, {})
+        return CardSpeed(gpu, gpu.memory_bandwidth_gbs * 1e9, dense, dense * 1e12, {}, {})
 
     return _CARD_SPEED.of(gpu, row)
 
@@ -67,6 +64,14 @@ def _links(card: CardSpeed, count: int) -> tuple[float, float]:
         gpu = card.gpu
         links = card.by_count[count] = (allreduce_latency_s(gpu, count), train_mfu(gpu, count))
     return links
+
+
+def _fit(card: CardSpeed, runtime: str | None) -> DecodeFit:
+    """The runtime's decode fit on this card (advisor/decode_speed.py)."""
+    fit = card.fits.get(runtime)
+    if fit is None:
+        fit = card.fits[runtime] = decode_fit(runtime, card.gpu)
+    return fit
 
 
 def train_mfu(gpu: GpuSpec, count: int) -> float:
@@ -84,9 +89,9 @@ class _Decode(NamedTuple):
     """What a decode step reads that is the same on every card (`decode_step_s`)."""
 
     read_bytes: float  # active weights x share read + KV cache, per card
-    eff: float  # bandwidth efficiency
+    runtime: str | None  # whose measured decode speed applies (data/decode_speed.toml)
+    moe_loaded: float | None  # MoE: the share of experts a step loads; None: dense
     layers: int
-    overhead_s: float  # the fixed launch cost of every layer
     layer_split: bool  # llama.cpp's layer split: the cards take turns
     moe_dispatch_s: float | None  # per step and layer x k, for MoE under a split; else None
 
@@ -100,20 +105,17 @@ def _decode_facts(result: EstimateResult) -> _Decode:
     kv = breakdown.get("kv_cache", 0)
     share = model.active_params_b / max(model.params_b, 1e-9)  # of the weights read per step
     moe = model.arch is not None and bool(model.arch.experts) and share < 1
-    eff = c["decode_bandwidth_efficiency"]
+    loaded = None
     if moe:
         share, loaded = _moe_read_share(result, share)
-        # Scattered expert reads are slower than one dense matmul; the more experts a step
-        # loads, the closer to dense.
-        eff = c["moe_bandwidth_efficiency"] + (eff - c["moe_bandwidth_efficiency"]) * loaded
     layers = model.arch.layers if model.arch else DEFAULT_LAYERS
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     return _Decode(
         read_bytes=weights * share + kv,
-        eff=eff,
+        runtime=getattr(est.runtime, "value", est.runtime),
+        moe_loaded=loaded,
         layers=layers,
-        overhead_s=layers * c["layer_overhead_us"] * 1e-6,
         layer_split=_runs_one_card_at_a_time(result, par.value if par is not None else assumed),
         # Each MoE layer sends every token to its routed experts on other cards and back.
         moe_dispatch_s=(
@@ -138,8 +140,15 @@ def _runs_one_card_at_a_time(result: EstimateResult, split: str | None) -> bool:
 
 
 def _decode_step(d: _Decode, card: CardSpeed, count: int) -> float:
-    read_s = d.read_bytes / (d.eff * card.bandwidth)
-    step = read_s + d.overhead_s
+    fit = _fit(card, d.runtime)
+    eff = fit.efficiency
+    if d.moe_loaded is not None:
+        # Scattered expert reads are slower than one dense matmul; the more experts a step
+        # loads, the closer to dense.
+        moe = speed_constants()["moe_bandwidth_efficiency"]
+        eff = moe + (eff - moe) * d.moe_loaded
+    read_s = d.read_bytes / (eff * card.bandwidth)
+    step = read_s + d.layers * fit.layer_s
     if count > 1 and d.layer_split:
         # a split by layers (llama.cpp, pipeline, transformers device_map="auto"): the
         # cards take turns, each reading its layers; one activation copy per card boundary,
