@@ -129,6 +129,9 @@ class GpuSpec(BaseModel):
     fp8_tensor_dense_tflops: float | None = None
     nvlink: bool | str = False
     nvlink_bandwidth_gbs: float | None = None
+    # a PCIe datacenter card: NVLink joins only this many cards through bridges (the rest
+    # of a node talks over PCIe); None: every card of an SXM / HGX board is linked
+    nvlink_bridge_cards: int | None = None
     pcie: str | None = None
     tdp_w: float | None = None
     china_variant_note: str | None = None

@@ -53,15 +53,23 @@ def speed_constants() -> dict[str, float]:
     return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
 
 
+def speed_source() -> str:
+    """capabilities.toml [speed]'s source line (the MFU and MoE constants)."""
+    return str(_data()["speed"].get("source", ""))
+
+
 def nvlinked(gpu: GpuSpec, count: int) -> bool:
     """Whether `count` cards talk over NVLink: datacenter boards (SXM / HGX) link all eight;
-    consumer and workstation cards (3090, A6000) only in bridged pairs."""
+    consumer and workstation cards (3090, A6000) and PCIe datacenter cards (A100 PCIe,
+    H100 PCIe / NVL) only in bridged pairs."""
     if not gpu.has_nvlink:
         # AMD's OAM boards join every card of a node by Infinity Fabric (architectures.toml)
         from advisor.architectures import architecture_of
 
         arch = architecture_of(gpu)
         return arch is not None and arch.peer_link is not None
+    if gpu.nvlink_bridge_cards is not None:  # PCIe datacenter cards: bridged pairs only
+        return count <= gpu.nvlink_bridge_cards
     return gpu.segment == "datacenter" or count <= _data()["interconnect"]["bridge_pair_cards"]
 
 

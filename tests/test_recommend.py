@@ -268,10 +268,14 @@ def test_high_concurrency_long_context_is_dominated_by_the_kv_cache():
 def test_pretraining_on_a_cheap_card_takes_days_and_the_fastest_card_is_much_quicker():
     """Pre-training 1B parameters on 10B tokens. Expected: the cheapest card needs more than
     three days (pitfall: too little compute) but finishes within a week (picks are held to
-    that, D21); the fastest pick finishes far sooner."""
+    that, D21); the fastest pick finishes far sooner. At torchtitan's 30% MFU one A100 40GB
+    PCIe (133 h at 40%) is past the week, so the cheapest is now several cards, warned about
+    only past the week (pitfalls._slow_hours)."""
     rec = _rec("pretrain 1b data 10b tokens")
     beside = {n.code for n in rec.cheapest.notes}  # said under the pick itself
-    assert rec.cheapest.train_hours > 72 and "slow_compute" in _codes(rec) | beside
+    assert rec.cheapest.train_hours > 72
+    if rec.cheapest.count == 1:
+        assert "slow_compute" in _codes(rec) | beside
     assert rec.cheapest.train_hours <= 168
     assert rec.fastest.train_hours < rec.cheapest.train_hours / 2.5
 

@@ -133,3 +133,39 @@ def test_vit_b_imagenet_takes_deits_300_epochs_at_its_published_speed() -> None:
     assert a100.train_hours is not None and a100.train_hours < v100.train_hours
     # ResNet-50 keeps the torchvision recipe's 90 epochs
     assert "epochs = 90" in parse_query("resnet50 imagenet 训练多久").assumed
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "llama3-8b 从头预训练 100B tokens 8卡h100要多久",
+        "how long to pretrain llama3-8b on 100B tokens with 8 h100",
+        "8张h100 预训练 llama 3 8b 100b token 需要几天",
+    ],
+)
+def test_8b_pretraining_on_8_h100_is_at_torchtitans_mfu_not_40_percent(line: str) -> None:
+    """Was: MFU 40% -> 423 h. torchtitan measures Llama 3.1 8B on 8x H100 at 5,762-6,667
+    tok/s per GPU (28-32% MFU): 100B tokens in ~520-600 h."""
+    a = _answer(line)
+    h100 = next(o for o in a.options if o.gpu_id.startswith("h100"))
+    assert h100.count == 8 and h100.mfu == pytest.approx(0.30)
+    assert 500 < h100.train_hours < 620
+    p = parse_query(line)
+    for lang in ("zh", "en"):
+        text = render("train_time", lang, plain=True, result=a, parsed=p)
+        assert "MFU 30%" in text and "40%" not in text
+
+
+def test_the_stated_pcie_rule_is_applied_to_the_pcie_rows() -> None:
+    """Was: '多卡走 PCIe 再 ×0.8' stated, and 8x A100 40GB PCIe still at MFU 40%. A PCIe
+    datacenter card has NVLink only between bridged pairs (gpus.toml nvlink_bridge_cards)."""
+    pcie = catalog.gpus()["a100-80gb-pcie"]
+    sxm = catalog.gpus()["a100-80gb-sxm"]
+    assert train_mfu(pcie, 8) == pytest.approx(train_mfu(sxm, 8) * 0.8)
+    assert train_mfu(pcie, 2) == pytest.approx(train_mfu(sxm, 2))
+    line = "how long to pretrain llama3-8b on 100B tokens with 8 A100 PCIe"
+    a = _answer(line)
+    row = next(o for o in a.options if o.gpu_id == "a100-80gb-pcie")
+    assert row.mfu == pytest.approx(0.24)
+    text = render("train_time", "en", plain=True, result=a, parsed=parse_query(line))
+    assert "×0.8 when several cards talk over PCIe" in text and "MFU 24%" in text

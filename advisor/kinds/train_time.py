@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import find_model
-from advisor.constraints import speed_constants
+from advisor.constraints import speed_constants, speed_source
 from advisor.parse import ParsedQuery, vocab
 from advisor.recommend import recommend_query
 from advisor.recommend.speed import train_mfu
@@ -47,6 +47,8 @@ class TrainTimeAnswer(BaseModel):
     full: bool = True  # LLM: every weight trains (adapters: 2/3 of the FLOPs)
     options: list[TrainTimeOption] = []
     mfu_source: str | None = None
+    # LLM runs: the MFU rule the options follow (datacenter, consumer, pcie), said under them
+    mfu_rule: dict[str, float] | None = None
     error: str | None = None
 
     def public_json(self) -> dict[str, Any]:
@@ -62,6 +64,7 @@ class TrainTimeAnswer(BaseModel):
                 "epochs": self.epochs,
                 "options": opts,
                 "mfu_source": self.mfu_source,
+                "mfu_rule": self.mfu_rule,
             },
             "train_hours": first.train_hours if first else None,
             "job_cost": first.job_cost if first else None,
@@ -117,7 +120,13 @@ def answer(parsed: ParsedQuery, currency: str) -> TrainTimeAnswer:
         ans.epochs = round(w.train_images / size, 2)
     ans.full = w.tuning.value in ("full", "pretrain")
     if task == "llm":
-        ans.mfu_source = str(speed_constants().get("source", ""))
+        c = speed_constants()
+        ans.mfu_source = speed_source()
+        ans.mfu_rule = {
+            "datacenter": c["mfu_datacenter"],
+            "consumer": c["mfu_consumer"],
+            "pcie": c["mfu_pcie_multi_card"],
+        }
     rec = recommend_query(parsed, default_currency=currency)
     px = max(w.image_width or 0, w.image_height or 0)
     pool = [o for o in rec.options if o.fits and o.train_hours]
