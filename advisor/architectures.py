@@ -28,6 +28,11 @@ class ArchSpec(BaseModel):
     bitsandbytes: Literal["all", "nf4", "preview", "none"]
     vllm: bool
     llm_runtime: Literal["transformers", "llamacpp", "vllm"]
+    # Whisper when no program is named (parse/platform.py): a framework and its weights
+    speech_runtime: str | None = None
+    speech_format: str | None = None
+    # CTranslate2 (faster-whisper) loads these weight types as another on this card
+    ctranslate2_fallback: dict[str, str] = Field(default_factory=dict)
     backend: str
     decode_stack: str | None = None
     peer_link: str | None = None

@@ -56,8 +56,14 @@ def realtime_factor(
     batch: int,
     runtime: str | None = None,
     framework: str | None = None,
+    weight_bytes: float = 2.0,
 ) -> AudioSpeed | None:
-    """Seconds of audio per second on one `gpu`, or None for a model no source measured."""
+    """Seconds of audio per second on one `gpu`, or None for a model no source measured.
+    `weight_bytes`: what each decoded token reads per weight; the reference ran fp16 (2).
+    Wider weights (fp32: CTranslate2 on a Pascal card) read more per token and take that
+    much longer one at a time; narrower ones are not taken to be faster (the reference's
+    int8 rows are no faster than its fp16 ones). openai-whisper's figure was measured with
+    its fp32 model already."""
     ref = table()["reference"]
     if model_id not in ref["models"] or gpu.memory_bandwidth_gbs <= 0:
         return None
@@ -74,5 +80,7 @@ def realtime_factor(
     ratio = min(bandwidth, gpu.dense_tflops / ref["dense_tflops"]) if batched else bandwidth
     at_least = ratio > 1
     x = ref["audio_s"] / taken * min(ratio, 1.0)
+    if not batched and key != "openai_whisper":  # its fp32 model is what it measured
+        x *= min(1.0, ref["weight_bytes"] / weight_bytes)
     basis = "published" if gpu.name == ref["gpu"] else "scaled_card"
     return AudioSpeed(round(x, 1), at_least, key, batched, basis)

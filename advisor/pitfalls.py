@@ -20,6 +20,7 @@ from advisor.constraints import (
 )
 from advisor.decode_speed import decode_fit
 from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
+from advisor.memory.runtimes.whisper import own_kernels
 from advisor.models import Attention, EstimateResult, Kind, Mode, Offload, Runtime
 from advisor.types import Option, Pitfall, pitfall_texts
 from advisor.units import headroom
@@ -92,7 +93,8 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     runtime = result.estimate.runtime if result.estimate is not None else None
     # llama.cpp loads GGUF types (F16 where 16-bit) and has its own attention kernel: the
     # bf16 flags of vLLM / transformers and FlashAttention-2 are not what it runs
-    gguf = runtime in LLAMACPP_FAMILY
+    # CTranslate2 (faster-whisper) has its own kernels: no torch_dtype, SDPA or FA2 either
+    gguf = runtime in LLAMACPP_FAMILY or own_kernels(w.framework)
     if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference and not gguf:
         out.append(_p("no_bf16_inference", gpu=gpu.name))
     fa2_blocked = "flash_attention_needs_ampere" in {p.code for p in out}

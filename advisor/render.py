@@ -15,6 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from advisor import catalog, constraints
+from advisor.memory.runtimes.whisper import own_kernels
 from advisor.pitfalls import gpu_notes
 from advisor.units import headroom
 
@@ -308,8 +309,11 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         phrase = assumption_text(lang, re.sub(r"\bbf16\b", "fp16", text) if fp16 else text)
         if phrase not in out:
             out.append(phrase)
+    # faster-whisper (CTranslate2) runs its own kernels: the transformers path's runtime
+    # and attention are not what it runs (its program is said by the parser's assumption)
+    own = own_kernels(getattr(result.workload, "framework", None))
     for a in result.assumed:
-        if not llm and a.field in LLM_ONLY:
+        if not llm and a.field in LLM_ONLY or own and a.field in ("runtime", "attention"):
             continue
         value = "fp16" if fp16 and a.value == "bf16" else a.value
         field = "input_length" if not llm and a.field in INPUT_LENGTH else a.field

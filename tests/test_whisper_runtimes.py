@@ -64,3 +64,68 @@ def test_the_program_is_read_beside_the_model_name():
         p = parse_query(text)
         assert p.ok, text
         assert p.workload.model.startswith("whisper-") and p.workload.framework == framework
+
+
+# --- the card's own runtime: Whisper is no model llama.cpp / Ollama serve --------------------
+
+
+def _parsed(line: str):  # noqa: ANN202
+    p = parse_query(line)
+    assert p.ok and p.ignored == [], (line, p.error, p.ignored)
+    return p
+
+
+def test_whisper_on_a_pascal_card_is_faster_whisper_int8_not_a_llama_cpp_gguf():
+    """ "whisper large-v3 转录 1080ti行不行" was sized as a llama.cpp GGUF Q4_K_M LLM (the
+    Pascal rule for LLMs). CTranslate2 runs int8 on compute capability 6.1 and has no float16
+    there (its docs/quantization.md): faster-whisper int8, said as an assumption."""
+    for line in (
+        "whisper large-v3 转录 1080ti行不行",
+        "whisper large-v3 on a p40",
+        "p40 跑 whisper",
+    ):
+        w = _parsed(line).workload
+        assert (w.framework, w.weights_format, w.runtime) == ("faster-whisper", "int8", None), line
+    p = _parsed("whisper large-v3 转录 1080ti行不行")
+    assert any(a.startswith("speech_runtime_on_pascal") for a in p.assumed)
+    # an LLM on the same card is still answered for llama.cpp and its GGUF files
+    llm = _parsed("qwen2.5-7b 1080ti").workload
+    assert llm.runtime == "llamacpp" and llm.weights_format == "q4_k_m"
+
+
+def test_faster_whisper_on_a_pascal_card_holds_fp32_weights_not_fp16():
+    """CTranslate2 loads float16 as float32 on compute capability 6.x (implicit type
+    conversion on load): faster-whisper named on a P40 without a type holds fp32 weights,
+    twice the fp16 count, and decodes at half the fp16 speed (twice the bytes per token)."""
+    w = _parsed("faster-whisper large-v3 on a p40").workload
+    assert w.weights_format == "fp32"
+    fp32 = estimate(w).estimate.total_bytes
+    fp16 = estimate(w.model_copy(update={"weights_format": "fp16"})).estimate.total_bytes
+    assert fp32 > fp16 + 2.5 * GB
+    assert _parsed("faster-whisper large-v3 int8 on a p40").workload.weights_format == "int8"
+    # a card with float16 keeps it
+    assert _parsed("faster-whisper large-v3 on a 3090").workload.weights_format is None
+
+
+def test_every_non_llm_kind_on_pascal_mac_and_radeon_gets_its_own_runtime():
+    """Whisper, SDXL, YOLO and BERT on a P40, a 1080 Ti, a Mac and a 7900 XTX: none is
+    answered for llama.cpp or a GGUF type (that rule is for LLMs)."""
+    for card in ("p40", "1080ti", "m2 max 64g", "7900xtx"):
+        for model in ("whisper large-v3", "sdxl", "yolov8m 推理", "bert-base 推理"):
+            w = _parsed(f"{model} {card}").workload
+            assert w.runtime != "llamacpp" and not (w.weights_format or "").startswith("q"), (
+                card,
+                model,
+                w,
+            )
+
+
+def test_the_pascal_whisper_answer_names_its_program_not_llama_cpp(capsys) -> None:  # noqa: ANN001
+    from advisor.__main__ import main
+
+    main(["whisper large-v3 转录 1080ti行不行", "--lang", "zh", "--offline"])
+    text = capsys.readouterr().out
+    assert "faster-whisper" in text and "int8" in text, text
+    assert "llama.cpp" not in text.splitlines()[0], text  # the header: the program sized
+    for wrong in ("GGUF", "Q4_K_M", "q4_k_m", "Ollama 默认", "SDPA", "运行框架：transformers"):
+        assert wrong not in text, (wrong, text)

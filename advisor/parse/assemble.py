@@ -12,11 +12,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor import catalog
-from advisor.architectures import architecture_of
-from advisor.memory.runtimes import is_gguf
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
 from advisor.parse.names import family_model, longer_context_siblings, suggest
+from advisor.parse.platform import platform_runtime
 from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.stack import framework_of
@@ -173,7 +172,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
     mode = _lora_loaded(mode, fields, kind, r, assumed)
     mode = four_bit_mode(mode, fields, assumed)
-    _platform_runtime(fields, r.gpu_id, kind, mode, assumed)
+    platform_runtime(fields, r.gpu_id, kind, r.spec.family if r.spec else None, mode, assumed)
     _gguf_default(fields, r, mode, assumed)
     _gguf_type(fields, assumed)
     fields["mode"] = Mode(mode)
@@ -294,30 +293,6 @@ def _lora_loaded(
         assumed.append("lora_loaded = LoRA")
         return "inference"
     return mode
-
-
-def _platform_runtime(
-    fields: dict[str, Any], gpu_id: str | None, kind: Kind | None, mode: str, assumed: list[str]
-) -> None:
-    """An LLM run on a card whose owners use llama.cpp when they name no runtime (Apple
-    Silicon: no CUDA, so no transformers-on-CUDA, vLLM or bitsandbytes; a Pascal P40 / GTX 10xx:
-    fp16 at 1/64 rate, no vLLM): answered for llama.cpp / Ollama and its GGUF files
-    (data/architectures.toml `llm_runtime`), said as an assumption. A runtime, a framework
-    or a non-GGUF format the user names is kept."""
-    if mode != "inference" or kind not in (None, Kind.llm) or gpu_id is None:
-        return
-    if fields.get("runtime") or fields.get("framework"):
-        return
-    named = fields.get("weights_format")
-    if named and not is_gguf(str(named)):
-        # "chatglm-6b-int4 … 1080ti": a checkpoint in a format GGUF files do not have is
-        # run where it was made (transformers); GGUF types and no format go to llama.cpp
-        return
-    arch = architecture_of(catalog.gpus().get(gpu_id))
-    if arch is None or arch.llm_runtime != "llamacpp":
-        return
-    fields["runtime"] = "llamacpp"
-    assumed.append(f"runtime_on_{arch.id.split('-')[0]} = llama.cpp")
 
 
 def _gguf_type(fields: dict[str, Any], assumed: list[str]) -> None:

@@ -173,7 +173,9 @@ def option_from(
     )
     audio = None
     if speed_f.kind == "audio" and (fits or speed_always) and count == 1:
-        audio = realtime_factor(speed_f.model_id, speed.gpu, speed_f.batch, speed_f.runtime)
+        audio = realtime_factor(
+            speed_f.model_id, speed.gpu, speed_f.batch, speed_f.runtime, None, speed_f.weight_bytes
+        )
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)

@@ -194,6 +194,7 @@ class _Speed(NamedTuple):
     model_id: str | None = None  # vision: the model whose published throughput is read
     input_px: int = 0  # vision: the longer side of the training images
     runtime: str | None = None  # audio: the runtime or framework that transcribes
+    weight_bytes: float = 2.0  # audio: bytes per weight the decode reads (fp16 measured)
 
 
 # Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
@@ -208,7 +209,14 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         # transcription: a real-time factor from a published benchmark (audio_speed.py),
         # not tokens per second
         runtime = w.framework or (est.runtime.value if est.runtime else None)
-        return _Speed("audio", batch=w.batch_size or 1, model_id=model.id, runtime=runtime)
+        fmt = catalog.find_format(w.weights_format or "")
+        return _Speed(
+            "audio",
+            batch=w.batch_size or 1,
+            model_id=model.id,
+            runtime=runtime,
+            weight_bytes=fmt.bits / 8 if fmt is not None else 2.0,
+        )
     if model.kind == Kind.llm and not w.mode.is_training:
         batch = w.concurrency or w.batch_size or 1
         prompt = w.prompt_tokens or w.context_tokens or 4096

@@ -14,6 +14,12 @@ def is_reference_whisper(framework: str | None) -> bool:
     return (framework or "").lower() in coefficient("openai_whisper", "frameworks")
 
 
+def own_kernels(framework: str | None) -> bool:
+    """A CTranslate2 program (faster-whisper): no PyTorch model, so the transformers path's
+    runtime, attention and bf16 words do not describe what it runs."""
+    return (framework or "").lower() in coefficient("ctranslate2", "frameworks")
+
+
 def reference_format(framework: str | None, fmt: str, acc: Breakdown) -> str:
     """The weights' format when the user gave none: fp32 under openai-whisper (stated in
     place of the usual default), else `fmt`."""
