@@ -82,7 +82,10 @@ def test_hunyuanvideo_720p_is_1280x720_and_one_figure_per_answer() -> None:
     per_card = set(re.findall(r"VRAM per card ~([\d.]+ GiB)", text))
     assert len(per_card) == 1
     shown = f"{rec.named.per_gpu_bytes / GIB:.1f} GiB"
-    assert per_card == {shown} and f"{shown} per card of" in text
+    assert per_card == {shown} and f"VRAM per card ~{shown} of" in text
+    # the cards to rent instead run it as loaded by default, the figure the 🔧 line gives
+    asked = f"{rec.asked.estimate.total_bytes / GIB:.1f} GiB"
+    assert f"needs {asked} per card" in text and f"{asked} per card of" in text
 
 
 def test_a_still_image_resolution_in_p_is_square() -> None:
@@ -153,3 +156,31 @@ def test_a_video_pipeline_gets_no_still_image_guide_line() -> None:
     for line in ("hunyuanvideo 720p", "hunyuanvideo 720p on 4090", "wan2.1 480p on 3090"):
         rec = ask(line)
         assert rec.guide_task is None or rec.guide_task.id != "sdxl_inference", line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "sdxl出图 3060ti 8g跑的动吗",
+        "sdxl on my 8gb rtx 3070",
+        "flux dev fp16 4090能跑吗",
+        "flux.1-dev fp16 on my rtx 4090",
+        "hunyuanvideo 720p on 4090",
+    ],
+)
+def test_the_cards_to_rent_instead_run_the_job_as_asked_not_the_small_cards_recipe(
+    line: str,
+) -> None:
+    """The small card's offload is its own: a card rented instead runs the pipeline as
+    loaded by default (SDXL on a 3090: 12.7 GiB, no offload; FLUX fp16 on an 80 GB card),
+    so the picks show the job as asked, never the 8 GB card's streamed figure."""
+    rec = ask(line)
+    assert rec.recipe is not None and rec.asked is not None and rec.asked.estimate is not None
+    asked = rec.asked.estimate.total_bytes
+    assert rec.named.per_gpu_bytes < asked  # the named card runs the recipe
+    picks = [o for o in (rec.cheapest, rec.best_value, rec.fastest) if o is not None]
+    assert picks
+    for o in picks:
+        if o.count == 1:
+            assert o.per_gpu_bytes == asked, (o.gpu_id, o.per_gpu_bytes, asked)
+        assert o.usable_bytes * 0.8 >= o.per_gpu_bytes or o.fix, o.gpu_id

@@ -115,12 +115,16 @@ def recommend(
     try_budget_fixes: bool = True,
     use_recipes: bool = True,
     owned: bool = False,
+    picks_for: Workload | None = None,
 ) -> Recommendation:
     """`ask_count`: the user asked how many of the named card ("需要几张 H100") and gave no
     count: the named setup is the fewest of that card that run the job. `use_recipes`: a
     diffusion job that does not fit the named card as loaded by default is answered for the
     low-VRAM recipe people run on it (recipes.py). `owned`: the named card is the user's own
-    (they said so, or it has no rental listing): never called over-provisioned."""
+    (they said so, or it has no rental listing): never called over-provisioned.
+    `picks_for`: the job the other cards are searched for, when it is not `w` (the named
+    card's small-card recipe: a card to rent instead runs the job as asked, without the
+    recipe's offload)."""
     prices = catalog.load_prices(prices_file)
     currency = currency or "CNY"
     setups = _Setups(w)
@@ -154,11 +158,13 @@ def recommend(
                 try_budget_fixes=try_budget_fixes,
                 use_recipes=False,
                 owned=owned,
+                picks_for=w,
             )
             return rec.model_copy(update={"recipe": recipe[0], "asked": base})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
-    found = _search(setups, prices_file, currency, region, budget_per_hour, budget_total)
+    searched = setups if picks_for is None else _Setups(picks_for)
+    found = _search(searched, prices_file, currency, region, budget_per_hour, budget_total)
     if found.over_budget and named is None and try_budget_fixes:
         # Before declaring the budget impossible: the cheap changes (a smaller format, a
         # shorter context) on cards within it. The answer is then for the changed job: the
@@ -193,6 +199,7 @@ def recommend(
         region,
         count_asked=ask_count and named is not None and gpu_count is None,
         owned=owned,
+        own=setups if searched is not setups else None,
     )
 
 
@@ -246,10 +253,13 @@ def _answer(
     region: str | None,
     count_asked: bool = False,
     owned: bool = False,
+    own: _Setups | None = None,
 ) -> Recommendation:
     """The recommendation from the search: the picks tagged and noted, the headline, its
-    verdict and fixes, the answer's pitfalls, free tiers and precision grid."""
-    setups, options, excluded, picks, over_budget = found
+    verdict and fixes, the answer's pitfalls, free tiers and precision grid. `own`: the
+    named card's job where the picks were searched for another (`recommend`'s picks_for)."""
+    searched, options, excluded, picks, over_budget = found
+    setups = own or searched
     base = setups.base
     w = setups.w
     platform = platform_of(named_gpu) if named is not None else None
@@ -269,7 +279,7 @@ def _answer(
         o.why = tag(o, cheapest, best_value, fastest)
         # numbers and assumptions only: the search's estimate at the pick's count will do (the
         # headline's setup, shown below, is worked out in full)
-        o.notes = card_pitfalls(setups.fit(o.count), catalog.gpus()[o.gpu_id], o)
+        o.notes = card_pitfalls(searched.fit(o.count), catalog.gpus()[o.gpu_id], o)
 
     # A budget for the whole job asks what the job costs: the headline is then the pick
     # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
