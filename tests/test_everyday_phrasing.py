@@ -103,3 +103,25 @@ def test_everyday_words_are_not_listed_as_not_understood(line: str) -> None:
     parsed = parse_query(line)
     assert parsed.error is None or parsed.error.code == "no_model", parsed.error
     assert parsed.ignored == [], parsed.ignored
+
+
+@pytest.mark.parametrize(
+    ("line", "card", "count"),
+    [
+        ("双3090能跑啥模型", "rtx-3090", 2),
+        ("双路4090能干点啥", "rtx-4090", 2),
+        ("双3090 跑 qwen2.5-32b", "rtx-3090", 2),
+        ("what's possible on 2x 3090", "rtx-3090", 2),
+        ("what could I do with a 4090", "rtx-4090", None),
+        ("3090能跑哪些东西", "rtx-3090", None),
+    ],
+)
+def test_a_pair_of_cards_and_spoken_questions_are_read_whole(
+    line: str, card: str, count: int | None
+) -> None:
+    """ "双3090" is two 3090s (was: "双" not understood, one card); "what could I do with",
+    "what's possible", "哪些东西" ask what the card runs."""
+    parsed = parse_query(line)
+    assert (parsed.gpu_id, parsed.gpu_count, parsed.ignored) == (card, count, []), parsed
+    if parsed.workload is None:
+        assert parsed.question_kind == "capability"

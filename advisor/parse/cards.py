@@ -68,9 +68,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     alone = "(?:" + "|".join(re.escape(u) for u in sorted(units["alone"], key=len, reverse=True))
     alone += ")"
     n = rf"(?P<n>\d{{1,4}}|{_count_word()})"
+    glued = "(?:" + "|".join(map(re.escape, units["glued_counts"])) + ")"
     return {
         "explicit": re.compile(r"\bgpu:(?P<id>[a-z0-9.\-]+)"),
-        "count_first": re.compile(rf"{_EDGE}{n}\s*{before}\s*(?:的\s*)?{_NAME}"),
+        "count_first": re.compile(
+            rf"{_EDGE}(?:{n}\s*{before}|(?P<n2>{glued}))\s*(?:的\s*)?{_NAME}"
+        ),
         # "two 3090s", "dual 3090", "4 RTX 3090": a count and a space, when the count is a
         # word or the card carries its brand; "is 16 H100 enough", "8 A100 80g": or the card
         # is a data-center part, a letter and its number (simplescaling/s1 #62, Megatron-LLM
@@ -96,7 +99,7 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         # and its unit; a count and a space; a count sign or unit after the card): tested
         # first, as the card name in each is tried at every position
         "count_prep_needs": re.compile(r"(?:on|with|have|using|rent|got|need|in|across)\s"),
-        "count_first_needs": re.compile(rf"(?:\d|{_count_word()})\s*{before}"),
+        "count_first_needs": re.compile(rf"(?:\d|{_count_word()})\s*{before}|{glued}"),
         "count_space_needs": re.compile(rf"\d\s|{_english_count_word()}\s"),
         "count_after_needs": re.compile(r"[x*]\s*\d|[张块卡台]"),
         "count_only": re.compile(
