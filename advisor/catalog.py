@@ -78,6 +78,10 @@ class ModelSpec(BaseModel):
     # (global, or spatially reduced as SegFormer's): tokens x keys, both proportional to the
     # pixel count, so it grows with the square of the input area where the rest grows with it.
     attention_bytes_per_sample: int | None = None
+    # A patch-based image encoder's native input side and patch (config.json image_size,
+    # patch_size): a training run at another size the user names is a run over that grid.
+    image_size: int | None = None
+    patch_size: int | None = None
     # The chat / instruct repo of the family (`meta-llama/Meta-Llama-3-8B-Instruct`): what a
     # chat endpoint serves. A base repo ships no chat template, so `vllm serve` of it fails
     # on /v1/chat/completions. Equal to the source repo where the release is itself the

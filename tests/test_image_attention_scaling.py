@@ -69,3 +69,27 @@ def test_detr_encoder_scores_are_a_part_of_their_own_at_1024_px():
     assert spec.attention_bytes_per_sample == 6 * 8 * 1024**2 * 9
     linear_share = round(6 * 8 * 273**2 * 9 * (1024**2 / (672 * 416)) * 0.86, -5)
     assert spec.activation_bytes_per_sample == 1_155_000_000 - linear_share + 6 * 8 * 1024**2 * 9
+
+
+def _vit(mode: str, side: int | None):
+    sizes = {"image_width": side, "image_height": side} if side else {}
+    w = Workload(model="vit-base", mode=mode, batch_size=32, weights_format="fp32", **sizes)
+    return estimate(w)
+
+
+def test_a_vit_trained_at_a_named_size_runs_over_that_patch_grid():
+    """ViT-B/16 (config image_size 224, patch 16: 14 x 14 + CLS = 197 tokens) trained at
+    384 x 384 runs over 24 x 24 + CLS = 577 tokens (timm img_size, transformers
+    interpolate_pos_encoding), said as the sequence it assumed; at inference the processor
+    resizes every image to 224, so the named size changes nothing there."""
+
+    def seq(result) -> str:
+        return {a.field: a.value for a in result.assumed}["seq_len"]
+
+    def acts(result) -> int:
+        return next(t.bytes for t in result.estimate.terms if t.name == "activations")
+
+    native, named = _vit("full", None), _vit("full", 384)
+    assert (seq(native), seq(named), seq(_vit("full", 224))) == ("197", "577", "197")
+    assert acts(named) == pytest.approx(acts(native) * 577 / 197, rel=0.01)
+    assert acts(_vit("inference", 384)) == acts(_vit("inference", None))

@@ -30,6 +30,21 @@ def is_vision_encoder(spec: ModelSpec | None) -> bool:
     return spec is not None and spec.family in VISION_ENCODER_FAMILIES and spec.arch is not None
 
 
+def training_grid_tokens(spec: ModelSpec | None, w: Workload) -> int | None:
+    """Tokens per image of a patch encoder trained at the size the user named (timm's
+    img_size, transformers' interpolate_pos_encoding): the patch grid at that size plus the
+    native grid's extra tokens (CLS, registers); None when no size or no patch is known.
+    Inference keeps the processor's native grid (the module docstring)."""
+    if not is_vision_encoder(spec) or spec is None or spec.arch is None:
+        return None
+    if not (spec.patch_size and spec.image_size) or not (w.image_width or w.image_height):
+        return None
+    width = w.image_width or w.image_height or spec.image_size
+    height = w.image_height or width
+    extra = spec.arch.max_context_tokens - (spec.image_size // spec.patch_size) ** 2
+    return -(-width // spec.patch_size) * -(-height // spec.patch_size) + max(extra, 0)
+
+
 @cache
 def _rel_pos() -> dict:
     with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:

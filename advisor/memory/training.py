@@ -6,7 +6,7 @@ import math
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory import distributed, multimodal, quantizers, sharding
+from advisor.memory import distributed, encoder, multimodal, quantizers, sharding
 from advisor.memory.stacks import (
     default_accumulation,
     default_checkpointing,
@@ -107,7 +107,8 @@ def training_setup(
     batch = w.batch_size or 1
     if w.batch_size is None:
         acc.assume("batch_size", 1)
-    seq = w.seq_len or w.context_tokens or min(2048, arch.max_context_tokens)
+    grid = encoder.training_grid_tokens(spec, w)
+    seq = w.seq_len or w.context_tokens or grid or min(2048, arch.max_context_tokens)
     if w.seq_len is None and w.context_tokens is None:
         acc.assume("seq_len", seq)
     seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
