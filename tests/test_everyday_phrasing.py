@@ -125,3 +125,12 @@ def test_a_pair_of_cards_and_spoken_questions_are_read_whole(
     assert (parsed.gpu_id, parsed.gpu_count, parsed.ignored) == (card, count, []), parsed
     if parsed.workload is None:
         assert parsed.question_kind == "capability"
+
+
+def test_a_vendor_stack_is_read_beside_its_card_and_left_over_beside_another():
+    """ "7900xtx … rocm vllm": the ROCm build of vLLM on the Radeon named (the answer is on
+    ROCm already), read; beside no AMD card the answer is for other cards, so "rocm" stays
+    listed as not read rather than silently dropped."""
+    assert parse_query("7900xtx 能跑qwen2.5-14b吗 rocm vllm").ignored == []
+    assert parse_query("m2 max 64g metal 跑 qwen2.5-14b").ignored == []
+    assert parse_query("rocm vllm 跑 qwen2.5-14b").ignored == ["rocm"]

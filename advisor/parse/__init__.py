@@ -52,6 +52,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     cards.recognize_cards,
     cards.recognize_vram,
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
+    stack.recognize_platform_words,  # after the cards: "rocm" beside a Radeon
     stack.recognize_speech_stack,  # before names: "openai-whisper large-v3"
     names.recognize_distill,
     names.recognize_phrase,

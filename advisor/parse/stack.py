@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from advisor import catalog
 from advisor.models import Offload, Parallelism
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan, reject
@@ -34,6 +35,15 @@ def recognize_runtime(s: Scan, r: Reading) -> None:
         runtime, framework = lookup[vocab.squash(m.group(0))]
         r.fields.setdefault("runtime", runtime)
         r.fields.setdefault("framework", framework)
+
+
+def recognize_platform_words(s: Scan, r: Reading) -> None:
+    """ "rocm", "metal": read when the card named is that vendor's (the answer is on its
+    stack already), else left over."""
+    gpu = catalog.gpus().get(r.gpu_id or "")
+    words = vocab.load("runtimes")["platform_words"].get(gpu.vendor if gpu else "")
+    if words:
+        s.take_all(vocab.alternation(words))
 
 
 @cache
