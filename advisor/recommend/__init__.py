@@ -25,6 +25,7 @@ from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
     MIN_FREE,
+    adds_cards,
     candidate_fixes,
 )
 from advisor.recommend.free_tiers import free_tiers
@@ -137,7 +138,11 @@ def recommend(
         if ask_count and gpu_count is None:
             count = _fewest(setups, named_gpu, price)
         named = option(setups.at(count), named_gpu, count, price, speed_always=True)
-        if gpu_count is None and not ask_count and _several_on_platform(named, named_gpu):
+        if (
+            gpu_count is None
+            and not ask_count
+            and _several_on_platform(named, named_gpu, setups.at(count))
+        ):
             # "MI300X llama3-405b fp8": no larger card exists on the platform; the answer
             # is the fewest of the named card that run it, said so (count_asked)
             count = _fewest(setups, named_gpu, price)
@@ -393,17 +398,22 @@ def _small_card_recipe(
     return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), int(usable * (1 - MIN_FREE)))
 
 
-def _several_on_platform(named: Option, gpu: GpuSpec) -> bool:
-    """An AMD Instinct card named alone that cannot hold the job: no larger card exists on
-    the platform, so the answer is several of it. A Radeon is the asker's own card, judged
-    alone with what would make it fit (a Mac takes no second GPU)."""
-    return (
+def _several_on_platform(named: Option, gpu: GpuSpec, setup: EstimateResult) -> bool:
+    """An AMD Instinct card named alone that cannot hold the job, nor with any change on
+    that card: no larger card exists on the platform, so the answer is several of it. A
+    Radeon is the asker's own card, judged alone with what would make it fit (a 7900 XTX
+    with Qwen2.5-14B in bf16: a GGUF quant on it, then a second card; a Mac takes no second
+    GPU)."""
+    if not (
         platform_of(gpu) == "AMD"
         and gpu.segment == "datacenter"
         and named.count == 1
         and not named.fits
         and not named.blocked
-    )
+    ):
+        return False
+    _, codes = verdict_of(setup, named, gpu, own_card=True)
+    return all(adds_cards(c) for c in codes)
 
 
 def _fewest(setups: _Setups, gpu: GpuSpec, price: Price | None) -> int:

@@ -40,7 +40,40 @@ def runs_in(need: float, usable: float) -> bool:
     return need <= usable * (1 - MIN_FREE)
 
 
-COUNTS = (1, 2, 4, 8, 16, 32)
+# Card counts tried, fewest first: any count on one machine (ZeRO-3 / FSDP, data parallel,
+# llama.cpp's and pipeline layer splits take 3 or 6 cards as well as 4; vLLM/SGLang tensor
+# parallelism only where the count divides the attention heads, `tp_ok`), then whole 8-card
+# machines. A ladder of 1/2/4/8 answered "at least 4" for a DPO full fine-tune its own
+# estimate ran on 3 A100 80GB with 33% free.
+COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 16, 32)
+# The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
+ONE_MACHINE = 8
+
+
+def adds_cards(code: str) -> bool:
+    """A change that runs the job on more cards ("cards:4", or "stack:cards:2+…": fewer
+    more cards with settings of the same run)."""
+    return code.startswith(("cards:", "stack:cards:"))
+
+
+def tp_ok(result: EstimateResult, count: int) -> bool:
+    """Tensor parallelism splits attention heads: the count must divide them (a layer
+    split, llama.cpp's, takes any count)."""
+    arch = result.model.arch
+    if count == 1 or arch is None or result.workload.mode.is_training:
+        return True
+    par = result.workload.parallelism
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    if (par.value if par is not None else assumed) not in (None, "tp"):
+        return True
+    return (
+        arch.heads % count == 0
+        and arch.kv_heads_ % count == 0
+        or arch.kv_heads_ < count
+        and count % arch.kv_heads_ == 0
+    )
+
+
 # Fixes that leave the model, its format and the user's recipe as they are: offered on
 # other cards too, so a 24 GB card that fits with one of them beats a 48 GB card.
 CHEAP = (
@@ -105,7 +138,9 @@ KV_FIXES = {
     Runtime.exllamav2: ("kv_q4_exllama", "q4_0"),  # ExLlamaV2Cache_Q4, ~4.5 bits a value
 }
 # Smaller formats a runtime loads: llama.cpp only reads GGUF types.
-QUANTIZE_FORMATS = ("fp8", "int8", "awq-4bit", "q4_k_m")
+# GGUF Q8_0 after int8: the same bytes where int8 runs, the 8-bit route where it does not
+# (vLLM on a Radeon: INT8 ❌, GGUF ✅ in its quantization hardware table).
+QUANTIZE_FORMATS = ("fp8", "int8", "q8_0", "awq-4bit", "q4_k_m")
 GGUF_QUANTIZE_FORMATS = ("q4_k_m", "q3_k_m")
 # Diffusion checkpoints come in fp8 (ComfyUI float8_e4m3fn), int8 and NF4 (bitsandbytes).
 DIFFUSION_QUANTIZE_FORMATS = ("fp8", "int8", "nf4")
@@ -289,8 +324,8 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
             "offload_params",
             lambda: w.model_copy(update={"cpu_offload": Offload.params, "parallelism": sharded}),
         )
-    for count in (2, 4, 8):
-        if count > w.num_gpus:
+    for count in COUNTS:
+        if w.num_gpus < count <= ONE_MACHINE:
             yield f"cards:{count}", partial(workload_for, w, count)
 
 
@@ -374,6 +409,8 @@ def fixes_for(
                 trials[key] = (trial, reqs)
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
+        if family == "cards" and not tp_ok(trial, trial.workload.num_gpus):
+            continue  # vLLM would not start: the count does not divide the heads
         if reqs is None:  # read only for a change that fits (most trials do not)
             reqs = applicable(trial)
             if trials is not None:

@@ -33,6 +33,9 @@ class Verdict(BaseModel):
     # above it, data/band.toml) is over the usable memory: that figure, said beside the
     # verdict ("may not fit"); None when the high end fits too.
     measured_up_to_bytes: int | None = None
+    # the changes in the answer's list that run with less than the guide's headroom
+    # ("2× RTX 3090 with vLLM's lean flags": runs, tight), said so beside each
+    tight_fixes: list[str] = []
 
     @property
     def word(self) -> str:

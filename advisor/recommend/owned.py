@@ -19,7 +19,7 @@ from advisor.constraints import applicable, blockers
 from advisor.models import Workload
 from advisor.pitfalls import card_pitfalls
 from advisor.recommend import _Setups
-from advisor.recommend.fixes import COUNTS
+from advisor.recommend.fixes import COUNTS, adds_cards
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import option
 from advisor.recommend.verdict import verdict_of
@@ -105,8 +105,8 @@ def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
     if verdict is None:
         return None
     # more cards than the machine has is renting: the rentals below the lab section say it
-    fixes = [f for f in fixes if not f.startswith("cards:")]
-    if verdict.fix is not None and verdict.fix.startswith("cards:"):
+    fixes = [f for f in fixes if not adds_cards(f)]
+    if verdict.fix is not None and adds_cards(verdict.fix):
         verdict = verdict.model_copy(update={"fix": fixes[0] if fixes else None})
     cost = _cost(m, chosen.count)
     return MachineFit(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.models import EstimateResult
+from advisor.recommend.fixes import adds_cards
 from advisor.recommend.rank import cheapest_of
 from advisor.recommend.verdict import verdict_of
 from advisor.types import Option
@@ -51,8 +52,8 @@ def _runs_here(named: Option, gpu: GpuSpec, setup: EstimateResult) -> bool:
     if named.fits and not named.blocked:
         return True
     _, codes = verdict_of(setup, named, gpu, own_card=True)
-    return any(not c.startswith("cards:") for c in codes) or (
-        gpu.vendor != "Apple" and any(c.startswith("cards:") for c in codes)
+    return any(not adds_cards(c) for c in codes) or (
+        gpu.vendor != "Apple" and any(adds_cards(c) for c in codes)
     )
 
 
@@ -60,4 +61,4 @@ def platform_fixes(fixes: list[str], gpu: GpuSpec) -> list[str]:
     """A Mac takes no second GPU: "more cards" is no change on it."""
     if gpu.vendor != "Apple":
         return fixes
-    return [f for f in fixes if not f.startswith("cards:")]
+    return [f for f in fixes if not adds_cards(f)]

@@ -12,7 +12,7 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, blockers
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Runtime
-from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for, runs_in
+from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for, runs_in, tp_ok
 from advisor.recommend.pricing import times
 from advisor.recommend.speed import (
     NO_SPEED,
@@ -31,24 +31,6 @@ FASTEST_PRICE_FACTOR = 4.0
 # Engines that take a set share of the card (--gpu-memory-utilization, --mem-fraction-static).
 SHARE = (Runtime.vllm, Runtime.sglang)
 FASTEST_JOB_COST_FACTOR = 2.0
-
-
-def tp_ok(result: EstimateResult, count: int) -> bool:
-    """Tensor parallelism splits attention heads: the count must divide them (a layer
-    split, llama.cpp's, takes any count)."""
-    arch = result.model.arch
-    if count == 1 or arch is None or result.workload.mode.is_training:
-        return True
-    par = result.workload.parallelism
-    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
-    if (par.value if par is not None else assumed) not in (None, "tp"):
-        return True
-    return (
-        arch.heads % count == 0
-        and arch.kv_heads_ % count == 0
-        or arch.kv_heads_ < count
-        and count % arch.kv_heads_ == 0
-    )
 
 
 def engine_share(result: EstimateResult) -> float | None:

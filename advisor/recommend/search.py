@@ -11,7 +11,14 @@ from advisor.constraints import applicable, blockers, speed_constants
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.estimates import estimate, trial_estimate
-from advisor.recommend.fixes import COUNTS, HEADROOM, CheapFixes, runs_in, workload_for
+from advisor.recommend.fixes import (
+    COUNTS,
+    HEADROOM,
+    ONE_MACHINE,
+    CheapFixes,
+    runs_in,
+    workload_for,
+)
 from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
     Card,
@@ -261,10 +268,6 @@ def _a_pick_within(
     return setups.cheap_fixes.first(setups.fit(count), card.gpu, False) is not None
 
 
-# The most cards of one machine (an 8-GPU node): more is a multi-node cluster.
-ONE_MACHINE = 8
-
-
 def _one_machine_will_do(placed: list[Option | None]) -> bool:
     """Some NVIDIA card runs the job comfortably on one machine: `top_picks` then never
     heads an answer with a multi-node setup, so none is searched (16 RTX 4060s listed beside
@@ -303,7 +306,7 @@ class _InAWeek:
         the limit: each count up to 8 in turn, stopping at one that does not fit (the one
         before is kept) or one that finishes in time."""
         best = count
-        for more in (c for c in COUNTS if count < c <= 8):
+        for more in (c for c in COUNTS if count < c <= ONE_MACHINE):
             need, share, tp, facts = self.facts(more)
             usable = card.usable_bytes if share is None else int(card.usable_bytes * share)
             if not (runs_in(need, usable) and tp):  # option_from's `fits`

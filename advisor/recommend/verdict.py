@@ -11,10 +11,13 @@ from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
+    ONE_MACHINE,
     SLOW,
+    adds_cards,
     fixes_for,
     runs_in,
     stacked_fix,
+    tp_ok,
     workload_for,
 )
 from advisor.recommend.options import Verdict
@@ -45,7 +48,7 @@ def verdict_of(
         # contradicted itself, and memory fixes changed nothing (consist, 2026-11-30).
         codes, tight = split_fixes(setup, gpu, o.count)
         # own cards: a change on these cards, even a tight one, before renting more
-        first = next((c for c in codes if not (own_card and c.startswith("cards:"))), None)
+        first = next((c for c in codes if not (own_card and adds_cards(c))), None)
         return Verdict(
             state="split",
             headroom_fraction=o.headroom_fraction,
@@ -57,7 +60,7 @@ def verdict_of(
         state = "tight" if o.fits else "no_fit"
     codes, tight = fixes_by_cost(setup, gpu, state)
     first = codes[0] if codes else None
-    if own_card and first is not None and first.startswith("cards:"):
+    if own_card and first is not None and adds_cards(first):
         first = None
     return (
         Verdict(
@@ -66,6 +69,7 @@ def verdict_of(
             fix=first,
             fix_tight=first is not None and first in tight,
             measured_up_to_bytes=up_to if state == "tight" else None,
+            tight_fixes=sorted(c for c in tight if adds_cards(c)),
         ),
         codes,
     )
@@ -145,6 +149,15 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
         stacked = stacked_fix(setup, gpu)
         if stacked is not None and not stacked[1]:
             same_cards = [stacked[0]] + same_cards
+    if state == "no_fit" and len(same_cards) < 4:
+        # Fewer more cards with settings of the same run, before the count that runs it as
+        # asked: 72B AWQ on one 3090 runs on two with vLLM's lean flags (tight), not only
+        # on the four rented ones.
+        fewer = fewer_cards_with_settings(setup, gpu, more_cards)
+        if fewer is not None:
+            more_cards = [fewer[0]] + more_cards
+            if fewer[1]:
+                tight.add(fewer[0])
     if not [c for c in same_cards if c not in tight]:
         # No one change leaves the headroom on these cards: several settings of the same run
         # together, before any tight single change and before renting more cards.
@@ -153,7 +166,34 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             same_cards = [stacked[0]] + same_cards
             if stacked[1]:
                 tight.add(stacked[0])
-    return (same_cards + more_cards)[:4], tight
+    listed = (same_cards + more_cards)[:4]
+    return listed, {c for c in tight if c in listed}
+
+
+def fewer_cards_with_settings(
+    setup: EstimateResult, gpu: GpuSpec, more_cards: list[str]
+) -> tuple[str, bool] | None:
+    """(code, tight) for the fewest cards, fewer than the first count in `more_cards`, on
+    which the job runs as is or with one setting of the same run (the vLLM lean flags, an
+    fp8 KV cache): "stack:cards:2+vllm_lean_tp". None when none does (several settings
+    stacked on more cards read as a recipe, not a change)."""
+    counts = [int(c.partition(":")[2]) for c in more_cards if c.startswith("cards:")]
+    upto = min(counts, default=ONE_MACHINE + 1)
+    usable = gpu.usable_vram_bytes
+    for count in (c for c in COUNTS if setup.workload.num_gpus < c < upto):
+        trial = trial_estimate(workload_for(setup.workload, count))
+        if trial.estimate is None or not tp_ok(trial, count) or blockers(gpu, trial):
+            continue
+        if runs_in(trial.estimate.total_bytes, usable):
+            return f"cards:{count}", True  # tight as is (a comfortable count is in the list)
+        one = fixes_for(trial, gpu, comfortable=False, only_cheap=True, limit=1)
+        if one:
+            code, fixed = one[0]
+            tight = fixed.estimate is not None and fixed.estimate.total_bytes > usable * (
+                1 - HEADROOM
+            )
+            return f"stack:cards:{count}+{code}", tight
+    return None
 
 
 def four_on_the_same_cards(found: list[tuple[str, EstimateResult]]) -> bool:
