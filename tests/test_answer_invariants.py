@@ -192,7 +192,7 @@ def test_an_assumed_serving_engine_says_why_nvidia_smi_shows_more() -> None:
     rec, text = _answer("mixtral-8x7b sglang 8k batch 32")
     note = next(p for p in rec.pitfalls if p.code == "vllm_preallocates")
     assert note.params["engine"] == "SGLang" and note.params["share"] == "88%"
-    assert "SGLang pre-allocates 88% of VRAM" in text
+    assert "SGLang pre-allocates 88% of each card" in text
 
 
 def test_a_card_that_cannot_run_the_job_gets_no_speed_or_cost_of_running_it() -> None:

@@ -117,3 +117,19 @@ def test_an_amd_card_named_alone_is_answered_on_that_card_first(line: str, lang:
     # no INT8 route vLLM does not have on ROCm
     assert not any(c == "quantize:int8" for c in rec.fixes)
 
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_engine_reservation_is_named_as_such_not_as_the_need(lang: str) -> None:
+    """vLLM's gpu_memory_utilization share is said to be what vLLM reserves; where the need
+    is larger, the tool's view is the need (one reading, both said the same way)."""
+    rec, text = _answer("4张7900xtx 跑qwen2.5-14b vllm", lang)
+    e = (rec.setup or rec.result).estimate
+    assert e.nvidia_smi_bytes > e.total_bytes
+    assert ("vLLM 启动时预占" if lang == "zh" else "vLLM reserves") in text
+    assert ("rocm-smi 口径" if lang == "zh" else "rocm-smi view") not in text
+    _, text1 = _answer("3090 24g 跑 qwen2.5-72b-instruct-awq 用vllm 能行吗", lang)
+    assert ("nvidia-smi 口径" if lang == "zh" else "nvidia-smi view") in text1
+    for t in (text, text1):
+        assert "远大于" not in t and "far more than" not in t
+
+
