@@ -133,3 +133,15 @@ def test_the_engine_reservation_is_named_as_such_not_as_the_need(lang: str) -> N
         assert "远大于" not in t and "far more than" not in t
 
 
+@pytest.mark.parametrize(
+    "line", ["how much vram for llama3.1-8b with 128k context on vllm fp16", "qwen2.5-7b 推理 vllm"]
+)
+def test_vllm_answers_name_its_own_attention_backends(line: str) -> None:
+    for lang in ("zh", "en"):
+        _, text = _answer(line, lang)
+        assert "FlashAttention" in text and ("FlashInfer" in text or lang == "zh")
+        assert not any(
+            a.strip().startswith(("attention: PyTorch SDPA", "注意力实现：PyTorch SDPA"))
+            for a in text.replace("；", ";").split(";")
+        ), text[-600:]
+

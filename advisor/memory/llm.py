@@ -79,7 +79,12 @@ def estimate_transformer(
         # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
         # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
         gguf = picked is not None and picked[0] in LLAMACPP_FAMILY
-        acc.assume("attention", "llamacpp_flash" if gguf else "sdpa")
+        # vLLM / SGLang / TGI pick their own attention backend (FlashAttention, FlashInfer,
+        # Triton, ROCm's), never PyTorch SDPA: the memory is the same (no score matrix).
+        serving = picked is not None and picked[0] in SERVING_ENGINES
+        acc.assume(
+            "attention", "llamacpp_flash" if gguf else "engine_backend" if serving else "sdpa"
+        )
 
     if fmt == "nf4" and framework == "torchtune":
         fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
