@@ -10,7 +10,7 @@ import pytest
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.fixes import tp_ok
-from advisor.render import render
+from advisor.render import gib, render
 
 
 def _answer(line: str, lang: str) -> tuple[object, str]:
@@ -131,6 +131,22 @@ def test_the_engine_reservation_is_named_as_such_not_as_the_need(lang: str) -> N
     assert ("nvidia-smi 口径" if lang == "zh" else "nvidia-smi view") in text1
     for t in (text, text1):
         assert "远大于" not in t and "far more than" not in t
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("how much vram for llama3.1-8b with 128k context on vllm fp16", "en"),
+        ("llama3.1-8b 128k 上下文 vllm fp16 要多少显存", "zh"),
+        ("qwen2.5-72b-instruct vllm bf16 needs how much vram", "en"),
+    ],
+)
+def test_a_split_pick_follows_the_whole_need_on_one_card(line: str, lang: str) -> None:
+    rec, text = _answer(line, lang)
+    assert rec.named is None and rec.headline is not None and rec.headline.count > 1
+    said = "On one card it needs ~" if lang == "en" else "放在一张卡上一共要约 "
+    assert f"{said}{gib(rec.result.estimate.total_bytes)}" in text, text[:400]
+    assert text.index(said) < text.index(f"{rec.headline.count}× {rec.headline.gpu_name}")
 
 
 @pytest.mark.parametrize(
