@@ -161,3 +161,25 @@ def test_vllm_answers_name_its_own_attention_backends(line: str) -> None:
             for a in text.replace("；", ";").split(";")
         ), text[-600:]
 
+
+@pytest.mark.parametrize(
+    ("line", "lang", "note"),
+    [
+        ("预算5万 想配一台跑大模型推理的机器 求推荐", "zh", True),
+        ("买3张3090 跑 qwen2.5-72b awq 推理", "zh", True),
+        ("buy 3x 3090 for llm inference", "en", True),
+        ("buy 2x 3090 for llm inference", "en", False),
+    ],
+)
+def test_a_purchase_plan_of_three_cards_says_tensor_parallel_cannot_use_them(
+    line: str, lang: str, note: bool
+) -> None:
+    from advisor.kinds import purchase
+
+    parsed = parse_query(line)
+    a = purchase.answer(parsed, "CNY" if lang == "zh" else "USD")
+    assert a.plan is not None
+    n = sum(ln.count for ln in a.plan.lines)
+    assert ("tp_count" in a.notes()) == note, (n, a.notes())
+    text = render("purchase", lang, result=a, parsed=parsed, plain=True)
+    assert ("--pipeline-parallel-size" in text) == note, text

@@ -96,6 +96,18 @@ class PurchaseAnswer(BaseModel):
     electricity_per_kwh: float
     horizon_months: int = 36  # the verdict's horizon: the cards' depreciation period
     buy_below_months: int = 18  # paying off within this is a clear "buy"
+    training: bool = False  # the line names a training job (no serving engine's split)
+
+    @property
+    def odd_tp_count(self) -> bool:
+        """A plan whose card count vLLM / SGLang tensor parallelism cannot use for the usual
+        models: the count must divide the attention heads (64 for Qwen2.5-72B and
+        Llama-3.1-70B, config.json), so only a power of two does. Said beside a plan not
+        meant for training, with the splits that run on it (pitfalls.toml tp_split)."""
+        if self.plan is None or self.training:
+            return False
+        n = sum(ln.count for ln in self.plan.lines)
+        return n > 1 and n & (n - 1) != 0
 
     @property
     def used_cards(self) -> bool:
@@ -116,6 +128,8 @@ class PurchaseAnswer(BaseModel):
             out.append("export_controlled")
         if p.china_sku:
             out.append("china_sku")
+        if self.odd_tp_count:
+            out.append("tp_count")
         return out
 
     def public_json(self) -> dict[str, Any]:
@@ -468,6 +482,7 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         ],
     }
     workload = parsed.workload
+    base["training"] = workload is not None and workload.mode.is_training
     spec = catalog.models().get(workload.model) if workload and workload.model else None
     base["model_name"] = (
         spec.name
