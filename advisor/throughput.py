@@ -2,17 +2,21 @@
 per card, for "how long does training take" (advisor/recommend/speed.py turns it into
 hours: dataset x epochs / (images/s x cards)).
 
-A card the table has no row for is scaled from the model's rows by the smaller of the two
-cards' 16-bit compute and memory bandwidth ratios (never past the fastest card measured),
-and the slowest of those scalings is kept: a time that comes out too short is the costly
-error. A model without rows is scaled
-from a `like` model by published forward GFLOPs. Larger images than the source ran are
-slower by the pixel count; smaller ones are not taken to be faster (data loading and
-kernel launches dominate small images), so the time is then an upper bound.
+Every row of a model is moved to the asked card by measured relative training speed
+(Lambda's one-stack PyTorch benchmark, data/throughput.toml [[relative]]), and the slowest
+of the rows so moved is kept, the card's own row included: rows from different stacks
+(NVIDIA's DALI-tuned figures, timm's plain PyTorch run) come out on the slowest stack, and
+a time that comes out too short is the costly error. A card Lambda did not measure takes
+the nearest measured card's figure times the smallest of its spec ratios (never past the
+fastest card measured). A model without rows is scaled from a
+`like` model by published forward GFLOPs. Larger images than the source ran are slower by
+the pixel count; smaller ones are not taken to be faster (data loading and kernel launches
+dominate small images), so the time is then an upper bound.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -40,27 +44,51 @@ def multi_card_efficiency() -> float:
     return table()["scaling"]["multi_card_efficiency"]
 
 
-# The model measured on the most cards: two cards that both have its row are compared by
-# it (measured), not by their specifications.
-REFERENCE_MODEL = "resnet50"
+@cache
+def relative_speed() -> dict[str, float]:
+    """Card -> ResNet-50 AMP training images/s relative to an RTX 3090 of the same Lambda
+    snapshot (the newer snapshot first)."""
+    out: dict[str, float] = {}
+    for snap in table()["relative"]:
+        base = snap["resnet50"]["rtx-3090"]
+        for gpu_id, rate in snap["resnet50"].items():
+            out.setdefault(gpu_id, rate / base)
+    return out
+
+
+@cache
+def _relative_of(gpu_id: str) -> float:
+    """The card's speed relative to a 3090: measured, else the nearest measured card's (by
+    fp32 compute and bandwidth, same vendor first) times the smallest of the fp32, the
+    bandwidth and, between cards of one segment (whose tensor figures are quoted alike),
+    the 16-bit tensor ratio; never past the fastest card measured."""
+    measured = relative_speed()
+    if gpu_id in measured:
+        return measured[gpu_id]
+    gpus = catalog.gpus()
+    gpu = gpus[gpu_id]
+    best: tuple[float, float] | None = None  # (distance, guess)
+    for ref_id, rel in measured.items():
+        ref = gpus.get(ref_id)
+        if ref is None or ref.memory_bandwidth_gbs <= 0 or not ref.fp32_tflops:
+            continue
+        fp32 = (gpu.fp32_tflops or gpu.dense_tflops) / ref.fp32_tflops
+        bandwidth = gpu.memory_bandwidth_gbs / ref.memory_bandwidth_gbs
+        ratios = [fp32, bandwidth]
+        if ref.segment == gpu.segment:
+            ratios.append(gpu.dense_tflops / ref.dense_tflops)
+        distance = abs(math.log(fp32)) + abs(math.log(bandwidth))
+        distance += 0.0 if ref.vendor == gpu.vendor else 10.0
+        if best is None or distance < best[0]:
+            best = (distance, rel * min(ratios))
+    # Past the fastest card measured the input pipeline (JPEG decoding, augmentation) and
+    # the small kernels set the pace, which no source here measured.
+    return min(best[1] if best else 1.0, max(measured.values()))
 
 
 def _card_ratio(gpu: GpuSpec, ref: GpuSpec) -> float:
-    """How much faster `gpu` trains than `ref`: measured on the reference model where both
-    have a row, else the smaller of the compute and the bandwidth ratios."""
-    measured = {
-        r["gpu"]: r["images_per_s"] for r in table()["row"] if r["model"] == REFERENCE_MODEL
-    }
-    if gpu.id in measured and ref.id in measured:
-        return measured[gpu.id] / measured[ref.id]
-    compute = gpu.dense_tflops / ref.dense_tflops if ref.dense_tflops else 0.0
-    bandwidth = gpu.memory_bandwidth_gbs / ref.memory_bandwidth_gbs
-    # No card is taken to train faster than the fastest one measured: past it the input
-    # pipeline (JPEG decoding, augmentation) and the small kernels set the pace, which no
-    # source here measured.
-    fastest = max(measured.values())
-    cap = fastest / measured.get(ref.id, min(measured.values()))
-    return min(compute, bandwidth, cap)
+    """How much faster `gpu` trains than `ref` (advisor/throughput.py relative_speed)."""
+    return _relative_of(gpu.id) / _relative_of(ref.id)
 
 
 def images_per_s(model_id: str | None, gpu: GpuSpec, input_px: int = 0) -> Throughput | None:
@@ -88,15 +116,22 @@ def _images_per_s(model_id: str, gpu_id: str, input_px: int) -> Throughput | Non
     best: tuple[float, str, str] | None = None
     for r in rows:
         if r["gpu"] == gpu.id:
-            best = (r["images_per_s"], basis, r["source"])
-            break
+            own = (float(r["images_per_s"]), basis, r["source"])
+            if best is None or own[0] <= best[0]:
+                best = own
+            continue
         ref = gpus.get(r["gpu"])
         if ref is None or ref.memory_bandwidth_gbs <= 0:
             continue
         scaled = r["images_per_s"] * _card_ratio(gpu, ref)
         if best is None or scaled < best[0]:
             card_basis = "scaled_card" if basis == "published" else basis
-            best = (scaled, card_basis, f"{r['source']}; scaled to {gpu.name} from {ref.name}")
+            best = (
+                scaled,
+                card_basis,
+                f"{r['source']}; moved to {gpu.name} from {ref.name} by Lambda's measured "
+                "ResNet-50 training ratio",
+            )
     if best is None:
         return None
     value, how, source = best
