@@ -255,3 +255,16 @@ def test_tests_and_the_scripts_share_code_only_through_packages() -> None:
                 if name.split(".")[0] in ("tests", "conftest")
             ]
     assert crossing == []
+
+
+def test_test_helpers_are_imported_under_one_module_name() -> None:
+    """As `tests.conftest` (pytest's own name for it: tests/ is a package), never as bare
+    `conftest` or `image_stage`, which would load a second copy of the helpers."""
+    helpers = {p.stem for p in (ROOT / "tests").glob("*.py") if not p.stem.startswith("test_")}
+    bare = [
+        f"{path.name} imports {name}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        for name in _imported_names(path)
+        if name.split(".")[0] in helpers
+    ]
+    assert bare == []
