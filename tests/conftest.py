@@ -95,6 +95,41 @@ async def say(
     return await tg.reply_to(tg.user_sends(user, chat, text, **kw))  # type: ignore[arg-type]
 
 
+# The Hub's "looking up …" placeholder starts with it (templates/*/hub_looking.j2)
+LOOKING_UP = "🔎"
+
+
+async def answer_to(tg: FakeTelegram, sent: dict | None, timeout: float = 20.0) -> Call:
+    """The answer to `sent`, a line that may need the Hub: its first reply, or, where that
+    is the 🔎 placeholder, what follows it in the chat: the placeholder edited into the
+    answer, or the wizard's next step (which deletes the placeholder). The bot shows the
+    placeholder whenever a lookup takes longer than bot.hub.LOOKING_UP_AFTER_S, which any
+    lookup may on a busy machine: a test of the answer waits for the answer."""
+    first = await tg.reply_to(sent, timeout=timeout)
+    if not shown(first).startswith(LOOKING_UP):
+        return first
+    chat = str(first.params["chat_id"])
+    return await tg.wait_for(
+        lambda c: (
+            c.method in ("sendMessage", "editMessageText")
+            and c.error is None
+            and str(c.params.get("chat_id")) == chat
+            and isinstance(c.result, dict)
+            and not shown(c).startswith(LOOKING_UP)
+        ),
+        timeout=timeout,
+        since=tg.calls.index(first) + 1,
+        chat=chat,
+    )
+
+
+async def ask(
+    tg: FakeTelegram, user: User, text: str, chat: Chat | None = None, timeout: float = 20.0
+) -> Call:
+    """`say` for a line that may need the Hub (`answer_to`)."""
+    return await answer_to(tg, tg.user_sends(user, chat, text), timeout)
+
+
 def buttons(call: Call) -> list[tuple[str, str]]:
     markup = call.params.get("reply_markup") or {}
     return [

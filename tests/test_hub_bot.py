@@ -13,13 +13,13 @@ import pytest
 from bot.settings import Settings
 from hublookup.standin import DEFAULT_DATA, HubStandin
 from standin import Call, FakeTelegram, User
-from tests.conftest import eventually, halt, launch, press, shown
+from tests.conftest import answer_to, eventually, halt, launch, press, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 
 
-async def say(tg: FakeTelegram, user: User, text: str, timeout: float = 15) -> Call:
-    return await tg.reply_to(tg.user_sends(user, None, text), timeout=timeout)
+async def say(tg: FakeTelegram, user: User, text: str, timeout: float = 20) -> Call:
+    return await answer_to(tg, tg.user_sends(user, None, text), timeout=timeout)
 
 
 @pytest.fixture

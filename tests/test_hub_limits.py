@@ -16,7 +16,7 @@ from bot.settings import Settings
 from hublookup.client import HubClient, HubLookupError
 from hublookup.standin import DEFAULT_DATA, HubStandin, StandinRepo
 from standin import FakeTelegram, User
-from tests.conftest import halt, launch, shown
+from tests.conftest import answer_to, halt, launch, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 TINY_CONFIG = json.loads(
@@ -124,8 +124,8 @@ async def test_the_user_gets_the_hubs_error_not_something_went_wrong(
 ) -> None:
     app = await launch(settings)
     try:
-        call = await tg.reply_to(
-            tg.user_sends(User(71, "Hu", language), None, f"{repo_id} on a 4090"), timeout=20
+        call = await answer_to(
+            tg, tg.user_sends(User(71, "Hu", language), None, f"{repo_id} on a 4090"), timeout=20
         )
         text = shown(call)
         assert expected in text and repo_id in text

@@ -14,7 +14,7 @@ from bot.settings import Settings
 from hublookup.resolve import HubAnswer, search_texts
 from hublookup.standin import HubStandin
 from standin import Call, FakeTelegram, User
-from tests.conftest import halt, launch, press, say, settled, shown
+from tests.conftest import ask, halt, launch, press, settled, shown
 
 TINY = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
 
@@ -143,12 +143,12 @@ async def test_hub_down_answers_for_a_generic_size_and_says_so(
     await hub.stop()
     app = await launch(settings)
     try:
-        text = shown(await say(tg, User(1), "olmo2:7b on a 4090"))
+        text = shown(await ask(tg, User(1), "olmo2:7b on a 4090"))
         assert "I don't recognize the model “olmo2:7b”" in text
         assert "the figures below are for a generic 7B model" in text
         assert "could not be reached" in text
         assert "VRAM per card" in text  # an answer, not a refusal
-        zh = shown(await say(tg, User(2, language_code="zh"), "olmo2:7b 4090"))
+        zh = shown(await ask(tg, User(2, language_code="zh"), "olmo2:7b 4090"))
         assert "没认出模型「olmo2:7b」" in zh and "通用的 7B 模型" in zh and "连不上" in zh
     finally:
         await halt(tg, app)
@@ -159,11 +159,11 @@ async def test_the_hub_search_offers_repos_beside_the_generic_answer(
 ) -> None:
     app = await launch(settings)
     try:
-        text = shown(await say(tg, User(1), "smollm2:1.7b"))
+        text = shown(await ask(tg, User(1), "smollm2:1.7b"))
         assert "generic 1.7B model" in text
         assert "HuggingFaceTB/SmolLM2-135M-Instruct" in text
         # Ollama's "olmo2" is the Hub's "OLMo-2": the version set apart finds it
-        text = shown(await say(tg, User(2), "olmo2 7b"))
+        text = shown(await ask(tg, User(2), "olmo2 7b"))
         assert "allenai/OLMo-2-0325-32B" in text and "generic 7B model" in text
     finally:
         await halt(tg, app)
@@ -175,7 +175,7 @@ async def test_a_name_the_hub_lacks_too_is_answered_for_its_size(
 ) -> None:
     app = await launch(settings)
     try:
-        text = shown(await say(tg, User(1), "granite3.1-dense:8b"))
+        text = shown(await ask(tg, User(1), "granite3.1-dense:8b"))
         assert "generic 8B model" in text and "has no repo by that name either" in text
     finally:
         await halt(tg, app)
@@ -187,10 +187,10 @@ async def test_a_repo_id_typed_at_the_wizard_model_step_is_read_from_the_hub(
     app = await launch(settings)
     try:
         ann = User(11, "Ann", "en")
-        menu = await say(tg, ann, "/start")
+        menu = await ask(tg, ann, "/start")
         step = await press(tg, ann, menu, "Run an LLM")
         assert "Step 1/5: Model" in shown(step)
-        step = await say(tg, ann, TINY)
+        step = await ask(tg, ann, TINY)
         assert "Step 2/5" in shown(step), shown(step)
         assert "I don't know the model" not in shown(step)
         step = await press(tg, ann, step, "INT8")
@@ -213,9 +213,9 @@ async def test_a_missing_repo_at_the_wizard_model_step_is_explained_and_asked_ag
     app = await launch(settings)
     try:
         ann = User(12, "Ann", "en")
-        menu = await say(tg, ann, "/start")
+        menu = await ask(tg, ann, "/start")
         await press(tg, ann, menu, "Run an LLM")
-        explained = await say(tg, ann, "HuggingFaceTB/SmolLM-999M")
+        explained = await ask(tg, ann, "HuggingFaceTB/SmolLM-999M")
         assert "There is no model" in shown(explained)
         asked = await tg.wait_for(lambda c: c.seq > explained.seq and "Step 1/5" in _text(c))
         assert "Which model" not in shown(asked)  # the Hub's reason stands, no second one
@@ -249,12 +249,12 @@ async def test_a_whole_question_typed_at_the_wizard_task_menu_reaches_the_hub(
     app = await launch(settings)
     try:
         ann = User(13, "Ann", "en")
-        await say(tg, ann, "/start")
-        text = shown(await say(tg, ann, f"{TINY} on a 4090"))
+        await ask(tg, ann, "/start")
+        text = shown(await ask(tg, ann, f"{TINY} on a 4090"))
         assert "Architecture from the Hugging Face Hub" in text and TINY in text
         bo = User(14, "Bo", "en")
-        await say(tg, bo, "/start")
-        text = shown(await say(tg, bo, "smollm2:1.7b"))
+        await ask(tg, bo, "/start")
+        text = shown(await ask(tg, bo, "smollm2:1.7b"))
         assert "generic 1.7B model" in text and "HuggingFaceTB/SmolLM2" in text
     finally:
         await halt(tg, app)
