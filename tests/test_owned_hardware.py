@@ -132,3 +132,19 @@ def test_a_base_apple_chip_gets_its_share_of_unified_memory_not_all_of_it(
     gpu = catalog.gpus()[gpu_id]
     assert gpu.vendor == "Apple" and gpu.usable_vram_gib < gpu.vram_gb * 0.7
     assert parse_query("minimax m1 推理").gpu_id is None
+
+
+def test_a_comparison_does_not_offer_qlora_on_a_card_without_bitsandbytes() -> None:
+    """ "RX 7900 XTX 和 4090 哪个适合跑大模型" listed "QLoRA 14B" for both cards: bitsandbytes
+    has no ROCm or Apple build, so the Radeon's (and a Mac's) QLoRA is marked ⛔."""
+    from advisor.kinds import answer_kind
+    from advisor.render import render
+
+    for line in ("RX 7900 XTX 和 4090 哪个适合跑大模型", "m2 max 64g vs 4090"):
+        p = parse_query(line)
+        a = answer_kind(p, "CNY")
+        qlora = {s.gpu_id: next(r for r in s.runs if r.task == "qlora") for s in a.sides}
+        assert qlora["rtx-4090"].blocked is False
+        assert [g for g, r in qlora.items() if r.blocked] == [p.gpu_id], line
+    text = render("compare", "en", plain=True, result=a, parsed=p)
+    assert text.count("QLoRA ⛔") == 1

@@ -30,6 +30,10 @@ class CapabilityRow(BaseModel):
     recipe: str  # runtime and setting, for the template: "llamacpp 4k", "fp8+offload"
     largest_params_b: float | None  # None: nothing of that kind fits
     example: str | None  # a model of that size people know ("Qwen2.5 14B"), or the pipeline
+    # The card's runtimes cannot run the row's recipe (QLoRA needs bitsandbytes, which Apple
+    # and ROCm lack): a one-line "runs" list marks it ⛔ rather than offer a size (compare,
+    # purchase); the capability answer names it under its table
+    blocked: bool = False
 
 
 # What a card's runtimes may not do, each tried on a small model (advisor.constraints):
@@ -113,7 +117,20 @@ def _image_row(gpu: GpuSpec) -> CapabilityRow:
     )
 
 
+_CANNOT: dict[str, list[str]] = {}
+
+
+def _cannot(gpu: GpuSpec) -> list[str]:
+    """cannot_run, once per catalog card (a compare or a purchase lists several cards)."""
+    if gpu.id not in catalog.gpus():
+        return cannot_run(gpu)
+    if gpu.id not in _CANNOT:
+        _CANNOT[gpu.id] = cannot_run(gpu)
+    return _CANNOT[gpu.id]
+
+
 def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRow]:
+    cannot = _cannot(gpu)
     chat = largest_model_b(
         gpu,
         count,
@@ -152,6 +169,7 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
                 recipe="1k_checkpointing" if mode == "lora" else "2k",
                 largest_params_b=size,
                 example=example_llm(size),
+                blocked=mode == "qlora" and "qlora" in cannot,
             )
         )
     rows.append(_image_row(gpu))
