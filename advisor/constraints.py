@@ -53,6 +53,12 @@ def speed_constants() -> dict[str, float]:
     return {k: v for k, v in _data()["speed"].items() if isinstance(v, int | float)}
 
 
+def offload_transfer() -> dict:
+    """capabilities.toml [offload_transfer]: what a diffusion pipeline's CPU offload moves
+    over PCIe per second (advisor/recommend/offload_speed.py)."""
+    return dict(_data()["offload_transfer"])
+
+
 def speed_source() -> str:
     """capabilities.toml [speed]'s source line (the MFU and MoE constants)."""
     return str(_data()["speed"].get("source", ""))

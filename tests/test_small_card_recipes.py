@@ -28,7 +28,7 @@ def assert_one_setup(rec, state: str = "fits") -> None:
     """Verdict, figure and pitfalls agree: a setup that fits has no OOM warning, and the
     headline figure is the estimate the breakdown shows."""
     assert rec.named is not None and rec.verdict is not None
-    assert rec.verdict.state == state and rec.named.fits and not rec.fixes
+    assert rec.verdict.state == state and rec.named.fits and (state == "tight" or not rec.fixes)
     assert "oom" not in {p.code for p in rec.pitfalls}
     assert rec.named.per_gpu_bytes == rec.setup.estimate.total_bytes
 
@@ -36,8 +36,13 @@ def assert_one_setup(rec, state: str = "fits") -> None:
 @pytest.mark.parametrize(
     ("line", "recipe", "state"),
     [
-        ("sdxl 1024x1024 batch 4 on rtx 3060 12gb", "one_image_at_a_time", "fits"),
-        ("sdxl 1024 on my 3060 12g", "offload_tiling", "fits"),
+        ("sdxl 1024x1024 batch 8 on rtx 3060 12gb", "one_image_at_a_time", "fits"),
+        ("sdxl 1024x1024 batch 4 on rtx 3060 12gb", "offload_tiling", "fits"),
+        # SDXL's UNet (4.8 GiB) runs resident on 12 GB once the decode is tiled, and with
+        # model offload on 8 GB (A1111 --medvram-sdxl): tight, at full speed
+        ("sdxl 1024 on my 3060 12g", "vae_tiling", "fits"),
+        ("sdxl出图 3060ti 8g跑的动吗", "offload_tiling", "tight"),
+        ("sdxl on my 4060 8gb", "offload_tiling", "tight"),
         # bitsandbytes puts the whole 6.2 GiB NF4 transformer on the GPU at load, before
         # sequential offload streams it: it fits an 8 GB card, with little headroom
         ("flux.1-dev nf4 on 8gb", "offload_sequential", "tight"),
@@ -65,10 +70,10 @@ def test_flux_lora_on_24gb_is_about_what_ai_toolkit_and_kohya_report() -> None:
 
 
 def test_the_answer_names_the_recipe_and_the_default_figure_in_both_languages() -> None:
-    en = answer("sdxl 1024x1024 batch 4 on rtx 3060 12gb")
-    assert "Loaded the default way this needs 26.6 GiB" in en
+    en = answer("sdxl 1024x1024 batch 8 on rtx 3060 12gb")
+    assert "Loaded the default way this needs 45.1 GiB" in en
     assert "one at a time" in en and "Does not fit" not in en
-    zh = answer("sdxl 1024x1024 batch 4 on rtx 3060 12gb", "zh")
+    zh = answer("sdxl 1024x1024 batch 8 on rtx 3060 12gb", "zh")
     assert "按默认方式加载每卡要" in zh and "一张一张" in zh
 
 
@@ -94,7 +99,7 @@ def test_a_still_image_resolution_in_p_is_square() -> None:
 
 
 def test_knobs_the_user_chose_are_kept_and_the_recipe_rungs_become_the_fixes() -> None:
-    rec = ask("sdxl enable_vae_slicing batch 4 12gb")
+    rec = ask("sdxl enable_vae_slicing batch 8 8gb")
     assert rec.recipe is None and rec.result.workload.vae_slicing
     assert rec.fixes and rec.fixes[0] == "one_image_at_a_time"
     assert ask("flux dev vae tiling on 8gb").result.workload.vae_tiling
@@ -143,10 +148,10 @@ def test_host_ram_note_counts_every_component_even_when_streamed() -> None:
 
 
 def test_the_details_view_names_the_recipe_too() -> None:
-    parsed = parse_query("sdxl 1024x1024 batch 4 on rtx 3060 12gb")
+    parsed = parse_query("sdxl 1024x1024 batch 8 on rtx 3060 12gb")
     rec = recommend_query(parsed)
     en = render("details", "en", rec=rec, parsed=parsed, canonical="", plain=True)
-    assert "Run as on this card: the images one at a time" in en and "26.6 GiB" in en
+    assert "Run as on this card: the images one at a time" in en and "45.1 GiB" in en
     zh = render("details", "zh", rec=rec, parsed=parsed, canonical="", plain=True)
     assert "按这张卡上常用的做法算：一张一张地出图" in zh
 

@@ -16,6 +16,7 @@ from advisor.constraints import (
 from advisor.decode_speed import DecodeFit, decode_fit
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
+from advisor.recommend.offload_speed import offload_bytes_per_image, offload_seconds
 from advisor.throughput import images_per_s, multi_card_efficiency
 from advisor.types import Option
 
@@ -195,6 +196,7 @@ class _Speed(NamedTuple):
     input_px: int = 0  # vision: the longer side of the training images
     runtime: str | None = None  # audio: the runtime or framework that transcribes
     weight_bytes: float = 2.0  # audio: bytes per weight the decode reads (fp16 measured)
+    offload: tuple[str, float] = ("", 0.0)  # images: CPU offload mode, bytes moved per image
 
 
 # Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
@@ -249,7 +251,7 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         spec = catalog.models().get(model.id or "")
         denoiser_b = spec.diffusion.denoiser_params_b if spec and spec.diffusion else None
         flops = 2 * (denoiser_b or model.params_b) * 1e9 * latent_tokens * steps
-        return _Speed("images", flops=flops)
+        return _Speed("images", flops=flops, offload=offload_bytes_per_image(result, steps))
     return _Speed("none")
 
 
@@ -290,7 +292,9 @@ def speed_row(f: _Speed, card: CardSpeed, count: int) -> SpeedRow:
         per_s = rate.images_per_s * count * (multi_card_efficiency() if count > 1 else 1.0)
         return (None, None, 1, None, round(f.flops / per_s / 3600, 2), None)
     if kind == "images":
-        images = round(60 / (f.flops / (card.flops * 0.5)), 1)
+        # plus the weights CPU offload moves over PCIe (offload_speed.py)
+        seconds = f.flops / (card.flops * 0.5) + offload_seconds(*f.offload, card.gpu)
+        images = round(60 / seconds, 1)
         return (None, None, 1, None, None, images)
     return NO_SPEED
 
