@@ -207,6 +207,8 @@ async def _judge(
     answer's card and count), judged against the report; or an error code."""
     assert entry.canonical is not None
     parsed, _ = await hub.reparse(context, entry.canonical)
+    if parsed.question_kind == "capability" and parsed.error is None:
+        return "no_estimate"  # what a card runs: no one job's memory to measure against
     if not parsed.ok:
         return "changed"
     rec = compute(parsed, context)

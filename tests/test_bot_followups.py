@@ -223,9 +223,14 @@ async def test_a_card_swapped_after_what_can_it_run_asks_what_the_new_card_runs(
     assert "2× GeForce RTX 4090 能跑什么" in shown(swapped), shown(swapped)
     assert "哪个模型" not in shown(swapped)
     assert await _last(bot, han, han.id) == "what can i run · 2 gpus · on gpu:rtx-4090"
+    # a measurement typed after it has no one job to be held against: said so
+    report = await say(tg, han, "实测 21.3G")
+    assert "没有显存估算" in shown(report), shown(report)
     model = await say(tg, han, "qwen2.5-14b呢")
     assert "Qwen2.5 14B" in shown(model) and "RTX 4090" in shown(model), shown(model)
     ann = User(3012, "Ann", "en")
     await say(tg, ann, "what can I do with 2x 3090")
+    typed = await say(tg, ann, "measured 21.3G")
+    assert "no memory figure" in shown(typed), shown(typed)
     other = await say(tg, ann, "what about an a6000")
     assert "RTX A6000" in shown(other) and "Which model" not in shown(other), shown(other)
