@@ -58,11 +58,45 @@ def relative_speed() -> dict[str, float]:
 
 @cache
 def _relative_of(gpu_id: str) -> float:
-    """The card's speed relative to a 3090: measured, else the nearest measured card's (by
-    fp32 compute and bandwidth, same vendor first) times the smallest of the fp32, the
-    bandwidth and, between cards of one segment (whose tensor figures are quoted alike),
-    the 16-bit tensor ratio; never past the fastest card measured."""
-    measured = relative_speed()
+    """The card's training speed relative to a 3090 (relative_speed; `nearest_relative`
+    for a card Lambda did not measure)."""
+    return nearest_relative(gpu_id, tuple(relative_speed().items()))
+
+
+@cache
+def diffusion_relative() -> dict[str, float]:
+    """Card -> image-generation speed relative to the anchor card (an RTX 3090), measured
+    on diffusers' benchmark (data/throughput.toml [diffusion_relative])."""
+    d = table()["diffusion_relative"]
+    out: dict[str, float] = {}
+    for key in ("iterations_per_s", "batch4_iterations_per_s"):
+        rates = d[key]
+        for gpu_id, rate in rates.items():
+            out.setdefault(gpu_id, rate / rates[d["anchor"]])
+    return out
+
+
+def diffusion_anchor() -> str:
+    """The card whose FLOPs-based image speed the other cards are moved from."""
+    return str(table()["diffusion_relative"]["anchor"])
+
+
+@cache
+def diffusion_speed_of(gpu_id: str) -> float:
+    """How much faster than the 3090 this card generates images (1.0 for a card the
+    catalog lacks)."""
+    if gpu_id not in catalog.gpus():
+        return 1.0
+    return nearest_relative(gpu_id, tuple(diffusion_relative().items()))
+
+
+@cache
+def nearest_relative(gpu_id: str, measured_items: tuple[tuple[str, float], ...]) -> float:
+    """A card's measured relative speed, else the nearest measured card's (by fp32 compute
+    and bandwidth, same vendor and segment first) times the smallest of the fp32, the bandwidth and,
+    between cards of one segment (whose tensor figures are quoted alike), the 16-bit tensor
+    ratio; never past the fastest card measured."""
+    measured = dict(measured_items)
     if gpu_id in measured:
         return measured[gpu_id]
     gpus = catalog.gpus()
@@ -79,6 +113,7 @@ def _relative_of(gpu_id: str) -> float:
             ratios.append(gpu.dense_tflops / ref.dense_tflops)
         distance = abs(math.log(fp32)) + abs(math.log(bandwidth))
         distance += 0.0 if ref.vendor == gpu.vendor else 10.0
+        distance += 0.0 if ref.segment == gpu.segment else 1.0
         if best is None or distance < best[0]:
             best = (distance, rel * min(ratios))
     # Past the fastest card measured the input pipeline (JPEG decoding, augmentation) and

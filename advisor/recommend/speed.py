@@ -17,7 +17,12 @@ from advisor.decode_speed import DecodeFit, decode_fit
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
 from advisor.recommend.offload_speed import offload_bytes_per_image, offload_seconds
-from advisor.throughput import images_per_s, multi_card_efficiency
+from advisor.throughput import (
+    diffusion_anchor,
+    diffusion_speed_of,
+    images_per_s,
+    multi_card_efficiency,
+)
 from advisor.types import Option
 
 DEFAULT_LAYERS = 32  # a model without a known architecture: a 7B-class depth
@@ -292,8 +297,12 @@ def speed_row(f: _Speed, card: CardSpeed, count: int) -> SpeedRow:
         per_s = rate.images_per_s * count * (multi_card_efficiency() if count > 1 else 1.0)
         return (None, None, 1, None, round(f.flops / per_s / 3600, 2), None)
     if kind == "images":
+        # The FLOPs at 50% of an RTX 3090's 16-bit peak, moved to this card by diffusers'
+        # measured ratio (advisor/throughput.py diffusion_speed_of), not by tensor specs;
         # plus the weights CPU offload moves over PCIe (offload_speed.py)
-        seconds = f.flops / (card.flops * 0.5) + offload_seconds(*f.offload, card.gpu)
+        anchor = catalog.gpus()[diffusion_anchor()]
+        per_s = anchor.dense_tflops * 1e12 * 0.5 * diffusion_speed_of(card.gpu.id)
+        seconds = f.flops / per_s + offload_seconds(*f.offload, card.gpu)
         images = round(60 / seconds, 1)
         return (None, None, 1, None, None, images)
     return NO_SPEED
