@@ -187,3 +187,20 @@ async def test_the_buy_a_machine_path_takes_a_typed_budget_or_none(tg: FakeTeleg
     skipped = shown(await press(tg, en, step, "Skip"))
     assert "The cheapest plan to run Llama 3.3 70B" in skipped and "Cards:" in skipped
     assert "/h" not in skipped.split("Buy or rent")[0]  # priced to buy, not a rental pick
+
+
+def test_two_cards_that_cannot_hold_the_model_alone_are_compared_at_the_fewest_that_do() -> None:
+    """ "a100 和 h100 跑 llama 3.1 70b 推理哪个快" answered "neither fits as asked" (one card of
+    each): with no count named, each card is compared at the fewest of it that run the job;
+    a card that holds it alone stays one card (MI300X beside H100s)."""
+    from advisor.kinds import answer_kind
+    from advisor.parse import parse_query
+
+    a = answer_kind(parse_query("a100 和 h100 跑 llama 3.1 70b 推理哪个快"), "CNY")
+    assert all(s.verdict != "no_fit" and s.count > 1 for s in a.sides)
+    assert a.verdict is not None and a.verdict.basis != "none_fits"
+    b = answer_kind(parse_query("MI300X vs H100 for llama 3.1 70b inference"), "USD")
+    assert [(s.gpu_id, s.count > 1) for s in b.sides] == [("mi300x", False), ("h100-sxm", True)]
+    # counts the user named are kept
+    c = answer_kind(parse_query("A6000 vs 2x 3090 跑 qwen2.5-14b"), "CNY")
+    assert [(s.gpu_id, s.count) for s in c.sides] == [("rtx-3090", 2), ("rtx-a6000", 1)]

@@ -218,6 +218,17 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     # "A6000 vs 2x 3090": a card named without a count is one card, not the first's count
     asked = parsed.model_copy(update={"other_cards": [(g, n or 1) for g, n in parsed.other_cards]})
     rec = recommend_query(asked, default_currency=currency)
+    if _counts_unasked(parsed) and not all(
+        v.state != "no_fit" for v in [rec.verdict, *(a.verdict for a in rec.also)] if v
+    ):
+        # "a100 和 h100 跑 llama 3.1 70b 哪个快": neither holds 70B alone, so each card is
+        # compared at the fewest of it that run the job (2× A100 vs 2× H100), said so
+        fewest = [(g, _fewest_cards(parsed, g, currency)) for g, _ in cards]
+        first_n, others = fewest[0], fewest[1:]
+        asked = parsed.model_copy(
+            update={"gpu_count": first_n[1], "other_cards": others, "ask_count": False}
+        )
+        rec = recommend_query(asked, default_currency=currency)
     judged = []
     if rec.named is not None and rec.verdict is not None:
         judged.append((rec.named, rec.verdict))
@@ -241,6 +252,19 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     serving = _plan_serving_sides(asked, sides, currency)
     verdict = _serving_verdict(sides) if serving else verdict_of(sides, False)
     return CompareAnswer(currency=currency, model_name=model.name, sides=sides, verdict=verdict)
+
+
+def _counts_unasked(parsed: ParsedQuery) -> bool:
+    return parsed.gpu_count is None and all(n is None for _, n in parsed.other_cards)
+
+
+def _fewest_cards(parsed: ParsedQuery, gpu_id: str, currency: str) -> int:
+    """The fewest of `gpu_id` that run the job, as "需要几张" is answered (count_asked)."""
+    one = parsed.model_copy(
+        update={"gpu_id": gpu_id, "gpu_count": None, "other_cards": [], "ask_count": True}
+    )
+    named = recommend_query(one, default_currency=currency).named
+    return named.count if named is not None else 1
 
 
 def serves(parsed: ParsedQuery) -> bool:

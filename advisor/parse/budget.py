@@ -18,7 +18,8 @@ from advisor.parse.scan import Budget, Reading, Scan, number, reject
 # "8万" (normalized to "8 万"), "8w", "80k", "1.2m": a total's scale. Read only inside a
 # budget (a sign, a currency or a budget word beside it): "1万条" alone is a data size.
 _SCALE = {"万": 1e4, "w": 1e4, "k": 1e3, "千": 1e3, "m": 1e6, "百万": 1e6, "亿": 1e8}
-_SCALE_RE = r"(?:\s*(?P<scale>百万|万|亿|千|w|k|m)(?![a-z]))?"
+# "10个w", "十个万": a spoken count of ten-thousands
+_SCALE_RE = r"(?:\s*(?:个\s*)?(?P<scale>百万|万|亿|千|w|k|m)(?![a-z]))?"
 _CNY = r"(?:元|块钱|块|rmb|cny|yuan|人民币)"
 _USD = r"(?:usd|dollars?|bucks|刀|美元|美金)"
 _HOUR = r"(?:hours?|hrs?|h|小时|个小时|钟头|个钟头|时)(?![a-z])"
@@ -85,7 +86,7 @@ _CN_DIGITS = {
     "八": 8,
     "九": 9,
 }
-_CN_AMOUNT = r"[一二两三四五六七八九十百]{1,4}(?=\s*(?:万|千))"
+_CN_AMOUNT = r"[一二两三四五六七八九十百]{1,4}(?=\s*个?\s*(?:万|千|w))"
 
 
 def _cn_number(text: str) -> float:

@@ -141,7 +141,13 @@ def _concurrency_patterns() -> tuple[re.Pattern[str], ...]:
         re.compile(rf"{before}\s*(?:数)?\s*[:=：]?\s*(\d{{1,3}}(?:,\d{{3}})+|\d+)(?![\d.])", re.I),
         re.compile(rf"{_COUNT}\s*{after}", re.I),
         re.compile(rf"{_COUNT}\s*{people}(?![民工口])", re.I),  # not 人民币, 人工, 人口
-        re.compile(rf"{qps}\s*[:=：]?\s*{_COUNT}|{_COUNT}\s*{qps}", re.I),
+        re.compile(
+            rf"{qps}\s*[:=：]?\s*{_COUNT}|{_COUNT}\s*{qps}"
+            # "每秒 5 个请求", "5 requests a second"
+            rf"|(?:每秒|每一秒)\s*{_COUNT}\s*(?:个|次)?\s*(?:请求|调用)"
+            rf"|{_COUNT}\s*(?:requests?|queries)\s*(?:a|per|/)\s*(?:second|sec|s)\b",
+            re.I,
+        ),
     )
 
 
@@ -155,19 +161,20 @@ def recognize_concurrency(s: Scan, r: Reading) -> None:
     from advisor.serving import active_streams, streams_from_qps
 
     before, after, people, qps = _concurrency_patterns()
+    if m := s.take(qps):  # first: "5 requests per second" is a rate, not 5 streams
+        at = next(i for i in (1, 3, 5, 7) if m.group(i))  # the alternative that matched
+        rate = _count(m, at)
+        if not 0 < rate <= MAX_USERS:
+            raise reject("bad_value", "concurrency")
+        r.fields["concurrency"] = min(streams_from_qps(rate), 65_536)
+        r.fields["qps"] = rate
+        return
     if m := s.take(before):
         n, is_people = float(m.group(1).replace(",", "")), False
     elif m := s.take(after):
         n, is_people = _count(m), False
     elif m := s.take(people):
         n, is_people = _count(m), True
-    elif m := s.take(qps):
-        rate = _count(m) if m.group(1) else _count(m, 3)
-        if not 0 < rate <= MAX_USERS:
-            raise reject("bad_value", "concurrency")
-        r.fields["concurrency"] = min(streams_from_qps(rate), 65_536)
-        r.fields["qps"] = rate
-        return
     else:
         return
     if n != int(n) or not 1 <= n <= MAX_USERS:
