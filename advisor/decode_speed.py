@@ -9,6 +9,7 @@ rises with the bytes it reads, as measured, instead of one constant for every mo
 
 from __future__ import annotations
 
+import math
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -91,14 +92,39 @@ def stack_fit(stack: str) -> DecodeFit:
 
 
 @cache
-def card_fit(stack: str, gpu_id: str) -> DecodeFit:
-    """The card's own fit where it has rows at enough model sizes, else the stack's."""
+def _own_fit(stack: str, gpu_id: str) -> DecodeFit | None:
+    """The card's own fit where it has rows at enough model sizes (stacks whose both terms
+    are fitted only)."""
     spec = table()["stack"][stack]
     rows = [r for r in table()["row"] if r["stack"] == stack and r["gpu"] == gpu_id]
     free = "layer_overhead_us" not in spec and "efficiency_from" not in spec
     if not free or len({r["read_gib"] for r in rows}) < MIN_CARD_SIZES:
-        return stack_fit(stack)
+        return None
     return _fit(_points(rows), None, None)
+
+
+@cache
+def card_fit(stack: str, gpu_id: str) -> DecodeFit:
+    """The card's own fit; else the fit of the nearest card by bandwidth with one of its
+    own, of the same vendor and segment (an A100 or H200 under llama.cpp runs like the H100
+    PCIe measured, not like the consumer cards); else the stack's."""
+    own = _own_fit(stack, gpu_id)
+    if own is not None:
+        return own
+    gpus = catalog.gpus()
+    gpu = gpus.get(gpu_id)
+    if gpu is None or gpu.memory_bandwidth_gbs <= 0:
+        return stack_fit(stack)
+    best: tuple[float, DecodeFit] | None = None
+    for ref_id in {r["gpu"] for r in table()["row"] if r["stack"] == stack}:
+        ref = gpus.get(ref_id)
+        fit = _own_fit(stack, ref_id)
+        if ref is None or fit is None or (ref.vendor, ref.segment) != (gpu.vendor, gpu.segment):
+            continue
+        distance = abs(math.log(gpu.memory_bandwidth_gbs / ref.memory_bandwidth_gbs))
+        if best is None or distance < best[0]:
+            best = (distance, fit)
+    return best[1] if best else stack_fit(stack)
 
 
 def decode_fit(runtime: str | None, gpu: GpuSpec) -> DecodeFit:
