@@ -44,7 +44,7 @@ from advisor.recommend.rank import (
     top_picks,
     within_budget,
 )
-from advisor.recommend.recipes import small_card_recipe
+from advisor.recommend.recipes import faster_route, small_card_recipe
 from advisor.recommend.search import Setups as _Setups  # owned.py reads it here
 from advisor.recommend.search import candidates, may_meet_budget
 from advisor.recommend.verdict import verdict_of
@@ -165,7 +165,11 @@ def recommend(
                 owned=owned,
                 picks_for=w,
             )
-            return rec.model_copy(update={"recipe": recipe[0], "asked": base})
+            # where the recipe offloads, a smaller format that needs less offload first
+            faster = faster_route(base, recipe[1], named_gpu)
+            same = f"quantize:{faster.partition(':')[2]}" if faster else None
+            fixes = [faster, *(f for f in rec.fixes if f != same)] if faster else rec.fixes
+            return rec.model_copy(update={"recipe": recipe[0], "asked": base, "fixes": fixes})
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
     searched = setups if picks_for is None else _Setups(picks_for)

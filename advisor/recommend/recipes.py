@@ -137,3 +137,52 @@ def small_card_recipe(
         if key in best:
             return best[key]
     return None
+
+
+# Offload levels, least first: a route is faster when it needs a lower one.
+OFFLOAD_LEVEL = {Offload.none: 0, Offload.model: 1, Offload.sequential: 2}
+# Smaller stored formats a diffusion pipeline is published or loaded in (ComfyUI's fp8
+# checkpoints and weight_dtype fp8_e4m3fn, diffusers layerwise fp8 casting; bitsandbytes
+# int8 / NF4), tried in this order; the text encoders go with them (ComfyUI's FLUX fp8
+# workflow loads t5xxl_fp8_e4m3fn; the quantize fix does the same).
+SMALLER_FORMATS = ("fp8", "int8", "nf4")
+# What each level's route sets beside the format: the decode tiled (the same images), and
+# for model offload the components taking turns.
+ROUTE_SETTINGS: tuple[dict[str, Any], ...] = (
+    {"vae_slicing": True, "vae_tiling": True},
+    {"cpu_offload": Offload.model, "vae_slicing": True, "vae_tiling": True},
+)
+
+
+def faster_route(asked: EstimateResult, run: Workload, gpu: GpuSpec) -> str | None:
+    """Where the recipe a small card runs offloads weights to the CPU: the first smaller
+    format whose pipeline fits `gpu` with the guide's headroom at a lower offload level
+    (FLUX.1-dev fp16 streamed on a 24 GB card: its fp8 transformer and T5 run resident).
+    A fix code, `quantize_resident:<fmt>` or `quantize_model_offload:<fmt>`; None when the
+    recipe offloads nothing or no smaller format helps."""
+    level = OFFLOAD_LEVEL.get(run.cpu_offload, 0)
+    if level == 0 or asked.model.kind != Kind.diffusion or asked.workload.mode.is_training:
+        return None
+    w = asked.workload
+    asked_bits = _bits(w.weights_format or _assumed_format(asked))
+    cap = int(gpu.usable_vram_bytes * (1 - 0.20))  # the guide's headroom (fixes.HEADROOM)
+    for fmt in SMALLER_FORMATS:
+        if _bits(fmt) >= asked_bits:
+            continue
+        for settings in ROUTE_SETTINGS:
+            if OFFLOAD_LEVEL[settings.get("cpu_offload", Offload.none)] >= level:
+                continue
+            trial_w = w.model_copy(
+                update={"weights_format": fmt, "text_encoder_format": fmt, **settings}
+            )
+            trial = estimate(trial_w)
+            if trial.estimate is None or blockers(gpu, trial):
+                continue
+            if trial.estimate.total_bytes <= cap:
+                where = "resident" if "cpu_offload" not in settings else "model_offload"
+                return f"quantize_{where}:{fmt}"
+    return None
+
+
+def _assumed_format(result: EstimateResult) -> str | None:
+    return next((a.value for a in result.assumed if a.field == "weights_format"), None)
