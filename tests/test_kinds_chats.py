@@ -1,6 +1,7 @@
 """Every kind of question end to end through the bot (the real application against the local
-Bot API stand-in), in the three places it is asked: a private chat, a group by
-`/vram@GpuAdvisorBot`, and a forum topic, where the reply stays in the topic. Each reply is
+Bot API stand-in), in the places it is asked: a private chat, a group by
+`/vram@GpuAdvisorBot`, a forum topic, where the reply stays in the topic, and inline mode,
+where it is one result to share (small talk offers the private chat instead). Each reply is
 the kind's own answer, in the asker's language, at most 900 visible characters."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import pytest
 
 from standin import Chat, FakeTelegram, User
 from tests.conftest import say, shown
+from tests.test_inline import _inline
 
 GROUP = Chat(-100779001, "supergroup", "GPU lab")
 FORUM = Chat(-100779002, "supergroup", "Lab forum", is_forum=True)
@@ -86,3 +88,18 @@ async def test_each_kind_is_answered_in_its_forum_topic(
     reply = await say(tg, user, f"/vram@GpuAdvisorBot {line}", FORUM, thread_id=TOPIC)
     assert int(reply.params["message_thread_id"]) == TOPIC
     _check(shown(reply), line, expected)
+
+
+@pytest.mark.parametrize(("kind", "user", "line", "expected"), KINDS, ids=IDS)
+async def test_each_kind_is_answered_inline(
+    tg: FakeTelegram, bot, kind: str, user: User, line: str, expected: list[str]
+) -> None:
+    call = await _inline(tg, user, line)
+    assert call.error is None, call.error
+    if kind == "out_of_scope":  # nothing to share: the button opens the private chat
+        assert call.params["results"] == [] and call.params["button"]["start_parameter"]
+        return
+    [result] = call.params["results"]
+    text = result["input_message_content"]["message_text"]
+    assert expected[0] in text, (line, text)
+    assert len(text) < 4096
