@@ -241,10 +241,23 @@ def _largest_rung(fits: Callable[[float], bool]) -> float | None:
     return best
 
 
-def image_fits(gpu: GpuSpec, model_id: str, weights_format: str, offload: str) -> bool:
-    """Whether an image pipeline fits `gpu` with headroom: one image at its native size."""
+def image_fits(
+    gpu: GpuSpec,
+    model_id: str,
+    weights_format: str,
+    offload: str,
+    text_encoder_format: str | None = None,
+) -> bool:
+    """Whether an image pipeline fits `gpu` with headroom: one image at its native size,
+    the VAE decode tiled (the same images)."""
     per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
     w = Workload(
-        model=model_id, images_per_prompt=1, weights_format=weights_format, cpu_offload=offload
+        model=model_id,
+        images_per_prompt=1,
+        weights_format=weights_format,
+        text_encoder_format=text_encoder_format,
+        cpu_offload=offload,
+        vae_slicing=True,
+        vae_tiling=True,
     )
     return _total(w) <= per_card

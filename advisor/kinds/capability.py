@@ -103,7 +103,7 @@ def _image_row(gpu: GpuSpec) -> CapabilityRow:
     for model_id in table["pipelines"]:
         for route in table["routes"]:
             fmt = route["format"] if gpu.bf16_supported or route["format"] != "bf16" else "fp16"
-            if image_fits(gpu, model_id, fmt, route["offload"]):
+            if image_fits(gpu, model_id, fmt, route["offload"], route.get("text_encoders")):
                 spec = catalog.models()[model_id]
                 return CapabilityRow(
                     task="image",
