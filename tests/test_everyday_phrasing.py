@@ -8,6 +8,7 @@ import pytest
 
 from advisor.__main__ import main
 from advisor.kinds import answer_kind
+from advisor.kinds.compare import CompareAnswer
 from advisor.kinds.purchase import PurchaseAnswer
 from advisor.parse import parse_query
 
@@ -134,3 +135,26 @@ def test_a_vendor_stack_is_read_beside_its_card_and_left_over_beside_another():
     assert parse_query("7900xtx 能跑qwen2.5-14b吗 rocm vllm").ignored == []
     assert parse_query("m2 max 64g metal 跑 qwen2.5-14b").ignored == []
     assert parse_query("rocm vllm 跑 qwen2.5-14b").ignored == ["rocm"]
+
+
+def test_buying_one_of_two_cards_keeps_the_one_that_runs_it_alone_at_one() -> None:
+    """ "跑70b量化 买4090还是a6000": the A6000 holds 70B 4-bit alone (tight), so it stays one
+    card against the 4090s the job takes (was 2x A6000 once the 4090 needed more than one);
+    each side says what its cards cost to buy."""
+    answer = answer_kind(parse_query("跑70b量化 买4090还是a6000"), "CNY")
+    assert isinstance(answer, CompareAnswer)
+    sides = {s.gpu_id: s for s in answer.sides}
+    assert sides["rtx-a6000"].count == 1 and sides["rtx-a6000"].verdict in ("fits", "tight")
+    assert sides["rtx-4090"].count >= 2 and sides["rtx-4090"].verdict in ("fits", "tight")
+
+
+def test_a_side_of_several_cards_says_what_they_all_cost_to_buy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    answer = answer_kind(parse_query("跑70b量化 买4090还是a6000"), "CNY")
+    assert isinstance(answer, CompareAnswer)
+    count = next(s.count for s in answer.sides if s.gpu_id == "rtx-4090")
+    zh = _text("跑70b量化 买4090还是a6000", "zh", capsys)
+    assert f"，{count} 张约 ¥" in zh, zh
+    en = _text("70b q4: should I buy a 4090 or an a6000", "en", capsys)
+    assert " each, " in en and "(used)" not in en, en

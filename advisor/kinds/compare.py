@@ -223,7 +223,14 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     ):
         # "a100 和 h100 跑 llama 3.1 70b 哪个快": neither holds 70B alone, so each card is
         # compared at the fewest of it that run the job (2× A100 vs 2× H100), said so
-        fewest = [(g, _fewest_cards(parsed, g, currency)) for g, _ in cards]
+        # a card that runs it alone (tight included) stays one: "买4090还是a6000 跑70b" is
+        # the A6000 alone against the 4090s it takes, not 2x A6000
+        alone = {
+            o.gpu_id
+            for o, v in [(rec.named, rec.verdict), *((a.option, a.verdict) for a in rec.also)]
+            if o is not None and v is not None and v.state != "no_fit"
+        }
+        fewest = [(g, 1 if g in alone else _fewest_cards(parsed, g, currency)) for g, _ in cards]
         first_n, others = fewest[0], fewest[1:]
         asked = parsed.model_copy(
             update={"gpu_count": first_n[1], "other_cards": others, "ask_count": False}
