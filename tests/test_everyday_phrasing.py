@@ -59,6 +59,10 @@ def test_buy_a_or_b_compares_the_two_cards_with_their_prices_to_buy(
         ("一天跑10小时 买两张3090划算吗", 10),
         ("buy a 4090 or rent, 8h a day", 8),
         ("should I buy an a6000 or rent one, 6 hours per day", 6),
+        ("买4090还是租 每周用40小时", 5.7),  # a seventh of the week's hours a day
+        ("buy a 4090 or rent, 40 hours a week", 5.7),
+        ("买两张4090还是租 24/7 跑", 24),
+        ("buy 2x 3090 or rent, running around the clock", 24),
     ],
 )
 def test_hours_a_day_are_the_utilisation_the_buy_or_rent_verdict_uses(

@@ -189,9 +189,10 @@ _HOURS = r"(?P<{}>\d+(?:\.\d+)?)\s*(?:个小时|个钟头|小时|钟头|hours?|h
 
 
 @cache
-def _hours_per_day() -> re.Pattern[str]:
-    before = vocab.knob_words("hours_per_day_before")
-    after = vocab.knob_words("hours_per_day_after")
+def _hours_per(period: str) -> re.Pattern[str]:
+    """Hours per `period` (day or week), the period's word before or after the number."""
+    before = vocab.knob_words(f"hours_per_{period}_before")
+    after = vocab.knob_words(f"hours_per_{period}_after")
     # "每天大概用 8 小时": a few Chinese words between the day and the number
     return re.compile(
         rf"{before}\s*(?:[\u4e00-\u9fff]\s*){{0,6}}?(?<![\d.]){_HOURS.format('a')}"
@@ -201,10 +202,15 @@ def _hours_per_day() -> re.Pattern[str]:
 
 
 def recognize_hours_per_day(s: Scan, r: Reading) -> None:
-    """ "每天大概用8小时", "一天跑10小时", "8h a day": the hours a day the cards would be busy,
-    read before any other number reader and outside 0-24 refused."""
-    if m := s.take(_hours_per_day()):
-        hours = float(m.group("a") or m.group("b"))
-        if not 0 < hours <= 24:
-            raise reject("bad_value", "hours_per_day")
-        r.hours_per_day = hours
+    """ "每天大概用8小时", "一天跑10小时", "8h a day", "每周40小时" (a seventh of it a day),
+    "24/7": the hours a day the cards would be busy, read before any other number reader
+    and outside 0-24 a day refused."""
+    for period, days in (("day", 1), ("week", 7)):
+        if m := s.take(_hours_per(period)):
+            hours = float(m.group("a") or m.group("b")) / days
+            if not 0 < hours <= 24:
+                raise reject("bad_value", "hours_per_day")
+            r.hours_per_day = round(hours, 1)
+            return
+    if s.take(vocab.knob_words("around_the_clock")):
+        r.hours_per_day = 24.0
