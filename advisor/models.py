@@ -242,6 +242,10 @@ class Workload(BaseModel):
     # Liger kernels (HF use_liger_kernel, LLaMA-Factory enable_liger_kernel, ms-swift
     # --use_liger_kernel): fused linear cross-entropy, RMSNorm and SwiGLU.
     liger_kernel: bool = False
+    # Tokens per sequence whose logits the loss reads, when not all of them: TRL's GRPO and
+    # RLOO pass logits_to_keep = the completion + 1 and take log-probs of 16-bit logits one
+    # row at a time (trl/trainer/utils.py selective_log_softmax). None: every token.
+    loss_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
 
     num_gpus: int = Field(default=1, ge=1, le=4096)
     parallelism: Parallelism | None = None

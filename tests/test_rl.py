@@ -2,11 +2,15 @@
 training terms plus what each method keeps beside it (advisor/memory/rl.py), with the
 frameworks' defaults (advisor/data/post_training.toml) stated."""
 
+import pytest
+
 from advisor import Workload, estimate
 from advisor.memory.rl import framework_facts, table
 from advisor.models import Mode
 from advisor.parse import parse_query
+from advisor.recommend import recommend_query
 from advisor.recommend.fixes import costlier_fixes
+from advisor.render import render
 
 QWEN7 = "qwen2.5-7b"
 
@@ -146,3 +150,41 @@ def test_an_online_rl_answer_says_time_is_not_estimated_and_that_generation_domi
     # offline methods generate nothing: no such note
     dpo = recommend_query(parse_query("dpo qwen2.5-7b 3090"), "CNY")
     assert all(p.code != "rl_generation_time" for p in dpo.pitfalls)
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("用trl跑grpo qwen2.5-7b 要几张卡", "zh"),
+        ("grpo qwen2.5-7b trl on a 3090", "en"),
+        ("rloo 训练 qwen2.5-7b lora", "zh"),
+    ],
+)
+def test_trl_online_rl_trains_its_default_eight_completions_with_completion_logits(
+    line: str, lang: str
+) -> None:
+    """TRL's GRPOConfig / RLOOConfig leave per_device_train_batch_size at TrainingArguments'
+    8 completions, and the policy's loss reads only the completion's logits (logits_to_keep)
+    as 16-bit log-probs: batch 8 is stated and sized, the logits are 8 x 513 tokens x the
+    vocabulary x 6 B, and micro-batch 1 with accumulation is offered where that is tight."""
+    parsed = parse_query(line)
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    r = rec.setup or rec.result
+    assumed = {a.field: a.value for a in r.assumed}
+    assert assumed.get("rl_train_batch") == "8", assumed
+    assert "batch_size" not in assumed
+    logits = next(t for t in r.estimate.terms if t.name == "logits")
+    vocab = r.model.arch.vocab
+    assert logits.bytes == pytest.approx(8 * 513 * vocab * 6, rel=0.01)
+    text = render("answer", lang, rec=rec, parsed=parsed, view="full", plain=True)
+    assert "per_device_train_batch_size=8" in text
+    if rec.verdict is not None and rec.verdict.state in ("tight", "no_fit"):
+        assert "batch:1" in rec.fixes or rec.verdict.fix == "batch:1", rec.fixes
+
+
+def test_a_batch_named_for_grpo_is_kept() -> None:
+    r = estimate(parse_query("grpo qwen2.5-7b trl batch 2").workload)
+    assumed = {a.field for a in r.assumed}
+    assert "rl_train_batch" not in assumed and "batch_size" not in assumed
+    logits = next(t for t in r.estimate.terms if t.name == "logits")
+    assert logits.bytes == pytest.approx(2 * 513 * r.model.arch.vocab * 6, rel=0.01)

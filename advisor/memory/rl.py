@@ -102,14 +102,18 @@ def policy_workload(w: Workload, acc: Breakdown) -> tuple[Workload, int, int]:
         seq = w.seq_len or w.context_tokens or fw["preference_max_length"]
         if w.seq_len is None and w.context_tokens is None:
             acc.assume("seq_len", seq)
-    examples = w.batch_size or 1
+    # online methods train on completions: the framework's micro-batch of them (TRL: 8)
+    default = fw.get("train_batch", {}).get(w.mode.value, 1) if method["online"] else 1
+    examples = w.batch_size or default
     if w.batch_size is None:
-        acc.assume("batch_size", 1)
+        acc.assume("rl_train_batch" if default > 1 else "batch_size", default)
     per = method["sequences_per_example"]
     if per > 1:
         acc.assume("rl_pairs", per)
     update: dict[str, Any] = {
         "mode": w.tuning,
+        # the policy's loss reads the completion's logits only (TRL's logits_to_keep)
+        "loss_tokens": completion + 1 if method["online"] and name == "trl" else None,
         "batch_size": examples * per,
         "seq_len": seq,
         # a training stack named beside the method (Unsloth patches TRL's trainers)

@@ -347,6 +347,30 @@ def _add_state_terms(
     return g_b, o_b
 
 
+# Log-probs of the kept logits as TRL's online trainers take them (selective_log_softmax on
+# 16-bit logits, one sequence at a time, trl f2cd577 2026-07-24): the 16-bit logits, each
+# row's 16-bit log-softmax saved for backward, and the logits' 16-bit gradient.
+LOGPROB_BYTES_PER_LOGIT = 6.0
+
+
+def _logprob_logits(t: TrainingSetup, acc: Breakdown) -> int:
+    """The logits over the completion only (`loss_tokens` of each sequence), as log-probs."""
+    w, arch = t.w, t.arch
+    kept = max(t.batch * min(w.loss_tokens or t.seq, t.seq) // t.pp, 1)
+    logits = kept * arch.vocab * LOGPROB_BYTES_PER_LOGIT / t.tp
+    if acc.lean:
+        return acc.add("logits", logits, "")
+    return acc.add(
+        "logits",
+        logits,
+        f"{kept} completion tokens x {arch.vocab} vocab x {LOGPROB_BYTES_PER_LOGIT:g} B (log-probs)",
+        key="logits.logprobs",
+        tokens=kept,
+        vocab=arch.vocab,
+        bytes_per_logit=LOGPROB_BYTES_PER_LOGIT,
+    )
+
+
 def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, float]:
     """Saved activations under the checkpointing recipe, and the loss's logits: (saved,
     logits, one layer's backward transient, the checkpoints themselves)."""
@@ -428,6 +452,8 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
     # as many micro-batches as pipeline ranks by default (config_manager.py 2024-12:
     # "The default value will be the number of pipeline stages").
     tokens = max(tokens // t.pp, 1)
+    if w.loss_tokens is not None and not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
+        return a_b, _logprob_logits(t, acc), one_block / 2, ckpt
     if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
         # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
         # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
