@@ -84,6 +84,23 @@ def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
     return _data()["interconnect"][link]["allreduce_latency_us"] * 1e-6
 
 
+def tp_ok(result: EstimateResult, count: int) -> bool:
+    """Tensor parallelism splits attention heads: the count must divide them (a layer
+    split, llama.cpp's, takes any count)."""
+    arch = result.model.arch
+    if count == 1 or arch is None or result.workload.mode.is_training:
+        return True
+    par = result.workload.parallelism
+    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
+    if (par.value if par is not None else assumed) not in (None, "tp"):
+        return True
+    # vLLM: num_attention_heads % tp == 0, and the KV heads split (kv % tp == 0) or are
+    # replicated (tp % kv == 0). The query heads' test was once on one side of the "or"
+    # only: Qwen2.5-7B (28/4 heads) was served on TP 8.
+    heads, kv = arch.heads, arch.kv_heads_
+    return heads % count == 0 and (kv % count == 0 or count % kv == 0)
+
+
 def runtime_of(result: EstimateResult) -> str | None:
     """The runtime the answer assumes: the one asked for, else the one the engine assumed,
     else the usual one for the job."""

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import GpuSpec, PriceSpec
-from advisor.constraints import allreduce_latency_s, blockers, nvlinked, speed_constants
+from advisor.constraints import allreduce_latency_s, blockers, nvlinked, speed_constants, tp_ok
 from advisor.decode_speed import decode_fit
 from advisor.memory import estimate
 from advisor.memory.runtimes.vllm import serving_fit
@@ -233,6 +233,8 @@ def plan_serving(
     kv_seq = 0
     for tp in t["engine"]["tensor_parallel"]:
         result = _replica_estimate(w, tp, context)
+        if not tp_ok(result, tp):
+            continue  # vLLM refuses a tensor-parallel size that does not divide the heads
         if tp == 1 and result.estimate is not None:
             kv_seq = int((result.estimate.kv_bytes_per_token or 0) * context)
         for gpu in gpus:
@@ -274,6 +276,8 @@ def smallest_replica(w: Workload, gpu_id: str, currency: str) -> tuple[ServeOpti
         return None
     for tp in t["engine"]["tensor_parallel"]:
         result = _replica_estimate(w, tp, context)
+        if not tp_ok(result, tp):
+            continue
         full = plan_option(result, gpu, tp, t["engine"]["max_num_seqs"], context, price)
         if full is not None:
             one = plan_option(result, gpu, tp, full.max_num_seqs, context, price)

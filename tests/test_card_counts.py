@@ -183,3 +183,28 @@ def test_a_purchase_plan_of_three_cards_says_tensor_parallel_cannot_use_them(
     assert ("tp_count" in a.notes()) == note, (n, a.notes())
     text = render("purchase", lang, result=a, parsed=parsed, plain=True)
     assert ("--pipeline-parallel-size" in text) == note, text
+
+
+@pytest.mark.parametrize(
+    ("model", "users"), [("qwen2.5-7b", 2000), ("qwen2.5-14b", 3000), ("llama-3.1-8b", 2000)]
+)
+def test_a_serving_replica_is_tensor_parallel_over_a_count_that_divides_the_heads(
+    model: str, users: int
+) -> None:
+    """vLLM refuses --tensor-parallel-size 8 for Qwen2.5-7B's 28 heads: no serving plan
+    proposes it."""
+    from advisor.models import Workload
+    from advisor.serving import plan_serving
+
+    w = Workload(model=model)
+    plan = plan_serving(w, users, False, "USD", limit=20)
+    arch = recommend_query(parse_query(model)).result.model.arch
+    assert arch is not None
+    for o in plan.options:
+        n = o.cards_per_replica
+        assert n == 1 or (
+            arch.heads % n == 0 and (arch.kv_heads_ % n == 0 or n % arch.kv_heads_ == 0)
+        ), (
+            model,
+            n,
+        )

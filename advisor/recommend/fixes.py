@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 from functools import partial
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.constraints import Requirement, applicable, blockers, kv_cache_type, runtime_of
+from advisor.constraints import (
+    Requirement,
+    applicable,
+    blockers,
+    kv_cache_type,
+    runtime_of,
+    tp_ok,
+)
 from advisor.memory import CUDA_CONTEXT_BYTES
 from advisor.models import (
     EstimateResult,
@@ -54,24 +61,6 @@ def adds_cards(code: str) -> bool:
     """A change that runs the job on more cards ("cards:4", or "stack:cards:2+…": fewer
     more cards with settings of the same run)."""
     return code.startswith(("cards:", "stack:cards:"))
-
-
-def tp_ok(result: EstimateResult, count: int) -> bool:
-    """Tensor parallelism splits attention heads: the count must divide them (a layer
-    split, llama.cpp's, takes any count)."""
-    arch = result.model.arch
-    if count == 1 or arch is None or result.workload.mode.is_training:
-        return True
-    par = result.workload.parallelism
-    assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
-    if (par.value if par is not None else assumed) not in (None, "tp"):
-        return True
-    return (
-        arch.heads % count == 0
-        and arch.kv_heads_ % count == 0
-        or arch.kv_heads_ < count
-        and count % arch.kv_heads_ == 0
-    )
 
 
 # Fixes that leave the model, its format and the user's recipe as they are: offered on
@@ -410,7 +399,7 @@ def fixes_for(
                 trials[key] = (trial, reqs)
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
-        if family == "cards" and not tp_ok(trial, trial.workload.num_gpus):
+        if not tp_ok(trial, trial.workload.num_gpus):
             continue  # vLLM would not start: the count does not divide the heads
         if reqs is None:  # read only for a change that fits (most trials do not)
             reqs = applicable(trial)
@@ -548,6 +537,8 @@ def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None
     the guide's headroom when reachable, else tight (`runs_in`). None when even all of them
     do not, or one alone would do (then `fixes_for` already names it)."""
     training = result.workload.mode.is_training
+    if not tp_ok(result, result.workload.num_gpus):
+        return None  # no setting makes tensor parallelism take a count the heads refuse
     allowed = STACK_TRAINING if training else STACK_INFERENCE
     comfortable = gpu.usable_vram_bytes * (1 - HEADROOM)
     current, applied = result, []  # type: ignore[var-annotated]

@@ -124,7 +124,9 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             elif not runs_in(need, gpu.usable_vram_bytes):
                 state = "no"
             elif not tp_ok(result, count):
-                state = "split"  # fits in memory; tensor parallel cannot use this count
+                # fits in memory as is; tensor parallel cannot use this count (a cell that
+                # fits only with the lean flags is "no", as the verdict on it says)
+                state = "no" if lean_runs else "split"
             elif lean_runs or need > gpu.usable_vram_bytes * (1 - HEADROOM):
                 state = "tight"
             else:

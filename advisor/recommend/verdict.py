@@ -58,7 +58,12 @@ def verdict_of(
         ), codes
     else:
         state = "tight" if o.fits else "no_fit"
-    codes, tight = fixes_by_cost(setup, gpu, state)
+    if state == "no_fit" and o.count > 1 and not tp_ok(setup, o.count):
+        # neither fits as is nor splits its heads over this count: the changes are the
+        # splits that do (layers in a pipeline, fewer or more cards), no setting on it
+        codes, tight = split_fixes(setup, gpu, o.count)
+    else:
+        codes, tight = fixes_by_cost(setup, gpu, state)
     first = codes[0] if codes else None
     if own_card and first is not None and adds_cards(first):
         first = None
