@@ -245,8 +245,19 @@ def test_an_h100_to_buy_is_priced_as_the_pcie_card_and_says_so() -> None:
     assert a.problem is None and a.plan is not None
     assert [(ln.gpu_id, ln.count) for ln in a.plan.lines] == [("h100-pcie", 1)]
     assert a.unpriced == "H100 SXM5 80GB"
-    assert "priced as the H100 PCIe 80GB" in _text(line, "en")
-    assert "按同一张卡的单卡版 H100 PCIe 80GB 计价" in _text(line, "zh")
+    en = _text(line, "en")
+    assert "(no purchase price for the H100 SXM5 80GB: priced as its single-card form)" in en
+    assert "1× H100 PCIe 80GB" in en
+    assert "（没有 H100 SXM5 80GB 的购买价，按它的单卡版计价）" in _text(line, "zh")
     # a card without a price in any form is said so, and the plan asks for a budget
     b = _answer("买一张A100 80G还是租", "CNY")
     assert b.unpriced == "A100 80GB SXM4" and b.problem == "no_budget"
+
+
+def test_a_budget_one_box_can_spend_is_not_called_a_cluster() -> None:
+    """ "budget $40k workstation for sdxl": SDXL's cheapest plan is $2,300, but the budget buys
+    four cards in one box ($38,760): no "plan a cluster" note (it was judged on the $2,300)."""
+    a = _answer("budget $40k workstation for sdxl", "USD")
+    assert a.roomier is not None and a.roomier.total <= 40_000 and not a.capped
+    assert "cluster" not in _text("budget $40k workstation for sdxl", "en")
+    assert _answer("buy a gpu, budget 1000000000000 usd", "USD").capped

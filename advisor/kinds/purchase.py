@@ -525,9 +525,11 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         new = _best(priced_in, limit, workload, False, card_only)
         if new is not None:
             alternative = _plan(new[0], new[1], priced_in, workload, china, card_only)
-    # a budget the best machine uses a tenth of: more than one box can hold
-    capped = limit is not None and plan.total * 10 < limit
     roomier = _roomier(plan, limit, priced_in, workload, china, card_only)
+    # a budget the best machine uses a tenth of: more than one box can hold, judged on the
+    # most the budget buys ("$40k workstation for sdxl" spends $2,300 on SDXL, yet $38,760
+    # on four cards in one box: it read "plan a cluster")
+    capped = limit is not None and (roomier or plan).total * 10 < limit
     return PurchaseAnswer(
         problem=None, plan=plan, alternative=alternative, capped=capped, roomier=roomier, **base
     )
