@@ -162,3 +162,23 @@ def test_a_side_of_several_cards_says_what_they_all_cost_to_buy(
     assert f"，{count} 张约 ¥" in zh, zh
     en = _text("70b q4: should I buy a 4090 or an a6000", "en", capsys)
     assert " each, " in en and "(used)" not in en, en
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("买两张4090还是租 24/7 跑", "zh"),
+        ("buy 2x 4090 or rent, 24/7", "en"),
+        ("买4090还是租", "zh"),
+    ],
+)
+def test_a_verdict_never_asks_for_more_than_24_hours_a_day(
+    line: str, lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Busy around the clock, two 4090s paid off in 23 months: the verdict said 'buy if busy
+    30.7 h a day', more hours than a day has."""
+    import re
+
+    text = _text(line, lang, capsys)
+    for hours in re.findall(r"每天用满 ([\d.]+) 小时|busy ([\d.]+)\+? h", text):
+        assert all(float(h) <= 24 for h in hours if h), text
