@@ -49,3 +49,22 @@ def test_cards_that_both_fit_name_the_faster_and_the_cheaper() -> None:
     v = result.verdict
     assert v.basis == "faster" and v.winner == "GeForce RTX 4090"
     assert v.cheaper == "GeForce RTX 3090" and "结论：都能跑" in zh
+
+
+def test_a_model_too_big_as_asked_is_compared_in_the_format_that_fits_and_the_defaults_said():
+    """Before: "qwen2.5-14b vs llama3.1-8b on a 4090, which one is faster" ended in "only
+    Llama 3.1 8B fits", silent on the runtime and the weights it assumed, with 14B in fp8
+    (21.8 GiB, and faster) never looked at."""
+    result, en = _compare("qwen2.5-14b vs llama3.1-8b on a 4090, which one is faster", "en")
+    big = next(s for s in result.sides if s.model_name == "Qwen2.5 14B")
+    assert big.verdict == "no_fit" and big.fits_as is not None
+    assert big.fits_as.verdict in ("fits", "tight") and big.fits_as.tokens_per_s
+    v = result.verdict
+    assert v.basis == "only_fits" and v.loser_format == big.fits_as.format
+    assert f"Qwen2.5 14B fits in {big.fits_as.format.upper()} weights" in en
+    assert "Assumed (not named):" in en and "runtime transformers" in en
+    _, zh = _compare("4090上 qwen2.5-14b 和 llama3.1-8b 哪个快", "zh")
+    assert "改用" in zh and "默认假设（问题里没说）" in zh and "运行框架 transformers" in zh
+    # a format the question names is compared as named: no format offered beside it
+    result, _ = _compare("qwen2.5-14b bf16 vs llama3.1-8b bf16 on a 4090", "en")
+    assert all(s.fits_as is None for s in result.sides)

@@ -44,6 +44,13 @@ class ServeSide(BaseModel):
     price_per_million_tokens: float | None  # generated tokens at this load
 
 
+class FormatChange(BaseModel):
+    format: str
+    verdict: str
+    per_card_bytes: int | None = None
+    tokens_per_s: float | None = None
+
+
 class Side(BaseModel):
     model_name: str | None = None  # two models compared: whose side this is
     gpu_id: str
@@ -72,6 +79,9 @@ class Side(BaseModel):
     runs: list[CapabilityRow] = []
     # a serving comparison ("H100 vs H200 serving llama 70b"): this card's serving plan
     serve: ServeSide | None = None
+    # two models, no weight format named, this one too big as asked: the format the answer's
+    # cheapest change names ("qwen2.5-14b vs llama3.1-8b on a 4090": 14B in fp8), judged
+    fits_as: FormatChange | None = None
 
 
 class Verdict(BaseModel):
@@ -88,6 +98,9 @@ class Verdict(BaseModel):
     cheaper: str | None = None  # "faster": the other side, where it is cheaper per hour
     faster: str | None = None  # "less_memory": the side with the faster decode, if known
     unit: str | None = None  # "faster": tok/s, h (training hours: fewer wins) or img/min
+    # "only_fits" between two models: the other in the format that makes it fit, and its speed
+    loser_format: str | None = None
+    loser_format_tokens_per_s: float | None = None
 
 
 class CompareAnswer(BaseModel):
@@ -96,6 +109,9 @@ class CompareAnswer(BaseModel):
     sides: list[Side]
     models: bool = False  # the sides are two models (on the card named or each one's pick)
     verdict: Verdict | None = None
+    # what the comparison took for granted that the question did not say (field, value):
+    # the runtime and the weights decide both the memory and the speed compared
+    assumed: list[tuple[str, str]] = []
 
     def public_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +123,7 @@ class CompareAnswer(BaseModel):
                     for s in self.sides
                 ],
                 "verdict": self.verdict.model_dump() if self.verdict else None,
+                "assumed": dict(self.assumed),
             }
         }
 
@@ -159,19 +176,50 @@ def _compare_models(parsed: ParsedQuery, currency: str) -> CompareAnswer:
         }
     )
     sides = []
+    assumed: list[tuple[str, str]] = []
     for asked in (parsed, parsed.model_copy(update={"workload": swapped})):
         rec = recommend_query(asked, default_currency=currency)
         pick = rec.named or rec.headline
         if pick is None:
             continue
         verdict = rec.verdict if rec.named is not None or pick is rec.headline else None
-        sides.append(_side_of(rec, pick, verdict, currency, rec.result.model.name))
+        side = _side_of(rec, pick, verdict, currency, rec.result.model.name)
+        if rec.named is not None and verdict is not None and verdict.state not in RUNS:
+            side.fits_as = _in_format_that_fits(asked, verdict.fix, currency)
+        sides.append(side)
+        assumed = assumed or [
+            (a.field, a.value) for a in rec.result.assumed if a.field in SAID_ASSUMED
+        ]
     return CompareAnswer(
         currency=currency,
         model_name=None,
         sides=sides,
         models=True,
         verdict=verdict_of(sides, True),
+        assumed=assumed,
+    )
+
+
+# The defaults a comparison of two models states: they move both the memory and the speed
+SAID_ASSUMED = ("runtime", "weights_format", "context_tokens")
+
+
+def _in_format_that_fits(asked: ParsedQuery, fix: str | None, currency: str) -> FormatChange | None:
+    """The same job in the weight format the cheapest change names ("quantize:fp8"), where
+    the question named none: judged on the same card, with its speed."""
+    w = asked.workload
+    if w is None or w.weights_format is not None or not (fix or "").startswith("quantize:"):
+        return None
+    fmt = (fix or "").removeprefix("quantize:")
+    changed = asked.model_copy(update={"workload": w.model_copy(update={"weights_format": fmt})})
+    rec = recommend_query(changed, default_currency=currency)
+    if rec.named is None or rec.verdict is None:
+        return None
+    return FormatChange(
+        format=fmt,
+        verdict=rec.verdict.state,
+        per_card_bytes=rec.named.per_gpu_bytes,
+        tokens_per_s=rec.named.decode_tokens_per_s,
     )
 
 
@@ -451,7 +499,15 @@ def verdict_of(sides: list[Side], models: bool) -> Verdict | None:
     if len(running) == 1:
         win = running[0]
         other = next(s for s in judged if s is not win)
-        return Verdict(basis="only_fits", winner=_label(win, models), loser=_label(other, models))
+        alt = other.fits_as if other.fits_as and other.fits_as.verdict in RUNS else None
+        return Verdict(
+            basis="only_fits",
+            winner=_label(win, models),
+            loser=_label(other, models),
+            winner_value=win.tokens_per_s if alt else None,
+            loser_format=alt.format if alt else None,
+            loser_format_tokens_per_s=alt.tokens_per_s if alt else None,
+        )
     a, b = running[:2]
     quick = _faster(a, b)
     if quick is None:
