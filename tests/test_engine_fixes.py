@@ -54,7 +54,8 @@ def test_layer_split_weights_and_kv_are_shares_of_the_whole():
 def test_deepseek_r1_671b_under_ollama_is_split_over_several_big_cards():
     rec = ask("deepseek-r1:671b ollama")
     top = rec.headline
-    assert top is not None and top.fits and top.count in (4, 8)
+    # a layer split takes any count a machine holds (3x B200 holds the ~377 GiB Q4_K_M)
+    assert top is not None and top.fits and top.count >= 3
     assert top.parallelism == "layer"
     assert top.per_gpu_bytes * top.count > 360 * GIB  # the whole Q4_K_M, split
 
