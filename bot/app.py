@@ -390,10 +390,10 @@ def _gone(err: BaseException | None) -> bool:
 
 
 async def purge_old_history(context: Context) -> None:
-    days = context.application.settings.history_retention_days  # type: ignore[attr-defined]
-    removed = await context.application.repo.purge_history(days)  # type: ignore[attr-defined]
-    links = await lab_store(context.application.repo).purge_links(days)  # type: ignore[attr-defined]
-    await context.application.repo.purge_handled()  # type: ignore[attr-defined]
+    days = context.settings.history_retention_days
+    removed = await context.repo.purge_history(days)
+    links = await lab_store(context.repo).purge_links(days)
+    await context.repo.purge_handled()
     log.info(
         "retention: removed %d questions and %d inline links older than %d days",
         removed,
@@ -419,7 +419,9 @@ async def post_init(app: Application) -> None:
         await app.bot.set_my_commands(
             private, scope=BotCommandScopeDefault(), language_code=lang_code or None
         )
-    await app.inbox.replay(app)  # type: ignore[attr-defined]
+    # build_application makes an AdvisorApplication with its inbox
+    assert isinstance(app, AdvisorApplication) and app.inbox is not None
+    await app.inbox.replay(app)
     if app.job_queue is not None:
         app.job_queue.run_repeating(
             purge_old_history,
