@@ -21,6 +21,7 @@ from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
+from advisor.recommend.consumer_route import consumer_card_route
 from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
@@ -322,6 +323,8 @@ def _answer(
         named,
     )
     pitfalls = _true_of(pitfalls, list(noted.values()))
+    if named is None and (route := consumer_card_route(base, cheapest)) is not None:
+        pitfalls.append(route)  # beside 80 GB picks: what the 24 GB card lab members own runs
     task = guide_task(
         base,
         headline.per_gpu_bytes if headline and setup.estimate else None,

@@ -155,11 +155,19 @@ ROUTE_SETTINGS: tuple[dict[str, Any], ...] = (
 
 
 def faster_route(asked: EstimateResult, run: Workload, gpu: GpuSpec) -> str | None:
+    """`faster_route_run`'s fix code alone."""
+    found = faster_route_run(asked, run, gpu)
+    return found[0] if found else None
+
+
+def faster_route_run(
+    asked: EstimateResult, run: Workload, gpu: GpuSpec
+) -> tuple[str, EstimateResult] | None:
     """Where the recipe a small card runs offloads weights to the CPU: the first smaller
     format whose pipeline fits `gpu` with the guide's headroom at a lower offload level
     (FLUX.1-dev fp16 streamed on a 24 GB card: its fp8 transformer and T5 run resident).
-    A fix code, `quantize_resident:<fmt>` or `quantize_model_offload:<fmt>`; None when the
-    recipe offloads nothing or no smaller format helps."""
+    A fix code, `quantize_resident:<fmt>` or `quantize_model_offload:<fmt>`, and its
+    estimate; None when the recipe offloads nothing or no smaller format helps."""
     level = OFFLOAD_LEVEL.get(run.cpu_offload, 0)
     if level == 0 or asked.model.kind != Kind.diffusion or asked.workload.mode.is_training:
         return None
@@ -180,7 +188,7 @@ def faster_route(asked: EstimateResult, run: Workload, gpu: GpuSpec) -> str | No
                 continue
             if trial.estimate.total_bytes <= cap:
                 where = "resident" if "cpu_offload" not in settings else "model_offload"
-                return f"quantize_{where}:{fmt}"
+                return f"quantize_{where}:{fmt}", trial
     return None
 
 
