@@ -17,7 +17,7 @@ from tests.conftest import button, press, say, shown
 
 # A long English answer: a named pair of too-small cards (the card table), three picks with
 # notes, six pitfalls; with LABS[1]'s three machines before it, it passes 4096 characters.
-LONG = "qwen2.5-32b int8 sglang batch 32 on 2x 4060 budget ¥200"
+LONG = "qwen2.5-32b int8 sglang batch 32 context 16k on 2x 4060 budget ¥200"
 GROUP = Chat(-1005550077, "supergroup", "vision lab")
 BOSS = User(5201, "Boss", "en")
 MEMBER = User(5202, "Mia", "en")
