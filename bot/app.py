@@ -46,7 +46,9 @@ from advisor.render import label
 from bot import commands, inline, lab, measured, wizard
 from bot.context import AdvisorApplication, Context, is_anonymous_admin, language_for, written_in
 from bot.delivery import button_answers, settle_answers
+from bot.hub import HubService
 from bot.inbox import TAKEN_LIMIT, Inbox
+from bot.inline_links import PendingLinks
 from bot.lab_store import lab_store
 from bot.logs import hashed_id
 from bot.metrics import (
@@ -504,13 +506,13 @@ def _context_types():  # noqa: ANN202
 
 
 async def _close_storage(app: Application) -> None:
-    inbox = getattr(app, "inbox", None)
-    if inbox is not None:
-        await inbox.drain()  # the last handled updates' state and inbox deletes
-    links = getattr(app, "pending_links", None)
+    assert isinstance(app, AdvisorApplication)  # build_application makes no other
+    if app.inbox is not None:
+        await app.inbox.drain()  # the last handled updates' state and inbox deletes
+    links = app.made(PendingLinks)
     if links is not None:
         await links.flush()  # inline questions typed in the last seconds (bot.inline_links)
-    hub = getattr(app, "hub_service", None)
+    hub = app.made(HubService)
     if hub is not None:
         await hub.client.aclose()
     if isinstance(app.persistence, SQLitePersistence):

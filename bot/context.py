@@ -5,7 +5,8 @@ Handlers import this module; it imports none of them (`bot.app` wires the handle
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from telegram import Update
 from telegram.ext import Application, CallbackContext, ExtBot
@@ -16,15 +17,30 @@ from bot.persistence import SQLitePersistence
 from bot.settings import Settings
 from bot.storage import Repository
 
+T = TypeVar("T")
+
 
 class AdvisorApplication(Application):
-    """PTB's Application with the bot's settings beside it."""
+    """PTB's Application with the bot's settings beside it, and the one instance of each
+    cache or service the handlers share (`one`)."""
 
     def __init__(self, settings: Settings, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.settings = settings
         self.inbox: Inbox | None = None
         self.metrics: Metrics | None = None
+        self._ones: dict[type, object] = {}
+
+    def one(self, kind: type[T], make: Callable[[], T]) -> T:
+        """The application's one `kind` (the inline cache, the Hub service…), made by `make`
+        on first use."""
+        if kind not in self._ones:
+            self._ones[kind] = make()
+        return cast(T, self._ones[kind])
+
+    def made(self, kind: type[T]) -> T | None:
+        """The application's `kind` if one was made (shutdown closes what exists)."""
+        return cast("T | None", self._ones.get(kind))
 
     @property
     def repo(self) -> Repository:

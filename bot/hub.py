@@ -48,12 +48,9 @@ class HubService:
 
 
 def service(context: Context) -> HubService:
-    app = context.application
-    svc = getattr(app, "hub_service", None)
-    if svc is None:
-        svc = HubService(HubSettings(), HubCache(context.repo))
-        app.hub_service = svc  # type: ignore[attr-defined]
-    return svc
+    return context.advisor.one(
+        HubService, lambda: HubService(HubSettings(), HubCache(context.repo))
+    )
 
 
 def wants_hub(text: str, parsed: ParsedQuery) -> bool:

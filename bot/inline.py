@@ -107,21 +107,12 @@ class InlineCache:
 
 
 def inline_cache(context: Context) -> InlineCache:
-    cache = getattr(context.application, "inline_cache", None)
-    if cache is None:
-        cache = InlineCache()
-        context.application.inline_cache = cache  # type: ignore[attr-defined]
-    return cache
+    return context.advisor.one(InlineCache, InlineCache)
 
 
 def pending_links(context: Context) -> PendingLinks:
     """The application's pending inline links (bot.inline_links), one per process."""
-    app = context.application
-    links = getattr(app, "pending_links", None)
-    if links is None:
-        links = PendingLinks(lab_store(context.repo))
-        app.pending_links = links  # type: ignore[attr-defined]
-    return links
+    return context.advisor.one(PendingLinks, lambda: PendingLinks(lab_store(context.repo)))
 
 
 # --- handlers ------------------------------------------------------------------------------------

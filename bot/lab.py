@@ -85,11 +85,7 @@ class AdminCache:
 
 
 def admin_cache(context: Context) -> AdminCache:
-    cache = getattr(context.application, "lab_admins", None)
-    if cache is None:
-        cache = AdminCache()
-        context.application.lab_admins = cache  # type: ignore[attr-defined]
-    return cache
+    return context.advisor.one(AdminCache, AdminCache)
 
 
 async def may_change(update: Update, context: Context) -> bool:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from bot.inline import payload_for, question_in
+from bot.inline import InlineCache, payload_for, question_in
+from bot.inline_links import PendingLinks
 from standin import Call, FakeTelegram, User
 from tests.conftest import press, say, settled, shown
 
@@ -84,9 +84,9 @@ async def test_inline_results_are_cached_per_query_for_a_short_time(tg: FakeTele
     first = await _inline(tg, user, "7b int4")
     second = await _inline(tg, user, "7B  int4")  # the same question, typed differently
     assert first.params["results"] == second.params["results"]
-    assert bot.inline_cache.hits == 1
+    assert bot.made(InlineCache).hits == 1
     await _inline(tg, User(6105, "Zh", "zh-hans"), "7b int4")  # another language: its own entry
-    assert bot.inline_cache.hits == 1
+    assert bot.made(InlineCache).hits == 1
 
 
 async def test_an_empty_or_unreadable_query_offers_the_private_chat_instead(
@@ -144,7 +144,7 @@ async def _written(bot) -> None:  # noqa: ANN001
     """Every inline question typed so far is on disk (what shutdown, or a pause in typing,
     does; bot.inline_links)."""
     await settled(bot)
-    links = getattr(bot, "pending_links", None)
+    links = bot.made(PendingLinks)
     if links is not None:
         await links.flush()
 
@@ -204,6 +204,7 @@ async def test_the_retention_job_purges_old_inline_questions(
 ) -> None:
     from bot import lab_store
     from bot.app import purge_old_history
+    from bot.context import Context
 
     user = User(6114, "Old", "en")
     with monkeypatch.context() as m:
@@ -211,5 +212,5 @@ async def test_the_retention_job_purges_old_inline_questions(
         await _inline(tg, user, LONG)
         await _written(bot)
     assert len(_link_rows(settings.database_path, user.id)) == 1
-    await purge_old_history(SimpleNamespace(application=bot))  # type: ignore[arg-type]
+    await purge_old_history(Context(bot))  # as the job queue calls it
     assert _link_rows(settings.database_path) == []
