@@ -197,8 +197,8 @@ def test_the_cards_to_rent_instead_run_the_job_as_asked_not_the_small_cards_reci
 @pytest.mark.parametrize(
     ("line", "lang", "route", "said"),
     [
-        ("flux dev fp16 4090能跑吗", "zh", "quantize_resident:fp8", "不用卸载到 CPU 就装得下"),
-        ("flux.1-dev fp16 on my rtx 4090", "en", "quantize_resident:fp8", "without CPU offload"),
+        ("flux dev fp16 4090能跑吗", "zh", "quantize_resident:fp8", "不卸载到 CPU、全速跑"),
+        ("flux.1-dev fp16 on my rtx 4090", "en", "quantize_resident:fp8", "no CPU offload"),
         ("flux dev bf16 3090 24g", "zh", "quantize_resident:fp8", "全速跑"),
         # SD3.5 Large in fp8 still needs its components to take turns on 16 GB
         ("sd3.5 large fp16 on my 4080 16gb", "en", "quantize_model_offload:fp8", "taking turns"),

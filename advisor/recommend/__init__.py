@@ -26,6 +26,7 @@ from advisor.recommend.fixes import (
     COUNTS,
     HEADROOM,
     MIN_FREE,
+    SLOW,
     adds_cards,
     candidate_fixes,
 )
@@ -170,7 +171,13 @@ def recommend(
             faster = faster_route(base, recipe[1], named_gpu)
             same = f"quantize:{faster.partition(':')[2]}" if faster else None
             fixes = [faster, *(f for f in rec.fixes if f != same)] if faster else rec.fixes
-            return rec.model_copy(update={"recipe": recipe[0], "asked": base, "fixes": fixes})
+            verdict = rec.verdict
+            if faster and verdict is not None and (verdict.fix or "").partition(":")[0] in SLOW:
+                # a smaller format at full speed costs less than streaming weights from RAM
+                verdict = verdict.model_copy(update={"fix": faster, "fix_tight": False})
+            return rec.model_copy(
+                update={"recipe": recipe[0], "asked": base, "fixes": fixes, "verdict": verdict}
+            )
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
     searched = setups if picks_for is None else _Setups(picks_for)
