@@ -224,3 +224,15 @@ def test_a_card_that_runs_resident_is_offered_no_smaller_format() -> None:
     for line in ("sdxl on my 4090", "flux dev fp8 t5 fp8 on a100 80gb", "sdxl 1024 on my 3060 12g"):
         rec = ask(line)
         assert not any(f.startswith("quantize_resident") for f in rec.fixes), line
+
+
+@pytest.mark.parametrize(
+    "line", ["sdxl出图 3060ti 8g跑的动吗", "sdxl on my 4060 8gb", "sdxl 8g显卡能跑吗 3070"]
+)
+def test_a_tight_recipe_is_told_the_full_speed_format_before_streamed_layers(line: str) -> None:
+    """SDXL on 8 GB: model offload + tiled decode, tight; the change that gives the guide's
+    headroom is fp8 weights at full speed, sequential offload (several times slower) after."""
+    rec = ask(line)
+    assert rec.recipe == "offload_tiling" and rec.verdict.state == "tight"
+    assert rec.verdict.fix == "quantize_resident:fp8"
+    assert rec.fixes.index("offload_sequential") > rec.fixes.index("quantize_resident:fp8")
