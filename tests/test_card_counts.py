@@ -90,6 +90,10 @@ def test_one_card_is_told_two_with_the_lean_flags_before_renting_four(line: str,
     word = "2× GeForce RTX 3090 with vLLM flags" if lang == "en" else "用 2 张 GeForce RTX 3090"
     assert word in text, text[:600]
     assert ("(tight)" if lang == "en" else "（偏紧）") in text
+    # the first reply (short view) names that change too: the verdict on the card has none
+    parsed = parse_query(line)
+    short = render("answer", lang, rec=rec, parsed=parsed, view="short", plain=True)
+    assert word in short, short
 
 
 @pytest.mark.parametrize(
