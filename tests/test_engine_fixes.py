@@ -150,8 +150,7 @@ def test_fp8_compute_still_needs_fp8_tensor_cores():
 def test_comfyui_peak_is_its_largest_phase_not_every_component_at_once():
     sdxl = ask("sdxl comfyui 3060 12g")
     assert sdxl.named is not None and sdxl.named.fits
-    # the UNet (4.8 GiB) and its working set (ComfyUI's own budget: 0.5 GiB at 1024 px)
-    assert 6.0 <= sdxl.named.per_gpu_bytes / GIB <= 11.0
+    assert 7.5 <= sdxl.named.per_gpu_bytes / GIB <= 11.0
     flux = ask("flux dev fp8 comfyui 3090")
     assert flux.named is not None and flux.named.fits
 
