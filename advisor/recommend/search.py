@@ -72,6 +72,16 @@ class Setups:
             self._fit[count] = result
         return result
 
+    def splits_over(self, count: int) -> bool:
+        """Whether the job's split can use `count` cards, read off the two-card estimate
+        where there is one (the split the engine assumes is the same on any count past one,
+        workload_for): a count tensor parallelism refuses is then skipped without its own
+        estimate (3, 5, 6 and 7 cards for most models under vLLM)."""
+        if count <= 2:
+            return True
+        two = self._fit.get(2) or self._by_count.get(2)
+        return two is None or tp_ok(two, count)
+
     def fit_facts(self, count: int) -> tuple[int, float | None, bool]:
         """What `fits_on(self.fit(count), gpu, count)` reads that is the same on every card:
         the bytes per card, the engine's share of the card (None: all of it) and whether
@@ -151,6 +161,8 @@ def candidates(
     for count in COUNTS:
         if not pending or (count > ONE_MACHINE and _one_machine_will_do(placed)):
             break
+        if not setups.splits_over(count):
+            continue
         need, share, tp = setups.fit_facts(count)
         if not tp:
             continue
@@ -221,6 +233,8 @@ def may_meet_budget(
         ]
         if not pending:
             return False
+        if not setups.splits_over(count):
+            continue
         need, share, tp = setups.fit_facts(count)
         if not tp:
             continue
