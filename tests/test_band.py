@@ -107,9 +107,10 @@ def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
 
 def test_a_short_chat_and_a_long_prefill_are_banded_on_their_own_strata():
     """Qwen2.5-7B bf16 under transformers: at 4k tokens the runs measured like it stayed
-    within +10% of the estimate, so its band is the short stratum's, narrower than the
-    runtime group's (whose top was set by a 128k prefill); at 128k the long stratum has
-    too few sources and the group's wider band holds (data/band.toml)."""
+    within +10% of the estimate, so its band is the short stratum's, never wider than the
+    runtime group's (whose top a 128k prefill set until GLM-4's long prefill was modelled;
+    both now sit at the floor); at 128k the long stratum has too few sources and the
+    group's band holds (data/band.toml)."""
     w = Workload(model="qwen2.5-7b", weights_format="bf16", context_tokens=4096)
     short = estimate(w).estimate
     long = estimate(w.model_copy(update={"context_tokens": 131072})).estimate
@@ -119,7 +120,7 @@ def test_a_short_chat_and_a_long_prefill_are_banded_on_their_own_strata():
     assert long.band_basis.level == "llm_inference/transformers"
     stratum = table["stratum"]["llm_inference"]["transformers"]["short"]
     cell = table["cell"]["llm_inference"]["transformers"]
-    assert short.band_high_fraction == stratum["high"] < cell["high"] == long.band_high_fraction
+    assert short.band_high_fraction == stratum["high"] <= cell["high"] == long.band_high_fraction
 
 
 def test_weights_quantized_while_loading_and_stored_quantized_are_apart():
