@@ -68,3 +68,35 @@ def test_a_model_too_big_as_asked_is_compared_in_the_format_that_fits_and_the_de
     # a format the question names is compared as named: no format offered beside it
     result, _ = _compare("qwen2.5-14b bf16 vs llama3.1-8b bf16 on a 4090", "en")
     assert all(s.fits_as is None for s in result.sides)
+
+
+# bits a weight of each format the compare offers beside 16-bit
+_BITS = {"fp8": 8, "int8": 8, "awq-4bit": 4, "int4": 4, "nf4": 4}
+
+
+def test_another_format_of_one_job_keeps_its_runtime_and_speed_never_outruns_its_bytes() -> None:
+    """Before: "qwen2.5-14b vs llama3.1-8b on a 4090" said transformers, and the 14B in FP8
+    decoded at ~46 tok/s (vLLM's fit) beside its 17 in BF16 (transformers'): 2.7x the speed
+    for half the bytes. Under one runtime a format that reads k times fewer bytes is at most
+    k times faster (the per-layer cost stays)."""
+    for line, lang in [
+        ("qwen2.5-14b vs llama3.1-8b on a 4090, which one is faster", "en"),
+        ("4090上 qwen2.5-14b 和 llama3.1-8b 哪个快", "zh"),
+        ("qwen2.5-14b vs mistral-7b on an rtx 4090, which is faster", "en"),
+        ("h100 vs a100 llama 3.1 8b", "en"),
+        ("h100 和 l40s 跑 qwen2.5-7b 哪个快", "zh"),
+    ]:
+        result, text = _compare(line, lang)
+        for side in result.sides:
+            other = [(side.fp8_tokens_per_s, "fp8")]
+            if side.fits_as is not None:
+                other.append((side.fits_as.tokens_per_s, side.fits_as.format))
+            for speed, fmt in other:
+                if speed and side.tokens_per_s:
+                    assert speed / side.tokens_per_s <= 16 / _BITS[fmt] + 1e-9, (line, fmt)
+    result, en = _compare("qwen2.5-14b vs llama3.1-8b on a 4090, which one is faster", "en")
+    big = next(s for s in result.sides if s.model_name == "Qwen2.5 14B")
+    small = next(s for s in result.sides if s.model_name == "Llama 3.1 8B")
+    # 14B in FP8 reads ~14.8 GB a token, 8B in BF16 ~16 GB: on one runtime the 8B is not slower
+    assert big.fits_as is not None and big.fits_as.tokens_per_s < small.tokens_per_s
+    assert "runtime transformers" in en
