@@ -21,6 +21,7 @@ from advisor.kinds.capability import CapabilityRow, capability_rows
 from advisor.kinds.purchase import card_prices
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price, recommend_query
+from advisor.recommend.fixes import COUNTS
 from advisor.serving import ServeOption, plan_serving, smallest_replica
 
 
@@ -326,12 +327,22 @@ def _counts_unasked(parsed: ParsedQuery) -> bool:
 
 
 def _fewest_cards(parsed: ParsedQuery, gpu_id: str, currency: str) -> int:
-    """The fewest of `gpu_id` that run the job, as "需要几张" is answered (count_asked)."""
+    """The fewest of `gpu_id` that run the job, tight included: the rule that keeps a card
+    that runs it alone at one card holds for every side ("买4090还是a6000 跑70b": 2x 4090,
+    tight, against the one A6000, tight; not the 4x 4090 "需要几张" answers with the
+    guide's headroom). The count "需要几张" answers (count_asked) bounds the counts tried."""
     one = parsed.model_copy(
         update={"gpu_id": gpu_id, "gpu_count": None, "other_cards": [], "ask_count": True}
     )
     named = recommend_query(one, default_currency=currency).named
-    return named.count if named is not None else 1
+    if named is None:
+        return 1
+    for count in (n for n in COUNTS if 1 < n < named.count):
+        fewer = one.model_copy(update={"gpu_count": count, "ask_count": False})
+        verdict = recommend_query(fewer, default_currency=currency).verdict
+        if verdict is not None and verdict.state in RUNS:
+            return count
+    return named.count
 
 
 def serves(parsed: ParsedQuery) -> bool:
