@@ -128,3 +128,30 @@ def test_no_fp8_line_for_cards_without_fp8() -> None:
     parsed = parse_query("a100 vs v100 32g for serving qwen2.5-14b")
     result = answer_kind(parsed, "USD")
     assert all(s.fp8_verdict is None for s in result.sides)  # type: ignore[attr-defined]
+
+
+def test_no_precision_named_on_a_card_with_native_fp8_is_served_in_fp8_before_more_replicas() -> (
+    None
+):
+    """ "serve qwen2.5-7b for 200 users on L4 gpus, how many" was 15 L4s at bf16 (4 sequences
+    each) while "fp8" typed gave 2: an L4 (Ada) runs FP8 natively, so the plan tries fp8
+    before adding replicas, and says so; a format named, or a card without fp8, keeps it."""
+    for line, lang, said in [
+        ("serve qwen2.5-7b for 200 users on L4 gpus, how many", "en", "native on L4"),
+        ("200个用户用 qwen2.5-7b，L4 要几张", "zh", "L4 原生支持 FP8"),
+        ("serve llama3.1-8b to 500 users on L40S", "en", "native on L40S"),
+    ]:
+        result, text = _serve(line, lang)
+        assert result.weights_format == "fp8" and result.cards_at_16bit is not None, text
+        o = result.plan.options[0]
+        assert o.total_cards < result.cards_at_16bit and "--quantization fp8" in o.flags, text
+        assert said in text, text
+    fp8, _ = _serve("serve qwen2.5-7b fp8 for 200 users on L4 gpus", "en")
+    plain, _ = _serve("serve qwen2.5-7b for 200 users on L4 gpus, how many", "en")
+    assert plain.plan.options[0].total_cards == fp8.plan.options[0].total_cards
+    for kept in (
+        "serve qwen2.5-7b bf16 for 200 users on L4",
+        "serve qwen2.5-7b for 200 users on A10",
+    ):
+        result, text = _serve(kept, "en")
+        assert result.fp8_native_on is None and "--quantization" not in text, text

@@ -9,7 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from advisor import catalog
 from advisor.catalog import find_model
+from advisor.models import Workload
 from advisor.parse import ParsedQuery
 from advisor.serving import ServePlan, plan_serving, quantization_flag
 
@@ -25,6 +27,11 @@ class ServeAnswer(BaseModel):
     serve_repo: str | None = None
     # AWQ/GPTQ: vLLM needs a repo of pre-quantized weights, not the 16-bit one named
     needs_quantized_repo: bool = False
+    # no format named, a 16-bit model: fp8 weights on a card with native fp8 (Ada, Hopper,
+    # Blackwell) serve the load on fewer cards than 16 bits, so the plan is in fp8, said so:
+    # the card that runs it natively and the cards the same load takes in 16 bits
+    fp8_native_on: str | None = None
+    cards_at_16bit: int | None = None
     error: str | None = None  # the parse error's code, answered in the template's words
 
     def public_json(self) -> dict[str, Any]:
@@ -58,6 +65,10 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
     cards = [parsed.gpu_id] if parsed.gpu_id else []
     cards += [gpu for gpu, _ in parsed.other_cards]
     plan = plan_serving(w, users, people, currency, gpu_ids=cards or None)
+    fp8 = _fp8_before_replicas(w, users, people, currency, cards, plan)
+    cards_at_16bit = plan.options[0].total_cards if fp8 is not None and plan.options else None
+    if fp8 is not None:
+        plan, w = fp8, w.model_copy(update={"weights_format": "fp8"})
     repo = w.model if w.model and "/" in w.model else (spec.serve_repo if spec else None)
     return ServeAnswer(
         model_name=name,
@@ -67,4 +78,37 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
         weights_format=w.weights_format,
         serve_repo=repo,
         needs_quantized_repo=quantization_flag(w.weights_format).endswith(("awq", "gptq")),
+        fp8_native_on=plan.options[0].gpu_name if fp8 is not None else None,
+        cards_at_16bit=cards_at_16bit,
     )
+
+
+def _fp8_before_replicas(
+    w: Workload, users: int, people: bool, currency: str, cards: list[str], plan: ServePlan
+) -> ServePlan | None:
+    """No weight format named, a 16-bit model, and the plan takes more than one card of a
+    card with native fp8 (Ada, Hopper, Blackwell: vLLM --quantization fp8 quantizes on
+    load, and a decode step reads half the bytes): the same load in fp8 where it takes
+    fewer cards (for no more per hour where no card was named), else None. 7B for 200
+    people on L4s: 2 cards in fp8, not 15 replicas of bf16."""
+    spec = find_model(w.model) if w.model else None
+    if w.weights_format is not None or not plan.options:
+        return None
+    if ((spec.default_format if spec else None) or "bf16") not in ("bf16", "fp16"):
+        return None
+    top = plan.options[0]
+    gpus = catalog.gpus()
+    if top.total_cards <= 1 or not gpus[top.gpu_id].fp8_supported:
+        return None
+    native = [g for g in cards if gpus[g].fp8_supported] or [
+        g.id for g in catalog.rented_gpus() if g.fp8_supported
+    ]
+    fp8w = w.model_copy(update={"weights_format": "fp8"})
+    fp8 = plan_serving(fp8w, users, people, currency, gpu_ids=native)
+    if not fp8.options:
+        return None
+    best = fp8.options[0]
+    if best.total_cards >= top.total_cards or (best.meets_target < top.meets_target):
+        return None
+    dearer = (best.price_per_hour or 0) > (top.price_per_hour or float("inf"))
+    return None if dearer and not cards else fp8
