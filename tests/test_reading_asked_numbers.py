@@ -1,0 +1,32 @@
+"""What a number or a "how many" in the question counts: tokens per second on the named
+card (not cards), epochs written "10个epoch" / "10 epochs" / "90ep", and a bare card number
+("2060") before an image size."""
+
+import pytest
+
+from advisor.parse import parse_query
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "gemma-2-27b on an rtx 5090 with vllm, how many tokens per second",
+        "qwen2.5-7b on a 4090, how many tokens/s",
+        "llama3-8b on one 3090, how many tokens per second with vllm",
+        "gemma-2-27b 5090 vllm 每秒多少token",
+        "gemma-2-27b 5090 vllm 多少 tok/s",
+        "gemma-2-27b on an rtx 5090 with vllm, how fast",
+    ],
+)
+def test_a_speed_question_is_asked_of_the_named_card_not_the_card_count(question: str) -> None:
+    p = parse_query(question)
+    assert p.ok and not p.ask_count and p.gpu_id is not None
+    assert p.gpu_count in (None, 1)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["how many a100 for qwen2.5-72b", "llama3-70b vllm how many h100", "qwen2.5-72b 需要几张 h100"],
+)
+def test_a_card_count_question_still_asks_the_count(question: str) -> None:
+    assert parse_query(question).ask_count
