@@ -6,6 +6,8 @@ import pytest
 
 from advisor.parse import parse_query
 
+IMAGENET_TRAIN = 1_281_167  # the training split (vocab/datasets.toml)
+
 
 @pytest.mark.parametrize(
     "question",
@@ -30,3 +32,20 @@ def test_a_speed_question_is_asked_of_the_named_card_not_the_card_count(question
 )
 def test_a_card_count_question_still_asks_the_count(question: str) -> None:
     assert parse_query(question).ask_count
+
+
+@pytest.mark.parametrize(
+    ("question", "epochs"),
+    [
+        ("resnet50 imagenet 10个epoch 单张4090", 10),
+        ("resnet50 imagenet 90个epoch 单张4090", 90),
+        ("resnet50 imagenet 10 epochs on a 4090", 10),
+        ("resnet50 imagenet 训练10轮 4090", 10),
+        ("resnet50 imagenet 10ep 4090", 10),
+        ("resnet50 imagenet 30 个 epochs 4090", 30),
+    ],
+)
+def test_the_epochs_written_are_the_epochs_run(question: str, epochs: int) -> None:
+    p = parse_query(question)
+    assert p.ok and p.workload.train_images == IMAGENET_TRAIN * epochs
+    assert not p.ignored

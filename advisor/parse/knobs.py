@@ -18,8 +18,8 @@ MAX_PARAMS_B = 20_000  # ~20T: beyond anything trained; larger is a typo
 
 # The words that the data, epoch and frame patterns cannot match without, tested first: the
 # patterns' numbers are tried at every position, and most lines name none of these.
-_DATA_WORDS = re.compile(r"sample|example|条|data|数据|语料|token|epoch|轮", re.I)
-_EPOCH_WORD = re.compile(r"epoch|轮", re.I)
+_DATA_WORDS = re.compile(r"sample|example|条|data|数据|语料|token|epoch|轮|\dep\b|\d\s+ep\b", re.I)
+_EPOCH_WORD = re.compile(r"epoch|轮|\dep\b|\d\s+ep\b", re.I)
 _FRAME_WORD = re.compile(r"帧|frame", re.I)
 
 
@@ -44,7 +44,8 @@ def recognize_data(s: Scan, r: Reading) -> None:
         r.fields["_tokens"] = value * SCALE[unit]
     if _EPOCH_WORD.search(s.text) and (
         m := s.take(
-            r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?|轮|个epoch)|\bepochs?\s*[:=]?\s*(\d+)\b"
+            r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?\b|轮|个\s*(?:epochs?\b|轮)|ep\b)"
+            r"|\bepochs?\s*[:=]?\s*(\d+)\b"
         )
     ):
         r.fields["_epochs"] = number(m.group(1) or m.group(2))
