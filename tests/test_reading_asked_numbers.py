@@ -4,6 +4,8 @@ card (not cards), epochs written "10个epoch" / "10 epochs" / "90ep", and a bare
 
 import pytest
 
+from advisor import catalog
+from advisor.__main__ import main
 from advisor.parse import parse_query
 
 IMAGENET_TRAIN = 1_281_167  # the training split (vocab/datasets.toml)
@@ -49,3 +51,35 @@ def test_the_epochs_written_are_the_epochs_run(question: str, epochs: int) -> No
     p = parse_query(question)
     assert p.ok and p.workload.train_images == IMAGENET_TRAIN * epochs
     assert not p.ignored
+
+
+@pytest.mark.parametrize(
+    ("question", "gpu_id"),
+    [
+        ("sd1.5 lora训练 2060 6g 够吗", "rtx-2060"),
+        ("sd1.5 lora training on an rtx 2060", "rtx-2060"),
+        ("sdxl 2060 12g 能跑吗", "rtx-2060-12gb"),
+    ],
+)
+def test_a_bare_card_number_is_the_card_not_an_image_size(question: str, gpu_id: str) -> None:
+    p = parse_query(question)
+    assert p.ok and p.gpu_id == gpu_id and p.workload.image_width is None
+    spec = catalog.gpus()[gpu_id]
+    assert not spec.bf16_supported and spec.sources and spec.spec_read_date
+
+
+@pytest.mark.parametrize(
+    "question", ["sd1.5 2060x2060 4090", "sd1.5 2060px 4090", "sd1.5 分辨率2060 4090"]
+)
+def test_a_number_written_as_a_size_stays_the_image_size(question: str) -> None:
+    p = parse_query(question)
+    assert p.gpu_id == "rtx-4090" and p.workload.image_width == 2060
+
+
+def test_sd15_lora_on_a_2060_fits_at_its_own_resolution(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main(["sd1.5 lora训练 2060 6g 够吗", "--lang", "zh", "--offline"])
+    text = capsys.readouterr().out
+    assert "RTX 2060" in text and "2060×2060" not in text
+    assert "✅" in text and "❌ 装不下" not in text

@@ -204,7 +204,24 @@ def _memory_of(m: re.Match[str]) -> str | None:
 _MAC = re.compile(r"\b(?:apple|mac|macbook)", re.I)
 
 
+# A bare card number written as an image size: "2060x2060", "2060px", "分辨率 2060" (a
+# card is read before a size otherwise: "sd1.5 lora训练 2060 6g" is the RTX 2060).
+_SIZE_AFTER = re.compile(r"\s*(?:[x×*]\s*\d{3,4}(?!\d)|px\b)")
+_SIZE_BEFORE = re.compile(r"(?:分辨率|resolution|\d{3,4}\s*[x×*])\s*[:：=]?\s*$")
+
+
+def _image_size(m: re.Match[str]) -> bool:
+    if not m.group("name").isdigit():
+        return False
+    return bool(
+        _SIZE_AFTER.match(m.string, m.end("name"))
+        or _SIZE_BEFORE.search(m.string[: m.start("name")])
+    )
+
+
 def _accept(m: re.Match[str]) -> tuple[GpuSpec, float | None] | None:
+    if _image_size(m):
+        return None
     name, mem = m.group("name"), _memory_of(m)
     spec, odd_mem = resolve_card(f"apple {name}", mem) if _MAC.search(m.group(0)) else (None, None)
     if spec is None:
