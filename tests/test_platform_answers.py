@@ -236,3 +236,33 @@ def test_a_radeon_owner_is_answered_for_the_one_card_they_own(line: str, fix: st
         assert rec.verdict.fix == f"quantize:{fix}", rec.verdict.fix
     else:
         assert rec.verdict.word == "no_fit"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "7900xtx 能跑qwen2.5-14b fp16吗 ollama",
+        "can a 7900 xtx run qwen2.5-14b fp16 in ollama",
+        "4090 run qwen2.5-14b fp16 with llama.cpp",
+    ],
+)
+def test_a_gguf_runtime_offers_q8_0_before_q4_k_m_where_it_fits_with_headroom(line: str) -> None:
+    """The grid read "Q8_0 ✅" under a fix that named Q4_K_M: where Q8_0 leaves the guide's
+    headroom it is the one-card change (less quality lost); where it does not, Q4_K_M."""
+    rec = recommend_query(parse_query(line), "CNY")
+    assert rec.verdict is not None and rec.verdict.fix == "quantize:q8_0", rec.verdict
+    cell = next(c for c in rec.grid if c.format == "q8_0" and c.context_tokens == 4096)
+    assert cell.state == "ok"
+    tighter = recommend_query(parse_query("3090 ollama qwen2.5-32b fp16"), "CNY")
+    assert tighter.verdict is not None and tighter.verdict.fix != "quantize:q8_0"
+
+
+@pytest.mark.parametrize(
+    "line", ["7900xtx 能跑qwen2.5-14b吗 rocm vllm", "can my 7900 xtx run qwen2.5-14b on vllm"]
+)
+def test_vllm_on_a_radeon_judges_the_8_bit_row_as_gguf_q8_0_not_unsupported(line: str) -> None:
+    """The grid showed INT8 ⛔ on a 7900 XTX (vLLM's int8 kernels need CUDA) while vLLM loads
+    GGUF Q8_0 on it: the 8-bit row is Q8_0, judged (tight under vLLM's own reservations)."""
+    rec = recommend_query(parse_query(line), "CNY")
+    row = {c.format: c.state for c in rec.grid if c.context_tokens == 4096}
+    assert "int8" not in row and row["q8_0"] in ("ok", "tight"), row

@@ -130,7 +130,9 @@ KV_FIXES = {
 # GGUF Q8_0 after int8: the same bytes where int8 runs, the 8-bit route where it does not
 # (vLLM on a Radeon: INT8 ❌, GGUF ✅ in its quantization hardware table).
 QUANTIZE_FORMATS = ("fp8", "int8", "q8_0", "awq-4bit", "q4_k_m")
-GGUF_QUANTIZE_FORMATS = ("q4_k_m", "q3_k_m")
+# Under llama.cpp and its front ends Q8_0 first: where it fits with the guide's headroom it is
+# the change with the least quality lost (the grid's Q8_0 ✅ beside a fix that named Q4_K_M).
+GGUF_QUANTIZE_FORMATS = ("q8_0", "q4_k_m", "q3_k_m")
 # Diffusion checkpoints come in fp8 (ComfyUI float8_e4m3fn), int8 and NF4 (bitsandbytes).
 DIFFUSION_QUANTIZE_FORMATS = ("fp8", "int8", "nf4")
 

@@ -43,6 +43,20 @@ def _rows(w: Workload, used: str | None = None) -> list[str]:
     return [asked.id if f == width else f for f in rows]
 
 
+def _gguf_where_blocked(base: Workload, fmt: str, gpu: GpuSpec) -> str:
+    """vLLM loads GGUF too (its quantization hardware table: GGUF on AMD GPUs as on NVIDIA):
+    a row whose format the card cannot run there (INT8 on a Radeon) is judged as the GGUF
+    type of its width (Q8_0), the 8-bit route the answer's fixes name, not ⛔."""
+    gguf = GGUF_ROWS.get(fmt)
+    if gguf is None or gguf == fmt:
+        return fmt
+    trial = trial_estimate(base.model_copy(update={"weights_format": fmt}))
+    if trial.estimate is None or not blockers(gpu, trial):
+        return fmt
+    other = trial_estimate(base.model_copy(update={"weights_format": gguf}))
+    return gguf if other.estimate is not None and not blockers(gpu, other) else fmt
+
+
 def _tokens_per_s(result, gpu: GpuSpec, count: int) -> float | None:  # noqa: ANN001
     """One request's decode speed for a cell that runs; None for a card known only by its
     memory (no bandwidth, no speed claimed)."""
@@ -80,6 +94,8 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
         kept = w.weights_format or used  # the answer's own format keeps its row as asked
         rows = [r for f in rows if (r := f if f == kept else GGUF_ROWS.get(f, f)) is not None]
     rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in rows]
+    if runtime == Runtime.vllm:
+        rows = [_gguf_where_blocked(base, f, gpu) for f in rows]
     max_context: int | None = None  # the model's, once the first cell has resolved it
     for fmt in rows:
         for ctx in GRID_CONTEXTS:
