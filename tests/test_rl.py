@@ -46,7 +46,7 @@ def test_orpo_and_simpo_keep_no_reference_even_in_a_full_fine_tune() -> None:
 
 def test_dpo_puts_chosen_and_rejected_through_the_policy_in_one_forward() -> None:
     """A DPO example is two sequences: its activations and logits are a batch of 2's."""
-    _, dpo, assumed = _run(mode="dpo", seq_len=1024)
+    _, dpo, assumed = _run(mode="dpo", batch_size=1, seq_len=1024)
     _, sft, _ = _run(mode="lora", batch_size=2, seq_len=1024, framework="trl")
     assert dpo["activations"] == sft["activations"] and dpo["logits"] == sft["logits"]
     assert assumed["rl_pairs"] == "2"
@@ -188,3 +188,28 @@ def test_a_batch_named_for_grpo_is_kept() -> None:
     assert "rl_train_batch" not in assumed and "batch_size" not in assumed
     logits = next(t for t in r.estimate.terms if t.name == "logits")
     assert logits.bytes == pytest.approx(2 * 513 * r.model.arch.vocab * 6, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("DPO full finetune mistral-7b, how many A100 80GB do I need", "en"),
+        ("用 trl 做 dpo 全参 mistral-7b 需要几张 a100", "zh"),
+        ("dpo qwen2.5-7b lora on a 4090", "en"),
+    ],
+)
+def test_trl_dpo_is_sized_with_its_default_eight_pairs_and_says_so(line: str, lang: str) -> None:
+    """TRL's DPOConfig leaves per_device_train_batch_size at TrainingArguments' 8 (as GRPO
+    does): 8 preference pairs (16 sequences) are sized and said, never "TRL defaults" beside
+    batch 1; the grid's heading names the same batch."""
+    parsed = parse_query(line)
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    r = rec.setup or rec.result
+    assumed = {a.field: a.value for a in r.assumed}
+    assert assumed.get("rl_pair_batch") == "8", assumed
+    assert "batch_size" not in assumed
+    text = render("answer", lang, rec=rec, parsed=parsed, view="full", plain=True)
+    assert "per_device_train_batch_size=8" in text
+    assert "batch 1," not in text and "批大小 1，" not in text
+    if rec.verdict is not None and rec.verdict.state in ("tight", "no_fit"):
+        assert "batch:1" in rec.fixes or rec.verdict.fix == "batch:1", rec.fixes

@@ -102,11 +102,13 @@ def policy_workload(w: Workload, acc: Breakdown) -> tuple[Workload, int, int]:
         seq = w.seq_len or w.context_tokens or fw["preference_max_length"]
         if w.seq_len is None and w.context_tokens is None:
             acc.assume("seq_len", seq)
-    # online methods train on completions: the framework's micro-batch of them (TRL: 8)
-    default = fw.get("train_batch", {}).get(w.mode.value, 1) if method["online"] else 1
+    # the framework's micro-batch (TRL: 8): of completions for online methods, of preference
+    # pairs for DPO
+    default = fw.get("train_batch", {}).get(w.mode.value, 1)
     examples = w.batch_size or default
     if w.batch_size is None:
-        acc.assume("rl_train_batch" if default > 1 else "batch_size", default)
+        label = "rl_train_batch" if method["online"] else "rl_pair_batch"
+        acc.assume(label if default > 1 else "batch_size", default)
     per = method["sequences_per_example"]
     if per > 1:
         acc.assume("rl_pairs", per)

@@ -204,8 +204,11 @@ def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wo
     `CHEAP` one (CheapFixes reads no further)."""
     w, model = result.workload, result.model
     training = w.mode.is_training
-    # an online RL trainer's own micro-batch of completions (TRL: 8) counts as one asked
-    if training and (w.batch_size or _assumed_int(result, "rl_train_batch") or 1) > 1:
+    # a post-training framework's own micro-batch (TRL: 8) counts as one asked
+    framework_batch = _assumed_int(result, "rl_train_batch") or _assumed_int(
+        result, "rl_pair_batch"
+    )
+    if training and (w.batch_size or framework_batch or 1) > 1:
         yield "batch:1", lambda: w.model_copy(update={"batch_size": 1})
     if training and not w.gradient_checkpointing:
         yield "checkpointing", lambda: w.model_copy(update={"gradient_checkpointing": True})
