@@ -164,6 +164,24 @@ def test_buying_one_of_two_cards_keeps_the_one_that_runs_it_alone_at_one(
     assert sides[other].count == 2 and sides[other].verdict in ("fits", "tight")
 
 
+@pytest.mark.parametrize(
+    ("line", "lang", "said"),
+    [
+        ("跑70b量化 买4090还是a6000", "zh", "买下来也更便宜（约 ¥"),
+        ("70b q4: should I buy a 4090 or an a6000", "en", "cheaper to buy too"),
+        ("buy a 3090 or an a6000 for llama 3 70b q4", "en", "cheaper to buy too"),
+    ],
+)
+def test_a_buying_question_is_answered_on_what_the_cards_cost_to_buy(
+    line: str, lang: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "买4090还是a6000" ended "RTX A6000 每小时更便宜": a rental price for a purchase. The
+    verdict compares what each side's cards cost to buy (2 4090s against one A6000)."""
+    text = _text(line, lang, capsys)
+    verdict = text.strip().splitlines()[-1]
+    assert said in verdict and "per hour" not in verdict and "每小时" not in verdict, text
+
+
 def test_a_side_of_several_cards_says_what_they_all_cost_to_buy(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

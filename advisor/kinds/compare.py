@@ -102,6 +102,10 @@ class Verdict(BaseModel):
     # "only_fits" between two models: the other in the format that makes it fit, and its speed
     loser_format: str | None = None
     loser_format_tokens_per_s: float | None = None
+    # a question about buying ("买4090还是a6000"): the side whose cards cost less to buy, and
+    # what each side's cards cost (its own first), in the answer's currency
+    cheaper_to_buy: str | None = None
+    buy_totals: tuple[float, float] | None = None
 
 
 class CompareAnswer(BaseModel):
@@ -319,7 +323,24 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     model = rec.result.model
     serving = _plan_serving_sides(asked, sides, currency)
     verdict = _serving_verdict(sides) if serving else verdict_of(sides, False)
+    if verdict is not None and "purchase" in parsed.cues:
+        verdict = _cheaper_to_buy(verdict, sides)
     return CompareAnswer(currency=currency, model_name=model.name, sides=sides, verdict=verdict)
+
+
+def _cheaper_to_buy(verdict: Verdict, sides: list[Side]) -> Verdict:
+    """A question about buying compares what the cards cost to buy, not the hourly rent:
+    '2x 4090 faster, the A6000 cheaper per hour' answered '买4090还是a6000' with a rental."""
+    if verdict.basis != "faster":
+        return verdict
+    priced = [s for s in sides if s.verdict in RUNS and s.buy_price]
+    if len(priced) < 2:
+        return verdict
+    a, b = sorted(priced[:2], key=lambda s: (s.buy_price or 0) * s.count)
+    low, high = (a.buy_price or 0) * a.count, (b.buy_price or 0) * b.count
+    return verdict.model_copy(
+        update={"cheaper": None, "cheaper_to_buy": _label(a, False), "buy_totals": (low, high)}
+    )
 
 
 def _counts_unasked(parsed: ParsedQuery) -> bool:
