@@ -139,3 +139,9 @@ def decode_fit(runtime: str | None, gpu: GpuSpec) -> DecodeFit:
 def tokens_per_s(fit: DecodeFit, layers: int, read_bytes: float, bandwidth_gbs: float) -> float:
     """One request's decode speed by the fit (no multi-card terms)."""
     return 1 / (layers * fit.layer_s + read_bytes / (bandwidth_gbs * 1e9 * fit.efficiency))
+
+
+def host_read_gbs() -> float:
+    """What llama.cpp's decode reads per second from system RAM for the layers -ngl leaves
+    on the CPU ([host_offload])."""
+    return float(table()["host_offload"]["read_gbs"])

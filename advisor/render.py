@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from advisor import catalog, constraints
 from advisor.memory.runtimes.whisper import own_kernels
 from advisor.pitfalls import gpu_notes
+from advisor.recommend.speed import gpu_layers_tokens_per_s
 from advisor.units import headroom
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -407,6 +408,7 @@ def _env() -> Environment:
     # from this global with the language named in each macro file.
     env.globals["label"] = label
     env.globals["split_word"] = split_word
+    env.globals["gpu_layers_speed"] = gpu_layers_tokens_per_s
     env.filters.update(
         gib=gib,
         bar=bar,

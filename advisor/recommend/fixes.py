@@ -85,9 +85,10 @@ CHEAP = (
 # fits (even tight) at full speed is advised before them.
 SLOW = ("offload_params", "offload_sequential", "offload_sequential_one_image", "gpu_layers")
 # llama.cpp / Ollama partial offload on the user's own card (-ngl N; Ollama's num_gpu): the
-# share of layers kept on the GPU, most first; the rest run on the CPU at its memory
-# bandwidth (advisor/memory/gpu_layers.py models the bytes). Before renting more cards.
-GPU_LAYER_SHARES = (0.75, 0.5, 0.25)
+# most layers under the cap (fixes_for: _most_gpu_layers); the rest run on the CPU at its
+# memory bandwidth (advisor/recommend/speed.py). Before renting more cards. The candidate
+# list names one count as a marker; the search over counts replaces it.
+GPU_LAYER_SHARE = 0.5
 VLLM_LIKE = ("vllm", "sglang")
 SMALL_BATCHED_TOKENS = 2048  # vLLM --max-num-batched-tokens; still >= a 2k prompt per step
 # vLLM's own knobs for a small card (docs "Optimization and tuning", "Conserving memory"):
@@ -293,13 +294,13 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     gguf_runtime = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
     arch = model.arch
     if not training and model.kind == Kind.llm and gguf_runtime and arch is not None:
-        for share in GPU_LAYER_SHARES:
-            layers = int(arch.layers * share)
-            if layers > 0 and (w.n_gpu_layers is None or layers < w.n_gpu_layers):
-                yield (
-                    f"gpu_layers:{layers}",
-                    partial(w.model_copy, update={"n_gpu_layers": layers}),
-                )
+        on_card = arch.layers if w.n_gpu_layers is None else w.n_gpu_layers
+        layers = min(int(arch.layers * GPU_LAYER_SHARE), on_card - 1)
+        if layers > 0:
+            yield (
+                f"gpu_layers:{layers}",
+                partial(w.model_copy, update={"n_gpu_layers": layers}),
+            )
     # Under DPO/GRPO/PPO the method stays; the policy's own recipe changes.
     recipe = "policy_mode" if w.mode.is_post_training else "mode"
     if full:
@@ -391,6 +392,15 @@ def fixes_for(
             result.estimate is None or result.estimate.total_bytes > cap
         ):
             continue  # its estimate would be this one's, over the cap as this one is
+        if kind == "gpu_layers":
+            if family in seen_kinds or gpu.vendor == "Apple":
+                continue  # unified memory: the layers left to the CPU live in it too
+            seen_kinds.add(family)  # one count: the most layers under the cap
+            layers = _most_gpu_layers(result, cap)
+            if not layers:
+                continue
+            code = f"gpu_layers:{layers}"
+            make = partial(result.workload.model_copy, update={"n_gpu_layers": layers})
         key = (id(result), code)
         if trials is not None and key in trials:
             trial, reqs = trials[key]
@@ -417,6 +427,30 @@ def fixes_for(
         if len(out) >= limit or (enough is not None and enough(out)):
             break
     return out
+
+
+def _most_gpu_layers(result: EstimateResult, cap: float) -> int:
+    """The most layers (-ngl) under `cap` of fewer than the job keeps on the card now; 0
+    when none. Found by halving: a layer more never weighs less."""
+    w, arch = result.workload, result.model.arch
+    if arch is None:
+        return 0
+    top = min(arch.layers, w.n_gpu_layers if w.n_gpu_layers is not None else arch.layers) - 1
+
+    def fits(n: int) -> bool:
+        est = trial_estimate(w.model_copy(update={"n_gpu_layers": n})).estimate
+        return est is not None and est.total_bytes <= cap
+
+    if top < 1 or not fits(1):
+        return 0
+    lo, hi = 1, top
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _cannot_lower(code: str, result: EstimateResult) -> bool:

@@ -13,7 +13,7 @@ from advisor.constraints import (
     nvlinked,
     speed_constants,
 )
-from advisor.decode_speed import DecodeFit, decode_fit
+from advisor.decode_speed import DecodeFit, decode_fit, host_read_gbs
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Mode
 from advisor.recommend.offload_speed import offload_bytes_per_image, offload_seconds
@@ -100,6 +100,7 @@ class _Decode(NamedTuple):
     layers: int
     layer_split: bool  # llama.cpp's layer split: the cards take turns
     moe_dispatch_s: float | None  # per step and layer x k, for MoE under a split; else None
+    cpu_share: float = 0.0  # llama.cpp partial offload (-ngl): the share of layers on the CPU
 
 
 def _decode_facts(result: EstimateResult) -> _Decode:
@@ -107,6 +108,14 @@ def _decode_facts(result: EstimateResult) -> _Decode:
     model, est = result.model, result.estimate
     assert est is not None
     breakdown = est.breakdown
+    on_gpu = result.workload.n_gpu_layers
+    layers = model.arch.layers if model.arch else DEFAULT_LAYERS
+    if on_gpu is not None and on_gpu < layers:
+        # -ngl: the breakdown holds the card's layers; a token reads them all
+        from advisor.memory import estimate
+
+        whole = estimate(result.workload.model_copy(update={"n_gpu_layers": None})).estimate
+        breakdown = whole.breakdown if whole is not None else breakdown
     weights = breakdown.get("weights", 0)
     kv = breakdown.get("kv_cache", 0)
     share = model.active_params_b / max(model.params_b, 1e-9)  # of the weights read per step
@@ -114,7 +123,6 @@ def _decode_facts(result: EstimateResult) -> _Decode:
     loaded = None
     if moe:
         share, loaded = _moe_read_share(result, share)
-    layers = model.arch.layers if model.arch else DEFAULT_LAYERS
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     return _Decode(
@@ -129,6 +137,7 @@ def _decode_facts(result: EstimateResult) -> _Decode:
             if moe
             else None
         ),
+        cpu_share=(layers - on_gpu) / layers if on_gpu is not None and on_gpu < layers else 0.0,
     )
 
 
@@ -154,6 +163,11 @@ def _decode_step(d: _Decode, card: CardSpeed, count: int) -> float:
         moe = speed_constants()["moe_bandwidth_efficiency"]
         eff = moe + (eff - moe) * d.moe_loaded
     read_s = d.read_bytes / (eff * card.bandwidth)
+    if d.cpu_share:
+        # -ngl: the layers left on the CPU are read from system RAM (decode_speed.toml
+        # [host_offload]), the rest at the card's bandwidth, one after the other
+        host = host_read_gbs() * 1e9
+        read_s = read_s * (1 - d.cpu_share) + d.read_bytes * d.cpu_share / host
     step = read_s + d.layers * fit.layer_s
     if count > 1 and d.layer_split:
         # a split by layers (llama.cpp, pipeline, transformers device_map="auto"): the
@@ -317,3 +331,21 @@ def speed_key(o: Option, gpu: GpuSpec) -> float:
     if o.images_per_min:
         return o.images_per_min
     return gpu.dense_tflops * o.count
+
+
+def gpu_layers_tokens_per_s(rec: object, layers: str) -> float | None:
+    """One request's decode speed with `layers` of the job's layers on its card (llama.cpp
+    -ngl) and the rest read from system RAM; None where the answer names no card."""
+    from advisor.memory import estimate
+
+    result = getattr(rec, "setup", None) or getattr(rec, "result", None)
+    named = getattr(rec, "named", None) or getattr(rec, "headline", None)
+    if not isinstance(result, EstimateResult) or named is None or not layers.isdigit():
+        return None
+    gpu = catalog.gpus().get(named.gpu_id)
+    if gpu is None or not gpu.memory_bandwidth_gbs or result.model.kind != Kind.llm:
+        return None
+    trial = estimate(result.workload.model_copy(update={"n_gpu_layers": int(layers)}))
+    if trial.estimate is None:
+        return None
+    return round(1 / decode_step_s(trial, gpu, 1), 1)
