@@ -178,7 +178,7 @@ def test_a_buying_question_is_answered_on_what_the_cards_cost_to_buy(
     """ "买4090还是a6000" ended "RTX A6000 每小时更便宜": a rental price for a purchase. The
     verdict compares what each side's cards cost to buy (2 4090s against one A6000)."""
     text = _text(line, lang, capsys)
-    verdict = text.strip().splitlines()[-1]
+    verdict = next(x for x in text.splitlines() if x.startswith(("结论", "Verdict")))
     assert said in verdict and "per hour" not in verdict and "每小时" not in verdict, text
 
 

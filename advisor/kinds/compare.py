@@ -325,7 +325,12 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     verdict = _serving_verdict(sides) if serving else verdict_of(sides, False)
     if verdict is not None and "purchase" in parsed.cues:
         verdict = _cheaper_to_buy(verdict, sides)
-    return CompareAnswer(currency=currency, model_name=model.name, sides=sides, verdict=verdict)
+    # the runtime and the weights the speeds are for, where the question left them open:
+    # "跑70b量化" is INT4 under transformers (~12 tok/s on 2x 4090), not llama.cpp's Q4_K_M (~20)
+    assumed = [(a.field, a.value) for a in rec.result.assumed if a.field in SAID_ASSUMED]
+    return CompareAnswer(
+        currency=currency, model_name=model.name, sides=sides, verdict=verdict, assumed=assumed
+    )
 
 
 def _cheaper_to_buy(verdict: Verdict, sides: list[Side]) -> Verdict:
