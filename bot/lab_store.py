@@ -9,9 +9,8 @@ clears that chat's copy.
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
-
-import aiosqlite
 
 from advisor.recommend.owned import Machine
 from bot.schema import now_iso
@@ -73,24 +72,22 @@ class LabStore:
         "ok", or "full" when the chat would pass MAX_MACHINES (then nothing is written)."""
         ts = now_iso()
 
-        async def write(db: aiosqlite.Connection) -> str:
+        def write(db: sqlite3.Connection) -> str:
             names = {
                 r[1]
-                for r in await rows(
-                    db, "SELECT id, name FROM lab_machines WHERE chat_id = ?", (chat_id,)
-                )
+                for r in rows(db, "SELECT id, name FROM lab_machines WHERE chat_id = ?", (chat_id,))
                 if r[0] != replaces
             }
             if len(names | {m.name for m in machines}) > MAX_MACHINES:
                 return "full"  # checked before any write: a full chat keeps what it had
             if replaces is not None:
-                await changed(
+                changed(
                     db,
                     "DELETE FROM lab_machines WHERE chat_id = ? AND id = ?",
                     (chat_id, replaces),
                 )
             for m in machines:
-                await changed(
+                changed(
                     db,
                     "INSERT INTO lab_machines (chat_id, name, gpu_id, gpu_count, "
                     "price_per_card_hour, currency, note, added_by, updated_at) "

@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
-import aiosqlite
-
 from bot.sqlite_worker import BUSY_TIMEOUT_MS, rows
 
 log = logging.getLogger(__name__)
@@ -72,26 +70,26 @@ def restrict(path: Path) -> None:
             log.warning("could not make %s private: %s", f, exc)
 
 
-async def schema_version(db: aiosqlite.Connection) -> int:
-    if not await rows(
+def schema_version(db: sqlite3.Connection) -> int:
+    if not rows(
         db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
     ):
         return 0
-    return int((await rows(db, "SELECT MAX(version) FROM schema_migrations"))[0][0] or 0)
+    return int((rows(db, "SELECT MAX(version) FROM schema_migrations"))[0][0] or 0)
 
 
-async def applied_versions(db: aiosqlite.Connection) -> set[int]:
-    if not await rows(
+def applied_versions(db: sqlite3.Connection) -> set[int]:
+    if not rows(
         db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
     ):
         return set()
-    return {int(r[0]) for r in await rows(db, "SELECT version FROM schema_migrations")}
+    return {int(r[0]) for r in rows(db, "SELECT version FROM schema_migrations")}
 
 
-async def migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
+def migrate(db: sqlite3.Connection, path: Path, files: list[tuple[int, str, Path]]) -> int:
     """Apply every file whose number the database has not recorded, in order: a file that
     lands below one already applied (0005 after 0006) is applied too."""
-    applied = await applied_versions(db)
+    applied = applied_versions(db)
     known = {v for v, _, _ in files}
     lacking = applied - known
     if lacking and min(lacking) < max(known, default=0):
@@ -120,10 +118,10 @@ async def migrate(db: aiosqlite.Connection, path: Path, files: list[tuple[int, s
             "COMMIT;"
         )
         try:
-            await db.executescript(script)
+            db.executescript(script)
         except sqlite3.Error as exc:
             if db.in_transaction:
-                await rows(db, "ROLLBACK")
+                rows(db, "ROLLBACK")
             raise StorageError(f"migration {file.name} failed, nothing changed: {exc}") from exc
     return max(applied | known, default=0)
 
@@ -145,10 +143,10 @@ REQUIRED_TABLES = {
 }
 
 
-async def check_tables(db: aiosqlite.Connection, path: Path, required: dict[str, int]) -> None:
+def check_tables(db: sqlite3.Connection, path: Path, required: dict[str, int]) -> None:
     if not required:
         return
-    present = {r[0] for r in await rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    present = {r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     missing = sorted(t for t in required if t not in present)
     if missing:
         files = sorted({f"{required[t]:04d}_*.sql" for t in missing})
@@ -158,37 +156,37 @@ async def check_tables(db: aiosqlite.Connection, path: Path, required: dict[str,
         )
 
 
-async def use_wal(db: aiosqlite.Connection) -> None:
-    await rows(db, "PRAGMA journal_mode = WAL")
-    await rows(db, "PRAGMA synchronous = NORMAL")
+def use_wal(db: sqlite3.Connection) -> None:
+    rows(db, "PRAGMA journal_mode = WAL")
+    rows(db, "PRAGMA synchronous = NORMAL")
 
 
-async def check_usable(db: aiosqlite.Connection, version: int) -> None:
+def check_usable(db: sqlite3.Connection, version: int) -> None:
     """A read-only file or folder opens fine and fails at the first write; a damaged file
     fails at some later read. Both are found here, at start-up, instead."""
-    problems = [r[0] for r in await rows(db, "PRAGMA quick_check")]
+    problems = [r[0] for r in rows(db, "PRAGMA quick_check")]
     if problems != ["ok"]:
         raise StorageError(
-            f"database {await _shown(db)} is damaged (PRAGMA quick_check: {problems[0]}); "
+            f"database {_shown(db)} is damaged (PRAGMA quick_check: {problems[0]}); "
             "restore a backup"
         )
     try:
         # a committed write: the schema version in the file header, where `file` shows it
-        await rows(db, "BEGIN IMMEDIATE")
-        await rows(db, f"PRAGMA user_version = {int(version)}")
-        await rows(db, "COMMIT")
+        rows(db, "BEGIN IMMEDIATE")
+        rows(db, f"PRAGMA user_version = {int(version)}")
+        rows(db, "COMMIT")
     except sqlite3.Error as exc:
         if db.in_transaction:
-            await rows(db, "ROLLBACK")
-        raise StorageError(f"database {await _shown(db)} is not writable: {exc}") from exc
+            rows(db, "ROLLBACK")
+        raise StorageError(f"database {_shown(db)} is not writable: {exc}") from exc
 
 
-async def _shown(db: aiosqlite.Connection) -> str:
-    return next((r[2] for r in await rows(db, "PRAGMA database_list") if r[1] == "main"), "?")
+def _shown(db: sqlite3.Connection) -> str:
+    return next((r[2] for r in rows(db, "PRAGMA database_list") if r[1] == "main"), "?")
 
 
-async def checkpoint(db: aiosqlite.Connection) -> None:
-    busy, _, _ = (await rows(db, "PRAGMA wal_checkpoint(TRUNCATE)"))[0]
+def checkpoint(db: sqlite3.Connection) -> None:
+    busy, _, _ = (rows(db, "PRAGMA wal_checkpoint(TRUNCATE)"))[0]
     if busy:  # a reader was mid-query; the next checkpoint gets it
         log.info("WAL checkpoint after /forget was busy; SQLite's next one completes it")
 

@@ -1,6 +1,6 @@
 """The one module that talks SQL: users, chats, question history and PTB's saved state.
 
-Two SQLite connections through aiosqlite (`bot.sqlite_worker`): the writer runs every
+Two SQLite connections, each on its own thread (`bot.sqlite_worker`): the writer runs every
 write, each a single statement or one BEGIN IMMEDIATE … COMMIT, one after another; the reader
 serves reads, which in WAL mode see only committed rows and never wait for the writer. Every
 statement is parameterized. The stores beside this module (`bot.lab_store`,
@@ -18,7 +18,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiosqlite
 from pydantic import BaseModel
 
 from bot import fastjson, schema
@@ -141,8 +140,8 @@ class Repository:
 
     async def transaction(self, operation: Operation[T]) -> T:
         """`operation(connection)` as one BEGIN IMMEDIATE … COMMIT on the writer's
-        connection, all or nothing (`SQLiteWorker.transaction`), with the connection to
-        itself: an async function of the `aiosqlite.Connection` (`bot.sqlite_worker.rows` and
+        connection, all or nothing (`SQLiteWorker.transaction`). It runs on the connection's
+        thread: a plain function of a `sqlite3.Connection` (`bot.sqlite_worker.rows` and
         `changed` run its statements) that returns plain values."""
         return await self._writer.transaction(operation)
 
@@ -207,7 +206,7 @@ class Repository:
                     (chat_id, chat_type, chat_title, ts, ts),
                 )
             )
-        if items:  # one transaction (a new user's first update does this)
+        if items:  # one transaction in one handoff (a new user's first update does this)
             await self._writer.statements_in_transaction(items)
 
     async def user(self, user_id: int) -> dict | None:
@@ -225,7 +224,7 @@ class Repository:
         """(the user's /lang choice, the group's default), each None when not chosen."""
         key = (user_id, chat_id)
         if key not in self._languages:
-            # one statement, so one read
+            # one statement, so one read (shared with the reads asked meanwhile)
             ((user, chat),) = await self._reader.statement_rows(
                 "SELECT (SELECT language FROM users WHERE user_id = ?), "
                 "(SELECT language FROM chats WHERE chat_id = ?)",
@@ -258,8 +257,8 @@ class Repository:
         the new one) in either order; the supergroup may have spoken first, so its row may
         exist already. Running this twice is harmless."""
 
-        async def write(db: aiosqlite.Connection) -> None:
-            await changed(
+        def write(db: sqlite3.Connection) -> None:
+            changed(
                 db,
                 "INSERT INTO chats (chat_id, type, title, language, first_seen, last_seen) "
                 "SELECT ?, 'supergroup', title, language, first_seen, last_seen FROM chats "
@@ -267,17 +266,17 @@ class Repository:
                 "language = COALESCE(chats.language, excluded.language)",
                 (new_chat_id, old_chat_id),
             )
-            await changed(db, "DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
-            await changed(
+            changed(db, "DELETE FROM chats WHERE chat_id = ?", (old_chat_id,))
+            changed(
                 db, "UPDATE history SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
             )
             # the group's machines (/lab); a name the supergroup registered already keeps its own
-            await changed(
+            changed(
                 db,
                 "UPDATE OR IGNORE lab_machines SET chat_id = ? WHERE chat_id = ?",
                 (new_chat_id, old_chat_id),
             )
-            await changed(db, "DELETE FROM lab_machines WHERE chat_id = ?", (old_chat_id,))
+            changed(db, "DELETE FROM lab_machines WHERE chat_id = ?", (old_chat_id,))
 
         await self._writer.transaction(write)
         self._forget_cached()
@@ -391,7 +390,7 @@ class Repository:
         WAL is then checkpointed and truncated, so the deleted text does not linger in the
         `-wal` file (secure_delete has zeroed it in the database file)."""
 
-        async def delete(db: aiosqlite.Connection) -> dict[str, int]:
+        def delete(db: sqlite3.Connection) -> dict[str, int]:
             statements = {
                 "questions": ("DELETE FROM history WHERE user_id = ?", (user_id,)),
                 "saved_state": (
@@ -415,7 +414,7 @@ class Repository:
                 # "I ran it" reports (bot.measurement_store): the user's own, wherever sent
                 "reports": ("DELETE FROM measurements WHERE user_id = ?", (user_id,)),
             }
-            return {kind: await changed(db, sql, p) for kind, (sql, p) in statements.items()}
+            return {kind: changed(db, sql, p) for kind, (sql, p) in statements.items()}
 
         counts = await self._writer.transaction(delete)
         self._forget_cached()
@@ -459,8 +458,8 @@ class Repository:
         # any string Telegram can send is storable, even a lone surrogate (bot.fastjson)
         entries = [(u["update_id"], fastjson.dumps(u), ts) for u in updates]
         # One multi-row INSERT per page of updates: one statement is one transaction (all
-        # rows or none, SQLiteWorker.statement), where BEGIN, executemany, closing its cursor
-        # and COMMIT were four statements, for every getUpdates.
+        # rows or none, SQLiteWorker.statement) in one handoff to SQLite's thread, where
+        # BEGIN, executemany, closing its cursor and COMMIT were four, for every getUpdates.
         for start in range(0, len(entries), INBOX_ROWS_PER_INSERT):
             page = entries[start : start + INBOX_ROWS_PER_INSERT]
             await self._writer.statement(
@@ -494,7 +493,7 @@ class Repository:
         ts = now_iso()
         for start in range(0, len(ids), INBOX_DONE_BATCH):
             page = tuple(ids[start : start + INBOX_DONE_BATCH])
-            # both in one BEGIN IMMEDIATE … COMMIT
+            # both in one BEGIN IMMEDIATE … COMMIT, in one handoff to SQLite's thread
             await self._writer.statements_in_transaction(
                 [
                     (f"DELETE FROM inbox WHERE update_id IN ({', '.join('?' * len(page))})", page),
@@ -543,21 +542,17 @@ class Repository:
             )
 
 
-async def _reserve_history_block(db: aiosqlite.Connection) -> tuple[int, int]:
+def _reserve_history_block(db: sqlite3.Connection) -> tuple[int, int]:
     """In a transaction: the next `HISTORY_ID_BLOCK` history ids, past every id a row has
     had and every block reserved before (the AUTOINCREMENT counter, which SQLite itself
     never lowers), and the counter moved to the block's end."""
-    ((last,),) = await rows_of(
+    ((last,),) = rows_of(
         db,
         "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'history'), 0), "
         "coalesce((SELECT max(id) FROM history), 0))",
     )
     start = int(last) + 1
     end = start + HISTORY_ID_BLOCK
-    if not await changed(
-        db, "UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'", (end - 1,)
-    ):
-        await changed(
-            db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)", (end - 1,)
-        )
+    if not changed(db, "UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'", (end - 1,)):
+        changed(db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)", (end - 1,))
     return start, end

@@ -74,7 +74,7 @@ def cpu_seconds(pid: int) -> float | None:
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
     """CPU seconds so far of a process's threads, summed by kind: the event loop's, Python's
-    own threads (aiosqlite's, one per SQLite connection), and any named by a library (uvloop's workers)."""
+    own threads (the SQLite connections' in bot.sqlite_worker), and any named by a library (uvloop's workers)."""
     out: dict[str, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for task in Path(f"/proc/{pid}/task").glob("*"):

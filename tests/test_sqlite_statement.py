@@ -1,6 +1,5 @@
-"""SQLiteWorker (aiosqlite): one statement as its own transaction, all of it or none of it,
-committed when it returns, nothing left open after an error; operations one at a time, in
-the order asked, each whole, off the event loop's thread."""
+"""SQLiteWorker.statement: one statement as its own transaction, in one handoff: all of it
+or none of it, committed when it returns, nothing left open after an error."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import sqlite3
 import threading
 from pathlib import Path
 
-import aiosqlite
 import pytest
 
 from bot.sqlite_worker import SQLiteWorker, changed, rows
@@ -57,15 +55,15 @@ async def test_a_failing_statement_changes_nothing_and_leaves_nothing_open(tmp_p
         await w.close()
 
 
-async def test_statements_asked_together_all_commit_in_the_order_asked(tmp_path: Path) -> None:
+async def test_statements_asked_together_share_handoffs_and_all_commit(tmp_path: Path) -> None:
     w = await worker(tmp_path / "x.sqlite3")
     try:
+        before = w.batches_run
         counts = await asyncio.gather(
-            *(w.statement("INSERT INTO t (v) VALUES (?)", (str(i),)) for i in range(50))
+            *(w.statement("INSERT INTO t (id, v) VALUES (?, ?)", (i, str(i))) for i in range(50))
         )
         assert counts == [1] * 50
-        stored = await w.statement_rows("SELECT id, v FROM t ORDER BY id")
-        assert stored == [(i + 1, str(i)) for i in range(50)]
+        assert w.batches_run - before < 50  # asked in one go: far fewer handoffs than 50
         other = sqlite3.connect(tmp_path / "x.sqlite3")
         try:
             assert other.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 50
@@ -75,7 +73,7 @@ async def test_statements_asked_together_all_commit_in_the_order_asked(tmp_path:
         await w.close()
 
 
-async def test_a_failing_statement_among_others_asked_at_once_fails_alone(tmp_path: Path) -> None:
+async def test_a_failing_statement_in_a_shared_handoff_fails_alone(tmp_path: Path) -> None:
     w = await worker(tmp_path / "x.sqlite3")
     try:
         results = await asyncio.gather(
@@ -100,7 +98,7 @@ async def test_a_transaction_asked_after_statements_sees_them(tmp_path: Path) ->
             asyncio.ensure_future(w.statement("INSERT INTO t (id, v) VALUES (?, ?)", (i, "x")))
             for i in range(5)
         ]
-        await asyncio.sleep(0)  # the statements are asked (waiting for their turn)
+        await asyncio.sleep(0)  # the statements are asked (waiting for their handoff)
         seen = await w.transaction(lambda db: rows(db, "SELECT COUNT(*) FROM t"))
         assert next(iter(seen))[0] == 5
         await asyncio.gather(*inserts)
@@ -114,7 +112,7 @@ async def test_a_cancelled_caller_leaves_the_others_statements_running(tmp_path:
         first = asyncio.ensure_future(w.statement("INSERT INTO t (id, v) VALUES (1, 'a')"))
         second = asyncio.ensure_future(w.statement("INSERT INTO t (id, v) VALUES (2, 'b')"))
         await asyncio.sleep(0)
-        first.cancel()  # the first caller goes away while its statement is under way
+        first.cancel()  # the caller that started the batch goes away
         assert await second == 1
         with pytest.raises(asyncio.CancelledError):
             await first
@@ -124,12 +122,14 @@ async def test_a_cancelled_caller_leaves_the_others_statements_running(tmp_path:
         await w.close()
 
 
-async def test_statements_in_a_transaction_are_all_or_none(tmp_path: Path) -> None:
+async def test_statements_in_a_transaction_are_all_or_none_in_one_handoff(tmp_path: Path) -> None:
     w = await worker(tmp_path / "x.sqlite3")
     try:
+        before = w.batches_run
         assert await w.statements_in_transaction(
             [("INSERT INTO t (id, v) VALUES (1, 'a')", ()), ("UPDATE t SET v = 'b'", ())]
         ) == [1, 1]
+        assert w.batches_run - before == 1
         with pytest.raises(sqlite3.IntegrityError):
             await w.statements_in_transaction(
                 [
@@ -149,42 +149,33 @@ async def test_statements_in_a_transaction_are_all_or_none(tmp_path: Path) -> No
         await w.close()
 
 
-async def test_operations_run_off_the_loops_thread_one_at_a_time_in_the_order_asked(
+async def test_operations_run_on_the_connections_own_thread_in_the_order_asked(
     tmp_path: Path,
 ) -> None:
     """The event loop's thread never runs SQLite (a blocking call there stalls every chat);
-    operations asked together run in that order, each whole: one that awaits between its
-    statements is not cut into by another (before, two coroutines on one connection could
-    interleave and one's COMMIT end the other's work)."""
+    operations asked one after another run in that order, each whole."""
     w = await worker(tmp_path / "x.sqlite3")
     try:
-
-        async def insert_then_check(db: aiosqlite.Connection, i: int) -> tuple[int, int]:
-            ((before,),) = await rows(db, "SELECT COUNT(*) FROM t")
-            await changed(db, "INSERT INTO t (id, v) VALUES (?, ?)", (i, "x"))
-            await asyncio.sleep(0)  # a chance for another operation to cut in
-            ((after,),) = await rows(db, "SELECT COUNT(*) FROM t")
-            return before, after
-
-        counts = await asyncio.gather(
-            *(w.transaction(lambda db, i=i: insert_then_check(db, i)) for i in range(20))
+        threads = await asyncio.gather(
+            *(
+                w.transaction(
+                    lambda db, i=i: (
+                        changed(db, "INSERT INTO t (id, v) VALUES (?, ?)", (i, "x")),
+                        threading.get_ident(),
+                    )[1]
+                )
+                for i in range(20)
+            )
         )
-        assert counts == [(i, i + 1) for i in range(20)]
+        assert set(threads) != {threading.get_ident()}
+        assert len(set(threads)) == 1
         inserted = await w.run(lambda db: rows(db, "SELECT id FROM t ORDER BY rowid"))
         assert inserted == [(i,) for i in range(20)]
-
-        async def sqlite_thread(db: aiosqlite.Connection) -> int:
-            await db.create_function("thread_id", 0, threading.get_ident)
-            ((ident,),) = await rows(db, "SELECT thread_id()")
-            return ident
-
-        assert await w.run(sqlite_thread) != threading.get_ident()
     finally:
         await w.close()
 
 
 async def test_a_closed_worker_refuses_work_and_its_thread_is_gone(tmp_path: Path) -> None:
-    threads_before = threading.active_count()
     w = await worker(tmp_path / "x.sqlite3")
     pending = asyncio.ensure_future(w.statement("INSERT INTO t (id, v) VALUES (1, 'a')"))
     await asyncio.sleep(0)
@@ -192,4 +183,4 @@ async def test_a_closed_worker_refuses_work_and_its_thread_is_gone(tmp_path: Pat
     assert await pending == 1
     with pytest.raises(sqlite3.ProgrammingError):
         await w.statement("INSERT INTO t (id, v) VALUES (2, 'b')")
-    assert threading.active_count() == threads_before
+    assert not any(t.name == "sqlite-writer" for t in threading.enumerate())
