@@ -18,6 +18,10 @@ for its caller alone.
 
 The thread is a plain `threading.Thread` with a queue, what aiosqlite does inside; its public
 API hands over one statement at a time, and a batch of them is what keeps the handoffs down.
+Measured with aiosqlite's public API in its place (one operation at a time under a lock,
+each statement its own handoff): tests/test_durability.py (150 updates/s, 8 SIGKILLs) took
+39 s where this takes 24 s, and in 5 of 7 runs a wizard press outlived its answer window
+and went unanswered; here 0 of 3.
 """
 
 from __future__ import annotations
