@@ -119,6 +119,9 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         # a time, which is what a user moving to several cards for speed should know
         out.append(_p("layer_split_sequential"))
     out += _rollout_share(result, gpu, pick)
+    if gpu.id in pitfall_texts()["passive_datacenter_card"]["cards"]:
+        # a used server board in a desktop: cooling, power plug, BIOS, display
+        out.append(_p("passive_datacenter_card", gpu=gpu.name))
     note = gpu_notes().get(gpu.id)
     if note is not None:
         lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}

@@ -95,3 +95,36 @@ def test_owned_cards_are_judged_when_named_but_never_proposed_to_rent() -> None:
     assert not proposed & {gpu_id for gpu_id, _ in OWNED.values()}
     named = recommend_query(parse_query("qwen2.5-1.5b on p40"))
     assert named.named is not None and named.named.gpu_id == "tesla-p40" and named.named.fits
+
+
+# A used server card bought for a desktop: what to have ready before it runs (cooling,
+# power plug, BIOS, display), said in both languages wherever the card is named.
+SERVER_CARD_QUESTIONS = [
+    (
+        "咸鱼上p40 24g好便宜 拿来跑qwen2.5-14b q8 行么",
+        "zh",
+        ("被动散热", "EPS-12V", "Above 4G", "视频输出"),
+    ),
+    ("二手 tesla p40 跑 qwen2.5-7b 可以吗", "zh", ("被动散热", "EPS-12V", "Above 4G", "视频输出")),
+    (
+        "is a used tesla p40 good for llama 3 8b",
+        "en",
+        ("passively cooled", "EPS-12V", "Above 4G", "no video output"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "lang", "words"), SERVER_CARD_QUESTIONS)
+def test_a_named_p40_lists_its_desktop_pitfalls(question, lang, words, capsys) -> None:
+    from advisor.__main__ import main
+
+    main([question, "--lang", lang])
+    out = capsys.readouterr().out
+    assert all(w in out for w in words), out
+
+
+def test_server_card_pitfall_only_on_the_cards_it_names() -> None:
+    rec = recommend_query(parse_query("qwen2.5-7b on p40"))
+    assert "passive_datacenter_card" in {p.code for p in rec.pitfalls}
+    rented = recommend_query(parse_query("qwen2.5-7b on 4090"))
+    assert "passive_datacenter_card" not in {p.code for p in rented.pitfalls}
