@@ -122,6 +122,41 @@ def test_buy_or_rent_ends_in_a_verdict_with_its_assumptions() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("买4090还是租划算？每天大概用8小时", "zh"),
+        ("4090 买还是租 每天跑6小时", "zh"),
+        ("buy a 4090 or rent? about 8 hours a day", "en"),
+    ],
+)
+def test_buy_or_rent_counts_a_new_geforce_cards_resale(line: str, lang: str) -> None:
+    """ "买4090还是租 每天8小时" said "不计转卖残值": the break-even now takes off the cards'
+    resale after the 3-year horizon, the lowest used ÷ launch share read at that age
+    (purchase_prices.toml [[resale]]: a 3090 at $800 of $1,499 after 5.4 years, 53%)."""
+    currency = "CNY" if lang == "zh" else "USD"
+    a = _answer(line, currency)
+    p = a.plan
+    assert p.lines[0].gpu_id == "rtx-4090" and p.lines[0].condition == "new"
+    assert p.resale_share == pytest.approx(800 / 1499, abs=0.01)
+    assert p.resale_value == pytest.approx(
+        (p.lines[0].launch_price or p.lines[0].unit_price) * p.lines[0].count * p.resale_share,
+        abs=1,
+    )
+    unsold = _buy_or_rent(p.total, p.rent_per_hour, p.wall_watts, currency, a.utilization)
+    assert p.break_even_months < unsold["break_even_months"]
+    assert p.break_even_months == pytest.approx(
+        unsold["break_even_months"] * (p.total - p.resale_value) / p.total, abs=0.1
+    )
+    data = a.public_json()["purchase"]
+    assert data["resale_counted"] is True and data["resale_value"] == p.resale_value
+    text = _text(line, lang)
+    if lang == "zh":
+        assert "3 年后约 53% 残值" in text and "不计转卖残值" not in text
+    else:
+        assert "resold after 3 years at ~53%" in text and "no resale" not in text
+
+
+@pytest.mark.parametrize(
     ("total", "rent_per_hour", "verdict"),
     [
         # months = total / (730 h × 35% × (rent − 0.25 kW × ¥0.6))

@@ -22,7 +22,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.fit import card_fit
 from advisor.kinds.capability import CapabilityRow, capability_rows
-from advisor.kinds.purchase_costs import CardPrice, buy_or_rent, card_prices, power
+from advisor.kinds.purchase_costs import CardPrice, buy_or_rent, card_prices, power, resale
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
 from advisor.models import Workload
@@ -67,6 +67,8 @@ class Plan(BaseModel):
     # hours a day the cards must be busy to pay off within the horizon / the buy threshold
     hours_per_day_horizon: float | None = None
     hours_per_day_buy: float | None = None
+    resale_share: float | None = None  # the cards' resale after the horizon, share of launch
+    resale_value: float | None = None  # None: not counted (used / non-GeForce cards)
     export_controlled: bool
     china_sku: bool
     china_sku_name: str | None = None  # the China SKU sold in place of an export-controlled card
@@ -157,7 +159,9 @@ class PurchaseAnswer(BaseModel):
                 "horizon_months": self.horizon_months,
                 "hours_per_day_to_break_even": plan.hours_per_day_horizon if plan else None,
                 "electricity_per_kwh": self.electricity_per_kwh,
-                "resale_counted": False,
+                "resale_counted": bool(plan and plan.resale_value),
+                "resale_value": plan.resale_value if plan else None,
+                "resale_share": plan.resale_share if plan else None,
                 "notes": self.notes(),
                 "psu_watts": plan.psu_watts if plan else None,
                 "host_ram_gb": plan.host_ram_gb if plan else None,
@@ -257,7 +261,8 @@ def _plan(
     rent = cheapest_price(rent_id, catalog.load_prices(), currency)
     rent_hour = rent.amount * rent_count if rent is not None else None
     total = unit * count + box_price
-    costs = buy_or_rent(total, rent_hour, wall, currency)
+    costs = resale(entry, gpu, count, currency)
+    costs |= buy_or_rent(total, rent_hour, wall, currency, None, costs["resale_value"])
     sku = next((e.gpu_id for e in card_prices() if e.china_sku_of == gpu.id), None)
     return Plan(
         **costs,
@@ -453,8 +458,8 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     def again(plan: Plan | None) -> Plan | None:
         if plan is None:
             return None
-        costs = buy_or_rent(plan.total, plan.rent_per_hour, plan.wall_watts, result.currency, share)
-        return plan.model_copy(update=costs)
+        args = (plan.total, plan.rent_per_hour, plan.wall_watts, result.currency, share)
+        return plan.model_copy(update=buy_or_rent(*args, plan.resale_value))
 
     update = {"utilization": share, "utilization_stated": True, "plan": again(result.plan)}
     update |= {"alternative": again(result.alternative), "roomier": again(result.roomier)}

@@ -1,6 +1,7 @@
 """The purchase catalog (data/purchase_prices.toml) and what a plan costs beside renting:
-each card's dated price, the power a plan draws (PSU rating, watts at the wall) and the months
-until buying beats renting (advisor/kinds/purchase.py builds the plans)."""
+each card's dated price, the power a plan draws (PSU rating, watts at the wall), the cards'
+resale after the horizon and the months until buying beats renting (advisor/kinds/purchase.py
+builds the plans)."""
 
 from __future__ import annotations
 
@@ -66,18 +67,48 @@ def power(gpu: GpuSpec, count: int) -> tuple[int, int]:
     return int(math.ceil(rating / 50) * 50), int(wall)
 
 
+def _months_between(start: str, end: str) -> int:
+    (y0, m0), (y1, m1) = (map(int, d.split("-")[:2]) for d in (start, end))
+    return (y1 - y0) * 12 + m1 - m0
+
+
+def resale_share() -> float | None:
+    """A new GeForce card's used price after the horizon as a share of its launch price: the
+    lowest share read ([[resale]]) at an age at or past the horizon, at most 1 (a used price
+    above launch is a shortage); None when none was read that old."""
+    horizon = purchase_catalog()["break_even"]["horizon_months"]
+    shares = [
+        r["used_usd"] / r["launch_usd"]
+        for r in purchase_catalog().get("resale", [])
+        if _months_between(r["launched"], r["read"]) >= horizon
+    ]
+    return round(min(min(shares), 1.0), 2) if shares else None
+
+
+def resale(entry: CardPrice, gpu: GpuSpec, count: int, currency: str) -> dict[str, Any]:
+    """The cards' resale after the horizon (`resale_share` × launch price, else the price
+    paid, × count): new GeForce cards only; the rest of the box is not counted."""
+    share = resale_share()
+    if share is None or entry.condition != "new" or gpu.segment != "consumer":
+        return {"resale_share": None, "resale_value": None}
+    price = entry.launch_price(currency) or entry.price(currency)
+    return {"resale_share": share, "resale_value": round(price * count * share)}
+
+
 def buy_or_rent(
     total: float,
     rent_hour: float | None,
     wall_watts: int,
     currency: str,
     utilization: float | None = None,
+    resale_value: float | None = None,
 ) -> dict[str, Any]:
     """Months until buying beats renting the same cards (Dettmers: hardware ÷ (busy hours ×
     (rent − electricity))), a year of renting, and the verdict against the horizon: buy when
     it pays off within `buy_below_months`, rent when not within `horizon_months` (the cards'
     depreciation period), else close; with the hours a day that would pay off in each.
-    Resale is not counted (it would favour buying; the answer says so). `utilization`: the
+    `resale_value`: what the cards sell for after the horizon, taken off the hardware's cost
+    (None: not counted, which favours renting; the answer says which). `utilization`: the
     share of the day the cards are busy as the user said it, else the catalog's."""
     be = purchase_catalog()["break_even"]
     busy = be["utilization"] if utilization is None else utilization
@@ -89,10 +120,11 @@ def buy_or_rent(
     saved_per_hour = rent_hour - wall_watts / 1000 * kwh_price
     if saved_per_hour <= 0:
         return out  # the electricity alone costs more than renting: never pays off
-    months = round(total / (HOURS_PER_MONTH * busy * saved_per_hour), 1)
+    cost = total - (resale_value or 0)
+    months = round(cost / (HOURS_PER_MONTH * busy * saved_per_hour), 1)
 
     def hours_a_day(within_months: float) -> float:
-        return round(total / (HOURS_PER_MONTH * within_months * saved_per_hour) * 24, 1)
+        return round(cost / (HOURS_PER_MONTH * within_months * saved_per_hour) * 24, 1)
 
     out["break_even_months"] = months
     out["hours_per_day_horizon"] = hours_a_day(be["horizon_months"])
