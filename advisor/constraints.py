@@ -59,6 +59,12 @@ def offload_transfer() -> dict:
     return dict(_data()["offload_transfer"])
 
 
+def card_mfu_scale() -> dict[str, dict]:
+    """capabilities.toml [speed.card_mfu]: cards whose training MFU is the rule's scaled by
+    their measured matmul efficiency over H100's (card id -> its row)."""
+    return dict(_data()["speed"].get("card_mfu", {}))
+
+
 def speed_source() -> str:
     """capabilities.toml [speed]'s source line (the MFU and MoE constants)."""
     return str(_data()["speed"].get("source", ""))

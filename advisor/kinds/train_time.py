@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import find_model
-from advisor.constraints import speed_constants, speed_source
+from advisor.constraints import card_mfu_scale, speed_constants, speed_source
 from advisor.parse import ParsedQuery, vocab
 from advisor.recommend import recommend_query
 from advisor.recommend.speed import train_mfu
@@ -49,6 +49,9 @@ class TrainTimeAnswer(BaseModel):
     mfu_source: str | None = None
     # LLM runs: the MFU rule the options follow (datacenter, consumer, pcie), said under them
     mfu_rule: dict[str, float] | None = None
+    # cards whose MFU is scaled by a measured matmul efficiency (capabilities.toml
+    # [speed.card_mfu]): gpu, mfu, matmul and reference shares, said under the rows
+    card_mfu: list[dict[str, Any]] = []
     error: str | None = None
 
     def public_json(self) -> dict[str, Any]:
@@ -65,6 +68,7 @@ class TrainTimeAnswer(BaseModel):
                 "options": opts,
                 "mfu_source": self.mfu_source,
                 "mfu_rule": self.mfu_rule,
+                "card_mfu": self.card_mfu,
             },
             "train_hours": first.train_hours if first else None,
             "job_cost": first.job_cost if first else None,
@@ -140,7 +144,28 @@ def answer(parsed: ParsedQuery, currency: str) -> TrainTimeAnswer:
     if not chosen:  # no published speed for this model: its memory picks, without hours
         chosen = rec.options[:2]
     ans.options = [_option(o, w.model, px, task) for o in chosen[:3]]
+    if task == "llm":
+        ans.card_mfu = _card_mfu(ans.options)
     return ans
+
+
+def _card_mfu(options: list[TrainTimeOption]) -> list[dict[str, Any]]:
+    """The rows' cards whose MFU follows their measured matmul efficiency, once each."""
+    rows = card_mfu_scale()
+    out: list[dict[str, Any]] = []
+    for o in options:
+        row = rows.get(o.gpu_id)
+        if row is not None and all(n["gpu"] != o.gpu_name for n in out):
+            out.append(
+                {
+                    "gpu": o.gpu_name,
+                    "mfu": o.mfu,
+                    "matmul": row["matmul_efficiency"],
+                    "reference": row["reference_matmul_efficiency"],
+                    "source": row["source"],
+                }
+            )
+    return out
 
 
 def _or_inf(x: float | None) -> float:

@@ -10,6 +10,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.constraints import (
     allreduce_latency_s,
+    card_mfu_scale,
     nvlinked,
     speed_constants,
 )
@@ -86,6 +87,10 @@ def train_mfu(gpu: GpuSpec, count: int) -> float:
     c = speed_constants()
     datacenter = gpu.segment == "datacenter" and gpu.has_nvlink
     mfu = c["mfu_datacenter"] if datacenter else c["mfu_consumer"]
+    scale = card_mfu_scale().get(gpu.id)
+    if scale is not None:  # a measured matmul ceiling below H100's share of its peak
+        mfu = c["mfu_datacenter"] * scale["matmul_efficiency"]
+        mfu /= scale["reference_matmul_efficiency"]
     if count > 1 and not nvlinked(gpu, count):
         mfu *= c["mfu_pcie_multi_card"]
     return mfu
