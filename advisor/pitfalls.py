@@ -76,9 +76,12 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
             )
         )
     elif not pick.fits:
+        # Ollama splits the layers itself when they do not all fit (`ollama ps`: "CPU/GPU"):
+        # slower, not an OOM; saying OOM beside the "-ngl / num_gpu" fix contradicted it
+        runs_split = result.estimate is not None and result.estimate.runtime == Runtime.ollama
         out.append(
             _p(
-                "oom",
+                "oom_ollama" if runs_split else "oom",
                 need=_gib(pick.per_gpu_bytes),
                 gpu=gpu.name,
                 count=pick.count,
