@@ -12,6 +12,7 @@ found here, with one line, instead of at the first question.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 from advisor import memo
@@ -55,3 +56,7 @@ def warm_engine(prices_file: Path | None) -> None:
         memo.clear_questions()  # the tables stay; no question is answered in advance
     except Exception as exc:  # noqa: BLE001 - any failure here is the operator's to fix
         raise EngineError(f"the engine cannot answer a sample question: {exc}") from exc
+    # What start-up built (catalogs, compiled patterns, templates, price tables) lives as
+    # long as the process: out of the collector's generations, so a full collection does
+    # not walk it again in the middle of someone's update.
+    gc.freeze()
