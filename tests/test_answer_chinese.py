@@ -71,6 +71,9 @@ ALLOWED = {
     "PCIe",
     "KV",
     "FlashAttention",
+    "FlashInfer",  # vLLM's attention backends, as their projects name them
+    "Triton",
+    "xFormers",
     "SDPA",
     "ZeRO",
     "Offload",
