@@ -74,6 +74,10 @@ def nvlinked(gpu: GpuSpec, count: int) -> bool:
     """Whether `count` cards talk over NVLink: datacenter boards (SXM / HGX) link all eight;
     consumer and workstation cards (3090, A6000) and PCIe datacenter cards (A100 PCIe,
     H100 PCIe / NVL) only in bridged pairs."""
+    if gpu.has_nvlink and "nvlink" in gpu.shaky_fields:
+        # a listing that may be either form (V100 "PCIe/SXM2"): its PCIe cards have no
+        # NVLink, so the cards are taken to talk over PCIe (the slower, the safer claim)
+        return False
     if not gpu.has_nvlink:
         # AMD's OAM boards join every card of a node by Infinity Fabric (architectures.toml)
         from advisor.architectures import architecture_of

@@ -31,6 +31,8 @@ FASTEST_PRICE_FACTOR = 4.0
 # Engines that take a set share of the card (--gpu-memory-utilization, --mem-fraction-static).
 SHARE = (Runtime.vllm, Runtime.sglang)
 FASTEST_JOB_COST_FACTOR = 2.0
+# Setups within this share of the fastest's speed are taken as tied (fastest_of).
+FASTEST_TIE = 0.05
 
 
 def engine_share(result: EstimateResult) -> float | None:
@@ -281,6 +283,11 @@ def cheapest_of(picks: list[Option]) -> Option | None:
 
 
 def best_value_of(picks: list[Option], result: EstimateResult) -> Option | None:
+    """The most for the money among the picks that also hold the band's high end (what
+    measured setups like this ran up to) where some do: a card that may not fit is no value
+    (a video model at up to 81.8 GiB on an 80 GB card beside a 96 GB one)."""
+    held = [o for o in picks if o.price_per_hour is not None and o.measured_up_to_bytes is None]
+    picks = held or picks
     priced = [o for o in picks if o.price_per_hour is not None and o.price_per_hour.amount > 0]
     valued = [o for o in priced if o.job_cost is not None]
     if valued:
@@ -315,7 +322,13 @@ def fastest_of(picks: list[Option], cheapest: Option | None, fp8: bool = False) 
     priced = [o for o in priced if o.price_per_hour.in_region] or priced  # type: ignore[union-attr]
     if not priced:
         return None
-    return max(priced, key=lambda o: speed_key(o, catalog.gpus()[o.gpu_id]))
+    gpus = catalog.gpus()
+    top = max(speed_key(o, gpus[o.gpu_id]) for o in priced)
+    # Speeds within FASTEST_TIE of the top are a tie for the model (its link latency alone
+    # spans 50-100 us, capabilities.toml [interconnect]): the fewest cards win it, then the
+    # quickest (four 16 GB cards over PCIe were named over two cards at 0.3% less).
+    near = [o for o in priced if speed_key(o, gpus[o.gpu_id]) >= top * (1 - FASTEST_TIE)]
+    return max(near, key=lambda o: (-o.count, speed_key(o, gpus[o.gpu_id])))
 
 
 def tag(o: Option, cheapest: Option | None, value: Option | None, fastest: Option | None) -> str:

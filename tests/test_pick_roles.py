@@ -1,0 +1,52 @@
+"""Which setup is named the best value and the fastest: a card that may not fit is no
+value where a larger priced card holds the band's high end, speeds within the model's
+error go to the fewest cards, and a listing that may lack NVLink is timed over PCIe."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import catalog
+from advisor.constraints import nvlinked
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+
+
+def _tagged(q: str, tag: str):
+    rec = recommend_query(parse_query(q))
+    return next((o for o in rec.options if tag in (o.why or "")), None)
+
+
+@pytest.mark.parametrize(
+    ("q", "lang"),
+    [
+        ("想用wan2.1 14b生成视频 要多大显存", "zh"),
+        ("wan2.1 14b 视频生成 显存够不够", "zh"),
+        ("how much vram to generate video with wan2.1 14b", "en"),
+    ],
+)
+def test_best_value_holds_the_bands_high_end_where_a_priced_card_does(q: str, lang: str) -> None:
+    value = _tagged(q, "best_value")
+    assert value is not None
+    assert value.measured_up_to_bytes is None  # the 96 GB card, not an 80 GB one
+    assert value.usable_bytes > 80 * 2**30
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "how much vram for llama3.1-8b with 128k context on vllm fp16",
+        "llama 3.1 8b 128k 上下文 vllm fp16 要多少显存",
+    ],
+)
+def test_fastest_is_not_four_pcie_v100s_against_a_tie(q: str) -> None:
+    fastest = _tagged(q, "fastest")
+    assert fastest is not None
+    assert not (fastest.gpu_id == "tesla-v100" and fastest.count == 4)
+
+
+def test_a_listing_that_may_lack_nvlink_is_timed_over_pcie() -> None:
+    v100 = catalog.gpus()["tesla-v100"]
+    assert "nvlink" in v100.shaky_fields
+    assert not nvlinked(v100, 4)
+    assert nvlinked(catalog.gpus()["h100-sxm"], 8)  # a sure HGX board still links all eight
