@@ -56,6 +56,12 @@ ALLOWED = {
     "timm",  # the PyTorch image-models library, cited by name
     "torchtitan",  # PyTorch's pre-training repository, the MFU's source, cited by name
     "CTranslate2",  # faster-whisper's inference engine, named as its repository does
+    # names printed on the hardware and in the BIOS menu, written as the user will find them
+    "8-pin",
+    "EPS-12V",
+    "BIOS",
+    "Above 4G Decoding",
+    "BAR",  # PCIe's base address register, as BIOS menus name it (Resizable BAR)
     "OpenRLHF",
     "verl",
     "KL",
