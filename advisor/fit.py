@@ -227,6 +227,16 @@ def largest_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | N
     )
 
 
+def largest_tight_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | None:
+    """`largest_model_b` on the answers' "⚠️ tight" line: the workload leaves at least
+    MIN_FREE of the card's usable memory, under the guide's 20% (advisor.recommend.fixes
+    runs_in). The rung a capability answer names as "runs tight" beyond the comfortable one."""
+    per_card = int(gpu.usable_vram_bytes * (1 - MIN_FREE))
+    return _largest_rung(
+        lambda size: _total(Workload(params_b=size, num_gpus=count, **fields)) <= per_card
+    )
+
+
 def _largest_rung(fits: Callable[[float], bool]) -> float | None:
     """The largest rung of SIZE_LADDER_B that fits, climbing until one fails after one fit.
     Below the first that fits the climb goes on: the defaults change with size (gradient

@@ -17,7 +17,14 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.constraints import blockers
-from advisor.fit import CardFit, card_fit, fit_for_gpu, image_fits, largest_model_b
+from advisor.fit import (
+    CardFit,
+    card_fit,
+    fit_for_gpu,
+    image_fits,
+    largest_model_b,
+    largest_tight_model_b,
+)
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.parse import ParsedQuery
@@ -34,6 +41,15 @@ class CapabilityRow(BaseModel):
     # and ROCm lack): a one-line "runs" list marks it ⛔ rather than offer a size (compare,
     # purchase); the capability answer names it under its table
     blocked: bool = False
+    # A larger rung that runs tight: it fits the card with under the guide's 20% free but
+    # at least MIN_FREE (the "⚠️ tight" line of every answer), None where none does
+    tight_params_b: float | None = None
+    tight_example: str | None = None
+    # image: a pipeline that stays on the card (no offload) named beside one that needs
+    # offload (capability_examples.toml [image] resident), with its route
+    also_example: str | None = None
+    also_recipe: str | None = None
+    also_precision: str | None = None
 
 
 # What a card's runtimes may not do, each tried on a small model (advisor.constraints):
@@ -97,21 +113,42 @@ def example_llm(size_b: float | None) -> str | None:
     return spec.name if spec else None
 
 
+def _image_route(gpu: GpuSpec, model_id: str, resident: bool) -> tuple[str, str] | None:
+    """The first route (id, format) that fits `model_id` on the card; `resident`: only
+    the routes that keep the whole denoiser on the card through the steps."""
+    for route in _examples()["image"]["routes"]:
+        if resident and route["offload"] == "sequential":
+            continue
+        fmt = route["format"] if gpu.bf16_supported or route["format"] != "bf16" else "fp16"
+        if image_fits(gpu, model_id, fmt, route["offload"], route.get("text_encoders")):
+            return route["id"], fmt
+    return None
+
+
 def _image_row(gpu: GpuSpec) -> CapabilityRow:
-    """The largest pipeline through the first route that fits (native, FP8, offload)."""
+    """The largest pipeline through the first route that fits (native, FP8, offload, a
+    4-bit denoiser, sequential offload); where that one streams its layers from RAM, or
+    needs offload, the everyday pipeline that stays on the card is named beside it."""
     table = _examples()["image"]
     for model_id in table["pipelines"]:
-        for route in table["routes"]:
-            fmt = route["format"] if gpu.bf16_supported or route["format"] != "bf16" else "fp16"
-            if image_fits(gpu, model_id, fmt, route["offload"], route.get("text_encoders")):
-                spec = catalog.models()[model_id]
-                return CapabilityRow(
-                    task="image",
-                    precision=fmt,
-                    recipe=route["id"],
-                    largest_params_b=spec.params_b,
-                    example=spec.name,
-                )
+        found = _image_route(gpu, model_id, resident=False)
+        if found is None:
+            continue
+        spec = catalog.models()[model_id]
+        row = CapabilityRow(
+            task="image",
+            precision=found[1],
+            recipe=found[0],
+            largest_params_b=spec.params_b,
+            example=spec.name,
+        )
+        resident = table["resident"]
+        if found[0] not in ("native", "fp8") and model_id != resident:
+            also = _image_route(gpu, resident, resident=True)
+            if also is not None:
+                row.also_example = catalog.models()[resident].name
+                row.also_recipe, row.also_precision = also
+        return row
     return CapabilityRow(
         task="image", precision="fp16", recipe="none", largest_params_b=None, example=None
     )
@@ -140,6 +177,16 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
         batch_size=1,
         **({"parallelism": "layer"} if count > 1 else {}),
     )
+    chat_tight = largest_tight_model_b(
+        gpu,
+        count,
+        weights_format="q4_k_m",
+        runtime="llamacpp",
+        context_tokens=4096,
+        batch_size=1,
+        **({"parallelism": "layer"} if count > 1 else {}),
+    )
+    chat_tight = chat_tight if chat_tight and (chat is None or chat_tight > chat) else None
     rows = [
         CapabilityRow(
             task="chat",
@@ -147,6 +194,8 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
             recipe="llamacpp_4k",
             largest_params_b=chat,
             example=example_llm(chat),
+            tight_params_b=chat_tight,
+            tight_example=example_llm(chat_tight),
         )
     ]
     for fmt in ("bf16", "int8", "int4"):
@@ -162,6 +211,19 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
         )
     for mode, fmt in (("qlora", "nf4"), ("lora", "bf16"), ("full", "bf16")):
         size = fit.finetune_b.get(mode)
+        tight = None
+        if mode == "qlora" and "qlora" not in cannot:
+            # as /fit's QLoRA rung (2k tokens, batch 1), on the "⚠️ tight" line
+            tight = largest_tight_model_b(
+                gpu,
+                count,
+                mode="qlora",
+                weights_format="nf4",
+                seq_len=2048,
+                batch_size=1,
+                **({"parallelism": "fsdp"} if count > 1 else {}),
+            )
+            tight = tight if tight and (size is None or tight > size) else None
         rows.append(
             CapabilityRow(
                 task=mode,
@@ -170,6 +232,8 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
                 largest_params_b=size,
                 example=example_llm(size),
                 blocked=mode == "qlora" and "qlora" in cannot,
+                tight_params_b=tight,
+                tight_example=example_llm(tight),
             )
         )
     rows.append(_image_row(gpu))
