@@ -22,6 +22,8 @@ class ArchSpec(BaseModel):
     vendor: str
     match: list[str] = Field(default_factory=list)
     fp16_vector_rate: float = 1.0
+    # False: no fp16 arithmetic (Kepler, Maxwell): an unnamed 16-bit training runs in fp32
+    fp16_training: bool = True
     tensor_cores: bool
     fp8: bool
     flash_attention_2: bool

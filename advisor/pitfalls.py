@@ -10,6 +10,7 @@ import math
 import tomllib
 from functools import cache
 
+from advisor.architectures import architecture_of
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import (
     advisories,
@@ -122,13 +123,26 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         # a time, which is what a user moving to several cards for speed should know
         out.append(_p("layer_split_sequential"))
     out += _rollout_share(result, gpu, pick)
-    if gpu.id in pitfall_texts()["passive_datacenter_card"]["cards"]:
-        # a used server board in a desktop: cooling, power plug, BIOS, display
-        out.append(_p("passive_datacenter_card", gpu=gpu.name))
+    out += _old_server_card(gpu)
     note = gpu_notes().get(gpu.id)
     if note is not None:
         lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
         out.append(_p("export_variant", lang_params, gpu=gpu.name))
+    return out
+
+
+def _old_server_card(gpu: GpuSpec) -> list[Pitfall]:
+    """A used server board in a desktop (cooling, power plug, BIOS, display), a dual-GPU
+    board (K80), and an architecture whose software stopped (Kepler)."""
+    texts = pitfall_texts()
+    out = []
+    if gpu.id in texts["passive_datacenter_card"]["cards"]:
+        out.append(_p("passive_datacenter_card", gpu=gpu.name))
+    if gpu.id in texts["dual_gpu_board"]["cards"]:
+        out.append(_p("dual_gpu_board", gpu=gpu.name))
+    arch = architecture_of(gpu)
+    if arch is not None and arch.id in texts["legacy_kepler_stack"]["archs"]:
+        out.append(_p("legacy_kepler_stack", gpu=gpu.name))
     return out
 
 

@@ -56,12 +56,10 @@ ALLOWED = {
     "timm",  # the PyTorch image-models library, cited by name
     "torchtitan",  # PyTorch's pre-training repository, the MFU's source, cited by name
     "CTranslate2",  # faster-whisper's inference engine, named as its repository does
-    # names printed on the hardware and in the BIOS menu, written as the user will find them
-    "8-pin",
+    # names printed on the hardware and in the firmware menu, written as the user will find
+    # them (the rest of that pitfall is in Chinese: 8 针, 4G 以上地址解码)
     "EPS-12V",
     "BIOS",
-    "Above 4G Decoding",
-    "BAR",  # PCIe's base address register, as BIOS menus name it (Resizable BAR)
     "OpenRLHF",
     "verl",
     "KL",
@@ -128,6 +126,7 @@ ALLOWED = {
     "Hopper",
     "Blackwell",
     "Volta",
+    "Kepler",
     "Turing",
     "Lovelace",
     "kv",

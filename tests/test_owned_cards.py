@@ -103,9 +103,13 @@ SERVER_CARD_QUESTIONS = [
     (
         "咸鱼上p40 24g好便宜 拿来跑qwen2.5-14b q8 行么",
         "zh",
-        ("被动散热", "EPS-12V", "Above 4G", "视频输出"),
+        ("被动散热", "EPS-12V", "4G 以上地址解码", "视频输出"),
     ),
-    ("二手 tesla p40 跑 qwen2.5-7b 可以吗", "zh", ("被动散热", "EPS-12V", "Above 4G", "视频输出")),
+    (
+        "二手 tesla p40 跑 qwen2.5-7b 可以吗",
+        "zh",
+        ("被动散热", "EPS-12V", "4G 以上地址解码", "视频输出"),
+    ),
     (
         "is a used tesla p40 good for llama 3 8b",
         "en",
@@ -128,3 +132,50 @@ def test_server_card_pitfall_only_on_the_cards_it_names() -> None:
     assert "passive_datacenter_card" in {p.code for p in rec.pitfalls}
     rented = recommend_query(parse_query("qwen2.5-7b on 4090"))
     assert "passive_datacenter_card" not in {p.code for p in rented.pitfalls}
+
+
+# Kepler and Maxwell server cards still in labs: recognised by name, trained in fp32 (no
+# fp16 arithmetic, no bf16), and for Kepler the last driver / CUDA / PyTorch that run it.
+OLD_CARD_QUESTIONS = [
+    (
+        "实验室还有几张k80 还能拿来微调bert-base吗",
+        "zh",
+        ("Tesla K80", "fp32", "470", "1.12", "两颗"),
+    ),
+    ("老的tesla k80 能训练 bert-base 吗", "zh", ("Tesla K80", "fp32", "CUDA 12", "1.12")),
+    (
+        "can our old tesla k80 still fine-tune bert-base?",
+        "en",
+        ("Tesla K80", "fp32", "470", "1.12", "two separate GPUs"),
+    ),
+    ("fine-tune bert-base on a k80", "en", ("Tesla K80", "fp32", "CUDA 12", "1.12")),
+]
+
+
+@pytest.mark.parametrize(("question", "lang", "words"), OLD_CARD_QUESTIONS)
+def test_a_k80_is_recognised_trains_in_fp32_and_names_its_last_software(
+    question, lang, words, capsys
+) -> None:
+    from advisor.__main__ import main
+
+    main([question, "--lang", lang])
+    out = capsys.readouterr().out
+    assert all(w in out for w in words), out
+    assert "「k80」" not in out, out  # not left among the words it ignored
+
+
+def test_kepler_and_maxwell_have_their_limits() -> None:
+    from advisor import catalog
+    from advisor.architectures import architecture_of
+
+    k80, m40 = catalog.gpus()["tesla-k80"], catalog.gpus()["tesla-m40-24gb"]
+    assert k80.vram_gb == 12 and k80.usable_vram_gib < 12 and not k80.bf16_supported
+    assert m40.vram_gb == 24 and not m40.bf16_supported
+    for gpu in (k80, m40):
+        arch = architecture_of(gpu)
+        assert arch is not None and not arch.fp16_training and not arch.tensor_cores
+        assert not arch.vllm and arch.bitsandbytes == "none"
+    rec = recommend_query(parse_query("fine-tune bert-base on a m40 24gb"))
+    assert rec.named is not None and rec.named.gpu_id == "tesla-m40-24gb"
+    assert "legacy_kepler_stack" not in {p.code for p in rec.pitfalls}
+    assert "passive_datacenter_card" in {p.code for p in rec.pitfalls}

@@ -177,6 +177,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     _gguf_type(fields, assumed)
     fields["mode"] = Mode(mode)
     _unsloth_dtype(fields, r.gpu_id, assumed)
+    _fp32_only_training(fields, r.gpu_id, assumed)
     _place_context(fields, r, assumed)
     _place_data(fields, assumed, ignored)
     if fields.get("runtime") and "framework" not in fields:
@@ -346,6 +347,26 @@ def _unsloth_dtype(fields: dict[str, Any], gpu_id: str | None, assumed: list[str
     ):
         fields["compute_dtype"] = "fp16"
         assumed.append("unsloth_dtype = fp16")
+
+
+def _fp32_only_training(fields: dict[str, Any], gpu_id: str | None, assumed: list[str]) -> None:
+    """A card with no fp16 arithmetic (Kepler, Maxwell; data/architectures.toml
+    fp16_training) trains in fp32 where no precision was named: fp16 autocast gains no
+    speed there and bf16 does not exist."""
+    from advisor.architectures import architecture_of
+
+    gpu = catalog.gpus().get(gpu_id) if gpu_id else None
+    arch = architecture_of(gpu)
+    if (
+        arch is not None
+        and not arch.fp16_training
+        and fields["mode"].is_training
+        and fields.get("weights_format") is None
+        and fields.get("compute_dtype") is None
+        and fields.get("mixed_precision") is None
+    ):
+        fields["weights_format"] = "fp32"
+        assumed.append("weights_format = fp32 (no fp16 arithmetic on this card)")
 
 
 def _implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
