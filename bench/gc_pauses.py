@@ -2,7 +2,8 @@
 answers 1,500 generated questions after start-up (bot.warmup.warm_engine), by generation:
 how many, the longest and their sum. A full (generation 2) collection walks every object the
 process holds; the load bench's p99 is where such a pause lands in someone's update.
-`--no-freeze` undoes the gc.freeze() start-up does, for the figure beside it."""
+`--no-freeze` undoes the gc.freeze() start-up does, and `--threshold N` sets the young
+generation's size (start-up sets 7,000; CPython's default is 700), for the figures beside."""
 
 from __future__ import annotations
 
@@ -29,10 +30,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-freeze", action="store_true")
     ap.add_argument("--questions", type=int, default=1500)
+    ap.add_argument("--threshold", type=int, default=None)
     args = ap.parse_args()
     warm_engine(None)
     if args.no_freeze:
         gc.unfreeze()
+    if args.threshold is not None:
+        gc.set_threshold(args.threshold, *gc.get_threshold()[1:])
     pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
     started = [0.0]
 
@@ -57,7 +61,8 @@ def main() -> None:
     gc.callbacks.remove(timed)
     print(
         f"{args.questions} questions in {time.perf_counter() - t0:.1f} s, frozen at start-up: "
-        f"{'no' if args.no_freeze else 'yes'} ({gc.get_freeze_count()} objects)"
+        f"{'no' if args.no_freeze else 'yes'} ({gc.get_freeze_count()} objects), "
+        f"young generation {gc.get_threshold()[0]}"
     )
     for gen, ms in pauses.items():
         if ms:

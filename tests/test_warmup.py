@@ -36,9 +36,14 @@ def test_what_start_up_built_is_frozen_out_of_the_collectors_generations() -> No
     permanent generation."""
     import gc
 
+    from bot.warmup import YOUNG_GENERATION
+
+    before = gc.get_threshold()
     gc.unfreeze()
     warm_engine(None)
     try:
         assert gc.get_freeze_count() > 10_000
+        assert gc.get_threshold() == (YOUNG_GENERATION, *before[1:]) and YOUNG_GENERATION > 700
     finally:
         gc.unfreeze()
+        gc.set_threshold(*before)
