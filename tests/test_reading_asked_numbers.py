@@ -83,3 +83,15 @@ def test_sd15_lora_on_a_2060_fits_at_its_own_resolution(
     text = capsys.readouterr().out
     assert "RTX 2060" in text and "2060×2060" not in text
     assert "✅" in text and "❌ 装不下" not in text
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["实验室还有几张k80 还能拿来微调bert-base吗", "我们组有几张3090，想跑70b 的 q4"],
+)
+def test_cards_the_user_has_are_not_a_question_of_how_many(question: str) -> None:
+    """Before: "还有几张k80" (the lab has a few K80s) answered "you asked how many: at least 1";
+    "有几张" tells what the user has, "要几张 / 需要几张" asks."""
+    p = parse_query(question)
+    assert p.ok and not p.ask_count and p.gpu_id is not None
+    assert parse_query("qwen2.5-72b 要几张4090").ask_count

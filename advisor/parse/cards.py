@@ -137,7 +137,8 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         # before 张 stay image counts ("sdxl 4张")
         "count_words_only": re.compile(rf"(?P<n>{_count_word()})\s*(?:张|块)(?!图|图片|照片)"),
         "ask_count": re.compile(
-            "(?:"
+            "".join(f"(?<!{re.escape(w)})" for w in vocab.load("cards")["ask_count"]["not_after"])
+            + "(?:"
             + "|".join(vocab.phrase(w) for w in vocab.load("cards")["ask_count"]["words"])
             + r")(?!\s*"
             + vocab.alternation(vocab.load("cards")["ask_count"]["not_before"])
