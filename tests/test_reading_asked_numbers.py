@@ -95,3 +95,28 @@ def test_cards_the_user_has_are_not_a_question_of_how_many(question: str) -> Non
     p = parse_query(question)
     assert p.ok and not p.ask_count and p.gpu_id is not None
     assert parse_query("qwen2.5-72b 要几张4090").ask_count
+
+
+@pytest.mark.parametrize(
+    ("question", "params_b"),
+    [
+        ("预算20万 7b到14b全参微调 买什么卡", 14.0),
+        ("finetuning 7b-13b models on a 4090", 13.0),
+        ("7b~14b 推理 3090", 14.0),
+    ],
+)
+def test_a_range_of_sizes_is_sized_for_the_largest_and_says_so(question: str, params_b: float):
+    """Before: "7b-13b" / "7b到14b" read as 7B, so a plan or a card for "7B to 14B" left the
+    user short on the larger models they named."""
+    p = parse_query(question)
+    assert p.ok and p.workload.params_b == params_b
+    assert any(a.startswith("size_range = ") for a in p.assumed)
+
+
+def test_a_purchase_for_training_says_train_in_its_heading():
+    from advisor.kinds import answer_kind
+    from advisor.render import render
+
+    parsed = parse_query("预算20万 7b到14b全参微调 买什么卡")
+    zh = render("purchase", "zh", plain=True, result=answer_kind(parsed, "CNY"), parsed=parsed)
+    assert "采购方案（训练 14B）" in zh

@@ -275,12 +275,25 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
 def recognize_size(s: Scan, r: Reading) -> None:
     """A bare parameter count (after model names: "qwen2.5-7b" is a name, "7b" a size)."""
     params_b: float | None = None
-    if m := s.take(r"(?<![\d.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b"):
+    if m := s.take(
+        # a range of sizes ("7b-13b", "7b到14b", "7 to 13b"): sized for the larger, since
+        # the smaller would leave the user short on the models they named
+        r"(?<![a-z0-9.\-])(\d+(?:\.\d+)?)\s*b?\s*(?:-|~|～|到|至|to)\s*(\d+(?:\.\d+)?)\s*b\b"
+    ):
+        low, high = number(m.group(1)), number(m.group(2))
+        if high > low:
+            params_b = high
+            r.assumed.append(f"size_range = {low:g}-{high:g}")
+    if params_b is None and (
+        m := s.take(r"(?<![\d.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*x\s*(\d+(?:\.\d+)?)\s*b\b")
+    ):
         params_b = number(m.group(1)) * number(m.group(2))
-    elif m := s.take(
-        # not the tail of a name ("lama3-8b" is a misspelt model, not an 8B one)
-        r"(?<![a-z0-9.])(?<![a-z0-9.]-)(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*"
-        r"(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"
+    elif params_b is None and (
+        m := s.take(
+            # not the tail of a name ("lama3-8b" is a misspelt model, not an 8B one)
+            r"(?<![a-z0-9.])(?<![a-z0-9.]-)(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*"
+            r"(billion|bn|b|million|m|千亿|万亿|亿)(?![a-z])"
+        )
     ):
         value, unit = number(m.group(1)), m.group(2)
         scale = {"m": 1e-3, "million": 1e-3, "亿": 0.1, "千亿": 100, "万亿": 1000}.get(unit, 1.0)
