@@ -12,25 +12,13 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
+from advisor.largest import largest
 from advisor.memo import Memo
 from advisor.memory import estimate
 from advisor.models import Workload
 from advisor.recommend import HEADROOM
 from advisor.recommend.fixes import MIN_FREE
 from advisor.recommend.recipes import small_card_recipe
-
-
-def _largest(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
-    """Largest integer in [lo, hi] with fits(x) true, assuming fits is monotone."""
-    if not fits(lo):
-        return None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _total(w: Workload) -> int:
@@ -65,11 +53,11 @@ def max_context_tokens(
             )
         return view(trial) <= limit_bytes
 
-    return _largest(256, max(top, 256), fits)
+    return largest(256, max(top, 256), fits)
 
 
 def max_batch_size(w: Workload, limit_bytes: int, ceiling: int = 4096) -> int | None:
-    return _largest(
+    return largest(
         1, ceiling, lambda b: _total(w.model_copy(update={"batch_size": b})) <= limit_bytes
     )
 

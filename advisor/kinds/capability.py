@@ -168,24 +168,16 @@ def _cannot(gpu: GpuSpec) -> list[str]:
 
 def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRow]:
     cannot = _cannot(gpu)
-    chat = largest_model_b(
-        gpu,
-        count,
-        weights_format="q4_k_m",
-        runtime="llamacpp",
-        context_tokens=4096,
-        batch_size=1,
+    # GGUF Q4_K_M at 4k under llama.cpp (layers split over several cards): the chat recipe
+    chat_job: dict = {
+        "weights_format": "q4_k_m",
+        "runtime": "llamacpp",
+        "context_tokens": 4096,
+        "batch_size": 1,
         **({"parallelism": "layer"} if count > 1 else {}),
-    )
-    chat_tight = largest_tight_model_b(
-        gpu,
-        count,
-        weights_format="q4_k_m",
-        runtime="llamacpp",
-        context_tokens=4096,
-        batch_size=1,
-        **({"parallelism": "layer"} if count > 1 else {}),
-    )
+    }
+    chat = largest_model_b(gpu, count, **chat_job)
+    chat_tight = largest_tight_model_b(gpu, count, **chat_job)
     chat_tight = chat_tight if chat_tight and (chat is None or chat_tight > chat) else None
     rows = [
         CapabilityRow(

@@ -20,6 +20,7 @@ from advisor.constraints import (
     runtime_of,
     tp_ok,
 )
+from advisor.largest import largest
 from advisor.memory import CUDA_CONTEXT_BYTES
 from advisor.models import (
     EstimateResult,
@@ -441,16 +442,7 @@ def _most_gpu_layers(result: EstimateResult, cap: float) -> int:
         est = trial_estimate(w.model_copy(update={"n_gpu_layers": n})).estimate
         return est is not None and est.total_bytes <= cap
 
-    if top < 1 or not fits(1):
-        return 0
-    lo, hi = 1, top
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return (largest(1, top, fits) or 0) if top >= 1 else 0
 
 
 def _cannot_lower(code: str, result: EstimateResult) -> bool:
