@@ -1,8 +1,9 @@
 """Score the engine against measured VRAM cases.
 
-    python bench/accuracy.py [--cases PATH] [--json] [--verbose] [--fit-band]
+    python bench/accuracy.py [--cases PATH | --all] [--json] [--verbose] [--fit-band]
 
-Default cases: ../shared/eval/vram_cases.json (schema in its README). For each scorable
+Default cases: ../shared/eval/vram_cases.json (schema in its README); `--all` pools it with
+every case file in bench/data/ (the sets gathered from sources the shared one does not use). For each scorable
 case the engine's allocated view is compared with `allocated` / `reserved` /
 `software_reported` measurements and its total (nvidia-smi) view with `nvml` / `unknown`
 ones; a serving engine's own report is compared with the same parts of the breakdown
@@ -39,6 +40,7 @@ GIB = 2**30
 DEFAULT_CASES = (
     Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "vram_cases.json"
 )
+OWN_CASES = Path(__file__).resolve().parent.parent / "bench" / "data"
 ALLOCATED_VIEW = {"allocated", "reserved", "software_reported"}
 # The band must hold this share of measurements from a source the fit never saw; of the
 # misses, UNDER_SHARE may lie above the band (an under-estimate is the costly miss).
@@ -353,14 +355,22 @@ def main(argv: list[str] | None = None) -> int:
         "--cases",
         type=Path,
         action="append",
-        help="a case file (repeat to pool several, e.g. the shared set and eval/data's)",
+        help="a case file (repeat to pool several, e.g. the shared set and bench/data's)",
+    )
+    ap.add_argument(
+        "--all",
+        action="store_true",
+        help="the shared set and every bench/data/*cases*.json, pooled",
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--fit-band", action="store_true")
     args = ap.parse_args(argv)
     cases: list[dict] = []
-    for path in args.cases or [DEFAULT_CASES]:
+    paths = list(args.cases or [])
+    if args.all:
+        paths += [DEFAULT_CASES, *sorted(OWN_CASES.glob("*cases*.json"))]
+    for path in paths or [DEFAULT_CASES]:
         try:
             cases += json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:

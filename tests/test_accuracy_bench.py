@@ -138,3 +138,17 @@ def test_a_vllm_log_dated_before_the_triton_sampler_is_read_as_a_sorting_build()
     ):
         workload, _ = case_to_workload({**case, "notes": notes})
         assert workload.vllm_sort_sampler is sorts, notes
+
+
+def test_all_pools_the_shared_set_with_every_case_file_in_bench_data() -> None:
+    files = [ROOT.parent / "shared" / "eval" / "vram_cases.json"]
+    files += sorted((ROOT / "bench" / "data").glob("*cases*.json"))
+    assert len(files) >= 8
+    cases = [c for f in files for c in json.loads(f.read_text(encoding="utf-8"))]
+    out = run("--all", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    scored = {r["id"] for r in data["rows"]} | {b["id"] for b in data["bounds"]}
+    # Every scored id is one of the pooled cases, and cases from a bench/data file are in.
+    assert scored <= {c["id"] for c in cases}
+    assert "yolov8n-b8-704-gtx1060" in scored and data["summary"]["cases_scored"] > 300

@@ -1,4 +1,4 @@
-"""Terms found by reading sources the engine was not built against (eval/data/extra_cases.json
+"""Terms found by reading sources the engine was not built against (bench/data/extra_cases.json
 is the check, never the tuning): each test pins the mechanism, not a case's figure."""
 
 from __future__ import annotations

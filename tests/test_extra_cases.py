@@ -1,4 +1,4 @@
-"""eval/data/extra_cases.json: the second, independent set of measured VRAM cases loads
+"""bench/data/extra_cases.json: the second, independent set of measured VRAM cases loads
 with the shared schema, every case says where it comes from and quotes it, ids are unique,
 no case re-uses a source of the shared set, and the adapter can express every one of them."""
 
@@ -13,7 +13,7 @@ import pytest
 from checks.accuracy import score
 
 ROOT = Path(__file__).resolve().parent.parent
-EXTRA = ROOT / "eval" / "data" / "extra_cases.json"
+EXTRA = ROOT / "bench" / "data" / "extra_cases.json"
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
 CATEGORIES = {
     "llm_inference",
@@ -44,7 +44,7 @@ def extra() -> list[dict]:
 
 
 def check_schema(cases: list[dict]) -> None:
-    """One list of cases in the shared schema (also for eval/data/extra_cases2.json)."""
+    """One list of cases in the shared schema (also for bench/data/extra_cases2.json)."""
     assert isinstance(cases, list) and len(cases) >= 40
     for case in cases:
         assert case["category"] in CATEGORIES, case["id"]

@@ -1,4 +1,4 @@
-"""eval/data/extra_cases2.json: the third, independent set of measured VRAM cases loads with
+"""bench/data/extra_cases2.json: the third, independent set of measured VRAM cases loads with
 the shared schema, every case says where it comes from and quotes it, ids are unique across
 all three sets, no source (URL, repository + path, issue or PR thread) is shared with the
 shared set or the second set, and the adapter can express every scorable case."""
@@ -15,8 +15,8 @@ from checks.accuracy import score
 from tests.test_extra_cases import CATEGORIES, check_schema, check_sources_quoted, load
 
 ROOT = Path(__file__).resolve().parent.parent
-THIRD = ROOT / "eval" / "data" / "extra_cases2.json"
-SECOND = ROOT / "eval" / "data" / "extra_cases.json"
+THIRD = ROOT / "bench" / "data" / "extra_cases2.json"
+SECOND = ROOT / "bench" / "data" / "extra_cases.json"
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
 # The brief caps one source at four cases so that no single table dominates the set.
 MAX_CASES_PER_SOURCE = 4

@@ -1,4 +1,4 @@
-"""eval/data/extra_cases3.json: measurements found while reading source for the tune
+"""bench/data/extra_cases3.json: measurements found while reading source for the tune
 helper's rules, kept apart to check those rules on cases they were not made from. Same
 schema and source rules as the other sets; no source shared with them; every scorable
 case is expressible by the adapter."""
@@ -21,7 +21,7 @@ from tests.test_extra_cases import (
 from tests.test_extra_cases2 import SECOND, SHARED, THIRD, source_keys
 
 ROOT = Path(__file__).resolve().parent.parent
-FOURTH = ROOT / "eval" / "data" / "extra_cases3.json"
+FOURTH = ROOT / "bench" / "data" / "extra_cases3.json"
 
 
 @pytest.fixture(scope="module")

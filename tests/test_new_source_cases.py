@@ -1,8 +1,8 @@
-"""eval/data/extra_cases5.json, extra_cases6.json and extra_cases7.json: measured VRAM cases
+"""bench/data/extra_cases5.json, extra_cases6.json and extra_cases7.json: measured VRAM cases
 from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
-eval/data/extra_cases5.json` scores them all)."""
+bench/data/extra_cases5.json` scores them all)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.test_extra_cases import BOUND_KINDS, VIEWS, check_sources_quoted, loa
 from tests.test_extra_cases2 import source_keys
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "eval" / "data"
+DATA = ROOT / "bench" / "data"
 NEW_SOURCE_SETS = ("extra_cases5.json", "extra_cases6.json", "extra_cases7.json")
 # The smallest a set may be: extra_cases7 was gathered for the weak categories alone.
 MIN_CASES = {"extra_cases7.json": 7}

@@ -1,4 +1,4 @@
-"""eval/data/zoo_cases.json: the fourth check set, training memory from the MMDetection /
+"""bench/data/zoo_cases.json: the fourth check set, training memory from the MMDetection /
 MMSegmentation model zoos. It loads with the shared schema, every case quotes its row and
 names the file and commit it was read at, ids are unique across all four sets, no config
 measured in another set comes back, and the adapter resolves every case to a catalog model."""
@@ -13,10 +13,10 @@ import pytest
 from tests.test_extra_cases import CATEGORIES, VIEWS, check_sources_quoted, load
 
 ROOT = Path(__file__).resolve().parent.parent
-ZOO = ROOT / "eval" / "data" / "zoo_cases.json"
+ZOO = ROOT / "bench" / "data" / "zoo_cases.json"
 OTHERS = [
-    ROOT / "eval" / "data" / "extra_cases.json",
-    ROOT / "eval" / "data" / "extra_cases2.json",
+    ROOT / "bench" / "data" / "extra_cases.json",
+    ROOT / "bench" / "data" / "extra_cases2.json",
     ROOT.parent / "shared" / "eval" / "vram_cases.json",
 ]
 
