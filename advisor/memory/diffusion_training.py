@@ -1,0 +1,261 @@
+"""Diffusion and video LoRA / full training: the denoiser's weights, adapters, optimizer
+and checkpointed activations, and the frozen text encoders and VAE as the trainers keep
+them (resident, or a precompute phase on the card)."""
+
+from __future__ import annotations
+
+from advisor import catalog
+from advisor.catalog import ModelSpec
+from advisor.memory import video
+from advisor.memory.diffusion_components import text_encoder_format, vae_decode
+from advisor.memory.quantizers import component_weight_bytes
+from advisor.memory.stacks import default_checkpointing
+from advisor.memory.terms import Breakdown, family_band, finish, rebalance
+from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.models import Estimate, Kind, Mode, Optimizer, Workload
+
+
+def _encoder_bytes(
+    w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown
+) -> tuple[float, float, str]:
+    """(text encoders, VAE) weight bytes as training loads them, and the encoders' format."""
+    d = spec.diffusion
+    assert d is not None
+    te_fmt = text_encoder_format(w, fmt, acc)
+    te = sum(
+        component_weight_bytes(x, te_fmt, w.quantize_after_load) for x in d.text_encoders_params_b
+    )
+    return te, d.vae_params_b * 1e9 * 2, te_fmt
+
+
+def _add_encoders(
+    acc: Breakdown, spec: ModelSpec, te: float, vae: float, te_fmt: str, key: str, note: str
+) -> int:
+    d = spec.diffusion
+    assert d is not None
+    total = acc.add(
+        "text_encoders",
+        te,
+        f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} ({te_fmt}), {note}",
+        key=key,
+        params_b=round(sum(d.text_encoders_params_b), 2),
+        format=te_fmt,
+    )
+    return total + acc.add(
+        "vae",
+        vae,
+        f"VAE {d.vae_params_b:g}B x 2 B ({note})",
+        params_b=d.vae_params_b,
+        bytes_per_param=2,
+    )
+
+
+def resident_encoders(w: Workload, spec: ModelSpec, fmt: str, acc: Breakdown) -> int:
+    """The frozen text encoders and VAE on the GPU through training when the user did not
+    say the embeddings and latents are precomputed: kohya sd-scripts keeps them resident
+    unless --cache_latents and --cache_text_encoder_outputs are given (train_network.py),
+    finetrainers unless --precompute_conditions (train.py); the diffusers DreamBooth-LoRA
+    scripts free the text encoders after encoding the prompts once, so their peak is at
+    most this. Stated in the answer."""
+    d = spec.diffusion
+    assert d is not None
+    if not d.text_encoders_params_b:
+        return 0
+    acc.assume("text_encoders", "resident")
+    te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
+    return _add_encoders(acc, spec, te, vae, te_fmt, "text_encoders.training", "resident")
+
+
+def vae_encode_bytes(w: Workload, spec: ModelSpec, width: int, height: int) -> float:
+    """Encoding one sample to cached latents (kohya --cache_latents with --vae_batch_size 1,
+    finetrainers' and DiffSynth's precompute pass one video at a time) runs the VAE encoder
+    at full resolution in 16-bit. Its widest stage mirrors the decoder's (the same channel
+    widths at the same sizes, one resnet fewer per level), so the decode working set at that
+    size is taken for it: the safe side of the encoder's."""
+    geo = video.geometry(spec.id)
+    frames = (w.video_frames or geo.frames) if geo is not None else 1
+    plain = w.model_copy(update={"vae_slicing": False, "tiny_vae": False})
+    return vae_decode(plain, spec, 2, 1, frames, width, height)[0]
+
+
+def precompute_peak(
+    w: Workload,
+    spec: ModelSpec,
+    fmt: str,
+    acc: Breakdown,
+    allocated: float,
+    width: int,
+    height: int,
+) -> float:
+    """Precomputed embeddings and cached latents are computed on the training card before
+    the steps (kohya's --cache_text_encoder_outputs / --cache_latents, finetrainers'
+    --precompute_conditions, the diffusers scripts' prompt encoding): the text encoders and
+    the VAE are on it then, and that phase is the peak when they outweigh the steps (T5-XXL
+    beside a 2B video transformer). The larger of the two, as a load peak is."""
+    d = spec.diffusion
+    assert d is not None
+    if not d.text_encoders_params_b:
+        return allocated
+    te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
+    encode = vae_encode_bytes(w, spec, width, height)
+    if te + vae + encode <= allocated:
+        return allocated
+    acc.assume("text_encoders", "precomputed_here")
+    acc.terms.clear()
+    total = _add_encoders(
+        acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase"
+    )
+    return total + acc.add(
+        "vae_encode",
+        encode,
+        f"VAE encode of one sample at {width}x{height} (latents cached on this card)",
+        key="vae_encode",
+        size=f"{width}x{height}",
+    )
+
+
+# finetrainers' default --target_modules (args.py: to_q to_k to_v to_out.0), the diffusers
+# LoRA training scripts' attention projections likewise; read 2026-12-07.
+DEFAULT_LORA_TARGETS = "to_q,to_k,to_v,to_out.0"
+
+
+def lora_trainable_params(
+    spec: ModelSpec, targets: str | None, rank: int, hidden: int, layers: int
+) -> float:
+    """Parameters of rank-r adapters on the target linears: r x (in + out) per linear, the
+    linears each target name matches counted from the model's config (DiffusionSpec.
+    lora_linears; PEFT matches a target by the module name's suffix, so `to_q` takes the
+    self- and the cross-attention's). A name the entry does not list counts one
+    hidden x hidden linear per block."""
+    d = spec.diffusion
+    assert d is not None
+    total = 0.0
+    for raw in (targets or DEFAULT_LORA_TARGETS).split(","):
+        name = raw.strip().removeprefix("attn.")
+        if not name:
+            continue
+        row = d.lora_linears.get(name) or d.lora_linears.get(f"{name}.0")
+        if row is not None:
+            total += row[0] * row[1] * rank
+        else:
+            total += layers * 2 * hidden * rank
+    return total or layers * 2 * hidden * rank
+
+
+def training_tokens(w: Workload, spec: ModelSpec, width: int, height: int, acc: Breakdown) -> float:
+    """Latent tokens one training sample feeds the denoiser: a video model's latent frames
+    x its patch grid (the same count as its inference), an image model's latent grid."""
+    d = spec.diffusion
+    assert d is not None
+    geo = video.geometry(spec.id)
+    if geo is None:
+        return (width // 8) * (height // 8) / d.attn_tokens_divisor
+    frames = w.video_frames or geo.frames
+    if w.video_frames is None:
+        acc.assume("video_frames", frames)
+    return float(video.transformer_tokens(geo, frames, width, height))
+
+
+def estimate_diffusion_training(
+    w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
+) -> Estimate:
+    """Only the denoiser trains; prompt embeddings and VAE latents are precomputed in the
+    diffusers training scripts (their --cache_latents / precompute paths)."""
+    d = spec.diffusion
+    assert d is not None
+    batch = w.batch_size or 1
+    opt = w.optimizer or Optimizer.adamw
+    if w.optimizer is None:
+        acc.assume("optimizer", "adamw")
+    gc = w.gradient_checkpointing
+    if gc is None:
+        # kohya sd-scripts / musubi-tuner and finetrainers checkpoint only when given the flag
+        # (data/training_stacks.toml); without a named stack the engine assumes it on, as the
+        # guides for cards under 48 GB turn it on. Said in the answer either way.
+        framework = w.framework.lower() if w.framework else None
+        by_stack = default_checkpointing(framework, w.num_gpus)
+        gc = True if by_stack is None else by_stack
+        acc.assume("gradient_checkpointing", "on" if gc else "off")
+    full = w.mode in (Mode.full, Mode.pretrain)
+    params = d.denoiser_params_b * 1e9
+    param_bytes = 4 if fmt == "fp32" else 2
+    hidden = d.inner_dim or d.attn_heads * (128 if d.denoiser == "dit" else 64)
+    layers = d.blocks or max(int(params / (12 * hidden * hidden)), 1)
+    adapter = 0.0
+    if full:
+        trainable = params
+    else:
+        rank = w.lora_rank or 16
+        trainable = lora_trainable_params(spec, w.lora_targets, rank, hidden, layers)
+        param_bytes = 4
+        adapter = trainable * param_bytes  # PEFT keeps the adapter's own weights in fp32
+    bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
+    units = d.swap_units or layers
+    swapped = min(w.blocks_to_swap or 0, units - 1)
+    # kohya's block swap (custom_offloading_utils.ModelOffloader) keeps the swapped blocks'
+    # weights on the CPU and exchanges them with a resident block's as the forward and the
+    # backward reach them: the card holds the other blocks (the embedders and the final
+    # layer, a few percent, are counted with the blocks).
+    resident = den_w * (1 - swapped / units)
+    allocated: float = acc.add(
+        "weights",
+        resident + adapter,
+        f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
+        + (f", {swapped} of {units} blocks swapped to the CPU" if swapped else "")
+        + (f" + {trainable / 1e6:.1f}M LoRA x 4 B" if adapter else ""),
+        key="weights.denoiser_swap"
+        if swapped
+        else ("weights.denoiser_adapter" if adapter else "weights.denoiser"),
+        params_b=d.denoiser_params_b,
+        bits=bits,
+        adapter_m=round(trainable / 1e6, 1),
+        swapped=swapped,
+        units=units,
+    )
+    grads = acc.add(
+        "gradients",
+        trainable * param_bytes,
+        f"{trainable / 1e6:.1f}M trainable x {param_bytes} B",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=param_bytes,
+        shards=1,
+    )
+    per = optimizer_state_bytes_per_param(
+        opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
+    )
+    allocated += acc.add(
+        "optimizer",
+        trainable * per,
+        f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=per,
+        optimizer=opt.value,
+        shards=1,
+    )
+    tokens = training_tokens(w, spec, width, height, acc) + (
+        d.text_tokens if d.denoiser == "dit" else 0
+    )
+    per_token_layer = 40 * hidden  # Korthikanti-style saved tensors per block, 16-bit
+    if gc:
+        act = batch * tokens * (2 * hidden * layers + per_token_layer)
+    else:
+        act = batch * tokens * per_token_layer * layers
+    act_b = acc.add(
+        "activations",
+        act,
+        f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}",
+        key="activations.denoiser_training",
+        batch=batch,
+        tokens=int(tokens),
+    )
+    foreach = opt in (Optimizer.adamw, Optimizer.lion) and full
+    step = trainable * param_bytes if foreach else 0
+    allocated += max(grads + act_b, grads + step)
+    listed = sum(t.bytes for t in acc.terms)
+    if listed != allocated:
+        rebalance(acc, allocated)
+    if w.text_encoders_on_gpu:
+        allocated += resident_encoders(w, spec, fmt, acc)
+    else:
+        allocated = precompute_peak(w, spec, fmt, acc, allocated, width, height)
+    return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))
