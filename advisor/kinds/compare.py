@@ -192,9 +192,7 @@ def _compare_models(parsed: ParsedQuery, currency: str) -> CompareAnswer:
         if rec.named is not None and verdict is not None and verdict.state not in RUNS:
             side.fits_as = _in_format_that_fits(_on_runtime_of(asked, rec), verdict.fix, currency)
         sides.append(side)
-        assumed = assumed or [
-            (a.field, a.value) for a in rec.result.assumed if a.field in SAID_ASSUMED
-        ]
+        assumed = assumed or said_assumed(asked, rec)
     return CompareAnswer(
         currency=currency,
         model_name=None,
@@ -219,6 +217,16 @@ def _on_runtime_of(asked: ParsedQuery, rec: Any) -> ParsedQuery:
 
 # The defaults a comparison of two models states: they move both the memory and the speed
 SAID_ASSUMED = ("runtime", "weights_format", "context_tokens")
+# The parser's reading of a bare "量化" (parse/platform.py vague_quant_runtime): the file and
+# program the speeds are for
+_SAID_PARSED = ("quantized_local", "quantized_served")
+
+
+def said_assumed(parsed: ParsedQuery, rec: Any) -> list[tuple[str, str]]:
+    """The defaults a comparison states: the parser's reading of "量化", then the engine's."""
+    notes = (n.split(" = ", 1) for n in parsed.assumed if n.startswith(_SAID_PARSED))
+    said = [(f, v) for f, v in notes]
+    return said + [(a.field, a.value) for a in rec.result.assumed if a.field in SAID_ASSUMED]
 
 
 def _in_format_that_fits(asked: ParsedQuery, fix: str | None, currency: str) -> FormatChange | None:
@@ -326,8 +334,8 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     if verdict is not None and "purchase" in parsed.cues:
         verdict = _cheaper_to_buy(verdict, sides)
     # the runtime and the weights the speeds are for, where the question left them open:
-    # "跑70b量化" is INT4 under transformers (~12 tok/s on 2x 4090), not llama.cpp's Q4_K_M (~20)
-    assumed = [(a.field, a.value) for a in rec.result.assumed if a.field in SAID_ASSUMED]
+    # "跑70b量化" is llama.cpp's Q4_K_M (~20 tok/s on 2x 4090), said so, not a silent INT4
+    assumed = said_assumed(parsed, rec)
     return CompareAnswer(
         currency=currency, model_name=model.name, sides=sides, verdict=verdict, assumed=assumed
     )

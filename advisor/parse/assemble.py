@@ -15,7 +15,7 @@ from advisor import catalog
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
 from advisor.parse.names import family_model, longer_context_siblings, suggest
-from advisor.parse.platform import platform_runtime
+from advisor.parse.platform import platform_runtime, vague_quant_runtime
 from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.stack import framework_of
@@ -172,7 +172,10 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
         assumed.append("mode = full (training)" if mode == "full" else "mode = inference")
     mode = _lora_loaded(mode, fields, kind, r, assumed)
     mode = four_bit_mode(mode, fields, assumed)
-    platform_runtime(fields, r.gpu_id, kind, r.spec.family if r.spec else None, mode, assumed)
+    family = r.spec.family if r.spec else None
+    served = "serve" in r.cues or (fields.get("concurrency") or 0) > 1
+    vague_quant_runtime(fields, kind, family, mode, served, assumed)
+    platform_runtime(fields, r.gpu_id, kind, family, mode, assumed)
     _gguf_default(fields, r, mode, assumed)
     _gguf_type(fields, assumed)
     fields["mode"] = Mode(mode)

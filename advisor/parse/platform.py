@@ -2,8 +2,9 @@
 CUDA stack (data/architectures.toml): an LLM on a Mac or a Pascal card is answered for
 llama.cpp / Ollama and its GGUF files; Whisper (kind "llm" in the catalog, a text decoder,
 but no program llama.cpp or Ollama serves) keeps its own programs, and on a Pascal card
-faster-whisper runs int8 (CTranslate2 has no float16 there). Each choice is said as an
-assumption; a runtime, a framework or a non-GGUF format the user names is kept."""
+faster-whisper runs int8 (CTranslate2 has no float16 there). A bare "量化" / "quantized"
+is the 4-bit file of the runtime the line implies (`vague_quant_runtime`). Each choice is
+said as an assumption; a runtime, a framework or a non-GGUF format the user names is kept."""
 
 from __future__ import annotations
 
@@ -47,6 +48,38 @@ def platform_runtime(
         return
     fields["runtime"] = "llamacpp"
     assumed.append(f"runtime_on_{arch.id.split('-')[0]} = llama.cpp")
+
+
+def vague_quant_runtime(
+    fields: dict[str, Any],
+    kind: Kind | None,
+    family: str | None,
+    mode: str,
+    served: bool,
+    assumed: list[str],
+) -> None:
+    """ "70b 量化 两张4090": "quantized" with no format or bits, on an LLM run for inference,
+    is the 4-bit file of the runtime the line implies (vocab/quant.toml [vague]): one user
+    with no runtime named, or a GGUF runtime named, runs llama.cpp / Ollama's GGUF Q4_K_M;
+    many users (`served`) or a serving engine named, an AWQ checkpoint under vLLM. Another
+    runtime named (transformers, ExLlamaV2, MLX) keeps the generic 4-bit it was read as."""
+    if "quantized = 4-bit" not in assumed or mode != "inference" or kind not in (None, Kind.llm):
+        return
+    if family in vocab.load("runtimes")["speech_families"]:
+        return
+    vague = vocab.load("quant")["vague"]
+    runtime = str(getattr(fields.get("runtime"), "value", fields.get("runtime") or ""))
+    named = runtime or fields.get("framework")
+    if runtime in vague["served_runtimes"] or (served and not named):
+        fmt, key = vague["served_format"], "quantized_served"
+    elif runtime in vocab.load("runtimes")["gguf_runtimes"] or not named:
+        fmt, key = vague["local_format"], "quantized_local"
+        fields.setdefault("runtime", vague["local_runtime"])
+    else:
+        return
+    fields["weights_format"] = fmt
+    shown = fmt.upper().removesuffix("-4BIT")  # Q4_K_M, AWQ
+    assumed[assumed.index("quantized = 4-bit")] = f"{key} = {shown}"
 
 
 def speech_runtime(fields: dict[str, Any], arch: ArchSpec, assumed: list[str]) -> None:
