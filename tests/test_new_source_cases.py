@@ -1,4 +1,4 @@
-"""bench/data/extra_cases5.json, extra_cases6.json and extra_cases7.json: measured VRAM cases
+"""bench/data/extra_cases5.json to extra_cases8.json: measured VRAM cases
 from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
@@ -16,7 +16,12 @@ from tests.test_extra_cases2 import source_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / "data"
-NEW_SOURCE_SETS = ("extra_cases5.json", "extra_cases6.json", "extra_cases7.json")
+NEW_SOURCE_SETS = (
+    "extra_cases5.json",
+    "extra_cases6.json",
+    "extra_cases7.json",
+    "extra_cases8.json",
+)
 # The smallest a set may be: extra_cases7 was gathered for the weak categories alone.
 MIN_CASES = {"extra_cases7.json": 7}
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
