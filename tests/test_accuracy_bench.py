@@ -152,3 +152,33 @@ def test_all_pools_the_shared_set_with_every_case_file_in_bench_data() -> None:
     # Every scored id is one of the pooled cases, and cases from a bench/data file are in.
     assert scored <= {c["id"] for c in cases}
     assert "yolov8n-b8-704-gtx1060" in scored and data["summary"]["cases_scored"] > 300
+
+
+def test_a_reserved_measurement_is_judged_on_the_allocators_segments() -> None:
+    """torch.cuda.max_memory_reserved counts the caching allocator's segments: the tensors
+    plus the allocator's slack, without the CUDA context nvidia-smi adds. A `reserved` case
+    is judged on that view, an `allocated` one on the tensors alone."""
+    from advisor.memory import estimate
+    from advisor.memory.terms import CUDA_CONTEXT_BYTES, SLACK_TRAINING
+    from checks.accuracy import judged_bytes
+    from checks.cases import case_to_workload
+
+    case = {
+        "id": "synthetic-7b-lora",
+        "category": "llm_training",
+        "model": {"name": "meta-llama/Llama-2-7b-hf", "params_b": 6.74, "arch": {}},
+        "workload": {
+            "mode": "lora",
+            "weights_precision": "bf16",
+            "batch_size": 1,
+            "seq_len": 1024,
+            "num_gpus": 1,
+            "framework": "transformers",
+        },
+    }
+    est = estimate(case_to_workload(case)[0]).estimate
+    reserved, view = judged_bytes(est, "reserved")
+    allocated, _ = judged_bytes(est, "allocated")
+    assert view == "reserved" and allocated == est.allocated_bytes
+    assert reserved == est.allocated_bytes + int(est.allocated_bytes * SLACK_TRAINING)
+    assert est.total_bytes == reserved + CUDA_CONTEXT_BYTES

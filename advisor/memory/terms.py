@@ -135,9 +135,8 @@ def finish(
     nccl = w.num_gpus > 1 and collectives
     overhead = int(CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0))
     slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
-    total = (
+    reserved = (
         allocated
-        + overhead
         + slack
         + acc.add(
             "allocator_reserve",
@@ -145,6 +144,7 @@ def finish(
             "caching-allocator segments left by a cache concatenated layer by layer",
         )
     )
+    total = reserved + overhead
     slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
     if acc.lean:
         acc.terms.append(LeanTerm("runtime_overhead", overhead + slack))  # type: ignore[arg-type]
@@ -166,6 +166,7 @@ def finish(
         confidence=confidence,
         band_low_fraction=lo,
         band_high_fraction=hi,
+        reserved_bytes=reserved,
     )
 
 
