@@ -71,3 +71,37 @@ def test_caching_latents_on_the_card_adds_the_vae_encoders_working_set():
     )
     encode = next(t for t in r.estimate.terms if t.name == "vae_encode")
     assert encode.bytes == 1024 * 1024 * 128 * 2 * 9
+
+
+def test_latents_not_cached_are_encoded_each_step_beside_the_weights():
+    """finetrainers without --precompute_conditions encodes every step's video on the card
+    (trainer.py 0329f619: prepare_latents -> vae.encode, then prepare_conditions): for LTX-
+    Video at 49x512x768 the encode of the batch's video outweighs the checkpointed step, so
+    the step's peak is the encode beside the weights, optimizer states and resident encoders
+    (the previous step's gradients are gone, zero_grad sets them to None)."""
+    r = _run(video_frames=49, image_width=768, image_height=512, gradient_checkpointing=True)
+    terms = {t.name: t for t in r.estimate.terms}
+    assert terms["vae_encode"].formula_key == "vae_encode.per_step"
+    assert "gradients" not in terms and "activations" not in terms
+    assert {"weights", "optimizer", "text_encoders", "vae"} <= terms.keys()
+    # the same encode the precompute phase counts for one sample
+    cached = {
+        t.name: t
+        for t in _run(
+            video_frames=49, image_width=768, image_height=512, text_encoders_on_gpu=False
+        ).estimate.terms
+    }
+    assert terms["vae_encode"].bytes == cached["vae_encode"].bytes
+    assert sum(t.bytes for t in r.estimate.terms if t.name != "runtime_overhead") == (
+        r.estimate.allocated_bytes
+    )
+
+
+def test_a_step_that_outweighs_the_encode_keeps_its_gradients_and_activations():
+    """Two samples per step of 1024 px images through FLUX without checkpointing: the
+    backward is the larger moment, and the per-step encode does not show."""
+    r = estimate(
+        Workload(model="flux.1-dev", mode="lora", gradient_checkpointing=False, batch_size=2)
+    )
+    names = {t.name for t in r.estimate.terms}
+    assert {"gradients", "activations"} <= names and "vae_encode" not in names

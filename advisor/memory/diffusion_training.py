@@ -114,6 +114,42 @@ def precompute_peak(
     )
 
 
+def step_peak(
+    w: Workload,
+    spec: ModelSpec,
+    acc: Breakdown,
+    working: float,
+    width: int,
+    height: int,
+    batch: int,
+) -> float:
+    """The step's transient peak over the weights and optimizer states: the backward
+    (gradients with the saved activations, or the optimizer step), or, where the latents are
+    not cached, the VAE encoding the step's batch before the forward. finetrainers without
+    --precompute_conditions calls prepare_latents (vae.encode of the batch's videos) and
+    prepare_conditions every step (finetrainers trainer.py, 0329f619, the training loop); the
+    diffusers DreamBooth-LoRA scripts without --cache_latents and kohya sd-scripts without
+    --cache_latents encode each batch likewise (vae.encode under no_grad). The previous
+    step's gradients are gone then (zero_grad sets them to None), so the encode's working
+    set stands beside the weights and the optimizer states alone."""
+    d = spec.diffusion
+    assert d is not None
+    if not (w.text_encoders_on_gpu and d.text_encoders_params_b):
+        return working
+    encode = batch * vae_encode_bytes(w, spec, width, height)
+    if encode <= working:
+        return working
+    acc.terms[:] = [t for t in acc.terms if t.name not in ("gradients", "activations")]
+    return acc.add(
+        "vae_encode",
+        encode,
+        f"VAE encode of the step's batch ({batch} x {width}x{height}), latents not cached",
+        key="vae_encode.per_step",
+        size=f"{width}x{height}",
+        batch=batch,
+    )
+
+
 # finetrainers' default --target_modules (args.py: to_q to_k to_v to_out.0), the diffusers
 # LoRA training scripts' attention projections likewise; read 2026-12-07.
 DEFAULT_LORA_TARGETS = "to_q,to_k,to_v,to_out.0"
@@ -250,7 +286,7 @@ def estimate_diffusion_training(
     )
     foreach = opt in (Optimizer.adamw, Optimizer.lion) and full
     step = trainable * param_bytes if foreach else 0
-    allocated += max(grads + act_b, grads + step)
+    allocated += step_peak(w, spec, acc, max(grads + act_b, grads + step), width, height, batch)
     listed = sum(t.bytes for t in acc.terms)
     if listed != allocated:
         rebalance(acc, allocated)
