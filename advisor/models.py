@@ -405,10 +405,6 @@ class Estimate:
     # What the band was measured on (terms.settle_band); the high end is how far measured
     # setups like this one ran above the estimate, what a near-the-limit decision uses.
     band_basis: BandBasis | None = None
-    # What torch.cuda.max_memory_reserved would show: the caching allocator's segments
-    # (allocated + its slack + a replayed reserve), without the CUDA context and NCCL that
-    # nvidia-smi adds. None: not computed (then the allocated view stands in).
-    reserved_bytes: int | None = None
 
     @property
     def breakdown(self) -> dict[str, int]:

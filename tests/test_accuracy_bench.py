@@ -154,12 +154,11 @@ def test_all_pools_the_shared_set_with_every_case_file_in_bench_data() -> None:
     assert "yolov8n-b8-704-gtx1060" in scored and data["summary"]["cases_scored"] > 300
 
 
-def test_a_reserved_measurement_is_judged_on_the_allocators_segments() -> None:
-    """torch.cuda.max_memory_reserved counts the caching allocator's segments: the tensors
-    plus the allocator's slack, without the CUDA context nvidia-smi adds. A `reserved` case
-    is judged on that view, an `allocated` one on the tensors alone."""
+def test_a_reserved_measurement_is_judged_on_the_tensors_as_the_shared_readme_says() -> None:
+    """../shared/eval/README.md: `allocated`, `reserved` and `software_reported` measurements
+    are compared with the allocated view (tensors only, no allocator slack); `nvml` with the
+    total. Keeping that rule keeps the figures comparable with any other scorer of the cases."""
     from advisor.memory import estimate
-    from advisor.memory.terms import CUDA_CONTEXT_BYTES, SLACK_TRAINING
     from checks.accuracy import judged_bytes
     from checks.cases import case_to_workload
 
@@ -177,8 +176,7 @@ def test_a_reserved_measurement_is_judged_on_the_allocators_segments() -> None:
         },
     }
     est = estimate(case_to_workload(case)[0]).estimate
-    reserved, view = judged_bytes(est, "reserved")
-    allocated, _ = judged_bytes(est, "allocated")
-    assert view == "reserved" and allocated == est.allocated_bytes
-    assert reserved == est.allocated_bytes + int(est.allocated_bytes * SLACK_TRAINING)
-    assert est.total_bytes == reserved + CUDA_CONTEXT_BYTES
+    assert judged_bytes(est, "reserved") == (est.allocated_bytes, "allocated")
+    assert judged_bytes(est, "allocated") == (est.allocated_bytes, "allocated")
+    assert judged_bytes(est, "nvml") == (est.total_bytes, "total")
+    assert est.total_bytes > est.allocated_bytes

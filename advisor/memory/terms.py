@@ -166,7 +166,6 @@ def finish(
         confidence=confidence,
         band_low_fraction=lo,
         band_high_fraction=hi,
-        reserved_bytes=reserved,
     )
 
 
