@@ -24,7 +24,7 @@ from advisor.kinds.purchase_answer import CURRENCIES, Plan, PlanLine, PurchaseAn
 from advisor.kinds.purchase_costs import CardPrice, buy_or_rent, card_prices, power, resale
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models import Mode, Optimizer, Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import HEADROOM, cheapest_price
 
@@ -178,12 +178,23 @@ def _cheapest_total(currency: str, card_only: bool) -> float:
     return min(total for _, _, total in _options(currency, None, True, card_only))
 
 
-def _four_bit(workload: Workload | None) -> Workload | None:
-    """A model served with no precision named that fits no plan at 16 bits: the 4-bit
-    weights (AWQ / GPTQ / GGUF Q4) people buy hardware for, said so in the answer."""
-    if workload is None or workload.mode.is_training or workload.weights_format is not None:
+def _lighter(workload: Workload | None) -> tuple[Workload, str] | None:
+    """The same job in the lighter form people buy hardware for, when it fits no plan as
+    asked, with the answer's flag that says so: a model served with no precision named, the
+    4-bit weights (AWQ / GPTQ / GGUF Q4); a full fine-tune on AdamW, bitsandbytes' paged
+    AdamW 8-bit (the first change the fit answer names for it, recommend/fixes.py: still a
+    full fine-tune, its optimizer states a quarter the size)."""
+    if workload is None:
         return None
-    return workload.model_copy(update={"weights_format": "int4"})
+    if not workload.mode.is_training:
+        if workload.weights_format is not None:
+            return None
+        return workload.model_copy(update={"weights_format": "int4"}), "four_bit"
+    adamw = workload.optimizer in (None, Optimizer.adamw)
+    if workload.mode in (Mode.full, Mode.pretrain) and adamw:
+        update = {"optimizer": Optimizer.paged_adamw_8bit}
+        return workload.model_copy(update=update), "optimizer_8bit"
+    return None
 
 
 def _card_only(parsed: ParsedQuery, limit: float | None, currency: str) -> bool:
@@ -330,10 +341,10 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     card_only = _card_only(parsed, limit, priced_in)
     named = _named_card(parsed, priced_in, limit, card_only)
     if named is not None:  # "买一台4090还是租", "buy 4x 3090": the cards asked about, priced
-        four_bit = _four_bit(workload)
+        lighter = _lighter(workload)
         fits = workload is None or _fits_any((*named, 0.0), workload)
-        if not fits and four_bit is not None and _fits_any((*named, 0.0), four_bit):
-            workload, base["four_bit"] = four_bit, True
+        if not fits and lighter is not None and _fits_any((*named, 0.0), lighter[0]):
+            workload, base[lighter[1]] = lighter[0], True
         bought = _bought_and_rented(parsed)
         rented = bought[1] if bought else None
         plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
@@ -344,10 +355,11 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         return PurchaseAnswer(problem="no_budget", **base)
     best = _best(priced_in, limit, workload, True, card_only)
     if workload is not None and (best is None or not _fits_any(best, workload)):
-        four_bit = _four_bit(workload)
-        found = _best(priced_in, limit, four_bit, True, card_only) if four_bit else None
-        if four_bit is not None and found is not None and _fits_any(found, four_bit):
-            workload, best, base["four_bit"] = four_bit, found, True
+        lighter = _lighter(workload)
+        found = _best(priced_in, limit, lighter[0], True, card_only) if lighter else None
+        if lighter is not None and found is not None and _fits_any(found, lighter[0]):
+            base["as_asked"] = _as_asked(priced_in, limit, workload, china, card_only)
+            workload, best, base[lighter[1]] = lighter[0], found, True
     if best is None:
         cheapest = _cheapest_total(priced_in, card_only)
         return PurchaseAnswer(problem="too_small", cheapest_total=cheapest, **base)
@@ -365,6 +377,25 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     return PurchaseAnswer(
         problem=None, plan=plan, alternative=alternative, capped=capped, roomier=roomier, **base
     )
+
+
+# A plan for the job as asked this far over the budget is named beside the lighter plan
+# within it ("预算20万 14b全参微调": 2x RTX PRO 6000 on 8-bit AdamW; on AdamW, 3x in a
+# workstation, 6% over): the asker may stretch the budget rather than change the recipe
+AS_ASKED_OVER_SHARE = 0.25
+
+
+def _as_asked(
+    currency: str, limit: float | None, workload: Workload | None, china: bool, card_only: bool
+) -> Plan | None:
+    """The cheapest plan that runs the job as asked, over the budget by at most
+    AS_ASKED_OVER_SHARE of it."""
+    if workload is None or limit is None:
+        return None
+    best = _best(currency, None, workload, True, card_only)
+    if best is None or best[2] > limit * (1 + AS_ASKED_OVER_SHARE):
+        return None
+    return _plan(best[0], best[1], currency, workload, china, card_only)
 
 
 # A model's cheapest plan that leaves more than this share of the budget unspent: the plan

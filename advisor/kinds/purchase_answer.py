@@ -65,6 +65,10 @@ class PurchaseAnswer(BaseModel):
     capped: bool = False  # more budget than one 8-card machine uses: a cluster
     model_name: str | None = None
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
+    # a full fine-tune did not fit on AdamW: planned with an 8-bit optimizer (paged AdamW 8-bit)
+    optimizer_8bit: bool = False
+    # beside a lighter plan (four_bit, optimizer_8bit): the job as asked, a little over budget
+    as_asked: Plan | None = None
     named_cards: bool = False  # the plan is the cards the line named ("买4张4090"), priced
     # The card named to buy when no price of it is listed: priced as its other form factor
     # (named_cards) or not planned (the plan is from the cards with prices), said so
@@ -148,6 +152,9 @@ class PurchaseAnswer(BaseModel):
                 "host_ram_gb": plan.host_ram_gb if plan else None,
                 "fits_workload": plan.fits_workload if plan else None,
                 "four_bit": self.four_bit,
+                "optimizer_8bit": self.optimizer_8bit,
+                "as_asked": _lines_json(self.as_asked),
+                "as_asked_total": self.as_asked.total if self.as_asked else None,
                 "named_cards": self.named_cards,
                 "runs": [r.model_dump() for r in plan.runs] if plan else [],
                 "utilization": self.utilization,
