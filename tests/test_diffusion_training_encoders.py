@@ -1,6 +1,6 @@
 """Image and video LoRA trainers: the frozen text encoders and VAE are on the training card
 either through the steps (kohya sd-scripts and finetrainers unless told to cache) or while
-they precompute embeddings and latents before them (advisor/memory/diffusion.py)."""
+they precompute embeddings and latents before them (advisor/memory/diffusion_training.py)."""
 
 from __future__ import annotations
 
