@@ -102,6 +102,9 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"exllama\s*\(?v1\b|exllamav1", "exllama-v1"),
     (r"autoawq", "autoawq"),
     (r"faster-whisper|ctranslate2|whisperx", "faster-whisper"),
+    (r"openai-whisper|whisper \(pytorch", "openai-whisper"),
+    (r"detectron2", "detectron2"),
+    (r"ultralytics", "ultralytics"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),
     (r"litgpt", "litgpt"),
@@ -123,6 +126,7 @@ DATASET_CLASSES: list[tuple[str, int]] = [
     (r"coco.?stuff", 171),
     (r"\bvoc\b|pascal voc", 21),
 ]
+UNKNOWN_STACK = "other"
 CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
 ATTENTION_WORDS = [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")]
 # Schema fields that map one to one onto Workload fields of the same name.
@@ -169,6 +173,18 @@ PARALLEL = {
 
 def _first(table: list[tuple[str, str]], text: str) -> str | None:
     return next((v for pattern, v in table if re.search(pattern, text, re.I)), None)
+
+
+def stack(text: str) -> str | None:
+    """The training or inference stack a case's `framework` names. A stack neither word
+    table knows (a model repository's own script, a from-scratch implementation) is
+    `UNKNOWN_STACK`: the engine estimates it as the runtime it resembles, and its band is the
+    one measured on stacks the engine does not follow (advisor/data/band.toml [unmodelled])."""
+    if found := _first(STACK_WORDS, text):
+        return found
+    if text.strip() and _first(RUNTIME_WORDS, text) is None:
+        return UNKNOWN_STACK
+    return None
 
 
 def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
@@ -262,7 +278,7 @@ def structured_fields(
         "num_gpus": wl.get("num_gpus") or 1,
         "parallelism": PARALLEL.get(str(wl.get("parallelism") or "none").lower()),
         "kv_cache_dtype": DTYPES.get(wl.get("kv_cache_dtype"), wl.get("kv_cache_dtype")),
-        "framework": _first(STACK_WORDS, wl.get("framework") or ""),
+        "framework": stack(wl.get("framework") or ""),
         "runtime": _first(RUNTIME_WORDS, wl.get("framework") or ""),
     }
     fields.update({key: wl.get(key) for key in SAME_NAME_FIELDS})

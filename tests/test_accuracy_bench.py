@@ -180,3 +180,20 @@ def test_a_reserved_measurement_is_judged_on_the_tensors_as_the_shared_readme_sa
     assert judged_bytes(est, "allocated") == (est.allocated_bytes, "allocated")
     assert judged_bytes(est, "nvml") == (est.total_bytes, "total")
     assert est.total_bytes > est.allocated_bytes
+
+
+def test_a_stack_no_word_table_knows_is_scored_as_unmodelled() -> None:
+    """A model repository's own script is estimated as the runtime it resembles, and its
+    band is the one for stacks the engine does not follow; named stacks keep their name."""
+    from checks.cases import UNKNOWN_STACK, stack
+
+    assert stack("SkyReels-V2 generate_video.py (Wan2.1 modules)") == UNKNOWN_STACK
+    assert stack("PyTorch from-scratch Qwen3Model") == UNKNOWN_STACK
+    assert stack("openai-whisper (PyTorch reference implementation)") == "openai-whisper"
+    assert stack("Ultralytics YOLOv8.2.103") == "ultralytics"
+    assert stack("detectron2") == "detectron2"
+    assert stack("diffusers") is None and stack("") is None  # the runtime alone: modelled
+    from advisor.memory.terms import framework_modelled
+
+    assert not framework_modelled(UNKNOWN_STACK)
+    assert framework_modelled("ultralytics") and framework_modelled("openai-whisper")
