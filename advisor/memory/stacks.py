@@ -55,3 +55,13 @@ def default_checkpointing(framework: str | None, cards: int, *, qlora: bool = Fa
     if rule == "several_cards":
         return cards > 1
     return None
+
+
+def kbit_activation_bytes(framework: str | None, fmt: str, sharded: bool) -> float | None:
+    """Bytes a saved activation takes when the stack prepares a bitsandbytes model for
+    training with its norms and embeddings upcast to fp32 (data/training_stacks.toml
+    [kbit_training]); None where the stack does not (or the 4-bit weights are sharded)."""
+    row = stack_defaults()["kbit_training"]
+    if sharded or fmt not in row["formats"] or (framework or "") not in row["stacks"]:
+        return None
+    return float(row["activation_bytes"])

@@ -10,6 +10,7 @@ from advisor.memory import distributed, encoder, multimodal, quantizers, shardin
 from advisor.memory.stacks import (
     default_accumulation,
     default_checkpointing,
+    kbit_activation_bytes,
     with_default_lora_targets,
 )
 from advisor.memory.terms import Breakdown, band, finish, rebalance, weights_line
@@ -169,7 +170,7 @@ def training_setup(
         # autocast (config/configs.py), which would make them 2 B; not applied: on
         # torchtitan's own figures (max_memory_reserved) that leaves the allocated estimate
         # 12-16% under, a reserved-vs-allocated gap this view does not model.
-        elem=4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2),
+        elem=activation_elem(framework, fmt, compute, full, par, acc),
         trainable=trainable_params(w, arch, params),
         param_bytes=param_bytes,
         master=master,
@@ -181,6 +182,20 @@ def training_setup(
         layers=math.ceil(arch.layers / pp),
         pp=pp,
     )
+
+
+def activation_elem(
+    framework: str | None, fmt: str, compute: str, full: bool, par: Parallelism, acc: Breakdown
+) -> float:
+    """Bytes per saved activation value: 4 in fp32, ~2.5 under AMP on fp32 weights (softmax
+    and norms autocast to fp32), 2 in 16 bits; 4 where the stack upcasts a bitsandbytes
+    model's norms and embeddings to fp32 (stacks.kbit_activation_bytes), stated."""
+    sharded = par in (Parallelism.fsdp, Parallelism.zero3)
+    kbit = None if full else kbit_activation_bytes(framework, fmt, sharded)
+    if kbit is not None and compute != "fp32":
+        acc.assume("activation_dtype", "fp32_kbit_upcast")
+        return kbit
+    return 4 if compute == "fp32" else (2.5 if fmt == "fp32" else 2)
 
 
 def estimate_training(
@@ -392,7 +407,10 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         dims = lora_target_dims(arch, w.lora_targets)
         per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
     if not t.full and quantizers.bnb_legacy_saves_inputs(t.fmt, t.framework):
-        per_layer_tok += quantizers.bnb_legacy_saved_bytes_per_token(arch, t.elem) / t.tp
+        # the 4-bit layer keeps its input as cast to the compute dtype (16-bit under an
+        # fp32 residual stream, stacks.kbit_activation_bytes)
+        kept = t.elem if t.compute == "fp32" or t.elem <= 2.5 else 2.0
+        per_layer_tok += quantizers.bnb_legacy_saved_bytes_per_token(arch, kept) / t.tp
         acc.assume("qlora_kernel", "bnb_keeps_inputs")
     one_layer = per_layer_tok * t.batch * seq_eff
     # A recomputed block (and its backward) holds one micro-batch: under pipeline
@@ -463,7 +481,9 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         # backward: its saved fp32 output + nll's fp32 gradient + the fp32 gradient it
         # returns = 12 B per logit. Only torchtune's CEWithChunkedOutputLoss, Liger and
         # Unsloth (CUT_CROSS_ENTROPY_FRAMEWORKS) avoid the full fp32 tensor.
-        per = 2.5 if w.chunked_loss else (12.0 if t.elem <= 2.5 else 16.0)
+        # (by the matmuls' dtype, not the saved activations': an fp32 residual stream under
+        # a bitsandbytes model still gives 16-bit logits under autocast)
+        per = 2.5 if w.chunked_loss else (12.0 if t.compute != "fp32" else 16.0)
         if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
             per = 0.0  # logits are never materialized: a vocabulary chunk at a time
         elif w.liger_kernel:
