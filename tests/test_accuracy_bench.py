@@ -197,3 +197,37 @@ def test_a_stack_no_word_table_knows_is_scored_as_unmodelled() -> None:
 
     assert not framework_modelled(UNKNOWN_STACK)
     assert framework_modelled("ultralytics") and framework_modelled("openai-whisper")
+
+
+def test_a_largest_context_bound_is_judged_on_the_engines_own_estimate_of_it() -> None:
+    """A measured 'longest context that trained' is compared with the engine's estimate of
+    that context (the point estimate), not with the safer figure an answer states (whose
+    band's high end fits): the band is judged on its own coverage."""
+    from advisor.fit import max_context_tokens
+    from checks.accuracy import GIB, score_case
+    from checks.cases import case_to_workload
+
+    case = {
+        "id": "synthetic-8b-qlora-maxctx",
+        "category": "llm_training",
+        "model": {"name": "meta-llama/Llama-3.1-8B", "params_b": 8.03, "arch": {}},
+        "workload": {
+            "mode": "qlora",
+            "weights_precision": "nf4",
+            "batch_size": 1,
+            "seq_len": 8192,
+            "gradient_checkpointing": True,
+            "framework": "transformers+peft",
+        },
+        "measured": {
+            "value_gib": None,
+            "what": "unknown",
+            "bound": {"kind": "max_context_tokens", "limit_gib": 40.0, "tokens": 8192},
+        },
+        "source": {"repo": "example/three"},
+    }
+    row = score_case(case)
+    workload = case_to_workload(case)[0]
+    point = max_context_tokens(workload, int(40.0 * GIB), safe=False)
+    assert row["context_tokens"] == point
+    assert point > (max_context_tokens(workload, int(40.0 * GIB)) or 0)
