@@ -17,20 +17,24 @@ def term(result, name: str) -> float:
 
 def test_bitsandbytes_keeps_t5_wo_in_fp32():
     """transformers' bnb quantizers honour T5's `_keep_in_fp32_modules = ['wo']`: 1.007B of
-    the T5-XXL encoder's 4.76B weights stay fp32 (4 B), the rest NF4 (4.5 bits)."""
+    the T5-XXL encoder's 4.76B weights stay fp32 (4 B), its token embedding (0.1316B) and
+    CLIP-L's (0.038B) 16-bit (bitsandbytes replaces Linear layers only), the rest NF4 (4.5
+    bits)."""
     r = estimate(Workload(model="flux.1-dev", weights_format="nf4", text_encoder_format="nf4"))
-    t5 = ((4.76 - 1.007) * 4.5 / 8 + 1.007 * 4) * 1e9
-    clip = 0.123e9 * 4.5 / 8
+    t5 = ((4.76 - 1.007 - 0.1316) * 4.5 / 8 + 1.007 * 4 + 0.1316 * 2) * 1e9
+    clip = ((0.123 - 0.038) * 4.5 / 8 + 0.038 * 2) * 1e9
     assert abs(term(r, "text_encoders") - (t5 + clip) / GIB) < 0.05
 
 
 def test_torchao_and_quanto_leave_t5_wo_in_16_bit_in_a_pipeline():
     """Their transformers quantizers leave use_keep_in_fp32_modules False (no fp32 cast)
     but skip the keep-in-fp32 list (get_modules_to_not_convert): FLUX's T5 `wo` (1.007B)
-    stays bf16, one byte per weight over int8."""
+    stays bf16, one byte per weight over int8, as do the token embeddings (T5 0.1316B, CLIP-L
+    0.038B), which these quantizers do not replace."""
     for fmt in ("torchao-int8", "quanto-int8"):
         r = estimate(Workload(model="flux.1-dev", weights_format=fmt, text_encoder_format=fmt))
-        assert abs(term(r, "text_encoders") - (4.76 + 0.123 + 1.007) * 1e9 / GIB) < 0.05
+        want = (4.76 + 0.123 + 1.007 + 0.1316 + 0.038) * 1e9 / GIB
+        assert abs(term(r, "text_encoders") - want) < 0.05
 
 
 # --- F. encoder-only vision models have no KV cache ------------------------------------------
@@ -115,27 +119,29 @@ def test_a_t5_model_loaded_in_8bit_keeps_its_wo_in_fp32():
 def test_torchao_and_quanto_leave_a_t5_wo_unquantized_in_16_bit():
     """The T5-XXL text encoder of a pipeline under torchao or optimum-quanto int8: its
     1.007B `wo` weights at 2 B (skipped by the quantizer, not cast), the rest at 1 B; under
-    bitsandbytes they are fp32 (4 B)."""
+    bitsandbytes they are fp32 (4 B). The token embedding (0.1316B) stays 16-bit too."""
     from advisor.memory import quantizers
 
     for fmt in ("torchao-int8", "quanto-int8"):
         te = quantizers.component_weight_bytes(4.76, fmt)
-        rest = quantizers.estimate_weight_bytes((4.76 - 1.007) * 1e9, None, fmt)
-        assert abs(te - rest - 1.007e9 * 2) < 1e6
+        rest = quantizers.estimate_weight_bytes((4.76 - 1.007 - 0.1316) * 1e9, None, fmt)
+        assert abs(te - rest - 1.007e9 * 2 - 0.1316e9 * 2) < 1e6
     assert quantizers.kept_module_bytes_per_weight("int8") == 4.0
     assert quantizers.kept_module_bytes_per_weight("bf16") == 0.0
 
 
 def test_a_quantize_call_on_a_loaded_pipeline_quantizes_the_t5_wo_too():
     """torchao `quantize_` / quanto `quantize` on modules already loaded replace every
-    Linear: no keep-in-fp32 list is consulted, so `wo` is int8 like the rest."""
+    Linear: no keep-in-fp32 list is consulted, so `wo` is int8 like the rest (the token
+    embedding, not a Linear, stays 16-bit either way)."""
     from advisor.memory import quantizers
 
     for fmt in ("torchao-int8", "quanto-int8"):
         skipped = quantizers.component_weight_bytes(4.76, fmt)
         direct = quantizers.component_weight_bytes(4.76, fmt, quantize_after_load=True)
         assert abs(skipped - direct - 1.007e9) < 1e6
-        assert abs(direct - quantizers.estimate_weight_bytes(4.76e9, None, fmt)) < 1e6
+        linears = quantizers.estimate_weight_bytes((4.76 - 0.1316) * 1e9, None, fmt)
+        assert abs(direct - linears - 0.1316e9 * 2) < 1e6
 
 
 def test_the_float16_keep_in_fp32_rule_is_a_data_switch(monkeypatch):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.quantizers import (
+    embedding_kept_params,
     fp32_kept_params,
     kept_module_bytes_per_weight,
     loads_on_gpu,
@@ -270,13 +271,18 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
         kept_bytes = kept_module_bytes_per_weight(p.te_fmt, w.quantize_after_load)
         kept = sum(fp32_kept_params(x) for x in d.text_encoders_params_b) if kept_bytes else 0.0
+        # token embeddings a Linear-only quantizer leaves in 16-bit (quantizers.toml)
+        emb = sum(embedding_kept_params(x, p.te_fmt) for x in d.text_encoders_params_b)
         allocated += acc.add(
             "text_encoders",
             te_total,
             f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
-            + (f" ({kept:g}B kept in {'fp32' if kept_bytes == 4 else '16-bit'})" if kept else ""),
+            + (f" ({kept:g}B kept in {'fp32' if kept_bytes == 4 else '16-bit'})" if kept else "")
+            + (f" (token embeddings {emb:.3g}B in 16-bit)" if emb else ""),
+            key="text_encoders.embeddings" if emb else None,
             params_b=round(sum(d.text_encoders_params_b), 3),
             format=p.te_fmt,
+            embedding_params_b=round(emb, 3),
         )
     allocated += acc.add(
         "vae",

@@ -14,6 +14,9 @@ from advisor import catalog
 from advisor.memory.transformer import estimate_weight_bytes, mlp_width
 from advisor.models import Architecture
 
+# An nn.Embedding left alone by a Linear-only quantizer stays in the pipeline's 16-bit
+# torch_dtype (quantizers.toml [text_encoder_embedding]).
+EMBEDDING_BYTES = 2
 QUANTIZERS_FILE = Path(__file__).resolve().parent.parent / "data" / "quantizers.toml"
 
 
@@ -94,13 +97,28 @@ def kept_fp32_extra_bytes(
     return kept * max(per_weight - bits / 8, 0.0)
 
 
+def embedding_kept_params(params_b: float, fmt: str) -> float:
+    """Parameters (in billions) of a text encoder's token embedding that a format of scope
+    "linear" leaves in the 16-bit load dtype (quantizers.toml [text_encoder_embedding.*]);
+    0 for formats that cover every weight and for encoders the table does not list."""
+    spec = catalog.find_format(fmt)
+    if spec is None or spec.scope != "linear":
+        return 0.0
+    for row in _table()["text_encoder_embedding"].values():
+        if abs(params_b - row["params_b"]) <= row["params_b"] * row["match_tolerance"]:
+            return float(row["embedding_params_b"])
+    return 0.0
+
+
 def component_weight_bytes(params_b: float, fmt: str, quantize_after_load: bool = False) -> float:
     """A pipeline component (a text encoder) loaded in `fmt`: its kept modules at 4 bytes
-    per weight (fp32) or 2 (left unquantized), the rest in the format."""
+    per weight (fp32) or 2 (left unquantized), its token embedding at 2 under a format that
+    quantizes Linear layers only, the rest in the format."""
     per_weight = kept_module_bytes_per_weight(fmt, quantize_after_load)
     kept = fp32_kept_params(params_b) if per_weight else 0.0
-    rest = estimate_weight_bytes((params_b - kept) * 1e9, None, fmt)
-    return rest + kept * 1e9 * per_weight
+    emb = embedding_kept_params(params_b, fmt)
+    rest = estimate_weight_bytes((params_b - kept - emb) * 1e9, None, fmt)
+    return rest + kept * 1e9 * per_weight + emb * 1e9 * EMBEDDING_BYTES
 
 
 def bnb_legacy_saves_inputs(fmt: str, framework: str | None) -> bool:
