@@ -88,6 +88,7 @@ def option_json(o: Option) -> dict[str, Any]:
         "job_cost": o.job_cost,
         "images_per_min": o.images_per_min,
         "audio_realtime_x": o.audio_realtime_x,
+        "video_seconds": o.video_seconds,
         "audio_realtime_at_least": o.audio_at_least,
         "why": o.why,
     }

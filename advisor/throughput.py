@@ -57,7 +57,7 @@ def relative_speed() -> dict[str, float]:
 
 
 @cache
-def _relative_of(gpu_id: str) -> float:
+def relative_of(gpu_id: str) -> float:
     """The card's training speed relative to a 3090 (relative_speed; `nearest_relative`
     for a card Lambda did not measure)."""
     return nearest_relative(gpu_id, tuple(relative_speed().items()))
@@ -123,7 +123,7 @@ def nearest_relative(gpu_id: str, measured_items: tuple[tuple[str, float], ...])
 
 def _card_ratio(gpu: GpuSpec, ref: GpuSpec) -> float:
     """How much faster `gpu` trains than `ref` (advisor/throughput.py relative_speed)."""
-    return _relative_of(gpu.id) / _relative_of(ref.id)
+    return relative_of(gpu.id) / relative_of(ref.id)
 
 
 def images_per_s(model_id: str | None, gpu: GpuSpec, input_px: int = 0) -> Throughput | None:

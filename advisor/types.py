@@ -64,6 +64,10 @@ class Option:
     # cards, and whether it is a floor (a card faster than the one measured)
     audio_realtime_x: float | None = None
     audio_at_least: bool = False
+    # video generation (advisor/video_speed.py): seconds for the clips asked on one card, and
+    # the measured row it was moved from (its card's name, its seconds)
+    video_seconds: float | None = None
+    video_from: tuple[str, float] | None = None
     why: str = ""
     # Fits by the estimate, but the band's high end (how far measured setups like this ran
     # above it) is over the usable memory: that figure, said beside the fit; else None.

@@ -24,6 +24,7 @@ from advisor.recommend.speed import (
     speed_row,
 )
 from advisor.types import Option, Price
+from advisor.video_speed import clip_seconds
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
@@ -160,6 +161,9 @@ def option_from(
         audio = realtime_factor(
             speed_f.model_id, speed.gpu, speed_f.batch, speed_f.runtime, None, speed_f.weight_bytes
         )
+    clip = None
+    if speed_f.kind == "video" and speed_f.clip and (fits or speed_always) and count == 1:
+        clip = clip_seconds(speed_f.model_id, speed.gpu, speed_f.clip)
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
@@ -185,6 +189,8 @@ def option_from(
         images_per_min=images,
         audio_realtime_x=audio.realtime_x if audio else None,
         audio_at_least=bool(audio and audio.at_least),
+        video_seconds=clip.seconds if clip else None,
+        video_from=(clip.source_gpu, clip.source_seconds) if clip else None,
         # near the limit the band's high end is said beside the fit (verdict, picks)
         measured_up_to_bytes=high if fits and high > usable else None,
     )

@@ -25,6 +25,7 @@ from advisor.throughput import (
     multi_card_efficiency,
 )
 from advisor.types import Option
+from advisor.video_speed import Clip
 
 DEFAULT_LAYERS = 32  # a model without a known architecture: a 7B-class depth
 
@@ -221,9 +222,25 @@ class _Speed(NamedTuple):
     runtime: str | None = None  # audio: the runtime or framework that transcribes
     weight_bytes: float = 2.0  # audio: bytes per weight the decode reads (fp16 measured)
     offload: tuple[str, float] = ("", 0.0)  # images: CPU offload mode, bytes moved per image
+    clip: Clip | None = None  # video: the clip asked (frames, size, steps, clips)
 
 
 # Speed facts by estimate (advisor.memo): a recommendation judges each estimate on every card.
+
+
+def _clip_of(result: EstimateResult) -> Clip | None:
+    """The clip a video estimate is for: frames and size as asked or as the estimate
+    assumed them, the steps asked (None: the measured run's), the clips per prompt."""
+    w = result.workload
+    said = {a.field: a.value for a in result.assumed}
+    frames = w.video_frames or int(said.get("video_frames") or 0)
+    size = str(said.get("resolution") or "").split("x")
+    width = w.image_width or (int(size[0]) if len(size) == 2 and size[0].isdigit() else 0)
+    height = w.image_height or (int(size[1]) if len(size) == 2 and size[1].isdigit() else 0)
+    if not (frames and width and height):
+        return None
+    clips = w.batch_size or int(said.get("videos") or 1)
+    return Clip(frames, width, height, w.denoise_steps, clips)
 
 
 def _speed_facts(result: EstimateResult) -> _Speed:
@@ -263,9 +280,11 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         return _Speed("train", flops=flops, full=full)
     video = w.video_frames or any(a.field == "video_frames" for a in result.assumed)
     if model.kind == Kind.diffusion and video:
-        # The image formula below counts one frame: Wan2.1's 81 frames read "~1.0 images/min"
-        # beside "81 video frames". No sourced per-video figure yet, so none is claimed.
-        return _Speed("none")
+        # The image formula below counts one frame (Wan2.1's 81 frames read "~1.0 images/min"
+        # beside "81 video frames"): a clip is timed from the makers' measured seconds per
+        # clip (advisor/video_speed.py), or not at all
+        clip = _clip_of(result)
+        return _Speed("video", model_id=model.id, clip=clip) if clip else _Speed("none")
     if model.kind == Kind.diffusion:
         # Coarse: 2 x denoiser FLOPs per latent token per step, 50% utilisation. The
         # denoiser's parameters only: the text encoders (FLUX's 4.8B T5) run once per
