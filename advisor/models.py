@@ -223,6 +223,9 @@ class Workload(BaseModel):
     guidance: bool | None = None
     vae_slicing: bool = False
     text_encoders_on_gpu: bool = True
+    # A trainer told to cache the VAE latents before the steps (kohya / diffusers scripts
+    # --cache_latents): no per-step VAE encode (advisor/memory/diffusion_training.py step_peak).
+    latents_cached: bool = False
     # diffusers apply_group_offloading(text_encoder, offload_type="block_level"): on a
     # transformers encoder it onloads the whole encoder while it encodes (see
     # advisor/memory/pipeline_stages.py text_encoder_block_offload_stage).

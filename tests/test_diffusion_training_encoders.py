@@ -105,3 +105,14 @@ def test_a_step_that_outweighs_the_encode_keeps_its_gradients_and_activations():
     )
     names = {t.name for t in r.estimate.terms}
     assert {"gradients", "activations"} <= names and "vae_encode" not in names
+
+
+def test_latents_cached_leave_no_per_step_encode():
+    """kohya / the diffusers scripts' --cache_latents: the latents are encoded before the
+    steps, so a step holds no VAE encode, whatever the text encoders do."""
+    p = parse_query("flux.1-dev lora training cache_latents on 3090")
+    assert p.ok and p.workload.latents_cached and p.workload.text_encoders_on_gpu
+    names = {t.name for t in estimate(p.workload).estimate.terms}
+    assert "vae_encode" not in names and "activations" in names
+    assert parse_query("sdxl lora 训练 缓存潜变量 4090").workload.latents_cached
+    assert not parse_query("flux.1-dev lora training on 3090").workload.latents_cached

@@ -134,7 +134,7 @@ def step_peak(
     set stands beside the weights and the optimizer states alone."""
     d = spec.diffusion
     assert d is not None
-    if not (w.text_encoders_on_gpu and d.text_encoders_params_b):
+    if w.latents_cached or not (w.text_encoders_on_gpu and d.text_encoders_params_b):
         return working
     encode = batch * vae_encode_bytes(w, spec, width, height)
     if encode <= working:

@@ -64,6 +64,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("vae tiling")
     if not w.text_encoders_on_gpu:
         parts.append("t5 on cpu")
+    if w.latents_cached:
+        parts.append("cache_latents")
     return parts
 
 

@@ -120,7 +120,13 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             "diffusion": vocab.alternation(
                 [
                     w
-                    for knob in ("vae_tiling", "vae_slicing", "text_encoders_cpu", "controlnet")
+                    for knob in (
+                        "vae_tiling",
+                        "vae_slicing",
+                        "text_encoders_cpu",
+                        "latents_cached",
+                        "controlnet",
+                    )
                     for w in vocab.load("words")["knobs"][knob]
                 ]
             ),
@@ -201,6 +207,8 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["vae_slicing"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
+    if s.take(vocab.knob_words("latents_cached")):
+        r.fields["latents_cached"] = True
     if m := s.take(_knob_patterns()["controlnets"]):
         r.fields["controlnets"] = int(m.group(1))
     elif s.take(_knob_patterns()["controlnet"]):
