@@ -79,6 +79,13 @@ def fsdp2_stack(framework: str | None) -> bool:
     return (framework or "") in _data()["fsdp2"]["stacks"]
 
 
+def fsdp1_root_unsharded(framework: str | None) -> bool:
+    """Whether the stack's FSDP keeps its root unit (embeddings, final norm, lm_head) whole
+    from the forward through the backward (data: fsdp1)."""
+    row = _data()["fsdp1"]
+    return bool(row["root_unsharded"]) and (framework or "") in row["stacks"]
+
+
 def fsdp2_lm_head_bytes(arch: Architecture, tp: int) -> float:
     """torchtitan's [norm, lm_head] FSDP unit is not resharded after forward: the 16-bit
     lm_head stays whole through the loss (fsdp.py apply_fsdp_to_decoder)."""

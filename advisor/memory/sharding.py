@@ -84,11 +84,37 @@ def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
             blocks=count,
             bits=gather_bits,
         )
-    return acc.add(
+    b = acc.add(
         "gathered_layers",
         2 * layer_params * gather_bits / 8 / tp,
         f"ZeRO-3/FSDP all-gather: ~2 layers at {gather_bits:g} bits",
         bits=gather_bits,
+    )
+    return b + add_fsdp1_root(t, acc, emb)
+
+
+def add_fsdp1_root(t: TrainingSetup, acc: Breakdown, emb: float) -> int:
+    """FSDP1's root unit (what no transformer block holds: embeddings, final norm, lm_head)
+    gathered whole through forward and backward (distributed.fsdp1_root_unsharded). The
+    weights term already holds its shard on the card (none when the parameters are
+    offloaded to the CPU); they stay 16-bit under a quantized base (bitsandbytes leaves
+    embeddings and lm_head alone)."""
+    if (
+        t.par != Parallelism.fsdp
+        or t.split <= 1
+        or not distributed.fsdp1_root_unsharded(t.framework)
+    ):
+        return 0
+    offloaded = t.w.cpu_offload == Offload.params
+    whole = emb * (4 if t.fmt == "fp32" else 2) / t.tp
+    extra = whole if offloaded else whole * (1 - 1 / t.split)
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("fsdp_root_unit", extra, "")
+    return acc.add(
+        "fsdp_root_unit",
+        extra,
+        f"FSDP root unit (embeddings + lm_head, {emb / 1e6:.0f}M params) kept whole from forward through backward",
+        params_m=round(emb / 1e6),
     )
 
 
