@@ -116,3 +116,16 @@ def test_latents_cached_leave_no_per_step_encode():
     assert "vae_encode" not in names and "activations" in names
     assert parse_query("sdxl lora 训练 缓存潜变量 4090").workload.latents_cached
     assert not parse_query("flux.1-dev lora training on 3090").workload.latents_cached
+
+
+def test_the_per_step_encode_grows_with_the_batch_unless_the_vae_is_sliced():
+    """vae.encode runs on the whole batch; with enable_slicing one sample at a time."""
+    kw = dict(video_frames=49, image_width=768, image_height=512, gradient_checkpointing=True)
+    one, two = _run(**kw), _run(batch_size=2, **kw)
+    sliced = _run(batch_size=2, vae_slicing=True, **kw)
+
+    def enc(r):
+        return next(t for t in r.estimate.terms if t.name == "vae_encode")
+
+    assert enc(two).bytes == 2 * enc(one).bytes
+    assert enc(sliced).bytes == enc(one).bytes and enc(sliced).values["batch"] == 1

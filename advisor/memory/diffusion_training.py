@@ -136,17 +136,19 @@ def step_peak(
     assert d is not None
     if w.latents_cached or not (w.text_encoders_on_gpu and d.text_encoders_params_b):
         return working
-    encode = batch * vae_encode_bytes(w, spec, width, height)
+    # a sliced VAE (enable_slicing) encodes the batch one sample at a time
+    samples = 1 if w.vae_slicing else batch
+    encode = samples * vae_encode_bytes(w, spec, width, height)
     if encode <= working:
         return working
     acc.terms[:] = [t for t in acc.terms if t.name not in ("gradients", "activations")]
     return acc.add(
         "vae_encode",
         encode,
-        f"VAE encode of the step's batch ({batch} x {width}x{height}), latents not cached",
+        f"VAE encode of the step's batch ({samples} x {width}x{height}), latents not cached",
         key="vae_encode.per_step",
         size=f"{width}x{height}",
-        batch=batch,
+        batch=samples,
     )
 
 
