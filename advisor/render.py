@@ -15,7 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from advisor import catalog, constraints
-from advisor.memory.runtimes.whisper import own_kernels
+from advisor.memory.runtimes.whisper import own_kernels, own_program
 from advisor.pitfalls import gpu_notes
 from advisor.recommend.speed import gpu_layers_tokens_per_s
 from advisor.units import headroom
@@ -311,10 +311,13 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if phrase not in out:
             out.append(phrase)
     # faster-whisper (CTranslate2) runs its own kernels: the transformers path's runtime
-    # and attention are not what it runs (its program is said by the parser's assumption)
-    own = own_kernels(getattr(result.workload, "framework", None))
+    # and attention are not what it runs (its program is said by the parser's assumption);
+    # openai-whisper is its own PyTorch program (SDPA attention), not transformers either
+    framework = getattr(result.workload, "framework", None)
+    own = own_kernels(framework)
+    skip = ("runtime", "attention") if own else ("runtime",) if own_program(framework) else ()
     for a in result.assumed:
-        if not llm and a.field in LLM_ONLY or own and a.field in ("runtime", "attention"):
+        if not llm and a.field in LLM_ONLY or a.field in skip:
             continue
         value = "fp16" if fp16 and a.value == "bf16" else a.value
         field = "input_length" if not llm and a.field in INPUT_LENGTH else a.field

@@ -119,6 +119,8 @@ def _notes(ignored: list[str], assumed: list[str], r: Reading) -> list[str]:
         if word in cpu:
             assumed.append("cpu_only = cpu")
             continue
+        if r.spec is not None and catalog.normalize_name(word) == r.spec.family:
+            continue  # "whisper medium 用官方whisper": the family named again, the same model
         second = catalog.find_model(word) if r.spec is not None else None
         if second is None and "compare" in r.cues and (size := _nominal_size(r)):
             second = family_model(word, size)  # "qwen vs llama 14b": Qwen at 14B

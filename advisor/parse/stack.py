@@ -51,7 +51,7 @@ def _speech_table() -> tuple[re.Pattern[str], dict[str, str]]:
     table = vocab.load("runtimes")["speech_stack"]
     before, after, words = table["before_whisper"], table["after_whisper"], table["words"]
     pattern = "|".join(
-        [rf"\b(?:{'|'.join(map(re.escape, before))})[\s_-]?(?=whisper)"]
+        [rf"(?<![a-z0-9])(?:{'|'.join(map(re.escape, before))})[\s_-]?(?=whisper)"]
         + [rf"(?<=whisper)(?:{'|'.join(map(re.escape, after))})\b"]
         + [rf"\b(?:{'|'.join(map(re.escape, words))})\b"]
     )

@@ -20,6 +20,12 @@ def own_kernels(framework: str | None) -> bool:
     return (framework or "").lower() in coefficient("ctranslate2", "frameworks")
 
 
+def own_program(framework: str | None) -> bool:
+    """A speech program that is not transformers (openai-whisper, faster-whisper): an
+    answer's "runtime: transformers" does not describe it."""
+    return is_reference_whisper(framework) or own_kernels(framework)
+
+
 def reference_format(framework: str | None, fmt: str, acc: Breakdown) -> str:
     """The weights' format when the user gave none: fp32 under openai-whisper (stated in
     place of the usual default), else `fmt`."""
