@@ -184,3 +184,29 @@ def test_mmdet_bitmap_mask_targets_add_above_the_backward_peak() -> None:
     assert "mask_targets" not in terms("mask-rcnn-r50-fpn", "mmdetection", batch=4)
     one = terms("mask-rcnn-r50-fpn", "mmdetection", batch=1)["mask_targets"]
     assert one > mm["mask_targets"]
+
+
+def test_the_mask_head_is_sized_for_the_samplers_128_positives_an_image() -> None:
+    # The catalog's mask entries ran the head on the 7 ground-truth boxes a random-weight
+    # RPN leaves positive; a trained detector's sampler takes 512 x 0.25 = 128 an image, and
+    # the measured step peaks 1,637,544 B higher a RoI (calibration/mask_head_positives.py,
+    # 2026-12-07: 1,123,456,224 -> 1,321,599,060 B over 121 more RoIs).
+    def term(model: str, **extra: object) -> tuple[float, dict]:
+        est = estimate(detection(model, **extra)).estimate
+        assert est is not None
+        found = [t for t in est.terms if t.name == "mask_head_rois"]
+        return (found[0].bytes, found[0].values) if found else (0.0, {})
+
+    per_roi = (1_321_599_060 - 1_123_456_224) / (128 - 7)
+    one, values = term("mask-rcnn-r50-fpn", framework="detectron2")
+    assert one == pytest.approx(121 * 2 * per_roi, rel=1e-4)
+    assert values["rois"] == 242 and values["stages"] == 1
+    # Cascade Mask R-CNN trains a mask head in each of its three stages
+    three, values = term("cascade-mask-rcnn-r50-fpn", framework="mmdetection")
+    assert three == pytest.approx(3 * one, rel=1e-6) and values["stages"] == 3
+    # under AMP the head's activations shrink with the rest (0.55)
+    amp, _ = term("mask-rcnn-r50-fpn", mixed_precision=True)
+    assert amp == pytest.approx(0.55 * one, rel=1e-6)
+    # box-only detectors have no mask head
+    assert term("faster-rcnn-r50-fpn")[0] == 0.0
+    assert term("cascade-rcnn-r50-fpn", framework="mmdetection")[0] == 0.0

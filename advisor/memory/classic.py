@@ -161,6 +161,69 @@ def mmdet_mask_target_bytes(
     return max(0.0, table["transient_bytes_per_px"] - margin) * width * height
 
 
+def mask_head_extra_rois(spec: ModelSpec | None, batch: int) -> tuple[int, int]:
+    """(RoIs, mask stages): the positive RoIs a trained detector's sampler gives the mask
+    head beyond the few the catalog's random-weight measurement had, (sampler cap -
+    calibrated positives) per image, and the number of mask heads that run on them
+    (data/classic_activations.toml [mask_head_positives]); (0, 0) without a mask head."""
+    table = _activation_data()["mask_head_positives"]
+    if spec is None or spec.id not in table["mask_stages"]:
+        return 0, 0
+    extra = max(0, table["positives_cap"] - table["calibrated_positives"])
+    return extra * batch, table["mask_stages"][spec.id]
+
+
+def mask_head_roi_bytes(rois: int, stages: int, amp_share: float) -> float:
+    """Bytes the mask heads keep for `rois` more positive RoIs (the measured step's peak a
+    RoI, times the AMP share)."""
+    per_roi = _activation_data()["mask_head_positives"]["bytes_per_roi"]
+    return rois * stages * per_roi * amp_share
+
+
+def training_extras(
+    acc: Breakdown,
+    w: Workload,
+    spec: ModelSpec | None,
+    params: float,
+    size: tuple[int, int],
+    batch: int,
+    amp_share: float,
+) -> int:
+    """The training terms beside weights, states and activations: the YOLO trainers' EMA
+    copy, the mask head's positive RoIs and mmdet's bitmap mask targets."""
+    width, height = size
+    added = 0
+    ema = ema_copy_bytes(spec, params)
+    if ema > 0:
+        added += acc.add(
+            "ema_model",
+            ema,
+            "EMA copy of the model in fp32 (the YOLO trainers' ModelEMA)",
+            key="ema_model",
+            params_m=round(params / 1e6, 1),
+        )
+    rois, stages = mask_head_extra_rois(spec, batch)
+    if rois > 0:
+        added += acc.add(
+            "mask_head_rois",
+            mask_head_roi_bytes(rois, stages, amp_share),
+            "mask head on the sampler's positive RoIs (up to 128 an image)",
+            key="mask_head_rois",
+            rois=rois,
+            stages=stages,
+        )
+    mask_targets = mmdet_mask_target_bytes(w, spec, width, height, batch, amp_share)
+    if mask_targets > 0:
+        added += acc.add(
+            "mask_targets",
+            mask_targets,
+            "mmdet bitmap mask targets: one image's masks per positive RoI in fp32",
+            key="mask_targets",
+            size=f"{width}x{height}",
+        )
+    return added
+
+
 def scale_to_input(
     per_sample: float, spec: ModelSpec | None, area: float, amp_share: float
 ) -> float:
@@ -290,24 +353,7 @@ def estimate_classic_cnn(
             mb_per_sample=round(per_sample / 1e6),
             size=size,
         )
-        ema = ema_copy_bytes(spec, params)
-        if ema > 0:
-            allocated += acc.add(
-                "ema_model",
-                ema,
-                "EMA copy of the model in fp32 (the YOLO trainers' ModelEMA)",
-                key="ema_model",
-                params_m=round(params / 1e6, 1),
-            )
-        mask_targets = mmdet_mask_target_bytes(w, spec, width, height, batch, amp_share)
-        if mask_targets > 0:
-            allocated += acc.add(
-                "mask_targets",
-                mask_targets,
-                "mmdet bitmap mask targets: one image's masks per positive RoI in fp32",
-                key="mask_targets",
-                size=size,
-            )
+        allocated += training_extras(acc, w, spec, params, (width, height), batch, amp_share)
     else:
         allocated += acc.add(
             "activations",
