@@ -10,6 +10,7 @@ from advisor.memory.quantizers import (
     FLOAT_FORMATS,
     kept_bytes_per_weight,
     kept_fp32_extra_bytes,
+    lm_head_quantized_bytes,
     load_dtype,
 )
 from advisor.memory.resolve import default_format
@@ -98,6 +99,8 @@ def estimate_transformer(
     weight_bytes += int(
         kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt, w.quantize_after_load)
     )
+    if not w.mode.is_training and not arch.tied_embeddings:
+        weight_bytes -= lm_head_quantized_bytes(arch, params, fmt, load, w.quantize_after_load, acc)
     # a lean breakdown keeps no text (terms.Breakdown): its formulas are not written
     weight_formula = (
         ""

@@ -65,6 +65,30 @@ def kept_module_bytes_per_weight(fmt: str, quantize_after_load: bool = False) ->
     return 2.0 if skips_keep_in_fp32_modules(fmt) else 0.0
 
 
+def quantizes_lm_head(fmt: str, quantize_after_load: bool) -> bool:
+    """The library's own quantize call on a loaded model (torchao `quantize_`, quanto
+    `quantize`) replaces the lm_head Linear too (quantizers.toml own_call_quantizes_lm_head);
+    from_pretrained's quantizers and bitsandbytes keep it in the load dtype."""
+    q = quantizer_of(fmt)
+    return bool(
+        quantize_after_load and q and _table()["quantizer"][q].get("own_call_quantizes_lm_head")
+    )
+
+
+def lm_head_quantized_bytes(
+    arch: Architecture, params: float, fmt: str, load: str, quantize_after_load: bool, acc: Any
+) -> int:
+    """What an untied lm_head weighs less when the library's own call quantizes it with the
+    rest (quantizes_lm_head): its vocab x hidden weights in the format, not the load dtype.
+    Said among the assumptions (`lm_head_quantized`)."""
+    if not quantizes_lm_head(fmt, quantize_after_load):
+        return 0
+    lm_head = min(arch.vocab * arch.hidden, params)
+    bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
+    acc.assume("lm_head_quantized", fmt)
+    return int(lm_head * (kept_bytes_per_weight(load) - bits / 8))
+
+
 def fp32_kept_params(params_b: float) -> float:
     """Parameters (in billions) a model of this size keeps in `_keep_in_fp32_modules`."""
     for row in _table()["keep_in_fp32"].values():

@@ -9,7 +9,12 @@ their sources: data/runtimes.toml [transformers].
 
 from __future__ import annotations
 
-from advisor.memory.quantizers import dequant_bytes, dequant_rule, int8_matmul_bytes_per_token
+from advisor.memory.quantizers import (
+    dequant_bytes,
+    dequant_rule,
+    int8_matmul_bytes_per_token,
+    quantizes_lm_head,
+)
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.runtimes.stacked_cache import reserve_bytes
 from advisor.memory.terms import Breakdown
@@ -129,6 +134,10 @@ def add_dequant_buffer(s: InferenceSetup, acc: Breakdown) -> int:
     inter = mlp_width(arch) // s.tp
     widest_weight = arch.hidden * max(inter, arch.hidden)
     widest_out = max(inter, arch.hidden)
+    if not arch.tied_embeddings and quantizes_lm_head(s.fmt, s.w.quantize_after_load):
+        # the own quantize call took the lm_head too: vocab x hidden, the widest Linear
+        widest_weight = max(widest_weight, arch.vocab * arch.hidden)
+        widest_out = max(widest_out, arch.vocab)
     size = dequant_bytes(
         widest_weight, widest_out, tokens, s.load_dtype, compute, rule.get("copies", 1)
     )
