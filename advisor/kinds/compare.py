@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.fit import card_fit
 from advisor.kinds.capability import CapabilityRow, capability_rows
-from advisor.kinds.purchase import card_prices
+from advisor.kinds.purchase_costs import buy_price
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price, recommend_query
 from advisor.recommend.fixes import COUNTS
@@ -63,6 +63,8 @@ class Side(BaseModel):
     rent_per_hour: float | None  # all `count` cards, cheapest listing
     buy_price: float | None  # one card, purchase catalog (new, else used)
     buy_used: bool = False
+    buy_as: str | None = None  # in yuan: the China SKU priced in its place (RTX 4090 D)
+    buy_restricted: bool = False  # in yuan: export-controlled, hard to buy new
     # with a workload
     verdict: str | None = None  # fits | tight | no_fit | blocked | split
     per_card_bytes: int | None = None
@@ -248,18 +250,10 @@ def _in_format_that_fits(asked: ParsedQuery, fix: str | None, currency: str) -> 
     )
 
 
-def _buy_price(gpu_id: str, currency: str) -> tuple[float | None, bool]:
-    entries = [e for e in card_prices() if e.gpu_id == gpu_id]
-    entries.sort(key=lambda e: e.condition != "new")
-    if not entries:
-        return None, False
-    return entries[0].price(currency), entries[0].condition == "used"
-
-
 def _base(gpu_id: str, count: int, currency: str) -> dict[str, Any]:
     gpu = catalog.gpus()[gpu_id]
     rent = cheapest_price(gpu_id, catalog.load_prices(), currency)
-    buy, used = _buy_price(gpu_id, currency)
+    buy = buy_price(gpu_id, currency)
     return {
         "gpu_id": gpu_id,
         "gpu_name": gpu.name,
@@ -268,8 +262,10 @@ def _base(gpu_id: str, count: int, currency: str) -> dict[str, Any]:
         "bandwidth_gbs": gpu.memory_bandwidth_gbs,
         "tflops_16bit": gpu.fp16_bf16_tensor_dense_tflops,
         "rent_per_hour": round(rent.amount * count, 2) if rent else None,
-        "buy_price": buy,
-        "buy_used": used,
+        "buy_price": buy.price,
+        "buy_used": buy.used,
+        "buy_as": buy.sold_as,
+        "buy_restricted": buy.restricted,
     }
 
 

@@ -21,7 +21,14 @@ from advisor.catalog import GpuSpec
 from advisor.fit import card_fit
 from advisor.kinds.capability import capability_rows
 from advisor.kinds.purchase_answer import CURRENCIES, Plan, PlanLine, PurchaseAnswer
-from advisor.kinds.purchase_costs import CardPrice, buy_or_rent, card_prices, power, resale
+from advisor.kinds.purchase_costs import (
+    CardPrice,
+    buy_or_rent,
+    card_prices,
+    china_sku_for,
+    power,
+    resale,
+)
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
 from advisor.models import Mode, Optimizer, Workload
@@ -216,7 +223,8 @@ def _named_card(
     if bought is None:
         return None
     (gpu_id, count), _ = bought
-    entries = sorted(_priced_as(gpu_id), key=lambda e: e.condition != "new")
+    sku = china_sku_for(gpu_id) if currency == "CNY" else None
+    entries = [sku] if sku else sorted(_priced_as(gpu_id), key=lambda e: e.condition != "new")
     for entry in entries:
         gpu = catalog.gpus()[entry.gpu_id]
         most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
@@ -349,6 +357,9 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         rented = bought[1] if bought else None
         plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
         base["unpriced"] = _unpriced(parsed)
+        if bought and named[0].china_sku_of == bought[0][0]:
+            # "买一张4090" in yuan: the card sold in China, priced and named (4090 D)
+            base["sold_as"] = catalog.gpus()[bought[0][0]].name
         return PurchaseAnswer(problem=None, plan=plan, named_cards=True, **base)
     base["unpriced"] = _unpriced(parsed)
     if budget is None and workload is None:

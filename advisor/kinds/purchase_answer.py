@@ -69,6 +69,9 @@ class PurchaseAnswer(BaseModel):
     optimizer_8bit: bool = False
     # beside a lighter plan (four_bit, optimizer_8bit): the job as asked, a little over budget
     as_asked: Plan | None = None
+    # the card named to buy when the plan prices the China SKU sold in its place ("买4090"
+    # in yuan: the 4090 is export-controlled, the 4090 D is what is sold new)
+    sold_as: str | None = None
     named_cards: bool = False  # the plan is the cards the line named ("买4张4090"), priced
     # The card named to buy when no price of it is listed: priced as its other form factor
     # (named_cards) or not planned (the plan is from the cards with prices), said so
@@ -163,6 +166,7 @@ class PurchaseAnswer(BaseModel):
                 "alternative_total": self.alternative.total if self.alternative else None,
                 "rent_instead": plan.rent_name if plan else None,
                 "unpriced": self.unpriced,
+                "sold_as": self.sold_as,
                 "roomier": _lines_json(self.roomier),
                 "roomier_total": self.roomier.total if self.roomier else None,
                 "alternative": (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import tomllib
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -56,6 +56,44 @@ class CardPrice(BaseModel):
 @cache
 def card_prices() -> tuple[CardPrice, ...]:
     return tuple(CardPrice(**c) for c in purchase_catalog()["card"])
+
+
+def china_sku_for(gpu_id: str) -> CardPrice | None:
+    """The China SKU priced in place of an export-controlled card, where it has the same
+    memory (the RTX 4090 D for the 4090: same 24 GB, 11% less compute); None where it has
+    not (the 5090 D V2 is a 24 GB card, not the 32 GB 5090) or where none is listed."""
+    gpus = catalog.gpus()
+    asked = gpus.get(gpu_id)
+    if asked is None or not any(e.gpu_id == gpu_id and e.export_controlled for e in card_prices()):
+        return None
+    for entry in card_prices():
+        sku = gpus.get(entry.gpu_id)
+        if entry.china_sku_of == gpu_id and sku is not None and sku.vram_gb == asked.vram_gb:
+            return entry
+    return None
+
+
+class BuyPrice(NamedTuple):
+    price: float | None  # one card: new, else used
+    used: bool = False
+    sold_as: str | None = None  # in yuan, the China SKU priced in its place (its name)
+    # in yuan, an export-controlled card with no China SKU of its memory: hard to buy new
+    restricted: bool = False
+
+
+def buy_price(gpu_id: str, currency: str) -> BuyPrice:
+    """What one card costs to buy, as a comparison shows it: in yuan an export-controlled
+    card is the China SKU sold in its place (`china_sku_for`, named), else said to be hard
+    to buy new there."""
+    if currency == "CNY" and (sku := china_sku_for(gpu_id)) is not None:
+        return BuyPrice(sku.price(currency), sold_as=catalog.gpus()[sku.gpu_id].name)
+    ours = (e for e in card_prices() if e.gpu_id == gpu_id)
+    entries = sorted(ours, key=lambda e: e.condition != "new")
+    if not entries:
+        return BuyPrice(None)
+    first = entries[0]
+    restricted = currency == "CNY" and first.export_controlled
+    return BuyPrice(first.price(currency), first.condition == "used", restricted=restricted)
 
 
 def power(gpu: GpuSpec, count: int) -> tuple[int, int]:
