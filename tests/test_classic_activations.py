@@ -210,3 +210,29 @@ def test_the_mask_head_is_sized_for_the_samplers_128_positives_an_image() -> Non
     # box-only detectors have no mask head
     assert term("faster-rcnn-r50-fpn")[0] == 0.0
     assert term("cascade-rcnn-r50-fpn", framework="mmdetection")[0] == 0.0
+
+
+def test_swin_window_attention_stays_fp32_under_autocast() -> None:
+    # mmdet's WindowMSA adds the fp32 relative-position bias and shift mask to the fp16
+    # q @ k^T, so softmax keeps fp32 probabilities and attn @ v an fp16 copy: 6 B a score
+    # saved under autocast, against 4 B in fp32 (which the AMP share had halved).
+    def term(model: str, **extra: object) -> tuple[float, dict]:
+        est = estimate(detection(model, optimizer="adamw", **extra)).estimate
+        assert est is not None
+        found = [t for t in est.terms if t.name == "amp_window_scores"]
+        return (found[0].bytes, found[0].values) if found else (0.0, {})
+
+    # Swin-T: depths 2/2/6/2, heads 3/6/12/24, 7x7 windows on the 1/4..1/32 maps
+    per_pixel = sum(
+        d * h * 49 / (4 * 2**s) ** 2
+        for s, (d, h) in enumerate(zip([2, 2, 6, 2], [3, 6, 12, 24], strict=True))
+    )
+    assert per_pixel == pytest.approx(43.64, abs=0.01)
+    amp, values = term("mask-rcnn-swin-t", mixed_precision=True)
+    assert amp == pytest.approx(per_pixel * 1344 * 800 * 2 * (6 - 0.55 * 4), rel=1e-6)
+    assert values["scores_m"] == round(per_pixel * 1344 * 800 * 2 / 1e6)
+    # Swin-S has 18 blocks in its third stage
+    assert term("mask-rcnn-swin-s", mixed_precision=True)[0] > 1.5 * amp
+    # fp32 training keeps the one fp32 tensor the measured entry holds; CNNs have no windows
+    assert term("mask-rcnn-swin-t")[0] == 0.0
+    assert term("mask-rcnn-r50-fpn", mixed_precision=True)[0] == 0.0

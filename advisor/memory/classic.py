@@ -161,6 +161,32 @@ def mmdet_mask_target_bytes(
     return max(0.0, table["transient_bytes_per_px"] - margin) * width * height
 
 
+def window_scores_per_pixel(spec: ModelSpec | None) -> float:
+    """Window-attention scores a Swin backbone computes per input pixel, over all its
+    blocks (data/classic_activations.toml [amp_window_attention]); 0 for other networks."""
+    table = _activation_data()["amp_window_attention"]
+    backbone = table["backbone_of"].get(spec.id) if spec is not None else None
+    if backbone is None:
+        return 0.0
+    arch = table["backbones"][backbone]
+    window, patch = table["window"], table["patch"]
+    return sum(
+        depth * heads * window**2 / (patch * 2**stage) ** 2
+        for stage, (depth, heads) in enumerate(zip(arch["depths"], arch["heads"], strict=True))
+    )
+
+
+def amp_window_score_bytes(spec: ModelSpec | None, pixels: float, amp_share: float) -> float:
+    """Bytes per image Swin's window attention keeps under autocast beyond the AMP share of
+    its fp32 figure: fp32 probabilities and their fp16 copy a score (6 B) against the
+    share of the fp32 one (4 B)."""
+    if amp_share >= 1.0:
+        return 0.0
+    table = _activation_data()["amp_window_attention"]
+    per_score = table["bytes_per_score_amp"] - amp_share * table["bytes_per_score_fp32"]
+    return window_scores_per_pixel(spec) * pixels * per_score
+
+
 def mask_head_extra_rois(spec: ModelSpec | None, batch: int) -> tuple[int, int]:
     """(RoIs, mask stages): the positive RoIs a trained detector's sampler gives the mask
     head beyond the few the catalog's random-weight measurement had, (sampler cap -
@@ -190,9 +216,19 @@ def training_extras(
     amp_share: float,
 ) -> int:
     """The training terms beside weights, states and activations: the YOLO trainers' EMA
-    copy, the mask head's positive RoIs and mmdet's bitmap mask targets."""
+    copy, Swin's window attention under autocast, the mask head's positive RoIs and
+    mmdet's bitmap mask targets."""
     width, height = size
     added = 0
+    window_scores = amp_window_score_bytes(spec, width * height, amp_share) * batch
+    if window_scores > 0:
+        added += acc.add(
+            "amp_window_scores",
+            window_scores,
+            "Swin window attention kept in fp32 under autocast",
+            key="amp_window_scores",
+            scores_m=round(window_scores_per_pixel(spec) * width * height * batch / 1e6),
+        )
     ema = ema_copy_bytes(spec, params)
     if ema > 0:
         added += acc.add(
