@@ -31,7 +31,7 @@ from advisor.kinds.purchase_costs import (
 )
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
-from advisor.models import Mode, Optimizer, Workload
+from advisor.models import Kind, Mode, Optimizer, Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import HEADROOM, cheapest_price
 
@@ -185,23 +185,28 @@ def _cheapest_total(currency: str, card_only: bool) -> float:
     return min(total for _, _, total in _options(currency, None, True, card_only))
 
 
-def _lighter(workload: Workload | None) -> tuple[Workload, str] | None:
-    """The same job in the lighter form people buy hardware for, when it fits no plan as
-    asked, with the answer's flag that says so: a model served with no precision named, the
-    4-bit weights (AWQ / GPTQ / GGUF Q4); a full fine-tune on AdamW, bitsandbytes' paged
-    AdamW 8-bit (the first change the fit answer names for it, recommend/fixes.py: still a
-    full fine-tune, its optimizer states a quarter the size)."""
+def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
+    """The same job in the lighter forms people buy hardware for, tried in order when it fits
+    no plan as asked, each with the answer's flags that say so: a model served with no
+    precision named, the 4-bit weights (AWQ / GPTQ / GGUF Q4); a full fine-tune on AdamW,
+    the changes the fit answer names that keep every parameter trained at about the same
+    speed (recommend/fixes.py): bitsandbytes' paged AdamW 8-bit (optimizer states a quarter
+    the size), then also a chunked cross-entropy (no full fp32 logits)."""
     if workload is None:
-        return None
+        return []
     if not workload.mode.is_training:
         if workload.weights_format is not None:
-            return None
-        return workload.model_copy(update={"weights_format": "int4"}), "four_bit"
+            return []
+        return [(workload.model_copy(update={"weights_format": "int4"}), ["four_bit"])]
     adamw = workload.optimizer in (None, Optimizer.adamw)
-    if workload.mode in (Mode.full, Mode.pretrain) and adamw:
-        update = {"optimizer": Optimizer.paged_adamw_8bit}
-        return workload.model_copy(update=update), "optimizer_8bit"
-    return None
+    if workload.mode not in (Mode.full, Mode.pretrain) or not adamw:
+        return []
+    eight = workload.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit})
+    out = [(eight, ["optimizer_8bit"])]
+    if workload.kind in (None, Kind.llm) and not workload.chunked_loss:
+        chunked = eight.model_copy(update={"chunked_loss": True})
+        out.append((chunked, ["optimizer_8bit", "chunked_loss"]))
+    return out
 
 
 def _card_only(parsed: ParsedQuery, limit: float | None, currency: str) -> bool:
@@ -349,10 +354,12 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     card_only = _card_only(parsed, limit, priced_in)
     named = _named_card(parsed, priced_in, limit, card_only)
     if named is not None:  # "买一台4090还是租", "buy 4x 3090": the cards asked about, priced
-        lighter = _lighter(workload)
-        fits = workload is None or _fits_any((*named, 0.0), workload)
-        if not fits and lighter is not None and _fits_any((*named, 0.0), lighter[0]):
-            workload, base[lighter[1]] = lighter[0], True
+        if workload is not None and not _fits_any((*named, 0.0), workload):
+            for lighter, flags in _lighter(workload):
+                if _fits_any((*named, 0.0), lighter):
+                    workload = lighter
+                    base |= dict.fromkeys(flags, True)
+                    break
         bought = _bought_and_rented(parsed)
         rented = bought[1] if bought else None
         plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
@@ -366,11 +373,13 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         return PurchaseAnswer(problem="no_budget", **base)
     best = _best(priced_in, limit, workload, True, card_only)
     if workload is not None and (best is None or not _fits_any(best, workload)):
-        lighter = _lighter(workload)
-        found = _best(priced_in, limit, lighter[0], True, card_only) if lighter else None
-        if lighter is not None and found is not None and _fits_any(found, lighter[0]):
-            base["as_asked"] = _as_asked(priced_in, limit, workload, china, card_only)
-            workload, best, base[lighter[1]] = lighter[0], found, True
+        for lighter, flags in _lighter(workload):
+            found = _best(priced_in, limit, lighter, True, card_only)
+            if found is not None and _fits_any(found, lighter):
+                base["as_asked"] = _as_asked(priced_in, limit, workload, china, card_only)
+                workload, best = lighter, found
+                base |= dict.fromkeys(flags, True)
+                break
     if best is None:
         cheapest = _cheapest_total(priced_in, card_only)
         return PurchaseAnswer(problem="too_small", cheapest_total=cheapest, **base)

@@ -67,6 +67,7 @@ class PurchaseAnswer(BaseModel):
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
     # a full fine-tune did not fit on AdamW: planned with an 8-bit optimizer (paged AdamW 8-bit)
     optimizer_8bit: bool = False
+    chunked_loss: bool = False  # with it, a chunked cross-entropy (no full fp32 logits)
     # beside a lighter plan (four_bit, optimizer_8bit): the job as asked, a little over budget
     as_asked: Plan | None = None
     # the card named to buy when the plan prices the China SKU sold in its place ("买4090"
@@ -156,6 +157,7 @@ class PurchaseAnswer(BaseModel):
                 "fits_workload": plan.fits_workload if plan else None,
                 "four_bit": self.four_bit,
                 "optimizer_8bit": self.optimizer_8bit,
+                "chunked_loss": self.chunked_loss,
                 "as_asked": _lines_json(self.as_asked),
                 "as_asked_total": self.as_asked.total if self.as_asked else None,
                 "named_cards": self.named_cards,
