@@ -70,6 +70,8 @@ class Side(BaseModel):
     per_card_bytes: int | None = None
     usable_bytes: int | None = None
     headroom_fraction: float | None = None
+    # fits by the estimate, but measured setups like this ran up to more than the card holds
+    measured_up_to_bytes: int | None = None
     tokens_per_s: float | None = None
     train_hours: float | None = None
     images_per_min: float | None = None
@@ -160,6 +162,7 @@ def _side_of(rec: object, option: object, verdict: object, currency: str, model:
         model_name=model,
         verdict=verdict.state if verdict is not None else None,  # type: ignore[attr-defined]
         per_card_bytes=option.per_gpu_bytes,  # type: ignore[attr-defined]
+        measured_up_to_bytes=option.measured_up_to_bytes,  # type: ignore[attr-defined]
         usable_bytes=option.usable_bytes,  # type: ignore[attr-defined]
         headroom_fraction=option.headroom_fraction,  # type: ignore[attr-defined]
         tokens_per_s=option.decode_tokens_per_s,  # type: ignore[attr-defined]
@@ -316,6 +319,7 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
                 **_base(option.gpu_id, option.count, currency),
                 verdict=judgement.state,
                 per_card_bytes=option.per_gpu_bytes,
+                measured_up_to_bytes=option.measured_up_to_bytes,
                 usable_bytes=option.usable_bytes,
                 headroom_fraction=option.headroom_fraction,
                 tokens_per_s=option.decode_tokens_per_s,

@@ -1,0 +1,59 @@
+"""Near a card's limit the answer uses the band's high end and says so: where the figure
+fits the card but measured setups like it ran past the card's memory, every verdict on
+that card says "may not fit: measured setups like this ran up to X", in both languages:
+the answer, the first reply, a pick judged tight, a side of a card comparison."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from advisor import render
+from advisor.__main__ import main
+from advisor.kinds import answer_kind
+from advisor.kinds.compare import CompareAnswer
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+
+SAID = {
+    "zh": "可能装不下：类似配置的实测最高到",
+    "en": "may not fit: measured setups like this ran up to",
+}
+LINE = {"zh": "70b 量化 两张4090 速度多少", "en": "70b quantized on two 4090s, how fast"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_answer_on_a_card_within_the_band_says_it_may_not_fit(
+    lang: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rec = recommend_query(parse_query(LINE[lang]), default_currency="CNY")
+    named = rec.named
+    assert named is not None and named.fits and named.measured_up_to_bytes
+    assert named.per_gpu_bytes <= named.usable_bytes < named.measured_up_to_bytes
+    main([LINE[lang], "--lang", lang, "--offline"])
+    text = capsys.readouterr().out
+    high = render.gib(named.measured_up_to_bytes)
+    assert f"{SAID[lang]} {high}".lower() in text.lower(), text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_pick_judged_tight_within_the_band_says_it_may_not_fit(lang: str) -> None:
+    """A tight pick ("⚠️ Runs, tight (8% headroom).") said nothing of the band."""
+    rec = recommend_query(parse_query(LINE[lang]), default_currency="CNY")
+    assert rec.named is not None
+    tight = replace(rec.named, risky=True, fix=None)
+    macros = render._env().get_template(f"{lang}/macros.jinja").make_module({"label": render.label})
+    text = str(macros.pick_verdict(tight, rec))
+    assert SAID[lang].lower() in text.lower() and render.gib(tight.measured_up_to_bytes) in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_each_side_of_a_card_compare_within_the_band_says_it_may_not_fit(lang: str) -> None:
+    parsed = parse_query("跑70b量化 买4090还是a6000")
+    answer = answer_kind(parsed, "CNY")
+    assert isinstance(answer, CompareAnswer)
+    text = render.render("compare", lang, plain=True, result=answer, parsed=parsed)
+    for side in answer.sides:
+        assert side.measured_up_to_bytes, side
+        assert f"{SAID[lang]} {render.gib(side.measured_up_to_bytes)}".lower() in text.lower()
