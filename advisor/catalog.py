@@ -360,6 +360,7 @@ def normalize_name(text: str) -> str:
 
 
 _SPACES = re.compile(r"[\s_]+")
+_SIBLING_SUFFIX = re.compile(r"-(i2v|t2v)$")
 _DASHES = re.compile(r"-+")
 
 
@@ -400,6 +401,15 @@ def _find_model(name: str) -> ModelSpec | None:
         # Instruction-tuned or chat variants share the base model's memory footprint.
         stripped = re.sub(r"-(instruct|chat|it|base|hf|fp16|bf16)$", "", key)
         model_id = index.get(stripped)
+    if model_id is None:
+        # A video model's image-to-video / text-to-video sibling published under the base
+        # name + "-I2V" / "-T2V" (tencent/HunyuanVideo-I2V: the same 13B transformer, the
+        # conditioning image's latent concatenated on its input channels and its tokens
+        # given to the same text encoder; README, read 2026-12-07) is sized as the base.
+        base = _SIBLING_SUFFIX.sub("", key)
+        sibling = index.get(base) if base != key else None
+        if sibling is not None and models()[sibling].diffusion is not None:
+            model_id = sibling
     return models()[model_id] if model_id else None
 
 

@@ -41,6 +41,7 @@ from advisor.memory.transformer import (
     mlp_width,
     trainable_params,
 )
+from advisor.memory.video_generic import generic_video_spec
 from advisor.models import EstimateResult, Kind, Workload
 
 __all__ = [
@@ -69,7 +70,11 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
     if model.kind in (Kind.rendering, Kind.video, Kind.simulation):
         return EstimateResult(workload=w, model=model, estimate=None, assumed=[])
     if model.kind == Kind.diffusion:
-        if spec is None or spec.diffusion is None:
+        if (spec is None or spec.diffusion is None) and (w.video_frames or 1) > 1:
+            # frames asked of a model the catalog lacks: the video DiTs' shared pipeline
+            spec = generic_video_spec(model.params_b)
+            acc.assume("pipeline", "generic_video_dit")
+        elif spec is None or spec.diffusion is None:
             spec = generic_diffusion_spec(model.params_b)
             acc.assume("pipeline", "generic_dit")  # all parameters in the denoiser
         est = estimate_diffusion(w, spec, acc)

@@ -22,7 +22,7 @@ from advisor.memory.pipeline_stages import (
 )
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import Breakdown, family_band, finish, load_peak
+from advisor.memory.terms import GENERIC_SOURCE, Breakdown, family_band, finish, load_peak
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import Estimate, Kind, Offload, Runtime, Workload
 
@@ -129,7 +129,7 @@ def generic_diffusion_spec(params_b: float) -> ModelSpec:
         kind=Kind.diffusion,
         family="dit",
         params_b=params_b,
-        source="assumed (no catalog entry)",
+        source=GENERIC_SOURCE,
         diffusion=DiffusionSpec(
             denoiser="dit",
             denoiser_params_b=params_b,

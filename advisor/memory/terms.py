@@ -37,6 +37,8 @@ NCCL_BYTES = GIB // 2
 # ~5% in training where tensor sizes vary (PyTorch CUDA memory-management notes).
 SLACK_INFERENCE = 0.03
 SLACK_TRAINING = 0.05
+# The source of a pipeline the engine builds from a size alone (no catalog entry).
+GENERIC_SOURCE = "assumed (no catalog entry)"
 
 
 class LeanTerm:
@@ -293,7 +295,11 @@ def settle_band(
     leave-one-source-out residuals), widened for a stack the engine does not model and for
     an architecture guessed from the size alone (no catalog entry, none given). `fmt`: the
     weights' format the estimate used (told or assumed)."""
-    guessed = spec is None and w.arch is None and model.arch is not None
+    guessed = (spec is None and w.arch is None and model.arch is not None) or (
+        # a pipeline the catalog lacks, built from its size (diffusion.generic_diffusion_spec,
+        # video_generic.generic_video_spec)
+        spec is not None and spec.source.startswith(GENERIC_SOURCE)
+    )
     lo, hi, confidence, basis = _settled(
         band_family(kind, w.mode.is_training),
         band_runtime(est.runtime, _quantized(fmt)),

@@ -1,0 +1,78 @@
+"""A video diffusion model the catalog does not name, asked with frames: the pipeline the
+catalog's video DiTs share (data/models/video.toml [generic_video]), not its denoiser alone."""
+
+from __future__ import annotations
+
+import math
+
+from advisor import catalog
+from advisor.memory import estimate, video
+from advisor.memory.video_generic import (
+    GENERIC_VIDEO_ID,
+    bytes_per_token_per_sqrt_b,
+    generic_video_spec,
+)
+from advisor.models import Kind, Offload, Workload
+
+GIB = 2**30
+T5_XXL_ENCODER_B = 4.76  # genmo/mochi-1-preview text_encoder/config.json: T5EncoderModel 4096 x 24
+
+
+def _video(**kw) -> Workload:
+    base = dict(kind=Kind.diffusion, params_b=5.0, weights_format="bf16")
+    base.update(kw)
+    return Workload(**base)
+
+
+def test_the_unnamed_video_dit_loads_the_t5_xxl_encoder_and_the_3d_vae():
+    spec = generic_video_spec(5.0)
+    d = spec.diffusion
+    assert d is not None
+    assert d.text_encoders_params_b == [T5_XXL_ENCODER_B]
+    assert d.vae_params_b == catalog.find_model("cogvideox-5b").diffusion.vae_params_b
+    geo = video.geometry(GENERIC_VIDEO_ID)
+    assert geo is not None and (geo.temporal, geo.spatial, geo.patch) == (4, 8, 2)
+
+
+def test_its_working_set_per_token_is_the_largest_the_catalogs_video_dits_relate_to_size():
+    # LTX-Video: 73,728 B a token at 1.92B (hidden 2048 x 18 values x 2 B)
+    assert math.isclose(bytes_per_token_per_sqrt_b(), 73728 / math.sqrt(1.92))
+    assert generic_video_spec(4.0).diffusion.denoiser_act_bytes_per_token == int(
+        73728 / math.sqrt(1.92) * 2
+    )
+
+
+def test_frames_asked_of_an_unnamed_model_size_the_encoder_the_tokens_and_the_decode():
+    r = estimate(_video(image_width=720, image_height=480, video_frames=49))
+    names = {t.name for t in r.estimate.terms}
+    assert {"weights", "text_encoders", "vae_decode"} <= names
+    assert ("pipeline", "generic_video_dit") in [(a.field, a.value) for a in r.assumed]
+    # without frames it stays the image DiT it was
+    r_img = estimate(_video(image_width=720, image_height=480))
+    assert ("pipeline", "generic_dit") in [(a.field, a.value) for a in r_img.assumed]
+    assert r.estimate.allocated_bytes > r_img.estimate.allocated_bytes + 15 * GIB
+
+
+def test_offload_modes_apply_to_every_component_of_the_guessed_pipeline():
+    kw = dict(image_width=720, image_height=480, video_frames=49)
+    resident = estimate(_video(**kw)).estimate.allocated_bytes
+    model = estimate(_video(cpu_offload=Offload.model, **kw)).estimate.allocated_bytes
+    seq = estimate(
+        _video(cpu_offload=Offload.sequential, vae_slicing=True, vae_tiling=True, **kw)
+    ).estimate.allocated_bytes
+    assert resident > model > seq
+
+
+def test_a_guessed_pipeline_widens_the_band():
+    named = estimate(
+        Workload(kind=Kind.diffusion, model="cogvideox-5b", image_width=720, image_height=480)
+    ).estimate
+    guessed = estimate(_video(image_width=720, image_height=480, video_frames=49)).estimate
+    assert guessed.band_basis.guessed_architecture
+    assert not named.band_basis.guessed_architecture
+    assert guessed.band_high_fraction > named.band_high_fraction
+
+
+def test_an_i2v_sibling_resolves_to_its_base_video_model():
+    assert catalog.find_model("tencent/HunyuanVideo-I2V").id == "hunyuanvideo"
+    assert catalog.find_model("llama-3-8b-i2v") is None  # only a diffusion base
