@@ -18,6 +18,7 @@ from advisor.constraints import (
     kv_cache_type,
     nvlinked,
     speed_constants,
+    tp_ok,
 )
 from advisor.decode_speed import decode_fit
 from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
@@ -63,9 +64,14 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     if not missing:
         out += [_p(code, gpu=gpu.name) for code in advisories(gpu, result)]
     arch = model.arch
-    if not pick.fits and pick.per_gpu_bytes <= pick.usable_bytes and arch is not None:
-        # memory is not what stops it (recommend.verdict's "split"): saying OOM beside a
-        # figure under the card's memory contradicted the answer
+    split_refused = not tp_ok(result, pick.count)
+    if not pick.fits and split_refused and pick.per_gpu_bytes <= pick.usable_bytes and arch:
+        # memory is not what stops it, tensor parallelism is (recommend.verdict's "split"):
+        # saying OOM beside a figure under the card's memory contradicted the answer. Only
+        # where the count does not divide the heads: a pick short of the card's last 1%
+        # (recommend.fixes.MIN_FREE) or a layer split (llama.cpp's, any count) is memory;
+        # QwQ-32B's 40/8 heads on 2 cards under llama.cpp at 15.7 of 15.8 GiB were called
+        # "2 does not divide".
         heads = f"{arch.heads}/{arch.kv_heads_}"
         out.append(
             _p(
@@ -115,7 +121,8 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         and getattr(runtime, "value", runtime) == "transformers"
         and pick.parallelism == "tp"
     )
-    if pick.count > 1 and not nvlinked(gpu, pick.count) and not layer_split:
+    by_layers = layer_split or pick.parallelism == "layer"  # llama.cpp's --split-mode layer
+    if pick.count > 1 and not nvlinked(gpu, pick.count) and not by_layers:
         # a split by layers has no all-reduce: the missing NVLink costs it nothing
         out.append(_p("no_nvlink", gpu=gpu.name))
     if layer_split:

@@ -258,6 +258,7 @@ def estimate_inference(
         # vLLM/SGLang's measured non-torch term already holds their NCCL buffers.
         collectives=par != Parallelism.layer and runtime not in SERVING_ENGINES,
         reserve=reserve,
+        own_context=llamacpp.context_bytes() if runtime in LLAMACPP_FAMILY else None,
     )
     est.runtime = runtime
     est.kv_bytes_per_token = int(setup.kv_per_token)

@@ -128,15 +128,21 @@ def finish(
     band: tuple[float, float],
     collectives: bool = True,
     reserve: int = 0,
+    own_context: int | None = None,
 ) -> Estimate:
     """`collectives`: the cards talk through NCCL (not llama.cpp's layer split, which
     copies activations between cards without it). `reserve`: segments the caching allocator
     keeps beyond the flat slack for an allocation pattern the caller replayed (nvidia-smi
-    view only; term allocator_reserve)."""
+    view only; term allocator_reserve). `own_context`: a runtime outside PyTorch (llama.cpp)
+    whose context is this and whose buffers are allocated at their size: no slack."""
     allocated = int(allocated)  # a caller's sum may carry a float term (no validation here)
     nccl = w.num_gpus > 1 and collectives
-    overhead = int(CUDA_CONTEXT_BYTES + (NCCL_BYTES if nccl else 0))
-    slack = int(allocated * (SLACK_TRAINING if training else SLACK_INFERENCE))
+    context = CUDA_CONTEXT_BYTES if own_context is None else own_context
+    overhead = int(context + (NCCL_BYTES if nccl else 0))
+    slack_fraction = SLACK_TRAINING if training else SLACK_INFERENCE
+    if own_context is not None:
+        slack_fraction = 0.0
+    slack = int(allocated * slack_fraction)
     reserved = (
         allocated
         + slack
@@ -147,9 +153,17 @@ def finish(
         )
     )
     total = reserved + overhead
-    slack_pct = int((SLACK_TRAINING if training else SLACK_INFERENCE) * 100)
+    slack_pct = int(slack_fraction * 100)
     if acc.lean:
         acc.terms.append(LeanTerm("runtime_overhead", overhead + slack))  # type: ignore[arg-type]
+    elif own_context is not None:
+        acc.add(
+            "runtime_overhead",
+            overhead,
+            f"context {gib(context)}, buffers allocated at their size",
+            key="runtime_overhead.own",
+            context_gib=round(context / GIB, 2),
+        )
     else:
         _add_overhead(acc, overhead + slack, nccl, slack_pct)
     lo, hi = band

@@ -485,7 +485,10 @@ def cheap_floor(result: EstimateResult) -> int:
     est = result.estimate
     if est is None:
         return 0
-    return sum(t.bytes for t in est.terms if t.name == "weights") + CUDA_CONTEXT_BYTES
+    # the context: PyTorch's, or a runtime's own where smaller (llama.cpp's, no slack)
+    overhead = sum(t.bytes for t in est.terms if t.name == "runtime_overhead")
+    context = min(overhead, CUDA_CONTEXT_BYTES) if overhead else CUDA_CONTEXT_BYTES
+    return sum(t.bytes for t in est.terms if t.name == "weights") + context
 
 
 class CheapFixes:

@@ -90,3 +90,10 @@ def add_compute_buffer(s: InferenceSetup, acc: Breakdown) -> int:
 
 # Terms llama.cpp's memory breakdown prints (model + context + compute).
 BUFFER_TERMS = {"weights", "kv_cache", "compute_buffer"}
+
+
+def context_bytes() -> int:
+    """The CUDA/HIP context and handles a llama.cpp process holds on each card, beside its
+    buffers (data/runtimes.toml [llamacpp] context_mib); ggml allocates its buffers at
+    their reserved size, so no caching-allocator slack is added to it."""
+    return int(coefficient("llamacpp", "context_mib")) * 2**20
