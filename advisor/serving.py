@@ -231,15 +231,17 @@ def plan_serving(
     gpus = named or list(catalog.rented_gpus())  # a merged entry at its smaller memory
     options: list[ServeOption] = []
     kv_seq = 0
-    for tp in t["engine"]["tensor_parallel"]:
+    for tp in tensor_parallel_sizes(w):
         result = _replica_estimate(w, tp, context)
         if not tp_ok(result, tp):
             continue  # vLLM refuses a tensor-parallel size that does not divide the heads
-        if tp == 1 and result.estimate is not None:
-            kv_seq = int((result.estimate.kv_bytes_per_token or 0) * context)
+        if not kv_seq and result.estimate is not None:  # per card: the group's together
+            kv_seq = int((result.estimate.kv_bytes_per_token or 0) * tp * context)
         for gpu in gpus:
             if gpu.memory_bandwidth_gbs <= 0:
                 continue  # no speed known: no capacity claimed
+            if not group_linked(gpu, tp, w):
+                continue
             price = cheapest_price(gpu.id, prices, currency)
             if price is None and not named:
                 continue
@@ -260,6 +262,25 @@ def plan_serving(
         assumed=assumed,
         sources=[t[k]["source"] for k in ("active_share", "speed", "engine")],
     )
+
+
+def tensor_parallel_sizes(w: Workload) -> list[int]:
+    """The replica sizes tried: the user's own ("2x A100 tensor parallel": replicas of
+    that group, 1 first where the model needs no split), else one machine's 1/2/4/8."""
+    sizes: list[int] = serving_table()["engine"]["tensor_parallel"]
+    if w.parallelism == Parallelism.tp and w.num_gpus > 1:
+        return [w.num_gpus]
+    return sizes
+
+
+def group_linked(gpu: GpuSpec, tp: int, w: Workload) -> bool:
+    """A tensor-parallel group the card's interconnect carries: one card, a pair (over
+    PCIe or a bridge), or a group all on NVLink; or the group the user asked for. Past a
+    pair over PCIe every step's all-reduces cross the host bridge (vLLM's custom
+    all-reduce needs P2P or NVLink): 8 RTX A5000 at --tensor-parallel-size 8 was offered
+    for an 8B model that copies on single cards serve."""
+    asked = w.parallelism == Parallelism.tp and w.num_gpus == tp
+    return tp <= 2 or asked or nvlinked(gpu, tp)
 
 
 def smallest_replica(w: Workload, gpu_id: str, currency: str) -> tuple[ServeOption, int] | None:
@@ -302,16 +323,18 @@ def _best(options: list[ServeOption], limit: int) -> list[ServeOption]:
     return best
 
 
-def _replica_choice(o: ServeOption) -> tuple[int, tuple[bool, float, int]]:
-    """Data-parallel first: where one card holds the model, one card per replica (its
-    copies serve the load side by side); tensor parallel only where one card cannot hold
-    it. Tensor parallel all-reduces twice per layer every step: without NVLink (PCIe) the
-    smallest group that holds the model, over NVLink the cheapest group size."""
-    if o.cards_per_replica == 1:
-        return (0, _rank(o))
+def _replica_choice(o: ServeOption) -> tuple[bool, int, int, int]:
+    """Of one card's replica sizes, the one that carries the load at the speed target on
+    the fewest cards: a tensor-parallel group pools its cards' memory after one copy of
+    the weights, so where a card's copy leaves room for two sequences (Qwen3-32B fp8 on a
+    48 GB L40 at 8k) a pair holds ten times as many, and 9 sequences take 2 cards, not 5
+    replicas of 1. The speed target already charges each group its all-reduces (two per
+    layer every step, over PCIe where the cards have no NVLink). On a tie data parallel
+    first (copies side by side, no all-reduce), then a group over NVLink, the smallest."""
     # bridged workstation cards (A5000, A6000, 3090) link in pairs only: more go over PCIe
-    nvlink = nvlinked(catalog.gpus()[o.gpu_id], o.cards_per_replica)
-    return (1, _rank(o)) if nvlink else (1 + o.cards_per_replica, _rank(o))
+    tp = o.cards_per_replica
+    pcie = tp > 1 and not nvlinked(catalog.gpus()[o.gpu_id], tp)
+    return (not o.meets_target, o.total_cards, pcie, tp)
 
 
 def _rank(o: ServeOption) -> tuple[bool, float, int]:

@@ -5,6 +5,7 @@ that runs as written (Hugging Face repo, --quantization, --dtype half on Volta).
 from __future__ import annotations
 
 from advisor import Workload, catalog
+from advisor.constraints import nvlinked
 from advisor.kinds import answer_kind
 from advisor.parse import parse_query
 from advisor.render import render
@@ -43,12 +44,17 @@ def test_v100_rentals_in_the_general_recommender_are_16gb() -> None:
     assert v100.usable_bytes <= 16 * GIB
 
 
-def test_an_8b_model_at_200_streams_is_served_as_replicas_not_tensor_parallel() -> None:
-    """Before: 8x RTX A5000 with --tensor-parallel-size 8 over PCIe."""
+def test_an_8b_model_at_200_streams_is_never_split_past_a_pair_over_pcie() -> None:
+    """Before: 8x RTX A5000 with --tensor-parallel-size 8 over PCIe. A group is a pair, or
+    cards all on NVLink, and only where it takes fewer cards than copies on single cards
+    (2 A6000 pairs hold 200 streams' KV at 4k on 4 cards; 1-card copies take 5)."""
     plan = plan_serving(Workload(model="llama-3-8b"), 200, False, "CNY")
     assert plan.options
-    assert all(o.cards_per_replica == 1 for o in plan.options)
-    assert all("--tensor-parallel-size" not in o.flags for o in plan.options)
+    for o in plan.options:
+        gpu = catalog.gpus()[o.gpu_id]
+        assert o.cards_per_replica <= 2 or nvlinked(gpu, o.cards_per_replica), o
+    a6000 = plan_serving(Workload(model="llama-3-8b"), 200, False, "CNY", gpu_ids=["rtx-a6000"])
+    assert (a6000.options[0].cards_per_replica, a6000.options[0].total_cards) == (2, 4)
 
 
 def test_a_model_one_card_cannot_hold_still_gets_tensor_parallel() -> None:
@@ -137,21 +143,54 @@ def test_no_precision_named_on_a_card_with_native_fp8_is_served_in_fp8_before_mo
     each) while "fp8" typed gave 2: an L4 (Ada) runs FP8 natively, so the plan tries fp8
     before adding replicas, and says so; a format named, or a card without fp8, keeps it."""
     for line, lang, said in [
-        ("serve qwen2.5-7b for 200 users on L4 gpus, how many", "en", "native on L4"),
-        ("200个用户用 qwen2.5-7b，L4 要几张", "zh", "L4 原生支持 FP8"),
         ("serve llama3.1-8b to 500 users on L40S", "en", "native on L40S"),
+        ("给 500 个用户部署 llama3.1-8b，L40S 要几张", "zh", "L40S 原生支持 FP8"),
     ]:
         result, text = _serve(line, lang)
         assert result.weights_format == "fp8" and result.cards_at_16bit is not None, text
         o = result.plan.options[0]
         assert o.total_cards < result.cards_at_16bit and "--quantization fp8" in o.flags, text
         assert said in text, text
+    # 200 people on L4s: 2 cards as fp8 copies, or as one bf16 pair (its KV pooled); never
+    # the 15 bf16 copies of before
     fp8, _ = _serve("serve qwen2.5-7b fp8 for 200 users on L4 gpus", "en")
     plain, _ = _serve("serve qwen2.5-7b for 200 users on L4 gpus, how many", "en")
-    assert plain.plan.options[0].total_cards == fp8.plan.options[0].total_cards
+    assert plain.plan.options[0].total_cards == fp8.plan.options[0].total_cards == 2
     for kept in (
         "serve qwen2.5-7b bf16 for 200 users on L4",
         "serve qwen2.5-7b for 200 users on A10",
     ):
         result, text = _serve(kept, "en")
         assert result.fp8_native_on is None and "--quantization" not in text, text
+
+
+def test_a_model_that_fills_one_card_is_served_by_a_tensor_parallel_pair() -> None:
+    """One card's copy of the weights leaves room for 2 sequences of Qwen3-32B fp8 at 8k on
+    an L40 (48 GB) and 6 of Phi-4 at 4k on an A100 40GB: a pair pools its KV after one copy,
+    so 9 and 40 sequences take 2 cards, not 5 and 7 replicas of one."""
+    for line, lang, cards in [
+        ("vllm部署qwen3-32b fp8 组里30个人用 平均上下文8k 要几张l40", "zh", "2× L40，共 2 张卡"),
+        (
+            "serve qwen3-32b fp8 to 30 people with vllm, 8k context, how many l40",
+            "en",
+            "2× L40 = 2 cards",
+        ),
+        ("serve phi-4 to 40 concurrent users with vllm, how many a100 40gb", "en", "2× A100 40GB"),
+        ("40个并发用 vllm 部署 phi-4，要几张 a100 40g", "zh", "2× A100 40GB"),
+    ]:
+        result, text = _serve(line, lang)
+        o = result.plan.options[0]
+        assert (o.cards_per_replica, o.replicas) == (2, 1), text
+        assert cards in text and "--tensor-parallel-size 2" in text, text
+
+
+def test_a_tensor_parallel_group_asked_for_is_the_group_planned() -> None:
+    """ "on 2x a100 40gb tensor parallel": replicas of that pair, with its KV per sequence."""
+    for line, lang in [
+        ("serve phi-4 to 40 concurrent users with vllm on 2x a100 40gb tensor parallel", "en"),
+        ("2张a100 40g 张量并行 vllm 部署 phi-4 给 40 个并发", "zh"),
+    ]:
+        result, text = _serve(line, lang)
+        assert result.plan.kv_bytes_per_sequence > 0.5 * GIB, text
+        assert all(o.cards_per_replica == 2 for o in result.plan.options), text
+        assert "--tensor-parallel-size 2" in text, text
