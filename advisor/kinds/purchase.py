@@ -34,6 +34,7 @@ from advisor.memory import estimate
 from advisor.models import Kind, Mode, Optimizer, Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import HEADROOM, cheapest_price
+from advisor.recommend.recipes import rungs, small_card_recipe
 
 
 def _box(count: int, currency: str, card_only: bool = False) -> tuple[str, float]:
@@ -53,14 +54,33 @@ def _max_cards(gpu: GpuSpec) -> int:
 
 def _fits(workload: Workload, gpu: GpuSpec, count: int) -> bool:
     """The workload on `count` of the card with the guide's headroom (as /fit judges)."""
+    return fit_recipe(workload, gpu, count)[0]
+
+
+def fit_recipe(workload: Workload, gpu: GpuSpec, count: int) -> tuple[bool, str | None]:
+    """Whether the workload runs on `count` of the card with the guide's headroom, and the
+    low-VRAM recipe it runs with (None: as asked), as the fit answer judges the same card:
+    a diffusion job the user set no knobs for is run with the first full-speed rung of
+    data/small_card_recipes.toml that fits (FLUX.1-dev LoRA: an fp8 base, 15.3 GiB, where
+    loaded in bf16 it needs 66 GiB). A diffusion pipeline is not split over cards (each
+    card holds it whole, data parallel), so several cards fit as one does."""
+    diffusion = workload.kind == Kind.diffusion
+    count = 1 if diffusion else count
     update: dict[str, Any] = {"num_gpus": count}
     if count > 1 and workload.parallelism is None:
         update["parallelism"] = "fsdp" if workload.mode.is_training else "tp"
     w = workload.model_copy(update=update)
-    est = estimate(w).estimate
+    result = estimate(w)
+    est = result.estimate
     if est is None:
-        return True
-    return est.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM)
+        return True, None
+    cap = int(gpu.usable_vram_bytes * (1 - HEADROOM))
+    if est.total_bytes <= cap or not diffusion:
+        return est.total_bytes <= cap, None
+    found = small_card_recipe(result, gpu, cap, cap)
+    if found is None or any(r.slow for r in rungs(w.mode.is_training) if r.code == found[0]):
+        return False, None
+    return True, found[0]
 
 
 def _host_ram_gb(vram_gb: float) -> int:
@@ -98,6 +118,7 @@ def _plan(
     costs = resale(entry, gpu, count, currency)
     costs |= buy_or_rent(total, rent_hour, wall, currency, None, costs["resale_value"])
     sku = next((e.gpu_id for e in card_prices() if e.china_sku_of == gpu.id), None)
+    fit = (None, None) if workload is None else fit_recipe(workload, gpu, count)
     return Plan(
         **costs,
         china_sku_name=catalog.gpus()[sku].name if sku and china else None,
@@ -124,7 +145,8 @@ def _plan(
         host_ram_gb=_host_ram_gb(vram),
         wall_watts=wall,
         blower_cards=count >= 3,
-        fits_workload=None if workload is None else _fits(workload, gpu, count),
+        fits_workload=None if workload is None else fit[0],
+        recipe=None if workload is None else fit[1],
         runs=capability_rows(gpu, count, card_fit(gpu.id, count)),
         rent_per_hour=rent_hour,
         rent_name=f"{rent_count}× {catalog.gpus()[rent_id].name}" if rented else None,

@@ -38,6 +38,9 @@ class Plan(BaseModel):
     wall_watts: int  # under load: cards' TDP + the host
     blower_cards: bool  # 3+ cards side by side: blower / 2-slot cards or risers
     fits_workload: bool | None  # None: no model named
+    # the low-VRAM recipe the model runs with on these cards (small_card_recipes.toml code,
+    # as the fit answer for the same card says), None: as asked
+    recipe: str | None = None
     runs: list[CapabilityRow]
     rent_per_hour: float | None  # the same cards rented (or `rent_name`'s), cheapest listing
     rent_name: str | None = None  # "buy 2x 4090 or rent an A100": the card rented instead
