@@ -89,6 +89,16 @@ def nvlinked(gpu: GpuSpec, count: int) -> bool:
     return gpu.segment == "datacenter" or count <= _data()["interconnect"]["bridge_pair_cards"]
 
 
+def apple_raised_limit_gb(gpu: GpuSpec) -> float | None:
+    """The GPU's share of a Mac's unified memory after `sudo sysctl iogpu.wired_limit_mb`
+    raises it, the memory less ~8 GB for macOS (data/pitfalls.toml apple_wired_limit); None
+    on other cards, or where that leaves no more than 2 GB over the default."""
+    if gpu.vendor != "Apple":
+        return None
+    top = gpu.vram_gb - 8
+    return top if top >= gpu.usable_vram_gib + 2 else None
+
+
 def allreduce_latency_s(gpu: GpuSpec, count: int) -> float:
     link = "nvlink" if nvlinked(gpu, count) else "pcie"
     return _data()["interconnect"][link]["allreduce_latency_us"] * 1e-6

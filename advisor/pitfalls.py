@@ -14,6 +14,7 @@ from advisor.architectures import architecture_of
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import (
     advisories,
+    apple_raised_limit_gb,
     blockers,
     kv_cache_type,
     nvlinked,
@@ -82,7 +83,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
                 heads=heads,
             )
         )
-    elif not pick.fits:
+    elif not pick.fits and not _under_raised_limit(gpu, pick):
         # Ollama splits the layers itself when they do not all fit (`ollama ps`: "CPU/GPU"):
         # slower, not an OOM; saying OOM beside the "-ngl / num_gpu" fix contradicted it
         runs_split = result.estimate is not None and result.estimate.runtime == Runtime.ollama
@@ -138,6 +139,13 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     return out
 
 
+def _under_raised_limit(gpu: GpuSpec, pick: Option) -> bool:
+    """A Mac whose GPU share, raised by the sysctl apple_wired_limit names, holds the pick:
+    not an OOM (the headline names the sysctl)."""
+    top = apple_raised_limit_gb(gpu)
+    return top is not None and pick.per_gpu_bytes <= top * GIB * 0.99
+
+
 def _old_server_card(gpu: GpuSpec) -> list[Pitfall]:
     """A used server board in a desktop (cooling, power plug, BIOS, display), a dual-GPU
     board (K80), and an architecture whose software stopped (Kepler)."""
@@ -170,8 +178,8 @@ def _kv_cache_notes(result: EstimateResult) -> list[Pitfall]:
 def _apple_wired_limit(gpu: GpuSpec) -> Pitfall:
     """The GPU's default share of a Mac's unified memory and the sysctl that raises it,
     to the memory less ~8 GB for macOS (data/pitfalls.toml apple_wired_limit)."""
-    top_gb = gpu.vram_gb - 8
-    if top_gb < gpu.usable_vram_gib + 2:
+    top_gb = apple_raised_limit_gb(gpu)
+    if top_gb is None:
         return _p("apple_wired_limit_small", gpu=gpu.name, have=f"{gpu.usable_vram_gib:.0f} GiB")
     return _p(
         "apple_wired_limit",

@@ -5,7 +5,7 @@ it fit, cheapest first (split out of advisor.recommend, which calls `verdict_of`
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
-from advisor.constraints import blockers
+from advisor.constraints import apple_raised_limit_gb, blockers
 from advisor.models import EstimateResult, Parallelism, Workload
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import (
@@ -171,8 +171,29 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             same_cards = [stacked[0]] + same_cards
             if stacked[1]:
                 tight.add(stacked[0])
+    raised = wired_limit_fix(setup, gpu)
+    if raised is not None:  # a setting of the Mac, no speed lost: before every other change
+        same_cards = [raised[0]] + same_cards
+        if raised[1]:
+            tight.add(raised[0])
     listed = (same_cards + more_cards)[:4]
     return listed, {c for c in tight if c in listed}
+
+
+def wired_limit_fix(setup: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None:
+    """On a Mac the job outgrows at its default GPU share (Metal's ~75% of unified memory)
+    but fits once `sudo sysctl iogpu.wired_limit_mb` raises it to the memory less ~8 GB
+    (data/pitfalls.toml apple_wired_limit): the fix `wired_limit:<MB>` and whether it is
+    tight there. Qwen3-235B-A22B Q3_K_M on an M4 Max 128GB, 108 GiB: "❌ does not run on
+    this machine" while a note gave the sysctl that makes 120 GiB available."""
+    top = apple_raised_limit_gb(gpu)
+    est = setup.estimate
+    if top is None or est is None or est.total_bytes <= gpu.usable_vram_bytes * (1 - HEADROOM):
+        return None
+    cap = top * 2**30
+    if not runs_in(est.total_bytes, cap):
+        return None
+    return f"wired_limit:{int(top * 1024)}", est.total_bytes > cap * (1 - HEADROOM)
 
 
 def fewer_cards_with_settings(
