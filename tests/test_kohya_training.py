@@ -54,3 +54,25 @@ def test_the_flags_are_read_from_the_question():
     assert q.workload.blocks_to_swap == 18
     assert q.workload.weights_format == "fp8"
     assert q.workload.framework == "kohya"
+
+
+def test_kohya_caches_latents_then_text_embeddings_with_the_vae_off_the_card():
+    # train_network.py: new_cache_latents, vae.to("cpu"); then flux_train_network.py moves
+    # the VAE and the DiT off before the text encoders (CLIP-L + T5-XXL, bf16) come on.
+    kw = {
+        "gradient_checkpointing": True,
+        "lora_rank": 4,
+        "blocks_to_swap": 16,
+        "latents_cached": True,
+        "optimizer": "adamw_8bit",
+    }
+    kohya = _flux_lora(framework="kohya", **kw)
+    unnamed = _flux_lora(**kw)
+    te = (0.123 + 4.76) * 1e9 * 2
+    assert abs(_term(kohya, "text_encoders") - te) / te < 0.03
+    assert _term(kohya, "vae") == 0 and _term(kohya, "vae_encode") == 0
+    # a stack not known to free the VAE first holds both at once (the safe side)
+    assert _term(unnamed, "vae_encode") > 0
+    # sd-scripts README (FLUX LoRA on 12 GB with --blocks_to_swap 16): the precompute phase
+    # fits there, where the two at once did not
+    assert kohya.estimate.total_bytes < 11.9 * GIB < unnamed.estimate.total_bytes

@@ -9,7 +9,7 @@ from advisor.catalog import ModelSpec
 from advisor.memory import video
 from advisor.memory.diffusion_components import text_encoder_format, vae_decode
 from advisor.memory.quantizers import component_weight_bytes
-from advisor.memory.stacks import default_checkpointing
+from advisor.memory.stacks import default_checkpointing, precompute_sequential
 from advisor.memory.terms import Breakdown, family_band, finish, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
 from advisor.models import Estimate, Kind, Mode, Optimizer, Workload
@@ -98,13 +98,35 @@ def precompute_peak(
         return allocated
     te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
     encode = vae_encode_bytes(w, spec, width, height)
-    if te + vae + encode <= allocated:
+    sequential = precompute_sequential(w.framework)
+    phase = max(te, vae + encode) if sequential else te + vae + encode
+    if phase <= allocated:
         return allocated
     acc.assume("text_encoders", "precomputed_here")
     acc.terms.clear()
-    total = _add_encoders(
-        acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase"
-    )
+    if sequential and te >= vae + encode:
+        # kohya: the text encoders alone on the card, the VAE moved off after the latents
+        return acc.add(
+            "text_encoders",
+            te,
+            f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} ({te_fmt}), "
+            "precompute phase (VAE off the card)",
+            key="text_encoders.precompute_alone",
+            params_b=round(sum(d.text_encoders_params_b), 2),
+            format=te_fmt,
+        )
+    if sequential:
+        total = acc.add(
+            "vae",
+            vae,
+            f"VAE {d.vae_params_b:g}B x 2 B (latent caching, text encoders off the card)",
+            params_b=d.vae_params_b,
+            bytes_per_param=2,
+        )
+    else:
+        total = _add_encoders(
+            acc, spec, te, vae, te_fmt, "text_encoders.precompute", "precompute phase"
+        )
     return total + acc.add(
         "vae_encode",
         encode,

@@ -65,3 +65,10 @@ def kbit_activation_bytes(framework: str | None, fmt: str, sharded: bool) -> flo
     if sharded or fmt not in row["formats"] or (framework or "") not in row["stacks"]:
         return None
     return float(row["activation_bytes"])
+
+
+def precompute_sequential(framework: str | None) -> bool:
+    """Whether the stack caches latents and text-encoder outputs one after the other, the
+    VAE off the card while the text encoders run (data/training_stacks.toml
+    [precompute_phases])."""
+    return (framework or "").lower() in stack_defaults()["precompute_phases"]["sequential"]
