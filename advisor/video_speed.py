@@ -69,3 +69,22 @@ def clip_seconds(model_id: str | None, gpu: GpuSpec, clip: Clip) -> ClipTime | N
                 source=row["source"],
             )
     return best
+
+
+class ClipLength(NamedTuple):
+    frames: int
+    seconds: float  # as asked, or the longest the model generates
+    fps: int
+    capped: bool  # longer than the model generates: its longest
+
+
+def clip_frames(model_id: str | None, seconds: float) -> ClipLength | None:
+    """A clip of `seconds` in this model's frames (data/video_speed.toml [clip]): the first
+    frame plus fps per second; None for a model whose frame rate is not listed."""
+    clip = table().get("clip", {}).get(model_id or "")
+    if clip is None or seconds <= 0:
+        return None
+    longest = clip.get("max_seconds")
+    capped = longest is not None and seconds > longest
+    used = float(longest) if capped else seconds
+    return ClipLength(round(used * clip["fps"]) + 1, used, clip["fps"], capped)

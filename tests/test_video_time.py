@@ -71,3 +71,30 @@ def test_every_row_names_its_source_date_model_and_card() -> None:
         assert row["model"] in catalog.models() and row["gpu"] in catalog.gpus(), row
         assert row["source"] and row["read_date"] == "2026-12-07", row
         assert row["seconds"] > 0 and row["frames"] > 0 and row["steps"] > 0, row
+
+
+@pytest.mark.parametrize(
+    ("line", "frames"),
+    [
+        ("CogVideoX-5B 生成一段6秒视频要多久, 4090", 49),
+        ("how long does CogVideoX-5B take for a 6 second video on a 4090", 49),
+        ("cogvideox1.5-5b a 10-second video on h100", 161),
+        ("wan2.1 1.3b 3秒视频 4090", 49),
+        ("cogvideox-5b 10秒的视频 4090", 49),  # it makes 6-second clips: the longest, said so
+    ],
+)
+def test_a_clip_length_in_seconds_is_frames_at_the_models_frame_rate(
+    line: str, frames: int
+) -> None:
+    """ "生成一段6秒视频" listed 「段」「6」「秒」 as not understood: the seconds are frames at
+    the model's frame rate (CogVideoX 8 fps, CogVideoX1.5 and Wan2.1 16 fps), said so."""
+    p = parse_query(line)
+    assert p.workload is not None and p.workload.video_frames == frames, p.assumed
+    assert any(a.startswith("clip_seconds = ") for a in p.assumed)
+    assert not {"段", "6", "秒", "10-second"} & set(p.ignored), p.ignored
+    assert any(a.startswith("clip_capped") for a in p.assumed) == ("10秒" in line)
+
+
+def test_seconds_without_a_frame_rate_or_a_video_word_are_not_read() -> None:
+    assert parse_query("hunyuanvideo 5秒视频 h100").workload.video_frames is None  # type: ignore[union-attr]
+    assert parse_query("cogvideox-5b 4090 跑10秒").workload.video_frames is None  # type: ignore[union-attr]

@@ -84,6 +84,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_diffusion_knobs,
     knobs.recognize_images,
     knobs.recognize_frames,
+    knobs.recognize_clip_seconds,
     knobs.recognize_block_swap,
     knobs.recognize_training_knobs,
     tasks.recognize_mode,

@@ -245,6 +245,33 @@ def recognize_frames(s: Scan, r: Reading) -> None:
         r.fields["video_frames"] = frames
 
 
+# A clip's length: "6秒视频", "一段6秒的视频", "a 5-second video", "10s clip" (the video word
+# itself is left for the other recognizers)
+_CLIP_SECONDS = re.compile(
+    r"(?:一?段\s*)?(?<![\d.])(\d{1,3}(?:\.\d)?)[\s-]*(?:秒钟?|s|secs?|seconds?)(?:-long)?"
+    r"(?:\s*(?:的|long))?(?=\s*(?:视频|短片|片段|videos?\b|clips?\b))"
+)
+
+
+def recognize_clip_seconds(s: Scan, r: Reading) -> None:
+    """A video's length in seconds, with no frame count named: frames at the model's frame
+    rate (advisor/video_speed.py clip_frames), said as an assumption; left unread for a
+    model whose frame rate is not listed."""
+    from advisor.video_speed import clip_frames
+
+    if "video_frames" in r.fields or r.spec is None:
+        return
+    spec_id = r.spec.id
+    m, length = s.take_if(_CLIP_SECONDS, lambda m: clip_frames(spec_id, float(m.group(1))))
+    if m is None or length is None:
+        return
+    r.fields["video_frames"] = length.frames
+    if length.capped:
+        r.assumed.append(f"clip_capped = {m.group(1)} s → {length.seconds:g} s")
+    said = f"{length.seconds:g} s × {length.fps} fps + 1 = {length.frames}"
+    r.assumed.append(f"clip_seconds = {said}")
+
+
 def recognize_block_swap(s: Scan, r: Reading) -> None:
     """kohya sd-scripts / musubi-tuner's block swap: "--blocks_to_swap 18", "blocks_to_swap=18",
     "block swap 18", "swap 18 blocks"."""
