@@ -76,7 +76,11 @@ def estimate_transformer(
         acc.assume("parallelism", par.value)
     framework = w.framework.lower() if w.framework else None
     attention = w.attention or Attention.sdpa
-    if w.attention is None:
+    if w.attention is None and picked is not None and transformers.eager_by_default(w, picked[0]):
+        # transformers before 4.36 had no SDPA path: its attention materialised the scores
+        attention = Attention.eager
+        acc.assume("attention", "eager_before_sdpa")
+    elif w.attention is None:
         # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
         # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
         gguf = picked is not None and picked[0] in LLAMACPP_FAMILY

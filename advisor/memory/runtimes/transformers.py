@@ -19,7 +19,7 @@ from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coeffic
 from advisor.memory.runtimes.stacked_cache import reserve_bytes
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
-from advisor.models import Attention, Workload
+from advisor.models import Attention, Runtime, Workload
 
 # Frameworks that pre-allocate a static cache for the model's length when not told.
 STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}
@@ -45,6 +45,18 @@ def generation(w: Workload) -> tuple[bool, bool]:
         v < _release(coefficient("transformers", "dynamic_cache_since")),
         v < _release(coefficient("transformers", "last_token_logits_since")),
     )
+
+
+def eager_by_default(w: Workload, runtime: Runtime) -> bool:
+    """Attention unnamed under a transformers release before the SDPA default
+    (data/runtimes.toml [transformers] sdpa_default_since): the eager path, which
+    materialises every score matrix."""
+    if runtime != Runtime.transformers:
+        return False
+    if w.transformers_version is not None:
+        since = _release(coefficient("transformers", "sdpa_default_since"))
+        return _release(w.transformers_version)[:2] < since
+    return bool(w.legacy_generate)
 
 
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
@@ -80,8 +92,9 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         ) * elem
     scores = 0.0
     if s.attention == Attention.eager:
-        # scores in the model dtype + the fp32 softmax (6 B); all fp32 when loaded so (8 B)
-        scores = s.batch * arch.heads / s.tp * s.prompt * s.prompt * (elem + 4)
+        # `softmax(scores, dtype=float32).to(query.dtype)`: the scores in the model dtype,
+        # the fp32 softmax and its copy back coexist (8 B; 12 B when loaded in fp32)
+        scores = s.batch * arch.heads / s.tp * s.prompt * s.prompt * (2 * elem + 4)
     logits_tokens = prefill_tokens if full_logits else s.batch
     logit_bytes = coefficient("transformers", "legacy_logits_bytes")
     logits = logits_tokens * arch.vocab * logit_bytes / s.tp
@@ -94,15 +107,26 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     preallocated = w.static_cache or s.framework in STATIC_CACHE_FRAMEWORKS
     grown = 0.0 if preallocated else per_tok * s.batch * max(cache_len - s.prompt, 0)
     decodes = w.new_tokens is None or w.new_tokens > 1
-    concat = kv if legacy and decodes else 0.0
-    if concat >= prefill:
+    # Until generate() dropped the prefill's outputs before the next step (`del outputs`,
+    # with last-token logits), the prompt's fp32 logits live through the first decode step.
+    # Past the final cache: the first step holds them beside its cache (two copies of the
+    # prompt's when re-concatenated), a later legacy step two copies of the whole cache.
+    held = logits_tokens * arch.vocab * 4 / s.tp if full_logits and decodes else 0.0
+    first = held - grown + (kv - grown if legacy else 0.0) if decodes else 0.0
+    last = kv if legacy and decodes else 0.0
+    extra = prefill if legacy else max(prefill - grown, 0.0)
+    if max(first, last) > extra:
+        key = "activations.concat_cache"
+        if first > last:
+            key = "activations.first_decode_concat" if legacy else "activations.first_decode"
         return allocated + acc.add(
             "activations",
-            concat,
-            "decode step: generate() concatenates the KV cache, old and new copies coexist",
-            key="activations.concat_cache",
+            max(first, last),
+            "decode step: generate() concatenates the KV cache, old and new copies coexist"
+            if key == "activations.concat_cache"
+            else "first decode step: the prompt's fp32 logits held beside the cache",
+            key=key,
         )
-    extra = prefill if legacy else max(prefill - grown, 0.0)
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return allocated + acc.add("activations", extra, "")
     return allocated + acc.add(
