@@ -82,3 +82,24 @@ def test_training_and_image_models_keep_their_own_reading() -> None:
     assert lora.workload is not None and lora.workload.weights_format == "nf4"
     video = parse_query("wan2.1 14b 量化版 12g")
     assert video.workload is not None and video.workload.weights_format == "int4"
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "fmt", "runtime"),
+    [
+        ("70b 两张4090 速度多少", "量化呢", "q4_k_m", "llamacpp"),
+        ("qwen2.5-72b 30个人用", "量化呢", "awq-4bit", None),
+        ("70b 两张4090 vllm", "quantized?", "awq-4bit", "vllm"),
+        ("70b 两张4090 transformers", "量化呢", "int4", "transformers"),
+    ],
+)
+def test_a_follow_up_quantized_reads_as_a_new_question_does(
+    first: str, then: str, fmt: str, runtime: str | None
+) -> None:
+    from advisor.parse.followup import parse_followup
+
+    p = parse_followup(then, parse_query(first))
+    assert p is not None and p.workload is not None
+    assert p.workload.weights_format == fmt, p.assumed
+    got = p.workload.runtime.value if p.workload.runtime else None
+    assert got == runtime

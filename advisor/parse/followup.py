@@ -18,6 +18,7 @@ from advisor.models import Mode, Workload
 from advisor.parse import MAX_QUERY_CHARS, parse_query, read, vocab
 from advisor.parse.assemble import ParsedQuery, four_bit_mode, leftovers, resolve_finetune
 from advisor.parse.names import longer_context_siblings
+from advisor.parse.platform import vague_quant_runtime
 from advisor.parse.scan import ParseError, Reading, Rejected
 from advisor.parse.stack import framework_of
 
@@ -199,6 +200,7 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         # concurrent requests size a served model; a training run has none (its knob is the
         # batch size): said, instead of repeating the same answer
         assumed.append(f"concurrency_training = {r.fields.pop('concurrency')}")
+    _vague_quant(w, r, mode, last, assumed)
     _apply_fields(w, r, mode, ignored)
     gpu_id, count, vram = last.gpu_id, last.gpu_count, last.vram_gib
     if r.gpu_id is not None:
@@ -243,6 +245,23 @@ def _drop_serving(w: dict[str, Any], assumed: list[str]) -> None:
     if w.get("framework") is not None:
         w.pop("framework")
     assumed.append(f"serving_to_training = {users}")
+
+
+def _vague_quant(
+    w: dict[str, Any], r: Reading, mode: Mode, last: ParsedQuery, assumed: list[str]
+) -> None:
+    """ "量化呢" after a question: the 4-bit file of the runtime the conversation implies, as
+    a new question reads it (parse/platform.py vague_quant_runtime): a runtime named before
+    is kept; a serving plan before is served."""
+    merged = {**w, **r.fields}
+    served = "serve" in r.cues or last.question_kind == "serve"
+    served = served or (merged.get("concurrency") or 0) > 1
+    spec = catalog.models().get(str(merged.get("model") or ""))
+    family = spec.family if spec else None
+    vague_quant_runtime(merged, merged.get("kind"), family, mode.value, served, assumed)
+    for key in ("weights_format", "runtime"):
+        if key in merged and merged[key] != w.get(key):
+            r.fields[key] = merged[key]
 
 
 def _followup_kind(last: ParsedQuery, r: Reading, mode: Mode) -> str:
