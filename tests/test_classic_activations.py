@@ -236,3 +236,15 @@ def test_swin_window_attention_stays_fp32_under_autocast() -> None:
     # fp32 training keeps the one fp32 tensor the measured entry holds; CNNs have no windows
     assert term("mask-rcnn-swin-t")[0] == 0.0
     assert term("mask-rcnn-r50-fpn", mixed_precision=True)[0] == 0.0
+
+
+def test_an_mmseg_run_says_the_estimate_has_cudnn_benchmark_off() -> None:
+    # MMSeg's configs turn cudnn_benchmark on and its log then counts the search's
+    # workspaces (18,773 MB logged against the model zoo's 6.1 GB for PSPNet, whose tables
+    # were logged with it off: mmsegmentation issues #1215, #321).
+    def assumed(framework: str, model: str) -> list[tuple[str, str]]:
+        w = Workload(model=model, mode="full", batch_size=4, framework=framework)
+        return [(a.field, a.value) for a in estimate(w).assumed]
+
+    assert ("cudnn_benchmark", "mmseg_off") in assumed("mmsegmentation", "deeplabv3plus-r50")
+    assert all(f != "cudnn_benchmark" for f, _ in assumed("mmdetection", "faster-rcnn-r50-fpn"))

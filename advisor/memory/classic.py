@@ -348,6 +348,9 @@ def estimate_classic_cnn(
         format=fmt,
     )
     if w.mode.is_training:
+        if (w.framework or "").lower() in _activation_data()["cudnn_benchmark"]["frameworks"]:
+            # its configs search cuDNN's algorithms, whose workspaces its log counts too
+            acc.assume("cudnn_benchmark", "mmseg_off")
         opt = w.optimizer or Optimizer(run_defaults(w, spec).get("default_optimizer", "adamw"))
         if w.optimizer is None:
             acc.assume("optimizer", opt.value)
