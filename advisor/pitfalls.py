@@ -348,12 +348,37 @@ def find_pitfalls(
     elif model.params_b >= 1 and w.tuning != Mode.qlora:
         # QLoRA: qlora_host_ram says what host RAM and disk its shard-by-shard load needs
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
+    if gpu is not None:
+        out += _stack_floor(result, gpu)
     if gpu is not None and gpu.vendor == "AMD":
         out.append(_p("rocm_stack", gpu=gpu.name))  # its stack, not CUDA's
     elif not (owned and gpu is not None and not gpu.rentable):
         # "before renting, check the image": not said of a Mac or a P40 one owns
         out.append(_p("cuda_compat"))
     return out
+
+
+def _stack_floor(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
+    """The named trainer's own stated floor for this model family, on a card at or under
+    it (data/pitfalls.toml [stack_floor]): its README's setting for such a card."""
+    w = result.workload
+    floor = pitfall_texts()["stack_floor"]["floors"].get((w.framework or "").lower())
+    spec = find_model(w.model) if w.model else None
+    if floor is None or spec is None or spec.family not in floor["families"]:
+        return []
+    if gpu.vram_gb > floor["floor_gb"]:
+        return []
+    have = _gib(gpu.usable_vram_gib * GIB)
+    return [
+        _p(
+            "stack_floor",
+            stack=floor["name"],
+            model=result.model.name,
+            floor=floor["floor_gb"],
+            gpu=gpu.name,
+            have=have,
+        )
+    ]
 
 
 def rollout_time(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:

@@ -291,6 +291,10 @@ def split_word(lang: str, parallelism: str | None, result) -> str:  # noqa: ANN0
     return label(lang, f"value.{parallelism}")
 
 
+# How a training stack is written in an answer (its project's own spelling).
+STACK_NAMES = {"unsloth": "Unsloth", "llama-factory": "LLaMA-Factory", "axolotl": "Axolotl"}
+
+
 def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN001
     """The parser's and the engine's assumptions as phrases, each once, only those that
     matter for this model family (`LLM_ONLY` is left out for others, and their input length
@@ -324,6 +328,11 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if a.field == "parallelism" and value == "tp" and _runtime(result) == "transformers":
             value = "layer_split_hf"
         phrase = assumption(lang, field, value)
+        if field == "rl_framework" and framework and framework.lower() != value.lower():
+            # "unsloth grpo": the stack named runs the method on TRL's trainer
+            phrase = label(
+                lang, "assume.rl_framework_stack", stack=STACK_NAMES.get(framework, framework)
+            )
         if phrase not in out:
             out.append(phrase)
     return out

@@ -135,6 +135,7 @@ ALLOWED = {
     "float16",
     "torch_dtype",
     "enable_model_cpu_offload",
+    "low_vram",  # ai-toolkit's config setting, typed as it is
     "OLLAMA_KV_CACHE_TYPE",  # runtime settings, typed as they are
     "OLLAMA_FLASH_ATTENTION",
     "--cache-type-k/v -fa",

@@ -214,6 +214,10 @@ def _post_training(r: Reading, fields: dict[str, Any], assumed: list[str]) -> st
         policy = "qlora"
     if policy == "full" and fields.get("weights_format") in _FOUR_BIT:
         policy = "qlora"  # a 4-bit base takes no updates: QLoRA (as four_bit_mode says)
+    stack = vocab.load("runtimes")["implied_mode"]["framework"].get(fields.get("framework") or "")
+    if policy is None and stack == "qlora":
+        policy = "qlora"  # "unsloth grpo": its loader's 4-bit default, said so
+        assumed.append(f"{fields['framework']}_base = qlora")
     if policy == "qlora":
         fields["weights_format"] = "nf4"
     if policy is not None:
@@ -254,6 +258,12 @@ def resolve_finetune(
     if fields.get("weights_format") in _FOUR_BIT:
         fields["weights_format"] = "nf4"
         assumed.append("finetune = qlora")
+        return "qlora"
+    stack = fields.get("framework") or ""
+    four_bit = vocab.load("runtimes")["implied_mode"]["framework"].get(stack) == "qlora"
+    if four_bit and fields.get("weights_format") is None:
+        fields["weights_format"] = "nf4"  # "unsloth 微调": its loader's 4-bit default
+        assumed.append(f"{stack}_base = qlora")
         return "qlora"
     memory = vram_gib
     if gpu_id is not None and (gpu := catalog.gpus().get(gpu_id)) is not None:

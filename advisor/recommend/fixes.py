@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import partial
+from itertools import chain
 
 from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import (
@@ -34,6 +35,7 @@ from advisor.models import (
 )
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.recipes import recipe_fixes
+from advisor.recommend.setup_fixes import offered, own_fixes
 
 HEADROOM = 0.20  # the guide (GPU选型, "显存误估危害"): keep at least 20% of VRAM free
 # Under 1% free is shown as "0% headroom" (units.headroom rounds down), and a card at 0%
@@ -195,9 +197,12 @@ def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[],
 
 
 def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
-    """(code, changed workload) in order of cost to the user."""
-    yield from setting_fixes(result)
-    yield from costlier_fixes(result)
+    """(code, changed workload) in order of cost to the user; only those the named setup
+    can make, then its own (setup_fixes: a smaller Whisper, faster-whisper int8)."""
+    w = result.workload
+    for code, make in chain(setting_fixes(result), costlier_fixes(result), own_fixes(result)):
+        if offered(code, w):
+            yield code, make
 
 
 def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
@@ -387,6 +392,7 @@ def fixes_for(
             "quantize",
             "vllm_flags",
             "gpu_layers",
+            "smaller_model",
         ):
             continue  # the least change of each kind is the advice
         if _cannot_lower(code, result) and (

@@ -22,6 +22,7 @@ from advisor.recommend.fixes import (
 )
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
+from advisor.recommend.setup_fixes import offered
 from advisor.types import Option
 
 
@@ -203,6 +204,8 @@ def fewer_cards_with_settings(
     which the job runs as is or with one setting of the same run (the vLLM lean flags, an
     fp8 KV cache): "stack:cards:2+vllm_lean_tp". None when none does (several settings
     stacked on more cards read as a recipe, not a change)."""
+    if not offered("cards:2", setup.workload):
+        return None  # a program that runs the model whole on one card (setup_fixes)
     counts = [int(c.partition(":")[2]) for c in more_cards if c.startswith("cards:")]
     upto = min(counts, default=ONE_MACHINE + 1)
     usable = gpu.usable_vram_bytes
