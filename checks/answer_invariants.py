@@ -172,8 +172,8 @@ _ZERO_RUNS = {
     "zh": re.compile(r"(✅ 装得下|能跑，但偏紧)[^\n]*?余量 0%"),
 }
 _BAND_OVER = {
-    "en": re.compile(r"ran up to ([\d.]+ GiB), more than the ([\d.]+ GiB) usable"),
-    "zh": re.compile(r"实测最高到 ([\d.]+ GiB)，超过可用的 ([\d.]+ GiB)"),
+    "en": re.compile(r"above the estimate, about ([\d.]+ GiB), more than the ([\d.]+ GiB) usable"),
+    "zh": re.compile(r"实测最多比估算高 \d+%，即约 ([\d.]+ GiB)，超过可用的 ([\d.]+ GiB)"),
 }
 
 
@@ -475,7 +475,7 @@ def _pick_lines(m: re.Match, after: list[str], head: re.Match | None) -> list[Pr
 
 
 # "⚠️ Fits by the estimate (N% headroom), but may not fit: measured setups like this ran
-# up to X": a fit by the estimate with the band's high end over the card, said beside it.
+# up to N% above the estimate, about X": a fit by the estimate with the band's high end over the card, said beside it.
 _PICK_FITS = re.compile(r"^  (?:✅ Fits|⚠️ Fits by the estimate) \((\d+)% headroom\)")
 _PICK_FITS_WITH = re.compile(r"^  ✅ Fits with .+ → ([\d.]+ GiB) per card \((\d+)% headroom; as is")
 

@@ -440,7 +440,7 @@ def test_a_transformers_run_is_not_offered_vllms_fp8_kv_cache() -> None:
 
 def test_the_contradiction_rules_fire_on_the_reviewed_lines() -> None:
     """The checker's own rules catch the lines the review quoted (a silent rule is no pass)."""
-    zh = "⚠️ 按估算能装下（每卡余量 33%），但可能装不下：类似配置的实测最高到 79.2 GiB，超过可用的 79.2 GiB。"
+    zh = "⚠️ 按估算能装下（每卡余量 33%），但可能装不下：类似配置的实测最多比估算高 49%，即约 79.2 GiB，超过可用的 79.2 GiB。"
     assert {r for r, _ in inv.contradictions(zh, "zh")} == {"band_over_equal"}
     en = "  ⚠️ Runs, tight · 139 GiB per card of 140 GiB (0% headroom)"
     assert {r for r, _ in inv.contradictions(en, "en")} == {"zero_headroom_runs"}

@@ -12,6 +12,11 @@ def _rec(text: str):
     return recommend(p.workload, gpu_id=p.gpu_id, currency="CNY")
 
 
+# the setup as asked runs out of memory: "oom", or "oom_as_asked" under a headline that
+# runs it with a change (recommend._oom_as_asked)
+AS_ASKED_OOM = {"oom", "oom_as_asked"}
+
+
 def _codes(rec):
     return {p.code for p in rec.pitfalls}
 
@@ -29,7 +34,7 @@ def test_4gb_card_for_stable_diffusion_is_oom():
 def test_rtx_3060_cannot_train_a_30b_model():
     """Guide ch.4: training 30B on a 3060 12 GB. Expected: does not fit; pitfall OOM."""
     rec = _rec("训练 30b on 3060")
-    assert not rec.named.fits and "oom" in _codes(rec)
+    assert not rec.named.fits and _codes(rec) & AS_ASKED_OOM
 
 
 def test_h100_for_simple_7b_inference_is_waste():
@@ -170,7 +175,7 @@ def test_qlora_70b_on_two_3090s_needs_fsdp_parameter_offload():
     recipe); pitfalls: OOM, QLoRA needs host RAM at load."""
     rec = _rec("qlora 70b on 2x3090")
     assert not rec.named.fits and "offload_params" in rec.fixes
-    assert {"oom", "qlora_host_ram"} <= _codes(rec)
+    assert "qlora_host_ram" in _codes(rec) and _codes(rec) & AS_ASKED_OOM
 
 
 def test_sdxl_four_images_at_1024_needs_a_24gb_card_as_loaded_but_runs_on_12gb_as_people_run_it():
@@ -195,7 +200,7 @@ def test_flux_dev_fp16_does_not_fit_a_4090_resident_but_quantized_or_streamed_do
     assert rec.recipe == "offload_sequential" and rec.named.fits
     pinned = _rec("flux.1-dev fp16 model offload on 4090")
     assert not pinned.named.fits and any(f.startswith("quantize") for f in pinned.fixes)
-    assert "oom" in _codes(pinned)
+    assert _codes(pinned) & AS_ASKED_OOM
 
 
 def test_total_budget_keeps_the_best_value_job_within_it():
@@ -253,7 +258,7 @@ def test_llama_on_a_t4_does_not_fit_in_16bit_and_turing_lacks_bf16_and_flash_att
     int8 or 4-bit fits; pitfalls: OOM, no bf16, no FlashAttention-2."""
     rec = _rec("llama-3.1-8b on t4")
     assert not rec.named.fits and "quantize:int8" in rec.fixes
-    assert {"oom", "no_bf16_inference", "no_flash_attention"} <= _codes(rec)
+    assert {"no_bf16_inference", "no_flash_attention"} <= _codes(rec) and _codes(rec) & AS_ASKED_OOM
 
 
 def test_high_concurrency_long_context_is_dominated_by_the_kv_cache():

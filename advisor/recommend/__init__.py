@@ -330,6 +330,7 @@ def _answer(
         named,
     )
     pitfalls = _true_of(pitfalls, list(noted.values()))
+    pitfalls = _oom_as_asked(pitfalls, verdict)
     if named is None and (route := consumer_card_route(base, cheapest)) is not None:
         pitfalls.append(route)  # beside 80 GB picks: what the 24 GB card lab members own runs
     task = guide_task(
@@ -450,6 +451,19 @@ def _true_of(pitfalls: list[Pitfall], options: list[Option]) -> list[Pitfall]:
     if any(o.count == 1 and o.fits and not o.blocked for o in options):
         return [p for p in pitfalls if p.code != "full_finetune_multi_gpu"]
     return pitfalls
+
+
+def _oom_as_asked(pitfalls: list[Pitfall], verdict: Verdict | None) -> list[Pitfall]:
+    """Under a headline that runs it with a change ("runs with --enforce-eager"), the OOM
+    is the setup as asked, said so: a bare "will run out of memory" contradicted it."""
+    if verdict is None or verdict.fix is None:
+        return pitfalls
+    return [
+        p.model_copy(update={"code": "oom_as_asked", "severity": "warning"})
+        if p.code == "oom"
+        else p
+        for p in pitfalls
+    ]
 
 
 def _not_beside(

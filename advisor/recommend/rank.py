@@ -35,6 +35,11 @@ FASTEST_JOB_COST_FACTOR = 2.0
 # Setups within this share of the fastest's speed are taken as tied (fastest_of).
 FASTEST_TIE = 0.05
 
+# Above this share of the card free, a fit is said without the band's high end: the band's
+# upper tail comes from rare runs well over the estimate (the classic band's high end is
+# +131%), and a job using under half the card is not one to warn about.
+HEDGE_HEADROOM = 0.5
+
 
 def engine_share(result: EstimateResult) -> float | None:
     """The share of each card the engine was told to take (vLLM/SGLang work inside the
@@ -191,8 +196,12 @@ def option_from(
         audio_at_least=bool(audio and audio.at_least),
         video_seconds=clip.seconds if clip else None,
         video_from=(clip.source_gpu, clip.source_seconds) if clip else None,
-        # near the limit the band's high end is said beside the fit (verdict, picks)
-        measured_up_to_bytes=high if fits and high > usable else None,
+        # near the limit the band's high end is said beside the fit (verdict, picks); a fit
+        # with more than half the card free stays ✅ (a 4 GiB job on a 12 GB card was
+        # "may not fit" for a band stretched by rare measurements)
+        measured_up_to_bytes=high
+        if fits and high > usable and headroom <= HEDGE_HEADROOM
+        else None,
     )
 
 
