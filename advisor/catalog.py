@@ -361,6 +361,7 @@ def normalize_name(text: str) -> str:
 
 _SPACES = re.compile(r"[\s_]+")
 _SIBLING_SUFFIX = re.compile(r"-(i2v|t2v)$")
+_SAME_ARCH_VARIANT = re.compile(r"-(coder|math)(?=-)")
 _DASHES = re.compile(r"-+")
 
 
@@ -410,7 +411,25 @@ def _find_model(name: str) -> ModelSpec | None:
         sibling = index.get(base) if base != key else None
         if sibling is not None and models()[sibling].diffusion is not None:
             model_id = sibling
+    if model_id is None and (base := _SAME_ARCH_VARIANT.sub("", key, count=1)) != key:
+        # A code or maths model published under its base's name + "-Coder" / "-Math"
+        # (Qwen2.5-Coder-14B, Qwen2.5-Math-7B, Qwen3-Coder-30B-A3B) is its base's
+        # architecture trained further: the same config.json shapes (Qwen2.5-Coder
+        # technical report, arXiv 2409.12186 §2 "Model Architecture", Table 1: 0.5B-32B as
+        # Qwen2.5; Qwen2.5-Math report, arXiv 2409.12122 §2: initialised from Qwen2.5;
+        # read 2026-12-07), sized as the base; the answer names the variant.
+        found = _find_model(base)
+        model_id = found.id if found is not None else None
     return models()[model_id] if model_id else None
+
+
+def same_architecture_variant(name: str, spec: ModelSpec) -> str | None:
+    """The "coder" / "math" of a name read as `spec`, its base ("qwen2.5-coder-14b" ->
+    Qwen2.5 14B), else None."""
+    m = _SAME_ARCH_VARIANT.search(normalize_name(name).replace(":", "-"))
+    if m is None or m.group(1) in spec.id or m.group(1) in spec.name.lower():
+        return None
+    return m.group(1)
 
 
 def _close_ids(key: str, index: dict[str, str], n: int, cutoff: float) -> list[str]:

@@ -20,6 +20,9 @@ _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
 
 def _use(r: Reading, spec: ModelSpec, word: str) -> None:
     r.spec = spec
+    variant = catalog.same_architecture_variant(word, spec)
+    if variant is not None:  # "qwen2.5-coder-14b": sized as Qwen2.5 14B, said so
+        r.assumed.append(f"same_architecture = {word.strip()} → {spec.name}")
 
 
 def _set_format(r: Reading, fmt_id: str, origin: str) -> None:
