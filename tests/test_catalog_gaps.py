@@ -1,0 +1,70 @@
+"""Models and cards people name that the catalog lacked. A "-Coder" / "-Math" variant of a
+known base is sized as the base, said so (Qwen2.5-Coder-14B is Qwen2.5-14B's architecture);
+the GTX 16 series (Turing, no tensor cores, no bf16) and the Titan Xp (Pascal) are cards of
+their own, not "a 12 GB GPU"."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import catalog
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from advisor.render import render
+
+
+def _answer(line: str, lang: str) -> tuple[object, object, str]:
+    parsed = parse_query(line)
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    return parsed, rec, render("answer", lang, rec=rec, parsed=parsed, plain=True)
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "base", "said"),
+    [
+        (
+            "rx 7900 gre 16gb, can it run qwen2.5-coder-14b q4 in ollama? how fast",
+            "en",
+            "qwen2.5-14b",
+            "qwen2.5-coder-14b → Qwen2.5 14B",
+        ),
+        (
+            "qwen2.5-coder:14b 能在 7900 gre 16g 上跑吗",
+            "zh",
+            "qwen2.5-14b",
+            "qwen2.5-coder:14b → Qwen2.5 14B",
+        ),
+        ("Qwen/Qwen2.5-Math-7B-Instruct on a 4090", "en", "qwen2.5-7b", "→ Qwen2.5 7B"),
+    ],
+)
+def test_a_code_or_maths_variant_is_sized_as_its_base_and_named(
+    line: str, lang: str, base: str, said: str
+) -> None:
+    parsed, rec, text = _answer(line, lang)
+    assert parsed.workload is not None and parsed.workload.model == base, parsed.error
+    assert said in text and "tok/s" in text.splitlines()[1], text
+
+
+def test_a_variant_of_no_known_base_stays_unknown() -> None:
+    parsed = parse_query("deepseek-coder-6.7b on a 4090")
+    assert parsed.error is not None and parsed.error.code == "unknown_model"
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "gpu_id"),
+    [
+        ("sam vit-h inference on a gtx 1660 super 6gb, doable?", "en", "gtx-1660-super"),
+        ("faster-whisper large-v2 int8 on a gtx 1650 4gb, will it fit", "en", "gtx-1650"),
+        ("mmdet 训练 cascade rcnn r50 单卡 batch 2 titan xp 12g 够吗", "zh", "titan-xp"),
+        ("llama3-8b q4_k_m 用 1660 ti 能跑吗", "zh", "gtx-1660-ti"),
+        ("llama3-8b q4_k_m on a gtx 1660", "en", "gtx-1660"),
+    ],
+)
+def test_gtx_16_and_titan_xp_are_known_cards_without_bf16(
+    line: str, lang: str, gpu_id: str
+) -> None:
+    parsed, rec, text = _answer(line, lang)
+    gpu = catalog.gpus()[gpu_id]
+    assert parsed.gpu_id == gpu_id and not gpu.bf16_supported, parsed.ignored
+    assert gpu.name in text.splitlines()[1], text
+    assert "bf16" not in text.splitlines()[0].lower(), text  # no bf16 weights on these cards
