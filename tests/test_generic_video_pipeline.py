@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from advisor import catalog
 from advisor.memory import estimate, video
 from advisor.memory.video_generic import (
@@ -13,6 +15,7 @@ from advisor.memory.video_generic import (
     generic_video_spec,
 )
 from advisor.models import Kind, Offload, Workload
+from advisor.parse import parse_query
 
 GIB = 2**30
 T5_XXL_ENCODER_B = 4.76  # genmo/mochi-1-preview text_encoder/config.json: T5EncoderModel 4096 x 24
@@ -76,3 +79,45 @@ def test_a_guessed_pipeline_widens_the_band():
 def test_an_i2v_sibling_resolves_to_its_base_video_model():
     assert catalog.find_model("tencent/HunyuanVideo-I2V").id == "hunyuanvideo"
     assert catalog.find_model("llama-3-8b-i2v") is None  # only a diffusion base
+
+
+def _answer(line: str, lang: str) -> str:
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+
+    parsed = parse_query(line)
+    rec = recommend_query(parsed, default_currency="USD" if lang == "en" else "CNY")
+    return render("answer", lang, rec=rec, parsed=parsed, canonical=line, plain=True)
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "said", "not_said"),
+    [
+        (
+            "SkyReels-V2 14B text to video, 97 frames at 960x544, how much VRAM",
+            "en",
+            ["14B diffusion model", "a video DiT the catalog lacks", "T5-XXL"],
+            ["Llama-like", "No VRAM formula"],
+        ),
+        (
+            "skyreels-v2 1.3b 文生视频 97帧 960x544 要多少显存",
+            "zh",
+            ["1.3B 扩散模型", "目录里没有的视频 DiT", "T5-XXL"],
+            ["类 Llama", "没有显存公式"],
+        ),
+    ],
+)
+def test_a_video_generation_question_on_an_unnamed_model_is_sized_as_a_video_dit(
+    line: str, lang: str, said: list, not_said: list
+) -> None:
+    w = parse_query(line).workload
+    assert w.kind == Kind.diffusion and w.video_frames == 97
+    text = _answer(line, lang)
+    for s in said:
+        assert s in text
+    for s in not_said:
+        assert s not in text
+
+
+def test_transcoding_stays_a_video_processing_job():
+    assert parse_query("视频转码用什么卡").workload.kind == Kind.video
