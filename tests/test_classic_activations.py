@@ -248,3 +248,14 @@ def test_an_mmseg_run_says_the_estimate_has_cudnn_benchmark_off() -> None:
 
     assert ("cudnn_benchmark", "mmseg_off") in assumed("mmsegmentation", "deeplabv3plus-r50")
     assert all(f != "cudnn_benchmark" for f, _ in assumed("mmdetection", "faster-rcnn-r50-fpn"))
+
+
+def test_a_yolo_run_under_its_trainer_says_gpu_mem_is_reserved_memory() -> None:
+    # Ultralytics / YOLOv5 print GPU_mem as torch.cuda.memory_reserved() / 1e9
+    def fields(**extra: object) -> list[str]:
+        w = Workload(model="yolov8n", mode="full", batch_size=16, **extra)
+        return [a.field for a in estimate(w).assumed]
+
+    assert "gpu_mem_column" in fields()
+    assert "gpu_mem_column" in fields(framework="ultralytics")
+    assert "gpu_mem_column" not in fields(framework="mmyolo")

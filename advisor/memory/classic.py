@@ -187,6 +187,21 @@ def amp_window_score_bytes(spec: ModelSpec | None, pixels: float, amp_share: flo
     return window_scores_per_pixel(spec) * pixels * per_score
 
 
+def say_what_the_stack_logs(w: Workload, spec: ModelSpec | None, acc: Breakdown) -> None:
+    """The assumption lines on what a stack's own memory log holds beside this estimate:
+    MMSeg's cuDNN search (data/classic_activations.toml [cudnn_benchmark]) and the YOLO
+    trainers' reserved GPU_mem ([reserved_log])."""
+    data = _activation_data()
+    framework = (w.framework or "").lower()
+    if framework in data["cudnn_benchmark"]["frameworks"]:
+        # its configs search cuDNN's algorithms, whose workspaces its log counts too
+        acc.assume("cudnn_benchmark", "mmseg_off")
+    log = data["reserved_log"]
+    named_stack = not framework or any(f in framework for f in log["frameworks"])
+    if spec is not None and spec.family in log["families"] and named_stack:
+        acc.assume("gpu_mem_column", "yolo_reserved")
+
+
 def mask_head_extra_rois(spec: ModelSpec | None, batch: int) -> tuple[int, int]:
     """(RoIs, mask stages): the positive RoIs a trained detector's sampler gives the mask
     head beyond the few the catalog's random-weight measurement had, (sampler cap -
@@ -348,9 +363,7 @@ def estimate_classic_cnn(
         format=fmt,
     )
     if w.mode.is_training:
-        if (w.framework or "").lower() in _activation_data()["cudnn_benchmark"]["frameworks"]:
-            # its configs search cuDNN's algorithms, whose workspaces its log counts too
-            acc.assume("cudnn_benchmark", "mmseg_off")
+        say_what_the_stack_logs(w, spec, acc)
         opt = w.optimizer or Optimizer(run_defaults(w, spec).get("default_optimizer", "adamw"))
         if w.optimizer is None:
             acc.assume("optimizer", opt.value)
