@@ -103,3 +103,17 @@ def test_a_follow_up_quantized_reads_as_a_new_question_does(
     assert p.workload.weights_format == fmt, p.assumed
     got = p.workload.runtime.value if p.workload.runtime else None
     assert got == runtime
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "said"),
+    [
+        ("预算5万 跑70b量化", "zh", "（跑 70B，只说了量化：按 llama.cpp 的 Q4_K_M 算）"),
+        ("a $8000 workstation to run a quantized 70b", "en", "llama.cpp's Q4_K_M"),
+        ("预算5万 qwen2.5-72b 量化 给30个人用", "zh", "只说了量化：按 vLLM 的 AWQ 算"),
+    ],
+)
+def test_a_purchase_plan_says_what_a_bare_quantized_was_sized_as(
+    line: str, lang: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert said in _text(line, lang, capsys)

@@ -361,6 +361,10 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     }
     workload = parsed.workload
     base["training"] = workload is not None and workload.mode.is_training
+    # a bare "量化": the file and program the plan is sized for (parse/platform.py)
+    base["quantized_as"] = next(
+        (tuple(a.split(" = ", 1)) for a in parsed.assumed if a.startswith("quantized_")), None
+    )
     spec = catalog.models().get(workload.model) if workload and workload.model else None
     base["model_name"] = (
         spec.name

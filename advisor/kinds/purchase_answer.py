@@ -76,6 +76,8 @@ class PurchaseAnswer(BaseModel):
     # the card named to buy when the plan prices the China SKU sold in its place ("买4090"
     # in yuan: the 4090 is export-controlled, the 4090 D is what is sold new)
     sold_as: str | None = None
+    # a bare "量化" read as ("quantized_local", "Q4_K_M") or ("quantized_served", "AWQ")
+    quantized_as: tuple[str, str] | None = None
     named_cards: bool = False  # the plan is the cards the line named ("买4张4090"), priced
     # The card named to buy when no price of it is listed: priced as its other form factor
     # (named_cards) or not planned (the plan is from the cards with prices), said so
