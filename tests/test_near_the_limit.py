@@ -1,6 +1,7 @@
 """Near a card's limit the answer uses the band's high end and says so: where the figure
 fits the card but measured setups like it ran past the card's memory, every verdict on
-that card says "may not fit: measured setups like this ran up to X", in both languages:
+that card says "may not fit: measured setups like this ran up to N% above the estimate, about
+X", in both languages:
 the answer, the first reply, a pick judged tight, a side of a card comparison."""
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 
 SAID = {
-    "zh": "可能装不下：类似配置的实测最高到",
-    "en": "may not fit: measured setups like this ran up to",
+    "zh": "可能装不下：类似配置的实测最多比估算高 {pct}%，即约 {high}",
+    "en": "may not fit: measured setups like this ran up to {pct}% above the estimate, about {high}",
 }
+
+
+def said(lang: str, estimate: int, high: int) -> str:
+    """The hedge as the answers word it (templates/*/macros.jinja), lower-cased."""
+    pct = round((high / estimate - 1) * 100)
+    return SAID[lang].format(pct=pct, high=render.gib(high)).lower()
+
+
 LINE = {"zh": "70b 量化 两张4090 速度多少", "en": "70b quantized on two 4090s, how fast"}
 
 
@@ -33,8 +42,7 @@ def test_the_answer_on_a_card_within_the_band_says_it_may_not_fit(
     assert named.per_gpu_bytes <= named.usable_bytes < named.measured_up_to_bytes
     main([LINE[lang], "--lang", lang, "--offline"])
     text = capsys.readouterr().out
-    high = render.gib(named.measured_up_to_bytes)
-    assert f"{SAID[lang]} {high}".lower() in text.lower(), text
+    assert said(lang, named.per_gpu_bytes, named.measured_up_to_bytes) in text.lower(), text
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -45,7 +53,8 @@ def test_a_pick_judged_tight_within_the_band_says_it_may_not_fit(lang: str) -> N
     tight = replace(rec.named, risky=True, fix=None)
     macros = render._env().get_template(f"{lang}/macros.jinja").make_module({"label": render.label})
     text = str(macros.pick_verdict(tight, rec))
-    assert SAID[lang].lower() in text.lower() and render.gib(tight.measured_up_to_bytes) in text
+    assert tight.measured_up_to_bytes is not None
+    assert said(lang, tight.per_gpu_bytes, tight.measured_up_to_bytes) in text.lower(), text
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -55,5 +64,5 @@ def test_each_side_of_a_card_compare_within_the_band_says_it_may_not_fit(lang: s
     assert isinstance(answer, CompareAnswer)
     text = render.render("compare", lang, plain=True, result=answer, parsed=parsed)
     for side in answer.sides:
-        assert side.measured_up_to_bytes, side
-        assert f"{SAID[lang]} {render.gib(side.measured_up_to_bytes)}".lower() in text.lower()
+        assert side.measured_up_to_bytes and side.per_card_bytes, side
+        assert said(lang, side.per_card_bytes, side.measured_up_to_bytes) in text.lower(), text
