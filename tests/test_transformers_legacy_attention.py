@@ -1,7 +1,7 @@
 """transformers before 4.36 (data/runtimes.toml [transformers] sdpa_default_since): no SDPA
 path, so attention left unnamed is the eager one, whose `softmax(scores, dtype=float32)
 .to(query.dtype)` holds the 16-bit scores, their fp32 softmax and the copy back (8 B a
-score); and until the last-token logits of 4.45 generate() kept the prefill's `outputs`,
+score in fp16; 10 B in bf16, which ATen converts to fp32 before the softmax); and until the last-token logits of 4.45 generate() kept the prefill's `outputs`,
 its fp32 logits over the whole prompt, alive through the first decode step (beside a
 second copy of the prompt's cache when the tuple cache was re-concatenated, before 4.36).
 Hand counts for Llama-3.1-8B (hidden 4096, MLP 14336, vocabulary 128256, 32 heads, 128 KiB
@@ -27,14 +27,16 @@ def _activations(est) -> int:
     return sum(t.bytes for t in est.estimate.terms if t.name == "activations")
 
 
-def test_before_4_36_unnamed_attention_is_eager_with_8_bytes_a_score():
-    """4,096-token prompt, 64 new tokens: one layer's legacy buffers (4096 x (6 x 4096 +
-    4 x 14336) x 2 B) and 32 heads x 4096^2 scores x 8 B, above the logits (6 B each)."""
+def test_before_4_36_unnamed_attention_is_eager_with_10_bytes_a_bf16_score():
+    """4,096-token prompt in bf16, 64 new tokens: 32 heads x 4096^2 scores x 10 B (the bf16
+    scores, ATen's fp32 copy of them and the fp32 softmax), the [1, 1, 4096, 4096] bf16 mask
+    and the residual, normed input and queries (3 x 4096 x 2 B a token); above one layer's
+    MLP-time buffers (4096 x (6 x 4096 + 4 x 14336) x 2 B) and the logits (6 B each)."""
     est = _estimate("llama-3.1-8b", prompt_tokens=4096, new_tokens=64, transformers_version="4.35")
     assert "attention = eager_before_sdpa" in _assumptions(est)
-    buffers = 4096 * (6 * 4096 + 4 * 14336) * 2
-    scores = 32 * 4096 * 4096 * 8
-    assert _activations(est) == buffers + scores
+    attention = 32 * 4096 * 4096 * 10 + 4096 * 4096 * 2 + 4096 * 3 * 4096 * 2
+    assert attention > 4096 * (6 * 4096 + 4 * 14336) * 2
+    assert _activations(est) == attention
     sdpa = _estimate(
         "llama-3.1-8b",
         prompt_tokens=4096,

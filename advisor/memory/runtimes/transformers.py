@@ -59,6 +59,13 @@ def eager_by_default(w: Workload, runtime: Runtime) -> bool:
     return bool(w.legacy_generate)
 
 
+def eager_score_bytes(dtype: str) -> float:
+    """Bytes a score takes at the eager softmax's peak: the scores in the model dtype, the
+    fp32 softmax and the copy back; ATen converts a bf16 input to fp32 first (its fused
+    half-to-float kernel takes fp16 only), an fp32 model keeps one fp32 result."""
+    return float(coefficient("transformers", f"eager_score_bytes_{dtype}"))
+
+
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     w, arch = s.w, s.arch
     legacy, full_logits = generation(w)
@@ -92,14 +99,18 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         ) * elem
     scores = 0.0
     if s.attention == Attention.eager:
-        # `softmax(scores, dtype=float32).to(query.dtype)`: the scores in the model dtype,
-        # the fp32 softmax and its copy back coexist (8 B; 12 B when loaded in fp32)
-        scores = s.batch * arch.heads / s.tp * s.prompt * s.prompt * (2 * elem + 4)
+        # `softmax(scores, dtype=float32).to(query.dtype)` over every score, beside the
+        # residual, the normed input and the queries (the keys and values are the cache)
+        # and the [batch, 1, prompt, prompt] mask (data/runtimes.toml [transformers]).
+        pairs = s.batch * s.prompt * s.prompt
+        scores = pairs * arch.heads / s.tp * eager_score_bytes(s.load_dtype) + pairs * elem
+        scores += prefill_tokens * coefficient("transformers", "prefill_hidden_buffers") * h * elem
     logits_tokens = prefill_tokens if full_logits else s.batch
     logit_bytes = coefficient("transformers", "legacy_logits_bytes")
     logits = logits_tokens * arch.vocab * logit_bytes / s.tp
-    # Layer buffers are freed before the lm_head runs: the prefill peak is one or the other.
-    prefill = max(prefill_tokens * per_token + scores, logits)
+    # The attention's, the MLP's and the lm_head's buffers are each freed before the next
+    # runs: the prefill peak is the largest.
+    prefill = max(prefill_tokens * per_token, scores, logits)
     # A dynamic cache grows by the generated tokens after the prefill: what the prefill may
     # use beyond the final cache is its peak minus the cache it has not yet grown. A static
     # cache (StaticCache.__init__ allocates max_cache_len for every layer, transformers
