@@ -109,6 +109,7 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"torchtitan", "torchtitan"),
     (r"litgpt", "litgpt"),
     (r"unsloth", "unsloth"),
+    (r"axolotl", "axolotl"),
     (r"mmdet", "mmdetection"),
     (r"mmseg|mmcv", "mmsegmentation"),
     (r"peft|trl", "peft"),

@@ -192,6 +192,9 @@ def test_a_stack_no_word_table_knows_is_scored_as_unmodelled() -> None:
     assert stack("openai-whisper (PyTorch reference implementation)") == "openai-whisper"
     assert stack("Ultralytics YOLOv8.2.103") == "ultralytics"
     assert stack("detectron2") == "detectron2"
+    # axolotl names PEFT and bitsandbytes beside itself: the stack is axolotl's (it casts the
+    # kbit-prepared norms back to 16 bits, data/training_stacks.toml [kbit_training])
+    assert stack("axolotl (transformers + peft + bitsandbytes, 2023)") == "axolotl"
     assert stack("diffusers") is None and stack("") is None  # the runtime alone: modelled
     from advisor.memory.terms import framework_modelled
 

@@ -73,3 +73,13 @@ def test_the_assumption_is_said_in_both_languages():
     assert "prepare_model_for_kbit_training" in en and "fp32" in en
     assert "prepare_model_for_kbit_training" in zh and "激活" in zh
     assert "activation_dtype" not in en + zh and "fp32_kbit_upcast" not in en + zh
+
+
+def test_axolotl_casts_the_prepared_norms_back_to_16_bits():
+    """axolotl's load_model converts the norms, embeddings and LM head back to the training
+    dtype after prepare_model_for_kbit_training for a LoRA / QLoRA adapter: its saved
+    activations are 2 B a value, half of PEFT's."""
+    assert kbit_activation_bytes("axolotl", "nf4", False) is None
+    peft, axolotl = _qlora("peft"), _qlora("axolotl")
+    assert _term(axolotl, "activations").bytes < _term(peft, "activations").bytes
+    assert "activation_dtype" not in [a.field for a in axolotl.assumed]
