@@ -113,3 +113,14 @@ def test_llm_int8_keeps_an_int32_output_and_int8_input_copies_per_prompt_token()
     # CTranslate2's int8 (faster-whisper) is not bitsandbytes
     w = Workload(model="whisper-large-v3", weights_format="int8", framework="faster-whisper")
     assert "int8_matmul_buffer" not in {t.name for t in estimate(w).estimate.terms}
+
+
+def test_gptq_loads_in_float16_unless_told():
+    """transformers' GptqHfQuantizer.update_torch_dtype: torch.float16 when no torch_dtype is
+    given (data/quantizers.toml [load_dtype] fp16_default_formats); a dtype given is kept."""
+    from advisor.memory.quantizers import load_dtype
+
+    assert load_dtype("gptq-4bit", None) == "fp16"
+    assert load_dtype("gptq-8bit", None) == "fp16"
+    assert load_dtype("gptq-4bit", "bf16") == "bf16"
+    assert load_dtype("awq-4bit", None) == "bf16"

@@ -191,6 +191,8 @@ def load_dtype(fmt: str, given: str | None) -> str:
         return given
     if quantizer_of(fmt) == "bitsandbytes":
         return str(_table()["load_dtype"]["bitsandbytes_default"])
+    if fmt in _table()["load_dtype"]["fp16_default_formats"]:
+        return "fp16"  # transformers' GPTQ quantizer sets float16 when not told
     return "bf16"
 
 
