@@ -117,3 +117,18 @@ def test_a_purchase_plan_says_what_a_bare_quantized_was_sized_as(
     line: str, lang: str, said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert said in _text(line, lang, capsys)
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "said"),
+    [
+        ("70b q4: should I buy a 4090 or an a6000", "en", "runtime llama.cpp,"),
+        ("跑70b q4 买4090还是a6000", "zh", "运行框架 llama.cpp，"),
+    ],
+)
+def test_a_compare_names_the_runtime_as_people_write_it(
+    line: str, lang: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said "runtime llamacpp", the engine's id."""
+    text = _text(line, lang, capsys)
+    assert said in text and "llamacpp" not in text, text
