@@ -309,10 +309,15 @@ def settle_band(
     leave-one-source-out residuals), widened for a stack the engine does not model and for
     an architecture guessed from the size alone (no catalog entry, none given). `fmt`: the
     weights' format the estimate used (told or assumed)."""
-    guessed = (spec is None and w.arch is None and model.arch is not None) or (
+    guessed = (
+        (spec is None and w.arch is None and model.arch is not None)
         # a pipeline the catalog lacks, built from its size (diffusion.generic_diffusion_spec,
         # video_generic.generic_video_spec)
-        spec is not None and spec.source.startswith(GENERIC_SOURCE)
+        or (spec is not None and spec.source.startswith(GENERIC_SOURCE))
+        # a vision network the catalog lacks: its activations from the size fit over measured
+        # classifiers or a family median (classic.fallback_activation_bytes_per_sample,
+        # dense_prediction_bytes_per_sample)
+        or (kind == Kind.classic and spec is None and w.arch is None)
     )
     lo, hi, confidence, basis = _settled(
         band_family(kind, w.mode.is_training),
