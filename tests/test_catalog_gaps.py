@@ -68,3 +68,23 @@ def test_gtx_16_and_titan_xp_are_known_cards_without_bf16(
     assert parsed.gpu_id == gpu_id and not gpu.bf16_supported, parsed.ignored
     assert gpu.name in text.splitlines()[1], text
     assert "bf16" not in text.splitlines()[0].lower(), text  # no bf16 weights on these cards
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "model", "said"),
+    [
+        ("wan2.2 ti2v 5b 出720p 单卡4090d 能跑吗 要开offload吗", "zh", "wan2.2-ti2v-5b", "装得下"),
+        ("can wan2.2 ti2v 5b make a 720p video on one rtx 4090", "en", "wan2.2-ti2v-5b", "Fits"),
+        ("wan2.2 i2v a14b 720p on one h100", "en", "wan2.2-t2v-a14b", "H100"),
+    ],
+)
+def test_wan22_is_a_known_video_model(line: str, lang: str, model: str, said: str) -> None:
+    """Wan2.2 TI2V-5B at 720P runs on one 24 GB card with offload (README: an RTX 4090), with
+    the time its makers measured there; the A14B MoE counts both 14B experts loaded."""
+    parsed, rec, text = _answer(line, lang)
+    assert parsed.workload is not None and parsed.workload.model == model, parsed.error
+    head = "\n".join(text.splitlines()[:4])
+    assert said in head, head
+    if model == "wan2.2-ti2v-5b":
+        assert rec.setup.estimate.total_bytes < 0.8 * 23.8 * 2**30, head
+        assert "535" in head, head  # the README's 534.7 s on an RTX 4090
