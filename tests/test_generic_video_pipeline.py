@@ -121,3 +121,17 @@ def test_a_video_generation_question_on_an_unnamed_model_is_sized_as_a_video_dit
 
 def test_transcoding_stays_a_video_processing_job():
     assert parse_query("视频转码用什么卡").workload.kind == Kind.video
+
+
+def test_wan21_i2v_is_its_own_entry_with_the_image_cross_attention_and_encoder():
+    i2v = catalog.find_model("Wan-AI/Wan2.1-I2V-14B-720P")
+    t2v = catalog.find_model("Wan-AI/Wan2.1-T2V-14B")
+    assert i2v.id == "wan2.1-i2v-14b" and t2v.id == "wan2.1-t2v-14b"
+    assert catalog.find_model("Wan-AI/Wan2.1-I2V-14B-480P-Diffusers").id == i2v.id
+    # the shards' 16.4B = the T2V's transformer + k_img / v_img (5120 x 5120) in 40 blocks
+    extra = 2 * 5120 * 5120 * 40 / 1e9
+    assert abs(i2v.diffusion.denoiser_params_b - t2v.diffusion.denoiser_params_b - extra) < 0.05
+    assert i2v.diffusion.text_encoders_params_b == [5.68, 0.63]  # umT5-XXL, CLIP ViT-H/14
+    assert i2v.diffusion.text_tokens == 512 + 257  # umT5 tokens + CLIP patches and CLS
+    assert video.geometry(i2v.id) == video.geometry(t2v.id)
+    assert parse_query("Wan2.1-I2V-14B-720P 4090").workload.model == i2v.id
