@@ -29,6 +29,8 @@ def test_a_mac_short_only_of_its_default_limit_runs_after_the_sysctl(
     assert rec.verdict is not None and rec.verdict.fix == "wired_limit:122880", rec.verdict
     assert "iogpu.wired_limit_mb=122880" in head[1] and "tok/s" in head[0], head
     assert never not in text and "OOM" not in text and not rec.rent_instead, text
+    row = next(line for line in text.splitlines() if line.startswith("Q3_K_M"))
+    assert "4k ⚠️" in row, row  # the grid's cell says what the headline says
 
 
 def test_a_mac_the_raised_limit_does_not_hold_keeps_its_no() -> None:

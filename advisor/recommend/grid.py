@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
-from advisor.constraints import blockers
+from advisor.constraints import apple_raised_limit_gb, blockers
 from advisor.models import Kind, Mode, Runtime, Workload
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import (
@@ -135,10 +135,14 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
                 lean = trial_estimate(trial.model_copy(update=flags)).estimate
                 if lean is not None and runs_in(lean.total_bytes, gpu.usable_vram_bytes):
                     need, lean_runs = lean.total_bytes, True
+            # a Mac past its default GPU share that the raised share holds (the headline's
+            # `sudo sysctl iogpu.wired_limit_mb` change): ⚠️, not ❌ under "runs after it"
+            raised = apple_raised_limit_gb(gpu)
+            after_sysctl = raised is not None and runs_in(need, raised * 2**30)
             if blockers(gpu, result):
                 state = "unsupported"
             elif not runs_in(need, gpu.usable_vram_bytes):
-                state = "no"
+                state = "tight" if after_sysctl else "no"
             elif not tp_ok(result, count):
                 # fits in memory as is; tensor parallel cannot use this count (a cell that
                 # fits only with the lean flags is "no", as the verdict on it says)
