@@ -87,7 +87,8 @@ def test_the_official_whisper_is_told_faster_whisper_int8_not_more_cards(lang: s
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_sam_too_big_is_told_a_smaller_sam_not_more_cards(lang: str) -> None:
     top = "\n".join(_answer(NAMED["sam_small"][lang], lang).splitlines()[:4])
-    assert "SAM ViT-L" in top and RENT_MORE[lang] not in top, top
+    # ViT-L (3.7 GiB of 4.0) is tight there; ViT-B is the largest SAM that fits with room
+    assert "SAM ViT-B" in top and RENT_MORE[lang] not in top, top
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

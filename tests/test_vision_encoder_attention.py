@@ -44,3 +44,12 @@ def test_a_kernel_that_adds_the_relative_position_inside_needs_no_bias():
 def test_an_encoder_without_relative_positions_keeps_no_bias_under_sdpa():
     r = estimate(Workload(model="clip-vit-l-14", batch_size=64, attention="sdpa"))
     assert _term(r, "attention_scores") == 0
+
+
+def test_sam_vit_b_is_the_catalogs_vit_b_encoder_not_the_cnn_fallback():
+    # segment-anything build_sam_vit_b: 768 wide, 12 blocks, 12 heads over the same 4096-token
+    # grid; before its entry 'sam-vit-b' fell to the CNN parameter fit with no attention term
+    r = estimate(Workload(model="sam-vit-b", attention="eager"))
+    assert r.model.id == "sam-vit-b" and r.model.from_catalog
+    # one image x 12 heads x 4096^2 x 4 B (fp32 as build_sam loads it) x 3 copies = 2.25 GiB
+    assert abs(_term(r, "attention_scores") - 12 * 4096**2 * 4 * 3 / GIB) < 0.01
