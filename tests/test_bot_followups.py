@@ -188,7 +188,7 @@ async def test_two_cards_for_a_task_after_a_serving_plan_is_a_new_question(
     compared = await say(tg, li, "4090 和 a100 40g 哪个适合跑微调")
     text = shown(compared)
     assert "Qwen2.5 32B" not in text and "服务 50 人" not in text and "0.0 GiB" not in text
-    assert "GeForce RTX 4090 对比 A100 40GB PCIe" in text, text
+    assert "GeForce RTX 4090 对比 A100 40GB SXM4" in text, text
 
 
 async def test_fine_tuning_asked_after_a_serving_plan_drops_the_plan_s_users(

@@ -45,7 +45,7 @@ async def test_a_greeting_after_an_answer_is_not_merged_into_it(tg: FakeTelegram
         ("你好 在吗", "你好！"),
         ("今天天气怎么样", "这个问题我答不了"),
         ("3090能跑啥模型", "GeForce RTX 3090 能跑什么"),
-        ("4090 和 a100 40g 哪个适合跑微调", "GeForce RTX 4090 对比 A100 40GB PCIe"),
+        ("4090 和 a100 40g 哪个适合跑微调", "GeForce RTX 4090 对比 A100 40GB SXM4"),
     ],
 )
 async def test_a_line_typed_at_the_task_menu_is_answered_by_its_kind(

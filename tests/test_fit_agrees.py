@@ -16,7 +16,7 @@ from advisor.recommend import Recommendation, recommend_query
 CARDS = {
     "rtx-4090": "4090",
     "rtx-3090": "3090",
-    "a100-40gb-pcie": "a100 40g",
+    "a100-40gb-sxm": "a100 40g",
     "tesla-t4": "t4",
     # /fit forced gradient checkpointing on and listed "full 0.5B" here; the answer to
     # "full fine-tune 0.5b 4060ti 16g" leaves it off below 1B and calls it tight

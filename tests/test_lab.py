@@ -38,13 +38,13 @@ async def test_an_admin_registers_machines_and_a_members_question_is_answered_ag
 ) -> None:
     await _register(tg)
     listing = shown(await say(tg, MEMBER, f"/lab{AT}", GROUP))
-    assert "node1: 4× A100 40GB PCIe · ¥3 per card-hour · shared, book in the sheet" in (listing)
+    assert "node1: 4× A100 40GB SXM4 · ¥3 per card-hour · shared, book in the sheet" in (listing)
     assert "Only the group's admins can change" in listing
 
     first = await say(tg, MEMBER, f"/vram{AT} 13b fp16", GROUP)
     fits = shown(first)
     assert fits.startswith("🏠 Our machines")
-    assert "Use node1 (4× A100 40GB PCIe): ✅ Fits on 1 of its 4 cards" in fits
+    assert "Use node1 (4× A100 40GB SXM4): ✅ Fits on 1 of its 4 cards" in fits
     # the first reply names the machine to use; every machine's line is with all the picks
     assert "RTX 3090-1 (1×" not in fits and "2 more of the machines" in fits
     picks = shown(await press(tg, MEMBER, first, "All picks"))
@@ -151,7 +151,7 @@ async def test_machines_survive_a_restart_and_a_group_migration(
         tg.group_migrates(BOSS, old, -1005550003)
         new = Chat(-1005550003, "supergroup", "Old lab")
         listing = shown(await say(tg, MEMBER, f"/lab{AT}", new))
-        assert "node1: 4× A100 40GB PCIe" in listing
+        assert "node1: 4× A100 40GB SXM4" in listing
         assert "Use node1" in shown(await say(tg, MEMBER, f"/vram{AT} 13b fp16", new))
         assert await lab_store(again.repo).machines(old.id) == []
     finally:

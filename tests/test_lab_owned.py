@@ -23,10 +23,10 @@ WS2 = Machine(name="ws-2", gpu_id="rtx-3090", count=1)
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("node1 4x a100 40g", [("node1", "a100-40gb-pcie", 4, None, None)]),
+        ("node1 4x a100 40g", [("node1", "a100-40gb-sxm", 4, None, None)]),
         (
             "node1 4x A100 40G ¥3/h shared, book in the sheet",
-            [("node1", "a100-40gb-pcie", 4, 3.0, "shared, book in the sheet")],
+            [("node1", "a100-40gb-sxm", 4, 3.0, "shared, book in the sheet")],
         ),
         (
             "两台 3090 工作站",

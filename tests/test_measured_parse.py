@@ -72,7 +72,7 @@ def test_a_figure_and_a_card_in_chinese() -> None:
 
 def test_a_hyphen_inside_a_card_name_is_no_minus_sign() -> None:
     r = parse_report("18g on a100-40g")
-    assert r.ok and r.value_bytes == 18 * GIB and r.gpu_id == "a100-40gb-pcie"
+    assert r.ok and r.value_bytes == 18 * GIB and r.gpu_id == "a100-40gb-sxm"
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ def _card(line: str) -> tuple:
     [
         ("2台4卡 a100 微调 qwen2.5-7b", ("a100-80gb-pcie", 8, None)),  # 4 in each machine
         ("三机 24卡 H100 训练 70b", ("h100-sxm", 24, None)),  # more than a machine holds: total
-        ("a100 4*40g llama-3.1-8b", ("a100-40gb-pcie", 4, None)),
+        ("a100 4*40g llama-3.1-8b", ("a100-40gb-sxm", 4, None)),
         ("两张 24G 的 4090 跑 qwen2.5-32b awq", ("rtx-4090", 2, None)),
         ("80GA800 跑 qwen2.5-72b", ("a800-80gb", None, None)),
         ("我有2张48G显卡 跑 qwen2.5-72b awq", (None, 2, 48.0)),

@@ -73,6 +73,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_formats,
     quant.recognize_quant_backend,
     quant.recognize_vague_quant,
+    knobs.recognize_prompt_length,  # before data: "输入30k token" is a prompt
     knobs.recognize_data,
     knobs.recognize_dataset,
     knobs.recognize_context,

@@ -490,7 +490,34 @@ def _named_card(s: Scan, r: Reading, p: dict) -> int | None:
     found_at = _find_card(s, r, _accept, _set_card) or _find_card(
         s, r, _accept_memory_only, _set_memory_only
     )
+    if found_at is not None:
+        _board_assumed(s, r, found_at)
     return found_at.end() if found_at else None
+
+
+_BOARDS = ("-pcie", "-sxm")
+
+
+_BOARD_AFTER = re.compile(r"\s*[(（]?\s*(pci-?e|sxm)\d?(?![a-z])", re.I)
+
+
+def _board_assumed(s: Scan, r: Reading, m: re.Match[str]) -> None:
+    """ "A100 40GB" names no board: where the catalog holds the card as both an SXM and a
+    PCIe board, the one taken is said ("A100 40GB SXM4 assumed"; an FSDP run on 4x A100
+    40GB was made PCIe, without NVLink, though SXM is the common 40 GB board). A board
+    written after the memory ("a100 40gb pcie") picks that board."""
+    gpu = catalog.gpus().get(r.gpu_id or "")
+    if gpu is None or re.search(r"pci|sxm|nvl", m.group(0), re.I):
+        return
+    stem = next((gpu.id.removesuffix(b) for b in _BOARDS if gpu.id.endswith(b)), None)
+    if stem is None or sum(f"{stem}{b}" in catalog.gpus() for b in _BOARDS) < 2:
+        return
+    if after := _BOARD_AFTER.match(m.string, m.end()):
+        board = "-pcie" if after.group(1).lower().startswith("pci") else "-sxm"
+        r.gpu_id = f"{stem}{board}"
+        s.take(re.compile(re.escape(after.group(0).strip()), re.I))
+        return
+    r.assumed.append(f"card_board = {gpu.name}")
 
 
 def _machines_card(s: Scan, r: Reading, p: dict) -> int | None:

@@ -109,6 +109,14 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             "context_after": (
                 rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{words('context_after')}"
             ),
+            "prompt": (
+                rf"{words('prompt')}\s*(?:长度|length|of|是|为)?\s*[:=：]?\s*"
+                r"(\d+(?:\.\d+)?)\s*(k)?\s*(?:个\s*)?tokens?\b"
+            ),
+            "prompt_after": (
+                rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?[\s-]*(?:tokens?[\s-]*(?:的)?\s*{words('prompt')}"
+                rf"|{words('prompt')}\s*tokens?\b)"
+            ),
             "batch": rf"{words('batch')}\s*[:=：]?\s*(\d+)",
             # "bs4", "bs16": the short form glued to its number (the word edge above needs a
             # gap after "bs")
@@ -135,6 +143,16 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             ),
         }.items()
     }
+
+
+def recognize_prompt_length(s: Scan, r: Reading) -> None:
+    """ "输入30k token", "a 30k token prompt", "30k input tokens": the prompt's length, taken
+    as the context asked (before recognize_data, which reads "30k tokens" as data)."""
+    if "_ctx" in r.fields:
+        return
+    p = _knob_patterns()
+    if (m := s.take(p["prompt"])) or (m := s.take(p["prompt_after"])):
+        r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
 
 def recognize_context(s: Scan, r: Reading) -> None:

@@ -137,6 +137,10 @@ QUANTIZE_FORMATS = ("fp8", "int8", "q8_0", "awq-4bit", "q4_k_m")
 # Under llama.cpp and its front ends Q8_0 first: where it fits with the guide's headroom it is
 # the change with the least quality lost (the grid's Q8_0 ✅ beside a fix that named Q4_K_M).
 GGUF_QUANTIZE_FORMATS = ("q8_0", "q4_k_m", "q3_k_m")
+# transformers quantizes any checkpoint on load with bitsandbytes (load_in_8bit /
+# load_in_4bit, BitsAndBytesConfig): 8-bit, then 4-bit NF4, before the pre-quantized
+# checkpoints (transformers docs "bitsandbytes", read 2026-12-07).
+TRANSFORMERS_QUANTIZE_FORMATS = ("int8", "nf4", "fp8", "awq-4bit")
 # Diffusion checkpoints come in fp8 (ComfyUI float8_e4m3fn), int8 and NF4 (bitsandbytes).
 DIFFUSION_QUANTIZE_FORMATS = ("fp8", "int8", "nf4")
 
@@ -283,6 +287,8 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
         bits = _bits(w, result)
         gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
         formats: tuple[str, ...] = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
+        if runtime == Runtime.transformers and model.kind == Kind.llm:
+            formats = TRANSFORMERS_QUANTIZE_FORMATS
         if model.kind == Kind.diffusion:
             formats = DIFFUSION_QUANTIZE_FORMATS
         for fmt in formats:
@@ -570,7 +576,9 @@ STACK_INFERENCE = (
 STACK_STEPS = 8
 
 
-def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None:
+def stacked_fix(
+    result: EstimateResult, gpu: GpuSpec, extra: tuple[str, ...] = ()
+) -> tuple[str, bool] | None:
     """("stack:<code>+<code>…", tight) for settings that together make `result` run on
     `gpu` at the same count, each one kept only where it lowers the figure, taken in
     `candidate_fixes`' order (cheapest first; a shorter context halved until it fits); with
@@ -579,7 +587,7 @@ def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None
     training = result.workload.mode.is_training
     if not tp_ok(result, result.workload.num_gpus):
         return None  # no setting makes tensor parallelism take a count the heads refuse
-    allowed = STACK_TRAINING if training else STACK_INFERENCE
+    allowed = (STACK_TRAINING if training else STACK_INFERENCE) + extra
     comfortable = gpu.usable_vram_bytes * (1 - HEADROOM)
     current, applied = result, []  # type: ignore[var-annotated]
     tight: tuple[str, bool] | None = None
@@ -588,7 +596,11 @@ def stacked_fix(result: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None
             return tight
         step = None
         kinds = {a.partition(":")[0] for a in applied}
-        for code, make in candidate_fixes(current):
+        # the extra kinds first (a smaller format before the context is halved for it)
+        ordered = sorted(
+            candidate_fixes(current), key=lambda c: c[0].partition(":")[0] not in extra
+        )
+        for code, make in ordered:
             kind = code.partition(":")[0]
             if kind not in allowed or (kind in kinds and kind != "shorter_context"):
                 continue

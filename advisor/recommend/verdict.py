@@ -164,6 +164,15 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             more_cards = [fewer[0]] + more_cards
             if fewer[1]:
                 tight.add(fewer[0])
+    if state == "no_fit" and not same_cards and not setup.workload.mode.is_training:
+        # Only more cards so far: a smaller format with a shorter context on the card named
+        # comes first where the two together run it (13B in 8-bit on a 12 GB card: 4-bit at
+        # 2k, not "rent 2 cards")
+        stacked = stacked_fix(setup, gpu, extra=("quantize",))
+        if stacked is not None:
+            same_cards = [stacked[0]]
+            if stacked[1]:
+                tight.add(stacked[0])
     if not [c for c in same_cards if c not in tight]:
         # No one change leaves the headroom on these cards: several settings of the same run
         # together, before any tight single change and before renting more cards.
