@@ -290,6 +290,9 @@ class Workload(BaseModel):
     # the CPU and swapped in as the step reaches them (advisor/memory/diffusion.py).
     blocks_to_swap: int | None = Field(default=None, ge=0, le=1000)
     vae_tiling: bool = False
+    # The pipeline decodes the video's latents one frame at a time (lvdm's perframe_ae=True:
+    # DynamiCrafter, ToonCrafter, ViewCrafter); data/models/video.toml [per_frame_decode].
+    vae_per_frame: bool = False
     selective_checkpointing: bool = False  # torchtitan/Megatron SAC: some activations kept
     trainable_embeddings: bool = False  # PEFT modules_to_save: embeddings + lm_head train
     tensor_parallel: int | None = Field(default=None, ge=1, le=1024)  # TP inside FSDP/ZeRO

@@ -67,6 +67,10 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         True,
     ),
     (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
+    # lvdm's per-frame decode (perframe_ae=True), as the config spells it or in words.
+    (r"perframe_ae\s*[=:]?\s*True|per-frame VAE decod", "vae_per_frame", True),
+    # A trainer's latent cache (diffusers / kohya --cache_latents; not its --not_ switch).
+    (r"(?<!not_)\bcache_latents\b|\blatents (are )?cached\b", "latents_cached", True),
     # Liger kernels as each stack spells the switch (HF use_liger_kernel, LLaMA-Factory
     # enable_liger_kernel, ms-swift --use_liger_kernel) or names them.
     (
@@ -170,6 +174,22 @@ PARALLEL = {
     "fsdp+tp": "fsdp",
     "fsdp+tp+pp": "fsdp",
 }
+
+
+# A mention the text denies: "(no --t5_cpu)", "without VAE tiling", "not cache_latents".
+NEGATION = re.compile(r"(?:\bno|\bnot|\bwithout|\bnever)[ `'\"(]*$", re.I)
+# Of two offload modes a case names, the one that keeps less on the GPU is the one it ran
+# ("enable_sequential_cpu_offload" together with a pipeline's own cpu_offloading=True):
+# sequential offload streams every submodule, model offload keeps a component resident.
+OFFLOAD_RANK = {"model": 1, "sequential": 2}
+
+
+def mentioned(pattern: str, text: str) -> bool:
+    """Whether the text names the setting: a match not preceded by a negation."""
+    return any(
+        not NEGATION.search(text[max(0, m.start() - 12) : m.start()])
+        for m in re.finditer(pattern, text)
+    )
 
 
 def _first(table: list[tuple[str, str]], text: str) -> str | None:
@@ -318,7 +338,10 @@ def knobs_from_text(case: dict, kind: Kind, fields: dict) -> list[str]:
         # row's notes may describe them only to contrast the two.
         if field in CHUNK_OFFLOAD_KNOBS and fields.get("framework") not in ("torchtune", "unsloth"):
             continue
-        if re.search(pattern, text):
+        if mentioned(pattern, text):
+            ranked = field == "cpu_offload" and isinstance(value, str)
+            if ranked and OFFLOAD_RANK.get(str(fields.get(field)), 0) > OFFLOAD_RANK[str(value)]:
+                continue
             if value == "compute":
                 value = wl.get("compute_dtype") or "fp16"
             elif value == "weights":

@@ -113,6 +113,60 @@ def test_a_text_encoder_run_on_the_cpu_is_read_from_the_notes_and_leaves_the_gpu
     assert estimate(off_gpu).estimate.total_bytes < estimate(on_gpu).estimate.total_bytes
 
 
+def _wan_case(notes: str, quote: str = "") -> dict:
+    return {
+        "id": "synthetic-wan-notes",
+        "category": "diffusion_inference",
+        "model": {"name": "Wan-AI/Wan2.1-T2V-1.3B", "params_b": 7.2, "arch": {}},
+        "workload": {
+            "mode": "inference",
+            "weights_precision": "bf16",
+            "batch_size": 1,
+            "image_width": 832,
+            "image_height": 480,
+            "denoise_steps": 50,
+            "framework": "diffusers",
+        },
+        "notes": notes,
+        "quote": quote,
+    }
+
+
+def test_a_setting_the_notes_deny_is_not_read() -> None:
+    """'(no --t5_cpu)', 'without VAE tiling': the phrase table skips a negated mention and
+    still reads the same words where they are stated."""
+    from checks.cases import case_to_workload
+
+    _, denied = case_to_workload(_wan_case("81 frames (no --t5_cpu), without VAE tiling."))
+    _, stated = case_to_workload(_wan_case("81 frames, --t5_cpu, VAE tiling."))
+    assert denied == []
+    assert stated == ["text_encoders_on_gpu=False", "vae_tiling=True"]
+
+
+def test_sequential_offload_wins_over_a_generic_cpu_offloading_mention() -> None:
+    """A case naming enable_sequential_cpu_offload and, in its quote, 'CPU offloading' ran
+    sequentially, whichever phrase the table reaches last."""
+    from checks.cases import case_to_workload
+
+    w, _ = case_to_workload(
+        _wan_case("under enable_sequential_cpu_offload()", "per-layer CPU offloading")
+    )
+    assert w.cpu_offload.value == "sequential"
+
+
+def test_per_frame_decode_and_cached_latents_are_read_from_the_notes() -> None:
+    """lvdm's perframe_ae=True and a trainer's cache_latents, as a user's words are read
+    (advisor/data/vocab/words.toml); '--not_cache_latents' is the switch that turns it off."""
+    from checks.cases import case_to_workload
+
+    w, knobs = case_to_workload(_wan_case("81 frames, perframe_ae=True"))
+    assert w.vae_per_frame and knobs == ["vae_per_frame=True"]
+    _, knobs = case_to_workload(_wan_case("81 frames, --not_cache_latents"))
+    assert knobs == []
+    _, knobs = case_to_workload(_wan_case("81 frames, cache_latents"))
+    assert knobs == ["latents_cached=True"]
+
+
 def test_a_vllm_log_dated_before_the_triton_sampler_is_read_as_a_sorting_build() -> None:
     """A vLLM start-up log that names the V0 engine, or the V1 engine of 2024-2025, comes
     from a build whose profile sorted the vocabulary for top-k/top-p; a v0.19 log does not."""

@@ -91,7 +91,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode=decode,
         decode_formula=decode_formula,
         decode_values=decode_values,
-        decode_key="vae_decode.video" if geo is not None and not w.tiny_vae else "vae_decode",
+        decode_key=decode_key(w, geo is not None),
     )
     # diffusers' from_pretrained puts bitsandbytes components on the GPU before an offload
     # mode moves them off; ComfyUI and the WebUIs load through their own loaders.
@@ -146,3 +146,11 @@ def generic_diffusion_spec(params_b: float) -> ModelSpec:
             vae_decode_tensors=9,
         ),
     )
+
+
+def decode_key(w: Workload, video_vae: bool) -> str:
+    """The VAE decode term's label: an image VAE's, a 3D VAE's, or a video decoded frame by
+    frame (its own label says so, zh and en)."""
+    if not video_vae or w.tiny_vae:
+        return "vae_decode"
+    return "vae_decode.video_per_frame" if w.vae_per_frame else "vae_decode.video"

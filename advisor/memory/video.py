@@ -58,6 +58,13 @@ def _geometries() -> dict[str, VideoGeometry]:
     return {k: VideoGeometry(**v) for k, v in raw.items()}
 
 
+@cache
+def per_frame_decode_frames() -> int:
+    """Frames through the decoder at once under a per-frame decode (video.toml)."""
+    with (DATA_DIR / "models" / "video.toml").open("rb") as fh:
+        return int(tomllib.load(fh)["per_frame_decode"]["frames_at_once"])
+
+
 def geometry(model_id: str | None) -> VideoGeometry | None:
     return _geometries().get(model_id or "")
 
@@ -100,14 +107,19 @@ def decode_working_set(
     dtype_bytes: int,
     maps: int,
     tiling: bool,
+    per_frame: bool = False,
 ) -> DecodeWorkingSet:
     """One video through the 3D VAE decoder. The peak is the larger of two moments:
     the last (full-resolution) stage on one batch of frames (`maps` maps of its channels,
     plus every causal conv's cached frames from the previous batch), and, where the mid
     block attends under a dense mask, that mask. The decoded RGB of all frames is alive at
     both. With enable_tiling the decoder sees one spatial tile at a time (diffusers
-    tiled_decode, tile_sample_min_height x _width); the decoded tiles are kept as RGB."""
+    tiled_decode, tile_sample_min_height x _width); the decoded tiles are kept as RGB.
+    A pipeline that decodes frame by frame (`per_frame`) puts one frame through the decoder
+    at a time (video.toml [per_frame_decode])."""
     at_once = min(frames, g.decode_frames) if g.decode_frames else frames
+    if per_frame:
+        at_once = min(at_once, per_frame_decode_frames())
     area = float(width * height)
     if tiling:
         area = float(min(width, g.tile_width) * min(height, g.tile_height))
@@ -144,8 +156,11 @@ def video_vae_decode(
     caches, or a dense mid-block mask, plus the decoded RGB of every frame
     (decode_working_set; the figures per VAE in data/models/video.toml), as the term shows
     it."""
-    ws = decode_working_set(geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling)
+    ws = decode_working_set(
+        geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling, per_frame=w.vae_per_frame
+    )
     tiled = " (tiled)" if w.vae_tiling else ""
+    tiled += " (frame by frame)" if w.vae_per_frame else ""
     values = {
         "images": decode_images,
         "frames": frames,

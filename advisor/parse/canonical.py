@@ -62,6 +62,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("vae slicing")
     if w.vae_tiling:
         parts.append("vae tiling")
+    if w.vae_per_frame:
+        parts.append("perframe_ae")
     if not w.text_encoders_on_gpu:
         parts.append("t5 on cpu")
     if w.latents_cached:
