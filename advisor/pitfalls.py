@@ -106,7 +106,12 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     # bf16 flags of vLLM / transformers and FlashAttention-2 are not what it runs
     # CTranslate2 (faster-whisper) has its own kernels: no torch_dtype, SDPA or FA2 either
     gguf = runtime in LLAMACPP_FAMILY or own_kernels(w.framework)
-    if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference and not gguf:
+    # an fp32 model (openai-whisper's, SAM's) has no bf16 to replace
+    fmt = w.weights_format or next(
+        (a.value for a in result.assumed if a.field == "weights_format"), None
+    )
+    half = fmt != "fp32"
+    if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference and not gguf and half:
         out.append(_p("no_bf16_inference", gpu=gpu.name))
     fa2_blocked = "flash_attention_needs_ampere" in {p.code for p in out}
     old_card = gpu.vendor == "NVIDIA" and 0 < gpu.cc < 8.0

@@ -122,3 +122,15 @@ def test_ai_toolkit_is_read_and_its_24gb_floor_named(lang: str) -> None:
     assert parsed.workload.framework == "ai-toolkit" and "ai-toolkit" not in parsed.ignored
     said = _answer(q, lang)
     assert "low_vram" in said and "24 GB" in said, said
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_pascal_card_is_known_and_never_answered_in_bf16(lang: str) -> None:
+    q = {
+        "zh": "whisper medium 用官方whisper 转录 1050ti 4g 够吗",
+        "en": "whisper medium on a gtx 1050 ti",
+    }[lang]
+    parsed = parse_query(q)
+    assert parsed.gpu_id == "gtx-1050-ti" and "1050ti" not in parsed.ignored
+    said = _answer(q, lang)
+    assert "GeForce GTX 1050 Ti" in said.splitlines()[1] and "bf16" not in said, said
