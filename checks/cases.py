@@ -133,7 +133,15 @@ DATASET_CLASSES: list[tuple[str, int]] = [
 ]
 UNKNOWN_STACK = "other"
 CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
-ATTENTION_WORDS = [(r"flash", "flash"), (r"eager", "eager"), (r"sdpa", "sdpa"), (r"slic", "sliced")]
+# xformers' memory_efficient_attention never materializes the scores (its kernels tile them,
+# as FlashAttention does): read as flash, as a user's "xformers" is (advisor/parse/knobs.py).
+ATTENTION_WORDS = [
+    (r"flash", "flash"),
+    (r"xformers|memory[_ -]efficient", "flash"),
+    (r"eager", "eager"),
+    (r"sdpa", "sdpa"),
+    (r"slic", "sliced"),
+]
 # Schema fields that map one to one onto Workload fields of the same name.
 SAME_NAME_FIELDS = (
     "batch_size",

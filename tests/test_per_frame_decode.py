@@ -58,3 +58,14 @@ def test_a_user_naming_perframe_ae_gets_the_same_reading() -> None:
     for text in ("cogvideox 5b 49 frames perframe_ae", "cogvideox 5b 49帧 逐帧解码"):
         p = parse_query(text)
         assert p.ok and p.workload.vae_per_frame, text
+
+
+def test_xformers_is_read_as_attention_that_never_holds_the_scores() -> None:
+    """xformers' memory_efficient_attention tiles the scores as FlashAttention does: a
+    user's 'xformers' and a case's 'xformers memory_efficient_attention' read as flash."""
+    from checks.cases import ATTENTION_WORDS, _first
+
+    p = parse_query("sd 1.5 dreambooth full fine-tune 512 xformers on t4")
+    assert p.ok and p.workload.attention is not None
+    assert p.workload.attention.value == "flash"
+    assert _first(ATTENTION_WORDS, "xformers memory_efficient_attention") == "flash"

@@ -308,7 +308,7 @@ def recognize_block_swap(s: Scan, r: Reading) -> None:
 # A word each training-knob pattern below holds: most lines have none, and then one scan
 # replaces four (whose leading \b re tries at every position).
 _TRAINING_KNOB_WORDS = re.compile(
-    r"adam|sgd|adafactor|lion|gc|梯度检查点|checkpointing|flash|sdpa|eager", re.I
+    r"adam|sgd|adafactor|lion|gc|梯度检查点|checkpointing|flash|sdpa|eager|xformers", re.I
 )
 
 
@@ -323,9 +323,13 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
         r.fields["gradient_checkpointing"] = False
     elif s.take(r"\bgc\b|梯度检查点|gradient[_ ]checkpointing|activation checkpointing"):
         r.fields["gradient_checkpointing"] = True
-    if m := s.take(r"\b(flash[- ]?attn\d?|flash[- ]?attention[- ]?\d?|flash|sdpa|eager)\b"):
+    # xformers' memory-efficient attention tiles the scores as FlashAttention does: flash.
+    if m := s.take(
+        r"\b(flash[- ]?attn\d?|flash[- ]?attention[- ]?\d?|flash|sdpa|eager|xformers)\b"
+    ):
         word = m.group(1)
-        r.fields["attention"] = Attention.flash if "flash" in word else Attention(word)
+        tiled = "flash" in word or word == "xformers"
+        r.fields["attention"] = Attention.flash if tiled else Attention(word)
 
 
 def recognize_size(s: Scan, r: Reading) -> None:
