@@ -54,6 +54,9 @@ class DiffusionSpec(BaseModel):
     # Units kohya sd-scripts' --blocks_to_swap counts the denoiser's blocks in, where they
     # differ from `blocks` (FLUX: a double block counts as two single ones).
     swap_units: int | None = None
+    # kohya sd-scripts' --split_mode (FLUX): the denoiser as two parts that take turns on the
+    # GPU, [upper, lower] billions of parameters (data/models.toml says which blocks).
+    split_parts_b: list[float] | None = None
 
 
 class ModelSpec(BaseModel):

@@ -289,6 +289,8 @@ class Workload(BaseModel):
     # kohya sd-scripts / musubi-tuner --blocks_to_swap N: N of the denoiser's blocks kept on
     # the CPU and swapped in as the step reaches them (advisor/memory/diffusion.py).
     blocks_to_swap: int | None = Field(default=None, ge=0, le=1000)
+    # kohya sd-scripts --split_mode: the FLUX DiT's two halves take turns on the GPU.
+    split_mode: bool = False
     vae_tiling: bool = False
     # The pipeline decodes the video's latents one frame at a time (lvdm's perframe_ae=True:
     # DynamiCrafter, ToonCrafter, ViewCrafter); data/models/video.toml [per_frame_decode].

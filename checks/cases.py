@@ -69,6 +69,8 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
     # lvdm's per-frame decode (perframe_ae=True), as the config spells it or in words.
     (r"perframe_ae\s*[=:]?\s*True|per-frame VAE decod", "vae_per_frame", True),
+    # kohya sd-scripts' FLUX --split_mode (the DiT's halves take turns on the GPU).
+    (r"--split_mode\b", "split_mode", True),
     # A trainer's latent cache (diffusers / kohya --cache_latents; not its --not_ switch).
     (r"(?<!not_)\bcache_latents\b|\blatents (are )?cached\b", "latents_cached", True),
     # Liger kernels as each stack spells the switch (HF use_liger_kernel, LLaMA-Factory

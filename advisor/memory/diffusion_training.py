@@ -216,6 +216,19 @@ def training_tokens(w: Workload, spec: ModelSpec, width: int, height: int, acc: 
     return float(video.transformer_tokens(geo, frames, width, height))
 
 
+def resident_denoiser(
+    w: Workload, spec: ModelSpec, den_w: float, swapped_share: float
+) -> tuple[float, bool]:
+    """The denoiser's weights on the card during a step, and whether kohya's --split_mode
+    set them: under it the larger of the two parts that take turns on the GPU
+    (data/models.toml split_parts_b); under block swap the blocks not swapped out."""
+    d = spec.diffusion
+    assert d is not None
+    if w.split_mode and d.split_parts_b and not swapped_share:
+        return den_w * max(d.split_parts_b) / sum(d.split_parts_b), True
+    return den_w * (1 - swapped_share), False
+
+
 def estimate_diffusion_training(
     w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
 ) -> Estimate:
@@ -256,14 +269,17 @@ def estimate_diffusion_training(
     # weights on the CPU and exchanges them with a resident block's as the forward and the
     # backward reach them: the card holds the other blocks (the embedders and the final
     # layer, a few percent, are counted with the blocks).
-    resident = den_w * (1 - swapped / units)
+    resident, split = resident_denoiser(w, spec, den_w, swapped / units)
     allocated: float = acc.add(
         "weights",
         resident + adapter,
         f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
         + (f", {swapped} of {units} blocks swapped to the CPU" if swapped else "")
+        + (f", split mode: {resident / den_w:.0%} on the GPU at a time" if split else "")
         + (f" + {trainable / 1e6:.1f}M LoRA x 4 B" if adapter else ""),
-        key="weights.denoiser_swap"
+        key="weights.denoiser_split"
+        if split
+        else "weights.denoiser_swap"
         if swapped
         else ("weights.denoiser_adapter" if adapter else "weights.denoiser"),
         params_b=d.denoiser_params_b,
@@ -271,6 +287,7 @@ def estimate_diffusion_training(
         adapter_m=round(trainable / 1e6, 1),
         swapped=swapped,
         units=units,
+        on_gpu_pct=round(100 * resident / den_w) if den_w else 100,
     )
     grads = acc.add(
         "gradients",

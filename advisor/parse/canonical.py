@@ -64,6 +64,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("vae tiling")
     if w.vae_per_frame:
         parts.append("perframe_ae")
+    if w.split_mode:
+        parts.append("split_mode")
     if not w.text_encoders_on_gpu:
         parts.append("t5 on cpu")
     if w.latents_cached:

@@ -132,6 +132,7 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
                         "vae_tiling",
                         "vae_slicing",
                         "vae_per_frame",
+                        "split_mode",
                         "text_encoders_cpu",
                         "latents_cached",
                         "controlnet",
@@ -226,6 +227,8 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["vae_slicing"] = True
     if s.take(vocab.knob_words("vae_per_frame")):
         r.fields["vae_per_frame"] = True
+    if s.take(vocab.knob_words("split_mode")):
+        r.fields["split_mode"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
     if s.take(vocab.knob_words("latents_cached")):
