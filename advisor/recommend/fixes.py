@@ -140,7 +140,7 @@ GGUF_QUANTIZE_FORMATS = ("q8_0", "q4_k_m", "q3_k_m")
 # transformers quantizes any checkpoint on load with bitsandbytes (load_in_8bit /
 # load_in_4bit, BitsAndBytesConfig): 8-bit, then 4-bit NF4, before the pre-quantized
 # checkpoints (transformers docs "bitsandbytes", read 2026-12-07).
-TRANSFORMERS_QUANTIZE_FORMATS = ("int8", "nf4", "fp8", "awq-4bit")
+TRANSFORMERS_QUANTIZE_FORMATS = ("int8", "nf4", *(f for f in QUANTIZE_FORMATS if f != "int8"))
 # Diffusion checkpoints come in fp8 (ComfyUI float8_e4m3fn), int8 and NF4 (bitsandbytes).
 DIFFUSION_QUANTIZE_FORMATS = ("fp8", "int8", "nf4")
 
