@@ -62,7 +62,8 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
     (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
     (
-        r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward",
+        r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward"
+        r"|gradient_release\s*[=:]?\s*true",
         "optimizer_in_backward",
         True,
     ),

@@ -229,6 +229,33 @@ def resident_denoiser(
     return den_w * (1 - swapped_share), False
 
 
+def add_gradients(
+    w: Workload, acc: Breakdown, trainable: float, param_bytes: int, layers: int
+) -> int:
+    """The trained parameters' gradients, or, with the optimizer step in the backward
+    (diffusion-pipe's gradient_release, torchtune's optimizer_in_bwd), one block's: each
+    parameter's post-accumulate-grad hook steps its own optimizer and zeroes the gradient
+    as soon as it is ready (diffusion-pipe train.py get_optimizer, read 2026-12-07)."""
+    if w.optimizer_in_backward:
+        block = trainable / max(layers, 1)
+        return acc.add(
+            "gradients",
+            min(trainable, block) * param_bytes,
+            f"one block's {block / 1e6:.1f}M x {param_bytes} B (optimizer step in the backward)",
+            key="gradients.released",
+            params_m=round(block / 1e6, 1),
+            bytes_per_param=param_bytes,
+        )
+    return acc.add(
+        "gradients",
+        trainable * param_bytes,
+        f"{trainable / 1e6:.1f}M trainable x {param_bytes} B",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=param_bytes,
+        shards=1,
+    )
+
+
 def estimate_diffusion_training(
     w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
 ) -> Estimate:
@@ -289,14 +316,7 @@ def estimate_diffusion_training(
         units=units,
         on_gpu_pct=round(100 * resident / den_w) if den_w else 100,
     )
-    grads = acc.add(
-        "gradients",
-        trainable * param_bytes,
-        f"{trainable / 1e6:.1f}M trainable x {param_bytes} B",
-        params_m=round(trainable / 1e6, 1),
-        bytes_per_param=param_bytes,
-        shards=1,
-    )
+    grads = add_gradients(w, acc, trainable, param_bytes, layers)
     per = optimizer_state_bytes_per_param(
         opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
     )
@@ -325,7 +345,7 @@ def estimate_diffusion_training(
         batch=batch,
         tokens=int(tokens),
     )
-    foreach = opt in (Optimizer.adamw, Optimizer.lion) and full
+    foreach = opt in (Optimizer.adamw, Optimizer.lion) and full and not w.optimizer_in_backward
     step = trainable * param_bytes if foreach else 0
     allocated += step_peak(w, spec, acc, max(grads + act_b, grads + step), width, height, batch)
     listed = sum(t.bytes for t in acc.terms)
