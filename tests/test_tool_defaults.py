@@ -134,3 +134,20 @@ def test_a_pascal_card_is_known_and_never_answered_in_bf16(lang: str) -> None:
     assert parsed.gpu_id == "gtx-1050-ti" and "1050ti" not in parsed.ignored
     said = _answer(q, lang)
     assert "GeForce GTX 1050 Ti" in said.splitlines()[1] and "bf16" not in said, said
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_card_table_for_a_card_without_bf16_says_fp16_for_its_lora_base(lang: str) -> None:
+    q = {"zh": "1080ti 能跑什么模型", "en": "what can a gtx 1080 ti run"}[lang]
+    parsed = parse_query(q)
+    from advisor.kinds import answer_kind
+
+    said = render(
+        parsed.question_kind,
+        lang,
+        plain=True,
+        result=answer_kind(parsed, "USD"),
+        parsed=parsed,
+        unknown_card=parsed.unknown_card,
+    )
+    assert "bf16" not in said and "fp16" in said, said
