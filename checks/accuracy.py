@@ -195,9 +195,16 @@ def fit_band(rows: list[dict]) -> dict:
     CASES_PER_SOURCE cases."""
     pts = points(rows)
     table: dict = {"all": _level(pts), "family": {}, "cell": {}, "stratum": {}}
-    if (row := _level([r for r in pts if r["unmodelled"]])) is not None:
-        table["unmodelled"] = row
-    modelled = [r for r in pts if not r["unmodelled"]]
+    for what in ("unmodelled", "guessed"):
+        # Where the engine knows less: a stack it does not follow, an architecture guessed
+        # from the size alone. Fitted on such cases only, per family where enough sources.
+        less = [r for r in pts if r[what]]
+        if (row := _level(less)) is not None:
+            table[what] = row
+            for family, fam in grouped(less, "family").items():
+                if (frow := _level(fam)) is not None:
+                    row[family] = frow
+    modelled = [r for r in pts if not r["unmodelled"] and not r["guessed"]]
     for family, fam in grouped(modelled, "family").items():
         if (row := _level(fam)) is not None:
             table["family"][family] = row
@@ -255,13 +262,21 @@ def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
     held = judged = 0
     if table["all"] is None:  # too few sources left to fit any band: nothing judged
         return 0, 0
-    extra = band_table()
+    fixed = band_table()  # the fixed widening for a guessed architecture, where no level fits
+    table = {
+        "guessed_arch_low": fixed["guessed_arch_low"],
+        "guessed_arch_high": fixed["guessed_arch_high"],
+        **table,
+    }
     for r in points(rows):
         lo, hi, *_ = pick_band(
-            table, r["family"], r["band_runtime"], r["unmodelled"], r.get("stratum", "")
+            table,
+            r["family"],
+            r["band_runtime"],
+            r["unmodelled"],
+            r.get("stratum", ""),
+            r["guessed"],
         )
-        if r["guessed"]:
-            lo, hi = lo + extra["guessed_arch_low"], hi + extra["guessed_arch_high"]
         judged += 1
         held += (
             r["estimate_bytes"] * (1 - lo) <= r["measured_bytes"] <= r["estimate_bytes"] * (1 + hi)
@@ -281,8 +296,12 @@ def band_toml(table: dict) -> str:
     if table["all"] is None:
         return f"# fewer than {MIN_SOURCES} sources (or too few cases): no band can be fitted"
     out = [section("all", table["all"])]
-    if "unmodelled" in table:
-        out.append(section("unmodelled", table["unmodelled"]))
+    for what in ("unmodelled", "guessed"):
+        if what in table:
+            row = table[what]
+            out.append(section(what, {k: row[k] for k in ("low", "high", "sources", "cases")}))
+            fams = {f: r for f, r in row.items() if isinstance(r, dict)}
+            out += [section(f"{what}.{f}", r) for f, r in sorted(fams.items())]
     out += [section(f"family.{f}", row) for f, row in sorted(table["family"].items())]
     for family, cells in sorted(table["cell"].items()):
         out += [section(f"cell.{family}.{rt}", row) for rt, row in sorted(cells.items())]

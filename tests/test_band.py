@@ -157,3 +157,69 @@ def test_a_stratum_is_fitted_only_where_enough_sources_measured_it():
     lo, hi, level, *_ = pick_band(table, "llm_inference", "transformers", False, "long")
     assert level == "llm_inference/transformers" and hi >= 0.4
     assert pick_band(table, "llm_inference", "transformers", False, "short")[1] < hi
+
+
+KNOWS_LESS = {
+    **TABLE,
+    "guessed": {
+        "low": 0.5,
+        "high": 0.7,
+        "sources": 18,
+        "cases": 47,
+        "diffusion_inference": {"low": 0.6, "high": 0.9, "sources": 15, "cases": 41},
+    },
+    "guessed_arch_low": 0.05,
+    "guessed_arch_high": 0.25,
+}
+
+
+def test_a_guessed_architecture_takes_the_spread_measured_on_guessed_models():
+    """Per side the wider of its level and [guessed.<family>], else [guessed]; the fixed
+    widening guessed_arch_* only where no such level was fitted."""
+    assert pick_band(KNOWS_LESS, "diffusion_inference", "diffusers", False, "", True)[:2] == (
+        0.6,
+        0.9,
+    )
+    assert pick_band(KNOWS_LESS, "llm_inference", "transformers", False, "", True)[:2] == (
+        0.5,
+        0.7,
+    )
+    lo, hi, *_ = pick_band(
+        TABLE | {"guessed_arch_low": 0.05, "guessed_arch_high": 0.25},
+        "llm_inference",
+        "transformers",
+        False,
+        "",
+        True,
+    )
+    assert (lo, hi) == pytest.approx((0.15, 0.37))
+
+
+def test_the_fit_gives_guessed_models_and_unknown_stacks_their_own_levels():
+    def row(i: int, family: str, guessed: bool, err: float) -> dict:
+        return {
+            "group": f"src{i % 6}",
+            "family": family,
+            "band_runtime": "diffusers",
+            "stratum": "",
+            "unmodelled": False,
+            "guessed": guessed,
+            "measured_bytes": int(100 * (1 + err)),
+            "estimate_bytes": 100,
+            "error": 0.0,
+        }
+
+    rows = [row(i, "diffusion_inference", True, 1.5) for i in range(60)]
+    rows += [row(i, "diffusion_inference", False, 0.05) for i in range(60)]
+    table = accuracy.fit_band(rows)
+    assert table["guessed"]["high"] >= 1.5
+    assert table["guessed"]["diffusion_inference"]["high"] >= 1.5
+    # the named-architecture levels are fitted without the guessed cases
+    assert table["family"]["diffusion_inference"]["high"] < 0.2
+
+
+def test_a_named_16_bit_model_never_gets_a_low_end_below_its_weights():
+    est = estimate(Workload(model="llama-3.1-8b", mode="inference")).estimate
+    weights = sum(t.bytes for t in est.terms if t.name == "weights")
+    assert est.low_bytes >= weights * 1e9 / 2**30 - 1
+    assert est.low_bytes <= est.total_bytes <= est.high_bytes

@@ -240,15 +240,23 @@ def _modelled_frameworks() -> frozenset[str]:
 
 
 def pick_band(
-    table: dict[str, Any], family: str, runtime: str, unmodelled: bool, stratum: str = ""
+    table: dict[str, Any],
+    family: str,
+    runtime: str,
+    unmodelled: bool,
+    stratum: str = "",
+    guessed: bool = False,
 ) -> tuple[float, float, str, int, int]:
     """The band fitted for the narrowest level that had enough measurements: the stratum of
     the family under this runtime (strata.py: context regime, how quantized weights load),
     else the family under this runtime, else the family, else everything (a level fitted
     from too few sources is not in the table: bench/accuracy.py leaves it out). A stack the
     engine does not model takes, per side, the wider of its level's and the spread measured
-    on such stacks ([unmodelled], else everything's). The levels are fitted on modelled
-    stacks. Returns (low, high, level, sources, cases); `table` is band.toml's or a re-fit's."""
+    on such stacks ([unmodelled.<family>], else [unmodelled], else everything's); a model
+    whose architecture was guessed from its size likewise takes the spread measured on such
+    models ([guessed.<family>], else [guessed], else the fixed widening guessed_arch_*). The
+    levels are fitted on modelled stacks and named architectures. Returns (low, high, level,
+    sources, cases); `table` is band.toml's or a re-fit's."""
     row = table.get("stratum", {}).get(family, {}).get(runtime, {}).get(stratum)
     level = f"{family}/{runtime}/{stratum}"
     if row is None:
@@ -259,9 +267,31 @@ def pick_band(
         row, level = table["all"], "all"
     lo, hi = row["low"], row["high"]
     if unmodelled:
-        wide = table.get("unmodelled", table["all"])
+        wide = _knows_less(table, "unmodelled", family) or table["all"]
         lo, hi = max(lo, wide["low"]), max(hi, wide["high"])
+    if guessed:
+        if wide := _knows_less(table, "guessed", family):
+            lo, hi = max(lo, wide["low"]), max(hi, wide["high"])
+        else:
+            lo, hi = (
+                lo + table.get("guessed_arch_low", 0.0),
+                hi + table.get("guessed_arch_high", 0.0),
+            )
     return lo, hi, level, row["sources"], row["cases"]
+
+
+def _knows_less(table: dict[str, Any], what: str, family: str) -> dict[str, Any] | None:
+    """The spread fitted where the engine knows less (`what`: "unmodelled" stacks or
+    "guessed" architectures): the family's row where enough sources measured it, else all
+    such cases' row, else None. A row is [what] itself ("low"/"high" keys), its families
+    nested under it ([what.<family>])."""
+    row = table.get(what)
+    if not isinstance(row, dict):
+        return None
+    fam = row.get(family)
+    if isinstance(fam, dict) and "high" in fam:
+        return fam
+    return row if "high" in row else None
 
 
 @cache  # every estimate asks; the table is read once per process
@@ -283,13 +313,8 @@ def _settled(
     family: str, runtime: str, unmodelled: bool, guessed: bool, stratum: str = ""
 ) -> tuple[float, float, Confidence, BandBasis]:
     table = band_table()
-    lo, hi, level, sources, cases = pick_band(table, family, runtime, unmodelled, stratum)
-    if guessed:
-        lo, hi = lo + table["guessed_arch_low"], hi + table["guessed_arch_high"]
-    width = max(lo, hi)
-    confidence = (
-        Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
-    )
+    lo, hi, level, sources, cases = pick_band(table, family, runtime, unmodelled, stratum, guessed)
+    confidence = confidence_of(lo, hi)
     basis = BandBasis(level, sources, cases, unmodelled, guessed, family, runtime, stratum)
     return round(lo, 3), round(hi, 3), confidence, basis
 
@@ -327,11 +352,32 @@ def settle_band(
         stratum,
     )
     total = est.total_bytes
+    # A named model's 16- or 32-bit weights on the card are known exactly: no measurement
+    # of it runs below them, however far below the estimate other setups of its family ran
+    # (less a decimal "GB" read as GiB: 1e9 / 2**30). Quantized weights are not a floor:
+    # loaders differ in what they keep unquantized.
+    exact = not guessed and not _quantized(fmt)
+    resident = sum(t.bytes for t in est.terms if t.name == "weights") if exact else 0
+    floor = min(resident * DECIMAL_GB, total)
+    if total > 0 and floor > total * (1 - lo):
+        lo = 1 - floor / total
+        confidence = confidence_of(lo, hi)
     est.low_bytes = int(total * (1 - lo))
     est.high_bytes = int(total * (1 + hi))
     est.band_low_fraction, est.band_high_fraction = lo, hi
     est.confidence = confidence
     est.band_basis = basis
+
+
+DECIMAL_GB = 1e9 / 2**30
+
+
+def confidence_of(lo: float, hi: float) -> Confidence:
+    """How sure the figure is, from the band's wider side."""
+    width = max(lo, hi)
+    return (
+        Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
+    )
 
 
 def _quantized(fmt: str | None) -> bool:
