@@ -57,6 +57,10 @@ class DiffusionSpec(BaseModel):
     # kohya sd-scripts' --split_mode (FLUX): the denoiser as two parts that take turns on the
     # GPU, [upper, lower] billions of parameters (data/models.toml says which blocks).
     split_parts_b: list[float] | None = None
+    # A denoiser made of equal experts that take turns by timestep (Wan2.2 A14B: a
+    # high-noise and a low-noise 14B DiT): all loaded, one in use per step, so an offload
+    # that moves the idle one to the CPU holds one (data/models/video.toml says which).
+    denoiser_experts: int = 1
 
 
 class ModelSpec(BaseModel):

@@ -104,8 +104,9 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     te_on = w.text_encoders_on_gpu and bool(p.te_w)
     te_stays = te_on and stays_on_gpu_under_model_offload(p.te_fmt)
     stay = (p.den_w if den_stays else 0.0) + (sum(p.te_w) if te_stays else 0.0)
+    den_on = p.den_w if den_stays else p.den_w / experts_of(p)
     phases = {
-        "denoise": p.den_w + p.cn_w + p.den_act + (stay - p.den_w if den_stays else stay),
+        "denoise": den_on + p.cn_w + p.den_act + (stay - p.den_w if den_stays else stay),
         "decode": p.vae_w + p.decode + stay,
         "text": (sum(p.te_w) if te_stays else text_phase_bytes(w, p) if te_on else 0)
         + (p.den_w if den_stays else 0.0),
@@ -127,13 +128,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         )
         return allocated + p.add_decode(acc)
     if peak == "denoise":
-        allocated += acc.add(
-            "weights",
-            p.den_w,
-            "model CPU offload: only the denoiser is resident while denoising; "
-            + denoiser_formula(p),
-            key="weights.model_offload",
-        )
+        allocated += add_offloaded_denoiser(p, acc, den_on)
         allocated += add_controlnets(w, p, acc)
         return allocated + p.add_activations(acc)
     return allocated + acc.add(
@@ -142,6 +137,40 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         "model CPU offload: the text encoders that coexist (the last one stays while the "
         "negative prompt is encoded)",
         key="text_encoders.model_offload",
+    )
+
+
+def experts_of(p: PipelineMemory) -> int:
+    d = p.spec.diffusion
+    return d.denoiser_experts if d is not None and d.denoiser_experts > 1 else 1
+
+
+def add_offloaded_denoiser(p: PipelineMemory, acc: Breakdown, den_on: float) -> int:
+    """The denoiser while denoising under model offload. A denoiser of experts that take
+    turns by timestep holds one: Wan2.2's generate.py (_prepare_model_for_timestep, under
+    --offload_model True) moves the idle expert to the CPU before the other's steps, and
+    diffusers' model offload hooks transformer and transformer_2 as two components."""
+    experts = experts_of(p)
+    if experts == 1 or den_on >= p.den_w:
+        return acc.add(
+            "weights",
+            p.den_w,
+            "model CPU offload: only the denoiser is resident while denoising; "
+            + denoiser_formula(p),
+            key="weights.model_offload",
+        )
+    d = p.spec.diffusion
+    assert d is not None
+    params = d.denoiser_params_b / experts
+    return acc.add(
+        "weights",
+        den_on,
+        f"model CPU offload: one of the denoiser's {experts} experts on the GPU at a time "
+        f"(the idle one on the CPU); {params:g}B x "
+        f"{catalog.find_format(p.fmt).bits:g} bits",  # type: ignore[union-attr]
+        key="weights.model_offload_expert",
+        experts=experts,
+        params_b=round(params, 2),
     )
 
 
