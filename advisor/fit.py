@@ -16,8 +16,7 @@ from advisor.largest import largest
 from advisor.memo import Memo
 from advisor.memory import estimate
 from advisor.models import Workload
-from advisor.recommend import HEADROOM
-from advisor.recommend.fixes import MIN_FREE
+from advisor.recommend.headroom import HEADROOM, MIN_FREE
 from advisor.recommend.recipes import small_card_recipe
 
 
@@ -217,7 +216,7 @@ def largest_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | N
 
 def largest_tight_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | None:
     """`largest_model_b` on the answers' "⚠️ tight" line: the workload leaves at least
-    MIN_FREE of the card's usable memory, under the guide's 20% (advisor.recommend.fixes
+    MIN_FREE of the card's usable memory, under the guide's 20% (advisor.recommend.headroom
     runs_in). The rung a capability answer names as "runs tight" beyond the comfortable one."""
     per_card = int(gpu.usable_vram_bytes * (1 - MIN_FREE))
     return _largest_rung(

@@ -70,7 +70,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         # memory is not what stops it, tensor parallelism is (recommend.verdict's "split"):
         # saying OOM beside a figure under the card's memory contradicted the answer. Only
         # where the count does not divide the heads: a pick short of the card's last 1%
-        # (recommend.fixes.MIN_FREE) or a layer split (llama.cpp's, any count) is memory;
+        # (recommend.headroom.MIN_FREE) or a layer split (llama.cpp's, any count) is memory;
         # QwQ-32B's 40/8 heads on 2 cards under llama.cpp at 15.7 of 15.8 GiB were called
         # "2 does not divide".
         heads = f"{arch.heads}/{arch.kv_heads_}"

@@ -37,7 +37,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.models import Kind, Mode, Runtime
 from advisor.recommend import Recommendation, card_prices
-from advisor.recommend.fixes import VLLM_FLAG_CODES
+from advisor.recommend.fix_candidates import VLLM_FLAG_CODES
 from advisor.recommend.owned import OwnedAnswer
 from advisor.render import gib, label, render
 from checks.figures import figures_disagree

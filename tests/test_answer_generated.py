@@ -13,7 +13,7 @@ import pytest
 from advisor import catalog
 from advisor.parse import parse_query
 from advisor.recommend import Recommendation, recommend_query
-from advisor.recommend.fixes import HEADROOM
+from advisor.recommend.headroom import HEADROOM
 from advisor.render import gib, render
 from checks.figures import figures_disagree
 

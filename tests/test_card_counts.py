@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from advisor.constraints import tp_ok
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from advisor.recommend.fixes import tp_ok
 from advisor.render import gib, render
 
 

@@ -69,7 +69,7 @@ def test_layer_split_decodes_no_faster_than_one_card():
 
 
 def _fix_codes(w: Workload) -> list[str]:
-    from advisor.recommend.fixes import candidate_fixes
+    from advisor.recommend.fix_candidates import candidate_fixes
 
     return [code for code, _ in candidate_fixes(estimate(w))]
 
@@ -194,7 +194,7 @@ def test_exllamav2_cache_defaults_to_the_asked_context_not_the_model_maximum():
 def test_vllm_small_card_flags_are_offered_before_more_cards():
     rec = ask("gpt-oss-20b on 16 GB")
     assert rec.fixes and rec.fixes[0] == "vllm_lean"
-    from advisor.recommend.fixes import VLLM_LEAN
+    from advisor.recommend.fix_candidates import VLLM_LEAN
 
     lean = estimate(Workload(model="gpt-oss-20b", runtime="vllm", **VLLM_LEAN)).estimate
     assert lean is not None
@@ -250,7 +250,7 @@ def test_plain_chat_with_a_vllm_format_assumes_vllm_and_says_so():
 def test_72b_awq_on_two_3090_under_vllm_runs_with_its_small_card_flags():
     rec = ask("两张3090 跑 qwen2.5-72b-instruct-awq 用 vllm")
     assert rec.fixes and rec.fixes[0] == "vllm_lean_tp"
-    from advisor.recommend.fixes import VLLM_LEAN_TP
+    from advisor.recommend.fix_candidates import VLLM_LEAN_TP
 
     w = Workload(
         model="qwen2.5-72b", weights_format="awq-4bit", runtime="vllm", num_gpus=2, **VLLM_LEAN_TP
@@ -265,7 +265,7 @@ def test_72b_awq_on_two_3090_under_vllm_runs_with_its_small_card_flags():
 def test_vllm_flag_sets_are_one_family_and_only_the_least_that_fits_is_advised():
     """The prefill chunk, eager mode and the lean set were two fix families that could both
     appear ('eager_batched:2048' and 'vllm_lean' for the same 4090). Now one ladder."""
-    from advisor.recommend.fixes import VLLM_FLAG_CODES
+    from advisor.recommend.fix_candidates import VLLM_FLAG_CODES
 
     for line in (
         "qwen2.5-32b awq on 4090",
@@ -282,7 +282,7 @@ def test_vllm_flag_sets_are_one_family_and_only_the_least_that_fits_is_advised()
 
 
 def test_vllm_flag_ladder_never_loosens_what_the_user_set():
-    from advisor.recommend.fixes import vllm_flag_fixes
+    from advisor.recommend.fix_candidates import vllm_flag_fixes
 
     w = Workload(model="qwen2.5-7b", runtime="vllm", max_num_batched_tokens=1024)
     for code, make in vllm_flag_fixes(w):

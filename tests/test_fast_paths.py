@@ -19,8 +19,10 @@ from advisor.memory.terms import LeanTerm
 from advisor.models import Term
 from advisor.parse import parse_query, vocab
 from advisor.recommend import Recommendation, recommend, recommend_query
+from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate, trial_estimate, workload_key
-from advisor.recommend.fixes import CheapFixes, candidate_fixes, fixes_for, workload_for
+from advisor.recommend.fix_candidates import candidate_fixes
+from advisor.recommend.fixes import CheapFixes, fixes_for
 from checks.answer_questions import questions, wizard_questions
 
 DATA = Path(__file__).parent / "data"
@@ -311,7 +313,7 @@ def test_pitfalls_built_without_validation_are_what_validation_builds() -> None:
 def test_no_cheap_fix_comes_after_the_settings(q: str) -> None:
     """CheapFixes lists the setting fixes alone: every CHEAP candidate is among them, and
     the candidate list is the settings followed by the costlier fixes."""
-    from advisor.recommend.fixes import CHEAP, costlier_fixes, setting_fixes
+    from advisor.recommend.fix_candidates import CHEAP, costlier_fixes, setting_fixes
 
     w = parse_query(q).workload
     assert w is not None
@@ -368,7 +370,7 @@ def test_a_budget_fix_left_unsearched_is_one_whose_search_ends_over_budget() -> 
 def _within_a_week_plain(setups, gpu, opt, price):  # type: ignore[no-untyped-def]
     """The search's week rule as it was written: an option built at every count tried."""
     from advisor.constraints import speed_constants
-    from advisor.recommend.fixes import COUNTS
+    from advisor.recommend.card_counts import COUNTS
     from advisor.recommend.rank import option
 
     limit = speed_constants()["max_job_hours"]

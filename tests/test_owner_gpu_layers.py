@@ -28,7 +28,7 @@ def test_partial_offload_names_the_most_layers_that_fit_and_its_speed() -> None:
     """Before: "mixtral 8x7b q4 单张3090 ollama 速度怎么样" answered "-ngl 16 ... 慢好几倍" (half
     the layers, no speed) where 20 fit with the guide's headroom. Now the most layers under
     the cap and the decode speed with the rest read from system RAM."""
-    from advisor.recommend.fixes import HEADROOM
+    from advisor.recommend.headroom import HEADROOM
 
     for q, lang, word in [
         ("mixtral 8x7b q4 单张3090 ollama 速度怎么样", "zh", "tok/s"),

@@ -10,16 +10,10 @@ import pytest
 from advisor import catalog
 from advisor.parse import parse_query
 from advisor.recommend import fixes
+from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import (
-    ACTIVATION_FIXES,
-    CHEAP,
-    CheapFixes,
-    candidate_fixes,
-    cheap_floor,
-    setting_fixes,
-    workload_for,
-)
+from advisor.recommend.fix_candidates import CHEAP, candidate_fixes, setting_fixes
+from advisor.recommend.fixes import ACTIVATION_FIXES, CheapFixes, cheap_floor
 
 # Inference on each runtime family, training in each recipe, diffusion: the cheap fixes of
 # each (batch, checkpointing, fused loss, 8-bit optimizer, vLLM flags, KV cache types).

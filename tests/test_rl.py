@@ -9,7 +9,7 @@ from advisor.memory.rl import framework_facts, table
 from advisor.models import Mode
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from advisor.recommend.fixes import costlier_fixes
+from advisor.recommend.fix_candidates import costlier_fixes
 from advisor.render import render
 
 QWEN7 = "qwen2.5-7b"

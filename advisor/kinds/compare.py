@@ -21,7 +21,7 @@ from advisor.kinds.capability import CapabilityRow, capability_rows
 from advisor.kinds.purchase_costs import buy_price
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price, recommend_query
-from advisor.recommend.fixes import COUNTS
+from advisor.recommend.card_counts import COUNTS
 from advisor.serving import ServeOption, plan_serving, smallest_replica
 
 

@@ -33,7 +33,8 @@ from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
 from advisor.models import Kind, Mode, Optimizer, Workload
 from advisor.parse import ParsedQuery
-from advisor.recommend import HEADROOM, cheapest_price
+from advisor.recommend import cheapest_price
+from advisor.recommend.headroom import HEADROOM
 from advisor.recommend.recipes import rungs, small_card_recipe
 
 
@@ -212,7 +213,7 @@ def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
     no plan as asked, each with the answer's flags that say so: a model served with no
     precision named, the 4-bit weights (AWQ / GPTQ / GGUF Q4); a full fine-tune on AdamW,
     the changes the fit answer names that keep every parameter trained at about the same
-    speed (recommend/fixes.py): bitsandbytes' paged AdamW 8-bit (optimizer states a quarter
+    speed (recommend/fix_candidates.py): bitsandbytes' paged AdamW 8-bit (optimizer states a quarter
     the size), then also a chunked cross-entropy (no full fp32 logits)."""
     if workload is None:
         return []

@@ -21,18 +21,13 @@ from advisor.memory.runtimes import coefficient
 from advisor.models import EstimateResult, Runtime, Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
+from advisor.recommend.card_counts import COUNTS, adds_cards
 from advisor.recommend.consumer_route import consumer_card_route
-from advisor.recommend.fixes import (
-    COUNTS,
-    HEADROOM,
-    MIN_FREE,
-    SLOW,
-    adds_cards,
-    candidate_fixes,
-)
+from advisor.recommend.fix_candidates import SLOW, candidate_fixes
 from advisor.recommend.free_tiers import free_tiers
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
+from advisor.recommend.headroom import HEADROOM, MIN_FREE
 from advisor.recommend.options import AlsoCard, GridCell, Recommendation, Verdict
 from advisor.recommend.platform import keep_to_platform, platform_fixes, platform_of
 from advisor.recommend.pricing import REGION_BY_CURRENCY, cheapest_price

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.models import EstimateResult
+from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate
-from advisor.recommend.fixes import workload_for
 from advisor.recommend.options import Option, Recommendation
 
 

@@ -15,7 +15,7 @@ from advisor import catalog
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.memory import GIB, estimate
 from advisor.models import EstimateResult, Kind, Workload
-from advisor.recommend.fixes import HEADROOM, MIN_FREE
+from advisor.recommend.headroom import HEADROOM, MIN_FREE
 from advisor.recommend.recipes import faster_route_run, small_card_recipe
 from advisor.types import Option, Pitfall, pitfall_texts
 

@@ -8,7 +8,8 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import blockers
 from advisor.models import EstimateResult, Kind
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import HEADROOM, cheap_floor
+from advisor.recommend.fixes import cheap_floor
+from advisor.recommend.headroom import HEADROOM
 from advisor.recommend.pricing import platforms
 
 

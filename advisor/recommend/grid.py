@@ -5,15 +5,10 @@ from __future__ import annotations
 from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import apple_raised_limit_gb, blockers
 from advisor.models import Kind, Mode, Runtime, Workload
+from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
-from advisor.recommend.fixes import (
-    HEADROOM,
-    VLLM_LEAN,
-    VLLM_LEAN_TP,
-    VLLM_LIKE,
-    runs_in,
-    workload_for,
-)
+from advisor.recommend.fix_candidates import VLLM_LEAN, VLLM_LEAN_TP, VLLM_LIKE
+from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok
 from advisor.recommend.speed import decode_step_s

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.models import EstimateResult, Kind
+from advisor.recommend.headroom import HEADROOM
 
 GB = 1e9
 FLOOR_SHARE = 0.75  # the smallest card the figure wants, as a share of the row's floor
-HEADROOM = 0.20  # fixes.HEADROOM (imported there from here would be circular)
 
 
 def cards_range(task: catalog.TaskSpec) -> tuple[int, int]:

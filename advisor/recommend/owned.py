@@ -19,7 +19,7 @@ from advisor.constraints import applicable, blockers
 from advisor.models import Workload
 from advisor.pitfalls import card_pitfalls
 from advisor.recommend import _Setups
-from advisor.recommend.fixes import COUNTS, adds_cards
+from advisor.recommend.card_counts import COUNTS, adds_cards
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import option
 from advisor.recommend.verdict import verdict_of

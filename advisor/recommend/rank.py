@@ -9,10 +9,11 @@ from typing import Any, NamedTuple
 from advisor import catalog
 from advisor.audio_speed import realtime_factor
 from advisor.catalog import GpuSpec
-from advisor.constraints import Requirement, blockers
+from advisor.constraints import Requirement, blockers, tp_ok
 from advisor.memo import ByIdentity
 from advisor.models import EstimateResult, Kind, Runtime
-from advisor.recommend.fixes import HEADROOM, CheapFixes, fixes_for, runs_in, tp_ok
+from advisor.recommend.fixes import CheapFixes, fixes_for
+from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.pricing import times
 from advisor.recommend.speed import (
     NO_SPEED,

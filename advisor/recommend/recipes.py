@@ -21,6 +21,7 @@ from advisor.catalog import DATA_DIR, GpuSpec, find_format
 from advisor.constraints import blockers
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, Workload
+from advisor.recommend.headroom import HEADROOM
 
 # Adapter recipes on a frozen base: the base may be stored smaller (a full fine-tune
 # updates the weights themselves, so their storage is the user's choice).
@@ -173,7 +174,7 @@ def faster_route_run(
         return None
     w = asked.workload
     asked_bits = _bits(w.weights_format or _assumed_format(asked))
-    cap = int(gpu.usable_vram_bytes * (1 - 0.20))  # the guide's headroom (fixes.HEADROOM)
+    cap = int(gpu.usable_vram_bytes * (1 - HEADROOM))  # the guide's headroom
     for fmt in SMALLER_FORMATS:
         if _bits(fmt) >= asked_bits:
             continue

@@ -10,15 +10,10 @@ from advisor import catalog
 from advisor.constraints import applicable, blockers, speed_constants
 from advisor.memo import Memo
 from advisor.models import EstimateResult, Workload
+from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
-from advisor.recommend.fixes import (
-    COUNTS,
-    HEADROOM,
-    ONE_MACHINE,
-    CheapFixes,
-    runs_in,
-    workload_for,
-)
+from advisor.recommend.fixes import CheapFixes
+from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.pricing import times, times_table
 from advisor.recommend.rank import (
     Card,

@@ -5,24 +5,17 @@ it fit, cheapest first (split out of advisor.recommend, which calls `verdict_of`
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
-from advisor.constraints import apple_raised_limit_gb, blockers
+from advisor.constraints import apple_raised_limit_gb, blockers, tp_ok
 from advisor.models import EstimateResult, Parallelism, Workload
+from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, adds_cards, workload_for
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fixes import (
-    COUNTS,
-    HEADROOM,
-    ONE_MACHINE,
-    SLOW,
-    adds_cards,
-    fixes_for,
-    runs_in,
-    stacked_fix,
-    tp_ok,
-    workload_for,
-)
+from advisor.recommend.fix_candidates import SLOW
+from advisor.recommend.fixes import fixes_for
+from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
 from advisor.recommend.setup_fixes import offered
+from advisor.recommend.stacked_fixes import stacked_fix
 from advisor.types import Option
 
 
