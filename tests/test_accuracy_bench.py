@@ -91,22 +91,7 @@ def test_a_text_encoder_run_on_the_cpu_is_read_from_the_notes_and_leaves_the_gpu
     from advisor.memory import estimate
     from checks.cases import case_to_workload
 
-    case = {
-        "id": "synthetic-wan-t5-cpu",
-        "category": "diffusion_inference",
-        "model": {"name": "Wan-AI/Wan2.1-T2V-1.3B", "params_b": 7.2, "arch": {}},
-        "workload": {
-            "mode": "inference",
-            "weights_precision": "bf16",
-            "batch_size": 1,
-            "image_width": 832,
-            "image_height": 480,
-            "denoise_steps": 50,
-            "framework": "diffusers",
-        },
-        "notes": "81 frames.",
-        "quote": "",
-    }
+    case = _wan_case("81 frames.")
     on_gpu, knobs_on = case_to_workload(case)
     off_gpu, knobs_off = case_to_workload({**case, "notes": "81 frames, --t5_cpu."})
     assert "text_encoders_on_gpu=False" in knobs_off and not knobs_on
