@@ -19,6 +19,7 @@ from advisor.memo import Memo
 from advisor.parse import (
     budget,
     cards,
+    hub_names,
     knobs,
     names,
     outside,
@@ -45,9 +46,9 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     budget.recognize_hours_per_day,  # before the sizes and counts read "8" of "每天8小时"
     tasks.recognize_ask_fit,  # before names and modes: "能跑什么模型" names no model
     names.recognize_not_estimated,
-    names.recognize_repo_id,
-    names.recognize_gguf_file,
-    names.recognize_ollama_tag,
+    hub_names.recognize_repo_id,
+    hub_names.recognize_gguf_file,
+    hub_names.recognize_ollama_tag,
     tasks.recognize_no_adapter,  # before the stack ("peft") and the modes ("lora")
     cards.recognize_cards,
     cards.recognize_vram,

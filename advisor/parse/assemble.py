@@ -14,10 +14,11 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
-from advisor.parse.names import family_model, longer_context_siblings, suggest
+from advisor.parse.names import family_model
 from advisor.parse.platform import platform_runtime, vague_quant_runtime
 from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
+from advisor.parse.similar_names import longer_context_siblings, suggest
 from advisor.parse.stack import framework_of
 from advisor.parse.tasks import POST_TRAINING
 

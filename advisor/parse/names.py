@@ -1,37 +1,35 @@
-"""Model names as people write them: Hugging Face repo ids with suffixes, GGUF file names,
-Ollama tags, R1 distills, family shorthands ("千问 14b", "满血 r1"), catalog names; and
-"did you mean" for the ones the catalog lacks."""
+"""Model names as people write them: catalog names (a repo-style name's suffixes peeled off),
+R1 distills, family shorthands ("千问 14b", "满血 r1"), names the engine cannot size yet, and
+a versioned name the catalog lacks before a size. Repo ids, GGUF files and Ollama tags: hub_names.py; "did
+you mean": similar_names.py."""
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections import Counter
 from functools import cache, lru_cache
-from typing import NamedTuple
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.parse import releases, vocab
+from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan, reject
 
 _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
 
 
-def _use(r: Reading, spec: ModelSpec, word: str) -> None:
+def use_model(r: Reading, spec: ModelSpec, word: str) -> None:
     r.spec = spec
     variant = catalog.same_architecture_variant(word, spec)
     if variant is not None:  # "qwen2.5-coder-14b": sized as Qwen2.5 14B, said so
         r.assumed.append(f"same_architecture = {word.strip()} → {spec.name}")
 
 
-def _set_format(r: Reading, fmt_id: str, origin: str) -> None:
+def set_format(r: Reading, fmt_id: str, origin: str) -> None:
     """A format named by a repo suffix, file name or tag (`origin`); the first one wins."""
     if "weights_format" not in r.fields and catalog.formats().get(fmt_id) is not None:
         r.fields["weights_format"] = fmt_id
 
 
-# --- names with suffixes: repo ids and file names ------------------------------------------
+# --- names with suffixes, peeled off until the catalog knows the rest -----------------------
 
 
 @cache
@@ -82,7 +80,7 @@ def _suffix_at_end(tokens: list[str], *, with_format: bool) -> tuple[list[str], 
     return None
 
 
-def _looks_like_model(name: str) -> bool:
+def looks_like_model(name: str) -> bool:
     key = catalog.normalize_name(name)
     return key.startswith(vocab.model_prefixes()) or bool(re.search(r"\d+(\.\d+)?b\b", key))
 
@@ -105,149 +103,6 @@ def recognize_not_estimated(s: Scan, r: Reading) -> None:
         raise reject("not_estimated", table.get(key, m.group(0)))
 
 
-@cache
-def _model_url() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """A hub host alone (a cheap test first: the optional scheme before it is tried from
-    every position), and a hub page's address up to the repo id."""
-    hosts = "|".join(re.escape(h) for h in vocab.load("words")["model_urls"]["hosts"])
-    return re.compile(hosts, re.I), re.compile(
-        rf"(?:https?://)?(?:www\.)?(?:{hosts})(?=[a-z0-9])", re.I
-    )
-
-
-def recognize_repo_id(s: Scan, r: Reading) -> None:
-    """org/name[-suffixes]: meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-7B-Instruct-AWQ;
-    a hub page's address is read as the id it ends in (vocab/words.toml model_urls)."""
-    host, url = _model_url()
-    if host.search(s.text):
-        s.take_all(url)
-    pattern = r"(?<![\w/])(?P<org>[a-z0-9][\w.\-]*)/(?P<name>[a-z0-9][\w.\-]*[a-z0-9])"
-    for m in re.finditer(pattern, s.text, re.I):
-        # "vit-b/16", "vit-l/14": a patch size after the slash, not an org/name repo id
-        whole = None
-        if re.fullmatch(r"\d{1,2}", m.group("name")):
-            whole = catalog.find_model(m.group(0).replace("/", "-"))
-        if whole is not None:
-            # a word before it that belongs to the same name ("clip vit-l/14")
-            name = m.group(0).replace("/", "-")
-            prev = re.search(r"([a-z]+)[\s\-_]+$", s.text[: m.start()])
-            if prev and catalog.find_model(f"{prev.group(1)} {name}") is whole:
-                s._consume(prev, (prev.start(1), m.start()))
-            s._consume(m)
-            _use(r, whole, m.group(0))
-            return
-        name = re.sub(r"\.gguf$", "", m.group("name"))
-        spec, fmt = strip_name(name)
-        if spec is None:
-            if _looks_like_model(name):
-                raise reject("unknown_model", m.group(0), suggest(name))
-            continue
-        s._consume(m)
-        _use(r, spec, m.group(0))
-        if fmt and re.search(r"[-_.]gguf$", m.group("name"), re.I):
-            r.gguf_repo = True  # a container, not a quant type: decided in assemble
-        elif fmt:
-            _set_format(r, fmt, "repo")
-        runtime = vocab.load("models")["repo_orgs"].get(m.group("org").lower())
-        if runtime:
-            r.fields.setdefault("runtime", runtime)
-        return
-
-
-_GGUF_QUANT = r"[-_.](?P<quant>i?q\d(?:_[a-z0-9]+)*|f16|bf16|f32|fp16)$"
-
-
-def recognize_gguf_file(s: Scan, r: Reading) -> None:
-    """qwen2.5-7b-instruct-q4_k_m.gguf: the model and the quant type in the file name."""
-    m = re.search(r"(?<![\w/])(?P<stem>[a-z0-9][\w.\-]*?)\.gguf\b", s.text, re.I)
-    if m is None or r.spec is not None:
-        return
-    stem = m.group("stem")
-    if re.fullmatch(_GGUF_QUANT[len("[-_.]") :], stem, re.I):
-        # "q4_K_M.gguf" alone: the file's quant type; the model is named elsewhere
-        s._consume(m)
-        if fmt_id := _format_word(stem):
-            _set_format(r, fmt_id, "file")
-        return
-    quant = re.search(_GGUF_QUANT, stem, re.I)
-    fmt_id = _format_word(quant.group("quant")) if quant else None
-    if quant:
-        stem = stem[: quant.start()]
-    spec, suffix_fmt = strip_name(stem)
-    if spec is None:
-        raise reject("unknown_model", m.group(0), suggest(stem))
-    s._consume(m)
-    _use(r, spec, m.group(0))
-    if fmt_id is None:
-        fmt_id = "q4_k_m"
-        r.assumed.append("gguf_quant = Q4_K_M")
-    _set_format(r, fmt_id or suffix_fmt or "q4_k_m", "file")
-
-
-def _format_word(word: str) -> str | None:
-    word = word.lower().replace("f16", "fp16") if word.lower() in ("f16", "f32") else word
-    word = {"f32": "fp32"}.get(word.lower(), word)
-    fmt = catalog.find_format(word)
-    if fmt is not None:
-        return fmt.id
-    _, table = vocab.word_table("quant", "words")
-    return table.get(vocab.squash(word))
-
-
-def recognize_ollama_tag(s: Scan, r: Reading) -> None:
-    """name:tag from the Ollama library: gemma3:12b, deepseek-r1:14b, llama3.1:8b-instruct-q8_0,
-    qwen2.5:latest. Tags without a quant are Q4_K_M, as Ollama pulls them."""
-    if r.spec is not None:
-        return
-    table = vocab.load("ollama")
-    pattern = r"(?<![\w/:])(?P<name>[a-z][a-z0-9.\-]*):(?P<tag>latest|\d[\w.\-]*|[a-z]+\b)"
-    for m in re.finditer(pattern, s.text, re.I):
-        name, tag = m.group("name").lower(), m.group("tag").lower()
-        parts = tag.split("-")
-        size = table["latest"].get(name) if parts[0] == "latest" else parts[0]
-        if size is None:
-            if parts[0] == "latest":  # "olmo2:latest": a library name the table lacks
-                raise reject("unknown_model", m.group(0), suggest(name))
-            continue
-        spec_id = table["tags"].get(f"{name}:{size}")
-        spec = catalog.models().get(spec_id) if spec_id else catalog.find_model(f"{name}-{size}")
-        if spec is None:
-            new_release = releases.is_new_release(f"{name}-{size}")  # "qwen3.5:122b"
-            if _looks_like_model(name) and not new_release:
-                raise reject("unknown_model", m.group(0), suggest(f"{name}-{size}"))
-            if not _take_unrecognized(s, r, m, size):
-                continue
-        else:
-            s._consume(m)
-            _use(r, spec, m.group(0))
-        tag_quants = table.get("tag_quants", {})
-        quant = next((q for p in parts[1:] if (q := _format_word(p) or tag_quants.get(p))), None)
-        if quant is None:
-            quant = table.get("format_of", {}).get(name) or table["default_format"]
-            r.assumed.append(f"ollama_quant = {quant.upper()}")
-        _set_format(r, quant, "tag")
-        r.fields.setdefault("runtime", "ollama")
-        return
-
-
-_TAG_SIZE = re.compile(r"(?P<n>\d+(?:\.\d+)?)(?P<unit>[bm])")
-
-
-def _take_unrecognized(s: Scan, r: Reading, m: re.Match[str], size: str) -> bool:
-    """An Ollama tag the catalog lacks ("olmo2:7b", "smollm2:135m"): the size is the tag's,
-    the model unknown (ParsedQuery.unrecognized), never a silent generic one."""
-    sized = _TAG_SIZE.fullmatch(size)
-    if sized is None or r.unrecognized is not None:
-        return False
-    value = float(sized.group("n")) / (1000 if sized.group("unit") == "m" else 1)
-    if not 0 < value <= 20000:
-        return False
-    s._consume(m)
-    r.params_b = float(f"{value:.6g}")
-    r.unrecognized = m.group(0)
-    return True
-
-
 # A name with a version number but no known family ("olmo2", "falcon3", "granite3.1-dense"),
 # then a size apart from it ("olmo2 7b", "falcon3 的 10b"). Joined by a hyphen instead
 # ("olmo-2-7b") it stays an unknown model with "did you mean" (it may be a misspelling).
@@ -264,7 +119,7 @@ def recognize_unrecognized_name(s: Scan, r: Reading) -> None:
     if r.spec is not None or r.params_b is not None or r.unrecognized is not None:
         return
     for m in _NAME_THEN_SIZE.finditer(s.text):
-        if _looks_like_model(m.group("name")):
+        if looks_like_model(m.group("name")):
             continue  # "llama9 7b": a known family's prefix, left to "did you mean"
         letters = re.match(r"[a-z]+", m.group("name"))
         not_names = vocab.load("words")["not_model_names"]["words"]
@@ -316,7 +171,7 @@ def recognize_distill(s: Scan, r: Reading) -> None:
         if spec_id:
             assert m is not None  # a model is read only from a match
             spec = catalog.models()[spec_id]
-            _use(r, spec, m.group(0))
+            use_model(r, spec, m.group(0))
             if i == 2:
                 r.assumed.append(f"distill = {spec.name}")
             return
@@ -332,7 +187,7 @@ def recognize_phrase(s: Scan, r: Reading) -> None:
         return
     pattern, table = _phrase_pattern()
     if m := s.take(pattern):
-        _use(r, catalog.models()[table[vocab.squash(m.group(0))]], m.group(0))
+        use_model(r, catalog.models()[table[vocab.squash(m.group(0))]], m.group(0))
 
 
 def recognize_catalog_name(s: Scan, r: Reading) -> None:
@@ -362,9 +217,9 @@ def recognize_catalog_name(s: Scan, r: Reading) -> None:
             if spec is not None:
                 s.understood.append(candidate.strip())
                 s.text = s.text[:start] + " " * (end - start) + s.text[end:]
-                _use(r, spec, candidate)
+                use_model(r, spec, candidate)
                 if fmt:
-                    _set_format(r, fmt, "repo")
+                    set_format(r, fmt, "repo")
                 return
 
 
@@ -479,143 +334,5 @@ def recognize_family(s: Scan, r: Reading) -> None:
     if spec is None:
         m, spec = s.take_if(alone, lambda m: _family_default(s, m, families, by_word))
     if spec is not None and m is not None:
-        _use(r, spec, m.group(0))
+        use_model(r, spec, m.group(0))
         r.assumed.append(f"model = {spec.name}")
-
-
-# --- did you mean ---------------------------------------------------------------------------
-
-
-def _stem(key: str) -> str:
-    return re.split(r"[\d.\-]", key, maxsplit=1)[0]
-
-
-def _size(key: str) -> str | None:
-    m = re.search(r"(\d+(?:\.\d+)?)b(?![a-z])", key)
-    return m.group(1) if m else None
-
-
-def _numbers(key: str) -> tuple[float, ...]:
-    return tuple(float(x) for x in re.findall(r"\d+(?:\.\d+)?", key))
-
-
-def _nearness(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    if not a or len(a) != len(b):
-        return 0.0
-    return sum(1 / (1 + abs(x - y)) for x, y in zip(a, b, strict=True)) / len(a)
-
-
-class _Alias(NamedTuple):
-    """A catalog id or alias with what `suggest` compares of it, computed once."""
-
-    spec_id: str
-    name: str  # normalized
-    stem: str
-    size: str | None
-    numbers: tuple[float, ...]
-    # each character with its repeat number ("aab": a1 a2 b1): the size of two such sets'
-    # intersection is the count of characters the names share, difflib's quick_ratio bound
-    letters: frozenset[tuple[str, int]]
-
-
-# "Did you mean" compares a name with every alias (~950): their normal forms, stems, sizes
-# and numbers are a pure function of the catalog (loaded once per process), built once.
-@cache
-def _aliases() -> tuple[tuple[str, tuple[_Alias, ...]], ...]:
-    out = []
-    for spec in catalog.models().values():
-        names = [catalog.normalize_name(a) for a in (spec.id, *spec.aliases)]
-        rows = (_Alias(spec.id, o, _stem(o), _size(o), _numbers(o), _letters(o)) for o in names)
-        out.append((spec.id, tuple(rows)))
-    return tuple(out)
-
-
-def _letters(name: str) -> frozenset[tuple[str, int]]:
-    seen: Counter[str] = Counter()
-    out = []
-    for ch in name:
-        seen[ch] += 1
-        out.append((ch, seen[ch]))
-    return frozenset(out)
-
-
-# Scores below this are never suggested.
-_SUGGEST_FLOOR = 0.6
-# Float slack for the upper bounds below (their sums are not in the score's order).
-_SLACK = 1e-9
-
-
-def suggest(name: str, n: int = 3, size_b: float | None = None) -> list[str]:
-    """Catalog ids close to an unknown name: spelling (edit distance), then the same family
-    stem, the same size and nearby numbers rank higher ("qwen2.8-7b" -> qwen2.5-7b first).
-
-    The spelling score (difflib's ratio) is most of the cost, so an alias is scored only when
-    an upper bound of its score (difflib's length and letter-count bounds on the ratio, plus
-    its bonuses) could reach both the floor and its model's best alias so far: the ids and
-    their order are those of scoring every alias."""
-    key = catalog.normalize_name(name)
-    stem, size = _stem(key), _size(key) or (f"{size_b:g}" if size_b else None)
-    key_numbers, key_letters = _numbers(key), _letters(key)
-    stem_near: dict[str, bool] = {}  # other stem -> spelt like this stem (per call)
-    scored: dict[str, float] = {}
-    for spec_id, aliases in _aliases():
-        best = 0.0
-        for alias in aliases:
-            same_stem = bool(stem) and alias.stem == stem
-            bonus = 0.15 if same_stem else 0.1 if stem else 0.0
-            same_size = bool(size) and alias.size == size
-            if same_size:
-                bonus += 0.15
-            near = _nearness(key_numbers, alias.numbers) if alias.numbers else 0.0
-            bonus += 0.3 * near
-            need = max(best, _SUGGEST_FLOOR) - bonus - _SLACK
-            total_len = len(key) + len(alias.name)
-            if 2.0 * min(len(key), len(alias.name)) / total_len < need:
-                continue  # difflib's real_quick_ratio
-            if 2.0 * len(key_letters & alias.letters) / total_len < need:
-                continue  # difflib's quick_ratio
-            score = difflib.SequenceMatcher(None, key, alias.name).ratio()
-            if same_stem:
-                score += 0.15
-            elif stem:
-                if alias.stem not in stem_near:
-                    spelt = difflib.SequenceMatcher(None, stem, alias.stem).ratio()
-                    stem_near[alias.stem] = spelt >= 0.8
-                if stem_near[alias.stem]:
-                    score += 0.1
-            if same_size:
-                score += 0.15
-            score += 0.3 * near
-            best = max(best, score)
-        if best >= _SUGGEST_FLOOR:
-            scored[spec_id] = best
-    ranked = sorted(scored.items(), key=lambda kv: -kv[1])
-    return [model_id for model_id, score in ranked[:n] if score >= _SUGGEST_FLOOR]
-
-
-# A sibling is the same model re-released, not a variant trained for something else: a
-# coder or a distilled model is no answer to "qwen3-30b-a3b at 128k".
-_VARIANT_TAGS = frozenset({"coder", "code", "distill", "math", "vl", "r1", "audio", "embedding"})
-
-
-def _variant_tags(model_id: str) -> set[str]:
-    return set(re.split(r"[-_.]", model_id)) & _VARIANT_TAGS
-
-
-def longer_context_siblings(spec: ModelSpec, ctx: int) -> list[str]:
-    """Same family, kind and size, with the context asked for: Llama-3-8B at 32k ->
-    Llama-3.1-8B; Qwen3-30B-A3B at 128k -> its 2507 release, not Qwen3-Coder."""
-    out = []
-    for other in catalog.models().values():
-        if (
-            other.id != spec.id
-            and other.family == spec.family
-            and other.kind == spec.kind
-            and _variant_tags(other.id) <= _variant_tags(spec.id)
-            and other.arch is not None
-            and other.arch.max_context_tokens >= ctx
-            and abs(other.params_b - spec.params_b) <= 0.1 * spec.params_b
-            and abs(other.active_b - spec.active_b) <= 0.1 * spec.active_b  # MoE is no dense
-        ):
-            out.append(other.id)
-    return out[:3]
