@@ -61,6 +61,14 @@ class DiffusionSpec(BaseModel):
     # high-noise and a low-noise 14B DiT): all loaded, one in use per step, so an offload
     # that moves the idle one to the CPU holds one (data/models/video.toml says which).
     denoiser_experts: int = 1
+    # A UNet's layout from its unet/config.json: block_out_channels (one per resolution
+    # level), layers_per_block, transformer layers per attention module at each level (0:
+    # no attention there) and in the mid block; training sizes its activations per level
+    # (advisor/memory/unet_levels.py).
+    unet_block_out_channels: list[int] | None = None
+    unet_layers_per_block: int = 2
+    unet_transformer_layers: list[int] | None = None
+    unet_mid_transformer_layers: int = 1
 
 
 class ModelSpec(BaseModel):

@@ -12,6 +12,7 @@ from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.stacks import default_checkpointing, precompute_sequential
 from advisor.memory.terms import Breakdown, family_band, finish, rebalance
 from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.memory.unet_levels import unet_training_activations
 from advisor.models import Estimate, Kind, Mode, Optimizer, Workload
 
 
@@ -337,14 +338,27 @@ def estimate_diffusion_training(
         act = batch * tokens * (2 * hidden * layers + per_token_layer)
     else:
         act = batch * tokens * per_token_layer * layers
-    act_b = acc.add(
-        "activations",
-        act,
-        f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}",
-        key="activations.denoiser_training",
-        batch=batch,
-        tokens=int(tokens),
-    )
+    by_level = unet_training_activations(d, (width // 8) * (height // 8), gc)
+    if by_level is not None:
+        act_b = acc.add(
+            "activations",
+            batch * by_level[0],
+            f"batch {batch} x UNet levels at {(width // 8) * (height // 8)} latent pixels "
+            f"and 1/4, 1/16 ... of them{' (checkpointed)' if gc else ''}",
+            key="activations.unet_levels",
+            batch=batch,
+            tokens=(width // 8) * (height // 8),
+            levels=by_level[1],
+        )
+    else:
+        act_b = acc.add(
+            "activations",
+            act,
+            f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}",
+            key="activations.denoiser_training",
+            batch=batch,
+            tokens=int(tokens),
+        )
     foreach = opt in (Optimizer.adamw, Optimizer.lion) and full and not w.optimizer_in_backward
     step = trainable * param_bytes if foreach else 0
     allocated += step_peak(w, spec, acc, max(grads + act_b, grads + step), width, height, batch)
