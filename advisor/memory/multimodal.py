@@ -39,7 +39,13 @@ def extra_prompt_tokens(model_id: str | None, w: Workload, acc: Breakdown) -> in
     if row is None:
         return 0
     if row["kind"] == "speech":
-        return int(row["encoder_frames"])
+        frames = int(row["encoder_frames"])
+        # The decoder's own prompt is a few tokens (Whisper's decoder holds 448 at most,
+        # max_target_positions): a prompt stated as long as the encoder's frames is those
+        # frames, and they are counted once.
+        if (w.prompt_tokens or 0) >= frames:
+            return 0
+        return frames
     images = w.images_per_prompt or 1
     if w.images_per_prompt is None:
         acc.assume("images", 1)
