@@ -1,7 +1,7 @@
 """Model names as people write them: catalog names (a repo-style name's suffixes peeled off),
 R1 distills, family shorthands ("千问 14b", "满血 r1"), names the engine cannot size yet, and
-a versioned name the catalog lacks before a size. Repo ids, GGUF files and Ollama tags: hub_names.py; "did
-you mean": similar_names.py."""
+a versioned name the catalog lacks before a size. Repo ids, GGUF files and Ollama tags are
+read in hub_names.py; "did you mean" is similar_names.py."""
 
 from __future__ import annotations
 
