@@ -36,9 +36,10 @@ import re
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.models import Kind, Mode, Runtime
-from advisor.recommend import Recommendation, card_prices
+from advisor.recommend import Recommendation
 from advisor.recommend.fix_candidates import VLLM_FLAG_CODES
 from advisor.recommend.owned import OwnedAnswer
+from advisor.recommend.pricing import card_prices
 from advisor.render import gib, label, render
 from checks.figures import figures_disagree
 

@@ -331,7 +331,8 @@ def _over_budget_changes() -> Iterator[tuple[str, str, object, float | None, flo
     """(question, currency, a budget fix's changed workload, per hour, total) for every
     budget fix a recommendation tries: the generated questions with a budget that no pick
     meets as asked."""
-    from advisor.recommend import _budget_fixes, _search
+    from advisor.recommend.answer import search_cards
+    from advisor.recommend.budget_fixes import budget_fixes
     from advisor.recommend.search import Setups
 
     for q in wizard_questions(200) + questions(400, seed=1919):
@@ -343,9 +344,9 @@ def _over_budget_changes() -> Iterator[tuple[str, str, object, float | None, flo
         base = Setups(parsed.workload)
         if base.base.estimate is None:
             continue
-        if not _search(base, None, b.currency, None, per_hour, total).over_budget:
+        if not search_cards(base, None, b.currency, None, per_hour, total).over_budget:
             continue
-        for _, changed in _budget_fixes(base.base):
+        for _, changed in budget_fixes(base.base):
             yield q, b.currency, changed, per_hour, total
 
 
@@ -353,7 +354,8 @@ def test_a_budget_fix_left_unsearched_is_one_whose_search_ends_over_budget() -> 
     """recommend skips the search of a budget fix's changed job when `may_meet_budget`
     says no card at any count could be a pick within the budget: the search must then end
     over budget (the fix would not have been taken). Both outcomes occur here."""
-    from advisor.recommend import _search, card_prices
+    from advisor.recommend.answer import search_cards
+    from advisor.recommend.pricing import card_prices
     from advisor.recommend.search import Setups, may_meet_budget
 
     said = {True: 0, False: 0}
@@ -362,7 +364,7 @@ def test_a_budget_fix_left_unsearched_is_one_whose_search_ends_over_budget() -> 
         may = may_meet_budget(setups, card_prices(None, currency, None), per_hour, total)
         said[may] += 1
         if not may:
-            found = _search(Setups(changed), None, currency, None, per_hour, total)  # type: ignore[arg-type]
+            found = search_cards(Setups(changed), None, currency, None, per_hour, total)  # type: ignore[arg-type]
             assert found.over_budget, q
     assert said[False] >= 5 and said[True] >= 5, said
 
@@ -391,7 +393,7 @@ def test_the_week_rule_keeps_the_option_building_each_count_keeps() -> None:
     on every card that fits, the option it keeps is the one the plain rule keeps, for the
     generated questions that name how many tokens to train on."""
     from advisor.constraints import speed_constants
-    from advisor.recommend import card_prices
+    from advisor.recommend.pricing import card_prices
     from advisor.recommend.rank import option
     from advisor.recommend.search import Setups, _InAWeek, rentable_cards
 

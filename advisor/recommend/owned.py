@@ -18,10 +18,10 @@ from advisor import catalog
 from advisor.constraints import applicable, blockers
 from advisor.models import Workload
 from advisor.pitfalls import card_pitfalls
-from advisor.recommend import _Setups
 from advisor.recommend.card_counts import COUNTS, adds_cards
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import option
+from advisor.recommend.search import Setups
 from advisor.recommend.verdict import verdict_of
 from advisor.types import Option
 
@@ -66,7 +66,7 @@ def _counts_up_to(n: int) -> list[int]:
     return [c for c in COUNTS if c < n] + [n]
 
 
-def _judge(setups: _Setups, m: Machine, reqs: list, seen: dict) -> MachineFit | None:
+def _judge(setups: Setups, m: Machine, reqs: list, seen: dict) -> MachineFit | None:
     """`seen`: machines already judged in this answer, by (card, count): a lab's identical
     workstations are judged once."""
     key = (m.gpu_id, m.count)
@@ -83,7 +83,7 @@ def _cost(m: Machine, cards: int) -> float | None:
     return round(m.price_per_card_hour * cards, 2) if m.price_per_card_hour is not None else None
 
 
-def _judge_one(setups: _Setups, m: Machine, reqs: list) -> MachineFit | None:
+def _judge_one(setups: Setups, m: Machine, reqs: list) -> MachineFit | None:
     gpu = catalog.gpus().get(m.gpu_id)
     if gpu is None:  # a card the catalog dropped since it was registered
         return None
@@ -128,7 +128,7 @@ def judge_machines(w: Workload, machines: list[Machine]) -> OwnedAnswer | None:
 
 
 def _judge_machines(w: Workload, machines: list[Machine]) -> OwnedAnswer | None:
-    setups = _Setups(w)
+    setups = Setups(w)
     if setups.base.estimate is None or not machines:
         return None
     reqs = applicable(setups.base)

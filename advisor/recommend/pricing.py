@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 
 from advisor import catalog
 from advisor.catalog import PriceSpec
-from advisor.memo import Memo
+from advisor.memo import Memo, prices_key
 from advisor.types import Price
 
 # Reply currency -> the region whose platforms come first.
@@ -117,3 +118,23 @@ _TABLE_TIMES: Memo[_TimesTable] = Memo("price_table_times", 256, table=True)
 def times_table(prices: dict[str, Price | None], count: int) -> dict[str, Price | None]:
     """gpu id -> `times(price, count)` for a shared table of card prices. Shared: read only."""
     return _TABLE_TIMES.get((id(prices), count), lambda: _TimesTable(prices, count))
+
+
+# The cheapest listing of every card, by price list, currency and region (advisor.memo):
+# the same few tables serve every answer.
+_PRICE_TABLES: Memo[dict[str, Price | None]] = Memo("price_table", 64, table=True)
+
+
+def card_prices(
+    prices_file: Path | None, currency: str, region: str | None
+) -> dict[str, Price | None]:
+    """gpu id -> `cheapest_price` of that card. Shared: change a price only by copying it."""
+
+    def table() -> dict[str, Price | None]:
+        by_gpu: dict[str, list[PriceSpec]] = {}
+        for p in catalog.load_prices(prices_file):
+            by_gpu.setdefault(p.gpu_id, []).append(p)
+        return {g: cheapest_price(g, by_gpu.get(g, []), currency, region) for g in catalog.gpus()}
+
+    key = (catalog.catalog_version(), prices_key(prices_file), currency, region)
+    return _PRICE_TABLES.get(key, table)

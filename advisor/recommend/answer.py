@@ -1,0 +1,262 @@
+"""The recommendation worked out from a search over cards: the picks tagged and noted, the
+headline, its verdict and fixes, the answer's pitfalls, free tiers and precision grid."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import NamedTuple
+
+from advisor import catalog
+from advisor.catalog import GpuSpec
+from advisor.constraints import speed_constants
+from advisor.decode_speed import decode_fit
+from advisor.memory.runtimes import coefficient
+from advisor.models import EstimateResult, Runtime
+from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
+from advisor.recommend.consumer_route import consumer_card_route
+from advisor.recommend.free_tiers import free_tiers
+from advisor.recommend.grid import precision_grid
+from advisor.recommend.guide import guide_task
+from advisor.recommend.options import Recommendation, Verdict
+from advisor.recommend.platform import keep_to_platform, platform_fixes, platform_of
+from advisor.recommend.pricing import REGION_BY_CURRENCY, card_prices
+from advisor.recommend.rank import (
+    best_value_of,
+    cheapest_of,
+    fastest_of,
+    listing_key,
+    tag,
+    top_picks,
+    within_budget,
+)
+from advisor.recommend.search import Setups, candidates
+from advisor.recommend.verdict import verdict_of
+from advisor.types import Option
+
+
+def _worth_a_headline(options: list[Option], base: EstimateResult) -> list[Option]:
+    top = top_picks(options)
+    limit = speed_constants()["max_job_hours"]
+    in_time = [o for o in top if o.train_hours is not None and o.train_hours <= limit]
+    if in_time:
+        top = in_time  # a job that finishes within a week beats a cheaper month-long one
+    if base.estimate is None:
+        # No memory formula (rendering, video, simulation): the guide's cards for the job.
+        task = guide_task(base)
+        top = [o for o in top if task is None or o.gpu_id in task.gpu_ids] or top
+    return top
+
+
+class Search(NamedTuple):
+    """The search over cards for one workload, before any pick is worked out in full."""
+
+    setups: Setups
+    options: list[Option]
+    excluded: dict[str, list[str]]
+    picks: list[Option]  # the headline's candidates within the budget (else all priced)
+    over_budget: bool
+
+
+def search_cards(
+    setups: Setups,
+    prices_file: Path | None,
+    currency: str,
+    region: str | None,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+) -> Search:
+    options, excluded = candidates(setups, card_prices(prices_file, currency, region))
+    picks, over_budget = within_budget(
+        _worth_a_headline(options, setups.base), budget_per_hour, budget_total
+    )
+    return Search(setups, options, excluded, picks, over_budget)
+
+
+def fixed_answer(
+    trial: Search,
+    code: str,
+    asked: EstimateResult,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+    currency: str,
+    region: str | None,
+) -> Recommendation:
+    """The answer for a budget fix's changed job (`recommend` of it with no card named and
+    no budget fixes of its own), said to be for that change."""
+    rec = answer(trial, None, None, budget_per_hour, budget_total, currency, region)
+    return rec.model_copy(update={"budget_fix": code, "asked": asked})
+
+
+def answer(
+    found: Search,
+    named: Option | None,
+    named_gpu: GpuSpec | None,
+    budget_per_hour: float | None,
+    budget_total: float | None,
+    currency: str,
+    region: str | None,
+    count_asked: bool = False,
+    owned: bool = False,
+    own: Setups | None = None,
+) -> Recommendation:
+    """The recommendation from the search: the picks tagged and noted, the headline, its
+    verdict and fixes, the answer's pitfalls, free tiers and precision grid. `own`: the
+    named card's job where the picks were searched for another (`recommend`'s picks_for)."""
+    searched, options, excluded, picks, over_budget = found
+    setups = own or searched
+    base = setups.base
+    w = setups.w
+    platform = platform_of(named_gpu) if named is not None else None
+    rent_instead = False
+    if platform is not None and named is not None and named_gpu is not None:
+        # a Mac or an AMD card named: the answer stays on that hardware (platform.py)
+        options, picks, rent_instead = keep_to_platform(
+            options, picks, named, named_gpu, setups.at(named.count)
+        )
+    cheapest = cheapest_of(picks)
+    best_value = best_value_of(picks, base)
+    fp8 = (w.weights_format or "").endswith("fp8") or (w.weights_format or "").startswith("fp8")
+    fastest = fastest_of(picks, cheapest, fp8=fp8)
+    noted = {id(o): o for o in (cheapest, best_value, fastest) if o is not None}
+    for o in noted.values():
+        # once per pick (the cheapest is often the best value too): the same tag and notes
+        o.why = tag(o, cheapest, best_value, fastest)
+        # numbers and assumptions only: the search's estimate at the pick's count will do (the
+        # headline's setup, shown below, is worked out in full)
+        o.notes = card_pitfalls(searched.fit(o.count), catalog.gpus()[o.gpu_id], o)
+
+    # A budget for the whole job asks what the job costs: the headline is then the pick
+    # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
+    # ¥4.98/h card for ¥65 led above a ¥8.88/h one that does the job for ¥37).
+    by_job = budget_total is not None and best_value is not None and best_value.job_cost
+    headline = named or (best_value if by_job else cheapest) or (picks[0] if picks else None)
+    setup = setups.at(headline.count) if headline else base
+    # The headline's notes are its card_pitfalls on this setup: the answer's list starts
+    # with the same when that setup is the one asked (each costs a few pitfalls to build).
+    head_notes = None
+    if headline is not None and (headline is named or id(headline) in noted) and setup is base:
+        head_notes = headline.notes
+    head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
+    verdict, fixes = verdict_of(
+        setup, headline, head_gpu, own_card=named is not None and named.count == 1
+    )
+    if head_gpu is not None and platform is not None:
+        fixes = platform_fixes(fixes, head_gpu)
+    if headline is None or not headline.blocked:  # an engine that cannot start takes no share
+        setup = _with_engine_share(setup, head_gpu)
+    pitfalls = _not_beside(
+        find_pitfalls(
+            base,
+            head_gpu,
+            headline,
+            cheapest,
+            owned=owned and named is not None,
+            card_notes=head_notes,
+        ),
+        headline,
+        named,
+    )
+    pitfalls = _true_of(pitfalls, list(noted.values()))
+    pitfalls = _oom_as_asked(pitfalls, verdict)
+    if named is None and (route := consumer_card_route(base, cheapest)) is not None:
+        pitfalls.append(route)  # beside 80 GB picks: what the 24 GB card lab members own runs
+    task = guide_task(
+        base,
+        headline.per_gpu_bytes if headline and setup.estimate else None,
+        headline.count if headline else 1,
+    )
+    # Built from values of the fields' types, so without validation (tests/test_fast_paths.py
+    # compares a validated one); the fields left out keep their defaults and stay unset.
+    return Recommendation.model_construct(
+        result=base,
+        setup=setup,
+        options=sorted(options, key=listing_key),
+        cheapest=cheapest,
+        best_value=best_value,
+        fastest=fastest,
+        named=named,
+        headline=headline,
+        verdict=verdict,
+        fixes=fixes,
+        pitfalls=pitfalls,
+        guide_task=task,
+        currency=currency,
+        region=region or REGION_BY_CURRENCY.get(currency, "global"),
+        budget_per_hour=_float(budget_per_hour),
+        budget_total=_float(budget_total),
+        over_budget=over_budget,
+        excluded=excluded,
+        free=free_tiers(base),
+        grid=precision_grid(w, head_gpu, named.count) if named and head_gpu else [],
+        count_asked=count_asked,
+        decode_efficiency=_decode_efficiency(base, head_gpu),
+        platform=platform,
+        rent_instead=rent_instead,
+    )
+
+
+def _decode_efficiency(result: EstimateResult, gpu: GpuSpec | None) -> float:
+    """The share of memory bandwidth the answer's runtime reaches in decode on its card
+    (advisor/decode_speed.py), for the footnote."""
+    if gpu is None or result.estimate is None:
+        return 0.0
+    runtime = result.estimate.runtime
+    return decode_fit(getattr(runtime, "value", runtime), gpu).efficiency
+
+
+def _float(x: float | None) -> float | None:
+    """A budget as validation stores it: a float (the user's "3" is 3.0)."""
+    return float(x) if x is not None else None
+
+
+def _true_of(pitfalls: list[Pitfall], options: list[Option]) -> list[Pitfall]:
+    """Without a general claim the answer's own picks (`options`) refute: "a 7B full
+    fine-tune does not fit one card" beside a pick "1× B200 ✅ fits" (a DPO
+    answer)."""
+    if any(o.count == 1 and o.fits and not o.blocked for o in options):
+        return [p for p in pitfalls if p.code != "full_finetune_multi_gpu"]
+    return pitfalls
+
+
+def _oom_as_asked(pitfalls: list[Pitfall], verdict: Verdict | None) -> list[Pitfall]:
+    """Under a headline that runs it with a change ("runs with --enforce-eager"), the OOM
+    is the setup as asked, said so: a bare "will run out of memory" contradicted it."""
+    if verdict is None or verdict.fix is None:
+        return pitfalls
+    return [
+        p.model_copy(update={"code": "oom_as_asked", "severity": "warning"})
+        if p.code == "oom"
+        else p
+        for p in pitfalls
+    ]
+
+
+def _not_beside(
+    pitfalls: list[Pitfall], headline: Option | None, named: Option | None
+) -> list[Pitfall]:
+    """The answer's list without what is already said beside the top pick (when the
+    headline is a pick, its warnings and catalog note sit under it)."""
+    if headline is None or headline is named:
+        return pitfalls
+    beside = {
+        (n.code, tuple(sorted(n.params.items())))
+        for n in headline.notes
+        if n.severity != "info" or n.code == "export_variant"
+    }
+    return [p for p in pitfalls if (p.code, tuple(sorted(p.params.items()))) not in beside]
+
+
+def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateResult:
+    """vLLM/SGLang take gpu_memory_utilization x the card at start (the KV cache fills the
+    rest): nvidia-smi shows that share, whatever the model needs."""
+    est = setup.estimate
+    if est is None or gpu is None or est.runtime not in (Runtime.vllm, Runtime.sglang):
+        return setup
+    util = setup.workload.gpu_memory_utilization or coefficient(
+        est.runtime.value, "gpu_memory_utilization"
+    )
+    # never under what the job needs: a setup that does not fit the share shows its need
+    # (nvidia-smi beside a smaller figure than "VRAM per card" contradicted it)
+    share = max(int(util * gpu.usable_vram_bytes), est.total_bytes)
+    return replace(setup, estimate=replace(est, nvidia_smi_bytes=share))

@@ -1,0 +1,79 @@
+"""The card the user named: a card known only by its memory, the fewest of it that run the
+job, whether the answer is several of it, and the small-card recipe it is answered for."""
+
+from __future__ import annotations
+
+from advisor.catalog import GpuSpec
+from advisor.models import EstimateResult, Workload
+from advisor.recommend.card_counts import COUNTS, adds_cards
+from advisor.recommend.headroom import HEADROOM, MIN_FREE
+from advisor.recommend.platform import platform_of
+from advisor.recommend.rank import (
+    option,
+)
+from advisor.recommend.recipes import small_card_recipe
+from advisor.recommend.search import Setups
+from advisor.recommend.verdict import verdict_of
+from advisor.types import Option, Price
+
+# What nvidia-smi reports of a card's memory (gpus.toml: a 12 GB card shows 11.88 GiB).
+USABLE_SHARE = 0.99
+
+
+def recipe_for_named(
+    setup: EstimateResult, named: Option, gpu: GpuSpec
+) -> tuple[str, Workload] | None:
+    """The recipe rung for a diffusion job that does not fit the named card with the
+    guide's headroom as asked; None when it does, or when the user chose the knobs."""
+    if named.blocked or (named.fits and not named.risky) or named.count != 1:
+        return None
+    usable = gpu.usable_vram_bytes
+    return small_card_recipe(setup, gpu, int(usable * (1 - HEADROOM)), int(usable * (1 - MIN_FREE)))
+
+
+def several_on_platform(named: Option, gpu: GpuSpec, setup: EstimateResult) -> bool:
+    """An AMD Instinct card named alone that cannot hold the job, nor with any change on
+    that card: no larger card exists on the platform, so the answer is several of it. A
+    Radeon is the asker's own card, judged alone with what would make it fit (a 7900 XTX
+    with Qwen2.5-14B in bf16: a GGUF quant on it, then a second card; a Mac takes no second
+    GPU)."""
+    if not (
+        platform_of(gpu) == "AMD"
+        and gpu.segment == "datacenter"
+        and named.count == 1
+        and not named.fits
+        and not named.blocked
+    ):
+        return False
+    _, codes = verdict_of(setup, named, gpu, own_card=True)
+    return all(adds_cards(c) for c in codes)
+
+
+def fewest_cards(setups: Setups, gpu: GpuSpec, price: Price | None) -> int:
+    """The fewest cards of `gpu` that run the job with the guide's headroom; else the fewest
+    that fit at all; else the most counted."""
+    fitting = []
+    for count in COUNTS:
+        o = option(setups.at(count), gpu, count, price, blocked=[])
+        if o.fits and not o.risky:
+            return count
+        if o.fits:
+            fitting.append(count)
+    return fitting[0] if fitting else COUNTS[-1]
+
+
+def card_with(vram_gib: float) -> GpuSpec:
+    """A card known only by its memory ("我只有 12g 显存"): judged on memory alone; its
+    kernels and bandwidth are unknown, so nothing is blocked and no speed is claimed."""
+    return GpuSpec(
+        id=f"vram-{vram_gib:g}g",
+        name=f"{vram_gib:g} GB GPU",
+        vendor="NVIDIA",
+        segment="consumer",
+        architecture="?",
+        vram_gb=vram_gib,
+        usable_vram_gib=round(vram_gib * USABLE_SHARE, 2),
+        memory_bandwidth_gbs=0,
+        spec_confidence="unknown",
+        spec_read_date="-",
+    )
