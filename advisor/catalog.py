@@ -266,7 +266,7 @@ def apple_gpus() -> list[GpuSpec]:
     """data/gpus_apple.toml: one entry per Apple chip and memory size. The GPU gets the
     macOS default share of the unified memory (2/3 below 64 GB, 3/4 from 64 GB); the bare
     chip name ("m2 max") is its smallest size, a base chip's ("m3") only after a Mac's name
-    ("macbook air m3": parse/cards.py reads a Mac's name as "apple"; `bare = false`)."""
+    ("macbook air m3": parse/card_names.py reads a Mac's name as "apple"; `bare = false`)."""
     data = _load("gpus_apple.toml")
     share = data["share"]
     out = []

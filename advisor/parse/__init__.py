@@ -28,6 +28,7 @@ from advisor.parse import (
     releases,
     stack,
     tasks,
+    vram,
 )
 from advisor.parse.assemble import ParsedQuery, assemble, leftovers
 from advisor.parse.canonical import canonical_query
@@ -51,7 +52,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     hub_names.recognize_ollama_tag,
     tasks.recognize_no_adapter,  # before the stack ("peft") and the modes ("lora")
     cards.recognize_cards,
-    cards.recognize_vram,
+    vram.recognize_vram,
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
     stack.recognize_platform_words,  # after the cards: "rocm" beside a Radeon
     stack.recognize_speech_stack,  # before names: "openai-whisper large-v3"

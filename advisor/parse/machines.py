@@ -15,7 +15,7 @@ from functools import cache
 from pydantic import BaseModel
 
 from advisor import catalog
-from advisor.parse import budget, cards, vocab
+from advisor.parse import budget, cards, vocab, vram
 from advisor.parse.scan import Reading, Rejected, Scan, normalize
 from advisor.recommend.owned import MAX_CARDS_PER_MACHINE, Machine
 
@@ -93,7 +93,7 @@ def parse_machine_line(text: str) -> MachineLine:
         return MachineLine(error=exc.error.code, detail=exc.error.detail or "")
     span = _changed_span(before_cards, s.text)
     if r.gpu_id is None or span is None:
-        cards.recognize_vram(s, r)
+        vram.recognize_vram(s, r)
         return MachineLine(error="memory_only" if r.vram_gib else "no_card")
     count = r.laptops or r.gpu_count or 1
     if count > MAX_CARDS_PER_MACHINE:

@@ -1,0 +1,74 @@
+"""Laptop GPUs: "3060 laptop", "笔记本 4060" are the laptop part's memory, not the desktop
+card's; and a laptop has one GPU ("2x 4090 laptop" is two laptops)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor import catalog
+from advisor.parse import vocab
+from advisor.parse.card_names import EDGE, count_number, count_word, set_card, set_memory_only
+from advisor.parse.scan import Reading, Scan
+
+_LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"
+# "2x 4090 laptop", "2台笔记本 4060", "两台 4060 笔记本": two laptops, one GPU each
+_LAPTOPS = r"(?:(?P<laptops>\d{{1,2}}|{words})\s*[x×*台张]\s*)?"
+_LAPTOP_CARD = (
+    r"(?:nvidia\s*|geforce\s*|rtx\s*)*(?P<name>[2-5]0[5-9]0(?:\s?ti)?)"
+    r"(?:\s*(?P<mem>\d{1,2})\s*g(?:b|ib)?(?![a-z0-9]))?"
+)
+
+
+@cache
+def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    laptops = _LAPTOPS.format(words=count_word())
+    after = re.compile(rf"{EDGE}{laptops}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
+    before = re.compile(
+        rf"{laptops}{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{EDGE}{_LAPTOP_CARD}", re.I
+    )
+    return after, before
+
+
+# The laptop word both laptop patterns hold: tested first, as their card names are tried at
+# every position and few lines say laptop.
+_LAPTOP_WORD = re.compile(_LAPTOP, re.I)
+
+
+def laptop_card(s: Scan, r: Reading) -> int | None:
+    """ "3060 laptop", "笔记本 4060": the laptop part's memory, not the desktop card's.
+    Returns how many laptops were written with it ("2x 4090 laptop": 2; else 1), None when
+    no laptop card was read."""
+    if not _LAPTOP_WORD.search(s.text):
+        return None
+    table = vocab.squashed("cards", "laptop")
+    for pattern in _laptop_patterns():
+        m, card = s.take_if(pattern, lambda m: table.get(vocab.squash(m.group("name"))))
+        if not card:
+            continue
+        assert m is not None  # a card is read only from a match
+        laptops = count_number(m.group("laptops")) if m.group("laptops") else 1
+        if card.get("id") in catalog.gpus():
+            mem = m.group("mem")
+            odd = float(mem) if mem and int(mem) != card["gb"] else None
+            set_card(r, (catalog.gpus()[card["id"]], odd))
+            return laptops
+        set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
+        return laptops
+    return None
+
+
+@cache
+def laptop_ids() -> frozenset[str]:
+    """The catalog ids of laptop parts (vocab cards.toml [laptop] `id`)."""
+    return frozenset(c["id"] for c in vocab.load("cards")["laptop"].values() if "id" in c)
+
+
+def one_per_laptop(r: Reading, laptops: int) -> None:
+    """A laptop has one GPU: "2x 4090 laptop" or "两张 4090 笔记本" is two laptops, whose
+    memory does not add up (no split over cards between them). Judged for one, and said so
+    (before, "2x" was dropped unread in English and "两张" read as two cards in one box)."""
+    count = max(laptops, r.gpu_count or 1)
+    if count > 1:
+        r.gpu_count, r.laptops = None, count
+        r.assumed.append(f"laptops = {count}")
