@@ -13,128 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from advisor import catalog
 from advisor.fit import card_fit
-from advisor.kinds.capability import CapabilityRow, capability_rows
+from advisor.kinds.capability import capability_rows
+from advisor.kinds.compare_serving import offer_fp8, plan_serving_sides, serving_verdict
+from advisor.kinds.compare_sides import CompareAnswer, FormatChange, Side, Verdict
+from advisor.kinds.compare_verdict import RUNS, side_label, verdict_of
 from advisor.kinds.purchase_costs import buy_price
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price, recommend_query
 from advisor.recommend.card_counts import COUNTS
-from advisor.serving import ServeOption, plan_serving, smallest_replica
-
-
-class ServeSide(BaseModel):
-    """One card's plan for the comparison's load (advisor/serving.py): replicas of
-    `cards_per_replica` cards, the speed each user sees and the cost of the tokens."""
-
-    # sequences generating at once: the load asked, else what one engine on the fewest
-    # cards runs at the speed target (concurrency_assumed)
-    concurrency: int
-    concurrency_assumed: bool
-    context_tokens: int
-    cards_per_replica: int  # --tensor-parallel-size
-    replicas: int
-    total_cards: int
-    max_num_seqs: int
-    tokens_per_s_per_user: float
-    tokens_per_s_total: float
-    meets_target: bool
-    price_per_hour: float | None  # all cards
-    price_per_million_tokens: float | None  # generated tokens at this load
-
-
-class FormatChange(BaseModel):
-    format: str
-    verdict: str
-    per_card_bytes: int | None = None
-    tokens_per_s: float | None = None
-
-
-class Side(BaseModel):
-    model_name: str | None = None  # two models compared: whose side this is
-    gpu_id: str
-    gpu_name: str
-    count: int
-    vram_gb: float  # per card
-    bandwidth_gbs: float
-    tflops_16bit: float | None
-    rent_per_hour: float | None  # all `count` cards, cheapest listing
-    buy_price: float | None  # one card, purchase catalog (new, else used)
-    buy_used: bool = False
-    buy_as: str | None = None  # in yuan: the China SKU priced in its place (RTX 4090 D)
-    buy_restricted: bool = False  # in yuan: export-controlled, hard to buy new
-    # with a workload
-    verdict: str | None = None  # fits | tight | no_fit | blocked | split
-    per_card_bytes: int | None = None
-    usable_bytes: int | None = None
-    headroom_fraction: float | None = None
-    # fits by the estimate, but measured setups like this ran up to more than the card holds
-    measured_up_to_bytes: int | None = None
-    tokens_per_s: float | None = None
-    train_hours: float | None = None
-    images_per_min: float | None = None
-    # the same inference with fp8 weights, on a card with native fp8 where 16-bit was asked
-    # (a change offered, not what was asked): its verdict, memory per card and speed
-    fp8_verdict: str | None = None
-    fp8_per_card_bytes: int | None = None
-    fp8_tokens_per_s: float | None = None
-    # without one
-    runs: list[CapabilityRow] = []
-    # a serving comparison ("H100 vs H200 serving llama 70b"): this card's serving plan
-    serve: ServeSide | None = None
-    # two models, no weight format named, this one too big as asked: the format the answer's
-    # cheapest change names ("qwen2.5-14b vs llama3.1-8b on a 4090": 14B in fp8), judged
-    fits_as: FormatChange | None = None
-
-
-class Verdict(BaseModel):
-    """The one-line answer to "which one": the side that wins and on what. `basis`:
-    less_memory / same_memory (two models on one job), only_fits, none_fits, faster (cards
-    that all run the job: the faster, and the cheaper per hour where that is the other),
-    cheaper_per_token (a serving comparison: the cost of a million generated tokens)."""
-
-    basis: str
-    winner: str | None = None  # the side's label as the header writes it
-    loser: str | None = None
-    winner_value: float | None = None  # GiB, tok/s or price per 1M tokens, as basis says
-    loser_value: float | None = None
-    cheaper: str | None = None  # "faster": the other side, where it is cheaper per hour
-    faster: str | None = None  # "less_memory": the side with the faster decode, if known
-    unit: str | None = None  # "faster": tok/s, h (training hours: fewer wins) or img/min
-    # "only_fits" between two models: the other in the format that makes it fit, and its speed
-    loser_format: str | None = None
-    loser_format_tokens_per_s: float | None = None
-    # a question about buying ("买4090还是a6000"): the side whose cards cost less to buy, and
-    # what each side's cards cost (its own first), in the answer's currency
-    cheaper_to_buy: str | None = None
-    buy_totals: tuple[float, float] | None = None
-
-
-class CompareAnswer(BaseModel):
-    currency: str
-    model_name: str | None  # the workload compared on, or None (cards alone)
-    sides: list[Side]
-    models: bool = False  # the sides are two models (on the card named or each one's pick)
-    verdict: Verdict | None = None
-    # what the comparison took for granted that the question did not say (field, value):
-    # the runtime and the weights decide both the memory and the speed compared
-    assumed: list[tuple[str, str]] = []
-
-    def public_json(self) -> dict[str, Any]:
-        return {
-            "compare": {
-                "model": self.model_name,
-                "currency": self.currency,
-                "sides": [
-                    s.model_dump(exclude={"runs"}) | {"runs": [r.model_dump() for r in s.runs]}
-                    for s in self.sides
-                ],
-                "verdict": self.verdict.model_dump() if self.verdict else None,
-                "assumed": dict(self.assumed),
-            }
-        }
 
 
 def compares_cards(parsed: ParsedQuery) -> bool:
@@ -327,10 +215,10 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
                 images_per_min=option.images_per_min,
             )
         )
-    _offer_fp8(_on_runtime_of(asked, rec), sides, currency)
+    offer_fp8(_on_runtime_of(asked, rec), sides, currency)
     model = rec.result.model
-    serving = _plan_serving_sides(asked, sides, currency)
-    verdict = _serving_verdict(sides) if serving else verdict_of(sides, False)
+    serving = plan_serving_sides(asked, sides, currency)
+    verdict = serving_verdict(sides) if serving else verdict_of(sides, False)
     if verdict is not None and "purchase" in parsed.cues:
         verdict = _cheaper_to_buy(verdict, sides)
     # the runtime and the weights the speeds are for, where the question left them open:
@@ -352,7 +240,7 @@ def _cheaper_to_buy(verdict: Verdict, sides: list[Side]) -> Verdict:
     a, b = sorted(priced[:2], key=lambda s: (s.buy_price or 0) * s.count)
     low, high = (a.buy_price or 0) * a.count, (b.buy_price or 0) * b.count
     return verdict.model_copy(
-        update={"cheaper": None, "cheaper_to_buy": _label(a, False), "buy_totals": (low, high)}
+        update={"cheaper": None, "cheaper_to_buy": side_label(a, False), "buy_totals": (low, high)}
     )
 
 
@@ -377,208 +265,3 @@ def _fewest_cards(parsed: ParsedQuery, gpu_id: str, currency: str) -> int:
         if verdict is not None and verdict.state in RUNS:
             return count
     return named.count
-
-
-def serves(parsed: ParsedQuery) -> bool:
-    """An LLM served to many: a serving word or engine named, or more than one stream."""
-    w = parsed.workload
-    if w is None or w.mode.is_training or w.kind is None or w.kind.value != "llm":
-        return False
-    return "serving" in parsed.cues or (w.concurrency or 0) > 1 or (w.users or 0) > 1
-
-
-def _plan_serving_sides(asked: ParsedQuery, sides: list[Side], currency: str) -> bool:
-    """Each card's serving plan for the load asked (else a full engine's, vLLM's default
-    --max-num-seqs): the replicas, tensor-parallel size, speed per user and cost per
-    million tokens, so cards are compared as served, not at batch 1 (a card one copy of
-    the model does not fit is planned at the tensor-parallel group that holds it)."""
-    w = asked.workload
-    if w is None or not serves(asked):
-        return False
-    assumed = not (w.users or w.concurrency or w.qps)
-    users = w.users or w.concurrency or 1
-    planned = False
-    for side in sides:
-        option: ServeOption | None = None
-        if assumed:  # no load named: one engine on the fewest cards, as full as it runs
-            found = smallest_replica(w, side.gpu_id, currency)
-            option, context, concurrency = (
-                (found[0], found[1], found[0].max_num_seqs) if found else (None, 0, 0)
-            )
-        else:
-            plan = plan_serving(
-                w, users, bool(w.users_are_people), currency, [side.gpu_id], limit=1
-            )
-            if plan.options:
-                option, context, concurrency = (
-                    plan.options[0],
-                    plan.context_tokens,
-                    plan.concurrency,
-                )
-        if option is None:
-            continue
-        o = option
-        per_million = (
-            round(o.price_per_hour / (o.tokens_per_s_total * 3600) * 1e6, 3)
-            if o.price_per_hour and o.tokens_per_s_total
-            else None
-        )
-        side.serve = ServeSide(
-            concurrency=concurrency,
-            concurrency_assumed=assumed,
-            context_tokens=context,
-            cards_per_replica=o.cards_per_replica,
-            replicas=o.replicas,
-            total_cards=o.total_cards,
-            max_num_seqs=o.max_num_seqs,
-            tokens_per_s_per_user=o.tokens_per_s_per_user,
-            tokens_per_s_total=o.tokens_per_s_total,
-            meets_target=o.meets_target,
-            price_per_hour=o.price_per_hour,
-            price_per_million_tokens=per_million,
-        )
-        planned = True
-    return planned
-
-
-def _serving_verdict(sides: list[Side]) -> Verdict | None:
-    """The card whose plan generates a million tokens for less (the speed target met
-    first); the one faster per user named beside it where that is the other card."""
-    planned = [s for s in sides if s.serve is not None and s.serve.price_per_million_tokens]
-    if not planned:
-        return Verdict(basis="none_fits")
-    if len(planned) == 1:
-        other = next((s for s in sides if s is not planned[0]), None)
-        return Verdict(
-            basis="only_fits",
-            winner=_label(planned[0], False),
-            loser=_label(other, False) if other else None,
-        )
-
-    def key(s: Side) -> tuple[bool, float]:
-        assert s.serve is not None and s.serve.price_per_million_tokens is not None
-        return (not s.serve.meets_target, s.serve.price_per_million_tokens)
-
-    win, lose = sorted(planned, key=key)[:2]
-    assert win.serve is not None and lose.serve is not None
-    quick = lose if lose.serve.tokens_per_s_per_user > win.serve.tokens_per_s_per_user else win
-    return Verdict(
-        basis="cheaper_per_token",
-        winner=_label(win, False),
-        loser=_label(lose, False),
-        winner_value=win.serve.price_per_million_tokens,
-        loser_value=lose.serve.price_per_million_tokens,
-        faster=_label(quick, False),
-    )
-
-
-def _offer_fp8(asked: ParsedQuery, sides: list[Side], currency: str) -> None:
-    """LLM inference asked in 16 bits on cards with native fp8 (H100, H200, L40S, 4090):
-    the same job in fp8 beside it, as the change a server would make (half the weights,
-    tensor-core fp8 speed)."""
-    w = asked.workload
-    if w is None or w.mode.is_training or (w.weights_format or "bf16") not in ("bf16", "fp16"):
-        return
-    if not any(catalog.gpus()[s.gpu_id].fp8_supported for s in sides):
-        return
-    fp8 = asked.model_copy(update={"workload": w.model_copy(update={"weights_format": "fp8"})})
-    rec = recommend_query(fp8, default_currency=currency)
-    if rec.result.model.kind.value != "llm":
-        return
-    judged = []
-    if rec.named is not None and rec.verdict is not None:
-        judged.append((rec.named, rec.verdict))
-    judged += [(a.option, a.verdict) for a in rec.also]
-    by_card = {(o.gpu_id, o.count): (o, v) for o, v in judged}
-    for side in sides:
-        found = by_card.get((side.gpu_id, side.count))
-        if found is None or not catalog.gpus()[side.gpu_id].fp8_supported:
-            continue
-        option, verdict = found
-        side.fp8_verdict = verdict.state
-        side.fp8_per_card_bytes = option.per_gpu_bytes
-        side.fp8_tokens_per_s = option.decode_tokens_per_s
-
-
-RUNS = ("fits", "tight")
-# Two models' memory within this share of each other: "about the same" (below the
-# estimate's own precision, so no winner is named on it)
-SAME_MEMORY_SHARE = 0.03
-
-
-def _label(side: Side, models: bool) -> str:
-    if models:
-        return side.model_name or side.gpu_name
-    return f"{side.count}× {side.gpu_name}" if side.count > 1 else side.gpu_name
-
-
-def _faster(a: Side, b: Side) -> bool | None:
-    """Whether `a` does the job faster than `b` (decode speed, hours, images per minute)."""
-    if a.tokens_per_s and b.tokens_per_s:
-        return a.tokens_per_s > b.tokens_per_s
-    if a.train_hours and b.train_hours:
-        return a.train_hours < b.train_hours
-    if a.images_per_min and b.images_per_min:
-        return a.images_per_min > b.images_per_min
-    return None
-
-
-def _speed(s: Side) -> tuple[float | None, str]:
-    if s.tokens_per_s:
-        return s.tokens_per_s, "tok/s"
-    if s.train_hours:
-        return s.train_hours, "h"
-    return s.images_per_min, "img/min"
-
-
-def verdict_of(sides: list[Side], models: bool) -> Verdict | None:
-    """Which side wins, for a job judged on each (None without a job or with one side)."""
-    judged = [s for s in sides if s.verdict is not None]
-    if len(judged) < 2:
-        return None
-    running = [s for s in judged if s.verdict in RUNS]
-    if models and len(running) == len(judged):
-        a, b = sorted(judged, key=lambda s: s.per_card_bytes or 0)[:2]
-        lo, hi = a.per_card_bytes or 0, b.per_card_bytes or 0
-        quick = _faster(a, b)
-        faster = None if quick is None else _label(a if quick else b, models)
-        basis = "same_memory" if hi - lo <= SAME_MEMORY_SHARE * hi else "less_memory"
-        return Verdict(
-            basis=basis,
-            winner=_label(a, models),
-            loser=_label(b, models),
-            winner_value=round(lo / 2**30, 1),
-            loser_value=round(hi / 2**30, 1),
-            faster=faster,
-        )
-    if not running:
-        return Verdict(basis="none_fits")
-    if len(running) == 1:
-        win = running[0]
-        other = next(s for s in judged if s is not win)
-        alt = other.fits_as if other.fits_as and other.fits_as.verdict in RUNS else None
-        return Verdict(
-            basis="only_fits",
-            winner=_label(win, models),
-            loser=_label(other, models),
-            winner_value=win.tokens_per_s if alt else None,
-            loser_format=alt.format if alt else None,
-            loser_format_tokens_per_s=alt.tokens_per_s if alt else None,
-        )
-    a, b = running[:2]
-    quick = _faster(a, b)
-    if quick is None:
-        return None
-    win, lose = (a, b) if quick else (b, a)
-    cheaper = None
-    if win.rent_per_hour and lose.rent_per_hour and lose.rent_per_hour < win.rent_per_hour:
-        cheaper = _label(lose, models)
-    return Verdict(
-        basis="faster",
-        winner=_label(win, models),
-        loser=_label(lose, models),
-        winner_value=_speed(win)[0],
-        loser_value=_speed(lose)[0],
-        cheaper=cheaper,
-        unit=_speed(win)[1],
-    )
