@@ -238,3 +238,30 @@ def test_a_tight_recipe_is_told_the_full_speed_format_before_streamed_layers(lin
     assert rec.recipe == "offload_tiling" and rec.verdict.state == "tight"
     assert rec.verdict.fix == "quantize_resident:fp8"
     assert rec.fixes.index("offload_sequential") > rec.fixes.index("quantize_resident:fp8")
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("kohya 训练 flux lora 显存16g的4080 super 够不够", "zh"),
+        ("kohya flux lora training on a 16gb 4080 super, enough?", "en"),
+    ],
+)
+def test_a_named_trainer_gets_only_the_recipes_it_has(line: str, lang: str) -> None:
+    """kohya sd-scripts stores the FLUX base in fp8 only (no 4-bit NF4 load) and its 16 GB
+    recipe is batch 1 with --blocks_to_swap (docs/flux_train_network.md section 6.1)."""
+    rec = ask(line)
+    assert rec.recipe == "base_fp8_block_swap", rec.recipe
+    text = answer(line, lang)
+    head = "\n".join(text.splitlines()[:3])
+    assert "--blocks_to_swap 18" in head and "--fp8_base" in head, head
+    assert "NF4" not in text and "nf4" not in text, text
+
+
+def test_block_swap_is_kohyas_and_nf4_is_not_offered_to_ai_toolkit() -> None:
+    """With no trainer named the fp8 base stays the route; ai-toolkit quantizes to 8 bits
+    and has no block swap."""
+    for line in ("flux lora training on a 16gb 4080 super", "ai-toolkit flux lora on a 4080 super"):
+        rec = ask(line)
+        assert rec.recipe == "base_fp8", (line, rec.recipe)
+        assert "blocks_to_swap" not in answer(line), line

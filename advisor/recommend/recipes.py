@@ -34,6 +34,7 @@ class Rung:
     updates: dict[str, Any]
     images_only: bool
     slow: bool
+    trainers: tuple[str, ...] = ()  # the named trainers that have it (empty: all)
 
 
 @cache
@@ -46,6 +47,7 @@ def rungs(training: bool) -> tuple[Rung, ...]:
             updates=dict(r["set"]),
             images_only=bool(r.get("images", False)),
             slow=bool(r.get("slow", False)),
+            trainers=tuple(r.get("trainers", ())),
         )
         for r in data["training" if training else "inference"]
     )
@@ -94,12 +96,25 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
     for rung in rungs(training):
         if rung.images_only and _images(w) <= 1:
             continue
+        if not trainer_has(rung, w):
+            continue
         fmt = rung.updates.get("weights_format")
         if fmt is not None and _bits(fmt) >= _bits(w.weights_format):
             continue  # never a larger base than asked
         if all(_same(current.get(k), v) for k, v in rung.updates.items()):
             continue
         yield rung, partial(w.model_copy, update=_typed(rung.updates))
+
+
+def trainer_has(rung: Rung, w: Workload) -> bool:
+    """A trainer the user named offers only its own recipes (kohya has no 4-bit base, and
+    block swap is kohya's); with none named, the blocks_to_swap-only rungs stay kohya's."""
+    named = (w.framework or (w.runtime.value if w.runtime else "")).lower()
+    if not rung.trainers:
+        return True
+    if not named:
+        return "blocks_to_swap" not in rung.updates
+    return named in rung.trainers
 
 
 def _same(have: Any, want: Any) -> bool:
