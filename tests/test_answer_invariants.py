@@ -339,7 +339,7 @@ def test_every_grid_row_runs_on_the_runtime_the_answer_assumed(q: str) -> None:
     transformers" (the FP8 row alone was served by vLLM), DeepSeek-V3's "INT4 128k ⚠️"
     beside "FP8 128k ✅" (INT4 under transformers, without MLA's small KV cache)."""
     rec, text = _answer(q)
-    assert rec.grid and inv._grid(rec) == []
+    assert rec.grid and inv.grid_order(rec) == []
     runtime = (rec.setup or rec.result).estimate.runtime
     assert "FP8" not in text.split("Can ")[1].split("✅ with")[0] or runtime != "llamacpp"
 
@@ -360,7 +360,7 @@ def test_a_hub_model_asked_past_its_window_is_told_so_beside_the_grids_dash() ->
     zh = render("answer", "zh", rec=rec, parsed=parsed, canonical=q, hub=hub, plain=True)
     assert "context of 4096 tokens; the 32768 tokens asked are beyond it" in en
     assert "上下文上限是 4096 tokens，你问的 32768 tokens 超出了它" in zh
-    assert inv._grid_asked_cell(rec) == []
+    assert inv.grid_asked_cell(rec) == []
 
 
 def test_the_inline_header_names_a_training_length_as_the_answer_does() -> None:
@@ -419,7 +419,7 @@ def test_the_details_weights_line_is_arithmetic_that_holds(q: str) -> None:
     rec = recommend_query(parsed, default_currency="USD")
     en = render("details", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
     zh = render("details", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
-    assert inv._WEIGHTS_LINE.search(en) and inv.weights_arithmetic(en) == []
+    assert inv.WEIGHTS_LINE.search(en) and inv.weights_arithmetic(en) == []
     assert "词嵌入" in zh
 
 
