@@ -212,43 +212,13 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     training = w.mode.is_training
     full = w.tuning in (Mode.full, Mode.pretrain)
     runtime = result.estimate.runtime if result.estimate else None
-    ctx = _context_of(result)
-    if ctx is not None:
-        field, value = ctx
-        floor = 512 if training else 2048
-        shorter = value // 2
-        while shorter >= floor:
-            extra = {} if training else {"prompt_tokens": None, "new_tokens": None}
-            yield (
-                f"shorter_context:{shorter}",
-                partial(w.model_copy, update={field: shorter, **extra}),
-            )
-            shorter //= 2
+    yield from shorter_context_fixes(result)
     if model.kind == Kind.diffusion:
         # The small-card recipe ladder (recipes.py): slicing and tiling, components taking
         # turns, text encoders off the GPU, one image at a time, streamed layers; for LoRA,
         # the frozen base in fp8 or NF4. Before quantizing: the images stay as they are.
         yield from recipe_fixes(result)
-    if not training and model.kind in (Kind.llm, Kind.diffusion):
-        bits = _bits(w, result)
-        gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
-        formats: tuple[str, ...] = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
-        if runtime == Runtime.transformers and model.kind == Kind.llm:
-            formats = TRANSFORMERS_QUANTIZE_FORMATS
-        if model.kind == Kind.diffusion:
-            formats = DIFFUSION_QUANTIZE_FORMATS
-        for fmt in formats:
-            target = find_format(fmt)
-            if target is not None and target.bits < bits:
-                # A diffusion pipeline's text encoders are quantized too (the engine keeps
-                # them 16-bit unless told); an LLM ignores the field.
-                update: dict[str, object] = {"weights_format": fmt, "text_encoder_format": fmt}
-                if w.runtime is None and runtime is not None:
-                    # on the answer's runtime, as its precision grid judges each format: left
-                    # unset, a format would bring its own default runtime (fp8 or AWQ: vLLM),
-                    # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
-                    update["runtime"] = runtime
-                yield f"quantize:{fmt}", partial(w.model_copy, update=update)
+    yield from quantize_fixes(result)
     gguf_runtime = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
     arch = model.arch
     if not training and model.kind == Kind.llm and gguf_runtime and arch is not None:
@@ -281,6 +251,54 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     for count in COUNTS:
         if w.num_gpus < count <= ONE_MACHINE:
             yield f"cards:{count}", partial(workload_for, w, count)
+
+
+def shorter_context_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """The context (inference) or sequence length (training) halved, down to 2048 (512 for
+    training), each halving its own change."""
+    w = result.workload
+    training = w.mode.is_training
+    ctx = _context_of(result)
+    if ctx is None:
+        return
+    field, value = ctx
+    floor = 512 if training else 2048
+    shorter = value // 2
+    while shorter >= floor:
+        extra = {} if training else {"prompt_tokens": None, "new_tokens": None}
+        yield (
+            f"shorter_context:{shorter}",
+            partial(w.model_copy, update={field: shorter, **extra}),
+        )
+        shorter //= 2
+
+
+def quantize_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """Smaller number formats the answer's runtime loads, for LLM and diffusion inference,
+    each on that runtime."""
+    w, model = result.workload, result.model
+    runtime = result.estimate.runtime if result.estimate else None
+    if w.mode.is_training or model.kind not in (Kind.llm, Kind.diffusion):
+        return
+    bits = _bits(w, result)
+    gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
+    formats: tuple[str, ...] = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
+    if runtime == Runtime.transformers and model.kind == Kind.llm:
+        formats = TRANSFORMERS_QUANTIZE_FORMATS
+    if model.kind == Kind.diffusion:
+        formats = DIFFUSION_QUANTIZE_FORMATS
+    for fmt in formats:
+        target = find_format(fmt)
+        if target is not None and target.bits < bits:
+            # A diffusion pipeline's text encoders are quantized too (the engine keeps
+            # them 16-bit unless told); an LLM ignores the field.
+            update: dict[str, object] = {"weights_format": fmt, "text_encoder_format": fmt}
+            if w.runtime is None and runtime is not None:
+                # on the answer's runtime, as its precision grid judges each format: left
+                # unset, a format would bring its own default runtime (fp8 or AWQ: vLLM),
+                # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
+                update["runtime"] = runtime
+            yield f"quantize:{fmt}", partial(w.model_copy, update=update)
 
 
 def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]:
