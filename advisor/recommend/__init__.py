@@ -18,19 +18,11 @@ from advisor.pitfalls import card_pitfalls
 from advisor.recommend.answer import answer, search_cards
 from advisor.recommend.budget_fixes import answer_with_budget_fix
 from advisor.recommend.card_counts import COUNTS
-from advisor.recommend.fix_candidates import SLOW
 from advisor.recommend.guide import guide_task
 from advisor.recommend.headroom import HEADROOM
-from advisor.recommend.named_card import (
-    card_with,
-    fewest_cards,
-    recipe_for_named,
-    several_on_platform,
-)
+from advisor.recommend.named_card import card_with, for_recipe, named_option, recipe_for_named
 from advisor.recommend.options import AlsoCard, GridCell, Recommendation, Verdict
 from advisor.recommend.pricing import cheapest_price
-from advisor.recommend.rank import option
-from advisor.recommend.recipes import faster_route
 from advisor.recommend.search import Setups
 from advisor.types import Option, Price
 
@@ -84,19 +76,9 @@ def recommend(
         count = gpu_count or max(w.num_gpus, 1)
         named_gpu = catalog.gpus()[gpu_id] if gpu_id is not None else card_with(vram_gib or 0)
         price = cheapest_price(gpu_id, prices, currency, region) if gpu_id else None
-        if ask_count and gpu_count is None:
-            count = fewest_cards(setups, named_gpu, price)
-        named = option(setups.at(count), named_gpu, count, price, speed_always=True)
-        if (
-            gpu_count is None
-            and not ask_count
-            and several_on_platform(named, named_gpu, setups.at(count))
-        ):
-            # "MI300X llama3-405b fp8": no larger card exists on the platform; the answer
-            # is the fewest of the named card that run it, said so (count_asked)
-            count = fewest_cards(setups, named_gpu, price)
-            named = option(setups.at(count), named_gpu, count, price, speed_always=True)
-            ask_count = count > 1
+        named, count, ask_count = named_option(
+            setups, named_gpu, price, count, counted=gpu_count is not None, ask_count=ask_count
+        )
         if use_recipes and (recipe := recipe_for_named(setups.at(count), named, named_gpu)):
             # The answer is for the recipe people run on this card, said so in the answer.
             rec = recommend(
@@ -114,17 +96,7 @@ def recommend(
                 owned=owned,
                 picks_for=w,
             )
-            # where the recipe offloads, a smaller format that needs less offload first
-            faster = faster_route(base, recipe[1], named_gpu)
-            same = f"quantize:{faster.partition(':')[2]}" if faster else None
-            fixes = [faster, *(f for f in rec.fixes if f != same)] if faster else rec.fixes
-            verdict = rec.verdict
-            if faster and verdict is not None and (verdict.fix or "").partition(":")[0] in SLOW:
-                # a smaller format at full speed costs less than streaming weights from RAM
-                verdict = verdict.model_copy(update={"fix": faster, "fix_tight": False})
-            return rec.model_copy(
-                update={"recipe": recipe[0], "asked": base, "fixes": fixes, "verdict": verdict}
-            )
+            return for_recipe(rec, recipe, base, named_gpu)
         named.notes = card_pitfalls(setups.at(count), named_gpu, named)
     # after the named card: a small-card recipe answers for another workload
     searched = setups if picks_for is None else Setups(picks_for)

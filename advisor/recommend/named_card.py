@@ -6,12 +6,14 @@ from __future__ import annotations
 from advisor.catalog import GpuSpec
 from advisor.models import EstimateResult, Workload
 from advisor.recommend.card_counts import COUNTS, adds_cards
+from advisor.recommend.fix_candidates import SLOW
 from advisor.recommend.headroom import HEADROOM, MIN_FREE
+from advisor.recommend.options import Recommendation
 from advisor.recommend.platform import platform_of
 from advisor.recommend.rank import (
     option,
 )
-from advisor.recommend.recipes import small_card_recipe
+from advisor.recommend.recipes import faster_route, small_card_recipe
 from advisor.recommend.search import Setups
 from advisor.recommend.verdict import verdict_of
 from advisor.types import Option, Price
@@ -76,4 +78,45 @@ def card_with(vram_gib: float) -> GpuSpec:
         memory_bandwidth_gbs=0,
         spec_confidence="unknown",
         spec_read_date="-",
+    )
+
+
+def named_option(
+    setups: Setups,
+    gpu: GpuSpec,
+    price: Price | None,
+    count: int,
+    *,
+    counted: bool,
+    ask_count: bool,
+) -> tuple[Option, int, bool]:
+    """The named card judged at its count: the fewest that run the job where the user asked
+    how many (`ask_count`) without writing a count (`counted`). Returns the option, its count
+    and whether the answer says the count was worked out."""
+    if ask_count and not counted:
+        count = fewest_cards(setups, gpu, price)
+    named = option(setups.at(count), gpu, count, price, speed_always=True)
+    if not counted and not ask_count and several_on_platform(named, gpu, setups.at(count)):
+        # "MI300X llama3-405b fp8": no larger card exists on the platform; the answer
+        # is the fewest of the named card that run it, said so (count_asked)
+        count = fewest_cards(setups, gpu, price)
+        named = option(setups.at(count), gpu, count, price, speed_always=True)
+        ask_count = count > 1
+    return named, count, ask_count
+
+
+def for_recipe(
+    rec: Recommendation, recipe: tuple[str, Workload], asked: EstimateResult, gpu: GpuSpec
+) -> Recommendation:
+    """The answer for the recipe people run on the named card, said to be for it; where the
+    recipe offloads, a smaller format that needs less offload comes first."""
+    faster = faster_route(asked, recipe[1], gpu)
+    same = f"quantize:{faster.partition(':')[2]}" if faster else None
+    fixes = [faster, *(f for f in rec.fixes if f != same)] if faster else rec.fixes
+    verdict = rec.verdict
+    if faster and verdict is not None and (verdict.fix or "").partition(":")[0] in SLOW:
+        # a smaller format at full speed costs less than streaming weights from RAM
+        verdict = verdict.model_copy(update={"fix": faster, "fix_tight": False})
+    return rec.model_copy(
+        update={"recipe": recipe[0], "asked": asked, "fixes": fixes, "verdict": verdict}
     )
