@@ -38,6 +38,19 @@ def gpu_notes() -> dict[str, dict[str, str]]:
         return tomllib.load(fh)
 
 
+def kv_fix_texts(result: EstimateResult) -> dict[str, dict[str, str]]:
+    """The smaller KV cache the runtime has, in both languages, for the KV notes' {kv_fix}
+    (data/pitfalls.toml [kv_fix]); empty where it has none, the cache is already quantized,
+    or the model is not an LLM (whisper: CTranslate2 and transformers quantize weights)."""
+    w, est = result.workload, result.estimate
+    runtime = w.runtime or (est.runtime if est is not None else None)
+    texts = pitfall_texts()["kv_fix"]
+    quantized = w.kv_cache_dtype not in (None, "fp16", "bf16", "f16")
+    if result.model.kind != Kind.llm or quantized or runtime is None:
+        return {"kv_fix": {"zh": "", "en": ""}}
+    return {"kv_fix": dict(texts.get(runtime.value, {"zh": "", "en": ""}))}
+
+
 def _p(
     code: str, lang_params: dict[str, dict[str, str]] | None = None, **params: object
 ) -> Pitfall:
@@ -309,10 +322,11 @@ def find_pitfalls(
     if kv > 0.3 * est.allocated_bytes and kv > 2 * GIB:
         batch = w.concurrency or w.batch_size or 1
         context = w.context_tokens or w.seq_len or 4096
+        kv_fix = kv_fix_texts(result)
         if batch > 1 and context < 8192:  # many sequences, not a long one
-            out.append(_p("batch_kv", kv=_gib(kv), batch=batch))
+            out.append(_p("batch_kv", kv_fix, kv=_gib(kv), batch=batch))
         else:
-            out.append(_p("long_context_kv", kv=_gib(kv)))
+            out.append(_p("long_context_kv", kv_fix, kv=_gib(kv)))
     framework = w.runtime.value if w.runtime else (w.framework or "").lower()
     engine = est.runtime.value if est.runtime in (Runtime.vllm, Runtime.sglang) else None
     if framework == "vllm" or engine is not None:

@@ -163,26 +163,30 @@ def recognize_context(s: Scan, r: Reading) -> None:
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
 
-# "batch" / "batched" / "批量" with no number after it
+# "batch" / "batched" / "批量" with no number after it ("batch_size 8" has one)
 _BATCH_ALONE = re.compile(
-    r"(?<![a-z0-9])(?:batched|batch)(?!\s*(?:size)?\s*[:=：]?\s*\d)(?![a-z0-9])|批量(?!\s*\d)|批处理",
+    r"(?<![a-z0-9])(?:batched|batch)(?![\s_-]*(?:size)?\s*[:=：]?\s*\d)(?![a-z0-9_])"
+    r"|批量(?!\s*\d)|批处理",
     re.I,
 )
 
 
 def recognize_batch(s: Scan, r: Reading) -> None:
+    """A batch with its number first ("batch_size 8 批量转录" is batch 8); a speech model's
+    "batch" / "批量" alone is batched transcription at the examples' batch, said so."""
     p = _knob_patterns()
+    if (m := s.take(p["batch"])) or (m := s.take(p["batch_glued"])):
+        r.fields["batch_size"] = int(m.group(1))
+        if not 1 <= r.fields["batch_size"] <= 65_536:
+            raise reject("bad_value", "batch_size")
+        s.take(_BATCH_ALONE)  # "批量转录": the batched mode the number already sets
+        return
     speech = r.spec is not None and r.spec.family == "whisper"
     if speech and "batch_size" not in r.fields and s.take(_BATCH_ALONE):
         # "whisper large-v3 T4 batch": batched transcription at the batch the faster-whisper
         # and transformers examples pass (data/audio_speed.toml), said so
         r.fields["batch_size"] = default_batch()
         r.assumed.append(f"speech_batch = {default_batch()}")
-        return
-    if (m := s.take(p["batch"])) or (m := s.take(p["batch_glued"])):
-        r.fields["batch_size"] = int(m.group(1))
-        if not 1 <= r.fields["batch_size"] <= 65_536:
-            raise reject("bad_value", "batch_size")
 
 
 def recognize_classes(s: Scan, r: Reading) -> None:

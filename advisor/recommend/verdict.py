@@ -141,6 +141,12 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             tight = set(same_cards)
         more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
         tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    if same_cards and same_cards[0].startswith("shorter_context:"):
+        kept = keeps_the_asked_context(setup, gpu)
+        if kept is not None and kept != same_cards[0]:
+            same_cards = [kept] + [c for c in same_cards if c != kept]
+            if kept not in {k for k, _ in comfortable}:
+                tight.add(kept)
     if setup.workload.mode.is_training and same_cards and same_cards[0] in OTHER_STACK:
         # A switch to another trainer is not a change the user makes in their own run: the
         # settings of that run stacked (micro-batch 1 with gradient accumulation, a fused
@@ -181,6 +187,17 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             tight.add(raised[0])
     listed = (same_cards + more_cards)[:4]
     return listed, {c for c in tight if c in listed}
+
+
+def keeps_the_asked_context(setup: EstimateResult, gpu: GpuSpec) -> str | None:
+    """A context the user asked is kept where a setting of the same run fits it on the card
+    named, tight or not (a q8_0 / fp8 KV cache), before cutting it: Llama-3.1-8B Q4_K_M at
+    128k on a 16 GB card runs with llama.cpp's q8_0 KV cache (13.6 of 15.8 GiB) rather than
+    at 32k. None when the context was assumed or no such setting fits."""
+    if any(a.field in ("context_tokens", "seq_len") for a in setup.assumed):
+        return None
+    cheap = fixes_for(setup, gpu, comfortable=False, only_cheap=True, limit=1)
+    return cheap[0][0] if cheap else None
 
 
 def wired_limit_fix(setup: EstimateResult, gpu: GpuSpec) -> tuple[str, bool] | None:
