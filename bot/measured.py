@@ -33,10 +33,10 @@ from bot.callbacks import unpack
 from bot.context import Context
 from bot.delivery import answer_soon
 from bot.followup import history_id_of
+from bot.history_store import HistoryEntry
 from bot.measurement_store import Measurement, measurement_store
 from bot.replies import send, t, text
 from bot.reply_filters import ReplyToBot, reply_to_prompt
-from bot.storage import HistoryEntry
 from bot.wizard import refuse_not_owner
 
 PROMPT_MARK = "📏"  # the prompt starts with it: a reply to such a message is a report

@@ -1,58 +1,33 @@
-"""The one module that talks SQL: users, chats, question history and PTB's saved state.
+"""The bot's database: users, chats, question history, the inbox and PTB's saved state.
 
 Two SQLite connections, each on its own thread (`bot.sqlite_worker`): the writer runs every
 write, each a single statement or one BEGIN IMMEDIATE … COMMIT, one after another; the reader
 serves reads, which in WAL mode see only committed rows and never wait for the writer. Every
 statement is parameterized. The stores beside this module (`bot.lab_store`,
 `bot.measurement_store`) use the same two connections through `query` and `transaction`.
+`Repository` holds users, chats and PTB's state here, the history (bot.history_store) and
+the inbox (bot.inbox_store) by inheritance, all on the connections of bot.repository_base.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from bot import fastjson, schema
+from bot import schema
+from bot.history_store import HistoryStore
+from bot.inbox_store import InboxStore
 from bot.schema import StorageError, now_iso
-from bot.sqlite_worker import BUSY_TIMEOUT_MS, Operation, Params, SQLiteWorker, changed
-from bot.sqlite_worker import rows as rows_of
+from bot.sqlite_worker import BUSY_TIMEOUT_MS, SQLiteWorker, changed
 from hublookup.cache import UPSERT_HUB_FACTS
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 SEEN_REFRESH_S = 300  # last_seen is kept to five minutes; saves two writes on most updates
 CACHE_LIMIT = 100_000
-# ids per transaction of handled updates: x 2 values in the inbox_handled INSERT, under
-# SQLite's 999 bound variables of old builds
-INBOX_DONE_BATCH = 400
-# handled update ids kept against late copies: Telegram keeps an update at most 24 hours
-HANDLED_KEPT_HOURS = 48
-# History ids reserved on disk at a time (Repository.reserve_history_id): one committed write
-# per this many answers; a restart skips what is left of the block.
-HISTORY_ID_BLOCK = 1000
-INBOX_ROWS_PER_INSERT = 300  # x 3 values: under the same 999 (getUpdates pages hold <= 100)
-
-
-class HistoryEntry(BaseModel):
-    id: int
-    user_id: int
-    chat_id: int
-    raw_text: str
-    canonical: str | None
-    workload: dict | None
-    summary: dict | None
-    catalog_version: str
-    created_at: str
 
 
 class Stats(BaseModel):
@@ -64,20 +39,7 @@ class Stats(BaseModel):
     top_gpus: list[tuple[str, int]]
 
 
-class Repository:
-    def __init__(self, writer: SQLiteWorker, reader: SQLiteWorker, path: Path) -> None:
-        self._writer = writer
-        self._reader = reader
-        self.path = path
-        # One bot process owns the file (the lock in bot.instance), so these in-memory
-        # copies stay true; every write below that changes them clears them.
-        self._seen_at: dict[tuple, float] = {}
-        self._languages: dict[tuple[int | None, int | None], tuple[str | None, str | None]] = {}
-        # History ids handed out ahead of their rows (`reserve_history_id`): the next one
-        # and the end of the block reserved on disk.
-        self._history_ids = (0, 0)
-        self._reserving = asyncio.Lock()
-
+class Repository(HistoryStore, InboxStore):
     # --- opening, checks, migrations -------------------------------------------------------
 
     @classmethod
@@ -124,35 +86,6 @@ class Repository:
             raise
         schema.restrict(path)
         return repo
-
-    async def schema_version(self) -> int:
-        return await self._reader.run(schema.schema_version)
-
-    async def close(self) -> None:
-        await self._reader.close()
-        await self._writer.close()
-
-    # --- reading and writing (also for bot.lab_store and bot.measurement_store) ------------
-
-    async def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
-        """Every row of one read, on the reader's connection (committed rows only)."""
-        return await self._reader.statement_rows(sql, params)
-
-    async def transaction(self, operation: Operation[T]) -> T:
-        """`operation(connection)` as one BEGIN IMMEDIATE … COMMIT on the writer's
-        connection, all or nothing (`SQLiteWorker.transaction`). It runs on the connection's
-        thread: a plain function of a `sqlite3.Connection` (`bot.sqlite_worker.rows` and
-        `changed` run its statements) that returns plain values."""
-        return await self._writer.transaction(operation)
-
-    async def _one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
-        rows = await self.query(sql, params)
-        return rows[0] if rows else None
-
-    async def _write(self, sql: str, params: Params = ()) -> int:
-        """One statement as one transaction (SQLiteWorker.statement); returns the rows it
-        changed."""
-        return await self._writer.statement(sql, params)
 
     # --- the Hub cache (hublookup.cache.HubStore) --------------------------------------------
 
@@ -281,110 +214,6 @@ class Repository:
         await self._writer.transaction(write)
         self._forget_cached()
 
-    # --- history ---------------------------------------------------------------------------
-
-    async def reserve_history_id(self) -> int:
-        """The id the next history row will have, known before the row is written, so an
-        answer can go out with its buttons (which carry the id) while its row is written
-        (bot.answer.reply_with_answer: the reply waited ~6 ms, p99 36 ms, behind the
-        writer's batch in bench/load.py). Ids come from blocks of `HISTORY_ID_BLOCK`
-        whose end is committed (as the table's AUTOINCREMENT counter) before the first id of
-        the block is handed out: ids handed out by a process killed before their rows were
-        written are never handed out again, so an old message's button cannot come to name
-        another question (the "hi/lo" way of handing out keys)."""
-        nxt, end = self._history_ids
-        if nxt >= end:
-            async with self._reserving:
-                nxt, end = self._history_ids
-                if nxt >= end:
-                    nxt, end = await self._writer.transaction(_reserve_history_block)
-        self._history_ids = (nxt + 1, end)
-        return nxt
-
-    async def add_history(
-        self,
-        *,
-        user_id: int,
-        chat_id: int,
-        raw_text: str,
-        canonical: str | None,
-        workload: dict | None,
-        summary: dict | None,
-        catalog_version: str,
-        update_id: int | None = None,
-        entry_id: int | None = None,
-    ) -> int:
-        """Store one question under `entry_id` (from `reserve_history_id`; one is reserved
-        when not given); returns its id. An update delivered twice (after a crash) keeps one
-        row, which moves to the new id: the reply sent this time carries it."""
-        if entry_id is None:
-            entry_id = await self.reserve_history_id()
-        params = (
-            entry_id,
-            update_id,
-            user_id,
-            chat_id,
-            raw_text,
-            canonical,
-            # orjson where installed (bot.fastjson): the standard library's encoder was ~2% of
-            # the loop over the first second of bench/load.py (every answer new)
-            fastjson.dumps(workload) if workload is not None else None,
-            fastjson.dumps(summary) if summary is not None else None,
-            catalog_version,
-            now_iso(),
-        )
-        inserted = await self._writer.statement_rows(
-            "INSERT INTO history (id, update_id, user_id, chat_id, raw_text, canonical, "
-            "workload_json, summary_json, catalog_version, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (update_id) "
-            "DO UPDATE SET id = excluded.id RETURNING id",
-            params,
-        )
-        return int(inserted[0][0])
-
-    _HISTORY_COLUMNS = (
-        "id, user_id, chat_id, raw_text, canonical, workload_json, summary_json, "
-        "catalog_version, created_at"
-    )
-
-    @staticmethod
-    def _entry(row: tuple) -> HistoryEntry:
-        return HistoryEntry(
-            id=row[0],
-            user_id=row[1],
-            chat_id=row[2],
-            raw_text=row[3],
-            canonical=row[4],
-            workload=json.loads(row[5]) if row[5] else None,
-            summary=json.loads(row[6]) if row[6] else None,
-            catalog_version=row[7],
-            created_at=row[8],
-        )
-
-    async def recent_history(
-        self, user_id: int, chat_id: int, limit: int = 10
-    ) -> list[HistoryEntry]:
-        rows = await self.query(
-            f"SELECT {self._HISTORY_COLUMNS} FROM history WHERE user_id = ? AND chat_id = ? "
-            "ORDER BY id DESC LIMIT ?",
-            (user_id, chat_id, limit),
-        )
-        return [self._entry(r) for r in rows]
-
-    async def history_entry(self, entry_id: int) -> HistoryEntry | None:
-        row = await self._one(
-            f"SELECT {self._HISTORY_COLUMNS} FROM history WHERE id = ?", (entry_id,)
-        )
-        return self._entry(row) if row else None
-
-    async def count_history(self) -> int:
-        row = await self._one("SELECT COUNT(*) FROM history")
-        return int(row[0]) if row else 0
-
-    async def purge_history(self, older_than_days: int) -> int:
-        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(timespec="seconds")
-        return await self._write("DELETE FROM history WHERE created_at < ?", (cutoff,))
-
     async def forget_user(self, user_id: int) -> dict[str, int]:
         """Delete everything stored about one user; returns what was deleted, by kind. The
         WAL is then checkpointed and truncated, so the deleted text does not linger in the
@@ -449,80 +278,6 @@ class Repository:
         )
 
     # --- inbox (updates fetched, not yet handled) ------------------------------------------
-
-    async def inbox_add(self, updates: list[dict]) -> None:
-        """Store fetched updates, except those already handled (inbox_handled): a copy of
-        one (a webhook re-POST, a getUpdates page fetched again after a crash) would
-        otherwise sit in the inbox for good, or be answered again at the next start."""
-        ts = now_iso()
-        # any string Telegram can send is storable, even a lone surrogate (bot.fastjson)
-        entries = [(u["update_id"], fastjson.dumps(u), ts) for u in updates]
-        # One multi-row INSERT per page of updates: one statement is one transaction (all
-        # rows or none, SQLiteWorker.statement) in one handoff to SQLite's thread, where
-        # BEGIN, executemany, closing its cursor and COMMIT were four, for every getUpdates.
-        for start in range(0, len(entries), INBOX_ROWS_PER_INSERT):
-            page = entries[start : start + INBOX_ROWS_PER_INSERT]
-            await self._writer.statement(
-                "INSERT OR IGNORE INTO inbox (update_id, data, received_at) "
-                "SELECT column1, column2, column3 FROM (VALUES "
-                + ", ".join(["(?, ?, ?)"] * len(page))
-                + ") WHERE column1 NOT IN (SELECT update_id FROM inbox_handled)",
-                tuple(v for entry in page for v in entry),
-            )
-
-    async def probe_write(self) -> None:
-        """A committed write that changes nothing (/healthz): a DELETE of an update id
-        Telegram never uses (ids start at 1)."""
-        await self._write("DELETE FROM inbox WHERE update_id = 0")
-
-    async def inbox_known(self, update_id: int) -> bool:
-        """Whether this update is in the inbox (being handled) or was handled already."""
-        found = await self._one(
-            "SELECT EXISTS (SELECT 1 FROM inbox WHERE update_id = ?) "
-            "OR EXISTS (SELECT 1 FROM inbox_handled WHERE update_id = ?)",
-            (update_id, update_id),
-        )
-        return bool(found and found[0])
-
-    async def inbox_delete(self, ids: list[int]) -> None:
-        """These updates are handled: their inbox rows go and their ids are remembered
-        (inbox_handled), in one transaction per page. The bot calls it by group commit
-        (bot.inbox: the updates that finish while one delete runs are deleted together by
-        the next, after their state is written)."""
-        ids = sorted(set(ids))
-        ts = now_iso()
-        for start in range(0, len(ids), INBOX_DONE_BATCH):
-            page = tuple(ids[start : start + INBOX_DONE_BATCH])
-            # both in one BEGIN IMMEDIATE … COMMIT, in one handoff to SQLite's thread
-            await self._writer.statements_in_transaction(
-                [
-                    (f"DELETE FROM inbox WHERE update_id IN ({', '.join('?' * len(page))})", page),
-                    (
-                        "INSERT OR IGNORE INTO inbox_handled (update_id, handled_at) VALUES "
-                        + ", ".join(["(?, ?)"] * len(page)),
-                        tuple(v for i in page for v in (i, ts)),
-                    ),
-                ]
-            )
-
-    async def inbox_handled_recent(self, limit: int) -> list[int]:
-        """The ids of the last `limit` handled updates (the processor's memory of copies)."""
-        found = await self.query(
-            "SELECT update_id FROM inbox_handled ORDER BY update_id DESC LIMIT ?", (limit,)
-        )
-        return [r[0] for r in found]
-
-    async def purge_handled(self, older_than_hours: float = HANDLED_KEPT_HOURS) -> int:
-        cutoff = (datetime.now(UTC) - timedelta(hours=older_than_hours)).isoformat(
-            timespec="seconds"
-        )
-        return await self._write("DELETE FROM inbox_handled WHERE handled_at < ?", (cutoff,))
-
-    async def inbox_pending(self) -> list[dict]:
-        return [
-            json.loads(r[0]) for r in await self.query("SELECT data FROM inbox ORDER BY update_id")
-        ]
-
     # --- PTB persistence -------------------------------------------------------------------
 
     async def load_state(self, kind: str) -> dict[str, object]:
@@ -540,19 +295,3 @@ class Repository:
                 "ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data",
                 (kind, key, encoded),
             )
-
-
-def _reserve_history_block(db: sqlite3.Connection) -> tuple[int, int]:
-    """In a transaction: the next `HISTORY_ID_BLOCK` history ids, past every id a row has
-    had and every block reserved before (the AUTOINCREMENT counter, which SQLite itself
-    never lowers), and the counter moved to the block's end."""
-    ((last,),) = rows_of(
-        db,
-        "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'history'), 0), "
-        "coalesce((SELECT max(id) FROM history), 0))",
-    )
-    start = int(last) + 1
-    end = start + HISTORY_ID_BLOCK
-    if not changed(db, "UPDATE sqlite_sequence SET seq = ? WHERE name = 'history'", (end - 1,)):
-        changed(db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('history', ?)", (end - 1,))
-    return start, end

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.history_store import HISTORY_ID_BLOCK
 from bot.schema import MIGRATIONS_DIR, StorageError, backup_database
-from bot.storage import HISTORY_ID_BLOCK, Repository
+from bot.storage import Repository
 from standin import FakeTelegram, User
 from tests.conftest import halt, launch, make_settings, press, say, shown
 

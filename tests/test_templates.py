@@ -16,8 +16,9 @@ from advisor.parse import ParseError, parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.owned import Machine, judge_machines
 from advisor.render import TEMPLATES, label, labels, render
+from bot.history_store import HistoryEntry
 from bot.replies import split_message
-from bot.storage import HistoryEntry, Stats
+from bot.storage import Stats
 from hublookup.resolve import HubAnswer
 from standin import MAX_TEXT, TelegramHTMLError, utf16_len, visible_text
 
