@@ -12,7 +12,7 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import speed_constants
 from advisor.decode_speed import decode_fit
 from advisor.memory.runtimes import coefficient
-from advisor.models import EstimateResult, Runtime
+from advisor.models import EstimateResult, Runtime, Workload
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.consumer_route import consumer_card_route
 from advisor.recommend.free_tiers import free_tiers
@@ -114,17 +114,7 @@ def answer(
         options, picks, rent_instead = keep_to_platform(
             options, picks, named, named_gpu, setups.at(named.count)
         )
-    cheapest = cheapest_of(picks)
-    best_value = best_value_of(picks, base)
-    fp8 = (w.weights_format or "").endswith("fp8") or (w.weights_format or "").startswith("fp8")
-    fastest = fastest_of(picks, cheapest, fp8=fp8)
-    noted = {id(o): o for o in (cheapest, best_value, fastest) if o is not None}
-    for o in noted.values():
-        # once per pick (the cheapest is often the best value too): the same tag and notes
-        o.why = tag(o, cheapest, best_value, fastest)
-        # numbers and assumptions only: the search's estimate at the pick's count will do (the
-        # headline's setup, shown below, is worked out in full)
-        o.notes = card_pitfalls(searched.fit(o.count), catalog.gpus()[o.gpu_id], o)
+    cheapest, best_value, fastest, noted = _noted_picks(searched, picks, base, w)
 
     # A budget for the whole job asks what the job costs: the headline is then the pick
     # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
@@ -145,22 +135,9 @@ def answer(
         fixes = platform_fixes(fixes, head_gpu)
     if headline is None or not headline.blocked:  # an engine that cannot start takes no share
         setup = _with_engine_share(setup, head_gpu)
-    pitfalls = _not_beside(
-        find_pitfalls(
-            base,
-            head_gpu,
-            headline,
-            cheapest,
-            owned=owned and named is not None,
-            card_notes=head_notes,
-        ),
-        headline,
-        named,
+    pitfalls = _answer_pitfalls(
+        base, head_gpu, headline, cheapest, named, list(noted.values()), verdict, owned, head_notes
     )
-    pitfalls = _true_of(pitfalls, list(noted.values()))
-    pitfalls = _oom_as_asked(pitfalls, verdict)
-    if named is None and (route := consumer_card_route(base, cheapest)) is not None:
-        pitfalls.append(route)  # beside 80 GB picks: what the 24 GB card lab members own runs
     task = guide_task(
         base,
         headline.per_gpu_bytes if headline and setup.estimate else None,
@@ -194,6 +171,58 @@ def answer(
         platform=platform,
         rent_instead=rent_instead,
     )
+
+
+def _noted_picks(
+    searched: Setups, picks: list[Option], base: EstimateResult, w: Workload
+) -> tuple[Option | None, Option | None, Option | None, dict[int, Option]]:
+    """The cheapest, best-value and fastest picks, each tagged and noted once (by id: the
+    cheapest is often the best value too)."""
+    cheapest = cheapest_of(picks)
+    best_value = best_value_of(picks, base)
+    fp8 = (w.weights_format or "").endswith("fp8") or (w.weights_format or "").startswith("fp8")
+    fastest = fastest_of(picks, cheapest, fp8=fp8)
+    noted = {id(o): o for o in (cheapest, best_value, fastest) if o is not None}
+    for o in noted.values():
+        # once per pick (the cheapest is often the best value too): the same tag and notes
+        o.why = tag(o, cheapest, best_value, fastest)
+        # numbers and assumptions only: the search's estimate at the pick's count will do (the
+        # headline's setup, shown below, is worked out in full)
+        o.notes = card_pitfalls(searched.fit(o.count), catalog.gpus()[o.gpu_id], o)
+    return cheapest, best_value, fastest, noted
+
+
+def _answer_pitfalls(
+    base: EstimateResult,
+    head_gpu: GpuSpec | None,
+    headline: Option | None,
+    cheapest: Option | None,
+    named: Option | None,
+    noted: list[Option],
+    verdict: Verdict | None,
+    owned: bool,
+    head_notes: list[Pitfall] | None,
+) -> list[Pitfall]:
+    """The answer's pitfalls: none already said beside the top pick, none a pick refutes,
+    an OOM under a headline that runs with a change said of the setup as asked, and the
+    24 GB card route beside large picks."""
+    pitfalls = _not_beside(
+        find_pitfalls(
+            base,
+            head_gpu,
+            headline,
+            cheapest,
+            owned=owned and named is not None,
+            card_notes=head_notes,
+        ),
+        headline,
+        named,
+    )
+    pitfalls = _true_of(pitfalls, noted)
+    pitfalls = _oom_as_asked(pitfalls, verdict)
+    if named is None and (route := consumer_card_route(base, cheapest)) is not None:
+        pitfalls.append(route)  # beside 80 GB picks: what the 24 GB card lab members own runs
+    return pitfalls
 
 
 def _decode_efficiency(result: EstimateResult, gpu: GpuSpec | None) -> float:
