@@ -108,3 +108,26 @@ def test_wan22_ti2v_decode_is_the_peak_under_model_offload(line: str, lang: str,
     terms = {t.name: t.bytes for t in rec.setup.estimate.terms}
     assert terms["vae_decode"] == max(terms.values()), terms
     assert rec.setup.estimate.total_bytes > 24.0 * 2**30, head
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "model"),
+    [
+        (
+            "stable video diffusion img2vid-xt 25 frames in diffusers with model cpu offload on a 16gb 4080, enough?",
+            "en",
+            "svd-img2vid-xt",
+        ),
+        ("svd-xt 用 diffusers 开 model cpu offload，4080 16g 够吗", "zh", "svd-img2vid-xt"),
+        ("stable video diffusion img2vid 14帧 3090 够吗", "zh", "svd-img2vid"),
+    ],
+)
+def test_stable_video_diffusion_is_a_known_video_model(line: str, lang: str, model: str) -> None:
+    """SVD img2vid(-xt): the diffusers guide runs -xt on 16 GB with enable_model_cpu_offload
+    and decode_chunk_size=8: with the components taking turns it runs on a 16 GB card."""
+    parsed, rec, text = _answer(line, lang)
+    assert parsed.workload is not None and parsed.workload.model == model, parsed.error
+    assert not parsed.ignored, parsed.ignored
+    assert "Stable Video Diffusion" in text.splitlines()[0], text
+    if "4080" in line:
+        assert rec.setup.estimate.total_bytes < 15.8 * 2**30, text
