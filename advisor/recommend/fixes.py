@@ -16,7 +16,7 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, applicable, blockers, tp_ok
 from advisor.largest import largest
 from advisor.memory import CUDA_CONTEXT_BYTES
-from advisor.models import EstimateResult
+from advisor.models import EstimateResult, Workload
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fix_candidates import (
     CHEAP,
@@ -27,6 +27,10 @@ from advisor.recommend.fix_candidates import (
 )
 from advisor.recommend.headroom import HEADROOM, MIN_FREE
 
+# Trial estimates kept across cards by (id of the estimate changed, fix code), each with its
+# requirements once read: a changed workload weighs the same on any card.
+Trials = dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]]
+
 
 def fixes_for(
     result: EstimateResult,
@@ -35,7 +39,7 @@ def fixes_for(
     comfortable: bool = True,
     only_cheap: bool = False,
     limit: int = 4,
-    trials: dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]] | None = None,
+    trials: Trials | None = None,
     blocked: bool | None = None,
     enough: Callable[[list[tuple[str, EstimateResult]]], bool] | None = None,
 ) -> list[tuple[str, EstimateResult]]:
@@ -78,17 +82,10 @@ def fixes_for(
                 continue
             code = f"gpu_layers:{layers}"
             make = partial(result.workload.model_copy, update={"n_gpu_layers": layers})
-        key = (id(result), code)
-        if trials is not None and key in trials:
-            trial, reqs = trials[key]
-        else:
-            try:
-                trial = trial_estimate(make())
-            except ValueError:
-                continue
-            reqs = None
-            if trials is not None:
-                trials[key] = (trial, reqs)
+        known = _trial(result, code, make, trials)
+        if known is None:
+            continue  # the changed workload is not one the engine estimates
+        trial, reqs = known
         if trial.estimate is None or trial.estimate.total_bytes > cap:
             continue
         if not tp_ok(trial, trial.workload.num_gpus):
@@ -96,7 +93,7 @@ def fixes_for(
         if reqs is None:  # read only for a change that fits (most trials do not)
             reqs = applicable(trial)
             if trials is not None:
-                trials[key] = (trial, reqs)
+                trials[(id(result), code)] = (trial, reqs)
         if blockers(gpu, trial, reqs):
             continue
         out.append((code, trial))
@@ -104,6 +101,23 @@ def fixes_for(
         if len(out) >= limit or (enough is not None and enough(out)):
             break
     return out
+
+
+def _trial(
+    result: EstimateResult, code: str, make: Callable[[], Workload], trials: Trials | None
+) -> tuple[EstimateResult, list[Requirement] | None] | None:
+    """The estimate of `result` changed by `code` (and its requirements, once read), from
+    `trials` where another card asked it before; None where the change does not estimate."""
+    key = (id(result), code)
+    if trials is not None and key in trials:
+        return trials[key]
+    try:
+        trial = trial_estimate(make())
+    except ValueError:
+        return None
+    if trials is not None:
+        trials[key] = (trial, None)
+    return trial, None
 
 
 def _most_gpu_layers(result: EstimateResult, cap: float) -> int:
