@@ -21,7 +21,14 @@ from advisor.models import Architecture, Kind, Workload
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
 # skipped by the lookbehind.
 NOTE_KNOBS: list[tuple[str, str, object]] = [
-    (r"enable_model_cpu_offload|\bMODEL offload", "cpu_offload", "model"),
+    # Wan's own generate.py `--offload_model True`: the DiT leaves the card before the VAE
+    # decode and the T5 after encoding, components in turn, as the bot reads it for a user
+    # (advisor/data/vocab/runtimes.toml)
+    (
+        r"enable_model_cpu_offload|\bMODEL offload|--offload_model True|offload_model=True",
+        "cpu_offload",
+        "model",
+    ),
     (
         r"enable_sequential_cpu_offload|SEQUENTIAL offload|[Ss]equential \(per-submodule\) CPU",
         "cpu_offload",

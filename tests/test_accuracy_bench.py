@@ -273,3 +273,14 @@ def test_a_largest_context_bound_is_judged_on_the_engines_own_estimate_of_it() -
     point = max_context_tokens(workload, int(40.0 * GIB), safe=False)
     assert row["context_tokens"] == point
     assert point > (max_context_tokens(workload, int(40.0 * GIB)) or 0)
+
+
+def test_wan_offload_model_is_read_as_components_in_turn_as_the_bot_reads_it() -> None:
+    """Wan's own `--offload_model True` is model offload for a case, as for a user's line."""
+    from advisor.parse import parse_query
+    from checks.cases import case_to_workload
+
+    w, knobs = case_to_workload(_wan_case("81 frames, --offload_model True --t5_cpu"))
+    assert w.cpu_offload.value == "model" and "cpu_offload=model" in knobs
+    asked = parse_query("wan2.1 1.3b 480p 4090 --offload_model True").workload
+    assert asked.cpu_offload is not None and asked.cpu_offload.value == "model"
