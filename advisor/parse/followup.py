@@ -141,47 +141,9 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
     assert last.workload is not None
     w: dict[str, Any] = last.workload.model_dump(exclude_defaults=True)
     assumed = list(r.assumed)
-    if r.spec is not None:
-        for key in ("model", "params_b", "active_params_b", "arch", "kind"):
-            w.pop(key, None)
-        w["model"], w["kind"] = r.spec.id, r.spec.kind
-    elif r.params_b is not None:
-        sibling = _sibling_of_size(w.get("model"), r.params_b)
-        for key in ("model", "params_b", "active_params_b", "arch"):
-            w.pop(key, None)
-        if sibling is not None:  # "72b 呢" after qwen2.5-14b: Qwen2.5-72B
-            w["model"], w["kind"] = sibling.id, sibling.kind
-        else:
-            w["params_b"] = r.params_b
+    _swap_model(w, r)
     old_mode = last.workload.mode
-    if r.mode == "finetune":
-        if old_mode.is_training:  # "微调呢" while already training: the same recipe
-            r.mode = old_mode.value
-        else:
-            model = w.get("model")
-            spec = catalog.models().get(model) if model else None
-            params_b = spec.params_b if spec else w.get("params_b")
-            gpu_id = r.gpu_id or (None if r.vram_gib else last.gpu_id)
-            vram = r.vram_gib if r.gpu_id or r.vram_gib else last.vram_gib
-            fields = {**w, **r.fields}
-            r.mode = resolve_finetune(
-                fields,
-                w.get("kind"),
-                spec.family if spec else None,
-                params_b,
-                gpu_id,
-                vram,
-                r.gpu_count or last.gpu_count,
-                assumed,
-            )
-            if "weights_format" in fields:
-                r.fields["weights_format"] = fields["weights_format"]
-    mode = Mode(r.mode) if r.mode else old_mode
-    if "weights_format" in r.fields or (r.mode and old_mode != Mode.qlora):
-        fields = {**w, **r.fields}
-        mode = Mode(four_bit_mode(mode.value, fields, assumed))
-        if fields.get("weights_format") is not None:
-            r.fields["weights_format"] = fields["weights_format"]
+    mode = _followup_mode(last, old_mode, w, r, assumed)
     if mode.is_training and not old_mode.is_training:
         _drop_serving(w, assumed)
     if mode.is_training != old_mode.is_training:
@@ -222,6 +184,59 @@ def _merge(last: ParsedQuery, r: Reading, understood: list[str], ignored: list[s
         assumed=assumed,
         question_kind=_followup_kind(last, r, mode),
     )
+
+
+def _swap_model(w: dict[str, Any], r: Reading) -> None:
+    """A model named in the follow-up replaces the last one; a size alone, the last model's
+    sibling of that size, else a bare size."""
+    if r.spec is not None:
+        for key in ("model", "params_b", "active_params_b", "arch", "kind"):
+            w.pop(key, None)
+        w["model"], w["kind"] = r.spec.id, r.spec.kind
+    elif r.params_b is not None:
+        sibling = _sibling_of_size(w.get("model"), r.params_b)
+        for key in ("model", "params_b", "active_params_b", "arch"):
+            w.pop(key, None)
+        if sibling is not None:  # "72b 呢" after qwen2.5-14b: Qwen2.5-72B
+            w["model"], w["kind"] = sibling.id, sibling.kind
+        else:
+            w["params_b"] = r.params_b
+
+
+def _followup_mode(
+    last: ParsedQuery, old_mode: Mode, w: dict[str, Any], r: Reading, assumed: list[str]
+) -> Mode:
+    """The follow-up's mode: "微调呢" resolved to a recipe as a question of its own would be
+    (the same one while already training), then QLoRA where a 4-bit format asks for it."""
+    if r.mode == "finetune":
+        if old_mode.is_training:  # "微调呢" while already training: the same recipe
+            r.mode = old_mode.value
+        else:
+            model = w.get("model")
+            spec = catalog.models().get(model) if model else None
+            params_b = spec.params_b if spec else w.get("params_b")
+            gpu_id = r.gpu_id or (None if r.vram_gib else last.gpu_id)
+            vram = r.vram_gib if r.gpu_id or r.vram_gib else last.vram_gib
+            fields = {**w, **r.fields}
+            r.mode = resolve_finetune(
+                fields,
+                w.get("kind"),
+                spec.family if spec else None,
+                params_b,
+                gpu_id,
+                vram,
+                r.gpu_count or last.gpu_count,
+                assumed,
+            )
+            if "weights_format" in fields:
+                r.fields["weights_format"] = fields["weights_format"]
+    mode = Mode(r.mode) if r.mode else old_mode
+    if "weights_format" in r.fields or (r.mode and old_mode != Mode.qlora):
+        fields = {**w, **r.fields}
+        mode = Mode(four_bit_mode(mode.value, fields, assumed))
+        if fields.get("weights_format") is not None:
+            r.fields["weights_format"] = fields["weights_format"]
+    return mode
 
 
 # Cues of a question of its own kind (parse/question.py): never merged into the last one
