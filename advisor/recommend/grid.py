@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import apple_raised_limit_gb, blockers
-from advisor.models import Kind, Mode, Runtime, Workload
+from advisor.models import Estimate, EstimateResult, Kind, Mode, Runtime, Workload
 from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fix_candidates import VLLM_LEAN, VLLM_LEAN_TP, VLLM_LIKE
@@ -59,6 +59,45 @@ def _tokens_per_s(result, gpu: GpuSpec, count: int) -> float | None:  # noqa: AN
         return None
     step = decode_step_s(result, gpu, count)
     return 1 / step if step > 0 else None
+
+
+def _cell_state(
+    result: EstimateResult, est: Estimate, trial: Workload, gpu: GpuSpec, count: int
+) -> tuple[str, int]:
+    """One cell's state and the figure it is judged on: ok, tight (also where vLLM's lean
+    flags or a Mac's raised GPU share make it run), no, split (tensor parallel cannot use
+    the count) or unsupported (the card cannot run it)."""
+    need = est.total_bytes
+    lean_runs = False
+    if (
+        not runs_in(need, gpu.usable_vram_bytes)
+        and est.runtime is not None
+        and est.runtime.value in VLLM_LIKE
+    ):
+        # the answer's owner fix starts vLLM lean on a small card (eager, a small
+        # profile batch, no custom all-reduce): a cell that runs so is ⚠️, not ❌,
+        # or "AWQ 4k ❌" stood under "runs at 16k with these flags"
+        flags = VLLM_LEAN_TP if count > 1 else VLLM_LEAN
+        lean = trial_estimate(trial.model_copy(update=flags)).estimate
+        if lean is not None and runs_in(lean.total_bytes, gpu.usable_vram_bytes):
+            need, lean_runs = lean.total_bytes, True
+    # a Mac past its default GPU share that the raised share holds (the headline's
+    # `sudo sysctl iogpu.wired_limit_mb` change): ⚠️, not ❌ under "runs after it"
+    raised = apple_raised_limit_gb(gpu)
+    after_sysctl = raised is not None and runs_in(need, raised * 2**30)
+    if blockers(gpu, result):
+        state = "unsupported"
+    elif not runs_in(need, gpu.usable_vram_bytes):
+        state = "tight" if after_sysctl else "no"
+    elif not tp_ok(result, count):
+        # fits in memory as is; tensor parallel cannot use this count (a cell that
+        # fits only with the lean flags is "no", as the verdict on it says)
+        state = "no" if lean_runs else "split"
+    elif lean_runs or need > gpu.usable_vram_bytes * (1 - HEADROOM):
+        state = "tight"
+    else:
+        state = "ok"
+    return state, need
 
 
 def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
@@ -116,36 +155,7 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             if model.arch is not None and ctx > model.arch.max_context_tokens:
                 cells.append(GridCell(format=fmt, context_tokens=ctx, state="beyond"))
                 continue
-            need = est.total_bytes
-            lean_runs = False
-            if (
-                not runs_in(need, gpu.usable_vram_bytes)
-                and est.runtime is not None
-                and est.runtime.value in VLLM_LIKE
-            ):
-                # the answer's owner fix starts vLLM lean on a small card (eager, a small
-                # profile batch, no custom all-reduce): a cell that runs so is ⚠️, not ❌,
-                # or "AWQ 4k ❌" stood under "runs at 16k with these flags"
-                flags = VLLM_LEAN_TP if count > 1 else VLLM_LEAN
-                lean = trial_estimate(trial.model_copy(update=flags)).estimate
-                if lean is not None and runs_in(lean.total_bytes, gpu.usable_vram_bytes):
-                    need, lean_runs = lean.total_bytes, True
-            # a Mac past its default GPU share that the raised share holds (the headline's
-            # `sudo sysctl iogpu.wired_limit_mb` change): ⚠️, not ❌ under "runs after it"
-            raised = apple_raised_limit_gb(gpu)
-            after_sysctl = raised is not None and runs_in(need, raised * 2**30)
-            if blockers(gpu, result):
-                state = "unsupported"
-            elif not runs_in(need, gpu.usable_vram_bytes):
-                state = "tight" if after_sysctl else "no"
-            elif not tp_ok(result, count):
-                # fits in memory as is; tensor parallel cannot use this count (a cell that
-                # fits only with the lean flags is "no", as the verdict on it says)
-                state = "no" if lean_runs else "split"
-            elif lean_runs or need > gpu.usable_vram_bytes * (1 - HEADROOM):
-                state = "tight"
-            else:
-                state = "ok"
+            state, need = _cell_state(result, est, trial, gpu, count)
             speed = None
             if ctx == GRID_CONTEXTS[0] and state in ("ok", "tight") and not base.mode.is_training:
                 speed = _tokens_per_s(result, gpu, count)
