@@ -87,6 +87,21 @@ def run_defaults(w: Workload, spec: ModelSpec | None) -> dict:
 # --- end dense-prediction fallback -------------------------------------------------------
 
 
+def default_batch_for(w: Workload, spec: ModelSpec | None) -> int:
+    """Images per GPU when none is asked: the family's configs' figure for the asked crop
+    (data/classic_activations.toml `batch_by_crop`, mmseg's "NxbM" per dataset crop), else
+    the family's default, else 32."""
+    fam = run_defaults(w, spec)
+    by_crop = fam.get("batch_by_crop", {})
+    if by_crop and (w.image_width or w.image_height):
+        width = w.image_width or w.image_height or 0
+        height = w.image_height or width
+        crop = f"{max(width, height)}x{min(width, height)}"
+        if crop in by_crop:
+            return int(by_crop[crop])
+    return int(fam.get("default_batch", 32))
+
+
 def segmentation_class_bytes_per_pixel(w: Workload, spec: ModelSpec | None) -> float:
     """fp32 bytes per input pixel the asked classes add to (or take from) a segmentor's
     measured figure: full-resolution logits, the log-softmax kept per loss head and the
@@ -323,7 +338,7 @@ def estimate_classic_cnn(
         # the weights were halved and the activations kept at fp32.
         fmt, amp = "fp32", True
         acc.assume("training_recipe", "amp_fp32_master")
-    default_batch = run_defaults(w, spec).get("default_batch", 32)
+    default_batch = default_batch_for(w, spec)
     batch = w.batch_size or default_batch
     if w.batch_size is None:
         acc.assume("batch_size", default_batch)
