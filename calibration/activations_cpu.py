@@ -384,6 +384,46 @@ def yolo(cfg: str, size: int, batch: int) -> dict:
     }
 
 
+def yolov5_repo(cfg: str, size: int, batch: int) -> dict:
+    """ultralytics/yolov5's own Model (models/yolo.py, random weights) and ComputeLoss
+    (utils/loss.py: objectness, class and box losses over its anchors) on 7 boxes per image,
+    from the checkout at $YOLOV5_REPO (tag v7.0 runs without the ultralytics package)."""
+    import os
+    import sys
+
+    repo = os.environ["YOLOV5_REPO"]
+    sys.path.insert(0, repo)
+    from models.yolo import Model  # type: ignore[import-not-found]
+    from utils.loss import ComputeLoss  # type: ignore[import-not-found]
+
+    model = Model(f"{repo}/models/{cfg}", ch=3, nc=80).train()
+    # hyp.scratch-low.yaml's loss gains (they scale the loss, not the memory)
+    model.hyp = {"box": 0.05, "cls": 0.5, "cls_pw": 1.0, "obj": 1.0, "obj_pw": 1.0}
+    model.hyp |= {"anchor_t": 4.0, "fl_gamma": 0.0, "label_smoothing": 0.0}
+    loss = ComputeLoss(model)
+    g = torch.Generator().manual_seed(0)
+    n = 7 * batch
+    xy = 0.1 + torch.rand(n, 2, generator=g) * 0.6
+    targets = torch.cat(
+        [
+            torch.arange(batch).repeat_interleave(7).float()[:, None],
+            torch.randint(0, 80, (n, 1)).float(),
+            xy,
+            0.05 + torch.rand(n, 2, generator=g) * 0.2,
+        ],
+        1,
+    )
+    images = torch.rand(batch, 3, size, size)
+    out = count_step(model, lambda: loss(model(images), targets)[0].sum())
+    return out | {
+        "task": "detection",
+        "backbone": f"ultralytics/yolov5 v7.0 models/{cfg}",
+        "input": [size, size],
+        "batch": batch,
+        "reference_input": size,
+    }
+
+
 # (record name, thunk). Classification at 224x224 batch 2, segmentation at 512 batch 2,
 # detection at 667x400 batch 1 (Faster R-CNN R50 also at the full 1333x800, to check how
 # the figure scales with the area): the per-sample figure is what the catalog keeps.
@@ -502,6 +542,15 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     ("cascade_rcnn_r50_fpn_1333", lambda: cascade("resnet50", False, scale=1.0)),
     ("yolov8n", lambda: yolo("yolov8n.yaml", 640, 2)),
     ("yolov8s", lambda: yolo("yolov8s.yaml", 640, 2)),
+    ("yolov8m", lambda: yolo("yolov8m.yaml", 640, 2)),
+    ("yolov8x", lambda: yolo("yolov8x.yaml", 640, 2)),
+    # Ultralytics' yolov5.yaml (the C3 backbone and PAN neck of ultralytics/yolov5, with
+    # the anchor-free head of YOLOv8: "YOLOv5u")
+    ("yolov5mu", lambda: yolo("yolov5m.yaml", 640, 2)),
+    ("yolov5xu", lambda: yolo("yolov5x.yaml", 640, 2)),
+    # ultralytics/yolov5 itself (tag v7.0: anchor-based Detect head and its ComputeLoss),
+    # from a checkout named by YOLOV5_REPO
+    *[(f"yolov5{s}", lambda s=s: yolov5_repo(f"yolov5{s}.yaml", 640, 2)) for s in "nsmlx"],
 ]
 
 

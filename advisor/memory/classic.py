@@ -217,6 +217,17 @@ def say_what_the_stack_logs(w: Workload, spec: ModelSpec | None, acc: Breakdown)
         acc.assume("gpu_mem_column", "yolo_reserved")
 
 
+def trains_in_amp_by_default(w: Workload, spec: ModelSpec | None) -> bool:
+    """A run that names no precision, of a family whose trainer uses AMP unless told not to
+    (data/classic_activations.toml [default_amp]), under that trainer or none named."""
+    if w.mixed_precision is not None or w.compute_dtype or w.weights_format:
+        return False
+    table = _activation_data()["default_amp"]
+    framework = (w.framework or "").lower()
+    named_stack = not framework or any(f in framework for f in table["frameworks"])
+    return spec is not None and spec.family in table["families"] and named_stack
+
+
 def mask_head_extra_rois(spec: ModelSpec | None, batch: int) -> tuple[int, int]:
     """(RoIs, mask stages): the positive RoIs a trained detector's sampler gives the mask
     head beyond the few the catalog's random-weight measurement had, (sampler cap -
@@ -338,6 +349,9 @@ def estimate_classic_cnn(
         # the weights were halved and the activations kept at fp32.
         fmt, amp = "fp32", True
         acc.assume("training_recipe", "amp_fp32_master")
+    elif w.mode.is_training and trains_in_amp_by_default(w, spec):
+        amp = True
+        acc.assume("training_recipe", "amp_trainer_default")
     default_batch = default_batch_for(w, spec)
     batch = w.batch_size or default_batch
     if w.batch_size is None:
