@@ -53,3 +53,12 @@ def test_sam_vit_b_is_the_catalogs_vit_b_encoder_not_the_cnn_fallback():
     assert r.model.id == "sam-vit-b" and r.model.from_catalog
     # one image x 12 heads x 4096^2 x 4 B (fp32 as build_sam loads it) x 3 copies = 2.25 GiB
     assert abs(_term(r, "attention_scores") - 12 * 4096**2 * 4 * 3 / GIB) < 0.01
+
+
+def test_sam_without_a_named_stack_runs_segment_anythings_eager_attention():
+    # segment-anything's Attention.forward: q @ k^T, the rel-pos sums and the softmax by hand
+    r = estimate(Workload(model="sam-vit-h", batch_size=1))
+    assert abs(_term(r, "attention_scores") - 16 * 4096**2 * 4 * 3 / GIB) < 0.01
+    # transformers' SamModel picks SDPA: one bias-sized mask
+    r = estimate(Workload(model="sam-vit-h", batch_size=1, framework="transformers"))
+    assert abs(_term(r, "attention_scores") - 16 * 4096**2 * 4 / GIB) < 0.01

@@ -51,6 +51,17 @@ def _rel_pos() -> dict:
         return tomllib.load(fh)["decomposed_rel_pos"]
 
 
+def eager_by_default(w: Workload, spec: ModelSpec | None) -> bool:
+    """An encoder with a decomposed relative-position term (SAM) run as its own package runs
+    it (segment-anything's Attention.forward: matmul, the rel-pos sums, softmax by hand):
+    eager attention unless the run names transformers or an attention kernel
+    (data/vision_encoders.toml [decomposed_rel_pos] sdpa_frameworks)."""
+    table = _rel_pos()
+    if w.attention is not None or spec is None or spec.family not in table["families"]:
+        return False
+    return (w.framework or "").lower() not in table["sdpa_frameworks"]
+
+
 def attention_score_bytes(
     spec: ModelSpec | None, attention: Attention, batch: int, heads: int, tokens: int, elem: int
 ) -> tuple[float, str]:
@@ -92,7 +103,8 @@ def estimate_encoder(
     batch = (w.batch_size or 1) * (w.images_per_prompt or 1)
     if w.batch_size is None and w.images_per_prompt is None:
         acc.assume("images", 1)
-    attention = w.attention or Attention.sdpa  # assumed (and said) by the caller
+    # assumed (and said) by the caller
+    attention = w.attention or (Attention.eager if eager_by_default(w, spec) else Attention.sdpa)
     tokens = arch.max_context_tokens
     elem = 4 if fmt == "fp32" else 2
     allocated = acc.add(

@@ -80,6 +80,10 @@ def estimate_transformer(
         # transformers before 4.36 had no SDPA path: its attention materialised the scores
         attention = Attention.eager
         acc.assume("attention", "eager_before_sdpa")
+    elif encoder.eager_by_default(w, spec):
+        # segment-anything's own code computes its attention by hand (encoder.py)
+        attention = Attention.eager
+        acc.assume("attention", "sam_reference_eager")
     elif w.attention is None:
         # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
         # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
