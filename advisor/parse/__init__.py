@@ -77,6 +77,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_vague_quant,
     knobs.recognize_prompt_length,  # before data: "输入30k token" is a prompt
     knobs.recognize_data,
+    knobs.recognize_schedule,  # "1x": a detection schedule's epochs
     knobs.recognize_dataset,
     knobs.recognize_context,
     stack.recognize_concurrency,

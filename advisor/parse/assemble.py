@@ -437,6 +437,7 @@ def _place_images(
 
 def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) -> None:
     tokens, samples, epochs = (fields.pop(k, None) for k in ("_tokens", "_samples", "_epochs"))
+    schedule = fields.pop("_schedule", None)
     images, usual = fields.pop("_dataset_images", None), fields.pop("_usual_epochs", None)
     usual = fields.pop("_usual_epochs_by_model", {}).get(fields.get("model"), usual)
     vision = fields.get("kind") not in (None, Kind.llm)
@@ -447,6 +448,10 @@ def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) 
         tokens = samples * (fields.get("seq_len") or 1024)
         assumed.append(f"{samples:g} samples x {fields.get('seq_len') or 1024} tokens")
     if tokens is None and epochs is None:
+        return
+    if tokens is None and schedule is not None:
+        # a detection schedule ("1x") is understood; with no data size it sets no duration
+        assumed.append(f"schedule = {schedule}")
         return
     if not fields["mode"].is_training:
         ignored.append("data/epochs (not training)")

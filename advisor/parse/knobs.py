@@ -52,6 +52,26 @@ def recognize_data(s: Scan, r: Reading) -> None:
 
 
 @cache
+def _schedule_patterns() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, int]]:
+    table = vocab.load("words")["schedules"]
+    context = re.compile(vocab.alternation(table["context"]), re.I)
+    word = re.compile(r"(?<![\w.])([123]x)(?![\w.])(?:\s*(?:schedule|训练|学习率))?", re.I)
+    return context, word, table["epochs"]
+
+
+def recognize_schedule(s: Scan, r: Reading) -> None:
+    """A detection schedule named by its length ("mask rcnn r50 fpn 1x"): its epochs
+    (data/vocab/words.toml [schedules]), read only beside a detection word. The cards are
+    read before ("2x 3090" is two cards)."""
+    context, word, epochs = _schedule_patterns()
+    if "_epochs" in r.fields or not context.search(s.original or s.text):
+        return
+    if m := s.take(word):
+        r.fields["_epochs"] = float(epochs[m.group(1).lower()])
+        r.fields["_schedule"] = m.group(1).lower()
+
+
+@cache
 def _datasets() -> tuple[re.Pattern[str], dict[str, tuple[int, int]], dict[str, int]]:
     entries = vocab.load("datasets")["dataset"]
     sizes = {
