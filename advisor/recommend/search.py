@@ -131,23 +131,11 @@ def candidates(
     `ONE_MACHINE` cards) are tried only when no NVIDIA card runs the job comfortably on one
     machine; a job that nothing splits stops at the first count that does not shrink it."""
     trials = setups.cheap_fixes  # the cheap fixes of each estimate, shared by the cards
-    excluded: dict[str, list[str]] = {}
-    reqs = applicable(setups.base)
     cards, by_bytes = rentable_by_bytes()
     # (catalog place, card) by usable bytes, least first: the cards that fit at a count are
     # those from the first that holds `need` on (bisect), the rest wait for more cards. The
     # order cards are judged in changes nothing: each option is kept at its catalog place.
-    pending = list(by_bytes)
-    if reqs:  # most workloads have no requirement, and then no card misses one
-        pending = []
-        for entry in by_bytes:
-            missing = blockers(entry[1].gpu, setups.base, reqs)
-            if missing:
-                excluded[entry[1].gpu.id] = missing
-            else:
-                pending.append(entry)
-        # in catalog order, as a walk card by card fills it
-        excluded = {c.gpu.id: excluded[c.gpu.id] for c in cards if c.gpu.id in excluded}
+    pending, excluded = _able_to_run(setups.base, cards, by_bytes)
     sizes = [entry[1].usable_bytes for entry in pending]
     placed: list[Option | None] = [None] * len(cards)  # by catalog place
     limit = speed_constants()["max_job_hours"]  # within_a_week's
@@ -170,10 +158,7 @@ def candidates(
         last = (need, share)
         # what `option` (fits_on) would say of fitting, without building it; the engine's
         # share of a card (int(bytes x share)) keeps the order of the cards' bytes
-        if share is None:
-            first = bisect_left(sizes, need)
-        else:
-            first = next((i for i, b in enumerate(sizes) if need <= int(b * share)), len(sizes))
+        first = _first_holding(sizes, need, share)
         priced = times_table(prices, count)
         # a training job's hours on these cards: one past `limit` takes more (within_a_week)
         timed = count < 8 and facts.speed.kind == "train"
@@ -194,6 +179,34 @@ def candidates(
             placed[place] = opt
         del pending[first:], sizes[first:]
     return [o for o in placed if o is not None], excluded
+
+
+def _able_to_run(
+    base: EstimateResult, cards: tuple[Card, ...], by_bytes: tuple[tuple[int, Card], ...]
+) -> tuple[list[tuple[int, Card]], dict[str, list[str]]]:
+    """The cards (`by_bytes` entries, in their order) that can run the job, and what each
+    other card misses, in catalog order as a walk card by card fills it."""
+    reqs = applicable(base)
+    if not reqs:  # most workloads have no requirement, and then no card misses one
+        return list(by_bytes), {}
+    pending: list[tuple[int, Card]] = []
+    excluded: dict[str, list[str]] = {}
+    for entry in by_bytes:
+        missing = blockers(entry[1].gpu, base, reqs)
+        if missing:
+            excluded[entry[1].gpu.id] = missing
+        else:
+            pending.append(entry)
+    return pending, {c.gpu.id: excluded[c.gpu.id] for c in cards if c.gpu.id in excluded}
+
+
+def _first_holding(sizes: list[int], need: int, share: float | None) -> int:
+    """The place of the first card (by usable bytes, least first) that holds `need`: what
+    `option` (fits_on) would say of fitting; the engine's share of a card (int(bytes x
+    share)) keeps the order of the cards' bytes."""
+    if share is None:
+        return bisect_left(sizes, need)
+    return next((i for i, b in enumerate(sizes) if need <= int(b * share)), len(sizes))
 
 
 def may_meet_budget(
