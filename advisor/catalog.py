@@ -61,6 +61,12 @@ class DiffusionSpec(BaseModel):
     # high-noise and a low-noise 14B DiT): all loaded, one in use per step, so an offload
     # that moves the idle one to the CPU holds one (data/models/video.toml says which).
     denoiser_experts: int = 1
+    # Bytes a latent token holds for the timestep modulation when the denoiser's own code
+    # embeds the timestep per token (fp32 copies x hidden; data/models/video.toml says
+    # where and why), 0: one embedding per sample, nothing per token. Under diffusers it is
+    # counted only where its pipeline expands the timesteps too (timestep_per_token_diffusers).
+    timestep_modulation_per_hidden: int = 0
+    timestep_per_token_diffusers: bool = False
     # A UNet's layout from its unet/config.json: block_out_channels (one per resolution
     # level), layers_per_block, transformer layers per attention module at each level (0:
     # no attention there) and in the mid block; training sizes its activations per level

@@ -8,7 +8,7 @@ from advisor.memory import video
 from advisor.memory.pipeline_stages import CONTROLNET_SHARE
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import Attention, Workload
+from advisor.models import Attention, Runtime, Workload
 
 # 16/32-bit formats: a text encoder given one of these is simply loaded in it.
 PLAIN_FORMATS = {"fp32", "fp16", "bf16"}
@@ -16,6 +16,7 @@ PLAIN_FORMATS = {"fp32", "fp16", "bf16"}
 # tile_sample_min_size) with overlap; two tiles' maps alive plus the blended output. Video
 # VAEs carry their own tile size in data/models/video.toml.
 TILE_PIXELS = 2 * 256 * 256
+DIFFUSERS_LIKE = (Runtime.diffusers, Runtime.comfyui, Runtime.webui)
 
 
 def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
@@ -64,6 +65,8 @@ def denoiser_activations(
         attn_tokens = (width // 8) * (height // 8) / d.attn_tokens_divisor
     text = d.text_tokens if d.denoiser == "dit" else 0
     act = batch_eff * (attn_tokens + text) * d.denoiser_act_bytes_per_token
+    modulation = timestep_modulation_bytes(w, spec) * batch_eff * attn_tokens
+    act += modulation
     compute_bytes = 4 if fmt == "fp32" else 2
     scores = batch_eff * d.attn_heads * attn_tokens**2 * compute_bytes * 3
     attention = w.attention or Attention.sdpa
@@ -71,7 +74,10 @@ def denoiser_activations(
         act += scores
     elif attention == Attention.sliced:
         act += scores / 2  # diffusers "auto" slicing: half the heads at a time
-    values = {"batch": batch_eff, "tokens": int(attn_tokens + text)}
+    values: dict = {"batch": batch_eff, "tokens": int(attn_tokens + text)}
+    if modulation:
+        values["key"] = "activations.denoiser_timestep_per_token"
+        values["mod_kib"] = round(timestep_modulation_bytes(w, spec) / 1024)
     return (
         act,
         (
@@ -80,6 +86,19 @@ def denoiser_activations(
         ),
         values,
     )
+
+
+def timestep_modulation_bytes(w: Workload, spec: ModelSpec) -> float:
+    """A latent token's share of the timestep modulation where the denoiser's code embeds
+    the timestep per token (Wan2.2's model.py): the fp32 copies x the hidden width. A user
+    who names diffusers gets it only where diffusers' pipeline expands the timesteps too."""
+    d = spec.diffusion
+    assert d is not None
+    if not d.timestep_modulation_per_hidden or not d.inner_dim:
+        return 0.0
+    if w.runtime in DIFFUSERS_LIKE and not d.timestep_per_token_diffusers:
+        return 0.0
+    return float(d.timestep_modulation_per_hidden * d.inner_dim)
 
 
 def cfg_note(cfg: bool, batched: bool) -> str:

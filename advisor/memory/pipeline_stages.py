@@ -59,8 +59,7 @@ class PipelineMemory:
             "activations",
             self.den_act,
             self.act_formula,
-            key="activations.denoiser",
-            **self.act_values,
+            **{"key": "activations.denoiser", **self.act_values},
         )
 
     def add_working_set(self, acc: Breakdown) -> int:
@@ -71,8 +70,7 @@ class PipelineMemory:
             "activations",
             self.den_act,
             self.act_formula,
-            key="activations.denoiser",
-            **self.act_values,
+            **{"key": "activations.denoiser", **self.act_values},
         )
 
 
