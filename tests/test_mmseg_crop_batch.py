@@ -37,6 +37,8 @@ def test_segformer_at_cityscapes_1024_is_sized_at_its_configs_one_image_per_gpu(
     per_card = float(re.search(r"(\d+(?:\.\d+)?) GiB", text.splitlines()[1]).group(1))
     # mmseg's log: 18.0 GB (16.8 GiB) of tensors at 8xb1; the card view adds the context
     assert 16.8 <= per_card < 24, text
+    # the dataset's epochs are said as epochs, not as a bare "1"
+    assert "Assumed: 1;" not in text and "默认假设：1；" not in text, text
 
 
 def test_the_crop_picks_the_configs_images_per_gpu_either_side_first() -> None:

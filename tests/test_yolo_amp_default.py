@@ -34,6 +34,12 @@ def test_yolo_runs_the_readmes_batch_on_its_card(
     per_card = float(re.search(r"(\d+(?:\.\d+)?) GiB", text.splitlines()[1]).group(1))
     assert low <= per_card <= high, text
     assert ("AMP" in text) and ("16" in text.splitlines()[0] or "32" in text.splitlines()[0])
+    assert "imgsz" not in text  # Ultralytics' imgsz is read as the square side, not ignored
+
+
+def test_imgsz_is_the_square_side_the_trainer_letterboxes_to() -> None:
+    parsed = parse_query("yolov8m train batch 16 imgsz=1280 on a 4090")
+    assert (parsed.workload.image_width, parsed.workload.image_height) == (1280, 1280)
 
 
 def test_a_named_precision_overrides_the_trainers_amp() -> None:

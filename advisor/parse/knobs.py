@@ -239,6 +239,9 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
         _explicit_size(r, height if still else round(height * 16 / 9 / 16) * 16, height)
     elif m := s.take(r"(\d{2,5})\s*(?:px|分辨率)"):
         _explicit_size(r, int(m.group(1)), int(m.group(1)))
+    elif m := s.take(r"\b(?:imgsz|img_size|img-size|image_size)\s*[:=]?\s*(\d{2,5})(?![\d.])"):
+        # Ultralytics' / YOLOv5's imgsz (--img-size): the square side training letterboxes to
+        _explicit_size(r, int(m.group(1)), int(m.group(1)))
 
 
 def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
