@@ -16,11 +16,12 @@ from pydantic import ValidationError
 from advisor import catalog
 from advisor.models import Mode, Workload
 from advisor.parse import MAX_QUERY_CHARS, parse_query, read, vocab
-from advisor.parse.assemble import ParsedQuery, four_bit_mode, leftovers, resolve_finetune
+from advisor.parse.assemble import ParsedQuery, leftovers
 from advisor.parse.platform import vague_quant_runtime
 from advisor.parse.scan import ParseError, Reading, Rejected
 from advisor.parse.similar_names import longer_context_siblings
 from advisor.parse.stack import framework_of
+from advisor.parse.training_mode import four_bit_mode, resolve_finetune
 
 # Fields that only mean something while training: dropped when a follow-up switches to
 # inference ("推理呢" after a LoRA question).
