@@ -32,7 +32,7 @@ from advisor.memory.resolve import (
 from advisor.memory.rl import estimate_post_training
 from advisor.memory.strata import band_stratum
 from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown, settle_band
-from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.memory.transformer import (
     activation_bytes_per_token_layer,
     embedding_params,

@@ -20,7 +20,7 @@ from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, family_band, finish
-from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.models import (
     Estimate,
     Kind,

@@ -11,7 +11,7 @@ from advisor.memory.diffusion_components import text_encoder_format, vae_decode
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.stacks import default_checkpointing, precompute_sequential
 from advisor.memory.terms import Breakdown, family_band, finish, rebalance
-from advisor.memory.training import optimizer_state_bytes_per_param
+from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.memory.unet_levels import unet_training_activations
 from advisor.models import Estimate, Kind, Mode, Optimizer, Workload
 

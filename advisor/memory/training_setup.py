@@ -1,5 +1,5 @@
 """What every term of a training estimate starts from (`TrainingSetup`): read by
-`training` and by the sharding stacks' terms (`sharding`), so neither imports the other."""
+`training`, `training_recipe` and `training_activations` and by the sharding stacks' terms (`sharding`), so neither imports the other."""
 
 from __future__ import annotations
 

@@ -139,7 +139,7 @@ def _cannot_lower(code: str, result: EstimateResult) -> bool:
     """A fix whose estimate cannot come out under this one's, so that it is skipped where
     this one is over the cap (skipping saves an estimate per card count):
 
-    - one that sets what the engine already assumed: training.training_setup turns
+    - one that sets what the engine already assumed: training_recipe.training_setup turns
       checkpointing on for a model of 1B or more when not told, and says so;
     - one that only shrinks what the forward and backward pass hold (`ACTIVATION_FIXES`),
       on an estimate whose peak is the optimizer step (its `optimizer_step` term, which

@@ -1,0 +1,181 @@
+"""Training activations: what the forward saves for backward under the checkpointing
+recipe, one layer's backward transient, and the loss's logits (`add_activations`)."""
+
+from __future__ import annotations
+
+from advisor.memory import distributed, quantizers
+from advisor.memory.terms import Breakdown
+from advisor.memory.training_recipe import PEFT_FRAMEWORKS
+from advisor.memory.training_setup import TrainingSetup
+from advisor.memory.transformer import (
+    ENCODER_FAMILIES,
+    activation_bytes_per_token_layer,
+    lora_target_dims,
+)
+from advisor.models import Kind, Mode
+
+# Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
+# the lm_head matmul and the log-softmax are fused per vocabulary block.
+CUT_CROSS_ENTROPY_FRAMEWORKS = {"unsloth"}
+
+# Log-probs of the kept logits as TRL's online trainers take them (selective_log_softmax on
+# 16-bit logits, one sequence at a time, trl f2cd577 2026-07-24): the 16-bit logits, each
+# row's 16-bit log-softmax saved for backward, and the logits' 16-bit gradient.
+LOGPROB_BYTES_PER_LOGIT = 6.0
+
+
+def _logprob_logits(t: TrainingSetup, acc: Breakdown) -> int:
+    """The logits over the completion only (`loss_tokens` of each sequence), as log-probs."""
+    w, arch = t.w, t.arch
+    kept = max(t.batch * min(w.loss_tokens or t.seq, t.seq) // t.pp, 1)
+    logits = kept * arch.vocab * LOGPROB_BYTES_PER_LOGIT / t.tp
+    if acc.lean:
+        return acc.add("logits", logits, "")
+    return acc.add(
+        "logits",
+        logits,
+        f"{kept} completion tokens x {arch.vocab} vocab x {LOGPROB_BYTES_PER_LOGIT:g} B (log-probs)",
+        key="logits.logprobs",
+        tokens=kept,
+        vocab=arch.vocab,
+        bytes_per_logit=LOGPROB_BYTES_PER_LOGIT,
+    )
+
+
+def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, float]:
+    """Saved activations under the checkpointing recipe, and the loss's logits: (saved,
+    logits, one layer's backward transient, the checkpoints themselves)."""
+    w, arch, tokens, layers = t.w, t.arch, t.tokens, t.layers
+    dropout = (t.spec is not None and t.spec.family in ENCODER_FAMILIES) or (
+        t.model.kind == Kind.classic
+    )
+    seq_eff = t.seq + (200 if w.mode == Mode.prompt_tuning else 0)
+    per_layer_tok = (
+        activation_bytes_per_token_layer(arch, seq_eff, t.attention, t.elem, dropout) / t.tp
+    )
+    if w.liger_kernel:
+        per_layer_tok -= distributed.liger_activation_saving_per_token(arch, t.elem) / t.tp
+    sp_block, sp_loss = 0.0, 0.0
+    if t.tp > 1 and distributed.fsdp2_stack(t.framework):
+        sp_block, sp_loss = distributed.sequence_parallel_extra_per_token(arch.hidden, t.elem, t.tp)
+        per_layer_tok += sp_block
+    if w.mode in (Mode.lora, Mode.dora, Mode.qlora) and t.framework in PEFT_FRAMEWORKS:
+        dims = lora_target_dims(arch, w.lora_targets)
+        per_layer_tok += sum(4 * i for i, _ in dims)  # PEFT casts each adapter input to fp32
+    if not t.full and quantizers.bnb_legacy_saves_inputs(t.fmt, t.framework):
+        # the 4-bit layer keeps its input as cast to the compute dtype (16-bit under an
+        # fp32 residual stream, stacks.kbit_activation_bytes)
+        kept = t.elem if t.compute == "fp32" or t.elem <= 2.5 else 2.0
+        per_layer_tok += quantizers.bnb_legacy_saved_bytes_per_token(arch, kept) / t.tp
+        acc.assume("qlora_kernel", "bnb_keeps_inputs")
+    one_layer = per_layer_tok * t.batch * seq_eff
+    # A recomputed block (and its backward) holds one micro-batch: under pipeline
+    # parallelism the schedule runs backward micro-batch by micro-batch.
+    one_block = one_layer / t.pp
+    ckpt = 0.0
+    fraction = 1.0
+    if t.gc and w.selective_checkpointing:
+        # torchtitan's op-level SAC keeps the block input, every second matmul output and
+        # the attention output (data/distributed.toml); backward recomputes the rest of
+        # one block at a time.
+        sac_tok = min(
+            distributed.selective_saved_bytes_per_token(arch, t.elem) / t.tp, per_layer_tok
+        )
+        fraction = sac_tok / per_layer_tok
+        saved = one_layer * fraction * layers + one_block * (1 - fraction)
+        formula = f"selective checkpointing: {fraction:.2f} x {layers} layers x {tokens} tokens + one block recomputed"
+    elif t.gc:
+        # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
+        # to CPU memory, as torchtune's enable_activation_offloading does.
+        offloaded = w.activation_offload or t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+        ckpt = 0.0 if offloaded else 2 * arch.hidden * (t.elem / 2) * tokens * layers / t.tp
+        saved = ckpt + one_block
+        formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
+    else:
+        saved = one_layer * layers
+        formula = f"{layers} layers x {tokens} tokens x {per_layer_tok / 1024:.0f} KiB (Korthikanti 2022, {t.attention.value})"
+    if w.mode == Mode.dora:
+        saved += sum(i * o for i, o in lora_target_dims(arch, w.lora_targets)) * 4 * arch.layers
+        formula += " + DoRA weight-norm products"
+    if sp_loss:
+        saved += sp_loss * tokens // t.pp
+        formula += " + sequence-parallel gathers"
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        a_b = acc.add("activations", saved, "")
+    else:
+        a_b = acc.add(
+            "activations",
+            saved,
+            formula,
+            key="activations."
+            + (
+                "selective"
+                if t.gc and w.selective_checkpointing
+                else "checkpointed"
+                if t.gc
+                else "full"
+            ),
+            layers=layers,
+            tokens=tokens,
+            kib_per_token_layer=round(per_layer_tok / 1024, 1),
+            fraction=round(fraction, 2),
+        )
+    logits_b = 0
+    # Under pipeline parallelism the last stage runs the loss one micro-batch at a time
+    # (torch.distributed.pipelining schedules), and torchtitan splits the local batch into
+    # as many micro-batches as pipeline ranks by default (config_manager.py 2024-12:
+    # "The default value will be the number of pipeline stages").
+    tokens = max(tokens // t.pp, 1)
+    if w.loss_tokens is not None and not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
+        return a_b, _logprob_logits(t, acc), one_block / 2, ckpt
+    if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
+        # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
+        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
+        # 2026-11-30 against transformers' loss_utils.ForCausalLMLoss (v4.46+): it upcasts
+        # the whole [tokens, vocab] tensor (`logits = logits.float()`, not per chunk) and
+        # pads the labels instead of copying shifted logits; the peak is the log-softmax
+        # backward: its saved fp32 output + nll's fp32 gradient + the fp32 gradient it
+        # returns = 12 B per logit. Only torchtune's CEWithChunkedOutputLoss, Liger and
+        # Unsloth (CUT_CROSS_ENTROPY_FRAMEWORKS) avoid the full fp32 tensor.
+        # (by the matmuls' dtype, not the saved activations': an fp32 residual stream under
+        # a bitsandbytes model still gives 16-bit logits under autocast)
+        per = 2.5 if w.chunked_loss else (12.0 if t.compute != "fp32" else 16.0)
+        if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+        elif w.liger_kernel:
+            lm_head_trains = t.full or w.trainable_embeddings
+            liger = distributed.liger_loss_bytes(arch, tokens, lm_head_trains, t.param_bytes)
+            logits_b = acc.add(
+                "logits",
+                liger / t.tp,
+                f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
+                key="logits.liger",
+                tokens=tokens,
+                vocab=arch.vocab,
+            )
+            return a_b, logits_b, one_block / 2, ckpt
+        elif not w.chunked_loss:
+            # The loss path by transformers era, checked against the code 2026-11-30:
+            # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
+            # copy, CrossEntropyLoss) holds fp32 logits + the shifted copy + log-softmax's
+            # output at the forward's end, and log-softmax's saved output + the incoming and
+            # outgoing gradients in backward: 12 B per logit, as the modern path (the 16-bit
+            # logits are freed by the upcast; Trainer.compute_loss drops the outputs before
+            # backward). Remote-code models of that era (Qwen-7B modeling_qwen.py, GPT-2
+            # style) shift and cross-entropy the 16-bit logits: 6 B. So the modern figure
+            # bounds both; the assumption says which path it is.
+            acc.assume("loss_path", "fp32_logits")
+        logits = tokens * arch.vocab * per / t.tp
+        if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+            return a_b, acc.add("logits", logits, ""), one_block / 2, ckpt
+        logits_b = acc.add(
+            "logits",
+            logits,
+            f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
+            key="logits.chunked" if w.chunked_loss else "logits",
+            tokens=tokens,
+            vocab=arch.vocab,
+            bytes_per_logit=per,
+        )
+    transient = one_block / 2  # backward of one layer: gradients of its activations
+    return a_b, logits_b, transient, ckpt
