@@ -25,12 +25,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor import catalog
-from advisor.catalog import GpuSpec, PriceSpec
+from advisor.catalog import GpuSpec
 from advisor.constraints import allreduce_latency_s, blockers, nvlinked, speed_constants, tp_ok
 from advisor.decode_speed import decode_fit
 from advisor.memory import estimate
 from advisor.memory.runtimes.vllm import serving_fit
 from advisor.models import EstimateResult, Parallelism, Runtime, Workload
+from advisor.specs import PriceSpec
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "serving.toml"
 GIB = 2**30

@@ -121,7 +121,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
 def generic_diffusion_spec(params_b: float) -> ModelSpec:
     """A diffusion model known only by its size: a FLUX-like DiT holding every parameter,
     16 latent channels, text embeddings computed elsewhere."""
-    from advisor.catalog import DiffusionSpec
+    from advisor.specs import DiffusionSpec
 
     return ModelSpec(
         id="generic-dit",

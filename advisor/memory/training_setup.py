@@ -1,5 +1,6 @@
-"""What every term of a training estimate starts from (`TrainingSetup`): read by
-`training`, `training_recipe` and `training_activations` and by the sharding stacks' terms (`sharding`), so neither imports the other."""
+"""What every term of a training estimate starts from (`TrainingSetup`): built by
+`training_recipe`, read by `training`, `training_activations` and the sharding stacks' terms
+(`sharding`), so the training modules and `sharding` need not import each other for it."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.catalog import DiffusionSpec
+from advisor.specs import DiffusionSpec
 
 RESNET_BYTES = 16
 UP_RESNET_EXTRA_BYTES = 8

@@ -9,9 +9,10 @@ import tomllib
 from functools import cache
 
 from advisor import catalog
-from advisor.catalog import DATA_DIR, DiffusionSpec, ModelSpec
+from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.terms import GENERIC_SOURCE
 from advisor.models import Kind
+from advisor.specs import DiffusionSpec
 
 GENERIC_VIDEO_ID = "generic-video-dit"
 # The video DiTs' working set per token is hidden x 18 values x 2 B (data/models/video.toml,

@@ -7,17 +7,18 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.models import EstimateResult, Kind
 from advisor.recommend.headroom import HEADROOM
+from advisor.specs import TaskSpec
 
 GB = 1e9
 FLOOR_SHARE = 0.75  # the smallest card the figure wants, as a share of the row's floor
 
 
-def cards_range(task: catalog.TaskSpec) -> tuple[int, int]:
+def cards_range(task: TaskSpec) -> tuple[int, int]:
     lo, _, hi = task.cards.partition("-")
     return int(lo), int(hi or lo)
 
 
-def agrees(task: catalog.TaskSpec, per_card_bytes: int | None, count: int) -> bool:
+def agrees(task: TaskSpec, per_card_bytes: int | None, count: int) -> bool:
     """A line agrees when the figure needs a card in its VRAM class (no more than its top,
     and with the guide's 20% headroom a card of at least 3/4 of its floor: 11 GB of a
     4-bit 14B wants a 16 GB card, not the 20-48 GB row) and the count is one it names."""
@@ -31,7 +32,7 @@ def agrees(task: catalog.TaskSpec, per_card_bytes: int | None, count: int) -> bo
     return lo * FLOOR_SHARE * (1 - HEADROOM) <= gb <= hi
 
 
-def _same_job(task: catalog.TaskSpec, result: EstimateResult) -> bool:
+def _same_job(task: TaskSpec, result: EstimateResult) -> bool:
     kind, mode = result.model.kind, result.workload.mode.value
     if task.kind != kind and not (
         task.kind == Kind.rendering and kind in (Kind.video, Kind.simulation)
@@ -49,7 +50,7 @@ def _same_job(task: catalog.TaskSpec, result: EstimateResult) -> bool:
 
 def guide_task(
     result: EstimateResult, per_card_bytes: int | None = None, count: int = 1
-) -> catalog.TaskSpec | None:
+) -> TaskSpec | None:
     """The first line for this kind of job whose range agrees with the figure."""
     if per_card_bytes is None and result.estimate is not None:
         per_card_bytes = result.estimate.total_bytes

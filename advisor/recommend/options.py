@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from advisor import catalog
 from advisor.models import EstimateResult
+from advisor.specs import TaskSpec
 from advisor.types import Option, Pitfall
 
 
@@ -68,7 +68,7 @@ class Recommendation(BaseModel):
     verdict: Verdict | None = None
     fixes: list[str]  # for the headline setup when it is tight or does not fit
     pitfalls: list[Pitfall]
-    guide_task: catalog.TaskSpec | None
+    guide_task: TaskSpec | None
     currency: str = "CNY"
     region: str = "china"  # whose platforms come first: china | global | all
     budget_per_hour: float | None = None

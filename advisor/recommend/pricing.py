@@ -11,8 +11,8 @@ from functools import cache
 from pathlib import Path
 
 from advisor import catalog
-from advisor.catalog import PriceSpec
 from advisor.memo import Memo, prices_key
+from advisor.specs import PriceSpec
 from advisor.types import Price
 
 # Reply currency -> the region whose platforms come first.
