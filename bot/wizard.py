@@ -2,10 +2,10 @@
 answer. The steps of each task are data (`wizard.toml`); every step has buttons, accepts
 free text through the query parser, and can go back or be cancelled.
 
-One conversation per member and chat (PTB's (chat, user) key). The draft lives in
-`user_data["wizard"][chat_id]`, persisted after every update. Buttons carry their owner and
-step (`bot.callbacks`), so a button pressed after a restart, or one state behind, still
-lands on the right step. In groups, where privacy mode hides plain text, typing goes
+One conversation per member and chat (PTB's (chat, user) key). The draft
+(`bot.wizard_draft`) lives in `user_data["wizard"][chat_id]`, persisted after every update.
+Buttons carry their owner and step (`bot.callbacks`), so a button pressed after a restart,
+or one state behind, still lands on the right step. In groups, where privacy mode hides plain text, typing goes
 through a ForceReply question addressed to the member.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import html
 import re
-from typing import Any
 
 from telegram import ForceReply, Message, Update
 from telegram.error import BadRequest
@@ -28,9 +27,7 @@ from telegram.ext import (
 
 from advisor.kinds import answered_as
 from advisor.parse import ParsedQuery, parse_query
-from advisor.parse.followup import fields_named
 from advisor.parse.scan import ParseError
-from advisor.recommend.estimates import estimate  # memoized: the same drafts recur
 from bot import hub, hub_questions, lab
 from bot.answer import reply_with_answer
 from bot.callbacks import Callback, pack, unpack
@@ -38,6 +35,20 @@ from bot.choices import wizard_spec
 from bot.context import Context
 from bot.delivery import answer_soon
 from bot.replies import Keyboard, deliver, t, text
+from bot.wizard_draft import (
+    a_button_number,
+    check_now,
+    draft_query,
+    draft_steps,
+    drop_draft,
+    find_draft,
+    new_draft,
+    next_step,
+    record_answer,
+    stated_default,
+    step_for_text,
+    typed_token,
+)
 from hublookup.resolve import find_repo_id
 
 ASKING = 0
@@ -57,90 +68,6 @@ def conversation() -> ConversationHandler:
         persistent=True,
         allow_reentry=True,
     )
-
-
-# --- the draft -------------------------------------------------------------------------------
-
-
-def _drafts(context: Context) -> dict:
-    assert context.user_data is not None
-    return context.user_data.setdefault("wizard", {})
-
-
-def _chat_key(update: Update) -> str:
-    """A draft per chat: the member's own in each (every wizard update has a chat)."""
-    chat = update.effective_chat
-    assert chat is not None
-    return str(chat.id)
-
-
-def _draft(update: Update, context: Context) -> dict | None:
-    return _drafts(context).get(_chat_key(update))
-
-
-def _new_draft(update: Update, context: Context) -> dict:
-    user = update.effective_user
-    assert user is not None
-    draft: dict[str, Any] = {
-        "owner": user.id,
-        "task": None,
-        "answers": {},
-        "path": [],
-        "msg": None,
-        "typed": False,
-    }
-    _drafts(context)[_chat_key(update)] = draft
-    return draft
-
-
-def _drop_draft(update: Update, context: Context) -> None:
-    _drafts(context).pop(_chat_key(update), None)
-
-
-def _steps(draft: dict) -> list[str]:
-    return wizard_spec()["tasks"][draft["task"]]["steps"] if draft["task"] else []
-
-
-def _query(draft: dict, extra: tuple[str, str] | None = None) -> str:
-    """The draft as one query line for the parser; `extra` = (step, text) being tried."""
-    answers = dict(draft["answers"])
-    if extra:
-        answers[extra[0]] = ["", extra[1]]
-    parts = [wizard_spec()["tasks"][draft["task"]]["token"]] if draft["task"] else []
-    parts += [answers[s][1] for s in _steps(draft) if s in answers and answers[s][1]]
-    return " ".join(parts)
-
-
-def _answered_by_text(step: str, parsed: ParsedQuery) -> bool:
-    """A step whose answer the user already typed earlier ("qwen2.5-7b int4 32k")."""
-    fills = wizard_spec()["steps"][step].get("fills")
-    if parsed.workload is None or fills is None:
-        return False
-    source = parsed if fills == "budget" else parsed.workload
-    return getattr(source, fills) is not None
-
-
-def _typed(draft: dict) -> bool:
-    """Whether an answer in the draft was typed (bot.wizard.on_text). Typed text can answer
-    later steps too ("qwen2.5-7b int4 32k"); a button's token answers only its own step
-    (tests/test_wizard_parse.py checks every button of every task). A draft saved before
-    this flag existed counts as typed."""
-    return bool(draft.get("typed", True))
-
-
-def _next_step(draft: dict) -> str | None:
-    # Only typed text can answer a step ahead of the one asked: a draft of buttons alone
-    # needs no parse to know its next step (a parse is ~1 ms for a line not seen before).
-    parsed = parse_query(_query(draft)) if draft["answers"] and _typed(draft) else None
-    for step in _steps(draft):
-        if step in draft["answers"]:
-            continue
-        if parsed is not None and _answered_by_text(step, parsed):
-            continue
-        if step == "epochs" and not (draft["answers"].get("data") or ["", ""])[1]:
-            continue  # no data size: epochs change nothing
-        return step
-    return None
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -186,7 +113,7 @@ def _keyboard(
 def _page(
     update: Update, context: Context, draft: dict, step: str | None, error: ParsedQuery | None
 ) -> str:
-    steps = _steps(draft)
+    steps = draft_steps(draft)
     picked = [
         (t(context, f"step.{s}"), draft["answers"][s][0])
         for s in draft["path"]
@@ -205,7 +132,7 @@ def _page(
         step_no=steps.index(step) + 1 if step in steps else 0,
         step_total=len(steps),
         step_label=t(context, f"step.{step}") if step else "",
-        default=_stated_default(draft, step) if step else None,
+        default=stated_default(draft, step) if step else None,
         picked=picked,
         error=error.error if error else None,
         parsed=error,
@@ -220,21 +147,6 @@ def _page(
 # Where the asker's name goes on a group's wizard page: a NUL, which no template and no
 # Telegram text holds, so the first one is the slot.
 _MENTION_SLOT = "\x00mention\x00"
-
-
-def _stated_default(draft: dict, step: str) -> str | None:
-    """What skipping this step means, as the engine would assume it for this draft (the
-    model's own format, its context cap), else as wizard.toml states it."""
-    field = wizard_spec()["steps"][step].get("assumed")
-    parsed = parse_query(_query(draft)) if field and draft["answers"] else None
-    if parsed is not None and parsed.workload is not None:
-        for a in estimate(parsed.workload).assumed:
-            if a.field == field:
-                value = a.value
-                if value.isdigit() and int(value) >= 1024 and int(value) % 1024 == 0:
-                    value = f"{int(value) // 1024}k"
-                return value.upper() if field == "weights_format" else value
-    return wizard_spec()["steps"][step].get("shown_default")
 
 
 def _mention(user_id: int, name: str) -> str:
@@ -273,14 +185,14 @@ async def _show(
 
 
 async def start(update: Update, context: Context) -> int:
-    draft = _new_draft(update, context)
+    draft = new_draft(update, context)
     await _show(update, context, draft, None, edit=False)
     return ASKING
 
 
 async def cancel(update: Update, context: Context) -> int:
-    draft = _draft(update, context)
-    _drop_draft(update, context)
+    draft = find_draft(update, context)
+    drop_draft(update, context)
     await _retire_menu(update, context, draft)
     await deliver(update, context, text(context, "cancelled"))
     return END
@@ -296,14 +208,14 @@ async def on_button(update: Update, context: Context) -> int | None:
     action = cb.args[0] if cb.args else ""
     if action == "n":  # new question, for whoever pressed it
         await answer_soon(query)
-        await _show(update, context, _new_draft(update, context), None, edit=False)
+        await _show(update, context, new_draft(update, context), None, edit=False)
         return ASKING
     if cb.id != update.effective_user.id:
         await refuse_not_owner(update, context, cb.id)
         return None
-    draft = _draft(update, context)
+    draft = find_draft(update, context)
     if draft is None and action == "t":
-        draft = _new_draft(update, context)
+        draft = new_draft(update, context)
     if draft is None:
         await query.answer(t(context, "alert.expired"), show_alert=True)
         return END
@@ -316,20 +228,20 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
     spec = wizard_spec()
     if action == "t" and args and args[0] in spec["tasks"]:
         draft.update(task=args[0], answers={}, path=[])
-    elif action == "c" and len(args) == 2 and args[0] in _steps(draft) and args[1].isdigit():
+    elif action == "c" and len(args) == 2 and args[0] in draft_steps(draft) and args[1].isdigit():
         choices = spec["steps"][args[0]]["choices"]
         if int(args[1]) >= len(choices):
             return None
         choice = choices[int(args[1])]
-        _record(draft, args[0], _choice_label(context, choice), choice["token"])
-    elif action == "s" and args and args[0] in _steps(draft):
-        default = _stated_default(draft, args[0])
+        record_answer(draft, args[0], _choice_label(context, choice), choice["token"])
+    elif action == "s" and args and args[0] in draft_steps(draft):
+        default = stated_default(draft, args[0])
         shown = (
             t(context, "choice.default", value=default) if default else t(context, "choice.skipped")
         )
-        _record(draft, args[0], shown, spec["steps"][args[0]].get("default", ""))
+        record_answer(draft, args[0], shown, spec["steps"][args[0]].get("default", ""))
     elif action == "o":  # "our machines" (lab mode): no rental budget, the machines first
-        _record(draft, "budget", t(context, "lab.ours_chosen"), "")
+        record_answer(draft, "budget", t(context, "lab.ours_chosen"), "")
         draft["ours"] = True
     elif action == "b":
         if draft["path"]:
@@ -337,7 +249,7 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         else:
             draft["task"] = None
     elif action == "x":
-        _drop_draft(update, context)
+        drop_draft(update, context)
         await deliver(update, context, text(context, "cancelled"), edit=True)
         return END
     elif action == "k":
@@ -345,8 +257,8 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
         return None
     else:
         return None
-    if action == "c" and draft["answers"] and _check_now(draft, args[0]):
-        parsed = parse_query(_query(draft))
+    if action == "c" and draft["answers"] and check_now(draft, args[0]):
+        parsed = parse_query(draft_query(draft))
         if not parsed.ok:  # e.g. 128k context on an 8k model: say so on this step
             step = args[0]
             draft["answers"].pop(step, None)
@@ -356,47 +268,27 @@ async def _apply(update: Update, context: Context, draft: dict, cb: Callback) ->
     return await _advance(update, context, draft, edit=True)
 
 
-def _check_now(draft: dict, step: str) -> bool:
-    """Whether a button's answer to `step` is checked by parsing the draft at once. Not
-    when nothing can refuse it and nothing else reads the parse: no typed answer in the
-    draft, a step whose choices the parser takes with any model (wizard.toml marks the
-    others `refusable`; tests/test_wizard_parse.py tries them all), and a next step that
-    states no engine assumption (`assumed`, which parses this same line: one parse
-    either way). The last step is always checked (the answer parses it anyway).
-    Why: each press made a line never seen before, parsed at ~1 ms (bench/load.py)."""
-    if _typed(draft) or wizard_spec()["steps"][step].get("refusable", False):
-        return True
-    following = _next_step(draft)
-    return following is None or "assumed" in wizard_spec()["steps"][following]
-
-
-def _record(draft: dict, step: str, shown: str, token: str) -> None:
-    draft["answers"][step] = [shown, token]
-    if step not in draft["path"]:
-        draft["path"].append(step)
-
-
 async def _advance(update: Update, context: Context, draft: dict, *, edit: bool) -> int | None:
     if draft["task"] is None:
         await _show(update, context, draft, None, edit=edit)
         return ASKING
-    step = _next_step(draft)
+    step = next_step(draft)
     if step is not None:
         await _show(update, context, draft, step, edit=edit)
         return ASKING
-    query = _query(draft)
+    query = draft_query(draft)
     parsed = parse_query(query)
     if not parsed.ok:  # e.g. an answer typed earlier no longer fits: ask the last step again
-        last = draft["path"].pop() if draft["path"] else _steps(draft)[0]
+        last = draft["path"].pop() if draft["path"] else draft_steps(draft)[0]
         draft["answers"].pop(last, None)
         await _show(update, context, draft, last, edit=edit, error=parsed)
         return ASKING
-    _drop_draft(update, context)
+    drop_draft(update, context)
     context.lab_chosen = bool(draft.get("ours"))
     hub_answer = None
     step, repo_id, token, size = draft.get("hub") or ["", "", None, ""]
     if (draft["answers"].get(step) or ["", ""])[1] == token:  # still the repo typed there
-        with_repo = _query(draft, (step, token.replace(size, repo_id, 1)))
+        with_repo = draft_query(draft, (step, token.replace(size, repo_id, 1)))
         if found := await hub.wizard_answer(context, with_repo, repo_id):
             query, (parsed, hub_answer) = with_repo, found
     await reply_with_answer(update, context, query, parsed, edit=edit, hub=hub_answer)
@@ -406,10 +298,10 @@ async def _advance(update: Update, context: Context, draft: dict, *, edit: bool)
 async def on_text(update: Update, context: Context) -> int | None:
     msg = update.effective_message
     assert msg is not None and msg.text is not None
-    draft = _draft(update, context)
+    draft = find_draft(update, context)
     if draft is None:
         return END
-    step = _next_step(draft) if draft["task"] else None
+    step = next_step(draft) if draft["task"] else None
     if step is None:
         # Typed at the first question: a whole question in one line ("13b fp16 on 4090").
         parsed = parse_query(msg.text)
@@ -417,7 +309,7 @@ async def on_text(update: Update, context: Context) -> int | None:
         # a line of its own kind ("你好 在吗", "今天天气怎么样", "4090 和 a100 哪个适合") is
         # answered by its kind as a free-text line is, not asked "which model?" again
         if parsed.ok or to_hub or answered_as(parsed) != "fit":
-            _drop_draft(update, context)
+            drop_draft(update, context)
             await _retire_menu(update, context, draft)
             if to_hub:
                 await hub_questions.answer(update, context, msg.text, parsed)
@@ -426,7 +318,7 @@ async def on_text(update: Update, context: Context) -> int | None:
             return END
         await _show(update, context, draft, None, edit=False, error=parsed)
         return ASKING
-    if _a_button_number(step, msg.text):
+    if a_button_number(step, msg.text):
         # "8" at the precision step is the position of a button there is not, not "precision
         # 8": the step is asked again, saying so in the user's language
         examples = [_choice_label(context, c) for c in wizard_spec()["steps"][step]["choices"]]
@@ -435,15 +327,15 @@ async def on_text(update: Update, context: Context) -> int | None:
         )
         await _show(update, context, draft, step, edit=False, error=ParsedQuery(error=error))
         return ASKING
-    typed = _typed_token(step, msg.text)
-    step = _step_for_text(draft, step, typed)
-    parsed = parse_query(_query(draft, (step, typed)))
+    typed = typed_token(step, msg.text)
+    step = step_for_text(draft, step, typed)
+    parsed = parse_query(draft_query(draft, (step, typed)))
     if not parsed.ok and wizard_spec()["steps"][step].get("fills") == "model":
         typed, parsed = await _hub_model(update, context, draft, step, typed, parsed)
     if not parsed.ok:
         await _show(update, context, draft, step, edit=False, error=parsed)
         return ASKING
-    _record(draft, step, msg.text[:40], typed)
+    record_answer(draft, step, msg.text[:40], typed)
     draft["typed"] = True
     return await _advance(update, context, draft, edit=False)
 
@@ -461,56 +353,14 @@ async def _hub_model(
     repo_id, size = found
     token = re.sub(re.escape(find_repo_id(typed) or repo_id), size, typed, count=1)
     draft["hub"] = [step, repo_id, token, size]
-    return token, parse_query(_query(draft, (step, token)))
-
-
-def _a_button_number(step: str, text: str) -> bool:
-    """A bare whole number typed at a step whose answers are not numbers (no `typed` in
-    wizard.toml: precision, runtime, task…; a model step takes sizes), or under the step's
-    `min_typed` (a context of 8 tokens): read as a button's position, which typing cannot
-    press."""
-    spec = wizard_spec()["steps"][step]
-    if re.fullmatch(r"\s*\d+\s*", text) is None:
-        return False
-    if spec.get("typed"):  # "16" at the batch step is batch 16; "8" at the context step is not
-        return int(text) < spec.get("min_typed", 0)
-    return spec.get("fills", step) != "model" and not step.startswith("model")
-
-
-def _typed_token(step: str, text: str) -> str:
-    """A bare number answers the step it was typed at: "16" at the batch step is "batch 16",
-    "32k" at the context step "ctx 32k" (wizard.toml `typed`)."""
-    template = wizard_spec()["steps"][step].get("typed")
-    bare = text.strip()
-    if template and re.fullmatch(r"\d+(?:\.\d+)?\s*[kKmMbB]?", bare):
-        return template.format(bare)
-    return text
-
-
-def _step_for_text(draft: dict, asked: str, typed: str) -> str:
-    """The step a typed answer belongs to: the asked one if the text sets what it asks,
-    else the step of this task whose field the text sets ("awq" typed at the context step
-    is a precision; "llama-3.1-8b int4" a change of model)."""
-    named = fields_named(typed)
-    if not isinstance(named, set):
-        return asked
-    steps = wizard_spec()["steps"]
-
-    def field(step: str) -> str:
-        return steps[step].get("fills") or step
-
-    if "model" in named:  # a model with its precision is a new model, not a precision
-        return next((s for s in _steps(draft) if field(s) == "model"), asked)
-    if field(asked) in named:
-        return asked
-    return next((s for s in _steps(draft) if field(s) in named), asked)
+    return token, parse_query(draft_query(draft, (step, token)))
 
 
 async def _ask_to_type(update: Update, context: Context, draft: dict) -> None:
     """Groups: plain text does not reach a bot in privacy mode, a reply to its message does."""
     user, chat = update.effective_user, update.effective_chat
     assert user is not None and chat is not None
-    step = _next_step(draft) if draft["task"] else None
+    step = next_step(draft) if draft["task"] else None
     msg = update.effective_message
     thread = msg.message_thread_id if msg is not None and msg.is_topic_message else None
     await context.bot.send_message(

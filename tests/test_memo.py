@@ -186,7 +186,8 @@ def test_a_group_wizard_page_names_its_asker_as_rendered_directly() -> None:
     each asker's page is what rendering it with their own name gives, memos on or off."""
     from advisor.render import render
     from bot.replies import t
-    from bot.wizard import _mention, _page, _stated_default, wizard_spec
+    from bot.wizard import _mention, _page, wizard_spec
+    from bot.wizard_draft import stated_default
 
     task = next(iter(wizard_spec()["tasks"]))
     step = wizard_spec()["tasks"][task]["steps"][0]
@@ -208,7 +209,7 @@ def test_a_group_wizard_page_names_its_asker_as_rendered_directly() -> None:
                     step_no=1,
                     step_total=len(wizard_spec()["tasks"][task]["steps"]),
                     step_label=t(ctx, f"step.{step}"),
-                    default=_stated_default(draft, step),
+                    default=stated_default(draft, step),
                     picked=[],
                     error=None,
                     parsed=None,

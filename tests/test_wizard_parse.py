@@ -1,7 +1,7 @@
 """The wizard parses a draft of buttons only when a parse can change what it does (each
 press made a query line never seen before, ~1 ms to parse). These tests try every
 button of every task against the parser, so a catalog or vocabulary change that breaks an
-assumption of bot.wizard._check_now / _next_step fails here, not in a chat."""
+assumption of bot.wizard_draft.check_now / next_step fails here, not in a chat."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from advisor.parse import parse_query
-from bot import wizard
+from bot import wizard_draft
 from bot.choices import wizard_spec
 
 SPEC = wizard_spec()
@@ -60,14 +60,15 @@ def test_a_button_answers_only_its_own_step(task: str) -> None:
         (line, other)
         for line, step, _ in _lines(task)
         for other in steps
-        if other not in (step, model_step) and wizard._answered_by_text(other, parse_query(line))
+        if other not in (step, model_step)
+        and wizard_draft.answered_by_text(other, parse_query(line))
     ]
     assert answered_elsewhere == []
 
 
 def _next_step_parsing(draft: dict) -> str | None:
-    """bot.wizard._next_step as it was: the draft parsed whatever it holds."""
-    return wizard._next_step(dict(draft, typed=True))
+    """bot.wizard_draft.next_step as it was: the draft parsed whatever it holds."""
+    return wizard_draft.next_step(dict(draft, typed=True))
 
 
 def _random_drafts(n: int) -> list[dict]:
@@ -81,7 +82,7 @@ def _random_drafts(n: int) -> list[dict]:
         for step in SPEC["tasks"][task]["steps"][: rng.randint(0, 6)]:
             choices = SPEC["steps"][step]["choices"]
             pick = rng.choice(choices) if rng.random() < 0.85 else {"label": "-", "token": ""}
-            wizard._record(draft, step, pick["label"], pick["token"])
+            wizard_draft.record_answer(draft, step, pick["label"], pick["token"])
         drafts.append(draft)
     return drafts
 
@@ -90,23 +91,23 @@ def test_next_step_of_a_draft_of_buttons_is_what_parsing_it_gives() -> None:
     drafts = _random_drafts(400)
     assert sum(bool(d["answers"]) for d in drafts) > 300
     for draft in drafts:
-        assert wizard._next_step(draft) == _next_step_parsing(draft), draft
+        assert wizard_draft.next_step(draft) == _next_step_parsing(draft), draft
 
 
 def test_a_press_is_checked_when_it_can_be_refused_or_its_line_is_parsed_anyway() -> None:
     draft = {"owner": 1, "task": "infer", "answers": {}, "path": [], "msg": None, "typed": False}
-    wizard._record(draft, "model_llm", "llama-2-13b", "llama-2-13b")
-    wizard._record(draft, "precision_infer", "BF16", "bf16")
+    wizard_draft.record_answer(draft, "model_llm", "llama-2-13b", "llama-2-13b")
+    wizard_draft.record_answer(draft, "precision_infer", "BF16", "bf16")
     # next: context, whose page states the engine's assumed context (parses this line)
-    assert wizard._check_now(draft, "precision_infer")
-    wizard._record(draft, "context", "128k", "ctx 131072")
-    assert wizard._check_now(draft, "context")  # refusable: 128k on a 4k model
-    assert not parse_query(wizard._query(draft)).ok
+    assert wizard_draft.check_now(draft, "precision_infer")
+    wizard_draft.record_answer(draft, "context", "128k", "ctx 131072")
+    assert wizard_draft.check_now(draft, "context")  # refusable: 128k on a 4k model
+    assert not parse_query(wizard_draft.draft_query(draft)).ok
     draft["answers"]["context"] = ["4k", "ctx 4096"]
-    wizard._record(draft, "batch", "4", "batch 4")
-    assert not wizard._check_now(draft, "batch")  # next: budget, which states nothing
-    wizard._record(draft, "budget", "$1/h", "$1/h")
-    assert wizard._check_now(draft, "budget")  # the last step: the answer's own line
-    assert wizard._check_now(dict(draft, typed=True), "batch")
+    wizard_draft.record_answer(draft, "batch", "4", "batch 4")
+    assert not wizard_draft.check_now(draft, "batch")  # next: budget, which states nothing
+    wizard_draft.record_answer(draft, "budget", "$1/h", "$1/h")
+    assert wizard_draft.check_now(draft, "budget")  # the last step: the answer's own line
+    assert wizard_draft.check_now(dict(draft, typed=True), "batch")
     old = {k: v for k, v in draft.items() if k != "typed"}  # saved before the flag
-    assert wizard._check_now(old, "batch")
+    assert wizard_draft.check_now(old, "batch")
