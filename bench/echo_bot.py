@@ -31,7 +31,7 @@ from telegram.ext import Application, ContextTypes, MessageHandler, filters  # n
 from bot import event_loop  # noqa: E402
 from bot.http import ApiRequest  # noqa: E402
 
-# The bot's own bound on updates in progress (bot.app.MAX_CONCURRENT_UPDATES): the same
+# The bot's own bound on updates in progress (bot.user_order.MAX_CONCURRENT_UPDATES): the same
 # overlap of sends, so the two differ only by what each does per update.
 CONCURRENT_UPDATES = 32
 

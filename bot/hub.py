@@ -3,7 +3,7 @@
 The catalog stays first: this runs only when the parser could not place the model. A
 cached repo answers at once; an uncached one shows "looking up …" if the Hub takes longer
 than LOOKING_UP_AFTER_S, then that message is edited into the answer. Only this member's
-updates wait (bot.app.PerUserUpdateProcessor locks per user); everyone else is served.
+updates wait (bot.user_order.PerUserUpdateProcessor locks per user); everyone else is served.
 """
 
 from __future__ import annotations

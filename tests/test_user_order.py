@@ -1,5 +1,5 @@
 """One user's updates run one at a time, in arrival order (what ConversationHandler needs),
-while other users are served beside them: bot.app.PerUserUpdateProcessor."""
+while other users are served beside them: bot.user_order.PerUserUpdateProcessor."""
 
 from __future__ import annotations
 
