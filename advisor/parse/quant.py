@@ -31,7 +31,10 @@ _KV_WORD = (
     r"(?:(?:量化\s*|quantized\s+)?(?:(?:ollama_|_)?kv[-_ ]?(?:cache)?(?:[-_ ]?(?:dtype|type|precision))?"
     r"|k/v\s*cache|kv\s*缓存)|-ct[kv]|--cache-type-[kv])"
 )
-_KV_LINK = r"(?:[:=]|精度|用|为|成|到|in|to|as|at|quantized to|quantization|量化(?:为|成|到)?)"
+_KV_LINK = (
+    r"(?:[:=]|精度|(?:想|要|打算|准备)?(?:改用|用|换成|设为|设成|开)|为|成|到|in|to|as|at|quantized to"
+    r"|quantization|量化(?:为|成|到)?)"
+)
 _KV_AFTER = re.compile(
     rf"{_KV_WORD}\s*(?:{_KV_LINK}\s*)?(?:{_KV_LINK}\s*)?[\"']?{_KV_TYPE}(?![a-z0-9])", re.I
 )
