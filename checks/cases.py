@@ -114,6 +114,9 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
 ]
 STACK_WORDS: list[tuple[str, str]] = [
     (r"exllama\s*\(?v1\b|exllamav1", "exllama-v1"),
+    # rasbt/LLMs-from-scratch: its kv_cache models named right after it, else the default model
+    (r"llms.from.scratch\W+kv.cache", "llms-from-scratch-kv"),
+    (r"llms.from.scratch", "llms-from-scratch"),
     (r"autoawq", "autoawq"),
     (r"faster-whisper|ctranslate2|whisperx", "faster-whisper"),
     (r"openai-whisper|whisper \(pytorch", "openai-whisper"),

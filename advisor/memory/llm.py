@@ -21,6 +21,7 @@ from advisor.memory.runtimes import (
     add_weights,
     autoawq,
     exllama,
+    from_scratch,
     llamacpp,
     pick_runtime,
     transformers,
@@ -80,6 +81,10 @@ def estimate_transformer(
         # transformers before 4.36 had no SDPA path: its attention materialised the scores
         attention = Attention.eager
         acc.assume("attention", "eager_before_sdpa")
+    elif w.attention is None and from_scratch.handles(framework):
+        # LLMs-from-scratch computes its attention by hand (runtimes/from_scratch.py)
+        attention = Attention.eager
+        acc.assume("attention", "from_scratch_eager")
     elif encoder.eager_by_default(w, spec):
         # segment-anything's own code computes its attention by hand (encoder.py)
         attention = Attention.eager

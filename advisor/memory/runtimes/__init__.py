@@ -39,6 +39,9 @@ _FRAMEWORK_RUNTIMES = {
     "mlx": Runtime.mlx,
     # AutoAWQ runs the model in PyTorch under transformers (its fused modules: autoawq.py).
     "autoawq": Runtime.transformers,
+    # rasbt/LLMs-from-scratch's own PyTorch models: eager PyTorch as under transformers, with
+    # what its code materialises (runtimes/from_scratch.py).
+    "llms-from-scratch": Runtime.transformers,
 }
 # Formats people serve with vLLM rather than run under generate().
 SERVING_FORMATS = {"awq-4bit", "gptq-4bit", "gptq-8bit", "fp8", "mxfp4"}

@@ -15,7 +15,7 @@ from advisor.memory.quantizers import (
     int8_matmul_bytes_per_token,
     quantizes_lm_head,
 )
-from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
+from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient, from_scratch
 from advisor.memory.runtimes.stacked_cache import reserve_bytes
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
@@ -67,6 +67,8 @@ def eager_score_bytes(dtype: str) -> float:
 
 
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
+    if from_scratch.handles(s.framework):
+        return from_scratch.allocate(s, acc)
     w, arch = s.w, s.arch
     legacy, full_logits = generation(w)
     cache_len = s.context
