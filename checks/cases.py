@@ -129,6 +129,11 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"axolotl", "axolotl"),
     (r"mmdet", "mmdetection"),
     (r"mmseg|mmcv", "mmsegmentation"),
+    # the image / video LoRA trainers, as the bot's word table names them
+    # (advisor/data/vocab/runtimes.toml [framework])
+    (r"kohya|sd-scripts|musubi", "kohya"),
+    (r"finetrainers", "finetrainers"),
+    (r"ai-toolkit", "ai-toolkit"),
     (r"peft|trl", "peft"),
     (r"optimum", "optimum"),
     (r"deepspeed", "deepspeed"),
@@ -376,10 +381,15 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     """Settings the schema has no field for but every source of that kind states in its
     notes: the frame count of a video, how many layers' MoE experts llama.cpp kept on the
     host (its --n-cpu-moe), and the transformers release (tuple KV cache before 4.36,
-    full-prompt logits before 4.45; sources from 2023 that name no version: legacy)."""
+    full-prompt logits before 4.45; sources from 2023 that name no version: legacy), and
+    the blocks a block swap keeps on the CPU."""
     out: dict = {}
     if m := re.search(r"(\d+) frames", notes):
         out["video_frames"] = int(m.group(1))
+    # kohya sd-scripts / musubi-tuner / kohya's HunyuanVideo fork block swap, as the bot
+    # reads it from a question (advisor/parse/knobs.py recognize_block_swap).
+    if m := re.search(r"--blocks?[_-]to[_-]swap[ =]+(\d+)", notes):
+        out["blocks_to_swap"] = int(m.group(1))
     if m := re.search(r"(\d+) of \d+ layers' experts on host", notes):
         out["n_cpu_moe"] = int(m.group(1))
     # Serving-engine settings a start-up log states and the schema has no field for: the

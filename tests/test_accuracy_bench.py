@@ -284,3 +284,21 @@ def test_wan_offload_model_is_read_as_components_in_turn_as_the_bot_reads_it() -
     assert w.cpu_offload.value == "model" and "cpu_offload=model" in knobs
     asked = parse_query("wan2.1 1.3b 480p 4090 --offload_model True").workload
     assert asked.cpu_offload is not None and asked.cpu_offload.value == "model"
+
+
+def test_block_swap_and_the_lora_trainers_are_read_as_the_bot_reads_them() -> None:
+    """A case's '--blocks-to-swap 20' and a kohya / musubi-tuner / finetrainers / ai-toolkit
+    framework reach the workload a user's line with the same words gets."""
+    from advisor.parse import parse_query
+    from checks.cases import case_to_workload, stack
+
+    w, _ = case_to_workload(_wan_case("81 frames, --blocks-to-swap 20 (of 40 blocks)"))
+    assert w.blocks_to_swap == 20
+    w, _ = case_to_workload(_wan_case("--blocks_to_swap 16: 16 of the blocks on the CPU"))
+    assert w.blocks_to_swap == 16
+    assert stack("kohya-ss sd-scripts flux_train_network.py (accelerate)") == "kohya"
+    assert stack("musubi-tuner wan_train_network.py") == "kohya"
+    assert stack("finetrainers (diffusers models)") == "finetrainers"
+    assert stack("ai-toolkit (diffusers models)") == "ai-toolkit"
+    asked = parse_query("wan2.1 14b musubi-tuner --blocks-to-swap 20 on a 4090").workload
+    assert asked.blocks_to_swap == 20 and asked.framework == "kohya"

@@ -19,6 +19,7 @@ from advisor.memory.pipeline_stages import (
     model_offload_peak,
     offload_load_peak,
     sequential_offload_peak,
+    swapped_blocks,
 )
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.resolve import default_format
@@ -96,7 +97,16 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     # diffusers' from_pretrained puts bitsandbytes components on the GPU before an offload
     # mode moves them off; ComfyUI and the WebUIs load through their own loaders.
     from_pretrained = w.runtime in (None, Runtime.diffusers)
-    if w.cpu_offload == Offload.sequential:
+    p.swapped, p.units = swapped_blocks(w, spec)
+    if p.swapped and w.cpu_offload != Offload.sequential:
+        # The generation scripts that swap blocks (kohya's HunyuanVideo fork
+        # generate_video_optimized.py, musubi-tuner's *_generate_video.py) encode the
+        # prompt, free the text encoders, load the DiT with its swapped blocks on the CPU,
+        # free it and load the VAE to decode: components in turn, as under model offload.
+        p.den_w *= 1 - p.swapped / p.units
+        acc.assume("block_swap", f"{p.swapped}/{p.units}")
+        allocated = model_offload_peak(w, p, acc)
+    elif w.cpu_offload == Offload.sequential:
         allocated = sequential_offload_peak(p, acc, w)
         if from_pretrained:
             allocated = offload_load_peak(w, p, acc, allocated)

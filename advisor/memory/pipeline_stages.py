@@ -44,6 +44,10 @@ class PipelineMemory:
     decode_formula: str
     decode_values: dict
     decode_key: str = "vae_decode"
+    # Block swap (kohya / musubi-tuner --blocks_to_swap N): `swapped` of the denoiser's
+    # `units` kept on the CPU; den_w is then the share left on the card.
+    swapped: int = 0
+    units: int = 0
 
     def add_decode(self, acc: Breakdown) -> int:
         return acc.add(
@@ -138,6 +142,20 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     )
 
 
+def swapped_blocks(w: Workload, spec: ModelSpec) -> tuple[int, int]:
+    """Block swap's blocks on the CPU and the units it counts them in (kohya sd-scripts /
+    musubi-tuner / kohya's HunyuanVideo fork --blocks_to_swap N, custom_offloading_utils
+    ModelOffloader): the swapped blocks' weights stay on the CPU and are exchanged with a
+    resident block's as the pass reaches them, so the card holds the other blocks and no
+    extra buffer. At least one unit stays on the card (the scripts refuse more)."""
+    d = spec.diffusion
+    assert d is not None
+    units = d.swap_units or d.blocks or 0
+    if not w.blocks_to_swap or units < 2:
+        return 0, units
+    return min(w.blocks_to_swap, units - 1), units
+
+
 def experts_of(p: PipelineMemory) -> int:
     d = p.spec.diffusion
     return d.denoiser_experts if d is not None and d.denoiser_experts > 1 else 1
@@ -149,6 +167,20 @@ def add_offloaded_denoiser(p: PipelineMemory, acc: Breakdown, den_on: float) -> 
     --offload_model True) moves the idle expert to the CPU before the other's steps, and
     diffusers' model offload hooks transformer and transformer_2 as two components."""
     experts = experts_of(p)
+    if p.swapped:
+        d = p.spec.diffusion
+        assert d is not None
+        return acc.add(
+            "weights",
+            p.den_w,
+            f"block swap: {p.swapped} of {p.units} blocks on the CPU; " + denoiser_formula(p),
+            key="weights.block_swap",
+            params_b=d.denoiser_params_b,
+            bits=catalog.find_format(p.fmt).bits,  # type: ignore[union-attr]
+            swapped=p.swapped,
+            units=p.units,
+            on_gpu_pct=round(100 * (1 - p.swapped / p.units)),
+        )
     if experts == 1 or den_on >= p.den_w:
         return acc.add(
             "weights",

@@ -325,11 +325,12 @@ def recognize_clip_seconds(s: Scan, r: Reading) -> None:
 
 def recognize_block_swap(s: Scan, r: Reading) -> None:
     """kohya sd-scripts / musubi-tuner's block swap: "--blocks_to_swap 18", "blocks_to_swap=18",
-    "block swap 18", "swap 18 blocks"."""
+    "block swap 18", "swap 18 blocks", and the dashed spelling of kohya's HunyuanVideo fork
+    ("--blocks-to-swap 20")."""
     if "swap" not in s.text:
         return
     if m := s.take(
-        r"(?:--)?blocks?[_ ]to[_ ]swap\s*[:=：]?\s*(\d{1,3})\b|block[_ ]?swap\s*[:=：]?\s*(\d{1,3})\b"
+        r"(?:--)?blocks?[_ -]to[_ -]swap\s*[:=：]?\s*(\d{1,3})\b|block[_ -]?swap\s*[:=：]?\s*(\d{1,3})\b"
         r"|swap\s+(\d{1,3})\s*blocks?\b"
     ):
         r.fields["blocks_to_swap"] = int(m.group(1) or m.group(2) or m.group(3))
