@@ -386,6 +386,9 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     out: dict = {}
     if m := re.search(r"(\d+) frames", notes):
         out["video_frames"] = int(m.group(1))
+    elif re.search(r"\b(?:one|a single|single)[ -]frame\b", notes):
+        # a video model trained on an image folder: each image a one-frame video
+        out["video_frames"] = 1
     # kohya sd-scripts / musubi-tuner / kohya's HunyuanVideo fork block swap, as the bot
     # reads it from a question (advisor/parse/knobs.py recognize_block_swap).
     if m := re.search(r"--blocks?[_-]to[_-]swap[ =]+(\d+)", notes):

@@ -302,3 +302,19 @@ def test_block_swap_and_the_lora_trainers_are_read_as_the_bot_reads_them() -> No
     assert stack("ai-toolkit (diffusers models)") == "ai-toolkit"
     asked = parse_query("wan2.1 14b musubi-tuner --blocks-to-swap 20 on a 4090").workload
     assert asked.blocks_to_swap == 20 and asked.framework == "kohya"
+
+
+def test_a_video_model_trained_on_one_frame_images_is_read_as_one_frame() -> None:
+    """'an image folder ... one frame' in a case and 'single-frame' in a question: 1 frame,
+    not the model's default clip (Wan2.1: 81)."""
+    from advisor.parse import parse_query
+    from checks.cases import case_to_workload
+
+    w, _ = case_to_workload(_wan_case("an image folder at 632 px (one frame per image)"))
+    assert w.video_frames == 1
+    w, _ = case_to_workload(_wan_case("81 frames, one frame at a time decoded"))
+    assert w.video_frames == 81
+    asked = parse_query("wan2.1 14b lora on single-frame images 632x632 on a 4090").workload
+    assert asked.video_frames == 1
+    asked = parse_query("wan2.1 14b lora 单帧图片训练 4090").workload
+    assert asked.video_frames == 1
