@@ -181,6 +181,8 @@ OPTIMIZERS = {
     "adam": "adamw",
     "lora-fa": "adamw",
     "adamw_8bit": "adamw_8bit",
+    # kohya sd-scripts' --optimizer_type spelling (AdamW8bit), read by the bot the same way
+    "adamw8bit": "adamw_8bit",
     "paged_adamw_8bit": "paged_adamw_8bit",
     "adafactor": "adafactor",
     "sgd": "sgd",

@@ -318,3 +318,12 @@ def test_a_video_model_trained_on_one_frame_images_is_read_as_one_frame() -> Non
     assert asked.video_frames == 1
     asked = parse_query("wan2.1 14b lora 单帧图片训练 4090").workload
     assert asked.video_frames == 1
+
+
+def test_kohyas_adamw8bit_spelling_is_the_8bit_optimizer_as_the_bot_reads_it() -> None:
+    from advisor.parse import parse_query
+    from checks.cases import OPTIMIZERS
+
+    assert OPTIMIZERS["adamw8bit"] == "adamw_8bit"
+    asked = parse_query("sdxl full fine-tune kohya --optimizer_type AdamW8bit on a 4090").workload
+    assert asked.optimizer is not None and asked.optimizer.value == "adamw_8bit"
