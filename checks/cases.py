@@ -138,6 +138,9 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"optimum", "optimum"),
     (r"deepspeed", "deepspeed"),
     (r"transformers", "transformers"),
+    # DINOv2's own code (torch.hub.load('facebookresearch/dinov2', ...)), after transformers:
+    # transformers' Dinov2Model is transformers' code.
+    (r"dinov2", "dinov2"),
 ]
 # The data set a segmentation case names (its model name's parenthesis, "DeepLabV3+ R-50-D8
 # (ADE20K)") and the classes its configs train (mmsegmentation configs/_base_/models and

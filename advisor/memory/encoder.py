@@ -51,15 +51,59 @@ def _rel_pos() -> dict:
         return tomllib.load(fh)["decomposed_rel_pos"]
 
 
+@cache
+def reference_attention() -> dict:
+    with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:
+        return tomllib.load(fh)["reference_attention"]
+
+
+def dinov2_reference_eager(w: Workload, spec: ModelSpec | None) -> bool:
+    """A ViT run by DINOv2's own code (torch.hub without xFormers): its MemEffAttention falls
+    back to Attention.forward, q @ k^T and softmax by hand. A DINOv2 model asked under no
+    stack, or any vision encoder under the named `dinov2` stack; not when an attention is
+    named (`xformers` is read as a flash kernel) or transformers / timm run it
+    (data/vision_encoders.toml [reference_attention])."""
+    if w.attention is not None or not is_vision_encoder(spec) or spec is None:
+        return False
+    table = reference_attention()
+    framework = (w.framework or "").lower()
+    if framework in table["frameworks"]:
+        return True
+    return spec.family in table["families"] and framework not in table["sdpa_frameworks"]
+
+
+def reference_score_bytes(
+    w: Workload, spec: ModelSpec | None, fmt: str, compute: str
+) -> float | None:
+    """Bytes a score one block of DINOv2's reference attention keeps for backward (its
+    softmax output: fp32 4, autocast 6 with the matmul's fp16 cast, pure 16-bit 2); None
+    where that code does not run."""
+    if not dinov2_reference_eager(w, spec):
+        return None
+    table = reference_attention()
+    if compute == "fp32":
+        return float(table["score_bytes_fp32"])
+    # autocast over fp32 weights (AMP) or 16-bit weights throughout
+    return float(table["score_bytes_amp" if fmt == "fp32" else "score_bytes_16bit"])
+
+
 def eager_by_default(w: Workload, spec: ModelSpec | None) -> bool:
     """An encoder with a decomposed relative-position term (SAM) run as its own package runs
     it (segment-anything's Attention.forward: matmul, the rel-pos sums, softmax by hand):
     eager attention unless the run names transformers or an attention kernel
-    (data/vision_encoders.toml [decomposed_rel_pos] sdpa_frameworks)."""
+    (data/vision_encoders.toml [decomposed_rel_pos] sdpa_frameworks); DINOv2's own code
+    likewise ([reference_attention])."""
+    if dinov2_reference_eager(w, spec):
+        return True
     table = _rel_pos()
     if w.attention is not None or spec is None or spec.family not in table["families"]:
         return False
     return (w.framework or "").lower() not in table["sdpa_frameworks"]
+
+
+def reference_eager_label(w: Workload, spec: ModelSpec | None) -> str:
+    """The assumption said for a reference implementation's eager attention."""
+    return "dinov2_reference_eager" if dinov2_reference_eager(w, spec) else "sam_reference_eager"
 
 
 def attention_score_bytes(
