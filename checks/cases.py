@@ -120,6 +120,7 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"autoawq", "autoawq"),
     (r"faster-whisper|ctranslate2|whisperx", "faster-whisper"),
     (r"openai-whisper|whisper \(pytorch", "openai-whisper"),
+    (r"insanely-fast-whisper", "insanely-fast-whisper"),
     (r"detectron2", "detectron2"),
     (r"ultralytics", "ultralytics"),
     (r"torchtune", "torchtune"),

@@ -238,6 +238,7 @@ def estimate_inference(
         framework=w.framework.lower() if w.framework else None,
         weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
         load_dtype=load,
+        encoder_tokens=min(multimodal.encoder_frames(model.id), max(prompt - 1, 0)),
     )
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)
