@@ -104,6 +104,10 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
 # What the case's free-text `framework` says, read by a fixed word table: the runtime
 # that ran the model, and the training stack (first match wins).
 RUNTIME_WORDS: list[tuple[str, str]] = [
+    # ComfyUI and the WebUIs manage memory themselves, GGUF files included (the bot's
+    # advisor/data/vocab/runtimes.toml [runtime.comfyui] / [runtime.webui])
+    (r"comfy ?ui", "comfyui"),
+    (r"stable diffusion webui|sd-webui|automatic1111|a1111|forge webui", "webui"),
     (r"vllm", "vllm"),
     (r"sglang", "sglang"),
     (r"llama\.?cpp|gguf", "llamacpp"),

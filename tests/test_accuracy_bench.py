@@ -327,3 +327,16 @@ def test_kohyas_adamw8bit_spelling_is_the_8bit_optimizer_as_the_bot_reads_it() -
     assert OPTIMIZERS["adamw8bit"] == "adamw_8bit"
     asked = parse_query("sdxl full fine-tune kohya --optimizer_type AdamW8bit on a 4090").workload
     assert asked.optimizer is not None and asked.optimizer.value == "adamw_8bit"
+
+
+def test_comfyui_is_read_as_the_runtime_that_manages_its_own_memory() -> None:
+    """A case run in ComfyUI (a GGUF loader node included) is the comfyui runtime, as a
+    user's 'comfyui' is: components loaded per phase and the VAE decode tiled on a retry."""
+    from advisor.parse import parse_query
+    from checks.cases import RUNTIME_WORDS, _first
+
+    assert _first(RUNTIME_WORDS, "ComfyUI (kijai CogVideoXWrapper, MZ GGUF loader)") == "comfyui"
+    assert _first(RUNTIME_WORDS, "ComfyUI + DynamiCrafterWrapper (kijai)") == "comfyui"
+    assert _first(RUNTIME_WORDS, "llama.cpp GGUF") == "llamacpp"
+    asked = parse_query("cogvideox 5b in comfyui 480x720 32 frames on a 3060").workload
+    assert asked.runtime is not None and asked.runtime.value == "comfyui"
