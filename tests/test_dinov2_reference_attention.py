@@ -76,7 +76,7 @@ def test_transformers_timm_or_xformers_keep_no_score_matrix(kw):
     assert _term(r, "reference_scores") == 0
 
 
-def test_any_vit_under_the_dinov2_code_runs_its_attention():
+def test_a_vit_under_the_dinov2_code_is_its_patch_14_backbone():
     r = estimate(
         Workload(
             kind="classic",
@@ -90,8 +90,10 @@ def test_any_vit_under_the_dinov2_code_runs_its_attention():
             framework="dinov2",
         )
     )
-    # ViT-B/16's grid at 512 px: 32 x 32 + CLS
-    assert _term(r, "reference_scores") == pytest.approx(12 * 8 * 12 * 1025**2 * 4, rel=1e-6)
+    # the hub builds only patch-14 backbones (hub/backbones.py): 37 x 37 at 512 px + CLS and
+    # 4 registers, not ViT-B/16's 32 x 32 + CLS
+    assert _term(r, "reference_scores") == pytest.approx(12 * 8 * 12 * TOKENS**2 * 4, rel=1e-6)
+    assert "seq_len = 1374" in r.assumptions
 
 
 def test_gradient_checkpointing_keeps_the_scores_of_the_block_recomputed():

@@ -30,6 +30,12 @@ def is_vision_encoder(spec: ModelSpec | None) -> bool:
     return spec is not None and spec.family in VISION_ENCODER_FAMILIES and spec.arch is not None
 
 
+@cache
+def reference_attention() -> dict:
+    with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:
+        return tomllib.load(fh)["reference_attention"]
+
+
 def training_grid_tokens(spec: ModelSpec | None, w: Workload) -> int | None:
     """Tokens per image of a patch encoder trained at the size the user named (timm's
     img_size, transformers' interpolate_pos_encoding): the patch grid at that size plus the
@@ -41,20 +47,22 @@ def training_grid_tokens(spec: ModelSpec | None, w: Workload) -> int | None:
         return None
     width = w.image_width or w.image_height or spec.image_size
     height = w.image_height or width
+    patch = spec.patch_size
     extra = spec.arch.max_context_tokens - (spec.image_size // spec.patch_size) ** 2
-    return -(-width // spec.patch_size) * -(-height // spec.patch_size) + max(extra, 0)
+    if (w.framework or "").lower() in reference_attention()["frameworks"]:
+        # DINOv2's own code builds only its patch-14 backbones (hub/backbones.py), with CLS
+        # and up to 4 registers: a ViT it runs is one of them
+        patch, extra = (
+            reference_attention()["hub_patch_size"],
+            reference_attention()["hub_extra_tokens"],
+        )
+    return -(-width // patch) * -(-height // patch) + max(extra, 0)
 
 
 @cache
 def _rel_pos() -> dict:
     with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:
         return tomllib.load(fh)["decomposed_rel_pos"]
-
-
-@cache
-def reference_attention() -> dict:
-    with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:
-        return tomllib.load(fh)["reference_attention"]
 
 
 def dinov2_reference_eager(w: Workload, spec: ModelSpec | None) -> bool:
