@@ -94,13 +94,13 @@ def _answer(line: str, lang: str) -> str:
     ("line", "lang", "said", "not_said"),
     [
         (
-            "SkyReels-V2 14B text to video, 97 frames at 960x544, how much VRAM",
+            "Vchitect-2.0 14B text to video, 97 frames at 960x544, how much VRAM",
             "en",
             ["14B diffusion model", "a video DiT the catalog lacks", "T5-XXL"],
             ["Llama-like", "No VRAM formula"],
         ),
         (
-            "skyreels-v2 1.3b 文生视频 97帧 960x544 要多少显存",
+            "vchitect-2.0 1.3b 文生视频 97帧 960x544 要多少显存",
             "zh",
             ["1.3B 扩散模型", "目录里没有的视频 DiT", "T5-XXL"],
             ["类 Llama", "没有显存公式"],

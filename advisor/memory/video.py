@@ -36,6 +36,9 @@ class VideoGeometry(BaseModel):
     tile_height: int = 256  # diffusers enable_tiling: tile_sample_min_height
     tile_width: int = 256
     mid_attention_mask: bool = False  # mid-block attention with a dense causal mask
+    # A decoder that only decodes tiled (Allegro's AutoencoderKLAllegro raises without
+    # tiling): its tiles are used whether or not the user asked for tiling.
+    always_tiled: bool = False
 
 
 @dataclass
@@ -53,8 +56,11 @@ class DecodeWorkingSet:
 
 @cache
 def _geometries() -> dict[str, VideoGeometry]:
-    with (DATA_DIR / "models" / "video.toml").open("rb") as fh:
-        raw = tomllib.load(fh).get("geometry", {})
+    # video.toml and the catalog's other video files (models/video_*.toml)
+    raw: dict = {}
+    for path in sorted((DATA_DIR / "models").glob("video*.toml")):
+        with path.open("rb") as fh:
+            raw.update(tomllib.load(fh).get("geometry", {}))
     return {k: VideoGeometry(**v) for k, v in raw.items()}
 
 
@@ -121,7 +127,7 @@ def decode_working_set(
     if per_frame:
         at_once = min(at_once, per_frame_decode_frames())
     area = float(width * height)
-    if tiling:
+    if tiling or g.always_tiled:
         area = float(min(width, g.tile_width) * min(height, g.tile_height))
     stage_px = area / g.out_patch**2
     stage = at_once * stage_px * g.decoder_channels * maps * dtype_bytes
@@ -159,7 +165,7 @@ def video_vae_decode(
     ws = decode_working_set(
         geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling, per_frame=w.vae_per_frame
     )
-    tiled = " (tiled)" if w.vae_tiling else ""
+    tiled = " (tiled)" if w.vae_tiling or geo.always_tiled else ""
     tiled += " (frame by frame)" if w.vae_per_frame else ""
     values = {
         "images": decode_images,
