@@ -29,10 +29,22 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "cpu_offload",
         "model",
     ),
+    # diffusers' group offloading of the denoiser (enable_group_offload /
+    # apply_group_offloading(transformer, ...)): a leaf or a block group at a time, read as
+    # sequential offload as the bot reads "group offload" (advisor/data/vocab/runtimes.toml)
     (
-        r"enable_sequential_cpu_offload|SEQUENTIAL offload|[Ss]equential \(per-submodule\) CPU",
+        r"enable_sequential_cpu_offload|SEQUENTIAL offload|[Ss]equential \(per-submodule\) CPU"
+        r"|enable_group_offload|apply_group_offloading\(transformer",
         "cpu_offload",
         "sequential",
+    ),
+    # the text encoder under block-level group offloading: onloaded whole while it encodes,
+    # as the bot reads "text encoder ... block_level" (advisor/parse/knobs.py te_block_level)
+    (
+        r"text encoder[^.;]{0,40}block-level group offload"
+        r"|apply_group_offloading\(text_encoder[^)]*block_level",
+        "text_encoder_block_offload",
+        True,
     ),
     (r"(?<![Ss]equential )\bCPU offloading\b", "cpu_offload", "model"),
     (r"(?<!no )(enable_vae_slicing|VAE slicing)", "vae_slicing", True),

@@ -302,3 +302,32 @@ def test_block_swap_and_the_lora_trainers_are_read_as_the_bot_reads_them() -> No
     assert stack("ai-toolkit (diffusers models)") == "ai-toolkit"
     asked = parse_query("wan2.1 14b musubi-tuner --blocks-to-swap 20 on a 4090").workload
     assert asked.blocks_to_swap == 20 and asked.framework == "kohya"
+
+
+def test_group_offloading_is_read_as_the_bot_reads_it() -> None:
+    """diffusers' group offloading in a case's notes and in a user's line: the denoiser's
+    enable_group_offload / apply_group_offloading(transformer, ...) as sequential offload, and
+    the text encoder named with block-level group offloading as onloaded whole."""
+    from advisor.parse import parse_query
+    from checks.cases import case_to_workload
+
+    notes = (
+        "transformer with leaf-level group offloading (enable_group_offload, use_stream=True), "
+        "umT5-XXL text encoder bf16 with block-level group offloading (4 blocks at a time)."
+    )
+    w, _ = case_to_workload(_wan_case(notes))
+    assert w.cpu_offload.value == "sequential" and w.text_encoder_block_offload
+    w, _ = case_to_workload(_wan_case("apply_group_offloading(transformer, 'block_level')."))
+    assert w.cpu_offload.value == "sequential" and not w.text_encoder_block_offload
+    for line in (
+        "wan2.1 14b 480p 81 frames enable_group_offload, "
+        "apply_group_offloading(text_encoder, offload_type='block_level') on a 4090",
+        "wan 2.1 14b group offload, umt5 block-level, 480p 81帧 4090",
+        "wan2.1 14b 分组卸载 文本编码器 block_level 3090",
+    ):
+        asked = parse_query(line).workload
+        assert asked is not None and asked.cpu_offload is not None
+        assert asked.cpu_offload.value == "sequential" and asked.text_encoder_block_offload
+    asked = parse_query("flux dev enable_group_offload 4060").workload
+    assert asked is not None and asked.cpu_offload is not None
+    assert asked.cpu_offload.value == "sequential" and not asked.text_encoder_block_offload

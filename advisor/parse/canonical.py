@@ -68,6 +68,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("split_mode")
     if not w.text_encoders_on_gpu:
         parts.append("t5 on cpu")
+    if w.text_encoder_block_offload:
+        parts.append("text encoder block_level")
     if w.latents_cached:
         parts.append("cache_latents")
     return parts
