@@ -210,6 +210,9 @@ class Workload(BaseModel):
     prompt_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     new_tokens: int | None = Field(default=None, ge=0, le=10_000_000)
     context_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    # "平均上下文8k", "8k average context": context_tokens is the average request, not the
+    # longest (serving sizes the KV pool by it and --max-model-len above it)
+    context_average: bool = False
     seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
 
     # down to 16: classic datasets are small (MNIST 28 px, CIFAR 32 px)

@@ -77,6 +77,7 @@ class ServeOption(BaseModel):
     platform: str | None
     price_date: str | None
     flags: str  # the vllm serve flags of one replica
+    max_model_len: int = 0  # its --max-model-len: the longest request it takes
     # the card has no bf16 (Volta, Turing): the 16-bit weights are served in fp16 (--dtype half)
     fp16_instead_of_bf16: bool = False
 
@@ -91,6 +92,9 @@ class ServePlan(BaseModel):
     target_tokens_per_s: float
     options: list[ServeOption]  # cheapest per hour first, then the fewest cards
     context_assumed: bool  # no context named: the engine's default was taken
+    # the context asked is the average request's: the KV pool is sized by it and
+    # --max-model-len (in each option's flags) is set above it
+    context_average: bool = False
     assumed: list[str]
     sources: list[str]
 
@@ -163,9 +167,12 @@ def plan_option(
     active: int,
     context: int,
     price: Any,
+    max_model_len: int | None = None,
 ) -> ServeOption | None:
     """Replicas of `tp` cards of `gpu` for `active` sequences, or None where one replica
-    holds no sequence of this context (or the card cannot run the engine)."""
+    holds no sequence of this context (or the card cannot run the engine). `context` sizes
+    the KV pool; `max_model_len` (an average context asked: above it) is the longest
+    request the engine takes, at most what the replica's KV cache holds."""
     t = serving_table()
     util = t["engine"]["gpu_memory_utilization"]
     fit = serving_fit(result.estimate, context, int(gpu.usable_vram_gib * GIB), util)  # type: ignore[arg-type]
@@ -179,8 +186,9 @@ def plan_option(
     speed = 1 / _step_s(result, gpu, tp, load, context)
     cards = replicas * tp
     half = _fp16_instead_of_bf16(result, gpu)
+    longest = context if max_model_len is None else max(context, min(max_model_len, _fits(fit)))
     flags = (
-        f"--max-model-len {context} --max-num-seqs {per_replica} --gpu-memory-utilization {util}"
+        f"--max-model-len {longest} --max-num-seqs {per_replica} --gpu-memory-utilization {util}"
         + (f" --tensor-parallel-size {tp}" if tp > 1 else "")
         + (" --dtype half" if half else "")
         + quantization_flag(result.workload.weights_format)
@@ -201,8 +209,23 @@ def plan_option(
         platform=price.platform if price is not None else None,
         price_date=price.source_date if price is not None else None,
         flags=flags,
+        max_model_len=longest,
         fp16_instead_of_bf16=half,
     )
+
+
+def _fits(fit: Any) -> int:
+    """The longest request one replica's KV cache holds, in whole kibi-tokens."""
+    return max(1024, int(fit.max_context_tokens) // 1024 * 1024)
+
+
+def max_model_len_for(w: Workload, context: int, model_limit: int | None) -> int | None:
+    """--max-model-len for an average context: a multiple of it (data/serving.toml
+    [engine]), at most the model's own limit; None when the context asked is the longest."""
+    if not w.context_average:
+        return None
+    longest = context * serving_table()["engine"]["max_model_len_over_average"]
+    return max(context, min(longest, model_limit or longest))
 
 
 def plan_serving(
@@ -238,6 +261,8 @@ def plan_serving(
             continue  # vLLM refuses a tensor-parallel size that does not divide the heads
         if not kv_seq and result.estimate is not None:  # per card: the group's together
             kv_seq = int((result.estimate.kv_bytes_per_token or 0) * tp * context)
+        model_limit = result.model.arch.max_context_tokens if result.model.arch else None
+        longest = max_model_len_for(w, context, model_limit)
         for gpu in gpus:
             if gpu.memory_bandwidth_gbs <= 0:
                 continue  # no speed known: no capacity claimed
@@ -246,7 +271,7 @@ def plan_serving(
             price = cheapest_price(gpu.id, prices, currency)
             if price is None and not named:
                 continue
-            option = plan_option(result, gpu, tp, active, context, price)
+            option = plan_option(result, gpu, tp, active, context, price, longest)
             if option is not None:
                 options.append(option)
     options = _best(options, limit)
@@ -260,6 +285,7 @@ def plan_serving(
         target_tokens_per_s=t["speed"]["target_tokens_per_s"],
         options=options,
         context_assumed=w.context_tokens is None,
+        context_average=w.context_average,
         assumed=assumed,
         sources=[t[k]["source"] for k in ("active_share", "speed", "engine")],
     )

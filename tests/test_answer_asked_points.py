@@ -84,9 +84,133 @@ def test_these_answers_in_chinese_carry_no_english() -> None:
     corpus = []
     for q in CHINESE:
         parsed = parse_query(q)
-        if parsed.question_kind not in (None, "fit"):
-            continue
-        corpus.append((q, _answer(q, "zh")))
+        kind = parsed.question_kind not in (None, "fit")
+        text = _kind_answer(q, "zh") if kind else _answer(q, "zh")
+        # a command line is typed as it is ("vllm serve MODEL --flags")
+        text = "\n".join(x for x in text.splitlines() if not x.startswith("vllm serve "))
+        corpus.append((q, text))
     assert len(corpus) >= 10
     leaks = leaks_in(corpus)
     assert not leaks, leaks
+
+
+OFFLOAD = {
+    "zh": "sd3.5 large 用diffusers 推理 要多少显存 3090ti 24g 够不够 要开offload吗",
+    "en": "sd3.5 large in diffusers on a 3090 ti 24gb, do I need offload?",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_do_i_need_offload_is_answered_with_both_figures(lang: str) -> None:
+    """SD3.5 Large does not fit 24 GB without offload (~30 GiB: the transformer, T5-XXL and
+    the CLIPs resident) and does with it: the answer says yes, with both figures."""
+    parsed = parse_query(OFFLOAD[lang])
+    assert parsed.ask_offload and not parsed.ignored, parsed.ignored
+    rec = recommend_query(parsed)
+    o = rec.offload_asked
+    assert o is not None and o.answer == "yes"
+    assert o.without_bytes > o.usable_bytes > o.with_bytes
+    text = _answer(OFFLOAD[lang], lang)
+    line = next(x for x in text.splitlines() if "offload" in x and ("要开" in x or "yes" in x))
+    assert {"zh": "要开", "en": "yes"}[lang] in line
+    gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
+    assert gib(o.without_bytes) in line and gib(o.with_bytes) in line
+
+
+@pytest.mark.parametrize(
+    ("q", "lang"),
+    [
+        ("sdxl 4090 要不要开 cpu offload", "zh"),
+        ("sdxl on a 4090, should I enable model offload", "en"),
+    ],
+)
+def test_no_offload_needed_answers_for_the_setup_without_it(q: str, lang: str) -> None:
+    parsed = parse_query(q)
+    assert parsed.ask_offload
+    rec = recommend_query(parsed)
+    assert rec.offload_asked is not None and rec.offload_asked.answer == "no"
+    assert rec.result.workload.cpu_offload.value == "none"  # the figures are without it
+    assert {"zh": "不用开", "en": "Do you need offload: no"}[lang] in _answer(q, lang)
+
+
+def test_the_offload_question_reads_back_from_the_canonical_line() -> None:
+    from advisor.parse import canonical_query
+
+    line = canonical_query(parse_query(OFFLOAD["zh"]))
+    again = parse_query(line)
+    assert again.ask_offload and again.workload.cpu_offload.value == "model", line
+
+
+def test_a_named_offload_is_not_a_question() -> None:
+    parsed = parse_query("flux dev 4090 enable_model_cpu_offload")
+    assert not parsed.ask_offload
+    assert recommend_query(parsed).offload_asked is None
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_change_the_user_already_made_is_not_offered_again(lang: str) -> None:
+    """Model offload asked, VAE tiling offered: the model-offload-with-tiling recipe changes
+    only the tiling, so it is not listed again as 'turn on enable_model_cpu_offload'."""
+    q = "wan2.2 ti2v 5b 出720p 单卡4090d 能跑吗 要开offload吗"
+    rec = recommend_query(parse_query(q))
+    assert "model_offload" not in rec.fixes, rec.fixes
+    text = _answer(q, lang)
+    assert text.count("enable_model_cpu_offload") == 0, text
+
+
+@pytest.mark.parametrize(
+    "q", ["cogvideox-2b 3060 12g 能跑吗 diffusers", "wan2.2 ti2v 5b 出720p 单卡4090d 能跑吗"]
+)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_recipe_is_not_labelled_as_another_models(q: str, lang: str) -> None:
+    text = _answer(q, lang)
+    assert "Wan2.1" not in text, text
+
+
+AVERAGE = {
+    "zh": "vllm部署qwen3-32b fp8 组里30个人用 平均上下文8k 要几张l40",
+    "en": "serve qwen3-32b fp8 to 30 people with vllm, average context 8k, how many l40",
+}
+
+
+def _kind_answer(q: str, lang: str) -> str:
+    from advisor.kinds import answer_kind
+
+    parsed = parse_query(q)
+    result = answer_kind(parsed, "CNY" if lang == "zh" else "USD")
+    return render(parsed.question_kind, lang, plain=True, result=result, parsed=parsed)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_average_context_sizes_the_pool_and_max_model_len_covers_longer(lang: str) -> None:
+    """An average 8k: the KV pool is sized at 8k a sequence, and --max-model-len is 4x it
+    (capped at Qwen3-32B's 32k), not 8k, which would reject every longer request."""
+    parsed = parse_query(AVERAGE[lang])
+    w = parsed.workload
+    assert w.context_tokens == 8192 and w.context_average
+    assert not parsed.ignored, parsed.ignored
+    text = _kind_answer(AVERAGE[lang], lang)
+    assert "--max-model-len 32768" in text
+    assert {"zh": "平均上下文 8k", "en": "an average 8k"}[lang] in text
+
+
+def test_a_context_not_said_to_be_average_is_the_limit() -> None:
+    q = "serve qwen3-32b fp8 to 30 people with vllm, 8k context, how many l40"
+    assert not parse_query(q).workload.context_average
+    assert "--max-model-len 8192" in _kind_answer(q, "en")
+
+
+def test_an_average_context_reads_back_from_the_canonical_line() -> None:
+    from advisor.parse import canonical_query
+
+    again = parse_query(canonical_query(parse_query(AVERAGE["zh"])))
+    assert again.workload.context_average and again.workload.context_tokens == 8192
+
+
+def test_max_model_len_stays_within_the_models_limit() -> None:
+    from advisor.serving import max_model_len_for
+
+    w = parse_query(AVERAGE["en"]).workload
+    assert max_model_len_for(w, 16384, 32768) == 32768
+    assert max_model_len_for(w, 40000, 32768) == 40000  # never below the average itself
+    assert max_model_len_for(w.model_copy(update={"context_average": False}), 8192, None) is None

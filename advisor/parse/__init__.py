@@ -71,6 +71,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_static_cache,
     stack.recognize_stack,
     stack.recognize_parallelism,
+    stack.recognize_offload_question,  # "要开offload吗": before the offload word
     stack.recognize_offload,
     quant.recognize_formats,
     quant.recognize_quant_backend,

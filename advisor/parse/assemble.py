@@ -41,6 +41,9 @@ class ParsedQuery(BaseModel):
     # utilisation a buy-or-rent verdict uses (kinds/purchase.py) instead of its default
     hours_per_day: float | None = None
     ask_count: bool = False  # "需要几张 H100", "how many A100s": the count is the question
+    # "要开offload吗", "do I need offload": whether to offload is the question; the answer
+    # gives the figure without offload beside the one with it (recommend/offload_question.py)
+    ask_offload: bool = False
     understood: list[str] = []
     ignored: list[str] = []
     assumed: list[str] = []
@@ -358,6 +361,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         budget=r.budget,
         hours_per_day=r.hours_per_day,
         ask_count=r.ask_count,
+        ask_offload=r.ask_offload,
         owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
         laptops=r.laptops,
         understood=understood,

@@ -106,7 +106,7 @@ def canonical_query(p: ParsedQuery) -> str:
     parts.append(mode_word)
     ctx = w.seq_len if w.mode.is_training else w.context_tokens
     if ctx:
-        parts.append(f"ctx {ctx}")
+        parts.append(f"average ctx {ctx}" if w.context_average else f"ctx {ctx}")
     if w.qps:
         parts.append(f"qps {w.qps:g}")
     elif w.users and w.users_are_people:
@@ -161,4 +161,6 @@ def canonical_query(p: ParsedQuery) -> str:
         )
     if p.hours_per_day:
         parts.append(f"{p.hours_per_day:g}h a day")
+    if p.ask_offload:
+        parts.append("do i need offload")
     return " · ".join(x for x in parts if x)

@@ -190,10 +190,26 @@ def recognize_prompt_length(s: Scan, r: Reading) -> None:
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
 
+# "平均上下文8k", "average context 8k", "8k context on average": the context is the
+# average request's, said right before or after it
+_AVERAGE_BEFORE = re.compile(r"(?:平均(?:的)?|average|avg\.?|mean|typical)\s*$", re.I)
+_AVERAGE_AFTER = re.compile(r"^\s*(?:on\s+average|平均)", re.I)
+
+
 def recognize_context(s: Scan, r: Reading) -> None:
     p = _knob_patterns()
     if (m := s.take(p["context"])) or (m := s.take(p["context_after"])):
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
+        before = _AVERAGE_BEFORE.search(s.text[max(0, m.start() - 12) : m.start()])
+        after = _AVERAGE_AFTER.search(s.text[m.end() : m.end() + 16])
+        if before or after:
+            r.fields["context_average"] = True
+            start = m.start() - 12 if m.start() >= 12 else 0
+            word = (start + before.start(), start + before.end()) if before else None
+            if after:
+                word = (m.end() + after.start(), m.end() + after.end())
+            if word is not None:
+                s.take(re.escape(s.text[word[0] : word[1]].strip()))
 
 
 # "batch" / "batched" / "批量" with no number after it ("batch_size 8" has one)

@@ -154,6 +154,7 @@ class Reading:
     budget: Budget | None = None
     hours_per_day: float | None = None  # "每天用8小时": the cards' busy hours (buy or rent)
     ask_count: bool = False  # "需要几张 H100": the count is the question
+    ask_offload: bool = False  # "要开offload吗": whether to offload is the question
     laptops: int | None = None  # "2x 4090 laptop": laptops, one GPU each (parse.cards)
     assumed: list[str] = field(default_factory=list)
     # A GGUF repo without a quant type ("Qwen/Qwen2.5-14B-Instruct-GGUF"): Q4_K_M unless a

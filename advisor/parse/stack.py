@@ -94,6 +94,28 @@ def recognize_parallelism(s: Scan, r: Reading) -> None:
                 r.assumed.append("parallelism = zero3 (DeepSpeed without a stage)")
 
 
+# Asking whether to offload ("要开offload吗", "要不要开 cpu offload", "do I need offload",
+# "should I enable model offload"): the question words are read here, the offload word itself
+# by recognize_offload below (the setup the answer sizes beside the one without it).
+_ASK_OFFLOAD = re.compile(
+    r"(?:要不要|需不需要|用不用|该不该|是否(?:需要|要)?)\s*(?:开启|打开|启用|开|用)?\s*"
+    r"(?=(?:cpu\s*|model\s*|模型\s*)?(?:offload|卸载))"
+    r"|(?:需要|要|得)\s*(?:开启|打开|启用|开|用)?\s*"
+    r"(?=(?:cpu\s*|model\s*|模型\s*)?(?:offload|卸载)\s*(?:吗|么|不|呢|\?|？))"
+    r"|(?<=offload)\s*(?:吗|么|呢)"
+    r"|(?:do|would|will)\s+i\s+need\s+(?:to\s+)?(?:use\s+|enable\s+|turn\s+on\s+)?"
+    r"(?=(?:cpu\s+|model\s+)?offload)"
+    r"|should\s+i\s+(?:use|enable|turn\s+on)\s+(?=(?:cpu\s+|model\s+)?offload)"
+    r"|(?<=offload)\s*(?:needed|required)?\s*\?|need\s+(?=(?:cpu\s+|model\s+)?offload\s*\?)",
+    re.I,
+)
+
+
+def recognize_offload_question(s: Scan, r: Reading) -> None:
+    if s.take_all(_ASK_OFFLOAD):
+        r.ask_offload = True
+
+
 def recognize_offload(s: Scan, r: Reading) -> None:
     pattern, table = vocab.word_table("runtimes", "offload")
     found = [vocab.squash(m.group(0)) for m in s.take_all(pattern)]

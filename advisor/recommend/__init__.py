@@ -21,6 +21,7 @@ from advisor.recommend.card_counts import COUNTS
 from advisor.recommend.guide import guide_task
 from advisor.recommend.headroom import HEADROOM
 from advisor.recommend.named_card import card_with, for_recipe, named_option, recipe_for_named
+from advisor.recommend.offload_question import answer_offload_question
 from advisor.recommend.options import AlsoCard, GridCell, Recommendation, Verdict
 from advisor.recommend.pricing import cheapest_price
 from advisor.recommend.search import Setups
@@ -179,6 +180,10 @@ def _recommend_query(
     )
     if parsed.other_cards:
         rec.also = _also(parsed, default_currency, prices_file, region)
+    if parsed.ask_offload:
+        rec = answer_offload_question(
+            parsed, rec, lambda p: recommend_query(p, default_currency, prices_file, region)
+        )
     return rec
 
 

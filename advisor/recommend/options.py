@@ -49,6 +49,17 @@ class Verdict(BaseModel):
         return self.state
 
 
+class OffloadAnswer(BaseModel):
+    """Whether to offload, asked: the named card's figures without and with it."""
+
+    answer: str  # yes | tight | no
+    without_bytes: int  # per card, nothing offloaded
+    with_bytes: int  # per card, with the offload asked about
+    usable_bytes: int
+    headroom_without: float  # the share of the card left free without offload
+    with_fits: bool  # the offload alone makes it fit (else the answer's fixes are needed too)
+
+
 class AlsoCard(BaseModel):
     """A card named beside the first ("a100 vs h100"): its setup and one-line verdict."""
 
@@ -91,6 +102,9 @@ class Recommendation(BaseModel):
     # Other cards the question named as alternatives ("3090或4090"), each judged as the named
     # card would be: its own line in the answer, so no card the user named goes unanswered.
     also: list[AlsoCard] = []
+    # "要开offload吗": the figure without offload beside the one with it, and the answer
+    # (recommend/offload_question.py); None when whether to offload was not asked
+    offload_asked: OffloadAnswer | None = None
 
     @property
     def generate_batch(self) -> bool:

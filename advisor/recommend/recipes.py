@@ -93,6 +93,7 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
     if training and w.mode not in ADAPTER_MODES:
         return
     current = w.model_dump()
+    offered: list[dict[str, Any]] = []  # what each rung offered so far changes
     for rung in rungs(training):
         if rung.images_only and _images(w) <= 1:
             continue
@@ -101,8 +102,10 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
         fmt = rung.updates.get("weights_format")
         if fmt is not None and _bits(fmt) >= _bits(w.weights_format):
             continue  # never a larger base than asked
-        if all(_same(current.get(k), v) for k, v in rung.updates.items()):
-            continue
+        change = {k: v for k, v in rung.updates.items() if not _same(current.get(k), v)}
+        if not change or change in offered:
+            continue  # nothing new: a rung whose other settings the user already chose
+        offered.append(change)
         yield rung, partial(w.model_copy, update=_typed(rung.updates))
 
 
