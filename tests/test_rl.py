@@ -166,7 +166,8 @@ def test_trl_online_rl_trains_its_default_eight_completions_with_completion_logi
     """TRL's GRPOConfig / RLOOConfig leave per_device_train_batch_size at TrainingArguments'
     8 completions, and the policy's loss reads only the completion's logits (logits_to_keep)
     as 16-bit log-probs: batch 8 is stated and sized, the logits are 8 x 513 tokens x the
-    vocabulary x 6 B, and micro-batch 1 with accumulation is offered where that is tight."""
+    vocabulary x 6 B, and a smaller micro-batch with accumulation is offered where that is
+    tight."""
     parsed = parse_query(line)
     rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
     r = rec.setup or rec.result
@@ -179,7 +180,7 @@ def test_trl_online_rl_trains_its_default_eight_completions_with_completion_logi
     text = render("answer", lang, rec=rec, parsed=parsed, view="full", plain=True)
     assert "per_device_train_batch_size=8" in text
     if rec.verdict is not None and rec.verdict.state in ("tight", "no_fit"):
-        assert "batch:1" in rec.fixes or rec.verdict.fix == "batch:1", rec.fixes
+        assert any("batch:" in f for f in [*rec.fixes, rec.verdict.fix or ""]), rec.fixes
 
 
 def test_a_batch_named_for_grpo_is_kept() -> None:
@@ -212,4 +213,4 @@ def test_trl_dpo_is_sized_with_its_default_eight_pairs_and_says_so(line: str, la
     assert "per_device_train_batch_size=8" in text
     assert "batch 1," not in text and "批大小 1，" not in text
     if rec.verdict is not None and rec.verdict.state in ("tight", "no_fit"):
-        assert "batch:1" in rec.fixes or rec.verdict.fix == "batch:1", rec.fixes
+        assert any("batch:" in f for f in [*rec.fixes, rec.verdict.fix or ""]), rec.fixes

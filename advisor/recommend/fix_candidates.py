@@ -165,8 +165,8 @@ def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wo
     framework_batch = _assumed_int(result, "rl_train_batch") or _assumed_int(
         result, "rl_pair_batch"
     )
-    if training and (w.batch_size or framework_batch or 1) > 1:
-        yield "batch:1", lambda: w.model_copy(update={"batch_size": 1})
+    if training:
+        yield from smaller_batch_fixes(w, w.batch_size or framework_batch or 1)
     if training and not w.gradient_checkpointing:
         yield "checkpointing", lambda: w.model_copy(update={"gradient_checkpointing": True})
     if training and model.kind == Kind.llm and not w.chunked_loss:
@@ -251,6 +251,16 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     for count in COUNTS:
         if w.num_gpus < count <= ONE_MACHINE:
             yield f"cards:{count}", partial(workload_for, w, count)
+
+
+def smaller_batch_fixes(w: Workload, batch: int) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """The micro-batch halved, down to 1, each halving its own change (gradient accumulation
+    keeps the effective batch): the largest that fits is the advice, not batch 1 where half
+    the batch would do (YOLOv5x at batch 16 on a 16 GB card: batch 8)."""
+    while batch > 1:
+        smaller = max(1, batch // 2)
+        yield f"batch:{smaller}", partial(w.model_copy, update={"batch_size": smaller})
+        batch = smaller
 
 
 def shorter_context_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:

@@ -61,6 +61,7 @@ def fixes_for(
             continue
         family = "vllm_flags" if kind in VLLM_FLAG_CODES else kind
         if family in seen_kinds and family in (
+            "batch",
             "cards",
             "shorter_context",
             "quantize",

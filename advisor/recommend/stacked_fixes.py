@@ -27,6 +27,8 @@ STACK_INFERENCE = (
     "shorter_context",
 )
 STACK_STEPS = 8
+# Changes offered a halving at a time (fix_candidates): stacked again until the run fits.
+HALVED = ("shorter_context", "batch")
 
 
 def stacked_fix(
@@ -55,7 +57,7 @@ def stacked_fix(
         )
         for code, make in ordered:
             kind = code.partition(":")[0]
-            if kind not in allowed or (kind in kinds and kind != "shorter_context"):
+            if kind not in allowed or (kind in kinds and kind not in HALVED):
                 continue
             try:
                 trial = trial_estimate(make())

@@ -234,7 +234,10 @@ def fewer_cards_with_settings(
             continue
         if runs_in(trial.estimate.total_bytes, usable):
             return f"cards:{count}", True  # tight as is (a comfortable count is in the list)
-        one = fixes_for(trial, gpu, comfortable=False, only_cheap=True, limit=1)
+        # with the guide's headroom where one setting leaves it (batch 4, not a tight 8)
+        one = fixes_for(trial, gpu, only_cheap=True, limit=1) or fixes_for(
+            trial, gpu, comfortable=False, only_cheap=True, limit=1
+        )
         if one:
             code, fixed = one[0]
             tight = fixed.estimate is not None and fixed.estimate.total_bytes > usable * (
