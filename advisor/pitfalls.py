@@ -323,10 +323,24 @@ def find_pitfalls(
         batch = w.concurrency or w.batch_size or 1
         context = w.context_tokens or w.seq_len or 4096
         kv_fix = kv_fix_texts(result)
-        if batch > 1 and context < 8192:  # many sequences, not a long one
-            out.append(_p("batch_kv", kv_fix, kv=_gib(kv), batch=batch))
+        # the breakdown is per card: on several, the total beside it (the cards' share)
+        cards = w.num_gpus if est.per_gpu else 1
+        extra = {"n": str(cards), "total": _gib(kv * cards)} if cards > 1 else {}
+        suffix = "_cards" if cards > 1 else ""
+        if _fixed_context(result):  # Whisper's decoder: 448 tokens, the batch is the lever
+            out.append(
+                _p(
+                    "batch_kv_fixed_context",
+                    kv=_gib(kv),
+                    batch=batch,
+                    model=model.name,
+                    ctx=arch.max_context_tokens if arch is not None else context,
+                )
+            )
+        elif batch > 1 and context < 8192:  # many sequences, not a long one
+            out.append(_p("batch_kv" + suffix, kv_fix, kv=_gib(kv), batch=batch, **extra))
         else:
-            out.append(_p("long_context_kv", kv_fix, kv=_gib(kv)))
+            out.append(_p("long_context_kv" + suffix, kv_fix, kv=_gib(kv), **extra))
     framework = w.runtime.value if w.runtime else (w.framework or "").lower()
     engine = est.runtime.value if est.runtime in (Runtime.vllm, Runtime.sglang) else None
     if framework == "vllm" or engine is not None:
@@ -432,3 +446,13 @@ def rollout_time(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
 
 # Post-training methods (Workload.mode values) advisor/memory/rl.py sizes.
 RL_MODES = frozenset(("grpo", "dpo", "ppo", "kto", "orpo", "simpo", "rloo"))
+
+
+def _fixed_context(result: EstimateResult) -> bool:
+    """A speech model (data/vocab/runtimes.toml speech_families): its decoder's context is
+    fixed by the model, so a shorter context is no advice."""
+    from advisor import catalog
+    from advisor.parse import vocab
+
+    spec = catalog.models().get(result.model.id or "")
+    return spec is not None and spec.family in vocab.load("runtimes")["speech_families"]

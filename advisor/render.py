@@ -274,6 +274,14 @@ LLM_ONLY = frozenset(
 INPUT_LENGTH = frozenset({"seq_len", "context_tokens"})
 
 
+def _family(result) -> str | None:  # noqa: ANN001
+    """The catalog family of the answer's model ("yolo"), or None."""
+    from advisor import catalog
+
+    spec = catalog.models().get(getattr(result.model, "id", None) or "")
+    return spec.family if spec is not None else None
+
+
 def _runtime(result) -> str | None:  # noqa: ANN001
     est = getattr(result, "estimate", None)
     runtime = est.runtime if est is not None else None
@@ -328,6 +336,9 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if a.field == "parallelism" and value == "tp" and _runtime(result) == "transformers":
             value = "layer_split_hf"
         phrase = assumption(lang, field, value)
+        if field == "optimizer" and _family(result) == "yolo":
+            # the YOLO trainers' own default (SGD for the runs people do), not a bare AdamW
+            phrase = label(lang, "assume.optimizer_yolo")
         if field == "rl_framework" and framework and framework.lower() != value.lower():
             # "unsloth grpo": the stack named runs the method on TRL's trainer
             phrase = label(

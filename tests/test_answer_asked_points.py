@@ -214,3 +214,52 @@ def test_max_model_len_stays_within_the_models_limit() -> None:
     assert max_model_len_for(w, 16384, 32768) == 32768
     assert max_model_len_for(w, 40000, 32768) == 40000  # never below the average itself
     assert max_model_len_for(w.model_copy(update={"context_average": False}), 8192, None) is None
+
+
+YOLO = {
+    "zh": "yolov5x 从头训练 batch 16 单卡 a4000 16g 会不会爆显存",
+    "en": "train yolov5x from scratch, batch 16, on one a4000 16gb, will it OOM",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_largest_batch_that_fits_is_advised_not_batch_1(lang: str) -> None:
+    """YOLOv5x at batch 16 runs tight on 16 GB (14.7 GiB); batch 8 leaves the headroom, so
+    the fix is batch 8 (YOLOv5 accumulates to its nominal batch 64 itself), not batch 1."""
+    rec = recommend_query(parse_query(YOLO[lang]))
+    assert rec.verdict is not None and rec.verdict.fix == "batch:8", rec.verdict
+    text = _answer(YOLO[lang], lang)
+    assert {"zh": "批大小改为 8", "en": "batch 8 with gradient accumulation"}[lang] in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_kv_note_on_two_cards_says_per_card_and_the_total(lang: str) -> None:
+    q = "两张a4000 16g 用llama.cpp跑qwq-32b q4_k_m 上下文64k -ctk q8_0 -ctv q8_0 行不行"
+    rec = recommend_query(parse_query(q))
+    est = (rec.setup or rec.result).estimate
+    kv = est.breakdown["kv_cache"] / 2**30
+    line = next(
+        x for x in _answer(q, lang).splitlines() if ("长上下文" in x or "Long context" in x)
+    )
+    assert f"{kv:.1f} GiB" in line and f"{2 * kv:.1f} GiB" in line, line
+    assert {"zh": "每卡", "en": "per card"}[lang] in line and "总共" not in line
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_yolos_optimizer_is_said_as_its_trainers_pick_it(lang: str) -> None:
+    text = _answer(YOLO[lang], lang)
+    assert "SGD" in text and {"zh": "优化器 AdamW", "en": "optimizer AdamW"}[lang] not in text
+    assert not parse_query(YOLO[lang]).ignored
+
+
+@pytest.mark.parametrize(
+    ("q", "lang"),
+    [
+        ("faster-whisper large-v3 fp16 batch_size 8 批量转录 3060 12g 够吗", "zh"),
+        ("faster-whisper large-v3 fp16 batch_size 8 on a 3060 12gb", "en"),
+    ],
+)
+def test_whispers_kv_note_names_the_batch_not_a_shorter_context(q: str, lang: str) -> None:
+    text = _answer(q, lang)
+    line = next(x for x in text.splitlines() if "448" in x and "batch_size" in x)
+    assert "缩短上下文" not in line and "shorten the context" not in line
