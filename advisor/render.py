@@ -329,7 +329,9 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
     own = own_kernels(framework)
     skip = ("runtime", "attention") if own else ("runtime",) if own_program(framework) else ()
     for a in result.assumed:
-        if not llm and a.field in LLM_ONLY or a.field in skip:
+        # a reference implementation's own attention (SAM's, DINOv2's) is said for what it is
+        reference = a.field == "attention" and a.value.endswith("_reference_eager")
+        if not llm and a.field in LLM_ONLY and not reference or a.field in skip:
             continue
         value = "fp16" if fp16 and a.value == "bf16" else a.value
         field = "input_length" if not llm and a.field in INPUT_LENGTH else a.field

@@ -116,6 +116,10 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
 # What the case's free-text `framework` says, read by a fixed word table: the runtime
 # that ran the model, and the training stack (first match wins).
 RUNTIME_WORDS: list[tuple[str, str]] = [
+    # ComfyUI and the WebUIs manage memory themselves, GGUF files included (the bot's
+    # advisor/data/vocab/runtimes.toml [runtime.comfyui] / [runtime.webui])
+    (r"comfy ?ui", "comfyui"),
+    (r"stable diffusion webui|sd-webui|automatic1111|a1111|forge webui", "webui"),
     (r"vllm", "vllm"),
     (r"sglang", "sglang"),
     (r"llama\.?cpp|gguf", "llamacpp"),
@@ -132,6 +136,7 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"autoawq", "autoawq"),
     (r"faster-whisper|ctranslate2|whisperx", "faster-whisper"),
     (r"openai-whisper|whisper \(pytorch", "openai-whisper"),
+    (r"insanely-fast-whisper", "insanely-fast-whisper"),
     (r"detectron2", "detectron2"),
     (r"ultralytics", "ultralytics"),
     (r"torchtune", "torchtune"),
@@ -150,6 +155,9 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"optimum", "optimum"),
     (r"deepspeed", "deepspeed"),
     (r"transformers", "transformers"),
+    # DINOv2's own code (torch.hub.load('facebookresearch/dinov2', ...)), after transformers:
+    # transformers' Dinov2Model is transformers' code.
+    (r"dinov2", "dinov2"),
 ]
 # The data set a segmentation case names (its model name's parenthesis, "DeepLabV3+ R-50-D8
 # (ADE20K)") and the classes its configs train (mmsegmentation configs/_base_/models and
@@ -193,6 +201,8 @@ OPTIMIZERS = {
     "adam": "adamw",
     "lora-fa": "adamw",
     "adamw_8bit": "adamw_8bit",
+    # kohya sd-scripts' --optimizer_type spelling (AdamW8bit), read by the bot the same way
+    "adamw8bit": "adamw_8bit",
     "paged_adamw_8bit": "paged_adamw_8bit",
     "adafactor": "adafactor",
     "sgd": "sgd",
@@ -398,6 +408,9 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     out: dict = {}
     if m := re.search(r"(\d+) frames", notes):
         out["video_frames"] = int(m.group(1))
+    elif re.search(r"\b(?:one|a single|single)[ -]frame\b", notes):
+        # a video model trained on an image folder: each image a one-frame video
+        out["video_frames"] = 1
     # kohya sd-scripts / musubi-tuner / kohya's HunyuanVideo fork block swap, as the bot
     # reads it from a question (advisor/parse/knobs.py recognize_block_swap).
     if m := re.search(r"--blocks?[_-]to[_-]swap[ =]+(\d+)", notes):

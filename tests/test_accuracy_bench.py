@@ -331,3 +331,41 @@ def test_group_offloading_is_read_as_the_bot_reads_it() -> None:
     asked = parse_query("flux dev enable_group_offload 4060").workload
     assert asked is not None and asked.cpu_offload is not None
     assert asked.cpu_offload.value == "sequential" and not asked.text_encoder_block_offload
+
+
+def test_a_video_model_trained_on_one_frame_images_is_read_as_one_frame() -> None:
+    """'an image folder ... one frame' in a case and 'single-frame' in a question: 1 frame,
+    not the model's default clip (Wan2.1: 81)."""
+    from advisor.parse import parse_query
+    from checks.cases import case_to_workload
+
+    w, _ = case_to_workload(_wan_case("an image folder at 632 px (one frame per image)"))
+    assert w.video_frames == 1
+    w, _ = case_to_workload(_wan_case("81 frames, one frame at a time decoded"))
+    assert w.video_frames == 81
+    asked = parse_query("wan2.1 14b lora on single-frame images 632x632 on a 4090").workload
+    assert asked.video_frames == 1
+    asked = parse_query("wan2.1 14b lora 单帧图片训练 4090").workload
+    assert asked.video_frames == 1
+
+
+def test_kohyas_adamw8bit_spelling_is_the_8bit_optimizer_as_the_bot_reads_it() -> None:
+    from advisor.parse import parse_query
+    from checks.cases import OPTIMIZERS
+
+    assert OPTIMIZERS["adamw8bit"] == "adamw_8bit"
+    asked = parse_query("sdxl full fine-tune kohya --optimizer_type AdamW8bit on a 4090").workload
+    assert asked.optimizer is not None and asked.optimizer.value == "adamw_8bit"
+
+
+def test_comfyui_is_read_as_the_runtime_that_manages_its_own_memory() -> None:
+    """A case run in ComfyUI (a GGUF loader node included) is the comfyui runtime, as a
+    user's 'comfyui' is: components loaded per phase and the VAE decode tiled on a retry."""
+    from advisor.parse import parse_query
+    from checks.cases import RUNTIME_WORDS, _first
+
+    assert _first(RUNTIME_WORDS, "ComfyUI (kijai CogVideoXWrapper, MZ GGUF loader)") == "comfyui"
+    assert _first(RUNTIME_WORDS, "ComfyUI + DynamiCrafterWrapper (kijai)") == "comfyui"
+    assert _first(RUNTIME_WORDS, "llama.cpp GGUF") == "llamacpp"
+    asked = parse_query("cogvideox 5b in comfyui 480x720 32 frames on a 3060").workload
+    assert asked.runtime is not None and asked.runtime.value == "comfyui"

@@ -259,3 +259,17 @@ def test_a_yolo_run_under_its_trainer_says_gpu_mem_is_reserved_memory() -> None:
     assert "gpu_mem_column" in fields()
     assert "gpu_mem_column" in fields(framework="ultralytics")
     assert "gpu_mem_column" not in fields(framework="mmyolo")
+
+
+def test_autocast_keeps_a_16_bit_copy_of_every_weight_through_the_forward() -> None:
+    # torch.autocast's cast cache (aten/src/ATen/autocast_mode.cpp cached_cast: fp32 leaf
+    # tensors that require grad, cast once per autocast region) holds the fp16 copy of every
+    # conv / linear weight, which each conv also saves for backward: 2 B a parameter
+    def copy_bytes(**extra: object) -> int:
+        est = estimate(detection("mask-rcnn-r50-fpn", framework="mmdetection", **extra)).estimate
+        assert est is not None
+        return sum(t.bytes for t in est.terms if t.name == "compute_copy")
+
+    params = catalog.find_model("mask-rcnn-r50-fpn").params_b * 1e9  # type: ignore[union-attr]
+    assert copy_bytes(compute_dtype="fp16", mixed_precision=True) == pytest.approx(2 * params)
+    assert copy_bytes() == 0  # fp32 training reads its fp32 weights as they are

@@ -393,6 +393,17 @@ def estimate_classic_cnn(
     )
     if w.mode.is_training:
         say_what_the_stack_logs(w, spec, acc)
+        if amp and fmt == "fp32":
+            # autocast keeps the 16-bit cast of every fp32 leaf weight a conv / linear reads
+            # for the whole forward (its cast cache), and each conv saves it for backward:
+            # the same term as the transformer recipes' (training.py compute_copy)
+            allocated += acc.add(
+                "compute_copy",
+                params * 2,
+                f"{params / 1e9:g}B x 2 B autocast 16-bit copy of fp32 weights",
+                params_b=round(params / 1e9, 3),
+                cards=1,
+            )
         opt = w.optimizer or Optimizer(run_defaults(w, spec).get("default_optimizer", "adamw"))
         if w.optimizer is None:
             acc.assume("optimizer", opt.value)

@@ -30,6 +30,12 @@ def is_vision_encoder(spec: ModelSpec | None) -> bool:
     return spec is not None and spec.family in VISION_ENCODER_FAMILIES and spec.arch is not None
 
 
+@cache
+def reference_attention() -> dict:
+    with (DATA_DIR / "vision_encoders.toml").open("rb") as fh:
+        return tomllib.load(fh)["reference_attention"]
+
+
 def training_grid_tokens(spec: ModelSpec | None, w: Workload) -> int | None:
     """Tokens per image of a patch encoder trained at the size the user named (timm's
     img_size, transformers' interpolate_pos_encoding): the patch grid at that size plus the
@@ -41,8 +47,16 @@ def training_grid_tokens(spec: ModelSpec | None, w: Workload) -> int | None:
         return None
     width = w.image_width or w.image_height or spec.image_size
     height = w.image_height or width
+    patch = spec.patch_size
     extra = spec.arch.max_context_tokens - (spec.image_size // spec.patch_size) ** 2
-    return -(-width // spec.patch_size) * -(-height // spec.patch_size) + max(extra, 0)
+    if (w.framework or "").lower() in reference_attention()["frameworks"]:
+        # DINOv2's own code builds only its patch-14 backbones (hub/backbones.py), with CLS
+        # and up to 4 registers: a ViT it runs is one of them
+        patch, extra = (
+            reference_attention()["hub_patch_size"],
+            reference_attention()["hub_extra_tokens"],
+        )
+    return -(-width // patch) * -(-height // patch) + max(extra, 0)
 
 
 @cache
@@ -51,15 +65,53 @@ def _rel_pos() -> dict:
         return tomllib.load(fh)["decomposed_rel_pos"]
 
 
+def dinov2_reference_eager(w: Workload, spec: ModelSpec | None) -> bool:
+    """A ViT run by DINOv2's own code (torch.hub without xFormers): its MemEffAttention falls
+    back to Attention.forward, q @ k^T and softmax by hand. A DINOv2 model asked under no
+    stack, or any vision encoder under the named `dinov2` stack; not when an attention is
+    named (`xformers` is read as a flash kernel) or transformers / timm run it
+    (data/vision_encoders.toml [reference_attention])."""
+    if w.attention is not None or not is_vision_encoder(spec) or spec is None:
+        return False
+    table = reference_attention()
+    framework = (w.framework or "").lower()
+    if framework in table["frameworks"]:
+        return True
+    return spec.family in table["families"] and framework not in table["sdpa_frameworks"]
+
+
+def reference_score_bytes(
+    w: Workload, spec: ModelSpec | None, fmt: str, compute: str
+) -> float | None:
+    """Bytes a score one block of DINOv2's reference attention keeps for backward (its
+    softmax output: fp32 4, autocast 6 with the matmul's fp16 cast, pure 16-bit 2); None
+    where that code does not run."""
+    if not dinov2_reference_eager(w, spec):
+        return None
+    table = reference_attention()
+    if compute == "fp32":
+        return float(table["score_bytes_fp32"])
+    # autocast over fp32 weights (AMP) or 16-bit weights throughout
+    return float(table["score_bytes_amp" if fmt == "fp32" else "score_bytes_16bit"])
+
+
 def eager_by_default(w: Workload, spec: ModelSpec | None) -> bool:
     """An encoder with a decomposed relative-position term (SAM) run as its own package runs
     it (segment-anything's Attention.forward: matmul, the rel-pos sums, softmax by hand):
     eager attention unless the run names transformers or an attention kernel
-    (data/vision_encoders.toml [decomposed_rel_pos] sdpa_frameworks)."""
+    (data/vision_encoders.toml [decomposed_rel_pos] sdpa_frameworks); DINOv2's own code
+    likewise ([reference_attention])."""
+    if dinov2_reference_eager(w, spec):
+        return True
     table = _rel_pos()
     if w.attention is not None or spec is None or spec.family not in table["families"]:
         return False
     return (w.framework or "").lower() not in table["sdpa_frameworks"]
+
+
+def reference_eager_label(w: Workload, spec: ModelSpec | None) -> str:
+    """The assumption said for a reference implementation's eager attention."""
+    return "dinov2_reference_eager" if dinov2_reference_eager(w, spec) else "sam_reference_eager"
 
 
 def attention_score_bytes(

@@ -86,9 +86,9 @@ def estimate_transformer(
         attention = Attention.eager
         acc.assume("attention", "from_scratch_eager")
     elif encoder.eager_by_default(w, spec):
-        # segment-anything's own code computes its attention by hand (encoder.py)
+        # segment-anything's and DINOv2's own code compute attention by hand (encoder.py)
         attention = Attention.eager
-        acc.assume("attention", "sam_reference_eager")
+        acc.assume("attention", encoder.reference_eager_label(w, spec))
     elif w.attention is None:
         # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
         # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
@@ -238,6 +238,7 @@ def estimate_inference(
         framework=w.framework.lower() if w.framework else None,
         weight_bits=catalog.find_format(fmt).bits,  # type: ignore[union-attr]
         load_dtype=load,
+        encoder_tokens=min(multimodal.encoder_frames(model.id), max(prompt - 1, 0)),
     )
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)

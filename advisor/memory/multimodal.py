@@ -33,6 +33,14 @@ def image_tokens(row: dict[str, Any], width: int, height: int) -> int:
     return math.ceil(width / side) * math.ceil(height / side)
 
 
+def encoder_frames(model_id: str | None) -> int:
+    """Audio frames an encoder-decoder speech model (Whisper) takes in its encoder: counted
+    among the prompt's tokens for their cross-attention cache, never decoder positions
+    (no logits over them; data/runtimes.toml [transformers] encoder_frames_logits_source)."""
+    row = _tables().get(model_id or "")
+    return int(row["encoder_frames"]) if row is not None and row["kind"] == "speech" else 0
+
+
 def extra_prompt_tokens(model_id: str | None, w: Workload, acc: Breakdown) -> int:
     """Tokens the non-text inputs add to every sequence's prompt (0 for text models)."""
     row = _tables().get(model_id or "")

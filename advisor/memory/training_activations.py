@@ -3,7 +3,7 @@ recipe, one layer's backward transient, and the loss's logits (`add_activations`
 
 from __future__ import annotations
 
-from advisor.memory import distributed, quantizers
+from advisor.memory import distributed, encoder, quantizers
 from advisor.memory.terms import Breakdown
 from advisor.memory.training_recipe import PEFT_FRAMEWORKS
 from advisor.memory.training_setup import TrainingSetup
@@ -12,7 +12,7 @@ from advisor.memory.transformer import (
     activation_bytes_per_token_layer,
     lora_target_dims,
 )
-from advisor.models import Kind, Mode
+from advisor.models import Attention, Kind, Mode
 
 # Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
 # the lm_head matmul and the log-softmax are fused per vocabulary block.
@@ -50,8 +50,14 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         t.model.kind == Kind.classic
     )
     seq_eff = t.seq + (200 if w.mode == Mode.prompt_tuning else 0)
+    attention = t.attention
+    reference = encoder.reference_score_bytes(w, t.spec, t.fmt, t.compute)
+    if reference is not None:
+        # DINOv2's own blocks: no dropout, and their score matrices are a term of their own
+        # (reference_scores below), the rest of the block as any block's.
+        dropout, attention = False, Attention.sdpa
     per_layer_tok = (
-        activation_bytes_per_token_layer(arch, seq_eff, t.attention, t.elem, dropout) / t.tp
+        activation_bytes_per_token_layer(arch, seq_eff, attention, t.elem, dropout) / t.tp
     )
     if w.liger_kernel:
         per_layer_tok -= distributed.liger_activation_saving_per_token(arch, t.elem) / t.tp
@@ -178,4 +184,33 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
             bytes_per_logit=per,
         )
     transient = one_block / 2  # backward of one layer: gradients of its activations
+    if reference is not None:
+        scores_b, scores_transient = reference_scores(t, acc, reference)
+        a_b += scores_b
+        transient += scores_transient
     return a_b, logits_b, transient, ckpt
+
+
+def reference_scores(t: TrainingSetup, acc: Breakdown, per_score: float) -> tuple[int, float]:
+    """DINOv2's reference attention (Attention.forward without xFormers): every block keeps
+    its softmax output for backward, `per_score` bytes a score, and one block's backward
+    holds the scores' gradient twice (data/vision_encoders.toml [reference_attention]).
+    (bytes added, the backward's transient)."""
+    table = encoder.reference_attention()
+    blocks = 1 if t.gc else t.layers
+    scores = t.batch * t.arch.heads * t.seq * t.seq / t.tp
+    grad_bytes = 4 if t.fmt == "fp32" else 2
+    transient = table["backward_score_gradients"] * scores * grad_bytes
+    if acc.lean:
+        return acc.add("reference_scores", scores * per_score * blocks, ""), transient
+    added = acc.add(
+        "reference_scores",
+        scores * per_score * blocks,
+        f"{blocks} blocks x {t.batch} x {t.arch.heads} heads x {t.seq}^2 scores x {per_score:g} B"
+        " (DINOv2's own attention, softmax kept)",
+        key="reference_scores",
+        blocks=blocks,
+        tokens=t.seq,
+        bytes_per_score=per_score,
+    )
+    return added, transient

@@ -24,7 +24,7 @@ CONCAT_CACHE_FRAMEWORKS = {"transformers", "hf", "huggingface", "optimum"}
 # Frameworks whose default recipes use torch's fused AdamW (no foreach step buffer):
 # torchtune recipes/configs (e.g. llama3_2/3B_full_single_device.yaml, optimizer fused: True).
 
-ENCODER_FAMILIES = {"bert", "roberta", "vit"}  # classification heads, no LM logits
+ENCODER_FAMILIES = {"bert", "roberta", "vit", "dinov2"}  # classification heads, no LM logits
 
 
 def embedding_params(arch: Architecture) -> int:

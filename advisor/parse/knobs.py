@@ -318,11 +318,15 @@ def recognize_images(s: Scan, r: Reading) -> None:
 
 def recognize_frames(s: Scan, r: Reading) -> None:
     """A video's frame count: "81帧", "81 frames", "frames=129" (Wan's --frame_num, diffusers'
-    num_frames)."""
-    if _FRAME_WORD.search(s.text) and (
-        m := s.take(
-            r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
-        )
+    num_frames); "one frame", "single-frame", "单帧" (a video model trained on images: the
+    trainers take each image as a one-frame video) is 1."""
+    if not _FRAME_WORD.search(s.text):
+        return
+    if s.take(r"\b(?:one|a single|single)[ -]frames?\b|单帧"):
+        r.fields["video_frames"] = 1
+        return
+    if m := s.take(
+        r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
     ):
         frames = int(m.group(1) or m.group(2))
         if not 1 <= frames <= 10_000:

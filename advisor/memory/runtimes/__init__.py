@@ -112,6 +112,9 @@ class InferenceSetup:
     # transformers' torch_dtype: the unquantized modules, hidden states and cache are in it
     # (data/quantizers.toml [load_dtype]); fp32 doubles them
     load_dtype: str = "bf16"
+    # prompt positions per sequence that are an encoder's input (Whisper's audio frames):
+    # the decoder computes no logits over them
+    encoder_tokens: int = 0
 
     @property
     def kept_bytes(self) -> float:

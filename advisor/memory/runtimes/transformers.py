@@ -53,6 +53,8 @@ def eager_by_default(w: Workload, runtime: Runtime) -> bool:
     materialises every score matrix."""
     if runtime != Runtime.transformers:
         return False
+    if (w.framework or "").lower() in coefficient("transformers", "sdpa_frameworks"):
+        return False  # a program that sets SDPA / BetterTransformer itself
     if w.transformers_version is not None:
         since = _release(coefficient("transformers", "sdpa_default_since"))
         return _release(w.transformers_version)[:2] < since
@@ -107,7 +109,9 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         pairs = s.batch * s.prompt * s.prompt
         scores = pairs * arch.heads / s.tp * eager_score_bytes(s.load_dtype) + pairs * elem
         scores += prefill_tokens * coefficient("transformers", "prefill_hidden_buffers") * h * elem
-    logits_tokens = prefill_tokens if full_logits else s.batch
+    # over the decoder's positions only: an encoder's input frames get none (Whisper)
+    decoder_tokens = s.batch * (s.prompt - s.encoder_tokens)
+    logits_tokens = min(prefill_tokens, decoder_tokens) if full_logits else s.batch
     logit_bytes = coefficient("transformers", "legacy_logits_bytes")
     logits = logits_tokens * arch.vocab * logit_bytes / s.tp
     # The attention's, the MLP's and the lm_head's buffers are each freed before the next
