@@ -15,6 +15,8 @@ code materialises beyond the checkpoint, read from the code (data/runtimes.toml
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
@@ -95,9 +97,12 @@ def _cached(s: InferenceSetup, acc: Breakdown) -> int:
     forward: its logits over every prompt position, held through the first decode step."""
     arch = s.arch
     per_tok = kv_bytes_per_token(arch, s.kv_dtype, s.context, "transformers") / s.tp
-    if s.batch > 1 and s.kv_dtype in ("bf16", "fp16"):
+    cache = s
+    if s.batch > 1 and s.kv_dtype in ("bf16", "fp16") and not arch.recurrent_state_elements:
         per_tok *= (coefficient(SECTION, "batched_key_bytes") + 2) / 4
-    allocated = add_kv(s, acc, per_tok, s.context, s.batch)
+        # the cache line says what it holds: fp32 keys beside 16-bit values
+        cache = replace(s, kv_dtype=f"fp32 K + {s.kv_dtype} V")
+    allocated = add_kv(cache, acc, per_tok, s.context, s.batch)
     logits = s.batch * s.prompt * arch.vocab * s.act_bytes / s.tp
     return allocated + acc.add(
         "activations",
