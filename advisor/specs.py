@@ -45,6 +45,17 @@ class DiffusionSpec(BaseModel):
     # Units kohya sd-scripts' --blocks_to_swap counts the denoiser's blocks in, where they
     # differ from `blocks` (FLUX: a double block counts as two single ones).
     swap_units: int | None = None
+    # The most units the script lets --blocks_to_swap move, where its code or README says
+    # (kohya's HunyuanVideo fork: 38 of 40); without it, all but one.
+    swap_max: int | None = None
+
+    @property
+    def most_swapped(self) -> int:
+        """Blocks a block swap asked without a count moves: the most the script allows
+        (0 where the denoiser's blocks are not known)."""
+        units = self.swap_units or self.blocks or 0
+        return self.swap_max or max(units - 1, 0)
+
     # kohya sd-scripts' --split_mode (FLUX): the denoiser as two parts that take turns on the
     # GPU, [upper, lower] billions of parameters (data/models.toml says which blocks).
     split_parts_b: list[float] | None = None

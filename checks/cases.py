@@ -17,6 +17,7 @@ import re
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.models import Architecture, Kind, Workload
+from advisor.parse.knobs import BARE_BLOCK_SWAP
 
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
 # skipped by the lookbehind.
@@ -106,6 +107,9 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "text_encoder_format",
         "weights",
     ),
+    # kohya's HunyuanVideo fork --fp8-llm: the LLM text encoder in fp8 (the bot reads it
+    # from a question the same way, advisor/parse/knobs.py recognize_text_encoder_format)
+    (r"--fp8[-_]llm\b", "text_encoder_format", "fp8"),
     (
         r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
         "text_encoder_format",
@@ -273,6 +277,12 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     notes = case.get("notes") or ""
     knobs = knobs_from_text(case, kind, fields)
     fields.update(numbers_in_notes(notes, fields))
+    diffusion = spec.diffusion if spec is not None else None
+    # a block swap whose count is not given: the most the script allows, as the bot reads a
+    # bare "block swap" (advisor/parse/knobs.py recognize_block_swap)
+    bare_swap = "blocks_to_swap" not in fields and mentioned(BARE_BLOCK_SWAP, notes)
+    if bare_swap and diffusion is not None and diffusion.most_swapped:
+        fields["blocks_to_swap"] = diffusion.most_swapped
     if kind == Kind.diffusion and spec is None:
         fields["kind"] = Kind.llm if arch is not None else Kind.diffusion
     return Workload(**{k: v for k, v in fields.items() if v is not None}), knobs

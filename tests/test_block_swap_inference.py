@@ -67,3 +67,31 @@ def test_the_dashed_flag_is_read_from_the_question():
         "hunyuanvideo fp8 generate_video_optimized.py --blocks-to-swap 20 960x544 129 frames 4090"
     )
     assert q.workload.blocks_to_swap == 20
+
+
+def test_a_block_swap_without_a_count_is_the_most_the_script_allows_and_said():
+    # kohya's HunyuanVideo fork README: "The maximum is 38"; sd-scripts flux_models.py
+    # enable_block_swap: at most 17 dual and 36 single blocks, --blocks_to_swap 35
+    hv = catalog.find_model("hunyuanvideo")
+    flux = catalog.find_model("flux.1-dev")
+    assert hv is not None and hv.diffusion is not None and hv.diffusion.most_swapped == 38
+    assert flux is not None and flux.diffusion is not None and flux.diffusion.most_swapped == 35
+    q = parse_query("hunyuanvideo fp8 block swap 1280x720 81 frames on a 16GB card")
+    assert q.workload.blocks_to_swap == 38
+    assert any(a.startswith("block_swap_most = 38") for a in q.assumed)
+    # a count given is kept
+    assert parse_query("hunyuanvideo fp8 --blocks-to-swap 20").workload.blocks_to_swap == 20
+
+
+def test_fp8_llm_puts_the_text_encoder_in_fp8_with_its_embedding_in_16_bit():
+    # generate_video_optimized.py --fp8-llm: the LLM cast to float8_e4m3fn, its Embedding
+    # moved back to bf16 (prepare_fp8); the text phase then holds the fp8 LLM
+    q = parse_query("hunyuanvideo --fp8 --fp8-llm --blocks-to-swap 38 960x544 129 frames")
+    assert q.workload.text_encoder_format == "fp8" and q.workload.weights_format == "fp8"
+    bf16 = _hv(blocks_to_swap=38, vae_tiling=True)
+    fp8 = _hv(blocks_to_swap=38, vae_tiling=True, text_encoder_format="fp8")
+    assert _term(bf16, "text_encoders") > 0
+    # LLaVA-Llama-3-8B: 7.5B, of which the 0.525B token embedding stays 16-bit
+    llm_fp8 = (7.5 - 0.525) * 1e9 + 0.525e9 * 2
+    assert fp8.estimate.allocated_bytes < bf16.estimate.allocated_bytes
+    assert fp8.estimate.allocated_bytes < llm_fp8 + 8 * GIB

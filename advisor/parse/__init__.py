@@ -62,6 +62,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     names.recognize_family,
     releases.recognize_new_release,  # "qwen3.5 397b": a known line's release the catalog lacks
     outside.recognize_outside,  # "qwen2-vl-72b", "Tarsier-34b": an older release it lacks
+    knobs.recognize_text_encoder_format,  # before formats: "--fp8-llm" is not the weights'
     quant.recognize_kv_cache,
     quant.recognize_8bit_optimizer,
     stack.recognize_precision_recipe,

@@ -127,6 +127,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{w.video_frames} frames")
     if w.blocks_to_swap:
         parts.append(f"blocks_to_swap {w.blocks_to_swap}")
+    if w.text_encoder_format == "fp8":
+        parts.append("fp8 text encoder")
     parts += _diffusion_parts(w)
     parts += _training_parts(w)
     # several laptops (parse.cards) as a count on the laptop part: it reads back as laptops

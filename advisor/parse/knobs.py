@@ -361,17 +361,44 @@ def recognize_clip_seconds(s: Scan, r: Reading) -> None:
     r.assumed.append(f"clip_seconds = {said}")
 
 
+# The text encoders' own format, where it is named apart from the denoiser's: kohya's
+# HunyuanVideo fork --fp8-llm (the LLM cast to float8_e4m3fn, its token embedding kept in
+# bf16: generate_video_optimized.py prepare_fp8), "fp8 text encoder", "文本编码器 fp8".
+_TEXT_ENCODER_FP8 = re.compile(
+    r"--fp8[-_]llm\b|\bfp8[-_]llm\b|\bfp8\s+text[\s_-]?encoders?\b"
+    r"|\btext[\s_-]?encoders?\s+(?:in\s+)?fp8\b|文本编码器\s*(?:用\s*)?fp8|fp8\s*(?:的)?文本编码器",
+    re.I,
+)
+
+
+def recognize_text_encoder_format(s: Scan, r: Reading) -> None:
+    """The text encoders in fp8 while the denoiser keeps the format named elsewhere."""
+    if "fp8" in s.text.lower() and s.take(_TEXT_ENCODER_FP8):
+        r.fields["text_encoder_format"] = "fp8"
+
+
+# block swap named without a count
+BARE_BLOCK_SWAP = r"(?:--)?blocks?[_ -]to[_ -]swap\b|\bblock[_ -]?swap(?:ping)?\b|块交换"
+
+
 def recognize_block_swap(s: Scan, r: Reading) -> None:
     """kohya sd-scripts / musubi-tuner's block swap: "--blocks_to_swap 18", "blocks_to_swap=18",
     "block swap 18", "swap 18 blocks", and the dashed spelling of kohya's HunyuanVideo fork
     ("--blocks-to-swap 20")."""
-    if "swap" not in s.text:
+    if "swap" not in s.text and "块交换" not in s.text:
         return
     if m := s.take(
         r"(?:--)?blocks?[_ -]to[_ -]swap\s*[:=：]?\s*(\d{1,3})\b|block[_ -]?swap\s*[:=：]?\s*(\d{1,3})\b"
         r"|swap\s+(\d{1,3})\s*blocks?\b"
     ):
         r.fields["blocks_to_swap"] = int(m.group(1) or m.group(2) or m.group(3))
+        return
+    # Asked without a count ("block swap", "--blocks-to-swap", "块交换"): the most the
+    # script allows for this model, said in the answer (fewer blocks swapped hold more).
+    d = r.spec.diffusion if r.spec is not None else None
+    if d is not None and d.most_swapped and s.take(BARE_BLOCK_SWAP):
+        r.fields["blocks_to_swap"] = d.most_swapped
+        r.assumed.append(f"block_swap_most = {d.most_swapped}")
 
 
 # A word each training-knob pattern below holds: most lines have none, and then one scan
