@@ -107,6 +107,10 @@ def test_the_catalog_knows_the_hub_models():
         ("facebook/dinov2-base", "dinov2-vitb14"),
         ("dinov2_vitl14_reg", "dinov2-vitl14"),
         ("dinov2_vitg14", "dinov2-vitg14"),
+        # the patch written after a slash names DINOv2's model, not CLIP's ViT-L/14
+        ("DINOv2 ViT-L/14", "dinov2-vitl14"),
+        ("dinov2 vitl14", "dinov2-vitl14"),
+        ("clip ViT-L/14", "clip-vit-l-14"),
     ]:
         assert parse_query(f"fine-tune {name} batch 8").workload.model == size
 

@@ -36,10 +36,13 @@ def recognize_repo_id(s: Scan, r: Reading) -> None:
         if re.fullmatch(r"\d{1,2}", m.group("name")):
             whole = catalog.find_model(m.group(0).replace("/", "-"))
         if whole is not None:
-            # a word before it that belongs to the same name ("clip vit-l/14")
+            # a word before it that belongs to the same name ("clip vit-l/14"), or names
+            # another model of that shape ("dinov2 vit-l/14" is DINOv2's, not CLIP's)
             name = m.group(0).replace("/", "-")
-            prev = re.search(r"([a-z]+)[\s\-_]+$", s.text[: m.start()])
-            if prev and catalog.find_model(f"{prev.group(1)} {name}") is whole:
+            prev = re.search(r"([a-z][a-z0-9]*)[\s\-_]+$", s.text[: m.start()])
+            joined = catalog.find_model(f"{prev.group(1)} {name}") if prev else None
+            if prev and joined is not None:
+                whole = joined
                 s._consume(prev, (prev.start(1), m.start()))
             s._consume(m)
             use_model(r, whole, m.group(0))
