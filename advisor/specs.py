@@ -29,6 +29,10 @@ class DiffusionSpec(BaseModel):
     vae_force_upcast: bool
     vae_decode_tensors: int
     controlnet_params_b: float | None = None  # one ControlNet for this denoiser, if known
+    # ControlNets the pipeline always runs beside the denoiser, whatever the question says
+    # (InfiniteYou's InfuseNet is a FluxControlNetModel its pipeline passes as controlnet=):
+    # the estimate counts at least this many, each controlnet_params_b.
+    pipeline_controlnets: int = 0
     # Classifier-free guidance as one batch of 2 (cond + uncond concatenated); False: two
     # calls one after the other (WanPipeline, Wan's generate.py).
     cfg_batched: bool = True

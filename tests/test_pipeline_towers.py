@@ -66,3 +66,17 @@ def test_step1x_edit_runs_the_reference_tokens_beside_the_image_and_an_fp32_vae(
     assert spec.diffusion.vae_force_upcast  # ae.to(dtype=torch.float32)
     terms = _terms("step1x-edit", weights_format="bf16")
     assert terms["text_encoders"] == pytest.approx(8.29e9 * 2 / GIB, rel=0.01)
+
+
+def test_infiniteyou_runs_its_infusenet_beside_flux_quantized_with_it() -> None:
+    # InfuseNetModel/config.json: a FluxControlNetModel of 4 double + 10 single blocks,
+    # counted at 2.96B; pipeline_infu_flux.py quantizes it with the transformer (qint8)
+    bf16 = _terms("infiniteyou-flux", weights_format="bf16")
+    assert bf16["controlnet"] == pytest.approx(2.96e9 * 2 / GIB, rel=0.01)
+    assert bf16["text_encoders"] > 8.5  # FLUX's T5-XXL and CLIP-L
+    int8 = _terms("infiniteyou-flux", weights_format="quanto-int8")
+    assert int8["controlnet"] == pytest.approx(bf16["controlnet"] / 2, rel=0.05)
+    # a ControlNet a user adds to FLUX stays in the 16-bit compute dtype
+    flux = _terms("flux.1-dev", weights_format="quanto-int8", controlnets=1)
+    assert flux["controlnet"] == pytest.approx(3.3e9 * 2 / GIB, rel=0.01)
+    assert "controlnet" not in _terms("flux.1-dev", weights_format="bf16")

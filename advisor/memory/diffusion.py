@@ -55,6 +55,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
     if w.mode.is_training:
         return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
+    if d.pipeline_controlnets > w.controlnets:
+        # a ControlNet the pipeline's own code always builds beside the denoiser
+        w = w.model_copy(update={"controlnets": d.pipeline_controlnets})
     if w.runtime is None:
         acc.assume("runtime", Runtime.diffusers.value)  # ComfyUI / WebUI allocate alike
     # ComfyUI and the WebUIs (A1111, Forge) manage memory themselves: a component is loaded

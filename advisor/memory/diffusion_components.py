@@ -42,8 +42,16 @@ def controlnet_weight_bytes(w: Workload, spec: ModelSpec, fmt: str) -> float:
     if not w.controlnets:
         return 0.0
     params = d.controlnet_params_b or d.denoiser_params_b * CONTROLNET_SHARE
-    dtype = fmt if fmt in PLAIN_FORMATS else "bf16"
-    return w.controlnets * estimate_weight_bytes(params * 1e9, None, dtype)
+    return w.controlnets * estimate_weight_bytes(params * 1e9, None, controlnet_format(spec, fmt))
+
+
+def controlnet_format(spec: ModelSpec, fmt: str) -> str:
+    """A ControlNet the user adds stays in the 16-bit compute dtype; one the pipeline's own
+    code builds is quantized with its denoiser (InfiniteYou pipeline_infu_flux.py at aaa6ea5:
+    quantize(self.infusenet, weights=qint8) beside quantize(transformer, ...))."""
+    d = spec.diffusion
+    assert d is not None
+    return fmt if fmt in PLAIN_FORMATS or d.pipeline_controlnets else "bf16"
 
 
 def denoiser_activations(

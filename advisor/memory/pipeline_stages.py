@@ -82,10 +82,14 @@ def add_controlnets(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     d = p.spec.diffusion
     assert d is not None
     params = d.controlnet_params_b or d.denoiser_params_b * CONTROLNET_SHARE
+    # the denoiser's format for a ControlNet the pipeline builds (diffusion_components.py
+    # controlnet_format), the 16-bit compute dtype for one a user adds
+    cn_fmt = p.fmt if p.fmt in ("fp32", "fp16", "bf16") or d.pipeline_controlnets else "bf16"
+    bits = catalog.find_format(cn_fmt).bits  # type: ignore[union-attr]
     return acc.add(
         "controlnet",
         p.cn_w,
-        f"{w.controlnets} x ControlNet {params:g}B x 16 bits",
+        f"{w.controlnets} x ControlNet {params:g}B x {bits:g} bits",
         count=w.controlnets,
         params_b=round(params, 3),
     )
