@@ -123,3 +123,21 @@ def test_the_answer_says_the_attention_it_assumes(lang: str):
     text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
     assert "xFormers" in text
     assert ("DINOv2" in text) and (("注意力" in text) if lang == "zh" else ("eager" in text))
+
+
+def test_hub_inference_runs_over_the_size_it_is_given_with_its_softmax_in_the_model_dtype():
+    # no image processor in the hub code: 518 px is 37 x 37 + 5 tokens; `attn.softmax` on the
+    # bf16 scores gives bf16: the scores and their softmax, 2 + 2 B, one block at a time
+    hub = estimate(Workload(kind="classic", model="dinov2-vitl14", batch_size=32, image_width=518))
+    assert _term(hub, "attention_scores") == pytest.approx(32 * 16 * TOKENS**2 * 4, rel=1e-6)
+    # transformers' processor crops 224 px (16 x 16 + 5) and its SDPA keeps no scores
+    hf = estimate(
+        Workload(
+            kind="classic",
+            model="dinov2-vitl14",
+            batch_size=32,
+            image_width=518,
+            framework="transformers",
+        )
+    )
+    assert _term(hf, "attention_scores") == 0

@@ -65,19 +65,25 @@ def _rel_pos() -> dict:
         return tomllib.load(fh)["decomposed_rel_pos"]
 
 
-def dinov2_reference_eager(w: Workload, spec: ModelSpec | None) -> bool:
-    """A ViT run by DINOv2's own code (torch.hub without xFormers): its MemEffAttention falls
-    back to Attention.forward, q @ k^T and softmax by hand. A DINOv2 model asked under no
-    stack, or any vision encoder under the named `dinov2` stack; not when an attention is
-    named (`xformers` is read as a flash kernel) or transformers / timm run it
-    (data/vision_encoders.toml [reference_attention])."""
-    if w.attention is not None or not is_vision_encoder(spec) or spec is None:
+def runs_dinov2_code(w: Workload, spec: ModelSpec | None) -> bool:
+    """A ViT run by DINOv2's own code (torch.hub): a DINOv2 model asked under no stack, or any
+    vision encoder under the named `dinov2` stack; not when transformers / timm run it
+    (data/vision_encoders.toml [reference_attention]). That code has no image processor: it
+    runs over the size it is given."""
+    if not is_vision_encoder(spec) or spec is None:
         return False
     table = reference_attention()
     framework = (w.framework or "").lower()
     if framework in table["frameworks"]:
         return True
     return spec.family in table["families"] and framework not in table["sdpa_frameworks"]
+
+
+def dinov2_reference_eager(w: Workload, spec: ModelSpec | None) -> bool:
+    """DINOv2's own code without xFormers: its MemEffAttention falls back to
+    Attention.forward, q @ k^T and softmax by hand; not when an attention is named
+    (`xformers` is read as a flash kernel)."""
+    return w.attention is None and runs_dinov2_code(w, spec)
 
 
 def reference_score_bytes(
@@ -115,11 +121,19 @@ def reference_eager_label(w: Workload, spec: ModelSpec | None) -> str:
 
 
 def attention_score_bytes(
-    spec: ModelSpec | None, attention: Attention, batch: int, heads: int, tokens: int, elem: int
+    spec: ModelSpec | None,
+    attention: Attention,
+    batch: int,
+    heads: int,
+    tokens: int,
+    elem: int,
+    model_dtype_softmax: bool = False,
 ) -> tuple[float, str]:
     """(bytes, what) one global-attention block holds beyond its q/k/v for the batch.
 
-    Eager: the q @ k^T scores and their fp32 softmax (transformers' eager attention), or,
+    Eager: the q @ k^T scores and their fp32 softmax (transformers' eager attention; in the
+    model's dtype where its code calls `attn.softmax(dim=-1)` on the scores as they are,
+    `model_dtype_softmax`: DINOv2's Attention.forward), or,
     for an encoder with a decomposed relative-position term (SAM), the scores and the two
     sums that add rel_h and rel_w, whichever is larger. SDPA: nothing for a plain encoder
     (the fused kernel holds no score matrix), one score-sized bias for SAM, passed as the
@@ -129,7 +143,7 @@ def attention_score_bytes(
     rel_pos = spec is not None and spec.family in table["families"]
     per_score = batch * heads * tokens * tokens
     if attention == Attention.eager:
-        per_elem = elem + 4
+        per_elem = 2 * elem if model_dtype_softmax else elem + 4
         if rel_pos:
             per_elem = max(per_elem, table["eager_score_copies"] * elem)
         return per_score * per_elem, "eager attention scores"
@@ -158,6 +172,9 @@ def estimate_encoder(
     # assumed (and said) by the caller
     attention = w.attention or (Attention.eager if eager_by_default(w, spec) else Attention.sdpa)
     tokens = arch.max_context_tokens
+    if runs_dinov2_code(w, spec):
+        # no processor resizes the input: the asked size's patch grid (hub: 518 px, 1374)
+        tokens = training_grid_tokens(spec, w) or tokens
     elem = 4 if fmt == "fp32" else 2
     allocated = acc.add(
         "weights",
@@ -186,7 +203,9 @@ def estimate_encoder(
         kib_per_token=round(per_token / 1024, 1),
         vocab=0,
     )
-    scores, what = attention_score_bytes(spec, attention, batch, arch.heads, tokens, elem)
+    scores, what = attention_score_bytes(
+        spec, attention, batch, arch.heads, tokens, elem, runs_dinov2_code(w, spec)
+    )
     if scores:
         allocated += acc.add(
             "attention_scores",
