@@ -76,3 +76,38 @@ def test_kohya_caches_latents_then_text_embeddings_with_the_vae_off_the_card():
     # sd-scripts README (FLUX LoRA on 12 GB with --blocks_to_swap 16): the precompute phase
     # fits there, where the two at once did not
     assert kohya.estimate.total_bytes < 11.9 * GIB < unnamed.estimate.total_bytes
+
+
+def test_kohya_and_musubi_adapt_every_block_linear_but_the_modulation():
+    # musubi-tuner networks/lora_qwen_image.py: every nn.Linear in QwenImageTransformerBlock
+    # except '_mod_': per block 8 attention linears (3072 -> 3072) and 4 MLP linears
+    # (3072 <-> 12288), 60 blocks
+    from advisor import catalog
+    from advisor.memory.diffusion_training import ALL_LINEAR, lora_trainable_params
+
+    qwen = catalog.find_model("qwen-image")
+    assert qwen is not None
+    hand = 128 * 60 * (8 * 6144 + 4 * 15360)
+    assert lora_trainable_params(qwen, ALL_LINEAR, 128, 3072, 60) == hand
+    # Wan's entry names its linears twice (its own q/k/v/o and diffusers'): counted once,
+    # 40 blocks x (self- and cross-attention q/k/v/o + two FFN linears) = 400 modules
+    wan = catalog.find_model("wan2.1-t2v-14b")
+    assert wan is not None
+    wan_hand = 32 * (4 * 80 * 10240 + 2 * 40 * 18944)
+    assert lora_trainable_params(wan, ALL_LINEAR, 32, 5120, 40) == wan_hand
+    r = estimate(
+        Workload(
+            model="qwen-image",
+            mode="lora",
+            weights_format="fp8",
+            lora_rank=128,
+            framework="kohya",
+            gradient_checkpointing=True,
+            text_encoders_on_gpu=False,
+            latents_cached=True,
+        )
+    )
+    assumed = {a.field: a.value for a in r.assumed}
+    assert assumed["lora_targets"] == "all-linear"
+    # the fp32 adapter's gradients
+    assert abs(_term(r, "gradients") - hand * 4) / (hand * 4) < 0.01

@@ -9,7 +9,11 @@ from advisor.catalog import ModelSpec
 from advisor.memory import video
 from advisor.memory.diffusion_components import text_encoder_format, vae_decode
 from advisor.memory.quantizers import component_weight_bytes
-from advisor.memory.stacks import default_checkpointing, precompute_sequential
+from advisor.memory.stacks import (
+    default_checkpointing,
+    precompute_sequential,
+    with_default_lora_targets,
+)
 from advisor.memory.terms import Breakdown, family_band, finish, rebalance
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.memory.unet_levels import unet_training_activations
@@ -180,6 +184,21 @@ def step_peak(
 DEFAULT_LORA_TARGETS = "to_q,to_k,to_v,to_out.0"
 
 
+ALL_LINEAR = "all-linear"
+
+
+def _linears_once(linears: dict[str, list[int]]) -> dict[str, list[int]]:
+    """Each linear once: an entry that lists a model's own module names beside diffusers'
+    for the same linears (Wan: q/k/v/o and ffn.0 beside to_q ... ffn.net.0.proj) keeps
+    diffusers' names."""
+    named = {
+        n: row
+        for n, row in linears.items()
+        if n.startswith(("to_", "add_")) or "net." in n or "proj" in n
+    }
+    return named or linears
+
+
 def lora_trainable_params(
     spec: ModelSpec, targets: str | None, rank: int, hidden: int, layers: int
 ) -> float:
@@ -190,6 +209,8 @@ def lora_trainable_params(
     hidden x hidden linear per block."""
     d = spec.diffusion
     assert d is not None
+    if targets == ALL_LINEAR and d.lora_linears:
+        return sum(row[0] * row[1] for row in _linears_once(d.lora_linears).values()) * rank
     total = 0.0
     for raw in (targets or DEFAULT_LORA_TARGETS).split(","):
         name = raw.strip().removeprefix("attn.")
@@ -287,6 +308,8 @@ def estimate_diffusion_training(
         trainable = params
     else:
         rank = w.lora_rank or 16
+        if d.lora_linears:  # the stack's targets where the entry lists the linears
+            w = with_default_lora_targets(w, w.framework.lower() if w.framework else None, acc)
         trainable = lora_trainable_params(spec, w.lora_targets, rank, hidden, layers)
         param_bytes = 4
         adapter = trainable * param_bytes  # PEFT keeps the adapter's own weights in fp32
