@@ -195,7 +195,9 @@ def test_skyreels_v2_diffusion_forcing_embeds_a_timestep_per_token() -> None:
 
 
 def test_allegro_decodes_tiled_whether_asked_or_not() -> None:
-    """AutoencoderKLAllegro decodes only tiled: 24 frames x 320 x 320 a tile."""
+    """AutoencoderKLAllegro decodes only tiled: 24 frames x 320 x 320 a tile; its last up
+    block's first resnet holds 256 channels' input, norm and SiLU at once: 6 maps of 128."""
+    assert _d("allegro")[1].vae_decode_tensors == (256 + 256 + 256) // 128
     g = video.geometry("allegro")
     assert g is not None and g.always_tiled and (g.tile_width, g.decode_frames) == (320, 24)
     ws = video.decode_working_set(g, 88, 1280, 720, 4, 18, tiling=False)
@@ -214,3 +216,26 @@ def test_video_entries_keep_the_generic_guess_unchanged() -> None:
     assert bytes_per_token_per_sqrt_b() == pytest.approx(
         ltx.denoiser_act_bytes_per_token / ltx.denoiser_params_b**0.5
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("stable cascade 显存", "Stable Cascade"),
+        ("stabilityai/stable-cascade on a 4090", "Stable Cascade"),
+        ("deepfloyd if on a 3090", "DeepFloyd IF"),
+        ("kandinsky 3 on a 4090", "Kandinsky 3"),
+        ("kandinsky 2.2 要多少显存", "Kandinsky 2.2"),
+    ],
+)
+def test_multi_stage_pipelines_are_named_but_not_sized(line: str, said: str) -> None:
+    """Stable Cascade, DeepFloyd IF and Kandinsky run several denoisers in sequence, which the
+    one-denoiser pipeline does not describe: a clear "known, not estimated", never a guess."""
+    from advisor.render import render
+
+    parsed = parse_query(line)
+    assert parsed.error is not None and parsed.error.code == "not_estimated"
+    assert said in parsed.error.detail
+    for lang in ("zh", "en"):
+        text = render("error", lang, error=parsed.error, plain=True)
+        assert said in text and "SAM" not in text
