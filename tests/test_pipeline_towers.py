@@ -80,3 +80,15 @@ def test_infiniteyou_runs_its_infusenet_beside_flux_quantized_with_it() -> None:
     flux = _terms("flux.1-dev", weights_format="quanto-int8", controlnets=1)
     assert flux["controlnet"] == pytest.approx(3.3e9 * 2 / GIB, rel=0.01)
     assert "controlnet" not in _terms("flux.1-dev", weights_format="bf16")
+
+
+@pytest.mark.parametrize(("fmt", "bits"), [("bf16", "16"), ("quanto-int8", "8")])
+def test_the_controlnet_line_says_the_format_it_is_sized_in(fmt: str, bits: str) -> None:
+    from advisor.render import formula
+
+    w = Workload(kind=Kind.diffusion, model="infiniteyou-flux", mode=Mode.inference)
+    est = estimate(w.model_copy(update={"weights_format": fmt})).estimate
+    assert est is not None
+    term = next(t for t in est.terms if t.name == "controlnet")
+    assert f"2.96B × {bits} bit" in formula("en", term)
+    assert f"2.96B × {bits} bit" in formula("zh", term)

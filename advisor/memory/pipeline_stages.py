@@ -92,6 +92,7 @@ def add_controlnets(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         f"{w.controlnets} x ControlNet {params:g}B x {bits:g} bits",
         count=w.controlnets,
         params_b=round(params, 3),
+        bits=f"{bits:g}",
     )
 
 
