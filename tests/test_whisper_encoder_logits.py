@@ -54,3 +54,18 @@ def test_insanely_fast_whisper_is_read_from_a_question_as_the_case_adapter_reads
     assert stack("transformers ASR pipeline (insanely-fast-whisper CLI)") == (
         "insanely-fast-whisper"
     )
+
+
+def test_a_release_before_the_dynamic_cache_never_copies_the_cross_attention_cache():
+    """Before 4.36 a decode step re-concatenates the self-attention keys and values only:
+    WhisperAttention reuses the cross-attention past_key_value whole (data/runtimes.toml
+    [transformers] cross_attention_cache_source), so the step's copy is the decoder's few
+    hundred positions, never the 1,500 frames' keys and values."""
+    legacy = _whisper(transformers_version="4.35", framework="insanely-fast-whisper")
+    t = _terms(legacy.model_copy(update={"batch_size": 35, "new_tokens": 440}))
+    per_token = 32 * 2 * 1280 * 2  # layers x (k, v) x d_model x fp16
+    cross = 35 * FRAMES * per_token
+    assert t["kv_cache"] >= cross
+    # the step holds at most a second copy of the decoder's own cache (4 + 440 positions)
+    # or the prefill's buffers, never a second copy of the frames' cache
+    assert t["activations"] < cross / 2

@@ -129,8 +129,13 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     # Past the final cache: the first step holds them beside its cache (two copies of the
     # prompt's when re-concatenated), a later legacy step two copies of the whole cache.
     held = logits_tokens * arch.vocab * 4 / s.tp if full_logits and decodes else 0.0
-    first = held - grown + (kv - grown if legacy else 0.0) if decodes else 0.0
-    last = kv if legacy and decodes else 0.0
+    # Only the self-attention cache is re-concatenated: an encoder-decoder model's
+    # cross-attention keys and values (Whisper's audio frames) are computed at the first
+    # step and reused as they are (WhisperAttention: past_key_value[0:2] taken whole when
+    # is_cross_attention; data/runtimes.toml [transformers] cross_attention_cache_source).
+    concat = kv - per_tok * s.batch * s.encoder_tokens
+    first = held - grown + (concat - grown if legacy else 0.0) if decodes else 0.0
+    last = concat if legacy and decodes else 0.0
     extra = prefill if legacy else max(prefill - grown, 0.0)
     if max(first, last) > extra:
         key = "activations.concat_cache"
