@@ -166,6 +166,19 @@ def label(lang: str, key: str, **fmt: object) -> str:
     return text.format(**fmt) if fmt else text
 
 
+def fix_label(lang: str, name: str, arg: str, rec=None) -> str:  # noqa: ANN001
+    """A change's wording; where the user named a trainer and the change has a wording of
+    its own for it (`fix.<name>_<trainer>`: kohya's --fp8_base, ai-toolkit's quantize:
+    true), that one, so a kohya user is not told ai-toolkit's switch."""
+    setup = (rec.asked or rec.result) if rec is not None else None
+    trainer = (getattr(setup.workload, "framework", None) or "") if setup is not None else ""
+    if trainer:
+        key = f"fix.{name}_{trainer.lower().replace('-', '_')}"
+        if label(lang, key) != key:
+            return label(lang, key, arg=arg)
+    return label(lang, f"fix.{name}", arg=arg)
+
+
 @cache
 def term_colours() -> dict[str, tuple[str, str]]:
     """Each memory term's (square, hex colour) from `templates/colours.toml`: the breakdown
@@ -432,6 +445,7 @@ def _env() -> Environment:
     # collector then freed in pauses of up to 22 ms under load), so their wording comes
     # from this global with the language named in each macro file.
     env.globals["label"] = label
+    env.globals["fix_label"] = fix_label
     env.globals["split_word"] = split_word
     env.globals["gpu_layers_speed"] = gpu_layers_tokens_per_s
     env.filters.update(

@@ -263,3 +263,61 @@ def test_whispers_kv_note_names_the_batch_not_a_shorter_context(q: str, lang: st
     text = _answer(q, lang)
     line = next(x for x in text.splitlines() if "448" in x and "batch_size" in x)
     assert "缩短上下文" not in line and "shorten the context" not in line
+
+
+KOHYA_FLUX = {
+    "zh": "kohya 训练 flux lora 显存16g的4080 super 够不够",
+    "en": "kohya flux lora on a 16gb 4080 super, enough?",
+}
+AI_TOOLKIT_FLUX = {
+    "zh": "ai-toolkit 训练 flux dev lora a10g 24g 够吗",
+    "en": "fine-tune flux dev lora with ai-toolkit on an a10g 24gb (aws g5), will it fit",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_trainer_named_is_told_its_own_switch_only(lang: str) -> None:
+    kohya = _answer(KOHYA_FLUX[lang], lang)
+    assert "fp8_base" in kohya and "quantize: true" not in kohya
+    toolkit = _answer(AI_TOOLKIT_FLUX[lang], lang)
+    assert "quantize: true" in toolkit and "fp8_base" not in toolkit
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_default_figure_says_which_defaults_it_is(lang: str) -> None:
+    """kohya's train_network.py leaves gradient checkpointing off, ai-toolkit's FLUX config
+    turns it on: the two "default" figures differ by that, and each answer says so."""
+    kohya = recommend_query(parse_query(KOHYA_FLUX[lang]))
+    toolkit = recommend_query(parse_query(AI_TOOLKIT_FLUX[lang]))
+    assert kohya.asked.estimate.total_bytes > toolkit.asked.estimate.total_bytes
+    words = {
+        "zh": ("不开梯度检查点", "打开梯度检查点"),
+        "en": ("checkpointing off", "checkpointing on"),
+    }
+    assert words[lang][0] in _answer(KOHYA_FLUX[lang], lang).splitlines()[1]
+    assert words[lang][1] in _answer(AI_TOOLKIT_FLUX[lang], lang).splitlines()[1]
+
+
+def test_kohyas_fp8_base_puts_the_text_encoders_in_fp8_and_the_headline_is_the_step() -> None:
+    """kohya --fp8_base loads the text encoders in fp8 too (docs/sdxl_train_network.md):
+    the caching phase (T5-XXL in fp8) is then below the training step, which is the figure."""
+    rec = recommend_query(parse_query(KOHYA_FLUX["en"]))
+    w = rec.result.workload
+    assert w.text_encoder_format == "fp8" and w.blocks_to_swap
+    names = {t.name for t in rec.result.estimate.terms}
+    assert "activations" in names and "text_encoders" not in names
+
+
+@pytest.mark.parametrize(
+    ("q", "lang"),
+    [
+        ("sdxl lora 用kohya训练 3060 12g 1024分辨率 能跑吗", "zh"),
+        ("sdxl lora with kohya on a 3060 12gb at 1024, will it run", "en"),
+    ],
+)
+def test_kohyas_own_sdxl_small_card_recipe_keeps_the_base_16_bit(q: str, lang: str) -> None:
+    rec = recommend_query(parse_query(q))
+    assert rec.recipe == "unet_only_cached"
+    assert rec.result.workload.weights_format in (None, "bf16", "fp16")
+    text = _answer(q, lang)
+    assert "network_train_unet_only" in text and "fp8" not in text.splitlines()[1]

@@ -20,7 +20,7 @@ from typing import Any
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
 from advisor.constraints import blockers
 from advisor.memory import estimate
-from advisor.models import EstimateResult, Kind, Mode, Offload, Runtime, Workload
+from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Runtime, Workload
 from advisor.recommend.headroom import HEADROOM
 
 # Adapter recipes on a frozen base: the base may be stored smaller (a full fine-tune
@@ -129,6 +129,8 @@ def _typed(updates: dict[str, Any]) -> dict[str, Any]:
     out = dict(updates)
     if "cpu_offload" in out:
         out["cpu_offload"] = Offload(out["cpu_offload"])
+    if "optimizer" in out:
+        out["optimizer"] = Optimizer(out["optimizer"])
     return out
 
 
