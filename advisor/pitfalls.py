@@ -352,6 +352,7 @@ def find_pitfalls(
         out.append(_p("vllm_preallocates", engine=name, share=f"{util * 100:.0f}%", util=util))
     if framework in ("transformers", "hf") and not w.mode.is_training:
         out.append(_p("hf_generate_kv"))
+    out += _kv_copies_speed(result)
     out += _kv_cache_notes(result)
     if w.tuning == Mode.qlora:
         out.append(_p("qlora_host_ram", size=_gib(model.params_b * 2e9)))
@@ -456,3 +457,27 @@ def _fixed_context(result: EstimateResult) -> bool:
 
     spec = catalog.models().get(result.model.id or "")
     return spec is not None and spec.family in vocab.load("runtimes")["speech_families"]
+
+
+def _kv_copies_speed(result: EstimateResult) -> list[Pitfall]:
+    """Where transformers' extra passes over the KV cache (speed.transformers_kv_copies) are
+    over half of what a decode step reads for the weights: said beside the speed, sourced."""
+    from advisor.recommend.speed import transformers_kv_copies
+
+    est, arch = result.estimate, result.model.arch
+    copies = transformers_kv_copies(result)
+    if est is None or not copies or _fixed_context(result):
+        return []  # a speech model's speed is a real-time factor, not tokens per second
+    extra = est.breakdown.get("kv_cache", 0) * copies
+    if extra < 0.5 * est.breakdown.get("weights", 0):
+        return []
+    groups = arch.heads // arch.kv_heads_ if arch is not None else 1
+    texts = pitfall_texts()["hf_generate_kv_speed"]["expand"]
+    expand = {k: v.format(groups=groups) for k, v in texts.items()} if copies > 2 else {}
+    return [
+        _p(
+            "hf_generate_kv_speed",
+            {"expand": expand or {"zh": "", "en": ""}},
+            extra=_gib(extra),
+        )
+    ]

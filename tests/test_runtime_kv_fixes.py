@@ -34,7 +34,8 @@ def test_batch_size_with_an_underscore_is_read(line: str, lang: str) -> None:
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_faster_whisper_kv_note_offers_no_kv_format(lang: str) -> None:
     _, rec, text = _answer("faster-whisper large-v3 fp16 batch 16 on a 3060 12gb", lang)
-    assert "batch_kv" in {p.code for p in rec.pitfalls}
+    # Whisper's decoder context is fixed: its note names the batch only
+    assert "batch_kv_fixed_context" in {p.code for p in rec.pitfalls}
     assert "fp8" not in text and "q8_0" not in text, text
 
 
@@ -55,7 +56,7 @@ def test_llamacpp_at_the_asked_128k_is_told_q8_kv_before_a_shorter_context(lang:
 def test_a_llamacpp_user_already_on_q8_kv_is_not_told_fp8(lang: str) -> None:
     line = "两张a4000 16g 用llama.cpp跑qwq-32b q4_k_m 上下文64k -ctk q8_0 -ctv q8_0 行不行"
     _, rec, text = _answer(line, lang)
-    assert "long_context_kv" in {p.code for p in rec.pitfalls}
+    assert "long_context_kv_cards" in {p.code for p in rec.pitfalls}  # two cards
     assert "fp8" not in text, text
 
 

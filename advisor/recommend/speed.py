@@ -132,7 +132,7 @@ def _decode_facts(result: EstimateResult) -> _Decode:
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     return _Decode(
-        read_bytes=weights * share + kv,
+        read_bytes=weights * share + kv * (1 + transformers_kv_copies(result)),
         runtime=getattr(est.runtime, "value", est.runtime),
         moe_loaded=loaded,
         layers=layers,
@@ -145,6 +145,34 @@ def _decode_facts(result: EstimateResult) -> _Decode:
         ),
         cpu_share=(layers - on_gpu) / layers if on_gpu is not None and on_gpu < layers else 0.0,
     )
+
+
+def transformers_kv_copies(result: EstimateResult) -> float:
+    """The KV cache's extra passes per decode step in transformers' generate(), in cache
+    sizes, over the one read every engine makes. DynamicCache.update appends the new token
+    with torch.cat (cache_utils.py DynamicLayer.update): the whole cache is read and written
+    again, 2 passes. Without a kernel that reads grouped KV heads itself (FlashAttention-2
+    does), repeat_kv expands K and V to every query head before attention (integrations/
+    sdpa_attention.py and eager_attention_forward; GLM-4's own modeling_chatglm.py expands
+    with .expand().contiguous()): written and read at heads / kv_heads times the cache,
+    2 x groups passes. At 128k this is what a decode step mostly does: GLM-4-9B bf16 on an
+    A100 reads 5 GiB of cache 34 times a token (THUDM/GLM-4 basic_demo/README.md,
+    transformers on an A100: 14.4 tok/s at 32k, 3.4 at 128k; this gives ~17 and ~7, where
+    one read gave ~30 at both). A static cache (cache_implementation="static") is written
+    in place: no torch.cat."""
+    est, w = result.estimate, result.workload
+    runtime = getattr(est.runtime, "value", est.runtime) if est is not None else None
+    if runtime != "transformers" or w.mode.is_training:
+        return 0.0
+    copies = 0.0 if w.static_cache else 2.0
+    arch = result.model.arch
+    groups = arch.heads / arch.kv_heads_ if arch is not None else 1.0
+    attention = w.attention or next(
+        (a.value for a in result.assumed if a.field == "attention"), None
+    )
+    if groups > 1 and getattr(attention, "value", attention) != "flash":
+        copies += 2 * groups
+    return copies
 
 
 def _runs_one_card_at_a_time(result: EstimateResult, split: str | None) -> bool:
