@@ -384,6 +384,8 @@ def find_pitfalls(
         out.append(_p("host_ram_disk", size=_gib(_loaded_weight_bytes(result))))
     if gpu is not None:
         out += _stack_floor(result, gpu)
+    if pick is not None and (not pick.fits or pick.risky):
+        out += _own_levers(result)
     if gpu is not None and gpu.vendor == "AMD":
         out.append(_p("rocm_stack", gpu=gpu.name))  # its stack, not CUDA's
     elif not (owned and gpu is not None and not gpu.rentable):
@@ -481,3 +483,13 @@ def _kv_copies_speed(result: EstimateResult) -> list[Pitfall]:
             extra=_gib(extra),
         )
     ]
+
+
+def _own_levers(result: EstimateResult) -> list[Pitfall]:
+    """The pipeline's own memory levers from its authors' guide (data/pitfalls.toml
+    [own_levers], by catalog family), for a card that is tight or short."""
+    spec = find_model(result.model.id) if result.model.id else None
+    levers = pitfall_texts()["own_levers"]["families"].get(spec.family if spec else "")
+    if levers is None:
+        return []
+    return [_p("own_levers", {"text": {"zh": levers["zh"], "en": levers["en"]}})]

@@ -348,3 +348,21 @@ def test_a_serving_engine_reads_the_cache_once() -> None:
 
     vllm = recommend_query(parse_query("glm-4-9b-chat vllm bf16 128k a100 80g"))
     assert transformers_kv_copies(vllm.result) == 0
+
+
+SVD = {
+    "zh": "stable video diffusion img2vid-xt 25帧 diffusers 开 model cpu offload 4080 16g 够吗",
+    "en": "stable video diffusion img2vid-xt 25 frames in diffusers with model cpu offload on a 16gb 4080, enough?",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_svds_own_levers_come_before_streaming_layers(lang: str) -> None:
+    """The diffusers SVD guide's decode_chunk_size and forward chunking are named, and a
+    change at full speed leads before sequential offload (several times slower)."""
+    rec = recommend_query(parse_query(SVD[lang]))
+    assert rec.verdict is not None and not (rec.verdict.fix or "").startswith("offload_sequential")
+    seq = [f for f in rec.fixes if f.startswith("offload_sequential")]
+    assert not seq or rec.fixes.index(seq[0]) > 0
+    text = _answer(SVD[lang], lang)
+    assert "decode_chunk_size" in text and "enable_forward_chunking" in text

@@ -213,12 +213,14 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     full = w.tuning in (Mode.full, Mode.pretrain)
     runtime = result.estimate.runtime if result.estimate else None
     yield from shorter_context_fixes(result)
-    if model.kind == Kind.diffusion:
-        # The small-card recipe ladder (recipes.py): slicing and tiling, components taking
-        # turns, text encoders off the GPU, one image at a time, streamed layers; for LoRA,
-        # the frozen base in fp8 or NF4. Before quantizing: the images stay as they are.
-        yield from recipe_fixes(result)
+    rungs = list(recipe_fixes(result)) if model.kind == Kind.diffusion else []
+    # The small-card recipe ladder (recipes.py): slicing and tiling, components taking
+    # turns, text encoders off the GPU, one image at a time; for LoRA, the frozen base in
+    # fp8 or NF4. Before quantizing: the images stay as they are. Layers streamed from RAM
+    # (`SLOW`, several times slower) after it: a smaller format at full speed costs less.
+    yield from (r for r in rungs if r[0] not in SLOW)
     yield from quantize_fixes(result)
+    yield from (r for r in rungs if r[0] in SLOW)
     gguf_runtime = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
     arch = model.arch
     if not training and model.kind == Kind.llm and gguf_runtime and arch is not None:

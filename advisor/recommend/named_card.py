@@ -114,8 +114,11 @@ def for_recipe(
     same = f"quantize:{faster.partition(':')[2]}" if faster else None
     fixes = [faster, *(f for f in rec.fixes if f != same)] if faster else rec.fixes
     verdict = rec.verdict
-    if faster and verdict is not None and (verdict.fix or "").partition(":")[0] in SLOW:
-        # a smaller format at full speed costs less than streaming weights from RAM
+    slow = (verdict.fix or "").partition(":")[0] in SLOW if verdict is not None else False
+    offloaded = (verdict.fix or "").startswith("quantize:") if verdict is not None else False
+    if faster and verdict is not None and (slow or offloaded):
+        # a smaller format at full speed costs less than streaming weights from RAM, and
+        # resident beats a smaller format still offloaded
         verdict = verdict.model_copy(update={"fix": faster, "fix_tight": False})
     return rec.model_copy(
         update={"recipe": recipe[0], "asked": asked, "fixes": fixes, "verdict": verdict}
