@@ -45,7 +45,9 @@ NAMES = {
     "maxin-cn/Latte-1": "latte-1",
     "guoyww/animatediff-motion-adapter-v1-5-2": "animatediff",
     "Lightricks/LTX-Video-0.9.7-dev": "ltx-video-13b",
-    "tencent/HunyuanVideo-I2V": "hunyuanvideo",
+    "Lightricks/LTX-Video-0.9.5": "ltx-video",
+    "ltxv-2b-0.9.6-distilled": "ltx-video",
+    "tencent/HunyuanVideo-I2V": "hunyuanvideo-i2v",
     "Wan-AI/Wan2.2-I2V-A14B": "wan2.2-t2v-a14b",
 }
 
@@ -239,3 +241,15 @@ def test_multi_stage_pipelines_are_named_but_not_sized(line: str, said: str) -> 
     for lang in ("zh", "en"):
         text = render("error", lang, error=parsed.error, plain=True)
         assert said in text and "SAM" not in text
+
+
+def test_hunyuanvideo_i2v_reads_the_image_with_the_whole_llava() -> None:
+    """The I2V pipeline loads LlavaForConditionalGeneration (LM head and vision tower) and
+    puts 576 / 2 image tokens beside the 256 prompt tokens; the transformer and geometry are
+    HunyuanVideo's."""
+    _, t2v = _d("hunyuanvideo")
+    _, i2v = _d("hunyuanvideo-i2v")
+    assert i2v.denoiser_params_b == t2v.denoiser_params_b
+    assert i2v.text_encoders_params_b[0] > t2v.text_encoders_params_b[0]
+    assert i2v.text_tokens == 256 + 576 // 2
+    assert video.geometry("hunyuanvideo-i2v") == video.geometry("hunyuanvideo")

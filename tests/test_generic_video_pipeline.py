@@ -77,7 +77,7 @@ def test_a_guessed_pipeline_widens_the_band():
 
 
 def test_an_i2v_sibling_resolves_to_its_base_video_model():
-    assert catalog.find_model("tencent/HunyuanVideo-I2V").id == "hunyuanvideo"
+    assert catalog.find_model("THUDM/CogVideoX-5b-I2V").id == "cogvideox-5b"
     assert catalog.find_model("llama-3-8b-i2v") is None  # only a diffusion base
 
 
