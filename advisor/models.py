@@ -315,6 +315,10 @@ class Workload(BaseModel):
     # (torch.compile recipes): the whole cache, for the context (max_cache_len), exists before
     # the prefill runs, so the prefill's buffers come on top of all of it.
     static_cache: bool = False
+    # mmdet's multi-scale crop recipe ("ms-crop": Swin / DETR-style AutoAugment with a random
+    # crop): a batch pads to a canvas long side x long side's crop-flipped length
+    # (data/classic_activations.toml [multiscale_crop]).
+    multiscale_crop: bool = False
     # The transformers release generate() runs under ("4.40"), when known: which of its
     # generations applies (data/runtimes.toml [transformers] *_since). None: today's.
     transformers_version: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")

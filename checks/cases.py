@@ -80,6 +80,9 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         True,
     ),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
+    # mmdet's multi-scale crop recipe, as its config names spell it ("ms-crop"), as the bot
+    # reads it (advisor/data/vocab/words.toml multiscale_crop)
+    (r"(?<![a-z])ms-crop\b|multi-scale crop", "multiscale_crop", True),
     (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
     (
         r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward"

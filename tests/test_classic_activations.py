@@ -273,3 +273,20 @@ def test_autocast_keeps_a_16_bit_copy_of_every_weight_through_the_forward() -> N
     params = catalog.find_model("mask-rcnn-r50-fpn").params_b * 1e9  # type: ignore[union-attr]
     assert copy_bytes(compute_dtype="fp16", mixed_precision=True) == pytest.approx(2 * params)
     assert copy_bytes() == 0  # fp32 training reads its fp32 weights as they are
+
+
+def test_the_multiscale_crop_recipe_pads_a_batch_to_a_crop_flipped_canvas() -> None:
+    # mmdet's ms-crop pipeline (configs/swin/mask_rcnn_swin-t-p4-w7_fpn_ms-crop-3x_coco.py):
+    # a 600-high, 384-wide crop resized to an 800 short side is 1250 x 800, padded with a
+    # 800 x 1333 image of the same (landscape) original orientation: 1280 x 1344
+    from advisor.memory.classic import multiscale_crop_canvas
+
+    assert multiscale_crop_canvas(1333, 800) == (1333, 1250)
+    assert multiscale_crop_canvas(800, 1333) == (1250, 1333)
+    plain = activations_gib(**detection("mask-rcnn-swin-t", framework="mmdetection").model_dump())
+    crop = activations_gib(
+        **detection("mask-rcnn-swin-t", framework="mmdetection", multiscale_crop=True).model_dump()
+    )
+    assert crop / plain == pytest.approx(1280 / 800, rel=0.01)
+    parsed = parse_query("mask rcnn swin-t ms-crop 3x batch 2 mmdet")
+    assert parsed.workload is not None and parsed.workload.multiscale_crop

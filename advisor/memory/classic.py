@@ -332,8 +332,21 @@ def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) ->
     else:
         width = w.image_width or ref
         height = w.image_height or width
+    if w.multiscale_crop and "default_input" in fam:
+        width, height = multiscale_crop_canvas(width, height)
+        acc.assume("multiscale_crop", f"{width}x{height}")
     pad = fam.get("pad_to", 1)
     return math.ceil(width / pad) * pad, math.ceil(height / pad) * pad
+
+
+def multiscale_crop_canvas(width: int, height: int) -> tuple[int, int]:
+    """The canvas a batch pads to under mmdet's multi-scale crop recipe: the long side across,
+    and down the largest length the short side reaches when a crop comes out the other way
+    round (data/classic_activations.toml [multiscale_crop])."""
+    table = _activation_data()["multiscale_crop"]
+    long, short = max(width, height), min(width, height)
+    flipped = min(long, round(short * table["crop_max"] / table["crop_min"]))
+    return (long, flipped) if width >= height else (flipped, long)
 
 
 def estimate_classic_cnn(

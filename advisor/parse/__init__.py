@@ -70,6 +70,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_exl2,
     knobs.recognize_gpu_memory_utilization,
     knobs.recognize_static_cache,
+    knobs.recognize_multiscale_crop,
     stack.recognize_stack,
     stack.recognize_parallelism,
     stack.recognize_offload_question,  # "要开offload吗": before the offload word

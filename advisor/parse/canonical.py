@@ -141,6 +141,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"kv {w.kv_cache_dtype}")
     if w.static_cache:
         parts.append("static cache")
+    if w.multiscale_crop:
+        parts.append("ms-crop")
     if w.runtime:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):

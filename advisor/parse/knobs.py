@@ -514,6 +514,13 @@ def recognize_gpu_memory_utilization(s: Scan, r: Reading) -> None:
         r.fields["gpu_memory_utilization"] = value
 
 
+def recognize_multiscale_crop(s: Scan, r: Reading) -> None:
+    """mmdet's multi-scale crop recipe ("ms-crop", "multi-scale crop", "多尺度裁剪"): a
+    detection batch pads to a larger canvas (advisor/memory/classic.py)."""
+    if s.take(vocab.knob_words("multiscale_crop")):
+        r.fields["multiscale_crop"] = True
+
+
 def recognize_static_cache(s: Scan, r: Reading) -> None:
     """transformers' static cache ("static cache", "cache_implementation=static", "静态缓存"):
     preallocated for the whole context before the prefill."""
