@@ -41,7 +41,10 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     if w.image_width is None:
         acc.assume("resolution", f"{width}x{height}")
     frames = 1
-    if geo is not None:
+    if geo is not None and geo.section:
+        frames = geo.frames
+        acc.assume("section_frames", frames)
+    elif geo is not None:
         frames = w.video_frames or geo.frames
         if w.video_frames is None:
             acc.assume("video_frames", frames)

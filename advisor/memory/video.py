@@ -39,6 +39,9 @@ class VideoGeometry(BaseModel):
     # A decoder that only decodes tiled (Allegro's AutoencoderKLAllegro raises without
     # tiling): its tiles are used whether or not the user asked for tiling.
     always_tiled: bool = False
+    # A sampler that generates one fixed-size section at a time (FramePack): `frames` is the
+    # section's token count in frames, and the video's length does not change the peak.
+    section: bool = False
 
 
 @dataclass

@@ -306,7 +306,9 @@ def _speed_facts(result: EstimateResult) -> _Speed:
         share = 1.0 if full else 2 / 3
         flops = 6 * model.active_params_b * 1e9 * tokens * share
         return _Speed("train", flops=flops, full=full)
-    video = w.video_frames or any(a.field == "video_frames" for a in result.assumed)
+    video = w.video_frames or any(
+        a.field in ("video_frames", "section_frames") for a in result.assumed
+    )
     if model.kind == Kind.diffusion and video:
         # The image formula below counts one frame (Wan2.1's 81 frames read "~1.0 images/min"
         # beside "81 video frames"): a clip is timed from the makers' measured seconds per
