@@ -152,6 +152,9 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"unsloth", "unsloth"),
     (r"axolotl", "axolotl"),
     (r"mmdet", "mmdetection"),
+    # MMAction2 (video recognition on mmcv) is not a segmentation stack: its own name, as the
+    # bot reads it (advisor/data/vocab/runtimes.toml [stack])
+    (r"mmaction", "mmaction2"),
     (r"mmseg|mmcv", "mmsegmentation"),
     # the image / video LoRA trainers, as the bot's word table names them
     # (advisor/data/vocab/runtimes.toml [framework])

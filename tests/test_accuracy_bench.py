@@ -369,3 +369,16 @@ def test_comfyui_is_read_as_the_runtime_that_manages_its_own_memory() -> None:
     assert _first(RUNTIME_WORDS, "llama.cpp GGUF") == "llamacpp"
     asked = parse_query("cogvideox 5b in comfyui 480x720 32 frames on a 3060").workload
     assert asked.runtime is not None and asked.runtime.value == "comfyui"
+
+
+def test_an_mmaction2_run_is_its_own_stack_not_mmsegmentation_as_the_bot_reads_it() -> None:
+    """'mmaction2 (mmcv)' was read by the mmcv word as MMSegmentation, whose uncatalogued
+    networks take the dense-prediction figure per pixel (340 MB a 224 px frame for TSN's
+    ResNet-50); MMAction2 classifies frames."""
+    from advisor.parse import parse_query
+    from checks.cases import stack
+
+    assert stack("mmaction2 (mmcv)") == "mmaction2"
+    assert stack("mmsegmentation (mmcv)") == "mmsegmentation"
+    parsed = parse_query("tsn resnet50 with mmaction2, batch 96, 224x224")
+    assert parsed.workload is not None and parsed.workload.framework == "mmaction2"
