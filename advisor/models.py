@@ -233,6 +233,12 @@ class Workload(BaseModel):
     # transformers encoder it onloads the whole encoder while it encodes (see
     # advisor/memory/pipeline_stages.py text_encoder_block_offload_stage).
     text_encoder_block_offload: bool = False
+    # diffusers block-level group offloading of the denoiser (enable_group_offload /
+    # apply_group_offloading(transformer, offload_type="block_level", num_blocks_per_group=N,
+    # use_stream=...)): N of its blocks on the GPU at a time; with use_stream one block and
+    # the next prefetched (advisor/memory/pipeline_stages.py streamed_denoiser_bytes).
+    group_offload_blocks: int | None = Field(default=None, ge=1, le=200)
+    group_offload_stream: bool = False
     tiny_vae: bool = False
     controlnets: int = Field(default=0, ge=0, le=8)  # ControlNets beside the denoiser
 

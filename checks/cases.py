@@ -40,7 +40,7 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "sequential",
     ),
     # the text encoder under block-level group offloading: onloaded whole while it encodes,
-    # as the bot reads "text encoder ... block_level" (advisor/parse/knobs.py te_block_level)
+    # as the bot reads "text encoder ... block_level" (advisor/parse/group_offload.py te_block_level)
     (
         r"text encoder[^.;]{0,40}block-level group offload"
         r"|apply_group_offloading\(text_encoder[^)]*block_level",
@@ -431,6 +431,13 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     # reads it from a question (advisor/parse/knobs.py recognize_block_swap).
     if m := re.search(r"--blocks?[_-]to[_-]swap[ =]+(\d+)", notes):
         out["blocks_to_swap"] = int(m.group(1))
+    # diffusers' block-level group offloading of the denoiser, as the bot reads it
+    # (advisor/parse/group_offload.py group_blocks, use_stream); the text encoder's own group size
+    # is not the denoiser's.
+    call = re.search(r"apply_group_offloading\(transformer[^)]*\)", notes)
+    if call and (m := re.search(r"num_blocks_per_group\s*=\s*(\d+)", call.group(0))):
+        out["group_offload_blocks"] = int(m.group(1))
+        out["group_offload_stream"] = "use_stream=True" in call.group(0)
     if m := re.search(r"(\d+) of \d+ layers' experts on host", notes):
         out["n_cpu_moe"] = int(m.group(1))
     # Serving-engine settings a start-up log states and the schema has no field for: the

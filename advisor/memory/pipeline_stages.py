@@ -215,6 +215,26 @@ def add_offloaded_denoiser(p: PipelineMemory, acc: Breakdown, den_on: float) -> 
 # (diffusers hooks/group_offloading.py, use_stream=True keeps one group ahead). Read
 # 2026-11-30.
 SEQUENTIAL_RESIDENT_SHARE = 1 / 50
+# Block-level group offloading of the denoiser (diffusers hooks/group_offloading.py
+# _apply_group_offloading_block_level, read 2026-12-07 at 58eb52c): the ModuleList blocks
+# go to the GPU num_blocks_per_group at a time; with a stream "Using streams is only
+# supported for num_blocks_per_group=1" (it is set to 1) and the next group is prefetched
+# while one runs, so two blocks are on the GPU.
+STREAM_GROUPS_ON_GPU = 2
+
+
+def streamed_denoiser_bytes(p: PipelineMemory, w: Workload | None) -> tuple[float, int]:
+    """What a streamed denoiser holds on the GPU: a leaf (SEQUENTIAL_RESIDENT_SHARE), or
+    under block-level group offloading its blocks on the card, each taken as an equal share
+    of the denoiser's blocks (0 blocks: not block-level)."""
+    d = p.spec.diffusion
+    assert d is not None
+    leaf = p.den_w * SEQUENTIAL_RESIDENT_SHARE
+    if w is None or not w.group_offload_blocks or not d.blocks:
+        return leaf, 0
+    on = STREAM_GROUPS_ON_GPU if w.group_offload_stream else w.group_offload_blocks
+    on = min(on, d.blocks)
+    return max(leaf, p.den_w * on / d.blocks), on
 
 
 def text_phase_bytes(w: Workload, p: PipelineMemory) -> float:
@@ -261,7 +281,7 @@ def sequential_offload_peak(p: PipelineMemory, acc: Breakdown, w: Workload | Non
     examples leave on the GPU, + the denoiser pass) or decoding (the VAE + its decode);
     a text encoder group-offloaded at block level adds a third, the encoder whole beside
     the VAE (text_encoder_block_offload_bytes)."""
-    leaf = p.den_w * SEQUENTIAL_RESIDENT_SHARE
+    leaf, blocks_on = streamed_denoiser_bytes(p, w)
     te_whole = text_encoder_block_offload_bytes(w, p) if w is not None else 0.0
     if te_whole > max(p.decode, leaf + p.den_act):
         allocated = acc.add(
@@ -284,6 +304,19 @@ def sequential_offload_peak(p: PipelineMemory, acc: Breakdown, w: Workload | Non
             key="vae.sequential_offload",
         )
         return allocated + p.add_decode(acc)
+    d = p.spec.diffusion
+    assert d is not None
+    if blocks_on and d.blocks:
+        allocated = acc.add(
+            "weights",
+            leaf + p.vae_w,
+            f"block-level group offload: {blocks_on} of the denoiser's {d.blocks} blocks on "
+            "the GPU at a time, plus the VAE",
+            key="weights.group_offload_blocks",
+            blocks_on=blocks_on,
+            blocks=d.blocks,
+        )
+        return allocated + p.add_activations(acc)
     allocated = acc.add(
         "weights",
         leaf + p.vae_w,

@@ -19,6 +19,7 @@ from advisor.memo import Memo
 from advisor.parse import (
     budget,
     cards,
+    group_offload,
     hub_names,
     knobs,
     names,
@@ -89,6 +90,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_lora_rank,
     knobs.recognize_resolution,
     knobs.recognize_diffusion_knobs,
+    group_offload.recognize_group_offload,
     knobs.recognize_images,
     knobs.recognize_frames,
     knobs.recognize_clip_seconds,

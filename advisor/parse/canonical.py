@@ -70,6 +70,10 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("t5 on cpu")
     if w.text_encoder_block_offload:
         parts.append("text encoder block_level")
+    if w.group_offload_blocks:
+        parts.append(f"num_blocks_per_group {w.group_offload_blocks}")
+    if w.group_offload_stream:
+        parts.append("use_stream")
     if w.latents_cached:
         parts.append("cache_latents")
     return parts

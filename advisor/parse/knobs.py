@@ -9,7 +9,7 @@ from functools import cache
 
 from advisor.audio_speed import default_batch
 from advisor.memory import video
-from advisor.models import Attention, Offload, Optimizer
+from advisor.models import Attention, Optimizer
 from advisor.parse import vocab
 from advisor.parse.scan import SCALE, Reading, Scan, number, reject
 
@@ -118,11 +118,6 @@ def _explicit_size(r: Reading, width: int, height: int) -> None:
     r.assumed[:] = [a for a in r.assumed if not a.startswith(_DATASET_SIZE)]
 
 
-# A pipeline's text encoder as a question names it (the component, or the encoders people
-# name: T5, umT5, CLIP, 文本编码器).
-_TEXT_ENCODER = r"(?:text[\s_-]?encoders?|(?<![a-z0-9])(?:u?mt5|t5|clip)(?![a-z0-9])|文本编码器)"
-
-
 # Knob patterns built from vocab words, compiled once (as Scan.take would, case-blind).
 @cache
 def _knob_patterns() -> dict[str, re.Pattern[str]]:
@@ -148,13 +143,6 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             "batch_glued": r"(?<![a-z0-9])bs(\d+)(?![a-z0-9.])",
             "controlnets": rf"(?<![\d.])([1-8])\s*(?:x|个|×)?\s*{words('controlnet')}",
             "controlnet": rf"{words('controlnet')}(?:\s*(?:x|×)\s*([1-8])\b)?",
-            # the text encoder named with block-level group offloading, either way round
-            # ("apply_group_offloading(text_encoder, offload_type='block_level')", "t5
-            # block-level group offload", "block_level 卸载文本编码器")
-            "te_block_level": (
-                rf"{_TEXT_ENCODER}[^.;。\n]{{0,40}}?{words('block_level')}"
-                rf"|{words('block_level')}[^.;。\n]{{0,40}}?{_TEXT_ENCODER}"
-            ),
             # every diffusion knob's words in one pattern: it finds nothing exactly when no
             # knob pattern below can match, so most lines cost one scan, not five
             "diffusion": vocab.alternation(
@@ -168,7 +156,6 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
                         "text_encoders_cpu",
                         "latents_cached",
                         "controlnet",
-                        "block_level",
                     )
                     for w in vocab.load("words")["knobs"][knob]
                 ]
@@ -287,11 +274,6 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["split_mode"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
-    if s.take(_knob_patterns()["te_block_level"]):
-        r.fields["text_encoder_block_offload"] = True
-    elif r.fields.get("cpu_offload") == Offload.sequential:
-        # the group offloading's own type on the denoiser, read with it above
-        s.take(rf"(?:offload[\s_-]?type\s*=\s*['\"]?)?{vocab.knob_words('block_level')}['\"]?")
     if s.take(vocab.knob_words("latents_cached")):
         r.fields["latents_cached"] = True
     if m := s.take(_knob_patterns()["controlnets"]):
