@@ -366,3 +366,26 @@ def test_svds_own_levers_come_before_streaming_layers(lang: str) -> None:
     assert not seq or rec.fixes.index(seq[0]) > 0
     text = _answer(SVD[lang], lang)
     assert "decode_chunk_size" in text and "enable_forward_chunking" in text
+
+
+@pytest.mark.parametrize(
+    ("q", "lang", "words"),
+    [
+        ("qwen2.5-14b 4090 要开offload吗", "zh", "开了也不省显存"),
+        ("qwen2.5-14b on a 4090, do i need offload?", "en", "it saves nothing here"),
+    ],
+)
+def test_an_offload_that_saves_nothing_is_not_answered_yes(q: str, lang: str, words: str) -> None:
+    rec = recommend_query(parse_query(q))
+    assert rec.offload_asked is not None and rec.offload_asked.answer == "no_effect"
+    assert words in _answer(q, lang)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_full_fine_tune_is_told_its_optimizer_offload_is_needed(lang: str) -> None:
+    q = {
+        "zh": "全参微调 llama3-8b a100 80g 要开offload吗",
+        "en": "full finetune llama3-8b on a100 80g, do I need offload?",
+    }[lang]
+    o = recommend_query(parse_query(q)).offload_asked
+    assert o is not None and o.answer == "yes" and o.without_bytes > o.usable_bytes > o.with_bytes

@@ -1,8 +1,9 @@
 """Whether to offload, when that is the question ("要开offload吗", "do I need offload"): the
 named card's figure without offload beside the one with it, and the answer in a word: yes
-(it does not fit without), tight (it fits without, under the guide's headroom) or no (it
+(it does not fit without), tight (it fits without, under the guide's headroom), no (it
 fits without, with headroom; the answer is then for the setup without offload, which runs
-at full speed: offload moves each component over PCIe on every use)."""
+at full speed: offload moves each component over PCIe on every use) or no_effect (the
+offload read saves nothing for this job)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def answer_offload_question(
         Setups(without_w), gpu, None, named.count, counted=True, ask_count=False
     )
     word = "yes" if not bare.fits else "tight" if bare.risky else "no"
+    if named.per_gpu_bytes >= bare.per_gpu_bytes:
+        word = "no_effect"  # nothing to offload here (an LLM's inference has no optimizer)
     offload = OffloadAnswer(
         answer=word,
         without_bytes=bare.per_gpu_bytes,

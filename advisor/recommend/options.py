@@ -52,7 +52,7 @@ class Verdict(BaseModel):
 class OffloadAnswer(BaseModel):
     """Whether to offload, asked: the named card's figures without and with it."""
 
-    answer: str  # yes | tight | no
+    answer: str  # yes | tight | no | no_effect
     without_bytes: int  # per card, nothing offloaded
     with_bytes: int  # per card, with the offload asked about
     usable_bytes: int
