@@ -92,3 +92,12 @@ def test_the_controlnet_line_says_the_format_it_is_sized_in(fmt: str, bits: str)
     term = next(t for t in est.terms if t.name == "controlnet")
     assert f"2.96B × {bits} bit" in formula("en", term)
     assert f"2.96B × {bits} bit" in formula("zh", term)
+
+
+def test_sana_alone_is_the_image_pipeline_and_sana_video_is_not_read_as_it() -> None:
+    from advisor.parse import parse_query
+
+    asked = parse_query("sana 3090 出图").workload
+    assert asked is not None and asked.model == "sana-1.6b"
+    video = parse_query("sana video 2b 4090")
+    assert video.error is not None and video.error.code == "not_estimated"
