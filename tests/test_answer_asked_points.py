@@ -389,3 +389,14 @@ def test_a_full_fine_tune_is_told_its_optimizer_offload_is_needed(lang: str) -> 
     }[lang]
     o = recommend_query(parse_query(q)).offload_asked
     assert o is not None and o.answer == "yes" and o.without_bytes > o.usable_bytes > o.with_bytes
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_verdict_that_fits_with_a_change_gives_the_figure_after_it(lang: str) -> None:
+    q = "wan2.2 ti2v 5b 出720p 单卡4090d 能跑吗 要开offload吗"
+    rec = recommend_query(parse_query(q))
+    v = rec.verdict
+    assert v is not None and v.fix == "vae_tiling" and v.fixed_bytes is not None
+    assert v.fixed_bytes < rec.named.usable_bytes < rec.named.per_gpu_bytes
+    line = _answer(q, lang).splitlines()[2]
+    assert f"{v.fixed_bytes / 2**30:.1f} GiB" in line, line

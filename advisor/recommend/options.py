@@ -36,6 +36,8 @@ class Verdict(BaseModel):
     # the changes in the answer's list that run with less than the guide's headroom
     # ("2× RTX 3090 with vLLM's lean flags": runs, tight), said so beside each
     tight_fixes: list[str] = []
+    # per card after `fix` (a single change on the same cards); None where not worked out
+    fixed_bytes: int | None = None
 
     @property
     def word(self) -> str:

@@ -9,7 +9,7 @@ from advisor.constraints import apple_raised_limit_gb, blockers, tp_ok
 from advisor.models import EstimateResult, Parallelism, Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, adds_cards, workload_for
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fix_candidates import SLOW
+from advisor.recommend.fix_candidates import SLOW, candidate_fixes
 from advisor.recommend.fixes import fixes_for
 from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.options import Verdict
@@ -69,9 +69,25 @@ def verdict_of(
             fix_tight=first is not None and first in tight,
             measured_up_to_bytes=up_to if state == "tight" else None,
             tight_fixes=sorted(c for c in tight if adds_cards(c)),
+            fixed_bytes=fixed_figure(setup, first),
         ),
         codes,
     )
+
+
+def fixed_figure(setup: EstimateResult, code: str | None) -> int | None:
+    """Per card after a single change on the same cards (the verdict's "fits with X" and
+    the figure it comes to); None for a stack, more cards, or a change not listed."""
+    if code is None or code.startswith(("stack:", "cards:", "wired_limit:")):
+        return None
+    make = next((m for c, m in candidate_fixes(setup) if c == code), None)
+    if make is None:
+        return None
+    try:
+        trial = trial_estimate(make())
+    except ValueError:
+        return None
+    return trial.estimate.total_bytes if trial.estimate is not None else None
 
 
 def heads_of(setup: EstimateResult) -> str:
