@@ -33,6 +33,11 @@ class DiffusionSpec(BaseModel):
     # (InfiniteYou's InfuseNet is a FluxControlNetModel its pipeline passes as controlnet=):
     # the estimate counts at least this many, each controlnet_params_b.
     pipeline_controlnets: int = 0
+    # Adapter layers the pipeline's own code keeps beside the denoiser unmerged (UNO's rank-512
+    # LoRA processors): billions of parameters and the bytes each is stored in, whatever the
+    # denoiser's format (its conversion touches the base checkpoint only).
+    adapter_params_b: float = 0.0
+    adapter_bytes_per_param: int = 2
     # Classifier-free guidance as one batch of 2 (cond + uncond concatenated); False: two
     # calls one after the other (WanPipeline, Wan's generate.py).
     cfg_batched: bool = True

@@ -101,3 +101,18 @@ def test_sana_alone_is_the_image_pipeline_and_sana_video_is_not_read_as_it() -> 
     assert asked is not None and asked.model == "sana-1.6b"
     video = parse_query("sana video 2b 4090")
     assert video.error is not None and video.error.code == "not_estimated"
+
+
+def test_unos_unmerged_lora_stays_fp32_beside_an_fp8_dit() -> None:
+    from advisor.render import formula
+
+    # set_lora: 19 double blocks x 18,874,368 + 38 single x 15,728,640 at rank 512, fp32
+    fp8 = _terms("uno-flux", weights_format="fp8")
+    assert fp8["adapters"] == pytest.approx(956_301_312 * 4 / GIB, rel=0.01)
+    assert _terms("uno-flux", weights_format="bf16")["adapters"] == fp8["adapters"]
+    assert "adapters" not in _terms("flux.1-dev", weights_format="fp8")
+    w = Workload(kind=Kind.diffusion, model="uno-flux", mode=Mode.inference)
+    est = estimate(w).estimate
+    assert est is not None
+    term = next(t for t in est.terms if t.name == "adapters")
+    assert "0.956B × 32 bit" in formula("en", term) and "0.956B × 32 bit" in formula("zh", term)

@@ -92,6 +92,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         vae_w=2.4e6 * 2 if w.tiny_vae else d.vae_params_b * 1e9 * vae_bytes,
         vae_bytes=vae_bytes,
         cn_w=controlnet_weight_bytes(w, spec, fmt),
+        adapter_w=d.adapter_params_b * 1e9 * d.adapter_bytes_per_param,
         den_act=den_act,
         act_formula=act_formula,
         act_values=act_values,

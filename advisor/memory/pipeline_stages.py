@@ -48,6 +48,8 @@ class PipelineMemory:
     # `units` kept on the CPU; den_w is then the share left on the card.
     swapped: int = 0
     units: int = 0
+    # unmerged adapter layers beside the denoiser (DiffusionSpec.adapter_params_b)
+    adapter_w: float = 0.0
 
     def add_decode(self, acc: Breakdown) -> int:
         return acc.add(
@@ -96,6 +98,23 @@ def add_controlnets(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     )
 
 
+def add_adapters(p: PipelineMemory, acc: Breakdown) -> int:
+    """Adapter layers the pipeline keeps unmerged beside the denoiser: on the GPU whenever
+    the denoiser is, in the bytes they were stored in."""
+    d = p.spec.diffusion
+    assert d is not None
+    if not p.adapter_w:
+        return 0
+    return acc.add(
+        "adapters",
+        p.adapter_w,
+        f"unmerged LoRA layers {d.adapter_params_b:g}B x {d.adapter_bytes_per_param * 8} bits",
+        key="adapters.unmerged",
+        params_b=d.adapter_params_b,
+        bits=d.adapter_bytes_per_param * 8,
+    )
+
+
 def denoiser_formula(p: PipelineMemory) -> str:
     d = p.spec.diffusion
     assert d is not None
@@ -113,7 +132,11 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     stay = (p.den_w if den_stays else 0.0) + (sum(p.te_w) if te_stays else 0.0)
     den_on = p.den_w if den_stays else p.den_w / experts_of(p)
     phases = {
-        "denoise": den_on + p.cn_w + p.den_act + (stay - p.den_w if den_stays else stay),
+        "denoise": den_on
+        + p.cn_w
+        + p.adapter_w
+        + p.den_act
+        + (stay - p.den_w if den_stays else stay),
         "decode": p.vae_w + p.decode + stay,
         "text": (sum(p.te_w) if te_stays else text_phase_bytes(w, p) if te_on else 0)
         + (p.den_w if den_stays else 0.0),
@@ -137,6 +160,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     if peak == "denoise":
         allocated += add_offloaded_denoiser(p, acc, den_on)
         allocated += add_controlnets(w, p, acc)
+        allocated += add_adapters(p, acc)
         return allocated + p.add_activations(acc)
     return allocated + acc.add(
         "text_encoders",
@@ -363,6 +387,7 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         bits=catalog.find_format(p.fmt).bits,  # type: ignore[union-attr]
     )
     allocated += add_controlnets(w, p, acc)
+    allocated += add_adapters(p, acc)
     te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
     if te_total:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
