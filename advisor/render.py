@@ -351,6 +351,12 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if a.field == "parallelism" and value == "tp" and _runtime(result) == "transformers":
             value = "layer_split_hf"
         phrase = assumption(lang, field, value)
+        if field == "lora_targets" and framework:
+            # the default of the stack the user named (kohya's, ms-swift's), never another's
+            words = labels(lang if lang in LANGS else "en").get("value", {})
+            shown = words.get(value.lower().replace(" ", "_"), value)
+            stack = STACK_NAMES.get(framework.lower(), framework)
+            phrase = label(lang, "assume.lora_targets_stack", value=shown, stack=stack)
         if field == "optimizer" and _family(result) == "yolo":
             # the YOLO trainers' own default (SGD for the runs people do), not a bare AdamW
             phrase = label(lang, "assume.optimizer_yolo")

@@ -400,3 +400,10 @@ def test_a_verdict_that_fits_with_a_change_gives_the_figure_after_it(lang: str) 
     assert v.fixed_bytes < rec.named.usable_bytes < rec.named.per_gpu_bytes
     line = _answer(q, lang).splitlines()[2]
     assert f"{v.fixed_bytes / 2**30:.1f} GiB" in line, line
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_lora_targets_are_said_as_the_named_stacks_default(lang: str) -> None:
+    """kohya wraps every linear layer too: said as kohya's default, not ms-swift's."""
+    text = _answer(KOHYA_FLUX[lang], lang)
+    assert "kohya" in text.splitlines()[-1] and "ms-swift" not in text
