@@ -245,3 +245,15 @@ def int8_matmul_bytes_per_token(
         if fmt in row["formats"] and framework not in row.get("other_frameworks", ()):
             return row["accumulator_bytes"] * widest_out + row["input_copies_bytes"] * widest_in
     return 0.0
+
+
+def bnb_whole_state_bits(fmt: str, framework: str | None) -> float:
+    """Bits per quantized weight that a bitsandbytes 4-bit base keeps whole on every card
+    when FSDP / ZeRO-3 shard or offload its parameters: the QuantState statistics, the
+    format's bits beyond the 4-bit codes (quantizers.toml [bitsandbytes_4bit_sharded]);
+    0 for other formats and for stacks on other 4-bit kernels."""
+    row = _table()["bitsandbytes_4bit_sharded"]
+    spec = catalog.find_format(fmt)
+    if spec is None or fmt not in row["formats"] or framework in row["other_kernels"]:
+        return 0.0
+    return max(spec.bits - row["code_bits"], 0.0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from advisor import catalog
-from advisor.memory import distributed
+from advisor.memory import distributed, quantizers
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import embedding_params
 from advisor.models import Offload, Parallelism
@@ -115,6 +115,33 @@ def add_fsdp1_root(t: TrainingSetup, acc: Breakdown, emb: float) -> int:
         extra,
         f"FSDP root unit (embeddings + lm_head, {emb / 1e6:.0f}M params) kept whole from forward through backward",
         params_m=round(emb / 1e6),
+    )
+
+
+def add_bnb_quant_state(t: TrainingSetup, acc: Breakdown) -> int:
+    """A bitsandbytes 4-bit base's QuantState (absmax statistics) whole on every card where
+    FSDP or ZeRO-3 shard or offload the parameters (they manage parameters only;
+    data/quantizers.toml [bitsandbytes_4bit_sharded]). The weights term holds its shard;
+    with the parameters offloaded it holds none, and the statistics stay on the card."""
+    offloaded = t.w.cpu_offload == Offload.params
+    if t.par not in (Parallelism.fsdp, Parallelism.zero3) or (t.split <= 1 and not offloaded):
+        return 0
+    bits = quantizers.bnb_whole_state_bits(t.fmt, t.framework)
+    if not bits:
+        return 0
+    quantized = max(t.params - embedding_params(t.arch), 0.0)
+    whole = quantized * bits / 8 / t.tp
+    extra = whole if offloaded else whole - quantized * bits / 8 / t.split
+    if extra <= 0:
+        return 0
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("quant_state", extra, "")
+    return acc.add(
+        "quant_state",
+        extra,
+        f"bitsandbytes 4-bit statistics ({bits:.3g} bits per weight) whole on every card",
+        params_b=round(quantized / 1e9, 2),
+        bits=round(bits, 3),
     )
 
 

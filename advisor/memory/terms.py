@@ -386,7 +386,9 @@ def _quantized(fmt: str | None) -> bool:
 
 
 # Terms alive for the whole step (rebalance scales the others).
-_RESIDENT = frozenset(("weights", "gathered_layers", "fsdp_root_unit", "compute_copy", "optimizer"))
+_RESIDENT = frozenset(
+    ("weights", "quant_state", "gathered_layers", "fsdp_root_unit", "compute_copy", "optimizer")
+)
 
 
 def rebalance(acc: Breakdown, allocated: float) -> None:

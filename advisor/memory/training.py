@@ -103,6 +103,7 @@ def add_resident_weights(
         )
     # ZeRO-3 gathers into a new full-size buffer even on one GPU (partition_parameters.py
     # all_gather_coalesced: torch.empty(partition_sz * world_size)).
+    w_b += sharding.add_bnb_quant_state(t, acc)
     if (split > 1 and t.par == Parallelism.fsdp) or t.par == Parallelism.zero3:
         w_b += sharding.add_gathered(t, acc)
     elif fmt == "fp32" and t.compute != "fp32" and not offload_params:
