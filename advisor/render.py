@@ -348,6 +348,8 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
             continue
         value = "fp16" if fp16 and a.value == "bf16" else a.value
         field = "input_length" if not llm and a.field in INPUT_LENGTH else a.field
+        if reference and not llm:
+            field = "reference_scores"  # said as the score matrices, not as a kernel
         if a.field == "parallelism" and value == "tp" and _runtime(result) == "transformers":
             value = "layer_split_hf"
         phrase = assumption(lang, field, value)

@@ -122,7 +122,7 @@ def test_the_answer_says_the_attention_it_assumes(lang: str):
     rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
     text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
     assert "xFormers" in text
-    assert ("DINOv2" in text) and (("注意力" in text) if lang == "zh" else ("eager" in text))
+    assert ("DINOv2" in text) and (("分数矩阵" in text) if lang == "zh" else ("eager" in text))
 
 
 def test_hub_inference_runs_over_the_size_it_is_given_with_its_softmax_in_the_model_dtype():
