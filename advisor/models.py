@@ -238,6 +238,10 @@ class Workload(BaseModel):
     # use_stream=...)): N of its blocks on the GPU at a time; with use_stream one block and
     # the next prefetched (advisor/memory/pipeline_stages.py streamed_denoiser_bytes).
     group_offload_blocks: int | None = Field(default=None, ge=1, le=200)
+    # Text encoders a question names for a pipeline the catalog lacks ("a 2B DiT with a
+    # Gemma-2-2B text encoder"), billions of parameters each: counted beside the generic
+    # pipeline's denoiser (advisor/parse/named_encoders.py); a catalog pipeline keeps its own.
+    text_encoders_params_b: list[float] | None = None
     group_offload_stream: bool = False
     tiny_vae: bool = False
     controlnets: int = Field(default=0, ge=0, le=8)  # ControlNets beside the denoiser

@@ -21,7 +21,7 @@ breakdown, overheads and the band; `resolve` the model lookup.
 from __future__ import annotations
 
 from advisor.memory.classic import estimate_classic_cnn
-from advisor.memory.diffusion import estimate_diffusion, generic_diffusion_spec
+from advisor.memory.diffusion import estimate_diffusion, generic_diffusion_spec, named_encoders
 from advisor.memory.llm import estimate_transformer
 from advisor.memory.resolve import (
     UnknownFormatError,
@@ -72,10 +72,10 @@ def estimate(w: Workload, lean: bool = False) -> EstimateResult:
     if model.kind == Kind.diffusion:
         if (spec is None or spec.diffusion is None) and (w.video_frames or 1) > 1:
             # frames asked of a model the catalog lacks: the video DiTs' shared pipeline
-            spec = generic_video_spec(model.params_b)
+            spec = named_encoders(generic_video_spec(model.params_b), w)
             acc.assume("pipeline", "generic_video_dit")
         elif spec is None or spec.diffusion is None:
-            spec = generic_diffusion_spec(model.params_b)
+            spec = named_encoders(generic_diffusion_spec(model.params_b), w)
             acc.assume("pipeline", "generic_dit")  # all parameters in the denoiser
         est = estimate_diffusion(w, spec, acc)
     elif model.kind == Kind.classic and (spec is None or spec.arch is None) and w.arch is None:

@@ -27,7 +27,7 @@ from advisor.memory.terms import GENERIC_SOURCE, Breakdown, family_band, finish,
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import Estimate, Kind, Offload, Runtime, Workload
 
-__all__ = ["denoiser_activations", "estimate_diffusion", "generic_diffusion_spec"]
+__all__ = ["denoiser_activations", "estimate_diffusion", "generic_diffusion_spec", "named_encoders"]
 
 
 def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate:
@@ -163,6 +163,15 @@ def generic_diffusion_spec(params_b: float) -> ModelSpec:
             vae_decode_tensors=9,
         ),
     )
+
+
+def named_encoders(spec: ModelSpec, w: Workload) -> ModelSpec:
+    """A pipeline built from its size, with the text encoders the question named in place
+    of the ones it assumes (none for an image DiT, T5-XXL for a video DiT)."""
+    if not w.text_encoders_params_b or spec.diffusion is None:
+        return spec
+    d = spec.diffusion.model_copy(update={"text_encoders_params_b": w.text_encoders_params_b})
+    return spec.model_copy(update={"diffusion": d})
 
 
 def decode_key(w: Workload, video_vae: bool) -> str:

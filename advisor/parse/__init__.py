@@ -22,6 +22,7 @@ from advisor.parse import (
     group_offload,
     hub_names,
     knobs,
+    named_encoders,
     names,
     outside,
     quant,
@@ -57,6 +58,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
     stack.recognize_platform_words,  # after the cards: "rocm" beside a Radeon
     stack.recognize_speech_stack,  # before names: "openai-whisper large-v3"
+    named_encoders.recognize_named_encoders,  # before names: the encoder is not the model
     names.recognize_distill,
     names.recognize_phrase,
     names.recognize_catalog_name,

@@ -70,6 +70,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("t5 on cpu")
     if w.text_encoder_block_offload:
         parts.append("text encoder block_level")
+    for params in w.text_encoders_params_b or []:
+        parts.append(f"text encoder {params:g}b")
     if w.group_offload_blocks:
         parts.append(f"num_blocks_per_group {w.group_offload_blocks}")
     if w.group_offload_stream:
