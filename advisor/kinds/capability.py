@@ -53,11 +53,14 @@ class CapabilityRow(BaseModel):
 
 
 # What a card's runtimes may not do, each tried on a small model (advisor.constraints):
-# QLoRA (bitsandbytes), a vLLM server, AWQ / GPTQ weights, FlashAttention-2 training.
+# QLoRA (bitsandbytes), a vLLM server, AWQ and GPTQ weights (each its own probe: vLLM's
+# quantization hardware table marks GPTQ supported on Volta, AWQ only from Turing, read
+# 2026-12-07; capabilities.toml awq_needs_turing / gptq_needs_volta), FlashAttention-2 training.
 _PROBES: dict[str, dict[str, object]] = {
     "qlora": {"mode": "qlora", "weights_format": "nf4"},
     "vllm": {"runtime": "vllm"},
     "awq": {"weights_format": "awq-4bit", "runtime": "vllm"},
+    "gptq": {"weights_format": "gptq-4bit", "runtime": "vllm"},
     "flash_attention": {"mode": "lora", "attention": "flash"},
 }
 
