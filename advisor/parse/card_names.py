@@ -40,7 +40,7 @@ _NAME = (
     # 魔改22g": a rework word between the card and its memory (vocab/cards.toml)
     r"(?:[\s\-]?(?P<paren>\()?"
     rf"(?:(?:{_CARD_TO_MEMORY})\s*)?"
-    r"(?P<mem>\d{2,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
+    r"(?P<mem>\d{1,3})\s?g(?:b|ib)?(?(paren)\))(?![a-z0-9]))?"
 )
 EDGE = r"(?<![a-z0-9.\-:/_])"
 

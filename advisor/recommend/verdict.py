@@ -179,6 +179,11 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
             more_cards = [fewer[0]] + more_cards
             if fewer[1]:
                 tight.add(fewer[0])
+    if same_cards and len(more_cards) > 1:
+        # A change on the card named already runs it: more cards stay the costly last resort,
+        # the fewest of them only (Gemma-3-12B bf16 on one 16 GB card: AWQ on the card, or two
+        # cards with vLLM's lean flags; not also "rent 8 cards" for 16-bit weights)
+        more_cards = more_cards[:1]
     if state == "no_fit" and not same_cards and not setup.workload.mode.is_training:
         # Only more cards so far: a smaller format with a shorter context on the card named
         # comes first where the two together run it (13B in 8-bit on a 12 GB card: 4-bit at
