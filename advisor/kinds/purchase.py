@@ -340,6 +340,20 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     return result.model_copy(update=update)
 
 
+def heaviest_job(
+    w: Workload, jobs: list[tuple[float, str]]
+) -> tuple[Workload, list[tuple[str, str]]]:
+    """A line naming several jobs ("32b推理和7b lora微调"): the machine runs them one at a
+    time, so it is sized for the one needing the most memory per card; each job's label
+    (size and task) for the answer's title, in the order written."""
+    runs = [
+        w.model_copy(update={"model": None, "params_b": size, "mode": Mode(mode)})
+        for size, mode in jobs
+    ]
+    sized = max(runs, key=lambda r: estimate(r).estimate.total_bytes)  # type: ignore[union-attr]
+    return sized, [(f"{size:g}B", mode) for size, mode in jobs]
+
+
 def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     budget = parsed.budget if parsed.budget and not parsed.budget.per_hour else None
     priced_in = currency
@@ -361,6 +375,8 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         ],
     }
     workload = parsed.workload
+    if workload is not None and parsed.jobs:
+        workload, base["jobs"] = heaviest_job(workload, parsed.jobs)
     base["training"] = workload is not None and workload.mode.is_training
     # a bare "量化": the file and program the plan is sized for (parse/platform.py)
     base["quantized_as"] = next(

@@ -67,6 +67,9 @@ class PurchaseAnswer(BaseModel):
     cheapest_total: float | None = None  # too_small: the least a plan costs
     capped: bool = False  # more budget than one 8-card machine uses: a cluster
     model_name: str | None = None
+    # several jobs named ("32b推理和7b lora微调"): each (size "32B", Mode value), in the order
+    # written; the plan is sized for the one needing the most memory (purchase.heaviest_job)
+    jobs: list[tuple[str, str]] = []
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
     # a full fine-tune did not fit on AdamW: planned with an 8-bit optimizer (paged AdamW 8-bit)
     optimizer_8bit: bool = False

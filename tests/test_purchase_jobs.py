@@ -1,0 +1,54 @@
+"""A purchase line naming several jobs, each a size with its task beside it ("32b推理和7b
+lora微调"), is titled with both as asked (not "training 32B") and sized for the one that
+needs the most memory per card: the machine runs them one at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.kinds import answer_kind
+from advisor.parse import parse_query
+from advisor.parse.assemble import read_jobs
+from advisor.render import render
+
+LAB = {
+    "zh": "预算8万 给实验室买机器 主要跑32b推理和7b lora微调 买啥卡",
+    "en": "budget $12k for a lab machine: 32b inference and 7b lora fine-tuning, which cards?",
+}
+TITLE = {"zh": "32B 推理 + 7B LoRA 微调", "en": "32B inference + 7B LoRA fine-tuning"}
+
+
+def _answer(line: str, lang: str) -> str:
+    parsed = parse_query(line)
+    result = answer_kind(parsed, "CNY" if lang == "zh" else "USD")
+    return render(parsed.question_kind, lang, plain=True, result=result, parsed=parsed)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_purchase_naming_two_jobs_titles_both(lang: str) -> None:
+    parsed = parse_query(LAB[lang])
+    assert parsed.jobs == [(32.0, "inference"), (7.0, "lora")]
+    title = _answer(LAB[lang], lang).splitlines()[0]
+    assert TITLE[lang] in title, title
+    assert "训练 32B" not in title and "train 32B" not in title, title
+
+
+def test_the_plan_is_sized_for_the_heaviest_job_not_a_32b_lora() -> None:
+    result = answer_kind(parse_query(LAB["en"]), "USD")
+    assert result.jobs == [("32B", "inference"), ("7B", "lora")]
+    assert not result.training  # the 32B job is inference; the 7B LoRA needs less
+
+
+@pytest.mark.parametrize(
+    ("line", "jobs"),
+    [
+        ("budget $20k for 70b inference and 8b qlora", [(70.0, "inference"), (8.0, "qlora")]),
+        ("buy a box for lora 7b and inference of 32b", [(7.0, "lora"), (32.0, "inference")]),
+        ("预算5万 跑7b推理", []),  # one job: the line's workload
+        ("预算8万配一台跑 qwen2.5-72b 的服务器", []),
+    ],
+)
+def test_jobs_are_sizes_with_their_task_beside_them(
+    line: str, jobs: list[tuple[float, str]]
+) -> None:
+    assert read_jobs(line) == jobs
