@@ -16,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from advisor import catalog, constraints
 from advisor.memory.runtimes.whisper import own_kernels, own_program
+from advisor.memory.terms import shown_name
 from advisor.pitfalls import gpu_notes
 from advisor.recommend.speed import gpu_layers_tokens_per_s
 from advisor.units import headroom
@@ -505,6 +506,7 @@ def render(template: str, lang: str, /, plain: bool = False, **ctx: object) -> s
         "model_source": lambda source: model_source(lang, source),
         "gpu_note": lambda gpu_id: gpu_notes().get(gpu_id, {}).get(lang, ""),
         "term_word": lambda name, gpu_id=None: term_word(lang, name, gpu_id),
+        "shown_name": shown_name,
     }
     text = _env().get_template(f"{lang}/{template}.j2").render(lang=lang, **helpers, **ctx).strip()
     text = re.sub(r"\n{3,}", "\n\n", text)

@@ -429,6 +429,23 @@ def rebalance(acc: Breakdown, allocated: float) -> None:
             values["full_gib"] = round(was / GIB, 2)
 
 
+# The formula keys of a weights term that holds a load's peak (load_peak's callers), not the
+# weights resident while the job runs: openai-whisper's fp32 model beside its fp16 checkpoint
+# (809M params: 4.5 GiB at load, 3.0 GiB resident), 16-bit weights before they are quantized.
+# The answer names such a term for what it holds (labels.toml term.weights_load_peak).
+LOAD_PEAK_KEYS = frozenset(
+    {"weights.before_quantization", "weights.whisper_load", "weights.bnb_load_before_offload"}
+)
+
+
+def shown_name(term: Term) -> str:
+    """The label key of a term as an answer shows it: a weights term that is a load's peak
+    is `weights_load_peak`, so its bar does not read as the resident weights."""
+    if term.name == "weights" and term.formula_key in LOAD_PEAK_KEYS:
+        return "weights_load_peak"
+    return term.name
+
+
 def load_peak(
     acc: Breakdown,
     allocated: int,
