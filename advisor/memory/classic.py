@@ -184,7 +184,7 @@ def window_scores_per_pixel(spec: ModelSpec | None) -> float:
     if backbone is None:
         return 0.0
     arch = table["backbones"][backbone]
-    window, patch = table["window"], table["patch"]
+    window, patch = arch.get("window", table["window"]), table["patch"]
     return sum(
         depth * heads * window**2 / (patch * 2**stage) ** 2
         for stage, (depth, heads) in enumerate(zip(arch["depths"], arch["heads"], strict=True))

@@ -9,6 +9,7 @@ from functools import cache
 
 from advisor.audio_speed import default_batch
 from advisor.memory import video
+from advisor.memory.classic import family_defaults
 from advisor.models import Attention, Optimizer
 from advisor.parse import vocab
 from advisor.parse.scan import SCALE, Reading, Scan, number, reject
@@ -101,6 +102,9 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
             r.fields["_usual_epochs"] = row.get("usual_epochs")
             r.fields["_usual_epochs_by_model"] = row.get("usual_epochs_by_model", {})
         width, height = sizes[vocab.squash(m.group(0))]
+        own = family_defaults(r.spec).get("default_input")
+        if row.get("trainer_default") and own and list(own) != [width, height]:
+            return  # a trainer's size (YOLO's 640): the network's own configs' input wins
         r.fields.setdefault("image_width", width)
         r.fields.setdefault("image_height", height)
         if vocab.squash(m.group(0)) in classes:
