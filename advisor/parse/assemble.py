@@ -59,6 +59,10 @@ class ParsedQuery(BaseModel):
     # "华为 Ascend 310P", "Arc A770": a card named that the catalog lacks, as typed. The answer
     # says so first (rentals follow) and asks for its memory size to size for it.
     unknown_card: str | None = None
+    # "mask2former swin-b": a model read ("swin-b") beside a leftover word shaped like a model
+    # name ("mask2former", letters around digits), as typed. The figures are for the model
+    # read, which may be only a part of the one asked: the answer says so first.
+    unread_name: str | None = None
     # "3090或4090 跑 qwen2.5-14b", "a100 vs h100": more cards named as alternatives, each
     # (catalog id, count or None for the first card's). The first is the setup judged; the
     # answer gives each of these its own line, so no card the user named is dropped.
@@ -413,11 +417,26 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         assumed=assumed,
         unrecognized=_unrecognized(r),
         unknown_card=_unknown_card(r, ignored),
+        unread_name=unread_name(ignored),
         other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
         question_kind=kind,
         cues=sorted(r.cues),
         jobs=read_jobs(s.original) if kind == "purchase" else [],
     )
+
+
+# A leftover shaped like a model name: letters, digits, letters ("mask2former", "yolo12x");
+# never a card's model word ("5060ti" begins with its digits)
+_MODEL_SHAPED = re.compile(r"[a-z]{2,}[\-_.]?\d+(?:\.\d+)?[\-_.]?[a-z]{2,}[a-z0-9\-_.]*")
+
+
+def unread_name(ignored: list[str]) -> str | None:
+    """The first leftover word shaped like a model name, when a model was read beside it."""
+    _vendors, card_model = vocab.card_vendors()
+    for word in ignored:
+        if _MODEL_SHAPED.fullmatch(word) and not card_model.match(word):
+            return word
+    return None
 
 
 def _training_not_served(fields: dict, assumed: list[str]) -> str:
