@@ -229,6 +229,11 @@ class Workload(BaseModel):
     # A trainer told to cache the VAE latents before the steps (kohya / diffusers scripts
     # --cache_latents): no per-step VAE encode (advisor/memory/diffusion_training.py step_peak).
     latents_cached: bool = False
+    # The prompts' text embeddings computed in a run of their own before training (diffusers
+    # examples/research_projects/flux_lora_quantization compute_embeddings.py, then a trainer
+    # that loads no text encoder): the encoders never share the card with the VAE's encode
+    # (advisor/memory/diffusion_training.py precompute_peak, as for kohya's caching).
+    conditions_precomputed_apart: bool = False
     # diffusers apply_group_offloading(text_encoder, offload_type="block_level"): on a
     # transformers encoder it onloads the whole encoder while it encodes (see
     # advisor/memory/pipeline_stages.py text_encoder_block_offload_stage).

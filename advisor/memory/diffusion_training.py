@@ -103,7 +103,7 @@ def precompute_peak(
         return allocated
     te, vae, te_fmt = _encoder_bytes(w, spec, fmt, acc)
     encode = vae_encode_bytes(w, spec, width, height)
-    sequential = precompute_sequential(w.framework)
+    sequential = precompute_sequential(w.framework) or w.conditions_precomputed_apart
     phase = max(te, vae + encode) if sequential else te + vae + encode
     if phase <= allocated:
         return allocated

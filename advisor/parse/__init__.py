@@ -55,6 +55,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     tasks.recognize_no_adapter,  # before the stack ("peft") and the modes ("lora")
     cards.recognize_cards,
     vram.recognize_vram,
+    stack.recognize_trainer_script,  # "train_dreambooth_lora_flux": before the names
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
     stack.recognize_platform_words,  # after the cards: "rocm" beside a Radeon
     stack.recognize_speech_stack,  # before names: "openai-whisper large-v3"

@@ -37,6 +37,30 @@ def recognize_runtime(s: Scan, r: Reading) -> None:
         r.fields.setdefault("framework", framework)
 
 
+# The diffusers examples' trainers by their script names (examples/dreambooth/
+# train_dreambooth_lora_flux.py, train_dreambooth_lora_sdxl.py, examples/text_to_image/
+# train_text_to_image_lora_sdxl.py ..., read 2026-12-07): the program is diffusers, "lora" in
+# the name is the mode, and the model's word at the end is left for the names to read.
+_DIFFUSERS_SCRIPT = re.compile(
+    r"(?<![a-z0-9])(train_(?:dreambooth|text_to_image)_)(?:(lora)(_))?([a-z0-9.\-]*?)(\.py)?"
+    r"(?![a-z0-9_.])",
+    re.I,
+)
+
+
+def recognize_trainer_script(s: Scan, r: Reading) -> None:
+    """ "train_dreambooth_lora_flux": diffusers' own trainer, its LoRA, and the FLUX word."""
+    m = _DIFFUSERS_SCRIPT.search(s.text)
+    if m is None:
+        return
+    for group in (1, 3, 5):  # the script's own words; "lora" and the model stay to be read
+        if m.group(group):
+            s._consume(m, m.span(group))
+    runtime, framework = _runtime_table()[1]["diffusers"]
+    r.fields.setdefault("runtime", runtime)
+    r.fields.setdefault("framework", framework)
+
+
 def recognize_platform_words(s: Scan, r: Reading) -> None:
     """ "rocm", "metal": read when the card named is that vendor's (the answer is on its
     stack already), else left over."""
@@ -69,7 +93,12 @@ def recognize_speech_stack(s: Scan, r: Reading) -> None:
 def recognize_stack(s: Scan, r: Reading) -> None:
     pattern, table = vocab.word_table("runtimes", "stack")
     if m := s.take(pattern):
-        r.fields["framework"] = table[vocab.squash(m.group(0))]
+        framework = table[vocab.squash(m.group(0))]
+        r.fields["framework"] = framework
+        # "kohya sd-scripts": the same program's other names are read with it
+        raw = vocab.load("runtimes")["stack"]
+        same = [word for word, name in raw.items() if name == framework]
+        s.take_all(vocab.alternation(same))
 
 
 def recognize_parallelism(s: Scan, r: Reading) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any
 
-from advisor.catalog import DATA_DIR, GpuSpec, find_format
+from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import blockers
 from advisor.memory import estimate
 from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Runtime, Workload
@@ -35,6 +35,8 @@ class Rung:
     images_only: bool
     slow: bool
     trainers: tuple[str, ...] = ()  # the named trainers that have it (empty: all)
+    full: bool = False  # a full fine-tune's recipe (no base to store smaller), not an adapter's
+    denoisers: tuple[str, ...] = ()  # the denoiser kinds it is written for (empty: all)
 
 
 @cache
@@ -48,6 +50,8 @@ def rungs(training: bool) -> tuple[Rung, ...]:
             images_only=bool(r.get("images", False)),
             slow=bool(r.get("slow", False)),
             trainers=tuple(r.get("trainers", ())),
+            full=bool(r.get("full", False)),
+            denoisers=tuple(r.get("denoisers", ())),
         )
         for r in data["training" if training else "inference"]
     )
@@ -90,11 +94,14 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
     if result.model.kind != Kind.diffusion:
         return
     training = w.mode.is_training
-    if training and w.mode not in ADAPTER_MODES:
-        return
+    full = training and w.mode not in ADAPTER_MODES
     current = w.model_dump()
     offered: list[dict[str, Any]] = []  # what each rung offered so far changes
     for rung in rungs(training):
+        if training and rung.full != full:
+            continue  # a full fine-tune gets the full rungs only, an adapter the others
+        if rung.denoisers and _denoiser(result) not in rung.denoisers:
+            continue  # "the U-Net trained alone" is no recipe for a DiT
         if rung.images_only and _images(w) <= 1:
             continue
         if not trainer_has(rung, w):
@@ -109,12 +116,20 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
         yield rung, partial(w.model_copy, update=_typed(rung.updates))
 
 
+def _denoiser(result: EstimateResult) -> str:
+    spec = find_model(result.model.id) if result.model.id else None
+    d = spec.diffusion if spec is not None else None
+    return d.denoiser if d is not None else ""
+
+
 def trainer_has(rung: Rung, w: Workload) -> bool:
     """A trainer the user named offers only its own recipes (kohya has no 4-bit base, and
     block swap is kohya's); with none named, the blocks_to_swap-only rungs stay kohya's."""
     named = (w.framework or (w.runtime.value if w.runtime else "")).lower()
     if not rung.trainers:
         return True
+    if rung.full:
+        return named in rung.trainers  # a trainer's own full fine-tune recipe: when named
     if not named:
         return "blocks_to_swap" not in rung.updates
     return named in rung.trainers
