@@ -334,6 +334,10 @@ class Workload(BaseModel):
     # crop): a batch pads to a canvas long side x long side's crop-flipped length
     # (data/classic_activations.toml [multiscale_crop]).
     multiscale_crop: bool = False
+    # The most objects (labelled boxes) one training image holds, when said ("max 50 objects
+    # per image", "每张图最多200个框"): a detector's label assigner pads the batch's targets to
+    # it (data/classic_activations.toml [label_assigner]). None: a COCO-style mosaic.
+    objects_per_image: int | None = Field(default=None, ge=1, le=100_000)
     # The transformers release generate() runs under ("4.40"), when known: which of its
     # generations applies (data/runtimes.toml [transformers] *_since). None: today's.
     transformers_version: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")

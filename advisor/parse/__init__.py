@@ -75,6 +75,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     knobs.recognize_gpu_memory_utilization,
     knobs.recognize_static_cache,
     knobs.recognize_multiscale_crop,
+    knobs.recognize_objects_per_image,
     stack.recognize_stack,
     stack.recognize_parallelism,
     stack.recognize_offload_question,  # "要开offload吗": before the offload word

@@ -149,6 +149,8 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append("static cache")
     if w.multiscale_crop:
         parts.append("ms-crop")
+    if w.objects_per_image:
+        parts.append(f"max {w.objects_per_image} objects per image")
     if w.runtime:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):

@@ -164,6 +164,13 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
                     for w in vocab.load("words")["knobs"][knob]
                 ]
             ),
+            "objects_per_image": (
+                rf"{words('objects_per_image_before')}\s*(\d+)\s*{words('objects_per_image_noun')}"
+            ),
+            "objects_per_image_after": (
+                r"(?:(?:max(?:imum)?|up\s+to|at\s+most)\s*)?(?<![\d.])(\d+)\s*"
+                rf"{words('objects_per_image_noun')}\s*{words('objects_per_image_after')}"
+            ),
             "gpu_memory_utilization": (
                 rf"(?:--)?{words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
             ),
@@ -505,6 +512,17 @@ def recognize_multiscale_crop(s: Scan, r: Reading) -> None:
     detection batch pads to a larger canvas (advisor/memory/classic.py)."""
     if s.take(vocab.knob_words("multiscale_crop")):
         r.fields["multiscale_crop"] = True
+
+
+def recognize_objects_per_image(s: Scan, r: Reading) -> None:
+    """The most objects one training image holds ("每张图最多200个框", "max 50 objects per
+    image"): a detector's label assigner pads the batch's targets to it."""
+    p = _knob_patterns()
+    if (m := s.take(p["objects_per_image"])) or (m := s.take(p["objects_per_image_after"])):
+        value = int(m.group(1))
+        if not 1 <= value <= 100_000:
+            raise reject("bad_value", "objects_per_image")
+        r.fields["objects_per_image"] = value
 
 
 def recognize_static_cache(s: Scan, r: Reading) -> None:
