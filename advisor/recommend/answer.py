@@ -18,6 +18,7 @@ from advisor.recommend.consumer_route import consumer_card_route
 from advisor.recommend.free_tiers import free_tiers
 from advisor.recommend.grid import precision_grid
 from advisor.recommend.guide import guide_task
+from advisor.recommend.official_script import official_script_note
 from advisor.recommend.options import Recommendation, Verdict
 from advisor.recommend.platform import keep_to_platform, platform_fixes, platform_of
 from advisor.recommend.pricing import REGION_BY_CURRENCY, card_prices
@@ -222,6 +223,8 @@ def _answer_pitfalls(
     pitfalls = _oom_as_asked(pitfalls, verdict)
     if named is None and (route := consumer_card_route(base, cheapest)) is not None:
         pitfalls.append(route)  # beside 80 GB picks: what the 24 GB card lab members own runs
+    if (script := official_script_note(base, head_gpu if named is not None else None)) is not None:
+        pitfalls.append(script)  # the authors' own script, when no program was named
     return pitfalls
 
 
