@@ -226,6 +226,8 @@ class Workload(BaseModel):
     guidance: bool | None = None
     vae_slicing: bool = False
     text_encoders_on_gpu: bool = True
+    # A pipeline's prompt upsampler turned off (Cosmos-Predict1 --disable_prompt_upsampler).
+    prompt_upsampler_off: bool = False
     # A trainer told to cache the VAE latents before the steps (kohya / diffusers scripts
     # --cache_latents): no per-step VAE encode (advisor/memory/diffusion_training.py step_peak).
     latents_cached: bool = False

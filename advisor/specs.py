@@ -41,6 +41,17 @@ class DiffusionSpec(BaseModel):
     # Classifier-free guidance as one batch of 2 (cond + uncond concatenated); False: two
     # calls one after the other (WanPipeline, Wan's generate.py).
     cfg_batched: bool = True
+    # The format the pipeline's own code loads its text encoders in, where it is not the
+    # denoiser's (a from_pretrained without torch_dtype loads fp32: Cosmos-Predict1's T5).
+    text_encoder_format: str | None = None
+    # The pipeline's own code encodes the prompt on the GPU only (no CPU path): keeping the
+    # encoder "off the GPU" means moving it off after encoding, so it is on the card beside
+    # whatever stays resident while it encodes (Cosmos-Predict1 --offload_text_encoder_model).
+    text_encoder_gpu_only: bool = False
+    # An LLM the pipeline's own script runs on the prompt before encoding it (Cosmos-Predict1's
+    # prompt upsampler), billions of 16-bit parameters: on the GPU for its phase, beside
+    # whatever stays resident, and moved off after (--offload_prompt_upsampler). 0: none.
+    prompt_upsampler_params_b: float = 0.0
     # The denoiser's real shape, from its config: transformer blocks and the attention's
     # inner width (heads x head_dim). Without them training sizes it from the parameter
     # count (12 x hidden^2 per block), which misses DiTs whose head_dim is not 128 or whose

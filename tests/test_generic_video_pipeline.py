@@ -38,10 +38,12 @@ def test_the_unnamed_video_dit_loads_the_t5_xxl_encoder_and_the_3d_vae():
 
 
 def test_its_working_set_per_token_is_the_largest_the_catalogs_video_dits_relate_to_size():
-    # LTX-Video: 73,728 B a token at 1.92B (hidden 2048 x 18 values x 2 B)
-    assert math.isclose(bytes_per_token_per_sqrt_b(), 73728 / math.sqrt(1.92))
+    # Cosmos-Predict1-7B: 147,456 B a token at 7.23B (hidden 4096 x 18 values x 2 B), above
+    # LTX-Video's 73,728 B at 1.92B
+    assert math.isclose(bytes_per_token_per_sqrt_b(), 147456 / math.sqrt(7.23))
+    assert bytes_per_token_per_sqrt_b() > 73728 / math.sqrt(1.92)
     assert generic_video_spec(4.0).diffusion.denoiser_act_bytes_per_token == int(
-        73728 / math.sqrt(1.92) * 2
+        147456 / math.sqrt(7.23) * 2
     )
 
 

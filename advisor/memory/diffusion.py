@@ -18,6 +18,7 @@ from advisor.memory.pipeline_stages import (
     all_resident,
     model_offload_peak,
     offload_load_peak,
+    resident_phase,
     sequential_offload_peak,
     swapped_blocks,
 )
@@ -34,7 +35,7 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     d = spec.diffusion
     assert d is not None
     fmt = default_format(w, spec, acc)
-    te_fmt = text_encoder_format(w, fmt, acc)
+    te_fmt = text_encoder_format(w, fmt, acc, None if w.mode.is_training else spec)
     geo = video.geometry(spec.id)
     width = w.image_width or (geo.width if geo else d.default_resolution)
     height = w.image_height or (geo.height if geo else d.default_resolution)
@@ -61,6 +62,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     if d.pipeline_controlnets > w.controlnets:
         # a ControlNet the pipeline's own code always builds beside the denoiser
         w = w.model_copy(update={"controlnets": d.pipeline_controlnets})
+    if d.text_encoder_gpu_only and w.cpu_offload != Offload.none:
+        # no CPU path for the encoder: under an offload mode it still encodes on the GPU
+        w = w.model_copy(update={"text_encoders_on_gpu": True})
     if w.runtime is None:
         acc.assume("runtime", Runtime.diffusers.value)  # ComfyUI / WebUI allocate alike
     # ComfyUI and the WebUIs (A1111, Forge) manage memory themselves: a component is loaded
@@ -101,6 +105,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode_values=decode_values,
         decode_key=decode_key(w, geo is not None),
     )
+    if d.prompt_upsampler_params_b and not w.prompt_upsampler_off:
+        p.upsampler_w = d.prompt_upsampler_params_b * 1e9 * 2
+        acc.assume("prompt_upsampler", f"{d.prompt_upsampler_params_b:g}B")
     # diffusers' from_pretrained puts bitsandbytes components on the GPU before an offload
     # mode moves them off; ComfyUI and the WebUIs load through their own loaders.
     from_pretrained = w.runtime in (None, Runtime.diffusers)
@@ -122,7 +129,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         if from_pretrained:
             allocated = offload_load_peak(w, p, acc, allocated)
     else:
-        allocated = all_resident(w, p, acc)
+        # an encoder that only encodes on the GPU and is moved off after: its phase beside
+        # the resident components, where it outweighs the denoising or decoding working set
+        allocated = all_resident(w, p, acc, resident_phase(w, p))
         if w.quantize_after_load and fmt not in PLAIN_FORMATS:
             sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + p.vae_w
             if w.text_encoders_on_gpu:

@@ -19,13 +19,20 @@ TILE_PIXELS = 2 * 256 * 256
 DIFFUSERS_LIKE = (Runtime.diffusers, Runtime.comfyui, Runtime.webui)
 
 
-def text_encoder_format(w: Workload, fmt: str, acc: Breakdown) -> str:
+def text_encoder_format(
+    w: Workload, fmt: str, acc: Breakdown, spec: ModelSpec | None = None
+) -> str:
     """A quantizer touches the components it is given. diffusers' documented usage passes
     the quantization config to the transformer (bitsandbytes, GGUF and torchao guides), so
     unless told otherwise the text encoders stay in the 16-bit compute dtype — the safe
-    side: if the user quantized them too, they need less."""
+    side: if the user quantized them too, they need less. A pipeline whose own code loads
+    its encoder in another format (`spec`, inference) keeps that one unless told."""
     if w.text_encoder_format:
         return w.text_encoder_format
+    own = spec.diffusion.text_encoder_format if spec and spec.diffusion else None
+    if own:
+        acc.assume("text_encoder_format", own)
+        return own
     if fmt in PLAIN_FORMATS:
         return fmt
     te = w.compute_dtype if w.compute_dtype in ("fp16", "bf16") else "bf16"

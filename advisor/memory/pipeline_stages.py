@@ -50,6 +50,8 @@ class PipelineMemory:
     units: int = 0
     # unmerged adapter layers beside the denoiser (DiffusionSpec.adapter_params_b)
     adapter_w: float = 0.0
+    # the prompt upsampler's 16-bit weights, on the GPU for its own phase (0: none)
+    upsampler_w: float = 0.0
 
     def add_decode(self, acc: Breakdown) -> int:
         return acc.add(
@@ -115,6 +117,19 @@ def add_adapters(p: PipelineMemory, acc: Breakdown) -> int:
     )
 
 
+def add_upsampler(p: PipelineMemory, acc: Breakdown) -> int:
+    """The prompt upsampler's phase: its 16-bit weights beside what stays resident."""
+    d = p.spec.diffusion
+    assert d is not None
+    return acc.add(
+        "prompt_upsampler",
+        p.upsampler_w,
+        f"prompt upsampler {d.prompt_upsampler_params_b:g}B x 16 bits, on the GPU for its phase",
+        key="prompt_upsampler.phase",
+        params_b=d.prompt_upsampler_params_b,
+    )
+
+
 def denoiser_formula(p: PipelineMemory) -> str:
     d = p.spec.diffusion
     assert d is not None
@@ -140,6 +155,7 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         "decode": p.vae_w + p.decode + stay,
         "text": (sum(p.te_w) if te_stays else text_phase_bytes(w, p) if te_on else 0)
         + (p.den_w if den_stays else 0.0),
+        "upsampler": p.upsampler_w + stay,
     }
     peak = max(phases, key=lambda k: phases[k])
     # The 8-bit components beside the phase's own weights (never counted twice).
@@ -157,6 +173,8 @@ def model_offload_peak(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
             key="vae.model_offload",
         )
         return allocated + p.add_decode(acc)
+    if peak == "upsampler":
+        return allocated + add_upsampler(p, acc)
     if peak == "denoise":
         allocated += add_offloaded_denoiser(p, acc, den_on)
         allocated += add_controlnets(w, p, acc)
@@ -374,8 +392,12 @@ def offload_load_peak(w: Workload, p: PipelineMemory, acc: Breakdown, allocated:
     )
 
 
-def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
-    """Every component on the GPU, plus the larger working set."""
+def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown, phase: str = "") -> int:
+    """Every component on the GPU, plus the larger working set. A `phase` before denoising
+    can be the peak instead, with no working set: "encode", the text encoders kept off the
+    GPU otherwise are on it while they encode (a pipeline with no CPU path for them moves
+    them off after); "upsampler", the prompt upsampler's (resident_peak says which)."""
+    encode_phase = phase == "encode"
     d = p.spec.diffusion
     assert d is not None
     allocated = acc.add(
@@ -388,7 +410,7 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
     )
     allocated += add_controlnets(w, p, acc)
     allocated += add_adapters(p, acc)
-    te_total = sum(p.te_w) if w.text_encoders_on_gpu else 0
+    te_total = sum(p.te_w) if w.text_encoders_on_gpu or encode_phase else 0
     if te_total:
         te_bits = catalog.find_format(p.te_fmt).bits  # type: ignore[union-attr]
         kept_bytes = kept_module_bytes_per_weight(p.te_fmt, w.quantize_after_load)
@@ -401,7 +423,11 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
             f"{' + '.join(f'{x:g}B' for x in d.text_encoders_params_b)} x {te_bits:g} bits"
             + (f" ({kept:g}B kept in {'fp32' if kept_bytes == 4 else '16-bit'})" if kept else "")
             + (f" (token embeddings {emb:.3g}B in 16-bit)" if emb else ""),
-            key="text_encoders.embeddings" if emb else None,
+            key="text_encoders.encode_then_offload"
+            if encode_phase
+            else "text_encoders.embeddings"
+            if emb
+            else None,
             params_b=round(sum(d.text_encoders_params_b), 3),
             format=p.te_fmt,
             embedding_params_b=round(emb, 3),
@@ -414,4 +440,18 @@ def all_resident(w: Workload, p: PipelineMemory, acc: Breakdown) -> int:
         params_b=d.vae_params_b,
         bytes_per_param=p.vae_bytes,
     )
-    return allocated + p.add_working_set(acc)
+    if phase == "upsampler":
+        return allocated + add_upsampler(p, acc)
+    return allocated + (0 if encode_phase else p.add_working_set(acc))
+
+
+def resident_phase(w: Workload, p: PipelineMemory) -> str:
+    """Which phase peaks with every component resident: "" (denoising or decoding), "encode"
+    (a GPU-only text encoder the user keeps off the GPU otherwise) or "upsampler"."""
+    d = p.spec.diffusion
+    assert d is not None
+    work = max(p.den_act, p.decode)
+    te = sum(p.te_w) if d.text_encoder_gpu_only and not w.text_encoders_on_gpu else 0.0
+    resident_te = sum(p.te_w) if w.text_encoders_on_gpu else 0.0
+    phases = {"": work + resident_te, "encode": te, "upsampler": p.upsampler_w + resident_te}
+    return max(phases, key=lambda k: phases[k])

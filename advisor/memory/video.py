@@ -27,6 +27,9 @@ class VideoGeometry(BaseModel):
     patch: int  # transformer patch (pixels of latent per token side)
     temporal_patch: int
     out_patch: int  # last decoder stage works at 1/out_patch resolution
+    # ... and at 1/out_temporal_patch of the frames (a 3D wavelet unpatcher after it:
+    # Cosmos-Tokenizer's Haar patch of 4 in time; causal, the first frame kept)
+    out_temporal_patch: int = 1
     decode_frames: int = 0  # output frames decoded at once (0: all)
     # The decoder's working set (video.toml says where each figure comes from):
     decoder_channels: int = 128  # channels of the last decoder stage
@@ -95,7 +98,14 @@ def decoded_pixels(g: VideoGeometry, frames: int, width: int, height: int) -> fl
     """Pixels x frames the decoder's last stage holds at once (1/out_patch^2 of the output,
     for the frames of one decode batch)."""
     at_once = min(frames, g.decode_frames) if g.decode_frames else frames
-    return at_once * width * height / g.out_patch**2
+    return stage_frames(g, at_once) * width * height / g.out_patch**2
+
+
+def stage_frames(g: VideoGeometry, at_once: int) -> int:
+    """Frames the last decoder stage holds for `at_once` output frames."""
+    if g.out_temporal_patch == 1:
+        return at_once
+    return 1 + math.ceil(max(at_once - 1, 0) / g.out_temporal_patch)
 
 
 def causal_mask_bytes(tokens: int, dtype_bytes: int) -> float:
@@ -133,7 +143,7 @@ def decode_working_set(
     if tiling or g.always_tiled:
         area = float(min(width, g.tile_width) * min(height, g.tile_height))
     stage_px = area / g.out_patch**2
-    stage = at_once * stage_px * g.decoder_channels * maps * dtype_bytes
+    stage = stage_frames(g, at_once) * stage_px * g.decoder_channels * maps * dtype_bytes
     cache_bytes = g.cache_frames * stage_px * g.cache_channels * dtype_bytes
     mask = 0.0
     if g.mid_attention_mask:

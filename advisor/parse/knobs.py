@@ -158,6 +158,7 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
                         "vae_per_frame",
                         "split_mode",
                         "text_encoders_cpu",
+                        "prompt_upsampler_off",
                         "latents_cached",
                         "controlnet",
                     )
@@ -285,6 +286,8 @@ def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
         r.fields["split_mode"] = True
     if s.take(vocab.knob_words("text_encoders_cpu")):
         r.fields["text_encoders_on_gpu"] = False
+    if s.take(vocab.knob_words("prompt_upsampler_off")):
+        r.fields["prompt_upsampler_off"] = True
     if s.take(vocab.knob_words("latents_cached")):
         r.fields["latents_cached"] = True
     if m := s.take(_knob_patterns()["controlnets"]):

@@ -150,6 +150,12 @@ def recognize_offload(s: Scan, r: Reading) -> None:
     found = [vocab.squash(m.group(0)) for m in s.take_all(pattern)]
     if not found:
         return
+    # a pipeline's flags that offload one component (not an Offload mode): read apart
+    if any(table.get(k) == "text_encoders" for k in found):
+        r.fields["text_encoders_on_gpu"] = False
+    found = [k for k in found if table.get(k) not in ("text_encoders", "none")]
+    if not found:
+        return
     explicit = [table[k] for k in found if k not in ("offload", "卸载", "cpuoffload")]
     if explicit:
         r.fields["cpu_offload"] = Offload(explicit[0])
