@@ -1,7 +1,8 @@
 """llama.cpp (and Ollama, LM Studio): the buffers llama.cpp prints at load.
 
 * model buffer: the weights of the layers offloaded with -ngl (the token-embedding matrix
-  stays in host memory); `--n-cpu-moe N` keeps the MoE experts of N layers on the host;
+  stays in host memory; the output matrix, a duplicate of it for a tied model, goes with the
+  last layer); `--n-cpu-moe N` keeps the MoE experts of N layers on the host;
 * context buffer: the KV cache for n_ctx tokens (f16 unless -ctk/-ctv say otherwise),
   for the offloaded layers;
 * several cards: `--split-mode layer` (the default; Ollama and LM Studio split the same
@@ -35,7 +36,14 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     layers_on_gpu = arch.layers if w.n_gpu_layers is None else min(w.n_gpu_layers, arch.layers)
     host_embedding = arch.vocab * arch.hidden  # tok_embd is never offloaded
     per_layer = (params - embedding_params(arch)) / arch.layers
-    output = embedding_params(arch) - host_embedding if not arch.tied_embeddings else 0
+    # The output matrix sits on the card with the last layer. A model whose output shares
+    # tok_embd (tied: Gemma, Qwen2.5 <= 3B, Llama 3.2) gets a copy of it there: its loader
+    # creates `output` from tok_embd with TENSOR_DUPLICATED, "duplicated to allow
+    # offloading" (llama.cpp src/llama-model.cpp, read 2026-12-07), so the card holds the
+    # vocab x hidden matrix whether or not it is tied (data/runtimes.toml [llamacpp]).
+    output = embedding_params(arch) - host_embedding
+    if arch.tied_embeddings:
+        output = host_embedding if coefficient("llamacpp", "tied_output_duplicated") else 0
     on_gpu = per_layer * layers_on_gpu
     if w.n_cpu_moe:
         on_gpu -= expert_params_per_layer(s) * min(w.n_cpu_moe, layers_on_gpu)
