@@ -1,0 +1,24 @@
+"""A bitsandbytes 4-bit answer on a card without bf16 (Turing: GTX 1660 Ti) does not only
+say "set bfloat16" for bnb_4bit_compute_dtype: it names float16 for cards before Ampere."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from advisor.render import render
+
+BAICHUAN = {
+    "zh": "baichuan2-7b-chat bnb 4bit 量化 推理 1660ti 6g 能跑吗",
+    "en": "baichuan2-7b-chat bnb 4bit inference on a 1660 ti 6gb, will it run?",
+}
+WORD = {"zh": "设为 float16", "en": "float16 on cards before Ampere"}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_bnb_compute_dtype_names_float16_for_a_card_without_bf16(lang: str) -> None:
+    parsed = parse_query(BAICHUAN[lang])
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    text = render("answer", lang, rec=rec, parsed=parsed, canonical=BAICHUAN[lang], plain=True)
+    assert WORD[lang] in text, text[-600:]
