@@ -184,6 +184,7 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
         # the fewest of them only (Gemma-3-12B bf16 on one 16 GB card: AWQ on the card, or two
         # cards with vLLM's lean flags; not also "rent 8 cards" for 16-bit weights)
         more_cards = more_cards[:1]
+    more_cards = [c for c in more_cards if not _split_wastes_the_cards(c, setup, gpu)]
     if state == "no_fit" and not same_cards and not setup.workload.mode.is_training:
         # Only more cards so far: a smaller format with a shorter context on the card named
         # comes first where the two together run it (13B in 8-bit on a 12 GB card: 4-bit at
@@ -275,3 +276,16 @@ def four_on_the_same_cards(found: list[tuple[str, EstimateResult]]) -> bool:
     and sixth fixes' estimates would change nothing."""
     same = [c for c, _ in found if not c.startswith("cards:")]
     return len(same) >= 4 and any(c.partition(":")[0] not in SLOW for c in same)
+
+
+def _split_wastes_the_cards(code: str, setup: EstimateResult, gpu: GpuSpec) -> bool:
+    """More than two of a card no platform rents (one the user owns and would have to buy
+    more of) where they would hold over twice what the job needs on one card: each card
+    keeps its own context, buffers and unsplit activations, so the job belongs on one larger
+    card (Baichuan2-7B NF4 at 9.6 GiB on a 6 GB GTX 1660 Ti: a card with more memory, not
+    "rent 4 cards"). Rented cards keep their count (70B in bf16 on 4 A100s is the usual run)."""
+    kind, _, arg = code.partition(":")
+    if kind != "cards" or gpu.rentable or setup.estimate is None or not arg.isdigit():
+        return False
+    need = setup.estimate.total_bytes * setup.workload.num_gpus
+    return int(arg) > 2 and int(arg) * gpu.usable_vram_bytes > 2 * need
