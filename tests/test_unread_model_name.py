@@ -33,12 +33,17 @@ def test_an_unread_model_name_beside_a_backbone_is_said_before_the_figures(lang:
     assert note < figure and "Swin-B" in lines[note]
 
 
+def test_a_vision_architectures_name_ending_is_read_as_a_model_name() -> None:
+    assert parse_query("oneformer swin-b training on a 3090").unread_name == "oneformer"
+
+
 @pytest.mark.parametrize(
     "q",
     [
         "qwen2.5-14b lora on a 5060ti 16g",  # a card's word, not a model
         "sdxl lora with kohya on a 3060 12gb at 1024",
         "llama3-8b inference on a 4090, 8k context",
+        "llama 3 8b with A10 GPU, OOM with VLLM, but holds good on HF transformer pipline",
     ],
 )
 def test_card_words_and_understood_lines_raise_no_note(q: str) -> None:

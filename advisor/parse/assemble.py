@@ -425,9 +425,13 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
     )
 
 
-# A leftover shaped like a model name: letters, digits, letters ("mask2former", "yolo12x");
-# never a card's model word ("5060ti" begins with its digits)
-_MODEL_SHAPED = re.compile(r"[a-z]{2,}[\-_.]?\d+(?:\.\d+)?[\-_.]?[a-z]{2,}[a-z0-9\-_.]*")
+# A leftover shaped like a model name: letters, digits, letters ("mask2former", "yolo12x"),
+# or a vision architecture's name ending ("oneformer", "maskformer", "segnet", "cascadercnn"),
+# the plain words excepted ("transformer": HF transformers); never a card's model word ("5060ti" begins with its digits)
+_MODEL_SHAPED = re.compile(
+    r"[a-z]{2,}[\-_.]?\d+(?:\.\d+)?[\-_.]?[a-z]{2,}[a-z0-9\-_.]*"
+    r"|(?!(?:transformers?|internet)$)[a-z][a-z\-_]{2,}(?:former|net|rcnn)(?:[\-_.]?[a-z0-9]+)?"
+)
 
 
 def unread_name(ignored: list[str]) -> str | None:
