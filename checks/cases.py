@@ -17,7 +17,7 @@ import re
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.models import Architecture, Kind, Workload
-from advisor.parse.knobs import BARE_BLOCK_SWAP
+from advisor.parse.image_knobs import BARE_BLOCK_SWAP
 
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
 # skipped by the lookbehind.
@@ -111,7 +111,7 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "weights",
     ),
     # kohya's HunyuanVideo fork --fp8-llm: the LLM text encoder in fp8 (the bot reads it
-    # from a question the same way, advisor/parse/knobs.py recognize_text_encoder_format)
+    # from a question the same way, advisor/parse/image_knobs.py recognize_text_encoder_format)
     (r"--fp8[-_]llm\b", "text_encoder_format", "fp8"),
     (
         r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
@@ -182,7 +182,7 @@ DATASET_CLASSES: list[tuple[str, int]] = [
 UNKNOWN_STACK = "other"
 CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
 # xformers' memory_efficient_attention never materializes the scores (its kernels tile them,
-# as FlashAttention does): read as flash, as a user's "xformers" is (advisor/parse/knobs.py).
+# as FlashAttention does): read as flash, as a user's "xformers" is (advisor/parse/training_knobs.py).
 ATTENTION_WORDS = [
     (r"flash", "flash"),
     (r"xformers|memory[_ -]efficient", "flash"),
@@ -285,7 +285,7 @@ def case_to_workload(case: dict) -> tuple[Workload, list[str]]:
     fields.update(numbers_in_notes(notes, fields))
     diffusion = spec.diffusion if spec is not None else None
     # a block swap whose count is not given: the most the script allows, as the bot reads a
-    # bare "block swap" (advisor/parse/knobs.py recognize_block_swap)
+    # bare "block swap" (advisor/parse/image_knobs.py recognize_block_swap)
     bare_swap = "blocks_to_swap" not in fields and mentioned(BARE_BLOCK_SWAP, notes)
     if bare_swap and diffusion is not None and diffusion.most_swapped:
         fields["blocks_to_swap"] = diffusion.most_swapped
@@ -428,7 +428,7 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
         # a video model trained on an image folder: each image a one-frame video
         out["video_frames"] = 1
     # kohya sd-scripts / musubi-tuner / kohya's HunyuanVideo fork block swap, as the bot
-    # reads it from a question (advisor/parse/knobs.py recognize_block_swap).
+    # reads it from a question (advisor/parse/image_knobs.py recognize_block_swap).
     if m := re.search(r"--blocks?[_-]to[_-]swap[ =]+(\d+)", notes):
         out["blocks_to_swap"] = int(m.group(1))
     # diffusers' block-level group offloading of the denoiser, as the bot reads it

@@ -21,6 +21,7 @@ from advisor.parse import (
     cards,
     group_offload,
     hub_names,
+    image_knobs,
     knobs,
     named_encoders,
     names,
@@ -30,6 +31,7 @@ from advisor.parse import (
     releases,
     stack,
     tasks,
+    training_knobs,
     vram,
 )
 from advisor.parse.assemble import ParsedQuery, assemble, leftovers
@@ -66,7 +68,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     names.recognize_family,
     releases.recognize_new_release,  # "qwen3.5 397b": a known line's release the catalog lacks
     outside.recognize_outside,  # "qwen2-vl-72b", "Tarsier-34b": an older release it lacks
-    knobs.recognize_text_encoder_format,  # before formats: "--fp8-llm" is not the weights'
+    image_knobs.recognize_text_encoder_format,  # before formats: "--fp8-llm" is not the weights'
     quant.recognize_kv_cache,
     quant.recognize_8bit_optimizer,
     stack.recognize_precision_recipe,
@@ -74,8 +76,8 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_exl2,
     knobs.recognize_gpu_memory_utilization,
     knobs.recognize_static_cache,
-    knobs.recognize_multiscale_crop,
-    knobs.recognize_objects_per_image,
+    training_knobs.recognize_multiscale_crop,
+    training_knobs.recognize_objects_per_image,
     stack.recognize_stack,
     stack.recognize_parallelism,
     stack.recognize_offload_question,  # "要开offload吗": before the offload word
@@ -84,22 +86,22 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_quant_backend,
     quant.recognize_vague_quant,
     knobs.recognize_prompt_length,  # before data: "输入30k token" is a prompt
-    knobs.recognize_data,
-    knobs.recognize_schedule,  # "1x": a detection schedule's epochs
-    knobs.recognize_dataset,
+    training_knobs.recognize_data,
+    training_knobs.recognize_schedule,  # "1x": a detection schedule's epochs
+    image_knobs.recognize_dataset,
     knobs.recognize_context,
     stack.recognize_concurrency,
     knobs.recognize_batch,
-    knobs.recognize_classes,
+    training_knobs.recognize_classes,
     knobs.recognize_lora_rank,
-    knobs.recognize_resolution,
-    knobs.recognize_diffusion_knobs,
+    image_knobs.recognize_resolution,
+    image_knobs.recognize_diffusion_knobs,
     group_offload.recognize_group_offload,
-    knobs.recognize_images,
-    knobs.recognize_frames,
-    knobs.recognize_clip_seconds,
-    knobs.recognize_block_swap,
-    knobs.recognize_training_knobs,
+    image_knobs.recognize_images,
+    image_knobs.recognize_frames,
+    image_knobs.recognize_clip_seconds,
+    image_knobs.recognize_block_swap,
+    training_knobs.recognize_training_knobs,
     tasks.recognize_mode,
     tasks.recognize_kind,
     question.recognize_question_kind,  # after the names and runtimes ("llama-server")

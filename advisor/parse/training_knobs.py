@@ -1,0 +1,140 @@
+"""The numbers and switches that size a training run beyond the model: its data (samples or
+tokens) and epochs, a detection schedule's length, a segmentor's classes, the most objects an
+image holds, mmdet's multi-scale crop, and the optimizer, gradient checkpointing and
+attention kernel. Kept apart from the language-model knobs (advisor/parse/knobs.py) and the
+image ones (advisor/parse/image_knobs.py): these words say how a run trains, whatever it
+trains."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from advisor.models import Attention, Optimizer
+from advisor.parse import vocab
+from advisor.parse.scan import SCALE, Reading, Scan, number, reject
+
+# The words that the data and epoch patterns cannot match without, tested first: the
+# patterns' numbers are tried at every position, and most lines name none of these.
+_DATA_WORDS = re.compile(r"sample|example|条|data|数据|语料|token|epoch|轮|\dep\b|\d\s+ep\b", re.I)
+_EPOCH_WORD = re.compile(r"epoch|轮|\dep\b|\d\s+ep\b", re.I)
+
+
+def recognize_data(s: Scan, r: Reading) -> None:
+    """Training data in samples or tokens, and epochs (before sizes: "30m tokens" is data).
+    Samples first: in "10w条数据 3 epochs" the 3 is epochs, not a data size."""
+    if not _DATA_WORDS.search(s.text):
+        return
+    if m := s.take(r"\bdata\s+(\d+)\s+images\b"):  # the canonical line's image count
+        r.fields["train_images"] = int(m.group(1))
+    if m := s.take(
+        r"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|万|w)?\s*(?:samples?|examples?|条(?:数据|样本)?)"
+    ):
+        unit = {"w": "万"}.get(m.group(2) or "", m.group(2) or "")  # 10w条 = 10万条
+        r.fields["_samples"] = number(m.group(1)) * SCALE[unit]
+    elif m := s.take(
+        r"(?:data(?:set)?|数据集?|语料)\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)?\s*(?:tokens?)?"
+        r"(?![\w.])(?!\s*(?:epochs?|轮))"
+        r"|(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m|b|万|亿)\s*tokens?\b"
+    ):
+        value, unit = number(m.group(1) or m.group(3)), (m.group(2) or m.group(4) or "")
+        r.fields["_tokens"] = value * SCALE[unit]
+    if _EPOCH_WORD.search(s.text) and (
+        m := s.take(
+            r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:epochs?\b|轮|个\s*(?:epochs?\b|轮)|ep\b)"
+            r"|\bepochs?\s*[:=]?\s*(\d+)\b"
+        )
+    ):
+        r.fields["_epochs"] = number(m.group(1) or m.group(2))
+
+
+@cache
+def _schedule_patterns() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, int]]:
+    table = vocab.load("words")["schedules"]
+    context = re.compile(vocab.alternation(table["context"]), re.I)
+    word = re.compile(r"(?<![\w.])([123]x)(?![\w.])(?:\s*(?:schedule|训练|学习率))?", re.I)
+    return context, word, table["epochs"]
+
+
+def recognize_schedule(s: Scan, r: Reading) -> None:
+    """A detection schedule named by its length ("mask rcnn r50 fpn 1x"): its epochs
+    (data/vocab/words.toml [schedules]), read only beside a detection word. The cards are
+    read before ("2x 3090" is two cards)."""
+    context, word, epochs = _schedule_patterns()
+    if "_epochs" in r.fields or not context.search(s.original or s.text):
+        return
+    if m := s.take(word):
+        r.fields["_epochs"] = float(epochs[m.group(1).lower()])
+        r.fields["_schedule"] = m.group(1).lower()
+
+
+def recognize_classes(s: Scan, r: Reading) -> None:
+    """`150 classes`, `19类`: the classes a segmentor predicts (its logits follow them)."""
+    if m := s.take(r"(\d{1,6})\s*(?:classes|class|个?类(?:别)?)(?![a-z])"):
+        r.fields["num_classes"] = int(m.group(1))
+        if not 1 <= r.fields["num_classes"] <= 100_000:
+            raise reject("bad_value", "num_classes")
+
+
+# A word each training-knob pattern below holds: most lines have none, and then one scan
+# replaces four (whose leading \b re tries at every position).
+_TRAINING_KNOB_WORDS = re.compile(
+    r"adam|sgd|adafactor|lion|gc|梯度检查点|checkpointing|flash|sdpa|eager|xformers", re.I
+)
+
+
+def recognize_training_knobs(s: Scan, r: Reading) -> None:
+    """Optimizer, gradient checkpointing, attention kernel."""
+    if not _TRAINING_KNOB_WORDS.search(s.text):
+        return
+    if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
+        word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
+        r.fields.setdefault("optimizer", Optimizer(word))
+    if s.take(r"no[- ]?gc|不用梯度检查点|关闭梯度检查点"):
+        r.fields["gradient_checkpointing"] = False
+    elif s.take(r"\bgc\b|梯度检查点|gradient[_ ]checkpointing|activation checkpointing"):
+        r.fields["gradient_checkpointing"] = True
+    # xformers' memory-efficient attention tiles the scores as FlashAttention does: flash.
+    if m := s.take(
+        r"\b(flash[- ]?attn\d?|flash[- ]?attention[- ]?\d?|flash|sdpa|eager|xformers)\b"
+    ):
+        word = m.group(1)
+        tiled = "flash" in word or word == "xformers"
+        r.fields["attention"] = Attention.flash if tiled else Attention(word)
+
+
+def recognize_multiscale_crop(s: Scan, r: Reading) -> None:
+    """mmdet's multi-scale crop recipe ("ms-crop", "multi-scale crop", "多尺度裁剪"): a
+    detection batch pads to a larger canvas (advisor/memory/classic.py)."""
+    if s.take(vocab.knob_words("multiscale_crop")):
+        r.fields["multiscale_crop"] = True
+
+
+# The objects-per-image patterns built from vocab words, compiled once (as Scan.take would,
+# case-blind).
+@cache
+def _objects_patterns() -> dict[str, re.Pattern[str]]:
+    words = vocab.knob_words
+    return {
+        name: re.compile(pattern, re.I)
+        for name, pattern in {
+            "objects_per_image": (
+                rf"{words('objects_per_image_before')}\s*(\d+)\s*{words('objects_per_image_noun')}"
+            ),
+            "objects_per_image_after": (
+                r"(?:(?:max(?:imum)?|up\s+to|at\s+most)\s*)?(?<![\d.])(\d+)\s*"
+                rf"{words('objects_per_image_noun')}\s*{words('objects_per_image_after')}"
+            ),
+        }.items()
+    }
+
+
+def recognize_objects_per_image(s: Scan, r: Reading) -> None:
+    """The most objects one training image holds ("每张图最多200个框", "max 50 objects per
+    image"): a detector's label assigner pads the batch's targets to it."""
+    p = _objects_patterns()
+    if (m := s.take(p["objects_per_image"])) or (m := s.take(p["objects_per_image_after"])):
+        value = int(m.group(1))
+        if not 1 <= value <= 100_000:
+            raise reject("bad_value", "objects_per_image")
+        r.fields["objects_per_image"] = value
