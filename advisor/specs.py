@@ -52,6 +52,9 @@ class DiffusionSpec(BaseModel):
     # prompt upsampler), billions of 16-bit parameters: on the GPU for its phase, beside
     # whatever stays resident, and moved off after (--offload_prompt_upsampler). 0: none.
     prompt_upsampler_params_b: float = 0.0
+    # The authors' own inference script the entry is sized for, where it is not a diffusers
+    # pipeline (Cosmos-Predict1's text2world.py): said in place of "runtime: diffusers".
+    own_script: str | None = None
     # The denoiser's real shape, from its config: transformer blocks and the attention's
     # inner width (heads x head_dim). Without them training sizes it from the parameter
     # count (12 x hidden^2 per block), which misses DiTs whose head_dim is not 128 or whose

@@ -119,3 +119,11 @@ def test_the_offload_flags_are_read_from_a_question():
     assert parse_query(
         "Cosmos-Predict1-7B --disable_prompt_upsampler"
     ).workload.prompt_upsampler_off
+
+
+def test_the_answer_names_the_authors_script_not_diffusers():
+    r = estimate(Workload(model=SEVEN, mode="inference"))
+    assert r.estimate is not None
+    said = {(a.field, a.value) for a in r.assumed}
+    assert ("own_script", "text2world.py") in said
+    assert not any(f == "runtime" for f, _ in said)

@@ -65,7 +65,9 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     if d.text_encoder_gpu_only and w.cpu_offload != Offload.none:
         # no CPU path for the encoder: under an offload mode it still encodes on the GPU
         w = w.model_copy(update={"text_encoders_on_gpu": True})
-    if w.runtime is None:
+    if w.runtime is None and d.own_script:
+        acc.assume("own_script", d.own_script)
+    elif w.runtime is None:
         acc.assume("runtime", Runtime.diffusers.value)  # ComfyUI / WebUI allocate alike
     # ComfyUI and the WebUIs (A1111, Forge) manage memory themselves: a component is loaded
     # when its phase runs and idle ones are unloaded when VRAM runs short, so the peak is
