@@ -1,0 +1,39 @@
+"""The trainers' own names for the training sequence length are read as it, not listed as
+not understood: Unsloth's / TRL's max_seq_length, TRL's max_length, transformers'
+model_max_length (vocab/words.toml [knobs] context)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from advisor.render import render
+
+GEMMA = {
+    "zh": "unsloth qlora 微调 gemma-2-9b max_seq_length 2048 4060 8g 够吗",
+    "en": "unsloth qlora gemma-2-9b, max_seq_length=2048, on a 4060 8gb, enough?",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_max_seq_length_is_the_training_sequence_length(lang: str) -> None:
+    parsed = parse_query(GEMMA[lang])
+    assert parsed.workload.seq_len == 2048
+    assert not parsed.ignored and "bare_length = 2048" not in parsed.assumed
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    text = render("answer", lang, rec=rec, parsed=parsed, canonical=GEMMA[lang], plain=True)
+    assert "max_seq_length" not in text.splitlines()[-1], text.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "qlora llama-3-8b max_seq_len 4096 on 4090",
+        "lora qwen2.5-7b max_length 4096 on 4090",
+        "lora qwen2.5-7b model_max_length 4096 on 4090",
+    ],
+)
+def test_other_trainer_length_words(line: str) -> None:
+    parsed = parse_query(line)
+    assert parsed.workload.seq_len == 4096 and not parsed.ignored, parsed.ignored
