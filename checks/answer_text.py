@@ -51,7 +51,7 @@ _JOB = re.compile(r"; ~([\d,.]+) h(?: \(~\d+ days\))?, whole job ~[¥$]([\d,.]+)
 
 def _num(shown: str) -> tuple[float, float]:
     """A figure as shown ("20.8", "32,544") and half a unit of its last digit: money is
-    shown to three significant digits or whole units (render.figure), so a product of
+    shown to three significant digits or whole units (advisor/units.py figure), so a product of
     shown figures is checked within what their rounding allows."""
     value = float(shown.replace(",", ""))
     return value, 0.5 * 10 ** -len(shown.partition(".")[2])

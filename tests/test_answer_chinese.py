@@ -314,7 +314,7 @@ def test_the_allow_list_stays_short() -> None:
 def test_a_formula_is_shown_from_formulas_toml_and_never_in_english_in_chinese(
     monkeypatch,  # noqa: ANN001
 ) -> None:
-    from advisor import render as rendering
+    from advisor import wording as rendering
     from advisor.models import Term
 
     term = Term(

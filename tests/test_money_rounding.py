@@ -1,5 +1,5 @@
 """Money is shown without false precision, by the one function that formats it
-(advisor/render.figure): whole units from 100 up, else three significant digits."""
+(advisor/units.py figure): whole units from 100 up, else three significant digits."""
 
 from __future__ import annotations
 
