@@ -208,16 +208,21 @@ def test_allegro_decodes_tiled_whether_asked_or_not() -> None:
     assert ws.bytes == pytest.approx(tiled_stage + ws.output_bytes)
 
 
-def test_video_entries_keep_the_generic_guess_unchanged() -> None:
-    """The new video DiTs' bytes per token / sqrt(params) stay under LTX-Video's, the
-    largest, which the guess for an unnamed video DiT takes."""
+def test_the_generic_video_guess_is_the_largest_catalogued_working_set() -> None:
+    """An unnamed video DiT takes the largest bytes per token / sqrt(params) among the
+    catalogued ones (it errs high); today that is Cosmos-Predict1 7B's, just above
+    LTX-Video's: an entry that raises it again moves every unnamed video answer, so it is
+    pinned here."""
     from advisor.memory.video_generic import bytes_per_token_per_sqrt_b
 
-    ltx = catalog.models()["ltx-video"].diffusion
-    assert ltx is not None
-    assert bytes_per_token_per_sqrt_b() == pytest.approx(
-        ltx.denoiser_act_bytes_per_token / ltx.denoiser_params_b**0.5
-    )
+    def ratio(model_id: str) -> float:
+        d = catalog.models()[model_id].diffusion
+        assert d is not None
+        return d.denoiser_act_bytes_per_token / d.denoiser_params_b**0.5
+
+    guess = bytes_per_token_per_sqrt_b()
+    assert guess == pytest.approx(ratio("cosmos-predict1-7b-text2world"))
+    assert guess > ratio("ltx-video") > ratio("cogvideox-2b")
 
 
 @pytest.mark.parametrize(
