@@ -44,14 +44,40 @@ def _logprob_logits(t: TrainingSetup, acc: Breakdown) -> int:
 
 def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, float]:
     """Saved activations under the checkpointing recipe, and the loss's logits: (saved,
-    logits, one layer's backward transient, the checkpoints themselves)."""
-    w, arch, tokens, layers = t.w, t.arch, t.tokens, t.layers
+    logits, one layer's backward transient, the checkpoints themselves). Each family of
+    terms is its own function: the bytes a layer saves a token (`_saved_bytes_per_token`),
+    what the checkpointing recipe keeps of them (`_add_saved_activations`), the loss's
+    logits by loss path (`_add_loss_logits`) and DINOv2's reference scores
+    (`reference_scores`)."""
+    reference = encoder.reference_score_bytes(t.w, t.spec, t.fmt, t.compute)
+    per_layer_tok, seq_eff, sp_loss = _saved_bytes_per_token(t, acc, reference)
+    a_b, one_block, ckpt = _add_saved_activations(t, acc, per_layer_tok, seq_eff, sp_loss)
+    logits_b = 0
+    if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
+        logits_b, scores_follow = _add_loss_logits(t, acc)
+        if not scores_follow:
+            return a_b, logits_b, one_block / 2, ckpt
+    transient = one_block / 2  # backward of one layer: gradients of its activations
+    if reference is not None:
+        scores_b, scores_transient = reference_scores(t, acc, reference)
+        a_b += scores_b
+        transient += scores_transient
+    return a_b, logits_b, transient, ckpt
+
+
+def _saved_bytes_per_token(
+    t: TrainingSetup, acc: Breakdown, reference: float | None
+) -> tuple[float, int, float]:
+    """What one layer saves for backward a token (Korthikanti 2022), with what the stack
+    adds or removes: Liger's fused kernels, sequence-parallel gathers, PEFT's fp32 adapter
+    inputs, the legacy bitsandbytes layer's kept input. (bytes a token a layer, the
+    sequence length it runs, the loss's sequence-parallel bytes a token)."""
+    w, arch = t.w, t.arch
     dropout = (t.spec is not None and t.spec.family in ENCODER_FAMILIES) or (
         t.model.kind == Kind.classic
     )
     seq_eff = t.seq + (200 if w.mode == Mode.prompt_tuning else 0)
     attention = t.attention
-    reference = encoder.reference_score_bytes(w, t.spec, t.fmt, t.compute)
     if reference is not None:
         # DINOv2's own blocks: no dropout, and their score matrices are a term of their own
         # (reference_scores below), the rest of the block as any block's.
@@ -74,6 +100,18 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         kept = t.elem if t.compute == "fp32" or t.elem <= 2.5 else 2.0
         per_layer_tok += quantizers.bnb_legacy_saved_bytes_per_token(arch, kept) / t.tp
         acc.assume("qlora_kernel", "bnb_keeps_inputs")
+    return per_layer_tok, seq_eff, sp_loss
+
+
+def _add_saved_activations(
+    t: TrainingSetup, acc: Breakdown, per_layer_tok: float, seq_eff: int, sp_loss: float
+) -> tuple[int, float, float]:
+    """The activations term under the checkpointing recipe: every layer's (none), the
+    layer inputs and one layer recomputed (full checkpointing, on the card or offloaded),
+    or torchtitan's selective share; DoRA's weight-norm products and the loss's
+    sequence-parallel gathers on top. (bytes added, one block's activations, the
+    checkpoints themselves)."""
+    w, arch, tokens, layers = t.w, t.arch, t.tokens, t.layers
     one_layer = per_layer_tok * t.batch * seq_eff
     # A recomputed block (and its backward) holds one micro-batch: under pipeline
     # parallelism the schedule runs backward micro-batch by micro-batch.
@@ -107,88 +145,90 @@ def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, 
         saved += sp_loss * tokens // t.pp
         formula += " + sequence-parallel gathers"
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
-        a_b = acc.add("activations", saved, "")
-    else:
-        a_b = acc.add(
-            "activations",
-            saved,
-            formula,
-            key="activations."
-            + (
-                "selective"
-                if t.gc and w.selective_checkpointing
-                else "checkpointed"
-                if t.gc
-                else "full"
-            ),
-            layers=layers,
-            tokens=tokens,
-            kib_per_token_layer=round(per_layer_tok / 1024, 1),
-            fraction=round(fraction, 2),
-        )
-    logits_b = 0
+        return acc.add("activations", saved, ""), one_block, ckpt
+    a_b = acc.add(
+        "activations",
+        saved,
+        formula,
+        key="activations."
+        + (
+            "selective"
+            if t.gc and w.selective_checkpointing
+            else "checkpointed"
+            if t.gc
+            else "full"
+        ),
+        layers=layers,
+        tokens=tokens,
+        kib_per_token_layer=round(per_layer_tok / 1024, 1),
+        fraction=round(fraction, 2),
+    )
+    return a_b, one_block, ckpt
+
+
+def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
+    """A language model's loss logits by loss path: log-probs of the completion only,
+    none under Cut Cross-Entropy, Liger's fused chunk, a chunked loss, or transformers'
+    full fp32 upcast. (bytes added, whether DINOv2's reference scores are still counted
+    after them: the completion-only, Liger and lean paths returned before that term, and
+    still do.)"""
+    w, arch = t.w, t.arch
     # Under pipeline parallelism the last stage runs the loss one micro-batch at a time
     # (torch.distributed.pipelining schedules), and torchtitan splits the local batch into
     # as many micro-batches as pipeline ranks by default (config_manager.py 2024-12:
     # "The default value will be the number of pipeline stages").
-    tokens = max(tokens // t.pp, 1)
-    if w.loss_tokens is not None and not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
-        return a_b, _logprob_logits(t, acc), one_block / 2, ckpt
-    if not (t.spec is not None and t.spec.family in ENCODER_FAMILIES):
-        # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
-        # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
-        # 2026-11-30 against transformers' loss_utils.ForCausalLMLoss (v4.46+): it upcasts
-        # the whole [tokens, vocab] tensor (`logits = logits.float()`, not per chunk) and
-        # pads the labels instead of copying shifted logits; the peak is the log-softmax
-        # backward: its saved fp32 output + nll's fp32 gradient + the fp32 gradient it
-        # returns = 12 B per logit. Only torchtune's CEWithChunkedOutputLoss, Liger and
-        # Unsloth (CUT_CROSS_ENTROPY_FRAMEWORKS) avoid the full fp32 tensor.
-        # (by the matmuls' dtype, not the saved activations': an fp32 residual stream under
-        # a bitsandbytes model still gives 16-bit logits under autocast)
-        per = 2.5 if w.chunked_loss else (12.0 if t.compute != "fp32" else 16.0)
-        if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
-            per = 0.0  # logits are never materialized: a vocabulary chunk at a time
-        elif w.liger_kernel:
-            lm_head_trains = t.full or w.trainable_embeddings
-            liger = distributed.liger_loss_bytes(arch, tokens, lm_head_trains, t.param_bytes)
-            logits_b = acc.add(
-                "logits",
-                liger / t.tp,
-                f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
-                key="logits.liger",
-                tokens=tokens,
-                vocab=arch.vocab,
-            )
-            return a_b, logits_b, one_block / 2, ckpt
-        elif not w.chunked_loss:
-            # The loss path by transformers era, checked against the code 2026-11-30:
-            # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
-            # copy, CrossEntropyLoss) holds fp32 logits + the shifted copy + log-softmax's
-            # output at the forward's end, and log-softmax's saved output + the incoming and
-            # outgoing gradients in backward: 12 B per logit, as the modern path (the 16-bit
-            # logits are freed by the upcast; Trainer.compute_loss drops the outputs before
-            # backward). Remote-code models of that era (Qwen-7B modeling_qwen.py, GPT-2
-            # style) shift and cross-entropy the 16-bit logits: 6 B. So the modern figure
-            # bounds both; the assumption says which path it is.
-            acc.assume("loss_path", "fp32_logits")
-        logits = tokens * arch.vocab * per / t.tp
-        if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
-            return a_b, acc.add("logits", logits, ""), one_block / 2, ckpt
+    tokens = max(t.tokens // t.pp, 1)
+    if w.loss_tokens is not None:
+        return _logprob_logits(t, acc), False
+    # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
+    # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
+    # 2026-11-30 against transformers' loss_utils.ForCausalLMLoss (v4.46+): it upcasts
+    # the whole [tokens, vocab] tensor (`logits = logits.float()`, not per chunk) and
+    # pads the labels instead of copying shifted logits; the peak is the log-softmax
+    # backward: its saved fp32 output + nll's fp32 gradient + the fp32 gradient it
+    # returns = 12 B per logit. Only torchtune's CEWithChunkedOutputLoss, Liger and
+    # Unsloth (CUT_CROSS_ENTROPY_FRAMEWORKS) avoid the full fp32 tensor.
+    # (by the matmuls' dtype, not the saved activations': an fp32 residual stream under
+    # a bitsandbytes model still gives 16-bit logits under autocast)
+    per = 2.5 if w.chunked_loss else (12.0 if t.compute != "fp32" else 16.0)
+    if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+        per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+    elif w.liger_kernel:
+        lm_head_trains = t.full or w.trainable_embeddings
+        liger = distributed.liger_loss_bytes(arch, tokens, lm_head_trains, t.param_bytes)
         logits_b = acc.add(
             "logits",
-            logits,
-            f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
-            key="logits.chunked" if w.chunked_loss else "logits",
+            liger / t.tp,
+            f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
+            key="logits.liger",
             tokens=tokens,
             vocab=arch.vocab,
-            bytes_per_logit=per,
         )
-    transient = one_block / 2  # backward of one layer: gradients of its activations
-    if reference is not None:
-        scores_b, scores_transient = reference_scores(t, acc, reference)
-        a_b += scores_b
-        transient += scores_transient
-    return a_b, logits_b, transient, ckpt
+        return logits_b, False
+    elif not w.chunked_loss:
+        # The loss path by transformers era, checked against the code 2026-11-30:
+        # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
+        # copy, CrossEntropyLoss) holds fp32 logits + the shifted copy + log-softmax's
+        # output at the forward's end, and log-softmax's saved output + the incoming and
+        # outgoing gradients in backward: 12 B per logit, as the modern path (the 16-bit
+        # logits are freed by the upcast; Trainer.compute_loss drops the outputs before
+        # backward). Remote-code models of that era (Qwen-7B modeling_qwen.py, GPT-2
+        # style) shift and cross-entropy the 16-bit logits: 6 B. So the modern figure
+        # bounds both; the assumption says which path it is.
+        acc.assume("loss_path", "fp32_logits")
+    logits = tokens * arch.vocab * per / t.tp
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("logits", logits, ""), False
+    logits_b = acc.add(
+        "logits",
+        logits,
+        f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
+        key="logits.chunked" if w.chunked_loss else "logits",
+        tokens=tokens,
+        vocab=arch.vocab,
+        bytes_per_logit=per,
+    )
+    return logits_b, True
 
 
 def reference_scores(t: TrainingSetup, acc: Breakdown, per_score: float) -> tuple[int, float]:
