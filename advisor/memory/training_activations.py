@@ -42,6 +42,21 @@ def _logprob_logits(t: TrainingSetup, acc: Breakdown) -> int:
     )
 
 
+def _liger_logits(t: TrainingSetup, acc: Breakdown, tokens: int) -> int:
+    """Liger's fused linear cross-entropy: one logit chunk and the input's gradient, never
+    the whole logits (distributed.liger_loss_bytes)."""
+    lm_head_trains = t.full or t.w.trainable_embeddings
+    liger = distributed.liger_loss_bytes(t.arch, tokens, lm_head_trains, t.param_bytes)
+    return acc.add(
+        "logits",
+        liger / t.tp,
+        f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
+        key="logits.liger",
+        tokens=tokens,
+        vocab=t.arch.vocab,
+    )
+
+
 def add_activations(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float, float]:
     """Saved activations under the checkpointing recipe, and the loss's logits: (saved,
     logits, one layer's backward transient, the checkpoints themselves). Each family of
@@ -194,17 +209,7 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
         per = 0.0  # logits are never materialized: a vocabulary chunk at a time
     elif w.liger_kernel:
-        lm_head_trains = t.full or w.trainable_embeddings
-        liger = distributed.liger_loss_bytes(arch, tokens, lm_head_trains, t.param_bytes)
-        logits_b = acc.add(
-            "logits",
-            liger / t.tp,
-            f"Liger fused linear cross-entropy: one logit chunk + grad_input over {tokens} tokens",
-            key="logits.liger",
-            tokens=tokens,
-            vocab=arch.vocab,
-        )
-        return logits_b, False
+        return _liger_logits(t, acc, tokens), False
     elif not w.chunked_loss:
         # The loss path by transformers era, checked against the code 2026-11-30:
         # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
