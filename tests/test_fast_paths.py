@@ -293,7 +293,7 @@ def test_recommendations_built_without_validation_are_what_validation_builds() -
 
 
 def test_pitfalls_built_without_validation_are_what_validation_builds() -> None:
-    """pitfalls._p constructs each Pitfall from values of the field types: validating the
+    """pitfalls.pitfall.pitfall constructs each Pitfall from values of the field types: validating the
     same arguments gives an equal model with the same fields set."""
     from advisor.pitfalls import Pitfall
 

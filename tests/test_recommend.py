@@ -275,7 +275,7 @@ def test_pretraining_on_a_cheap_card_takes_days_and_the_fastest_card_is_much_qui
     three days (pitfall: too little compute) but finishes within a week (picks are held to
     that, D21); the fastest pick finishes far sooner. At torchtitan's 30% MFU one A100 40GB
     PCIe (133 h at 40%) is past the week, so the cheapest is now several cards, warned about
-    only past the week (pitfalls._slow_hours)."""
+    only past the week (pitfalls.card.slow_hours)."""
     rec = _rec("pretrain 1b data 10b tokens")
     beside = {n.code for n in rec.cheapest.notes}  # said under the pick itself
     assert rec.cheapest.train_hours > 72

@@ -1,0 +1,53 @@
+"""What the model itself brings: a mixture of experts' total parameters, a context past its
+window, a sub-4-bit format's quality, a pipeline's own memory levers from its authors'
+guide."""
+
+from __future__ import annotations
+
+from advisor.catalog import find_format, find_model
+from advisor.models import EstimateResult, Kind
+from advisor.pitfalls.pitfall import pitfall
+from advisor.types import Pitfall, pitfall_texts
+
+
+def model_notes(result: EstimateResult) -> list[Pitfall]:
+    """A mixture of experts' total parameters (all held, a few active), and a context asked
+    past the model's window."""
+    w, model = result.workload, result.model
+    out: list[Pitfall] = []
+    arch = model.arch
+    if arch is not None and arch.experts:
+        out.append(
+            pitfall(
+                "moe_total_params",
+                total=f"{model.params_b:g}B",
+                active=f"{model.active_params_b:g}B",
+            )
+        )
+    asked = w.seq_len if w.mode.is_training else w.context_tokens
+    if arch is not None and model.kind == Kind.llm and asked and asked > arch.max_context_tokens:
+        out.append(
+            pitfall(
+                "beyond_model_context", model=model.name, max=arch.max_context_tokens, asked=asked
+            )
+        )
+    return out
+
+
+def low_bit_quality(result: EstimateResult) -> list[Pitfall]:
+    """A weights format under 4 bits: what it costs in quality."""
+    w = result.workload
+    fmt = find_format(w.weights_format) if w.weights_format else None
+    if fmt is not None and fmt.bits < 4.0:
+        return [pitfall("low_bit_quality", fmt=fmt.id)]
+    return []
+
+
+def own_levers(result: EstimateResult) -> list[Pitfall]:
+    """The pipeline's own memory levers from its authors' guide (data/pitfalls.toml
+    [own_levers], by catalog family), for a card that is tight or short."""
+    spec = find_model(result.model.id) if result.model.id else None
+    levers = pitfall_texts()["own_levers"]["families"].get(spec.family if spec else "")
+    if levers is None:
+        return []
+    return [pitfall("own_levers", {"text": {"zh": levers["zh"], "en": levers["en"]}})]
