@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from advisor import catalog
 from advisor.models import Kind, Mode, Workload
 from advisor.parse import vocab
+from advisor.parse.backbone_depth import pick_depth
 from advisor.parse.names import family_model
 from advisor.parse.platform import platform_runtime, vague_quant_runtime
 from advisor.parse.question import decide_kind
@@ -63,6 +64,9 @@ class ParsedQuery(BaseModel):
     # name ("mask2former", letters around digits), as typed. The figures are for the model
     # read, which may be only a part of the one asked: the answer says so first.
     unread_name: str | None = None
+    # "mask rcnn R101-FPN": a backbone depth the catalog has no entry of for the model read
+    # (parse/backbone_depth.py), as "R101": the answer says first the figures are another depth's
+    unread_depth: str | None = None
     # "3090或4090 跑 qwen2.5-14b", "a100 vs h100": more cards named as alternatives, each
     # (catalog id, count or None for the first card's). The first is the setup judged; the
     # answer gives each of these its own line, so no card the user named is dropped.
@@ -398,6 +402,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
     check_unknown_model(r, ignored)
     understood = list(s.understood)
     pick_model(r, assumed)
+    depth, ignored = pick_depth(r, s.original, ignored)
     fields = workload_fields(r, assumed, ignored)
     if kind == "serve" and Mode(fields.get("mode", Mode.inference)).is_training:
         kind = _training_not_served(fields, assumed)
@@ -418,6 +423,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         unrecognized=_unrecognized(r),
         unknown_card=_unknown_card(r, ignored),
         unread_name=unread_name(ignored),
+        unread_depth=depth,
         other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
         question_kind=kind,
         cues=sorted(r.cues),
