@@ -172,7 +172,10 @@ def estimate_inference(
     load: str = "bf16",
 ) -> Estimate:
     """`picked`: `pick_runtime(w, model.kind, fmt)` when the caller has it; `load`: the
-    dtype the model is loaded in (quantizers.load_dtype)."""
+    dtype the model is loaded in (quantizers.load_dtype). The run's lengths
+    (`_prompt_and_context`), its KV cache's dtype (`_default_kv_dtype`, `_kv_dtype_asked`),
+    what its runtime allocates (`_allocate`) and the reserve and band on top
+    (`_finish_inference`) are each their own step."""
     if encoder.is_vision_encoder(spec) and w.mode != Mode.load_only:
         # An image encoder has no KV cache and no vocabulary logits (encoder.py).
         return encoder.estimate_encoder(
@@ -184,41 +187,13 @@ def estimate_inference(
     batch = w.batch_size or 1
     if w.batch_size is None and w.concurrency is None:
         acc.assume("batch_size", 1)
-    if w.context_tokens:
-        prompt = w.prompt_tokens or max(w.context_tokens - (w.new_tokens or 0), 1)
-        context = w.context_tokens
-    elif w.prompt_tokens is not None or w.new_tokens is not None:
-        prompt = w.prompt_tokens or 1
-        context = prompt + (w.new_tokens or 0)
-    else:
-        context = min(4096, arch.max_context_tokens)
-        prompt = context
-        acc.assume("context_tokens", context)
-    # Images (VLM) and audio frames (Whisper) are prompt tokens to the decoder.
-    media = multimodal.extra_prompt_tokens(model.id, w, acc)
-    prompt, context = prompt + media, context + media
-    kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
-    if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
-        kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
-    elif runtime == Runtime.exllamav2 and w.kv_cache_dtype is None:
-        kv_dtype = "fp16"  # ExLlamaV2Cache and ExLlama v1's ExLlamaCache: torch.float16
-    elif runtime == Runtime.transformers and w.kv_cache_dtype is None and load != "bf16":
-        # transformers' caches take the key/value states' dtype: the model's (DynamicCache),
-        # fp16 under bitsandbytes unless told, fp32 for a model loaded in fp32
-        kv_dtype = load
+    prompt, context = _prompt_and_context(w, model, arch, acc)
+    kv_dtype = _default_kv_dtype(w, runtime, fmt, load)
     if fmt not in FLOAT_FORMATS and load == "fp32":
         # quantized weights loaded in float32: what stays unquantized is fp32 (quantizers.toml)
         acc.assume("load_dtype", load)
-    if w.kv_cache_dtype is None and w.mode != Mode.load_only:
-        acc.assume("kv_cache_dtype", kv_dtype)
-    elif w.mode != Mode.load_only:
-        kv_dtype, how = runtime_kv_dtype(runtime.value, kv_dtype)
-        if runtime == Runtime.ollama and w.attention == Attention.eager and kv_dtype != "fp16":
-            # OLLAMA_FLASH_ATTENTION=0: Ollama ignores OLLAMA_KV_CACHE_TYPE and keeps f16
-            acc.assume("kv_cache_without_flash_attention", f"{w.kv_cache_dtype} → fp16")
-            kv_dtype, how = "fp16", None
-        if how is not None:  # e.g. int8 asked under vLLM, which offers fp8 only
-            acc.assume("kv_cache_dtype_unsupported", f"{w.kv_cache_dtype} → {kv_dtype} ({how})")
+    if w.mode != Mode.load_only:
+        kv_dtype = _kv_dtype_asked(w, runtime, kv_dtype, acc)
     setup = InferenceSetup(
         w=w,
         model=model,
@@ -240,6 +215,64 @@ def estimate_inference(
         load_dtype=load,
         encoder_tokens=min(multimodal.encoder_frames(model.id), max(prompt - 1, 0)),
     )
+    return _finish_inference(setup, acc, _allocate(setup, acc), par)
+
+
+def _prompt_and_context(
+    w: Workload, model: ResolvedModel, arch: Architecture, acc: Breakdown
+) -> tuple[int, int]:
+    """The prompt and the whole context in tokens: as asked (a context, or a prompt and its
+    new tokens), else 4096 (or the model's window) said as assumed; images (VLM) and audio
+    frames (Whisper) are prompt tokens to the decoder on top."""
+    if w.context_tokens:
+        prompt = w.prompt_tokens or max(w.context_tokens - (w.new_tokens or 0), 1)
+        context = w.context_tokens
+    elif w.prompt_tokens is not None or w.new_tokens is not None:
+        prompt = w.prompt_tokens or 1
+        context = prompt + (w.new_tokens or 0)
+    else:
+        context = min(4096, arch.max_context_tokens)
+        prompt = context
+        acc.assume("context_tokens", context)
+    # Images (VLM) and audio frames (Whisper) are prompt tokens to the decoder.
+    media = multimodal.extra_prompt_tokens(model.id, w, acc)
+    return prompt + media, context + media
+
+
+def _default_kv_dtype(w: Workload, runtime: Runtime, fmt: str, load: str) -> str:
+    """The KV cache's dtype when none is asked, as each runtime picks it."""
+    kv_dtype = w.kv_cache_dtype or ("fp16" if fmt in ("fp16", "fp32") else "bf16")
+    if runtime in LLAMACPP_FAMILY and w.kv_cache_dtype is None:
+        kv_dtype = "fp16"  # llama.cpp's -ctk/-ctv default f16
+    elif runtime == Runtime.exllamav2 and w.kv_cache_dtype is None:
+        kv_dtype = "fp16"  # ExLlamaV2Cache and ExLlama v1's ExLlamaCache: torch.float16
+    elif runtime == Runtime.transformers and w.kv_cache_dtype is None and load != "bf16":
+        # transformers' caches take the key/value states' dtype: the model's (DynamicCache),
+        # fp16 under bitsandbytes unless told, fp32 for a model loaded in fp32
+        kv_dtype = load
+    return kv_dtype
+
+
+def _kv_dtype_asked(w: Workload, runtime: Runtime, kv_dtype: str, acc: Breakdown) -> str:
+    """The default said as assumed; an asked dtype as the runtime takes it (the nearest it
+    offers, Ollama's f16 without flash attention), said where it differs."""
+    if w.kv_cache_dtype is None:
+        acc.assume("kv_cache_dtype", kv_dtype)
+        return kv_dtype
+    kv_dtype, how = runtime_kv_dtype(runtime.value, kv_dtype)
+    if runtime == Runtime.ollama and w.attention == Attention.eager and kv_dtype != "fp16":
+        # OLLAMA_FLASH_ATTENTION=0: Ollama ignores OLLAMA_KV_CACHE_TYPE and keeps f16
+        acc.assume("kv_cache_without_flash_attention", f"{w.kv_cache_dtype} → fp16")
+        kv_dtype, how = "fp16", None
+    if how is not None:  # e.g. int8 asked under vLLM, which offers fp8 only
+        acc.assume("kv_cache_dtype_unsupported", f"{w.kv_cache_dtype} → {kv_dtype} ({how})")
+    return kv_dtype
+
+
+def _allocate(setup: InferenceSetup, acc: Breakdown) -> int:
+    """What the runtime allocates, in its own terms (one module per runtime), with the
+    reference Whisper's load and a load-then-quantize peak on top."""
+    w, runtime = setup.w, setup.runtime
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)
     elif runtime in SERVING_ENGINES:
@@ -255,7 +288,16 @@ def estimate_inference(
     if whisper.is_reference_whisper(setup.framework):
         allocated = whisper.load(setup, acc, allocated)
     if w.quantize_after_load and setup.weight_bits < 16:
-        allocated = load_peak(acc, allocated, model.params_b * 1e9 * 2 / split)
+        allocated = load_peak(acc, allocated, setup.model.params_b * 1e9 * 2 / setup.split)
+    return allocated
+
+
+def _finish_inference(
+    setup: InferenceSetup, acc: Breakdown, allocated: int, par: Parallelism
+) -> Estimate:
+    """The total: transformers' stacked-cache reserve, the collectives' buffers off a
+    serving engine, llama.cpp's own context, the band; and the KV bytes a token."""
+    w, runtime, model, spec = setup.w, setup.runtime, setup.model, setup.spec
     reserve = 0
     if (
         runtime == Runtime.transformers
