@@ -354,49 +354,16 @@ def multiscale_crop_canvas(width: int, height: int) -> tuple[int, int]:
 def estimate_classic_cnn(
     w: Workload, model: ResolvedModel, spec: ModelSpec | None, acc: Breakdown
 ) -> Estimate:
+    """A CNN, detector or segmentor: its weights, in training the AMP recipe's state
+    (`_add_training_state`), and a batch of one sample's activations (`_per_sample_bytes`)."""
     params = model.params_b * 1e9
-    fmt = default_format(w, spec, acc) if w.weights_format else "fp32"
-    amp = w.mixed_precision or (w.compute_dtype in ("fp16", "bf16"))
-    if w.mode.is_training and fmt in ("fp16", "bf16") and w.mixed_precision is not False:
-        # (seg, 2026-12-01) "fp16 training" of a CNN / segmentor / detector is AMP in the
-        # stacks they train in (mmcv's AmpOptimWrapper, Ultralytics amp=True, detectron2
-        # AMP, torch.autocast): fp32 weights and optimizer, 16-bit activations. Without this
-        # the weights were halved and the activations kept at fp32.
-        fmt, amp = "fp32", True
-        acc.assume("training_recipe", "amp_fp32_master")
-    elif w.mode.is_training and trains_in_amp_by_default(w, spec):
-        amp = True
-        acc.assume("training_recipe", "amp_trainer_default")
+    fmt, amp = _precision_recipe(w, spec, acc)
     default_batch = default_batch_for(w, spec)
     batch = w.batch_size or default_batch
     if w.batch_size is None:
         acc.assume("batch_size", default_batch)
-    if spec and spec.activation_bytes_per_sample:
-        per_sample, ref = float(spec.activation_bytes_per_sample), spec.reference_input or 224
-    elif is_uncatalogued_dense_prediction(w, spec):
-        per_sample, ref = dense_prediction_bytes_per_sample(acc)
-    else:
-        per_sample, ref = fallback_activation_bytes_per_sample(params)
-    # More classes than the figure was measured with add their logits per reference pixel;
-    # fewer take nothing away (data/classic_activations.toml [segmentation_classes]).
-    class_px = segmentation_class_bytes_per_pixel(w, spec)
-    if class_px > 0:
-        per_sample += class_px * ref * ref
-    width, height = input_size(w, spec, ref, acc)
+    per_sample, (width, height), amp_share = _per_sample_bytes(w, spec, params, amp, acc)
     size = f"{width}x{height}"
-    # Convolutional activations scale with the input area; AMP halves most of them (batch
-    # norm statistics and the loss stay fp32).
-    amp_share = 0.55 if amp else 1.0
-    per_sample = scale_to_input(per_sample, spec, width * height / ref**2, amp_share)
-    bn_bytes = openmmlab_bn_bytes(w, spec, width, height)
-    if bn_bytes is None:
-        per_sample *= stack_activation_factor(w, spec)
-    else:
-        per_sample += bn_bytes * amp_share
-    # The loss runs in fp32 under AMP too (mmdet's force_fp32 on the head's loss).
-    per_sample = max(
-        per_sample * 0.5, per_sample - fused_focal_loss_saving_bytes(w, spec, width, height)
-    )
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     allocated = acc.add(
         "weights",
@@ -408,49 +375,7 @@ def estimate_classic_cnn(
     )
     if w.mode.is_training:
         say_what_the_stack_logs(w, spec, acc)
-        if amp and fmt == "fp32":
-            # autocast keeps the 16-bit cast of every fp32 leaf weight a conv / linear reads
-            # for the whole forward (its cast cache), and each conv saves it for backward:
-            # the same term as the transformer recipes' (training.py compute_copy)
-            allocated += acc.add(
-                "compute_copy",
-                params * 2,
-                f"{params / 1e9:g}B x 2 B autocast 16-bit copy of fp32 weights",
-                params_b=round(params / 1e9, 3),
-                cards=1,
-            )
-        opt = w.optimizer or Optimizer(run_defaults(w, spec).get("default_optimizer", "adamw"))
-        if w.optimizer is None:
-            acc.assume("optimizer", opt.value)
-        allocated += acc.add(
-            "gradients",
-            params * 4,
-            "fp32 gradients",
-            params_m=round(params / 1e6, 1),
-            bytes_per_param=4,
-            shards=1,
-        )
-        if w.parallelism == Parallelism.ddp and w.num_gpus > 1:
-            # DDP all-reduces gradients through flat buckets that hold a second copy of
-            # them (torch DistributedDataParallel, gradient_as_bucket_view=False by
-            # default; the same term as the transformer recipes' ddp_buckets).
-            allocated += acc.add(
-                "ddp_buckets",
-                params * 4,
-                "DDP gradient buckets (a second copy of the gradients)",
-                params_m=round(params / 1e6, 1),
-                bytes_per_param=4,
-            )
-        per = optimizer_state_bytes_per_param(opt, 4, False)
-        allocated += acc.add(
-            "optimizer",
-            params * per,
-            opt.value,
-            params_m=round(params / 1e6, 1),
-            bytes_per_param=per,
-            optimizer=opt.value,
-            shards=1,
-        )
+        allocated += _add_training_state(w, spec, acc, params, fmt, amp)
         allocated += acc.add(
             "activations",
             batch * per_sample,
@@ -472,3 +397,104 @@ def estimate_classic_cnn(
     return finish(
         acc, allocated, w, w.mode.is_training, family_band(Kind.classic, w.mode.is_training)
     )
+
+
+def _precision_recipe(w: Workload, spec: ModelSpec | None, acc: Breakdown) -> tuple[str, bool]:
+    """The weights' format, and whether autocast runs (asked, or the trainer's default)."""
+    fmt = default_format(w, spec, acc) if w.weights_format else "fp32"
+    amp = w.mixed_precision or (w.compute_dtype in ("fp16", "bf16"))
+    if w.mode.is_training and fmt in ("fp16", "bf16") and w.mixed_precision is not False:
+        # (seg, 2026-12-01) "fp16 training" of a CNN / segmentor / detector is AMP in the
+        # stacks they train in (mmcv's AmpOptimWrapper, Ultralytics amp=True, detectron2
+        # AMP, torch.autocast): fp32 weights and optimizer, 16-bit activations. Without this
+        # the weights were halved and the activations kept at fp32.
+        fmt, amp = "fp32", True
+        acc.assume("training_recipe", "amp_fp32_master")
+    elif w.mode.is_training and trains_in_amp_by_default(w, spec):
+        amp = True
+        acc.assume("training_recipe", "amp_trainer_default")
+    return fmt, bool(amp)
+
+
+def _per_sample_bytes(
+    w: Workload, spec: ModelSpec | None, params: float, amp: bool, acc: Breakdown
+) -> tuple[float, tuple[int, int], float]:
+    """One sample's activations, measured at a reference input (or a fallback) and scaled to
+    the input asked, with the stack's terms. (bytes, (width, height), the share AMP keeps)."""
+    if spec and spec.activation_bytes_per_sample:
+        per_sample, ref = float(spec.activation_bytes_per_sample), spec.reference_input or 224
+    elif is_uncatalogued_dense_prediction(w, spec):
+        per_sample, ref = dense_prediction_bytes_per_sample(acc)
+    else:
+        per_sample, ref = fallback_activation_bytes_per_sample(params)
+    # More classes than the figure was measured with add their logits per reference pixel;
+    # fewer take nothing away (data/classic_activations.toml [segmentation_classes]).
+    class_px = segmentation_class_bytes_per_pixel(w, spec)
+    if class_px > 0:
+        per_sample += class_px * ref * ref
+    width, height = input_size(w, spec, ref, acc)
+    # Convolutional activations scale with the input area; AMP halves most of them (batch
+    # norm statistics and the loss stay fp32).
+    amp_share = 0.55 if amp else 1.0
+    per_sample = scale_to_input(per_sample, spec, width * height / ref**2, amp_share)
+    bn_bytes = openmmlab_bn_bytes(w, spec, width, height)
+    if bn_bytes is None:
+        per_sample *= stack_activation_factor(w, spec)
+    else:
+        per_sample += bn_bytes * amp_share
+    # The loss runs in fp32 under AMP too (mmdet's force_fp32 on the head's loss).
+    per_sample = max(
+        per_sample * 0.5, per_sample - fused_focal_loss_saving_bytes(w, spec, width, height)
+    )
+    return per_sample, (width, height), amp_share
+
+
+def _add_training_state(
+    w: Workload, spec: ModelSpec | None, acc: Breakdown, params: float, fmt: str, amp: bool
+) -> int:
+    """Autocast's 16-bit weight copies, fp32 gradients, DDP's buckets, the optimizer."""
+    allocated = 0
+    if amp and fmt == "fp32":
+        # autocast keeps the 16-bit cast of every fp32 leaf weight a conv / linear reads
+        # for the whole forward (its cast cache), and each conv saves it for backward:
+        # the same term as the transformer recipes' (training.py compute_copy)
+        allocated += acc.add(
+            "compute_copy",
+            params * 2,
+            f"{params / 1e9:g}B x 2 B autocast 16-bit copy of fp32 weights",
+            params_b=round(params / 1e9, 3),
+            cards=1,
+        )
+    opt = w.optimizer or Optimizer(run_defaults(w, spec).get("default_optimizer", "adamw"))
+    if w.optimizer is None:
+        acc.assume("optimizer", opt.value)
+    allocated += acc.add(
+        "gradients",
+        params * 4,
+        "fp32 gradients",
+        params_m=round(params / 1e6, 1),
+        bytes_per_param=4,
+        shards=1,
+    )
+    if w.parallelism == Parallelism.ddp and w.num_gpus > 1:
+        # DDP all-reduces gradients through flat buckets that hold a second copy of
+        # them (torch DistributedDataParallel, gradient_as_bucket_view=False by
+        # default; the same term as the transformer recipes' ddp_buckets).
+        allocated += acc.add(
+            "ddp_buckets",
+            params * 4,
+            "DDP gradient buckets (a second copy of the gradients)",
+            params_m=round(params / 1e6, 1),
+            bytes_per_param=4,
+        )
+    per = optimizer_state_bytes_per_param(opt, 4, False)
+    allocated += acc.add(
+        "optimizer",
+        params * per,
+        opt.value,
+        params_m=round(params / 1e6, 1),
+        bytes_per_param=per,
+        optimizer=opt.value,
+        shards=1,
+    )
+    return allocated
