@@ -56,12 +56,15 @@ def picks(rec: Recommendation) -> list:
     return [o for o in (rec.cheapest, rec.best_value, rec.fastest) if o is not None]
 
 
-def pick_state(o) -> str:  # noqa: ANN001
+def pick_state(o, verdict=None) -> str:  # noqa: ANN001
+    """fits / tight / no_fit / blocked by the figure; a verdict that is tight only with
+    the lazy CUDA context (PyTorch 2.1+) is judged on its figure with that context."""
     if o.blocked:
         return "blocked"
-    if o.per_gpu_bytes > o.usable_bytes * (1 - MIN_FREE):
+    need = getattr(verdict, "lazy_context_bytes", None) or o.per_gpu_bytes
+    if need > o.usable_bytes * (1 - MIN_FREE):
         return "no_fit"
-    return "tight" if o.per_gpu_bytes > o.usable_bytes * (1 - HEADROOM) else "fits"
+    return "tight" if need > o.usable_bytes * (1 - HEADROOM) else "fits"
 
 
 def near_enough(shown: float, computed: float) -> bool:

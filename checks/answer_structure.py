@@ -34,10 +34,12 @@ def check_structure(parsed, rec: Recommendation) -> list[Problem]:  # noqa: ANN0
         if v is not None and v.state == "split":
             if h.fits or pick_state(h) not in ("fits", "tight"):
                 out.append(("fits_verdict", f"split verdict beside fits={h.fits}, {pick_state(h)}"))
-        elif v is not None and v.state != "blocked" and v.state != pick_state(h):
-            out.append(("fits_verdict", f"verdict {v.state}, figure says {pick_state(h)}"))
+        elif v is not None and v.state != "blocked" and v.state != pick_state(h, v):
+            out.append(("fits_verdict", f"verdict {v.state}, figure says {pick_state(h, v)}"))
         if v is not None and v.state != "blocked":
-            shown = 1 - h.per_gpu_bytes / h.usable_bytes
+            # tight only with the lazy CUDA context: judged and shown on that figure
+            need = v.lazy_context_bytes or h.per_gpu_bytes
+            shown = 1 - need / h.usable_bytes
             if abs(shown - v.headroom_fraction) > 0.0051:
                 out.append(("fits_verdict", f"headroom {v.headroom_fraction} vs {shown:.3f}"))
     for o in picks(rec):

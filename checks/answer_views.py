@@ -104,6 +104,8 @@ def check_inline(rec: Recommendation, text: str) -> list[Problem]:
         }
         if rec.verdict.measured_up_to_bytes and rec.verdict.state == "fits":
             marks["fits"] = "⚠️ Fits by the estimate ("
+        if rec.verdict.lazy_context_bytes:
+            marks["tight"] = "⚠️ Tight: fits only with a recent PyTorch ("
         if marks[rec.verdict.word] not in text:
             out.append(("fits_verdict", f"inline lacks the {rec.verdict.word} verdict"))
     pick = rec.cheapest
@@ -125,8 +127,8 @@ def check_owned(rec: Recommendation, own: OwnedAnswer, text: str) -> list[Proble
     for f in own.machines:
         o, v = f.option, f.verdict
         gpu = catalog.gpus()[f.machine.gpu_id]
-        if v.state not in ("blocked", "split") and v.state != pick_state(o):
-            out.append(("fits_verdict", f"lab {f.machine.name}: {v.state} vs {pick_state(o)}"))
+        if v.state not in ("blocked", "split") and v.state != pick_state(o, v):
+            out.append(("fits_verdict", f"lab {f.machine.name}: {v.state} vs {pick_state(o, v)}"))
         if f.cards > f.machine.count:
             out.append(("count_priced", f"lab {f.machine.name}: {f.cards} of {f.machine.count}"))
         rate = f.machine.price_per_card_hour

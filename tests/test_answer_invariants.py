@@ -455,7 +455,10 @@ def test_no_zero_headroom_fit() -> None:
     assert rec.named is not None and rec.named.gpu_id.startswith("h200")
     assert 1 - rec.named.per_gpu_bytes / rec.named.usable_bytes < 0.01
     assert not rec.named.fits
-    assert rec.verdict is not None and rec.verdict.state not in ("fits", "tight")
+    assert rec.verdict is not None and rec.verdict.state != "fits"
+    if rec.verdict.state == "tight":  # only on the lazy CUDA context's figure, 1% free or more
+        lazy = rec.verdict.lazy_context_bytes
+        assert lazy is not None and lazy <= rec.named.usable_bytes * 0.99
     for o in rec.options:
         assert not o.fits or o.per_gpu_bytes <= o.usable_bytes * 0.99, o.gpu_id
 

@@ -253,7 +253,15 @@ def _true_of(pitfalls: list[Pitfall], options: list[Option]) -> list[Pitfall]:
 
 def _oom_as_asked(pitfalls: list[Pitfall], verdict: Verdict | None) -> list[Pitfall]:
     """Under a headline that runs it with a change ("runs with --enforce-eager"), the OOM
-    is the setup as asked, said so: a bare "will run out of memory" contradicted it."""
+    is the setup as asked, said so: a bare "will run out of memory" contradicted it. Under
+    "tight, only with a recent PyTorch" the OOM is an older PyTorch's (eager CUDA context)."""
+    if verdict is not None and verdict.lazy_context_bytes is not None:
+        return [
+            p.model_copy(update={"code": "oom_eager_context", "severity": "warning"})
+            if p.code == "oom"
+            else p
+            for p in pitfalls
+        ]
     if verdict is None or verdict.fix is None:
         return pitfalls
     return [

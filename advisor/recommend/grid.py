@@ -9,6 +9,7 @@ from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fix_candidates import VLLM_LEAN, VLLM_LEAN_TP, VLLM_LIKE
 from advisor.recommend.headroom import HEADROOM, runs_in
+from advisor.recommend.lazy_context import lazy_fit
 from advisor.recommend.options import GridCell
 from advisor.recommend.rank import tp_ok
 from advisor.recommend.speed import decode_step_s
@@ -88,7 +89,9 @@ def _cell_state(
     if blockers(gpu, result):
         state = "unsupported"
     elif not runs_in(need, gpu.usable_vram_bytes):
-        state = "tight" if after_sysctl else "no"
+        # ⚠️ where the lazy CUDA context of PyTorch 2.1+ makes it run, as the verdict says
+        lazy = lazy_fit(need, gpu.usable_vram_bytes, est, gpu) if count == 1 else None
+        state = "tight" if after_sysctl or lazy is not None else "no"
     elif not tp_ok(result, count):
         # fits in memory as is; tensor parallel cannot use this count (a cell that
         # fits only with the lean flags is "no", as the verdict on it says)

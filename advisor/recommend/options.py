@@ -38,6 +38,10 @@ class Verdict(BaseModel):
     tight_fixes: list[str] = []
     # per card after `fix` (a single change on the same cards); None where not worked out
     fixed_bytes: int | None = None
+    # tight only with lazy CUDA module loading (PyTorch 2.1+): per card with that context,
+    # and the (eager, lazy) contexts the sentence names; None where the eager one decides
+    lazy_context_bytes: int | None = None
+    contexts: tuple[int, int] | None = None
 
     @property
     def word(self) -> str:

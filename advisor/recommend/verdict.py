@@ -12,6 +12,7 @@ from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fix_candidates import SLOW, candidate_fixes
 from advisor.recommend.fixes import fixes_for
 from advisor.recommend.headroom import HEADROOM, runs_in
+from advisor.recommend.lazy_context import context_bytes, lazy_fit
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
 from advisor.recommend.setup_fixes import offered
@@ -52,6 +53,16 @@ def verdict_of(
         ), codes
     else:
         state = "tight" if o.fits else "no_fit"
+    if state == "no_fit" and o.count == 1:
+        lazy = lazy_fit(o.per_gpu_bytes, o.usable_bytes, setup.estimate, gpu)
+        if lazy is not None:
+            # fits once PyTorch 2.1+ loads CUDA modules lazily: tight, no change, no cards
+            return Verdict(
+                state="tight",
+                headroom_fraction=1 - lazy / o.usable_bytes,
+                lazy_context_bytes=lazy,
+                contexts=context_bytes(),
+            ), []
     if state == "no_fit" and o.count > 1 and not tp_ok(setup, o.count):
         # neither fits as is nor splits its heads over this count: the changes are the
         # splits that do (layers in a pipeline, fewer or more cards), no setting on it
