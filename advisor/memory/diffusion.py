@@ -32,10 +32,32 @@ __all__ = ["denoiser_activations", "estimate_diffusion", "generic_diffusion_spec
 
 
 def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate:
+    """A diffusion pipeline: what it generates (`_output_shape`), the workload as the
+    pipeline's own code and the UIs run it (`_as_the_pipeline_runs`), its components' weights
+    and working sets (`_pipeline_memory`), and the peak of the offload mode
+    (`_offload_peak`). Training is estimate_diffusion_training's."""
     d = spec.diffusion
     assert d is not None
     fmt = default_format(w, spec, acc)
     te_fmt = text_encoder_format(w, fmt, acc, None if w.mode.is_training else spec)
+    width, height, frames, images = _output_shape(w, spec, acc)
+    den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
+    if w.mode.is_training:
+        return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
+    w, managed = _as_the_pipeline_runs(w, spec, acc)
+    p = _pipeline_memory(w, spec, acc, fmt, te_fmt, den_w, (width, height, frames, images))
+    allocated = _offload_peak(w, spec, acc, p, fmt, managed)
+    est = finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
+    est.runtime = w.runtime or Runtime.diffusers
+    return est
+
+
+def _output_shape(w: Workload, spec: ModelSpec, acc: Breakdown) -> tuple[int, int, int, int]:
+    """(width, height, frames, images) generated at once: as asked, else the model's
+    default resolution, a video's frames (a sectioned video's section) and one image or
+    video, each said as assumed."""
+    d = spec.diffusion
+    assert d is not None
     geo = video.geometry(spec.id)
     width = w.image_width or (geo.width if geo else d.default_resolution)
     height = w.image_height or (geo.height if geo else d.default_resolution)
@@ -55,10 +77,15 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         # and a video model's is one video (its frames are assumed above)
         unit = "videos" if geo is not None else "images"
         acc.assume("batch_size" if w.mode.is_training else unit, 1)
+    return width, height, frames, images
 
-    den_w = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, fmt)
-    if w.mode.is_training:
-        return estimate_diffusion_training(w, spec, acc, fmt, den_w, width, height)
+
+def _as_the_pipeline_runs(w: Workload, spec: ModelSpec, acc: Breakdown) -> tuple[Workload, bool]:
+    """The workload as the pipeline's code runs it (a ControlNet it always builds, an encoder
+    with no CPU path), the program said, and whether a UI manages the memory itself (then
+    its VAE decode is retried tiled). (workload, managed by a UI)."""
+    d = spec.diffusion
+    assert d is not None
     if d.pipeline_controlnets > w.controlnets:
         # a ControlNet the pipeline's own code always builds beside the denoiser
         w = w.model_copy(update={"controlnets": d.pipeline_controlnets})
@@ -77,6 +104,23 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
     managed = w.runtime in (Runtime.comfyui, Runtime.webui) and w.cpu_offload == Offload.none
     if managed and not w.vae_tiling:
         w = w.model_copy(update={"vae_tiling": True})
+    return w, managed
+
+
+def _pipeline_memory(
+    w: Workload,
+    spec: ModelSpec,
+    acc: Breakdown,
+    fmt: str,
+    te_fmt: str,
+    den_w: float,
+    shape: tuple[int, int, int, int],
+) -> PipelineMemory:
+    """Each component's weights (denoiser, text encoders, VAE, ControlNets, adapters, a
+    prompt upsampler) and the denoising and decoding working sets."""
+    d = spec.diffusion
+    assert d is not None
+    width, height, frames, images = shape
     vae_bytes = 4 if (d.vae_force_upcast or fmt == "fp32") else 2
     den_act, act_formula, act_values = denoiser_activations(
         w, spec, fmt, images, frames, width, height
@@ -105,11 +149,22 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         decode=decode,
         decode_formula=decode_formula,
         decode_values=decode_values,
-        decode_key=decode_key(w, geo is not None),
+        decode_key=decode_key(w, video.geometry(spec.id) is not None),
     )
     if d.prompt_upsampler_params_b and not w.prompt_upsampler_off:
         p.upsampler_w = d.prompt_upsampler_params_b * 1e9 * 2
         acc.assume("prompt_upsampler", f"{d.prompt_upsampler_params_b:g}B")
+    return p
+
+
+def _offload_peak(
+    w: Workload, spec: ModelSpec, acc: Breakdown, p: PipelineMemory, fmt: str, managed: bool
+) -> int:
+    """The peak under the offload mode: swapped blocks (components in turn), sequential or
+    model offload (with from_pretrained's load peak), or everything resident (with a
+    load-then-quantize peak)."""
+    d = spec.diffusion
+    assert d is not None
     # diffusers' from_pretrained puts bitsandbytes components on the GPU before an offload
     # mode moves them off; ComfyUI and the WebUIs load through their own loaders.
     from_pretrained = w.runtime in (None, Runtime.diffusers)
@@ -121,29 +176,28 @@ def estimate_diffusion(w: Workload, spec: ModelSpec, acc: Breakdown) -> Estimate
         # free it and load the VAE to decode: components in turn, as under model offload.
         p.den_w *= 1 - p.swapped / p.units
         acc.assume("block_swap", f"{p.swapped}/{p.units}")
-        allocated = model_offload_peak(w, p, acc)
-    elif w.cpu_offload == Offload.sequential:
+        return model_offload_peak(w, p, acc)
+    if w.cpu_offload == Offload.sequential:
         allocated = sequential_offload_peak(p, acc, w)
         if from_pretrained:
             allocated = offload_load_peak(w, p, acc, allocated)
-    elif w.cpu_offload == Offload.model or managed:
+        return allocated
+    if w.cpu_offload == Offload.model or managed:
         allocated = model_offload_peak(w, p, acc)
         if from_pretrained:
             allocated = offload_load_peak(w, p, acc, allocated)
-    else:
-        # an encoder that only encodes on the GPU and is moved off after: its phase beside
-        # the resident components, where it outweighs the denoising or decoding working set
-        allocated = all_resident(w, p, acc, resident_phase(w, p))
-        if w.quantize_after_load and fmt not in PLAIN_FORMATS:
-            sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + p.vae_w
-            if w.text_encoders_on_gpu:
-                sixteen += sum(
-                    estimate_weight_bytes(x * 1e9, None, "bf16") for x in d.text_encoders_params_b
-                )
-            allocated = load_peak(acc, allocated, sixteen)
-    est = finish(acc, allocated, w, False, family_band(Kind.diffusion, False))
-    est.runtime = w.runtime or Runtime.diffusers
-    return est
+        return allocated
+    # an encoder that only encodes on the GPU and is moved off after: its phase beside
+    # the resident components, where it outweighs the denoising or decoding working set
+    allocated = all_resident(w, p, acc, resident_phase(w, p))
+    if w.quantize_after_load and fmt not in PLAIN_FORMATS:
+        sixteen = estimate_weight_bytes(d.denoiser_params_b * 1e9, None, "bf16") + p.vae_w
+        if w.text_encoders_on_gpu:
+            sixteen += sum(
+                estimate_weight_bytes(x * 1e9, None, "bf16") for x in d.text_encoders_params_b
+            )
+        allocated = load_peak(acc, allocated, sixteen)
+    return allocated
 
 
 def generic_diffusion_spec(params_b: float) -> ModelSpec:
