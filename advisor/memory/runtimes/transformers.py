@@ -69,22 +69,32 @@ def eager_score_bytes(dtype: str) -> float:
 
 
 def allocate(s: InferenceSetup, acc: Breakdown) -> int:
+    """transformers' generate(): the weights, the cache (static caches whole up front), the
+    quantization kernels' buffers, and the generation's activations peak
+    (`_add_generation_peak`)."""
     if from_scratch.handles(s.framework):
         return from_scratch.allocate(s, acc)
     w, arch = s.w, s.arch
-    legacy, full_logits = generation(w)
     cache_len = s.context
     if s.framework in STATIC_CACHE_FRAMEWORKS and w.context_tokens is None:
         cache_len = max(s.context, min(arch.max_context_tokens, 8192))
     per_tok = kv_bytes_per_token(arch, s.kv_dtype, cache_len, "transformers") / s.tp
     allocated = add_weights(s, acc)
-    kv = per_tok * cache_len * s.batch
     allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
     if s.fmt in EXLLAMA_KERNEL_FORMATS:
         allocated += add_gptq_scratch(s, acc)
     allocated += add_dequant_buffer(s, acc)
     allocated += add_int8_matmul_buffer(s, acc)
+    return allocated + _add_generation_peak(s, acc, per_tok, cache_len)
 
+
+def _prefill_buffers(
+    s: InferenceSetup, legacy: bool, full_logits: bool
+) -> tuple[float, int, float, float, int]:
+    """The prefill's largest buffer: one layer's hidden and MLP buffers, eager attention's
+    scores, or the logits (each freed before the next runs). (peak, prefill tokens, bytes
+    a token of hidden/MLP buffers, the scores' bytes, the tokens given logits)."""
+    w, arch = s.w, s.arch
     prefill_tokens = s.batch * s.prompt
     if w.max_num_batched_tokens:
         # Chunked prefill (generate's prefill_chunk_size, or a caller feeding the prompt in
@@ -117,6 +127,19 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     # The attention's, the MLP's and the lm_head's buffers are each freed before the next
     # runs: the prefill peak is the largest.
     prefill = max(prefill_tokens * per_token, scores, logits)
+    return prefill, prefill_tokens, per_token, scores, logits_tokens
+
+
+def _add_generation_peak(s: InferenceSetup, acc: Breakdown, per_tok: float, cache_len: int) -> int:
+    """The activations term: the larger of what the prefill uses beyond the cache it has not
+    yet grown (`_prefill_buffers`) and what the first or a later decode step holds beside
+    the cache (the prompt's fp32 logits, a re-concatenated cache's second copy)."""
+    w, arch = s.w, s.arch
+    legacy, full_logits = generation(w)
+    prefill, prefill_tokens, per_token, scores, logits_tokens = _prefill_buffers(
+        s, legacy, full_logits
+    )
+    kv = per_tok * cache_len * s.batch
     # A dynamic cache grows by the generated tokens after the prefill: what the prefill may
     # use beyond the final cache is its peak minus the cache it has not yet grown. A static
     # cache (StaticCache.__init__ allocates max_cache_len for every layer, transformers
@@ -141,7 +164,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
         key = "activations.concat_cache"
         if first > last:
             key = "activations.first_decode_concat" if legacy else "activations.first_decode"
-        return allocated + acc.add(
+        return acc.add(
             "activations",
             max(first, last),
             "decode step: generate() concatenates the KV cache, old and new copies coexist"
@@ -150,8 +173,8 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
             key=key,
         )
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
-        return allocated + acc.add("activations", extra, "")
-    return allocated + acc.add(
+        return acc.add("activations", extra, "")
+    return acc.add(
         "activations",
         extra,
         f"prefill of {prefill_tokens} tokens: hidden/MLP buffers of one layer"
