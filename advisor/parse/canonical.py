@@ -94,10 +94,27 @@ def _capability_line(p: ParsedQuery) -> str:
 
 
 def canonical_query(p: ParsedQuery) -> str:
-    """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`."""
+    """`qwen2.5-7b · bf16 · inference · ctx 4096 · batch 1`: the parts in a fixed order,
+    one function per group (the model and mode, the load, one input, the pipeline's and the
+    training's switches, the stack, the cards and budget), so the line reads back as the
+    same question."""
     w = p.workload
     if w is None:
         return _capability_line(p) if p.question_kind == "capability" else ""
+    parts = (
+        _model_parts(p, w)
+        + _load_parts(w)
+        + _input_parts(w)
+        + _diffusion_parts(w)
+        + _training_parts(w)
+        + _stack_parts(p, w)
+        + _card_parts(p)
+    )
+    return " · ".join(x for x in parts if x)
+
+
+def _model_parts(p: ParsedQuery, w: Workload) -> list[str]:
+    """The model (or the generic size or kind), its format and the mode word."""
     generic = f"{w.params_b:g}b" if w.params_b else (w.kind.value if w.kind else "")
     if w.model is None and p.unrecognized is not None:
         generic = p.unrecognized.detail  # "olmo2:7b" reads back as the same generic 7B, noted
@@ -110,6 +127,12 @@ def canonical_query(p: ParsedQuery) -> str:
     if w.mode.is_training and w.runtime is not None and w.runtime.value in ("comfyui", "webui"):
         mode_word += " train"  # in an image UI "lora" alone is a LoRA loaded to generate
     parts.append(mode_word)
+    return parts
+
+
+def _load_parts(w: Workload) -> list[str]:
+    """The context, the traffic (qps, users, concurrency) and the batch."""
+    parts: list[str] = []
     ctx = w.seq_len if w.mode.is_training else w.context_tokens
     if ctx:
         parts.append(f"average ctx {ctx}" if w.context_average else f"ctx {ctx}")
@@ -123,6 +146,13 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"concurrency {w.concurrency}")
     if w.batch_size:
         parts.append(f"batch {w.batch_size}")
+    return parts
+
+
+def _input_parts(w: Workload) -> list[str]:
+    """One input's size: resolution, classes, images, frames; block swap and the text
+    encoders' fp8."""
+    parts: list[str] = []
     if w.image_width and w.image_height:
         parts.append(f"{w.image_width}x{w.image_height}")
     if w.num_classes:
@@ -135,8 +165,13 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"blocks_to_swap {w.blocks_to_swap}")
     if w.text_encoder_format == "fp8":
         parts.append("fp8 text encoder")
-    parts += _diffusion_parts(w)
-    parts += _training_parts(w)
+    return parts
+
+
+def _stack_parts(p: ParsedQuery, w: Workload) -> list[str]:
+    """The cards' count, attention, KV cache, static cache, detection switches, runtime and
+    framework."""
+    parts: list[str] = []
     # several laptops (parse.cards) as a count on the laptop part: it reads back as laptops
     count = p.gpu_count or (w.num_gpus if w.num_gpus > 1 else None) or p.laptops
     if count:
@@ -155,6 +190,13 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):
         parts.append(w.framework)
+    return parts
+
+
+def _card_parts(p: ParsedQuery) -> list[str]:
+    """The card named (the user's own or not), the others offered, the memory, the budget,
+    the hours a day and the offload question."""
+    parts: list[str] = []
     # "my": the card is the user's own (answers judge it instead of renting); a button
     # re-reads this line, so the ownership must read back with the card
     mine = "my " if p.owns_card else ""
@@ -175,4 +217,4 @@ def canonical_query(p: ParsedQuery) -> str:
         parts.append(f"{p.hours_per_day:g}h a day")
     if p.ask_offload:
         parts.append("do i need offload")
-    return " · ".join(x for x in parts if x)
+    return parts
