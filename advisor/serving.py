@@ -238,9 +238,8 @@ def plan_serving(
     limit: int = 3,
 ) -> ServePlan:
     """The cheapest ways per hour to serve `users` (people or streams) with this model at
-    its context; `gpu_ids`: only these cards (the user's own), else every rented one."""
-    from advisor.recommend.pricing import cheapest_price
-
+    its context; `gpu_ids`: only these cards (the user's own), else every rented one. The
+    replicas are tried by `_replica_options`."""
     t = serving_table()
     assumed: list[str] = []
     context = w.context_tokens or t["engine"]["default_context_tokens"]
@@ -252,6 +251,37 @@ def plan_serving(
     prices = prices if prices is not None else catalog.load_prices()
     all_gpus = catalog.gpus()
     named = [all_gpus[g] for g in gpu_ids or () if g in all_gpus]
+    options, kv_seq = _replica_options(w, named, prices, currency, active, context)
+    options = _best(options, limit)
+    return ServePlan(
+        users=users,
+        people=people,
+        active_share=t["active_share"]["people"] if people else None,
+        concurrency=active,
+        context_tokens=context,
+        kv_bytes_per_sequence=kv_seq,
+        target_tokens_per_s=t["speed"]["target_tokens_per_s"],
+        options=options,
+        context_assumed=w.context_tokens is None,
+        context_average=w.context_average,
+        assumed=assumed,
+        sources=[t[k]["source"] for k in ("active_share", "speed", "engine")],
+    )
+
+
+def _replica_options(
+    w: Workload,
+    named: list[GpuSpec],
+    prices: list[PriceSpec],
+    currency: str,
+    active: int,
+    context: int,
+) -> tuple[list[ServeOption], int]:
+    """Every replica that serves the load: each tensor-parallel size vLLM accepts for the
+    model, on each card named (else each rented one at a price) that has a known speed and
+    links the group. (options, one sequence's KV cache bytes over the group)."""
+    from advisor.recommend.pricing import cheapest_price
+
     gpus = named or list(catalog.rented_gpus())  # a merged entry at its smaller memory
     options: list[ServeOption] = []
     kv_seq = 0
@@ -274,21 +304,7 @@ def plan_serving(
             option = plan_option(result, gpu, tp, active, context, price, longest)
             if option is not None:
                 options.append(option)
-    options = _best(options, limit)
-    return ServePlan(
-        users=users,
-        people=people,
-        active_share=t["active_share"]["people"] if people else None,
-        concurrency=active,
-        context_tokens=context,
-        kv_bytes_per_sequence=kv_seq,
-        target_tokens_per_s=t["speed"]["target_tokens_per_s"],
-        options=options,
-        context_assumed=w.context_tokens is None,
-        context_average=w.context_average,
-        assumed=assumed,
-        sources=[t[k]["source"] for k in ("active_share", "speed", "engine")],
-    )
+    return options, kv_seq
 
 
 def tensor_parallel_sizes(w: Workload) -> list[int]:
