@@ -36,13 +36,34 @@ def gpu_notes() -> dict[str, dict[str, str]]:
 
 def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
     """What applies to running this workload on `pick` (a card and a count): shown beside a
-    pick, and in the answer's list for the headline setup."""
-    w, model = result.workload, result.model
+    pick, and in the answer's list for the headline setup. By family: what the card lacks
+    (constraints' blockers and advisories), whether it fits (`_fit_notes`), a slow training
+    time, the kernels it cannot run (`_kernel_notes`), several cards' links
+    (`_multi_card_notes`), a colocated RL engine's share, a used server board, an export
+    variant."""
     missing = blockers(gpu, result)
     out = [pitfall(code, gpu=gpu.name) for code in missing]
     if not missing:
         out += [pitfall(code, gpu=gpu.name) for code in advisories(gpu, result)]
-    arch = model.arch
+    out += _fit_notes(result, gpu, pick)
+    if pick.train_hours is not None and pick.train_hours > slow_hours(pick.count):
+        out.append(pitfall("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
+    fa2_blocked = "flash_attention_needs_ampere" in {p.code for p in out}
+    out += _kernel_notes(result, gpu, fa2_blocked)
+    out += _multi_card_notes(result, gpu, pick)
+    out += _rollout_share(result, gpu, pick)
+    out += _old_server_card(gpu)
+    note = gpu_notes().get(gpu.id)
+    if note is not None:
+        lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
+        out.append(pitfall("export_variant", lang_params, gpu=gpu.name))
+    return out
+
+
+def _fit_notes(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
+    """Why a pick that does not fit does not (tensor parallelism refused, an OOM, Ollama's
+    own layer split), or a tight fit's headroom."""
+    arch = result.model.arch
     split_refused = not tp_ok(result, pick.count)
     if not pick.fits and split_refused and pick.per_gpu_bytes <= pick.usable_bytes and arch:
         # memory is not what stops it, tensor parallelism is (recommend.verdict's "split"):
@@ -52,7 +73,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         # QwQ-32B's 40/8 heads on 2 cards under llama.cpp at 15.7 of 15.8 GiB were called
         # "2 does not divide".
         heads = f"{arch.heads}/{arch.kv_heads_}"
-        out.append(
+        return [
             pitfall(
                 "tp_split",
                 count=pick.count,
@@ -60,12 +81,12 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
                 need=gib_text(pick.per_gpu_bytes),
                 heads=heads,
             )
-        )
-    elif not pick.fits and not _under_raised_limit(gpu, pick):
+        ]
+    if not pick.fits and not _under_raised_limit(gpu, pick):
         # Ollama splits the layers itself when they do not all fit (`ollama ps`: "CPU/GPU"):
         # slower, not an OOM; saying OOM beside the "-ngl / num_gpu" fix contradicted it
         runs_split = result.estimate is not None and result.estimate.runtime == Runtime.ollama
-        out.append(
+        return [
             pitfall(
                 "oom_ollama" if runs_split else "oom",
                 need=gib_text(pick.per_gpu_bytes),
@@ -73,11 +94,17 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
                 count=pick.count,
                 have=gib_text(pick.usable_bytes),
             )
-        )
-    elif pick.risky:
-        out.append(pitfall("tight_headroom", headroom=headroom(pick.headroom_fraction)))
-    if pick.train_hours is not None and pick.train_hours > slow_hours(pick.count):
-        out.append(pitfall("slow_compute", hours=f"{pick.train_hours:.0f}", count=pick.count))
+        ]
+    if pick.risky:
+        return [pitfall("tight_headroom", headroom=headroom(pick.headroom_fraction))]
+    return []
+
+
+def _kernel_notes(result: EstimateResult, gpu: GpuSpec, fa2_blocked: bool) -> list[Pitfall]:
+    """What the card's generation cannot run or needs: no bf16 for 16-bit inference, no
+    FlashAttention-2 before Ampere, Apple's wired-memory limit, Blackwell's CUDA."""
+    w, model = result.workload, result.model
+    out: list[Pitfall] = []
     inference = not w.mode.is_training and model.kind in (Kind.llm, Kind.diffusion)
     runtime = result.estimate.runtime if result.estimate is not None else None
     # llama.cpp loads GGUF types (F16 where 16-bit) and has its own attention kernel: the
@@ -91,7 +118,6 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     half = fmt != "fp32"
     if gpu.vendor == "NVIDIA" and not gpu.bf16_supported and inference and not gguf and half:
         out.append(pitfall("no_bf16_inference", gpu=gpu.name))
-    fa2_blocked = "flash_attention_needs_ampere" in {p.code for p in out}
     old_card = gpu.vendor == "NVIDIA" and 0 < gpu.cc < 8.0
     if old_card and model.kind == Kind.llm and not fa2_blocked and not gguf:
         out.append(pitfall("no_flash_attention", gpu=gpu.name))
@@ -99,6 +125,15 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         out.append(_apple_wired_limit(gpu))
     if gpu.cc >= 10.0 and gpu.segment != "datacenter" or gpu.id.startswith("rtx-5"):
         out.append(pitfall("blackwell_cuda"))
+    return out
+
+
+def _multi_card_notes(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pitfall]:
+    """Several cards: no NVLink where the split all-reduces, and transformers' layer split
+    running one card at a time."""
+    w = result.workload
+    runtime = result.estimate.runtime if result.estimate is not None else None
+    out: list[Pitfall] = []
     layer_split = (
         pick.count > 1
         and not w.mode.is_training
@@ -113,12 +148,6 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
         # transformers' device_map="auto" puts whole layers on each card: one card works at
         # a time, which is what a user moving to several cards for speed should know
         out.append(pitfall("layer_split_sequential"))
-    out += _rollout_share(result, gpu, pick)
-    out += _old_server_card(gpu)
-    note = gpu_notes().get(gpu.id)
-    if note is not None:
-        lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
-        out.append(pitfall("export_variant", lang_params, gpu=gpu.name))
     return out
 
 
