@@ -56,72 +56,29 @@ SPLIT_WEIGHTS = (
 def estimate_transformer(
     w: Workload, model: ResolvedModel, spec: ModelSpec | None, acc: Breakdown
 ) -> Estimate:
+    """A transformer's format, how several cards split it (`_parallelism`), its attention
+    kernel (`_attention`) and its weights as loaded (`_weight_bytes`); then inference
+    through a runtime or training through a recipe."""
     arch = model.arch
     assert arch is not None
     params = model.params_b * 1e9
     fmt = default_format(w, spec, acc)
     if w.weights_format is None and not w.mode.is_training:
         fmt = whisper.reference_format(w.framework, fmt, acc)
-    n = w.num_gpus
     # the runtime inference follows (asked up to three times below: once)
     picked = None if w.mode.is_training else pick_runtime(w, model.kind, fmt)
-    par = w.parallelism or (Parallelism.none if n == 1 else None)
-    if par is None:
-        par = Parallelism.tp if not w.mode.is_training else Parallelism.zero3
-        if picked is not None and w.mode != Mode.load_only:
-            runtime = picked[0]
-            if runtime in LLAMACPP_FAMILY:
-                # llama.cpp's default --split-mode layer (Ollama and LM Studio do the same):
-                # whole layers, with their KV, on each card; not tensor parallel.
-                par = Parallelism.layer
-        acc.assume("parallelism", par.value)
+    par = _parallelism(w, picked, acc)
     framework = w.framework.lower() if w.framework else None
-    attention = w.attention or Attention.sdpa
-    if w.attention is None and picked is not None and transformers.eager_by_default(w, picked[0]):
-        # transformers before 4.36 had no SDPA path: its attention materialised the scores
-        attention = Attention.eager
-        acc.assume("attention", "eager_before_sdpa")
-    elif w.attention is None and from_scratch.handles(framework):
-        # LLMs-from-scratch computes its attention by hand (runtimes/from_scratch.py)
-        attention = Attention.eager
-        acc.assume("attention", "from_scratch_eager")
-    elif encoder.eager_by_default(w, spec):
-        # segment-anything's and DINOv2's own code compute attention by hand (encoder.py)
-        attention = Attention.eager
-        acc.assume("attention", encoder.reference_eager_label(w, spec))
-    elif w.attention is None:
-        # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
-        # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
-        gguf = picked is not None and picked[0] in LLAMACPP_FAMILY
-        # vLLM / SGLang / TGI pick their own attention backend (FlashAttention, FlashInfer,
-        # Triton, ROCm's), never PyTorch SDPA: the memory is the same (no score matrix).
-        serving = picked is not None and picked[0] in SERVING_ENGINES
-        acc.assume(
-            "attention", "llamacpp_flash" if gguf else "engine_backend" if serving else "sdpa"
-        )
-
+    attention = _attention(w, spec, picked, framework, acc)
     if fmt == "nf4" and framework == "torchtune":
         fmt = "nf4-dq"  # torchao's NF4 (torchtune QLoRA) double-quantizes its scalers
     # Inference: the modules a quantizer leaves alone stay in the load dtype (torch_dtype),
     # fp32 when the question names it (data/quantizers.toml [load_dtype]). Training recipes
     # set their own dtypes (training.py).
     load = "bf16" if w.mode.is_training else load_dtype(fmt, w.load_dtype)
-    weight_bytes = estimate_weight_bytes(params, arch, fmt, kept_bytes_per_weight(load))
-    # bitsandbytes leaves a T5's `wo` in fp32 (transformers _keep_in_fp32_modules); torchao
-    # and quanto's from_pretrained quantizers leave it unquantized in 16-bit.
-    weight_bytes += int(
-        kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt, w.quantize_after_load)
-    )
-    if not w.mode.is_training and not arch.tied_embeddings:
-        weight_bytes -= lm_head_quantized_bytes(arch, params, fmt, load, w.quantize_after_load, acc)
-    # a lean breakdown keeps no text (terms.Breakdown): its formulas are not written
-    weight_formula = (
-        ""
-        if acc.lean
-        else f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
-    )
+    weight_bytes, weight_formula = _weight_bytes(w, model, spec, arch, fmt, load, acc)
     # Tensor and pipeline parallel split the weights; ZeRO-3/FSDP shard them.
-    split = n if par in SPLIT_WEIGHTS else 1
+    split = w.num_gpus if par in SPLIT_WEIGHTS else 1
     if w.mode.is_training:
         return estimate_training(
             w,
@@ -154,6 +111,88 @@ def estimate_transformer(
         picked,
         load,
     )
+
+
+def _parallelism(w: Workload, picked: tuple[Runtime, bool] | None, acc: Breakdown) -> Parallelism:
+    """How several cards split the model when the question does not say: tensor parallel
+    for inference (llama.cpp's layer split under its family), ZeRO-3 for training; said as
+    assumed."""
+    par = w.parallelism or (Parallelism.none if w.num_gpus == 1 else None)
+    if par is None:
+        par = Parallelism.tp if not w.mode.is_training else Parallelism.zero3
+        if picked is not None and w.mode != Mode.load_only:
+            runtime = picked[0]
+            if runtime in LLAMACPP_FAMILY:
+                # llama.cpp's default --split-mode layer (Ollama and LM Studio do the same):
+                # whole layers, with their KV, on each card; not tensor parallel.
+                par = Parallelism.layer
+        acc.assume("parallelism", par.value)
+    return par
+
+
+def _attention(
+    w: Workload,
+    spec: ModelSpec | None,
+    picked: tuple[Runtime, bool] | None,
+    framework: str | None,
+    acc: Breakdown,
+) -> Attention:
+    """The attention kernel asked, else the one the code runs (eager where it computes the
+    scores by hand), said as assumed in the runtime's own words."""
+    attention = w.attention or Attention.sdpa
+    if w.attention is None and picked is not None and transformers.eager_by_default(w, picked[0]):
+        # transformers before 4.36 had no SDPA path: its attention materialised the scores
+        attention = Attention.eager
+        acc.assume("attention", "eager_before_sdpa")
+    elif w.attention is None and from_scratch.handles(framework):
+        # LLMs-from-scratch computes its attention by hand (runtimes/from_scratch.py)
+        attention = Attention.eager
+        acc.assume("attention", "from_scratch_eager")
+    elif encoder.eager_by_default(w, spec):
+        # segment-anything's and DINOv2's own code compute attention by hand (encoder.py)
+        attention = Attention.eager
+        acc.assume("attention", encoder.reference_eager_label(w, spec))
+    elif w.attention is None:
+        # Under llama.cpp (Ollama, LM Studio) "sdpa" is its flash-attention path (no n_ctx x
+        # n_ubatch score matrix, runtimes/llamacpp.py); the answer names that, not PyTorch's.
+        gguf = picked is not None and picked[0] in LLAMACPP_FAMILY
+        # vLLM / SGLang / TGI pick their own attention backend (FlashAttention, FlashInfer,
+        # Triton, ROCm's), never PyTorch SDPA: the memory is the same (no score matrix).
+        serving = picked is not None and picked[0] in SERVING_ENGINES
+        acc.assume(
+            "attention", "llamacpp_flash" if gguf else "engine_backend" if serving else "sdpa"
+        )
+    return attention
+
+
+def _weight_bytes(
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    arch: Architecture,
+    fmt: str,
+    load: str,
+    acc: Breakdown,
+) -> tuple[int, str]:
+    """The weights as loaded: the format's bytes with the modules a quantizer keeps in the
+    load dtype, a T5's `wo` in fp32, and an untied lm_head quantized or not. (bytes, the
+    formula shown)."""
+    params = model.params_b * 1e9
+    weight_bytes = estimate_weight_bytes(params, arch, fmt, kept_bytes_per_weight(load))
+    # bitsandbytes leaves a T5's `wo` in fp32 (transformers _keep_in_fp32_modules); torchao
+    # and quanto's from_pretrained quantizers leave it unquantized in 16-bit.
+    weight_bytes += int(
+        kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt, w.quantize_after_load)
+    )
+    if not w.mode.is_training and not arch.tied_embeddings:
+        weight_bytes -= lm_head_quantized_bytes(arch, params, fmt, load, w.quantize_after_load, acc)
+    # a lean breakdown keeps no text (terms.Breakdown): its formulas are not written
+    weight_formula = (
+        ""
+        if acc.lean
+        else f"{model.params_b:g}B params x {catalog.find_format(fmt).bits:g} bits ({fmt})"  # type: ignore[union-attr]
+    )
+    return weight_bytes, weight_formula
 
 
 def estimate_inference(
