@@ -282,22 +282,17 @@ def estimate_diffusion_training(
     w: Workload, spec: ModelSpec, acc: Breakdown, fmt: str, den_w: float, width: int, height: int
 ) -> Estimate:
     """Only the denoiser trains; prompt embeddings and VAE latents are precomputed in the
-    diffusers training scripts (their --cache_latents / precompute paths)."""
+    diffusers training scripts (their --cache_latents / precompute paths). The steps: the
+    checkpointing the stack runs (`_checkpointing`), the denoiser's resident weights and
+    adapter (`_add_denoiser_weights`), gradients and optimizer, the activations
+    (`_add_activations`), the step's peak and the encoders or their precompute."""
     d = spec.diffusion
     assert d is not None
     batch = w.batch_size or 1
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:
         acc.assume("optimizer", "adamw")
-    gc = w.gradient_checkpointing
-    if gc is None:
-        # kohya sd-scripts / musubi-tuner and finetrainers checkpoint only when given the flag
-        # (data/training_stacks.toml); without a named stack the engine assumes it on, as the
-        # guides for cards under 48 GB turn it on. Said in the answer either way.
-        framework = w.framework.lower() if w.framework else None
-        by_stack = default_checkpointing(framework, w.num_gpus)
-        gc = True if by_stack is None else by_stack
-        acc.assume("gradient_checkpointing", "on" if gc else "off")
+    gc = _checkpointing(w, acc)
     full = w.mode in (Mode.full, Mode.pretrain)
     params = d.denoiser_params_b * 1e9
     param_bytes = 4 if fmt == "fp32" else 2
@@ -313,6 +308,62 @@ def estimate_diffusion_training(
         trainable = lora_trainable_params(spec, w.lora_targets, rank, hidden, layers)
         param_bytes = 4
         adapter = trainable * param_bytes  # PEFT keeps the adapter's own weights in fp32
+    allocated: float = _add_denoiser_weights(w, spec, acc, fmt, den_w, adapter, trainable, layers)
+    grads = add_gradients(w, acc, trainable, param_bytes, layers)
+    per = optimizer_state_bytes_per_param(
+        opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
+    )
+    allocated += acc.add(
+        "optimizer",
+        trainable * per,
+        f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})",
+        params_m=round(trainable / 1e6, 1),
+        bytes_per_param=per,
+        optimizer=opt.value,
+        shards=1,
+    )
+    act_b = _add_activations(w, spec, acc, gc, (hidden, layers), width, height)
+    foreach = opt in (Optimizer.adamw, Optimizer.lion) and full and not w.optimizer_in_backward
+    step = trainable * param_bytes if foreach else 0
+    allocated += step_peak(w, spec, acc, max(grads + act_b, grads + step), width, height, batch)
+    listed = sum(t.bytes for t in acc.terms)
+    if listed != allocated:
+        rebalance(acc, allocated)
+    if w.text_encoders_on_gpu:
+        allocated += resident_encoders(w, spec, fmt, acc)
+    else:
+        allocated = precompute_peak(w, spec, fmt, acc, allocated, width, height)
+    return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))
+
+
+def _checkpointing(w: Workload, acc: Breakdown) -> bool:
+    """Gradient checkpointing as asked, else as the named stack runs it, else on; said."""
+    gc = w.gradient_checkpointing
+    if gc is None:
+        # kohya sd-scripts / musubi-tuner and finetrainers checkpoint only when given the flag
+        # (data/training_stacks.toml); without a named stack the engine assumes it on, as the
+        # guides for cards under 48 GB turn it on. Said in the answer either way.
+        framework = w.framework.lower() if w.framework else None
+        by_stack = default_checkpointing(framework, w.num_gpus)
+        gc = True if by_stack is None else by_stack
+        acc.assume("gradient_checkpointing", "on" if gc else "off")
+    return gc
+
+
+def _add_denoiser_weights(
+    w: Workload,
+    spec: ModelSpec,
+    acc: Breakdown,
+    fmt: str,
+    den_w: float,
+    adapter: float,
+    trainable: float,
+    layers: int,
+) -> int:
+    """The denoiser's weights on the card (less kohya's swapped blocks, or split mode's
+    share) and a LoRA adapter's own fp32 weights."""
+    d = spec.diffusion
+    assert d is not None
     bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
     units = d.swap_units or layers
     swapped = min(w.blocks_to_swap or 0, units - 1)
@@ -321,7 +372,7 @@ def estimate_diffusion_training(
     # backward reach them: the card holds the other blocks (the embedders and the final
     # layer, a few percent, are counted with the blocks).
     resident, split = resident_denoiser(w, spec, den_w, swapped / units)
-    allocated: float = acc.add(
+    return acc.add(
         "weights",
         resident + adapter,
         f"{d.denoiser} {d.denoiser_params_b:g}B x {bits:g} bits"
@@ -340,19 +391,24 @@ def estimate_diffusion_training(
         units=units,
         on_gpu_pct=round(100 * resident / den_w) if den_w else 100,
     )
-    grads = add_gradients(w, acc, trainable, param_bytes, layers)
-    per = optimizer_state_bytes_per_param(
-        opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
-    )
-    allocated += acc.add(
-        "optimizer",
-        trainable * per,
-        f"{trainable / 1e6:.1f}M x {per:g} B ({opt.value})",
-        params_m=round(trainable / 1e6, 1),
-        bytes_per_param=per,
-        optimizer=opt.value,
-        shards=1,
-    )
+
+
+def _add_activations(
+    w: Workload,
+    spec: ModelSpec,
+    acc: Breakdown,
+    gc: bool,
+    shape: tuple[int, int],
+    width: int,
+    height: int,
+) -> int:
+    """The denoiser's saved activations: a UNet's by resolution level where the entry has
+    them, else a block's saved tensors over the latent and text tokens (block inputs only
+    under checkpointing). `shape`: (hidden, layers)."""
+    d = spec.diffusion
+    assert d is not None
+    hidden, layers = shape
+    batch = w.batch_size or 1
     tokens = training_tokens(w, spec, width, height, acc) + (
         d.text_tokens if d.denoiser == "dit" else 0
     )
@@ -363,7 +419,7 @@ def estimate_diffusion_training(
         act = batch * tokens * per_token_layer * layers
     by_level = unet_training_activations(d, (width // 8) * (height // 8), gc)
     if by_level is not None:
-        act_b = acc.add(
+        return acc.add(
             "activations",
             batch * by_level[0],
             f"batch {batch} x UNet levels at {(width // 8) * (height // 8)} latent pixels "
@@ -373,23 +429,11 @@ def estimate_diffusion_training(
             tokens=(width // 8) * (height // 8),
             levels=by_level[1],
         )
-    else:
-        act_b = acc.add(
-            "activations",
-            act,
-            f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}",
-            key="activations.denoiser_training",
-            batch=batch,
-            tokens=int(tokens),
-        )
-    foreach = opt in (Optimizer.adamw, Optimizer.lion) and full and not w.optimizer_in_backward
-    step = trainable * param_bytes if foreach else 0
-    allocated += step_peak(w, spec, acc, max(grads + act_b, grads + step), width, height, batch)
-    listed = sum(t.bytes for t in acc.terms)
-    if listed != allocated:
-        rebalance(acc, allocated)
-    if w.text_encoders_on_gpu:
-        allocated += resident_encoders(w, spec, fmt, acc)
-    else:
-        allocated = precompute_peak(w, spec, fmt, acc, allocated, width, height)
-    return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))
+    return acc.add(
+        "activations",
+        act,
+        f"batch {batch} x {int(tokens)} tokens{' (checkpointed)' if gc else ''}",
+        key="activations.denoiser_training",
+        batch=batch,
+        tokens=int(tokens),
+    )
