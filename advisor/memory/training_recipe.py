@@ -90,48 +90,14 @@ def training_setup(
     attention: Attention,
     framework: str | None,
 ) -> TrainingSetup:
-    """The recipe's defaults, each stated in `assumed` when the user gave none."""
+    """The recipe's defaults, each stated in `assumed` when the user gave none: the run's
+    own (`_run_defaults`) and its precision (`_precision`)."""
     n = w.num_gpus
-    batch = w.batch_size or 1
-    if w.batch_size is None:
-        acc.assume("batch_size", 1)
-    grid = encoder.training_grid_tokens(spec, w)
-    seq = w.seq_len or w.context_tokens or grid or min(2048, arch.max_context_tokens)
-    if w.seq_len is None and w.context_tokens is None:
-        acc.assume("seq_len", seq)
-    seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
-    w = with_default_lora_targets(w, framework, acc)
-    opt = w.optimizer or Optimizer.adamw
-    if w.optimizer is None:
-        acc.assume("optimizer", "adamw")
-    gc = w.gradient_checkpointing
-    if gc is None:
-        by_stack = default_checkpointing(framework, w.num_gpus, qlora=w.mode == Mode.qlora)
-        gc = model.params_b >= 1.0 if by_stack is None else by_stack
-        acc.assume("gradient_checkpointing", "on" if gc else "off")
+    w, batch, seq, opt, gc = _run_defaults(w, model, spec, acc, arch, framework)
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
     params = model.params_b * 1e9
-    # Not told: a full fine-tune keeps fp32 master weights and fp32 Adam moments (16 B per
-    # parameter), as DeepSpeed and FSDP mixed precision always do and LLaMA-Factory does
-    # unless `pure_bf16`; only torchtune's recipes train in pure bf16 by default. Assuming
-    # pure bf16 here would halve the optimizer state and send a user into OOM.
-    mixed = w.mixed_precision if w.mixed_precision is not None else framework not in PURE_16BIT
-    # DeepSpeed ZeRO trains 16-bit parameters through fp32 partitions whatever the model's
-    # dtype: stage_1_and_2.py (single_partition_of_fp32_groups) and stage3.py
-    # (_create_fp32_partitions) copy each partition to fp32 and the optimizer steps those,
-    # so its moments are fp32 too (DeepSpeed edaa722, read 2026-11-30). A "pure bf16" run
-    # under ZeRO still keeps them.
-    if par in sharding.DEEPSPEED_ZERO:
-        mixed = True
-    # Parameter storage dtype of the trained weights: fp32 under AMP (fp32 weights), else
-    # the weights' own 16-bit type. PEFT adapters are kept in fp32.
-    if full:
-        param_bytes = 4 if fmt == "fp32" else 2
-    else:
-        param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
-    master = full and mixed and param_bytes == 2
-    acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
+    param_bytes, master = _precision(w, fmt, par, framework, compute, full, acc)
     sharded = par in SHARDED_STATES
     tp = w.tensor_parallel or (n if par == Parallelism.tp else 1)
     pp = w.pipeline_parallel or (n if par == Parallelism.pp else 1)
@@ -169,6 +135,71 @@ def training_setup(
         layers=math.ceil(arch.layers / pp),
         pp=pp,
     )
+
+
+def _run_defaults(
+    w: Workload,
+    model: ResolvedModel,
+    spec: ModelSpec | None,
+    acc: Breakdown,
+    arch: Architecture,
+    framework: str | None,
+) -> tuple[Workload, int, int, Optimizer, bool]:
+    """The batch, the sequence (with image or audio tokens), the LoRA targets, the optimizer
+    and gradient checkpointing, each as asked or the stack's default, said.
+    (workload with its LoRA targets, batch, sequence, optimizer, checkpointing)."""
+    batch = w.batch_size or 1
+    if w.batch_size is None:
+        acc.assume("batch_size", 1)
+    grid = encoder.training_grid_tokens(spec, w)
+    seq = w.seq_len or w.context_tokens or grid or min(2048, arch.max_context_tokens)
+    if w.seq_len is None and w.context_tokens is None:
+        acc.assume("seq_len", seq)
+    seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
+    w = with_default_lora_targets(w, framework, acc)
+    opt = w.optimizer or Optimizer.adamw
+    if w.optimizer is None:
+        acc.assume("optimizer", "adamw")
+    gc = w.gradient_checkpointing
+    if gc is None:
+        by_stack = default_checkpointing(framework, w.num_gpus, qlora=w.mode == Mode.qlora)
+        gc = model.params_b >= 1.0 if by_stack is None else by_stack
+        acc.assume("gradient_checkpointing", "on" if gc else "off")
+    return w, batch, seq, opt, gc
+
+
+def _precision(
+    w: Workload,
+    fmt: str,
+    par: Parallelism,
+    framework: str | None,
+    compute: str,
+    full: bool,
+    acc: Breakdown,
+) -> tuple[int, bool]:
+    """The trained weights' storage bytes and whether fp32 master weights are kept, said as
+    the training recipe. (bytes a trained parameter, master weights)."""
+    # Not told: a full fine-tune keeps fp32 master weights and fp32 Adam moments (16 B per
+    # parameter), as DeepSpeed and FSDP mixed precision always do and LLaMA-Factory does
+    # unless `pure_bf16`; only torchtune's recipes train in pure bf16 by default. Assuming
+    # pure bf16 here would halve the optimizer state and send a user into OOM.
+    mixed = w.mixed_precision if w.mixed_precision is not None else framework not in PURE_16BIT
+    # DeepSpeed ZeRO trains 16-bit parameters through fp32 partitions whatever the model's
+    # dtype: stage_1_and_2.py (single_partition_of_fp32_groups) and stage3.py
+    # (_create_fp32_partitions) copy each partition to fp32 and the optimizer steps those,
+    # so its moments are fp32 too (DeepSpeed edaa722, read 2026-11-30). A "pure bf16" run
+    # under ZeRO still keeps them.
+    if par in sharding.DEEPSPEED_ZERO:
+        mixed = True
+    # Parameter storage dtype of the trained weights: fp32 under AMP (fp32 weights), else
+    # the weights' own 16-bit type. PEFT adapters are kept in fp32.
+    if full:
+        param_bytes = 4 if fmt == "fp32" else 2
+    else:
+        param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
+    master = full and mixed and param_bytes == 2
+    acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
+    return param_bytes, master
 
 
 def activation_elem(
