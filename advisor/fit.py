@@ -109,11 +109,37 @@ def card_fit(gpu_id: str, count: int = 1) -> CardFit:
 
 
 def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
-    """`card_fit` for any card, also one known only by its memory ("biggest model on 24G")."""
-    gpu_id = gpu.id
+    """`card_fit` for any card, also one known only by its memory ("biggest model on 24G"):
+    the largest LLM by format and recipe (`_largest_llms`), an 8B model's longest context
+    and batch (`_context_and_batch`), and which image pipelines run (`_diffusion_fit`)."""
     # The same line as every answer's "✅ fits with 20% headroom": need <= usable x 0.8
     # (it was usable / 1.2 = 0.83 of the card: a looser line than the answers' 0.8).
     per_card = int(gpu.usable_vram_bytes * (1 - HEADROOM))
+    inference, finetune = _largest_llms(per_card, count)
+    ctx, ctx4, batch = _context_and_batch(per_card, count)
+    image_format, diffusion, recipes, tight = _diffusion_fit(gpu, per_card, count)
+    return CardFit(
+        gpu_id=gpu.id,
+        count=count,
+        limit_bytes=per_card * count,
+        inference_b=inference,
+        finetune_b=finetune,
+        context_tokens_8b=ctx,
+        context_tokens_8b_int4=ctx4,
+        batch_8b=batch,
+        diffusion=diffusion,
+        diffusion_format=image_format,
+        diffusion_recipe=recipes,
+        diffusion_recipe_tight=tight,
+        half_format=image_format,
+    )
+
+
+def _largest_llms(
+    per_card: int, count: int
+) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """The largest LLM (billions) that fits: for inference in bf16, int8 and int4; for
+    QLoRA, a full fine-tune and LoRA by the recipes people run. (inference, fine-tune)."""
 
     def largest(make: Callable[[float], Workload]) -> float | None:
         return _largest_rung(lambda size: _total(make(size)) <= per_card)
@@ -159,6 +185,12 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
             **train_shard,
         )
     )
+    return inference, finetune
+
+
+def _context_and_batch(per_card: int, count: int) -> tuple[int | None, int | None, int | None]:
+    """An 8B model's longest context in bf16 and int4, and its largest batch at 4k."""
+    shard = {"parallelism": "tp"} if count > 1 else {}
     probe = Workload(
         model=CONTEXT_PROBE_MODEL, weights_format="bf16", batch_size=1, num_gpus=count, **shard
     )
@@ -169,6 +201,15 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
     batch = max_batch_size(
         probe.model_copy(update={"context_tokens": 4096}), per_card, ceiling=1024
     )
+    return ctx, ctx4, batch
+
+
+def _diffusion_fit(
+    gpu: GpuSpec, per_card: int, count: int
+) -> tuple[str, dict[str, bool], dict[str, str], list[str]]:
+    """Which image pipelines run on the card in the format it runs, and for those that do
+    not, the small-card recipe its answer would give (marked tight under 20% free).
+    (format, fits, recipes, tight)."""
     # In what the card runs (an answer's default): bf16, fp16 before Ampere. fp16 costs
     # more than bf16 for a T5 text encoder (transformers keeps its `wo` in fp32), so an
     # fp16 probe said ✗ for SD3 Medium on a 3090 that the answer to it calls ✅.
@@ -187,21 +228,7 @@ def fit_for_gpu(gpu: GpuSpec, count: int = 1) -> CardFit:
                 recipes[m] = found[0]
                 if _total(found[1]) > per_card:
                     tight.append(m)
-    return CardFit(
-        gpu_id=gpu_id,
-        count=count,
-        limit_bytes=per_card * count,
-        inference_b=inference,
-        finetune_b=finetune,
-        context_tokens_8b=ctx,
-        context_tokens_8b_int4=ctx4,
-        batch_8b=batch,
-        diffusion=diffusion,
-        diffusion_format=image_format,
-        diffusion_recipe=recipes,
-        diffusion_recipe_tight=tight,
-        half_format=image_format,
-    )
+    return image_format, diffusion, recipes, tight
 
 
 def largest_model_b(gpu: GpuSpec, count: int = 1, **fields: object) -> float | None:
