@@ -161,18 +161,14 @@ def _add_saved_activations(
         formula += " + sequence-parallel gathers"
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("activations", saved, ""), one_block, ckpt
+    recipe = (
+        "selective" if t.gc and w.selective_checkpointing else "checkpointed" if t.gc else "full"
+    )
     a_b = acc.add(
         "activations",
         saved,
         formula,
-        key="activations."
-        + (
-            "selective"
-            if t.gc and w.selective_checkpointing
-            else "checkpointed"
-            if t.gc
-            else "full"
-        ),
+        key=f"activations.{recipe}",
         layers=layers,
         tokens=tokens,
         kib_per_token_layer=round(per_layer_tok / 1024, 1),
