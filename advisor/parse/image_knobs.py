@@ -124,24 +124,25 @@ def _diffusion_patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
+# Switches a diffusion question names: the word table's knob -> the Workload field it sets.
+_DIFFUSION_SWITCHES = (
+    ("vae_tiling", "vae_tiling", True),
+    ("vae_slicing", "vae_slicing", True),
+    ("vae_per_frame", "vae_per_frame", True),
+    ("split_mode", "split_mode", True),
+    ("text_encoders_cpu", "text_encoders_on_gpu", False),
+    ("prompt_upsampler_off", "prompt_upsampler_off", True),
+    ("latents_cached", "latents_cached", True),
+)
+
+
 def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
     """diffusers' VAE slicing / tiling and text encoders kept off the GPU."""
     if not _diffusion_patterns()["diffusion"].search(s.text):
         return
-    if s.take(vocab.knob_words("vae_tiling")):
-        r.fields["vae_tiling"] = True
-    if s.take(vocab.knob_words("vae_slicing")):
-        r.fields["vae_slicing"] = True
-    if s.take(vocab.knob_words("vae_per_frame")):
-        r.fields["vae_per_frame"] = True
-    if s.take(vocab.knob_words("split_mode")):
-        r.fields["split_mode"] = True
-    if s.take(vocab.knob_words("text_encoders_cpu")):
-        r.fields["text_encoders_on_gpu"] = False
-    if s.take(vocab.knob_words("prompt_upsampler_off")):
-        r.fields["prompt_upsampler_off"] = True
-    if s.take(vocab.knob_words("latents_cached")):
-        r.fields["latents_cached"] = True
+    for knob, field, value in _DIFFUSION_SWITCHES:
+        if s.take(vocab.knob_words(knob)):
+            r.fields[field] = value
     if m := s.take(_diffusion_patterns()["controlnets"]):
         r.fields["controlnets"] = int(m.group(1))
     elif s.take(_diffusion_patterns()["controlnet"]):
