@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from telegram.ext import ApplicationBuilder
 
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from advisor.render import render
 from bot.app import build_application
 from bot.context import AdvisorApplication
 from bot.runner import start, stop
@@ -43,6 +46,14 @@ def fresh_memos() -> None:
 async def tg() -> AsyncIterator[FakeTelegram]:
     async with FakeTelegram() as fake:
         yield fake
+
+
+def plain_answer(q: str, lang: str) -> str:
+    """The whole answer to a question as the bot renders it (details view, plain text), in
+    the currency a user of that language sees by default."""
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
 
 
 def make_settings(tg: FakeTelegram, db: Path, **overrides: object) -> Settings:

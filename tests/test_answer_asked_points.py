@@ -9,13 +9,7 @@ import pytest
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
+from tests.conftest import plain_answer
 
 OLLAMA_KV = {
     "zh": "gemma3 27b ollama q4 开32k上下文 a5000 24g放得下吗 kv想用q8_0",
@@ -28,7 +22,7 @@ def test_a_kv_type_asked_in_passing_is_sized_with_ollamas_switch(lang: str) -> N
     parsed = parse_query(OLLAMA_KV[lang])
     assert parsed.workload.kv_cache_dtype == "q8_0"
     assert not parsed.ignored, parsed.ignored
-    text = _answer(OLLAMA_KV[lang], lang)
+    text = plain_answer(OLLAMA_KV[lang], lang)
     assert "q8_0" in text.splitlines()[0]
     assert "OLLAMA_KV_CACHE_TYPE=q8_0" in text and "OLLAMA_FLASH_ATTENTION=1" in text
 
@@ -85,7 +79,7 @@ def test_these_answers_in_chinese_carry_no_english() -> None:
     for q in CHINESE:
         parsed = parse_query(q)
         kind = parsed.question_kind not in (None, "fit")
-        text = _kind_answer(q, "zh") if kind else _answer(q, "zh")
+        text = _kind_answer(q, "zh") if kind else plain_answer(q, "zh")
         # a command line is typed as it is ("vllm serve MODEL --flags")
         text = "\n".join(x for x in text.splitlines() if not x.startswith("vllm serve "))
         corpus.append((q, text))
@@ -110,7 +104,7 @@ def test_do_i_need_offload_is_answered_with_both_figures(lang: str) -> None:
     o = rec.offload_asked
     assert o is not None and o.answer == "yes"
     assert o.without_bytes > o.usable_bytes > o.with_bytes
-    text = _answer(OFFLOAD[lang], lang)
+    text = plain_answer(OFFLOAD[lang], lang)
     line = next(x for x in text.splitlines() if "offload" in x and ("要开" in x or "yes" in x))
     assert {"zh": "要开", "en": "yes"}[lang] in line
     gib = lambda b: f"{b / 2**30:.1f} GiB"  # noqa: E731
@@ -130,7 +124,7 @@ def test_no_offload_needed_answers_for_the_setup_without_it(q: str, lang: str) -
     rec = recommend_query(parsed)
     assert rec.offload_asked is not None and rec.offload_asked.answer == "no"
     assert rec.result.workload.cpu_offload.value == "none"  # the figures are without it
-    assert {"zh": "不用开", "en": "Do you need offload: no"}[lang] in _answer(q, lang)
+    assert {"zh": "不用开", "en": "Do you need offload: no"}[lang] in plain_answer(q, lang)
 
 
 def test_the_offload_question_reads_back_from_the_canonical_line() -> None:
@@ -154,7 +148,7 @@ def test_a_change_the_user_already_made_is_not_offered_again(lang: str) -> None:
     q = "wan2.2 ti2v 5b 出720p 单卡4090d 能跑吗 要开offload吗"
     rec = recommend_query(parse_query(q))
     assert "model_offload" not in rec.fixes, rec.fixes
-    text = _answer(q, lang)
+    text = plain_answer(q, lang)
     assert text.count("enable_model_cpu_offload") == 0, text
 
 
@@ -163,7 +157,7 @@ def test_a_change_the_user_already_made_is_not_offered_again(lang: str) -> None:
 )
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_recipe_is_not_labelled_as_another_models(q: str, lang: str) -> None:
-    text = _answer(q, lang)
+    text = plain_answer(q, lang)
     assert "Wan2.1" not in text, text
 
 
@@ -228,7 +222,7 @@ def test_the_largest_batch_that_fits_is_advised_not_batch_1(lang: str) -> None:
     the fix is batch 8 (YOLOv5 accumulates to its nominal batch 64 itself), not batch 1."""
     rec = recommend_query(parse_query(YOLO[lang]))
     assert rec.verdict is not None and rec.verdict.fix == "batch:8", rec.verdict
-    text = _answer(YOLO[lang], lang)
+    text = plain_answer(YOLO[lang], lang)
     assert {"zh": "批大小改为 8", "en": "batch 8 with gradient accumulation"}[lang] in text
 
 
@@ -239,7 +233,7 @@ def test_the_kv_note_on_two_cards_says_per_card_and_the_total(lang: str) -> None
     est = (rec.setup or rec.result).estimate
     kv = est.breakdown["kv_cache"] / 2**30
     line = next(
-        x for x in _answer(q, lang).splitlines() if ("长上下文" in x or "Long context" in x)
+        x for x in plain_answer(q, lang).splitlines() if ("长上下文" in x or "Long context" in x)
     )
     assert f"{kv:.1f} GiB" in line and f"{2 * kv:.1f} GiB" in line, line
     assert {"zh": "每卡", "en": "per card"}[lang] in line and "总共" not in line
@@ -247,7 +241,7 @@ def test_the_kv_note_on_two_cards_says_per_card_and_the_total(lang: str) -> None
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_yolos_optimizer_is_said_as_its_trainers_pick_it(lang: str) -> None:
-    text = _answer(YOLO[lang], lang)
+    text = plain_answer(YOLO[lang], lang)
     assert "SGD" in text and {"zh": "优化器 AdamW", "en": "optimizer AdamW"}[lang] not in text
     assert not parse_query(YOLO[lang]).ignored
 
@@ -260,7 +254,7 @@ def test_yolos_optimizer_is_said_as_its_trainers_pick_it(lang: str) -> None:
     ],
 )
 def test_whispers_kv_note_names_the_batch_not_a_shorter_context(q: str, lang: str) -> None:
-    text = _answer(q, lang)
+    text = plain_answer(q, lang)
     line = next(x for x in text.splitlines() if "448" in x and "batch_size" in x)
     assert "缩短上下文" not in line and "shorten the context" not in line
 
@@ -277,9 +271,9 @@ AI_TOOLKIT_FLUX = {
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_trainer_named_is_told_its_own_switch_only(lang: str) -> None:
-    kohya = _answer(KOHYA_FLUX[lang], lang)
+    kohya = plain_answer(KOHYA_FLUX[lang], lang)
     assert "fp8_base" in kohya and "quantize: true" not in kohya
-    toolkit = _answer(AI_TOOLKIT_FLUX[lang], lang)
+    toolkit = plain_answer(AI_TOOLKIT_FLUX[lang], lang)
     assert "quantize: true" in toolkit and "fp8_base" not in toolkit
 
 
@@ -294,8 +288,8 @@ def test_the_default_figure_says_which_defaults_it_is(lang: str) -> None:
         "zh": ("不开梯度检查点", "打开梯度检查点"),
         "en": ("checkpointing off", "checkpointing on"),
     }
-    assert words[lang][0] in _answer(KOHYA_FLUX[lang], lang).splitlines()[1]
-    assert words[lang][1] in _answer(AI_TOOLKIT_FLUX[lang], lang).splitlines()[1]
+    assert words[lang][0] in plain_answer(KOHYA_FLUX[lang], lang).splitlines()[1]
+    assert words[lang][1] in plain_answer(AI_TOOLKIT_FLUX[lang], lang).splitlines()[1]
 
 
 def test_kohyas_fp8_base_puts_the_text_encoders_in_fp8_and_the_headline_is_the_step() -> None:
@@ -319,7 +313,7 @@ def test_kohyas_own_sdxl_small_card_recipe_keeps_the_base_16_bit(q: str, lang: s
     rec = recommend_query(parse_query(q))
     assert rec.recipe == "unet_only_cached"
     assert rec.result.workload.weights_format in (None, "bf16", "fp16")
-    text = _answer(q, lang)
+    text = plain_answer(q, lang)
     assert "network_train_unet_only" in text and "fp8" not in text.splitlines()[1]
 
 
@@ -339,7 +333,7 @@ def test_transformers_decode_at_128k_counts_its_kv_copies_and_says_so(lang: str)
     assert 3.4 <= speed <= 3.4 * 2.5, speed
     short = recommend_query(parse_query(GLM_128K[lang].replace("128k", "32k")))
     assert 14.4 * 0.8 <= short.headline.decode_tokens_per_s <= 14.4 * 1.3
-    text = _answer(GLM_128K[lang], lang)
+    text = plain_answer(GLM_128K[lang], lang)
     assert "repeat_kv" in text and "14.4" in text and "3.4" in text
 
 
@@ -364,7 +358,7 @@ def test_svds_own_levers_come_before_streaming_layers(lang: str) -> None:
     assert rec.verdict is not None and not (rec.verdict.fix or "").startswith("offload_sequential")
     seq = [f for f in rec.fixes if f.startswith("offload_sequential")]
     assert not seq or rec.fixes.index(seq[0]) > 0
-    text = _answer(SVD[lang], lang)
+    text = plain_answer(SVD[lang], lang)
     assert "decode_chunk_size" in text and "enable_forward_chunking" in text
 
 
@@ -378,7 +372,7 @@ def test_svds_own_levers_come_before_streaming_layers(lang: str) -> None:
 def test_an_offload_that_saves_nothing_is_not_answered_yes(q: str, lang: str, words: str) -> None:
     rec = recommend_query(parse_query(q))
     assert rec.offload_asked is not None and rec.offload_asked.answer == "no_effect"
-    assert words in _answer(q, lang)
+    assert words in plain_answer(q, lang)
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -398,12 +392,12 @@ def test_a_verdict_that_fits_with_a_change_gives_the_figure_after_it(lang: str) 
     v = rec.verdict
     assert v is not None and v.fix == "vae_tiling" and v.fixed_bytes is not None
     assert v.fixed_bytes < rec.named.usable_bytes < rec.named.per_gpu_bytes
-    line = _answer(q, lang).splitlines()[2]
+    line = plain_answer(q, lang).splitlines()[2]
     assert f"{v.fixed_bytes / 2**30:.1f} GiB" in line, line
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_lora_targets_are_said_as_the_named_stacks_default(lang: str) -> None:
     """kohya wraps every linear layer too: said as kohya's default, not ms-swift's."""
-    text = _answer(KOHYA_FLUX[lang], lang)
+    text = plain_answer(KOHYA_FLUX[lang], lang)
     assert "kohya" in text.splitlines()[-1] and "ms-swift" not in text

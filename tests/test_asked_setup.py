@@ -8,15 +8,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
+from tests.conftest import plain_answer
 
 PROMPT = {
     "zh": "qwen3-32b awq 用transformers跑 输入30k token 显存要多少 rtx6000 ada 48g够吗",
@@ -29,7 +21,7 @@ def test_a_prompt_length_is_the_context_asked(lang: str) -> None:
     parsed = parse_query(PROMPT[lang])
     assert parsed.workload.context_tokens == 30 * 1024
     assert not [w for w in parsed.ignored if w in ("输入", "prompt")], parsed.ignored
-    head = _answer(PROMPT[lang], lang).splitlines()[0]
+    head = plain_answer(PROMPT[lang], lang).splitlines()[0]
     assert {"zh": "上下文 30k", "en": "context 30k"}[lang] in head, head
 
 
@@ -53,7 +45,7 @@ A100 = {
 def test_a100_40gb_is_the_sxm_board_and_says_so(lang: str) -> None:
     parsed = parse_query(A100[lang])
     assert parsed.gpu_id == "a100-40gb-sxm"
-    said = _answer(A100[lang], lang)
+    said = plain_answer(A100[lang], lang)
     assert said.splitlines()[1].startswith("4× A100 40GB SXM4"), said
     assumed = said.split("\n\n")[-1]
     assert "A100 40GB SXM4" in assumed, assumed
@@ -68,5 +60,5 @@ def test_a_one_card_smaller_format_route_comes_before_renting_cards(lang: str) -
         "zh": "llama-2-13b 8bit transformers 3080 12g 能跑吗",
         "en": "llama-2-13b 8bit transformers on a 3080 12gb, can it run?",
     }[lang]
-    verdict = _answer(q, lang).splitlines()[2]
+    verdict = plain_answer(q, lang).splitlines()[2]
     assert "nf4" in verdict and {"zh": "张卡", "en": "cards"}[lang] not in verdict, verdict

@@ -8,14 +8,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
+from tests.conftest import plain_answer
 
 
 @pytest.mark.parametrize(
@@ -46,6 +39,6 @@ MASK_R101 = {
 def test_a_depth_the_catalog_lacks_is_said_first(lang: str) -> None:
     parsed = parse_query(MASK_R101[lang])
     assert parsed.unread_depth == "R101" and "-fpn" not in parsed.ignored
-    head = "\n".join(_answer(MASK_R101[lang], lang).splitlines()[:3])
+    head = "\n".join(plain_answer(MASK_R101[lang], lang).splitlines()[:3])
     assert "R101" in head and "Mask R-CNN R50-FPN" in head, head
     assert ("库里没有" if lang == "zh" else "I have no R101 backbone") in head, head

@@ -10,14 +10,7 @@ import pytest
 
 from advisor import catalog
 from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
+from tests.conftest import plain_answer
 
 
 @pytest.mark.parametrize(
@@ -62,13 +55,13 @@ GEMMA = {
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_5060ti_answer_names_the_card_and_the_blackwell_build(lang: str) -> None:
-    text = _answer(GEMMA[lang], lang)
+    text = plain_answer(GEMMA[lang], lang)
     assert "5060 Ti 16GB" in text and "5060ti" not in text.split("\n")[-1], text
     assert "cu128" in text and "12.8" in text
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_4bit_fix_on_the_card_is_not_followed_by_eight_cards(lang: str) -> None:
-    fixes = "\n".join(_answer(GEMMA[lang], lang).splitlines()[:4])
+    fixes = "\n".join(plain_answer(GEMMA[lang], lang).splitlines()[:4])
     assert "awq" in fixes.lower()
     assert "8 张" not in fixes and "8 cards" not in fixes, fixes

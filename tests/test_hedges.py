@@ -9,16 +9,7 @@ import re
 
 import pytest
 
-from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
+from tests.conftest import plain_answer
 
 YI_ON_A10 = {
     "zh": "yi-34b-chat 4bit awq vllm 单张a10 24g 能起来吗",
@@ -28,7 +19,7 @@ YI_ON_A10 = {
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_headline_that_runs_with_a_change_has_no_bare_oom_beneath(lang: str) -> None:
-    said = _answer(YI_ON_A10[lang], lang)
+    said = plain_answer(YI_ON_A10[lang], lang)
     verdict = said.splitlines()[2]
     assert "--enforce-eager" in verdict, said
     assert "⛔" not in said.split("\n\n", 1)[1].replace("⛔ 这张卡跑不了", "").replace(
@@ -45,7 +36,7 @@ def test_a_fit_with_more_than_half_the_card_free_is_not_hedged(lang: str) -> Non
         "zh": "mmdet 训练 cascade rcnn r50 单卡 batch 2 12g显卡 够吗",
         "en": "mmdet train cascade rcnn r50 single card batch 2 on a 12gb card, enough?",
     }[lang]
-    verdict = _answer(q, lang).splitlines()[2]
+    verdict = plain_answer(q, lang).splitlines()[2]
     assert verdict.startswith("✅"), verdict
 
 
@@ -55,7 +46,7 @@ def test_the_hedge_says_how_far_above_the_estimate_setups_ran(lang: str) -> None
         "zh": "unsloth grpo 训练 llama-3.2-3b 我只有3080 10g",
         "en": "unsloth grpo llama-3.2-3b on a 3080 10gb",
     }[lang]
-    verdict = _answer(q, lang).splitlines()[2]
+    verdict = plain_answer(q, lang).splitlines()[2]
     shape = {
         "zh": r"实测最多比估算高 (\d+)%，即约 [\d.]+ GiB，超过可用的 [\d.]+ GiB",
         "en": r"ran up to (\d+)% above the estimate, about [\d.]+ GiB, more than the [\d.]+ GiB usable",

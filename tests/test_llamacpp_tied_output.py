@@ -12,21 +12,13 @@ import pytest
 from advisor.memory import estimate
 from advisor.memory.runtimes import coefficient
 from advisor.models import Workload
-from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
+from tests.conftest import plain_answer
 
 GIB = 2**30
 GEMMA = {
     "en": "llama.cpp gemma-3-12b-it q4_k_m with 32k context on an 8gb 4060 laptop, -ctk q8_0 -ctv q8_0, fits?",
     "zh": "llama.cpp 跑 gemma-3-12b-it q4_k_m 32k 上下文 4060 笔记本 8g，-ctk q8_0 -ctv q8_0，放得下吗",
 }
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
 
 
 def _weights(**fields: object) -> float:
@@ -55,6 +47,6 @@ def test_a_partial_offload_leaves_the_duplicated_output_on_the_host() -> None:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_first_fix_at_32k_is_partial_offload_not_a_cut_that_overflows(lang: str) -> None:
-    head = "\n".join(_answer(GEMMA[lang], lang).splitlines()[:4])
+    head = "\n".join(plain_answer(GEMMA[lang], lang).splitlines()[:4])
     assert "-ngl" in head, head
     assert "8192" not in head.splitlines()[2], head

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from advisor.memory.terms import LOAD_PEAK_KEYS
-from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import label, render
+from advisor.render import label
+from tests.conftest import plain_answer
 
 TURBO = {
     "zh": "whisper large-v3-turbo 用官方openai-whisper转录 2070super 8g 够吗",
@@ -19,15 +18,9 @@ TURBO = {
 }
 
 
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
-
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_openai_whisper_weights_bar_says_it_is_the_load_peak(lang: str) -> None:
-    text = _answer(TURBO[lang], lang)
+    text = plain_answer(TURBO[lang], lang)
     peak = label(lang, "term.weights_load_peak")
     line = next(ln for ln in text.splitlines() if "🟦" in ln)
     assert peak in line and "4.5 GiB" in line, line
@@ -36,7 +29,9 @@ def test_the_openai_whisper_weights_bar_says_it_is_the_load_peak(lang: str) -> N
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_resident_weights_keep_their_plain_label(lang: str) -> None:
-    text = _answer("qwen2.5-7b bf16 on a 4090" if lang == "en" else "qwen2.5-7b bf16 4090", lang)
+    text = plain_answer(
+        "qwen2.5-7b bf16 on a 4090" if lang == "en" else "qwen2.5-7b bf16 4090", lang
+    )
     assert f"🟦 {label(lang, 'term.weights')} " in text
     assert label(lang, "term.weights_load_peak") not in text
 

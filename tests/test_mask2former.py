@@ -11,14 +11,7 @@ import pytest
 from advisor.catalog import DATA_DIR, find_model
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
+from tests.conftest import plain_answer
 
 Q27 = {
     "en": "mask2former swin-b coco panoptic training in mmdet, batch 2 per gpu, enough on a 24gb a30?",
@@ -55,7 +48,7 @@ def test_mask2former_swin_b_panoptic_is_sized_as_itself_at_the_lsj_crop(lang: st
     # bare Swin-B (6.2 GiB), and the A30 is no longer a comfortable fit
     total = rec.result.estimate.total_bytes / 2**30
     assert 17 < total < 30
-    text = _answer(Q27[lang], lang)
+    text = plain_answer(Q27[lang], lang)
     assert "Mask2Former Swin-B" in text.splitlines()[0]
     assert ("1024x1024" in text) and ("640x640" not in text)
 

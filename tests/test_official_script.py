@@ -10,7 +10,7 @@ import pytest
 from advisor.catalog import DATA_DIR
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from advisor.render import render
+from tests.conftest import plain_answer
 
 Q11 = {
     "zh": "wan2.1 t2v 1.3b 生成480p 5秒视频 2080super 8g 能跑吗",
@@ -20,12 +20,6 @@ SAID = {
     "zh": "官方脚本（「generate.py --offload_model True --t5_cpu」）",
     "en": "own script (generate.py",
 }
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
 
 
 def test_the_script_entry_carries_its_source() -> None:
@@ -41,7 +35,7 @@ def test_a_wan_answer_sizes_the_official_script_beside_diffusers(lang: str) -> N
     note = next(p for p in rec.pitfalls if p.code.startswith("official_script"))
     # the untiled official decode needs more than the tiled diffusers recipe the answer is for
     assert float(note.params["gib"]) > rec.result.estimate.total_bytes / 2**30
-    text = _answer(Q11[lang], lang)
+    text = plain_answer(Q11[lang], lang)
     assert SAID[lang] in text and "diffusers" in text
 
 

@@ -8,15 +8,8 @@ from __future__ import annotations
 import pytest
 
 from advisor.parse import parse_query
-from advisor.recommend import recommend_query
 from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
+from tests.conftest import plain_answer
 
 OFFICIAL_WHISPER = {
     "zh": "whisper medium 用官方whisper 转录 4g显卡 够吗",
@@ -28,7 +21,7 @@ OFFICIAL_WHISPER = {
 def test_the_official_whisper_package_is_answered_in_fp32_and_does_not_fit_4gb(lang: str) -> None:
     parsed = parse_query(OFFICIAL_WHISPER[lang])
     assert parsed.workload.framework == "openai-whisper"
-    said = _answer(OFFICIAL_WHISPER[lang], lang)
+    said = plain_answer(OFFICIAL_WHISPER[lang], lang)
     head = said.splitlines()[0]
     assert "fp32" in head and "bf16" not in said, said
     need = said.splitlines()[1]  # ~5.7 GiB of 4.0 usable: as is it does not fit
@@ -41,14 +34,14 @@ def test_the_official_whisper_package_is_answered_in_fp32_and_does_not_fit_4gb(l
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_sam_is_answered_in_fp32_as_segment_anything_runs_it(lang: str) -> None:
-    said = _answer("sam vit-h inference on a 6gb card", lang)
+    said = plain_answer("sam vit-h inference on a 6gb card", lang)
     assert "fp32" in said.splitlines()[0], said
     assert {"zh": "权重精度 fp32", "en": "weights in fp32"}[lang] in said, said
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_card_without_bf16_is_not_answered_in_bf16(lang: str) -> None:
-    said = _answer("whisper medium 转录 2080ti 够吗", lang)
+    said = plain_answer("whisper medium 转录 2080ti 够吗", lang)
     head, assumed = said.splitlines()[0], said.split("\n\n")[-1]
     assert "fp16" in head and "bf16" not in head and "bf16" not in assumed, said
 
@@ -71,7 +64,7 @@ RENT_MORE = {"zh": "张卡", "en": "cards"}
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_faster_whisper_large_v2_stays_v2_and_gets_only_ctranslate2_changes(lang: str) -> None:
-    said = _answer(NAMED["faster_v2"][lang], lang)
+    said = plain_answer(NAMED["faster_v2"][lang], lang)
     head = said.splitlines()[0]
     assert "large-v2" in head and "int8" in head, said
     top = "\n".join(said.splitlines()[:4])
@@ -80,13 +73,13 @@ def test_faster_whisper_large_v2_stays_v2_and_gets_only_ctranslate2_changes(lang
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_official_whisper_is_told_faster_whisper_int8_not_more_cards(lang: str) -> None:
-    top = "\n".join(_answer(OFFICIAL_WHISPER[lang], lang).splitlines()[:4])
+    top = "\n".join(plain_answer(OFFICIAL_WHISPER[lang], lang).splitlines()[:4])
     assert "faster-whisper" in top and "int8" in top and RENT_MORE[lang] not in top, top
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_sam_too_big_is_told_a_smaller_sam_not_more_cards(lang: str) -> None:
-    top = "\n".join(_answer(NAMED["sam_small"][lang], lang).splitlines()[:4])
+    top = "\n".join(plain_answer(NAMED["sam_small"][lang], lang).splitlines()[:4])
     # segment-anything's eager attention keeps three score copies a global block: ViT-H
     # (7.1 GiB) and ViT-L are over or tight on 6 GB; ViT-B is the largest SAM that fits
     assert "SAM ViT-B" in top and RENT_MORE[lang] not in top, top
@@ -94,7 +87,7 @@ def test_sam_too_big_is_told_a_smaller_sam_not_more_cards(lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_one_gpu_unsloth_run_is_not_told_fsdp_or_zero_offload(lang: str) -> None:
-    said = _answer(NAMED["unsloth_tight"][lang], lang)
+    said = plain_answer(NAMED["unsloth_tight"][lang], lang)
     assert "FSDP" not in said and "ZeRO" not in said, said
 
 
@@ -104,7 +97,7 @@ def test_unsloth_grpo_keeps_unsloth_and_its_4bit_default(lang: str) -> None:
         "zh": "unsloth grpo 训练 llama-3.2-3b 要多大显存 我只有3080 10g",
         "en": "unsloth grpo llama-3.2-3b on a 3080 10gb",
     }[lang]
-    said = _answer(q, lang)
+    said = plain_answer(q, lang)
     assert "QLoRA" in said.splitlines()[0], said
     assumed = said.split("\n\n")[-1]
     assert (
@@ -121,7 +114,7 @@ def test_ai_toolkit_is_read_and_its_24gb_floor_named(lang: str) -> None:
     }[lang]
     parsed = parse_query(q)
     assert parsed.workload.framework == "ai-toolkit" and "ai-toolkit" not in parsed.ignored
-    said = _answer(q, lang)
+    said = plain_answer(q, lang)
     assert "low_vram" in said and "24 GB" in said, said
 
 
@@ -133,7 +126,7 @@ def test_a_pascal_card_is_known_and_never_answered_in_bf16(lang: str) -> None:
     }[lang]
     parsed = parse_query(q)
     assert parsed.gpu_id == "gtx-1050-ti" and "1050ti" not in parsed.ignored
-    said = _answer(q, lang)
+    said = plain_answer(q, lang)
     assert "GeForce GTX 1050 Ti" in said.splitlines()[1] and "bf16" not in said, said
 
 

@@ -13,7 +13,7 @@ import pytest
 from advisor.catalog import DATA_DIR
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
-from advisor.render import render
+from tests.conftest import plain_answer
 
 KOHYA_FULL = {
     "en": "sdxl full finetune with kohya sd-scripts on a titan rtx 24gb, batch 1 1024px, possible?",
@@ -23,12 +23,6 @@ DIFFUSERS_QLORA = {
     "zh": "用diffusers的train_dreambooth_lora_flux 做qlora 训练flux dev lora 4070 super 12g 能跑吗",
     "en": "diffusers train_dreambooth_lora_flux qlora on flux dev, 4070 super 12gb, will it run?",
 }
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
 
 
 def _rungs() -> dict[str, dict]:
@@ -55,7 +49,7 @@ def test_kohyas_full_fine_tune_recipe_is_the_first_fix_before_lora(lang: str) ->
     assert not any("sd-scripts" in word for word in parsed.ignored)
     rec = recommend_query(parsed)
     assert rec.verdict is not None and rec.verdict.fix == "full_unet_only_cached"
-    text = _answer(KOHYA_FULL[lang], lang)
+    text = plain_answer(KOHYA_FULL[lang], lang)
     verdict = text.splitlines()[2]
     assert "Adafactor" in verdict and "--mixed_precision fp16" in verdict
     assert "LoRA" not in verdict  # LoRA comes after, among the other changes
@@ -72,7 +66,7 @@ def test_a_diffusers_qlora_gets_precomputed_embeddings_before_a_bigger_card(lang
     after = recommend_query(parsed.model_copy(update={"workload": w.model_copy(update=_cached())}))
     # HF's flux-qlora recipe: ~9 GB peak on a 4090; the precomputed run fits a 12 GB card
     assert after.result.estimate.total_bytes / 2**30 < 11.9
-    text = _answer(DIFFUSERS_QLORA[lang], lang)
+    text = plain_answer(DIFFUSERS_QLORA[lang], lang)
     assert "compute_embeddings.py" in text.splitlines()[2]
 
 

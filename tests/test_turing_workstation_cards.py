@@ -9,14 +9,7 @@ import pytest
 
 from advisor import catalog
 from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
-
-
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
+from tests.conftest import plain_answer
 
 
 @pytest.mark.parametrize(
@@ -74,6 +67,6 @@ A4500 = {
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_an_a4500_answer_names_the_card(lang: str) -> None:
-    text = _answer(A4500[lang], lang)
+    text = plain_answer(A4500[lang], lang)
     assert "RTX A4500" in text, text
     assert "不在显卡库" not in text and "not in the card" not in text.lower(), text

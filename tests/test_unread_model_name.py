@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
+from tests.conftest import plain_answer
 
 ASKED = {
     "en": "mask3former swin-b coco panoptic training in mmdet, batch 2, enough on a 24gb a30?",
@@ -17,17 +16,11 @@ ASKED = {
 SAID = {"en": "I did not recognise “mask3former”", "zh": "没认出「mask3former」"}
 
 
-def _answer(q: str, lang: str) -> str:
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
-    return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_an_unread_model_name_beside_a_backbone_is_said_before_the_figures(lang: str) -> None:
     parsed = parse_query(ASKED[lang])
     assert parsed.unread_name == "mask3former"
-    lines = _answer(ASKED[lang], lang).splitlines()
+    lines = plain_answer(ASKED[lang], lang).splitlines()
     note = next(i for i, line in enumerate(lines) if SAID[lang] in line)
     figure = next(i for i, line in enumerate(lines) if "A30" in line)
     assert note < figure and "Swin-B" in lines[note]
