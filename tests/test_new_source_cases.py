@@ -1,4 +1,4 @@
-"""bench/data/extra_cases5.json to extra_cases15.json, extra_cases17.json and extra_cases18.json:
+"""bench/data/extra_cases5.json to extra_cases18.json:
 measured VRAM cases from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
@@ -28,6 +28,7 @@ NEW_SOURCE_SETS = (
     "extra_cases13.json",
     "extra_cases14.json",
     "extra_cases15.json",
+    "extra_cases16.json",
     "extra_cases17.json",
     "extra_cases18.json",
 )
