@@ -18,7 +18,7 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
-from advisor.memory.label_assigner import label_assigner_term
+from advisor.memory.mask_targets import loss_target_terms
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, family_band, finish
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
@@ -258,8 +258,8 @@ def training_extras(
     amp_share: float,
 ) -> int:
     """The training terms beside weights, states and activations: the YOLO trainers' EMA
-    copy and label assigner, Swin's window attention under autocast, the mask head's
-    positive RoIs and mmdet's bitmap mask targets."""
+    copy, Swin's window attention under autocast, the loss's targets (label assigner,
+    ground-truth masks), the mask head's positive RoIs and mmdet's bitmap mask targets."""
     width, height = size
     added = 0
     window_scores = amp_window_score_bytes(spec, width * height, amp_share) * batch
@@ -280,7 +280,7 @@ def training_extras(
             key="ema_model",
             params_m=round(params / 1e6, 1),
         )
-    added += label_assigner_term(acc, w, spec, size, batch)
+    added += loss_target_terms(acc, w, spec, size, batch)
     rois, stages = mask_head_extra_rois(spec, batch)
     if rois > 0:
         added += acc.add(
