@@ -259,7 +259,13 @@ class Workload(BaseModel):
     lora_rank: int | None = Field(default=None, ge=1, le=4096)
     lora_targets: str | None = Field(default=None, max_length=300)
     gradient_accumulation: int | None = Field(default=None, ge=1, le=100_000)
-    chunked_loss: bool = False
+    # A chunked cross-entropy (torchtune's CEWithChunkedOutputLoss, or a chunked / fused loss
+    # named): True asked, False a standard loss asked ("standard CE"), None the stack's own
+    # default (data/training_stacks.toml [loss]: torchtune's recipes chunk theirs).
+    chunked_loss: bool | None = None
+    # torch.compile on the model and loss (torchtune's `compile: True`): changes what a
+    # compiled chunked loss saves for backward (advisor/memory/stacks.py stack_loss_bytes).
+    torch_compile: bool = False
     activation_offload: bool = False
     optimizer_in_backward: bool = False
     # Liger kernels (HF use_liger_kernel, LLaMA-Factory enable_liger_kernel, ms-swift

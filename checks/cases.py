@@ -79,7 +79,13 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
         "quantize_after_load",
         True,
     ),
+    # A standard loss stated where the stack's recipes would chunk it (torchtune before its
+    # chunked losses), and torch.compile on, which changes what a chunked loss saves
+    # (advisor/memory/stacks.py stack_loss_bytes); the bot reads both from a question
+    # (advisor/data/vocab/words.toml [knobs] standard_loss, torch_compile).
+    (r"standard (CE|cross-entropy)", "chunked_loss", False),
     (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
+    (r"\bcompile\b(?!\s*[:=]\s*False)", "torch_compile", True),
     # mmdet's multi-scale crop recipe, as its config names spell it ("ms-crop"), as the bot
     # reads it (advisor/data/vocab/words.toml multiscale_crop)
     (r"(?<![a-z])ms-crop\b|multi-scale crop", "multiscale_crop", True),
@@ -180,7 +186,7 @@ DATASET_CLASSES: list[tuple[str, int]] = [
     (r"\bvoc\b|pascal voc", 21),
 ]
 UNKNOWN_STACK = "other"
-CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload"}
+CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload", "torch_compile"}
 # xformers' memory_efficient_attention never materializes the scores (its kernels tile them,
 # as FlashAttention does): read as flash, as a user's "xformers" is (advisor/parse/training_knobs.py).
 ATTENTION_WORDS = [

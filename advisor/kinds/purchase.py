@@ -31,6 +31,7 @@ from advisor.kinds.purchase_costs import (
 )
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
+from advisor.memory.stacks import chunked_by_default
 from advisor.models import Kind, Mode, Optimizer, Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price
@@ -226,7 +227,8 @@ def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
         return []
     eight = workload.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit})
     out = [(eight, ["optimizer_8bit"])]
-    if workload.kind in (None, Kind.llm) and not workload.chunked_loss:
+    own_chunked = chunked_by_default(workload.framework)  # data/training_stacks.toml [loss]
+    if workload.kind in (None, Kind.llm) and not workload.chunked_loss and not own_chunked:
         chunked = eight.model_copy(update={"chunked_loss": True})
         out.append((chunked, ["optimizer_8bit", "chunked_loss"]))
     return out

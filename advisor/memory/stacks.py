@@ -72,3 +72,29 @@ def precompute_sequential(framework: str | None) -> bool:
     VAE off the card while the text encoders run (data/training_stacks.toml
     [precompute_phases])."""
     return (framework or "").lower() in stack_defaults()["precompute_phases"]["sequential"]
+
+
+def chunked_by_default(framework: str | None) -> bool:
+    """Whether the stack's recipes run a chunked loss when none is named (torchtune's
+    LinearCrossEntropyLoss; data/training_stacks.toml [loss])."""
+    return (framework or "").lower() in stack_defaults()["loss"]["chunked_default"]
+
+
+def stack_loss_bytes(
+    framework: str | None, chunked: bool | None, compiled: bool
+) -> tuple[float, str] | None:
+    """Bytes a logit the stack's own chunked loss holds at its peak, and the loss's name
+    (data/training_stacks.toml [loss]); None where the stack has no chunked loss of its own
+    or a standard loss is asked. Its default (`chunked` None): each chunk's fp32 log-softmax
+    output kept for backward, beside the last chunk's 16-bit logits and fp32 copy. Its
+    CEWithChunkedOutputLoss (`chunked` True): the 16-bit logit chunks on top, eager; under
+    torch.compile the chunks and one chunk's fp32 scratch only."""
+    if chunked is False or not chunked_by_default(framework):
+        return None
+    row = stack_defaults()["loss"]
+    chunks, logit, fp32 = row["num_output_chunks"], row["logit_bytes"], row["fp32_bytes"]
+    if chunked is None:
+        return fp32 + (logit + fp32) / chunks, "stack_linear_ce"
+    if compiled:
+        return logit + fp32 / chunks, "stack_chunked_ce_compiled"
+    return logit + fp32 + fp32 / chunks, "stack_chunked_ce"

@@ -3,7 +3,7 @@ recipe, one layer's backward transient, and the loss's logits (`add_activations`
 
 from __future__ import annotations
 
-from advisor.memory import distributed, encoder, quantizers
+from advisor.memory import distributed, encoder, quantizers, stacks
 from advisor.memory.terms import Breakdown
 from advisor.memory.training_recipe import PEFT_FRAMEWORKS
 from advisor.memory.training_setup import TrainingSetup
@@ -202,10 +202,14 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     # (by the matmuls' dtype, not the saved activations': an fp32 residual stream under
     # a bitsandbytes model still gives 16-bit logits under autocast)
     per = 2.5 if w.chunked_loss else (12.0 if t.compute != "fp32" else 16.0)
+    own = stacks.stack_loss_bytes(t.framework, w.chunked_loss, w.torch_compile)
     if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
         per = 0.0  # logits are never materialized: a vocabulary chunk at a time
     elif w.liger_kernel:
         return _liger_logits(t, acc, tokens), False
+    elif own is not None:  # the stack's own chunked loss, as its code holds it
+        per = own[0]
+        acc.assume("loss_path", own[1])
     elif not w.chunked_loss:
         # The loss path by transformers era, checked against the code 2026-11-30:
         # < 4.46 (LlamaForCausalLM: `logits = logits.float()`, a shifted `.contiguous()`
@@ -220,11 +224,12 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     logits = tokens * arch.vocab * per / t.tp
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("logits", logits, ""), False
+    chunked = bool(w.chunked_loss) or own is not None
     logits_b = acc.add(
         "logits",
         logits,
-        f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if w.chunked_loss else '16-bit + fp32 loss'})",
-        key="logits.chunked" if w.chunked_loss else "logits",
+        f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if chunked else '16-bit + fp32 loss'})",
+        key="logits.chunked" if chunked else "logits",
         tokens=tokens,
         vocab=arch.vocab,
         bytes_per_logit=per,

@@ -76,6 +76,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_exl2,
     knobs.recognize_gpu_memory_utilization,
     knobs.recognize_static_cache,
+    training_knobs.recognize_loss_knobs,
     training_knobs.recognize_multiscale_crop,
     training_knobs.recognize_objects_per_image,
     stack.recognize_stack,

@@ -103,6 +103,17 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
         r.fields["attention"] = Attention.flash if tiled else Attention(word)
 
 
+def recognize_loss_knobs(s: Scan, r: Reading) -> None:
+    """The loss a question names: a chunked cross-entropy, a standard one, torch.compile
+    (data/vocab/words.toml [knobs]). Unsaid, the chunked loss is the stack's own default."""
+    if s.take(vocab.knob_words("chunked_loss")):
+        r.fields["chunked_loss"] = True
+    elif s.take(vocab.knob_words("standard_loss")):
+        r.fields["chunked_loss"] = False
+    if s.take(vocab.knob_words("torch_compile")):
+        r.fields["torch_compile"] = True
+
+
 def recognize_multiscale_crop(s: Scan, r: Reading) -> None:
     """mmdet's multi-scale crop recipe ("ms-crop", "multi-scale crop", "多尺度裁剪"): a
     detection batch pads to a larger canvas (advisor/memory/classic.py)."""

@@ -12,6 +12,7 @@ from itertools import chain
 
 from advisor.catalog import find_format
 from advisor.constraints import kv_cache_type, runtime_of
+from advisor.memory.stacks import chunked_by_default
 from advisor.models import (
     EstimateResult,
     Kind,
@@ -169,7 +170,13 @@ def setting_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Wo
         yield from smaller_batch_fixes(w, w.batch_size or framework_batch or 1)
     if training and not w.gradient_checkpointing:
         yield "checkpointing", lambda: w.model_copy(update={"gradient_checkpointing": True})
-    if training and model.kind == Kind.llm and not w.chunked_loss:
+    # (a stack whose recipes chunk their loss already runs one: data/training_stacks.toml [loss])
+    if (
+        training
+        and model.kind == Kind.llm
+        and not w.chunked_loss
+        and not chunked_by_default(w.framework)
+    ):
         yield "chunked_loss", lambda: w.model_copy(update={"chunked_loss": True})
     if (
         training
