@@ -42,6 +42,9 @@ class VideoGeometry(BaseModel):
     # A decoder that only decodes tiled (Allegro's AutoencoderKLAllegro raises without
     # tiling): its tiles are used whether or not the user asked for tiling.
     always_tiled: bool = False
+    # A pipeline that compresses an even frame count whole, ceil(F / temporal) latent frames,
+    # and only an odd one causally (AllegroPipeline.prepare_latents).
+    even_frames_whole: bool = False
     # A sampler that generates one fixed-size section at a time (FramePack): `frames` is the
     # section's token count in frames, and the video's length does not change the peak.
     section: bool = False
@@ -82,7 +85,10 @@ def geometry(model_id: str | None) -> VideoGeometry | None:
 
 
 def latent_frames(g: VideoGeometry, frames: int) -> int:
-    """Causal video VAEs keep the first frame and compress the rest: 1 + (F - 1) / t."""
+    """Causal video VAEs keep the first frame and compress the rest: 1 + (F - 1) / t; a
+    pipeline with even_frames_whole compresses an even count whole: F / t."""
+    if g.even_frames_whole and frames % 2 == 0:
+        return math.ceil(frames / g.temporal)
     return 1 + math.ceil(max(frames - 1, 0) / g.temporal)
 
 
