@@ -27,15 +27,16 @@ def _total(w: Workload) -> int:
 
 def _high(w: Workload) -> int:
     est = estimate(w).estimate
-    return est.high_bytes if est else 0
+    return est.decision_high_bytes if est else 0
 
 
 def max_context_tokens(
     w: Workload, limit_bytes: int, ceiling: int | None = None, *, safe: bool = True
 ) -> int | None:
     """Largest context (prompt + generated tokens) that fits `limit_bytes`. `safe`: the
-    band's high end must fit, so a user told "up to N tokens" does not meet OOM at N when
-    the real figure sits at the top of the band (fits decisions are safe against the band);
+    high end measured on setups like this must fit (Estimate.decision_high_bytes), so a user
+    told "up to N tokens" does not meet OOM at N when the real figure sits at the top of
+    what was measured (fits decisions are safe against the band);
     off where the limit already carries the guide's 20% headroom."""
     view = _high if safe else _total
     from advisor.memory import resolve_model

@@ -421,6 +421,10 @@ class BandBasis:
     # the stratum inside the runtime group (memory/strata.py: context regime, quantized on
     # load or stored quantized), whatever level answered; "" where no axis applies
     stratum: str = ""
+    # the share of the estimate the engine derives rather than knows exactly (all of it but
+    # a named model's 16- or 32-bit weights): what the widening for a source the engine was
+    # never tuned on scales with (data/band.toml [new_source])
+    derived_share: float = 1.0
 
 
 @dataclass(slots=True)
@@ -444,9 +448,16 @@ class Estimate:
     # What nvidia-smi shows on the headline card when the runtime takes its share up front
     # (vLLM/SGLang: gpu_memory_utilization x the card); None: total_bytes.
     nvidia_smi_bytes: int | None = None
-    # What the band was measured on (terms.settle_band); the high end is how far measured
-    # setups like this one ran above the estimate, what a near-the-limit decision uses.
+    # What the band was measured on (terms.settle_band).
     band_basis: BandBasis | None = None
+    # How far measured setups like this one ran above the estimate (the level's high end,
+    # before the widening for a source the engine never saw): what a near-the-limit
+    # decision and its "measured setups ran up to" line use. None: high_bytes.
+    measured_high_bytes: int | None = None
+
+    @property
+    def decision_high_bytes(self) -> int:
+        return self.high_bytes if self.measured_high_bytes is None else self.measured_high_bytes
 
     @property
     def breakdown(self) -> dict[str, int]:

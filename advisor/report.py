@@ -32,6 +32,9 @@ def estimate_json(result: EstimateResult) -> dict[str, Any]:
             "total_bytes": est.total_bytes,
             "low_bytes": est.low_bytes,
             "high_bytes": est.high_bytes,
+            # how far measured setups like this ran (high_bytes adds the widening for a
+            # source nobody measured); what a near-the-limit decision uses
+            "measured_high_bytes": est.decision_high_bytes,
             "confidence": est.confidence.value,
             "breakdown": est.breakdown,
             "terms": _TERMS.dump_python(est.terms),

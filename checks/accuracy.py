@@ -104,6 +104,7 @@ def score_case(case: dict) -> dict:
         stratum=est.band_basis.stratum,
         unmodelled=est.band_basis.unmodelled_framework,
         guessed=est.band_basis.guessed_architecture,
+        derived_share=est.band_basis.derived_share,
         view=view,
         estimate_bytes=int(value),
         low_bytes=int(value * (1 - est.band_low_fraction)),
@@ -284,6 +285,18 @@ def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
     return held, judged
 
 
+def calibration_section(table: dict, paths: list[Path]) -> str:
+    """[new_source], fitted on the calibration files' cases around `table`'s levels."""
+    from checks import calibration  # it builds on this module's fit
+
+    cal = score([c for p in paths for c in json.loads(p.read_text(encoding="utf-8"))])
+    fixed = band_table()
+    table = {k: fixed[k] for k in ("guessed_arch_low", "guessed_arch_high")} | table
+    scale = calibration.fit_new_source(cal, table)
+    loso = calibration.leave_one_calibration_source_out(cal, table)
+    return calibration.section(scale, loso)
+
+
 def band_toml(table: dict) -> str:
     """The fitted table as advisor/data/band.toml's sections."""
 
@@ -390,6 +403,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--fit-band", action="store_true")
+    ap.add_argument(
+        "--calibrate",
+        type=Path,
+        action="append",
+        help="with --fit-band: a case file of sources the engine was never tuned on, that "
+        "fits the [new_source] widening (repeat to pool several)",
+    )
     args = ap.parse_args(argv)
     cases: list[dict] = []
     paths = list(args.cases or [])
@@ -433,7 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=2))
         return 0
     if args.fit_band:
-        print(band_toml(fit_band(rows)))
+        table = fit_band(rows)
+        print(band_toml(table))
+        if args.calibrate:
+            print("\n" + calibration_section(table, args.calibrate))
         return 0
     print_table(rows, args.verbose)
     for title, table in views.items():

@@ -5,7 +5,7 @@ measured residuals (bench/accuracy.py --fit-band), read back by the engine
 import pytest
 
 from advisor.memory import estimate
-from advisor.memory.terms import band_table, pick_band
+from advisor.memory.terms import band_table, new_source_widening, pick_band
 from advisor.models import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend
@@ -94,13 +94,15 @@ def test_leave_one_source_out_judges_a_source_on_the_band_fitted_without_it():
 
 def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
     """Llama-3.1-8B QLoRA on a 16 GB card: fits by the estimate with headroom, but the
-    band's high end is over the card. Expected: the verdict carries that figure and the
-    answer says it may not fit, in both languages."""
+    high end measured on setups like it is over the card. Expected: the verdict carries that
+    figure (not the stated band's high end, widened further for sources nobody measured)
+    and the answer says it may not fit, in both languages."""
     p = parse_query("llama-3.1-8b qlora on 4080")
     rec = recommend(p.workload, gpu_id=p.gpu_id, currency="CNY")
     est, v = rec.result.estimate, rec.verdict
-    assert rec.named.fits and est.total_bytes <= rec.named.usable_bytes < est.high_bytes
-    assert v.measured_up_to_bytes == est.high_bytes
+    high = est.decision_high_bytes
+    assert rec.named.fits and est.total_bytes <= rec.named.usable_bytes < high <= est.high_bytes
+    assert v.measured_up_to_bytes == high
     roomy = recommend(p.workload, gpu_id="a100-80gb-sxm", currency="CNY")
     assert roomy.verdict.state == "fits" and roomy.verdict.measured_up_to_bytes is None
 
@@ -120,7 +122,64 @@ def test_a_short_chat_and_a_long_prefill_are_banded_on_their_own_strata():
     assert long.band_basis.level == "llm_inference/transformers"
     stratum = table["stratum"]["llm_inference"]["transformers"]["short"]
     cell = table["cell"]["llm_inference"]["transformers"]
-    assert short.band_high_fraction == stratum["high"] <= cell["high"] == long.band_high_fraction
+    level_high = [e.decision_high_bytes / e.total_bytes - 1 for e in (short, long)]
+    assert stratum["high"] <= cell["high"]
+    assert level_high == pytest.approx([stratum["high"], cell["high"]], abs=1e-3)
+
+
+def test_a_source_nobody_measured_widens_the_band_by_the_part_the_engine_works_out():
+    """[new_source]: the stated band's high end is the level's plus k x the share of the
+    estimate the engine derives (all but 16/32-bit weights, counted exactly). Expected: a
+    weight-heavy chat widens less than an activation-heavy long prefill, each by exactly
+    that, and a 4-bit model (weights not counted exactly) by k in full."""
+    k_lo, k_hi = new_source_widening(band_table())
+    assert k_hi > 0
+    w = Workload(model="qwen2.5-7b", weights_format="bf16", context_tokens=4096)
+    chat = estimate(w).estimate
+    long = estimate(w.model_copy(update={"context_tokens": 131072})).estimate
+    four = estimate(w.model_copy(update={"weights_format": "nf4"})).estimate
+    for e in (chat, long, four):
+        level = e.decision_high_bytes / e.total_bytes - 1
+        widened = level + k_hi * e.band_basis.derived_share
+        assert e.band_high_fraction == pytest.approx(widened, abs=1e-3)
+    weights = sum(t.bytes for t in chat.terms if t.name == "weights")
+    assert chat.band_basis.derived_share == pytest.approx(1 - weights / chat.total_bytes, abs=1e-3)
+    assert chat.band_basis.derived_share < long.band_basis.derived_share
+    assert four.band_basis.derived_share == 1.0
+
+
+def test_the_new_source_widening_is_the_conformal_quantile_over_calibration_sources():
+    """checks.calibration.fit_new_source on made-up rows around one level (high 0.2,
+    low 0.2): sources each with one case 0.1 above the high end per unit of derived share,
+    one of them 1.0 above. Expected: the 95% quantile over n + 1 scores (the case being
+    judged counts) reaches the outlier with 20 sources and not with 40, the low side stays
+    0, too few sources fit nothing, and leaving each of 40 sources out holds 39."""
+    from checks.calibration import fit_new_source, leave_one_calibration_source_out
+
+    table = {"all": {"low": 0.2, "high": 0.2, "sources": 9, "cases": 9}}
+
+    def row(i: int, excess: float) -> dict:
+        return {
+            "group": f"s{i}",
+            "family": "llm_inference",
+            "band_runtime": "transformers",
+            "unmodelled": False,
+            "guessed": False,
+            "stratum": "",
+            "derived_share": 0.5,
+            "estimate_bytes": 100,
+            "measured_bytes": 100 * (1 + 0.2 + excess * 0.5),
+            "error": 0.0,
+        }
+
+    few = fit_new_source([row(i, 0.1) for i in range(19)] + [row(19, 1.0)], table)
+    assert few is not None and few["high_per_derived"] == pytest.approx(1.0)
+    rows = [row(i, 0.1) for i in range(39)] + [row(39, 1.0)]
+    fit = fit_new_source(rows, table)
+    assert fit is not None
+    assert fit["high_per_derived"] == pytest.approx(0.1) and fit["low_per_derived"] == 0.0
+    assert fit_new_source(rows[:3], table) is None
+    assert leave_one_calibration_source_out(rows, table)["held"] == 39
 
 
 def test_weights_quantized_while_loading_and_stored_quantized_are_apart():

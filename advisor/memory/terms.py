@@ -3,6 +3,7 @@ slack that turn tensors into what nvidia-smi shows, and the uncertainty band."""
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -280,6 +281,20 @@ def pick_band(
     return lo, hi, level, row["sources"], row["cases"]
 
 
+def new_source_widening(table: dict[str, Any]) -> tuple[float, float]:
+    """How much each side widens, per unit of the estimate the engine derives rather than
+    knows ([new_source], fitted by `bench/accuracy.py --fit-band --calibrate` on sources the
+    engine was never tuned on): the levels are fitted on the very sources the engine's terms
+    were checked against, and measurements from sources it never saw spread wider, by as
+    much as the part it works out (activations, caches, buffers, overhead) and not by a
+    named model's 16- or 32-bit weights, which are counted exactly (docs/accuracy.md).
+    (0, 0) where none is fitted."""
+    row = table.get("new_source")
+    if not isinstance(row, dict):
+        return 0.0, 0.0
+    return row["low_per_derived"], row["high_per_derived"]
+
+
 def _knows_less(table: dict[str, Any], what: str, family: str) -> dict[str, Any] | None:
     """The spread fitted where the engine knows less (`what`: "unmodelled" stacks or
     "guessed" architectures): the family's row where enough sources measured it, else all
@@ -358,15 +373,24 @@ def settle_band(
     # loaders differ in what they keep unquantized.
     exact = not guessed and not _quantized(fmt)
     resident = sum(t.bytes for t in est.terms if t.name == "weights") if exact else 0
+    # The widening for a source the engine never saw scales with the part it derives (16-
+    # or 32-bit weights are parameters x bytes, also for a model known by its size alone);
+    # confidence stays the level's (how well measured this kind of setup is).
+    counted = 0 if _quantized(fmt) else sum(t.bytes for t in est.terms if t.name == "weights")
+    derived = max(0.0, 1 - counted / total) if total > 0 else 1.0
+    k_lo, k_hi = new_source_widening(band_table())
+    measured_hi = hi
+    lo, hi = min(lo + k_lo * derived, 0.95), hi + k_hi * derived
     floor = min(resident * DECIMAL_GB, total)
     if total > 0 and floor > total * (1 - lo):
         lo = 1 - floor / total
-        confidence = confidence_of(lo, hi)
+        confidence = confidence_of(lo, measured_hi)
+    est.measured_high_bytes = int(total * (1 + measured_hi))
     est.low_bytes = int(total * (1 - lo))
     est.high_bytes = int(total * (1 + hi))
     est.band_low_fraction, est.band_high_fraction = lo, hi
     est.confidence = confidence
-    est.band_basis = basis
+    est.band_basis = dataclasses.replace(basis, derived_share=round(derived, 3))
 
 
 DECIMAL_GB = 1e9 / 2**30

@@ -89,7 +89,7 @@ def _option_facts(result: EstimateResult) -> OptionFacts:
     par = result.workload.parallelism
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     split = par.value if par is not None else assumed
-    high = result.estimate.high_bytes if result.estimate else 0
+    high = result.estimate.decision_high_bytes if result.estimate else 0
     return OptionFacts(need, engine_share(result), split, {}, speed_facts(result), high)
 
 
