@@ -118,13 +118,7 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
             field = "reference_scores"  # said as the score matrices, not as a kernel
         if a.field == "parallelism" and value == "tp" and runtime_name(result) == "transformers":
             value = "layer_split_hf"
-        phrase = assumption(lang, field, value)
-        if field == "lora_targets" and framework:
-            # the default of the stack the user named (kohya's, ms-swift's), never another's
-            words = labels(lang if lang in LANGS else "en").get("value", {})
-            shown = words.get(value.lower().replace(" ", "_"), value)
-            stack = STACK_NAMES.get(framework.lower(), framework)
-            phrase = label(lang, "assume.lora_targets_stack", value=shown, stack=stack)
+        phrase = _stack_default(lang, result, field, value) or assumption(lang, field, value)
         if field == "optimizer" and _family(result) == "yolo":
             # the YOLO trainers' own default (SGD for the runs people do), not a bare AdamW
             phrase = label(lang, "assume.optimizer_yolo")
@@ -136,6 +130,26 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if phrase not in out:
             out.append(phrase)
     return out
+
+
+def _stack_default(lang: str, result, field: str, value: str) -> str | None:  # noqa: ANN001
+    """A setting said as the default of the stack the user named (kohya's LoRA targets,
+    axolotl's gradient checkpointing), never another's; None where no stack decided it."""
+    from advisor.memory.stacks import default_checkpointing
+
+    w = result.workload
+    framework = getattr(w, "framework", None)
+    if not framework or field not in ("lora_targets", "gradient_checkpointing"):
+        return None
+    stack = STACK_NAMES.get(framework.lower(), framework)
+    words = labels(lang if lang in LANGS else "en").get("value", {})
+    shown = words.get(value.lower().replace(" ", "_"), value)
+    if field == "gradient_checkpointing":
+        # the stack's own rule only (a QLoRA helper's default is PEFT's, not the stack's)
+        by_stack = default_checkpointing(framework, getattr(w, "num_gpus", 1))
+        if by_stack is None or ("on" if by_stack else "off") != value:
+            return None
+    return label(lang, f"assume.{field}_stack", value=shown, stack=stack)
 
 
 def context_cap(lang: str, parsed) -> str:  # noqa: ANN001

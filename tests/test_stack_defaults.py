@@ -83,3 +83,11 @@ def test_qlora_under_transformers_checkpoints_as_peft_prepares_it():
     assert _gc_assumed("peft", mode="qlora")[0] == "on"
     assert _gc_assumed("transformers", mode="lora")[0] == "off"
     assert _gc_assumed("litgpt", mode="qlora")[0] == "off"
+
+
+def test_axolotl_keeps_every_activation_unless_its_config_says():
+    """axolotl's config schema: gradient_checkpointing defaults to False, and its loader hands
+    that setting to prepare_model_for_kbit_training, so QLoRA too (config.py 70be546)."""
+    lora, lora_b = _gc_assumed("axolotl")
+    assert lora == "off" and lora_b > _gc_assumed(None)[1]
+    assert _gc_assumed("axolotl", mode="qlora")[0] == "off"
