@@ -27,7 +27,7 @@ class Requirement(BaseModel):
     # Applies only when the 16-bit type was named by the user (true) or assumed (false):
     # an assumed bf16 is fp16 on a card without bf16 (same bytes), not a blocker.
     named: bool | None = None
-    needs: str | None = None  # a card flag: fp8 | bf16
+    needs: str | None = None  # a card flag: fp8 | bf16 | fast_fp16
     min_cc: float | None = None
     vendors: list[str] = []
     # Applies to cards of these vendors only (empty: every card): FP8 off CUDA needs the
@@ -138,7 +138,9 @@ def runtime_of(result: EstimateResult) -> str | None:
 
 
 def compute_dtype(result: EstimateResult) -> str:
-    """The 16-bit type the workload computes in: named, else bf16 (the usual default)."""
+    """The type the workload computes in: named, else fp32 for a CNN / detector / segmentor
+    trained without autocast (its configs' default: the estimate assumed no AMP recipe),
+    else bf16 (the usual default)."""
     w = result.workload
     if w.compute_dtype:
         return w.compute_dtype
@@ -146,7 +148,28 @@ def compute_dtype(result: EstimateResult) -> str:
     fmt = find_format(name) if name else None
     if fmt is not None and fmt.id in ("fp16", "fp32"):
         return fmt.id
+    if _trains_classic_in_fp32(result):
+        return "fp32"
     return "bf16"
+
+
+def _trains_classic_in_fp32(result: EstimateResult) -> bool:
+    """A classic network trained as its configs train it when nothing names a precision:
+    fp32, unless the estimate took its trainer's AMP default (assumption training_recipe)."""
+    w = result.workload
+    if result.model.kind != Kind.classic or not w.mode.is_training or w.mixed_precision:
+        return False
+    return not any(a.field == "training_recipe" for a in result.assumed)
+
+
+def has_fast_fp16(gpu: GpuSpec) -> bool:
+    """Whether an NVIDIA card computes fp16 at least at its fp32 rate (capabilities.toml
+    [fast_fp16]: compute capability 6.0, 6.2 and 7.0+; 6.1 runs it at 1/64, 5.x and older
+    have no fp16 arithmetic). Other vendors and cards of unknown capability: taken as yes."""
+    if gpu.vendor != "NVIDIA" or gpu.cc <= 0:
+        return True
+    table = _data()["fast_fp16"]
+    return gpu.cc >= table["min_cc"] or gpu.cc in table["also_cc"]
 
 
 def compute_named(result: EstimateResult) -> bool:
@@ -187,6 +210,8 @@ def _card_has(req: Requirement, gpu: GpuSpec) -> bool:
     if req.needs == "fp8" and not gpu.fp8_supported:
         return False
     if req.needs == "bf16" and not gpu.bf16_supported:
+        return False
+    if req.needs == "fast_fp16" and not has_fast_fp16(gpu):
         return False
     # Compute capability is an NVIDIA notion; other vendors are judged by `vendors`.
     return not (req.min_cc is not None and gpu.vendor == "NVIDIA" and 0 < gpu.cc < req.min_cc)

@@ -100,10 +100,17 @@ def test_kv_fix_wording_names_the_runtime_setting_in_both_languages():
 
 
 def test_training_on_v100_without_a_named_precision_runs_in_fp16_amp():
+    rec = ask("lora llama3-8b on 2 V100")
+    assert rec.named is not None and not rec.named.blocked
+    assert "fp16_amp_no_bf16" in {p.code for p in rec.named.notes}
+
+
+def test_a_cnn_on_v100_without_a_named_precision_is_its_configs_fp32():
+    # torchvision / OpenMMLab configs train in fp32 unless AMP is asked: no fp16 AMP claim
     rec = ask("train resnet50 on imagenet with 8 V100")
     assert rec.named is not None and rec.named.fits and not rec.named.blocked
     assert 4.5 <= rec.named.per_gpu_bytes / GIB <= 6.5
-    assert "fp16_amp_no_bf16" in {p.code for p in rec.named.notes}
+    assert "fp16_amp_no_bf16" not in {p.code for p in rec.named.notes}
 
 
 def test_bf16_the_user_named_still_blocks_a_v100():
