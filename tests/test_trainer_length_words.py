@@ -37,3 +37,18 @@ def test_max_seq_length_is_the_training_sequence_length(lang: str) -> None:
 def test_other_trainer_length_words(line: str) -> None:
     parsed = parse_query(line)
     assert parsed.workload.seq_len == 4096 and not parsed.ignored, parsed.ignored
+
+
+@pytest.mark.parametrize(
+    ("line", "length"),
+    [
+        ("torchtune qlora llama3 8b bs4 seq2048 on a 5070 Ti 16GB", 2048),
+        ("lora llama3 8b ctx8k bs2 on 4090", 8192),
+        ("lora qwen2.5-7b seqlen4096 on 4090", 4096),
+    ],
+)
+def test_the_length_word_glued_to_its_number_is_read_as_bs4_is(line: str, length: int) -> None:
+    """'seq2048' is the training length, not a bare 2048 with 'seq' not understood."""
+    parsed = parse_query(line)
+    assert parsed.workload.seq_len == length and not parsed.ignored, parsed.ignored
+    assert "bare_length = 2048" not in parsed.assumed

@@ -38,6 +38,8 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             # "bs4", "bs16": the short form glued to its number (the word edge above needs a
             # gap after "bs")
             "batch_glued": r"(?<![a-z0-9])bs(\d+)(?![a-z0-9.])",
+            # "seq2048", "ctx8k": the length's short words glued to their number, as "bs4"
+            "context_glued": r"(?<![a-z0-9])(?:seq_?len|seq|ctx)(\d+(?:\.\d+)?)(k)?(?![a-z0-9.])",
             "gpu_memory_utilization": (
                 rf"(?:--)?{words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
             ),
@@ -63,7 +65,11 @@ _AVERAGE_AFTER = re.compile(r"^\s*(?:on\s+average|平均)", re.I)
 
 def recognize_context(s: Scan, r: Reading) -> None:
     p = _knob_patterns()
-    if (m := s.take(p["context"])) or (m := s.take(p["context_after"])):
+    if (
+        (m := s.take(p["context"]))
+        or (m := s.take(p["context_after"]))
+        or (m := s.take(p["context_glued"]))
+    ):
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
         before = _AVERAGE_BEFORE.search(s.text[max(0, m.start() - 12) : m.start()])
         after = _AVERAGE_AFTER.search(s.text[m.end() : m.end() + 16])
