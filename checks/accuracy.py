@@ -37,7 +37,18 @@ from advisor.memory.terms import (
     band_table,
     pick_band,
 )
+from checks import calibration
 from checks.cases import case_to_workload, guide_formula_bytes
+from checks.conformal import (
+    BAND_COVERAGE,
+    CASES_PER_SOURCE,
+    HELD_OUT_PER_SOURCE,
+    MIN_SOURCES,
+    UNDER_SHARE,
+    conformal,
+    grouped,
+    points,
+)
 
 GIB = 2**30
 DEFAULT_CASES = (
@@ -45,21 +56,9 @@ DEFAULT_CASES = (
 )
 OWN_CASES = Path(__file__).resolve().parent.parent / "bench" / "data"
 ALLOCATED_VIEW = {"allocated", "reserved", "software_reported"}
-# The band must hold this share of measurements from a source the fit never saw; of the
-# misses, UNDER_SHARE may lie above the band (an under-estimate is the costly miss).
-BAND_COVERAGE = 0.90
-UNDER_SHARE = 0.5  # of the 10% allowed misses, at most half may lie above the band
-# Each source counts as at most this many cases in a fit: the measurements the engine is
-# judged on come at most four per source, and one long table must not set a family's band.
-CASES_PER_SOURCE = 4
-HELD_OUT_PER_SOURCE = 4  # the coverage line weights each left-out source the same way
 # No side narrower than this: a level whose sources all agree still meets sources unlike
 # them (chosen on the leave-one-source-out figures, docs/accuracy.md).
 BAND_FLOOR = 0.15
-# A level (family under a runtime, or a family) is fitted only from this many sources;
-# with fewer the next level up holds (pick_band), which is how the band widens where the
-# engine was measured less.
-MIN_SOURCES = 4
 
 
 def source_group(case: dict) -> str:
@@ -153,10 +152,6 @@ def score(cases: list[dict]) -> list[dict]:
     return [score_case(c) for c in cases if c.get("scorable", True)]
 
 
-def points(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if "error" in r]
-
-
 def summarize(rows: list[dict], error_key: str = "error", ok_key: str = "ok") -> dict:
     pts = [r for r in rows if error_key in r]
     errs = [r[error_key] for r in pts]
@@ -233,8 +228,8 @@ def _level(pts: list[dict]) -> dict | None:
         for r in pts
     ]
     misses = 1 - BAND_COVERAGE
-    hi = _conformal(scores, 1 - misses * UNDER_SHARE)
-    lo = _conformal([(-x, w) for x, w in scores], 1 - misses * (1 - UNDER_SHARE))
+    hi = conformal(scores, 1 - misses * UNDER_SHARE)
+    lo = conformal([(-x, w) for x, w in scores], 1 - misses * (1 - UNDER_SHARE))
     if hi is None or lo is None:
         return None
     return {
@@ -243,19 +238,6 @@ def _level(pts: list[dict]) -> dict | None:
         "sources": len(per_source),
         "cases": len(pts),
     }
-
-
-def _conformal(scores: list[tuple[float, float]], level: float) -> float | None:
-    """Weighted split-conformal quantile: the smallest score s with the weight of scores
-    <= s at least `level` of the total plus one more case's (the case being judged, at
-    the full weight 1); None when even the largest score falls short (too few cases)."""
-    total = sum(w for _, w in scores) + 1.0
-    run = 0.0
-    for s, w in sorted(scores):
-        run += w
-        if run >= level * total:
-            return s
-    return None
 
 
 def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
@@ -287,8 +269,6 @@ def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
 
 def calibration_section(table: dict, paths: list[Path]) -> str:
     """[new_source], fitted on the calibration files' cases around `table`'s levels."""
-    from checks import calibration  # it builds on this module's fit
-
     cal = score([c for p in paths for c in json.loads(p.read_text(encoding="utf-8"))])
     fixed = band_table()
     table = {k: fixed[k] for k in ("guessed_arch_low", "guessed_arch_high")} | table
@@ -322,13 +302,6 @@ def band_toml(table: dict) -> str:
         for rt, strata in sorted(cells.items()):
             out += [section(f"stratum.{family}.{rt}.{s}", row) for s, row in sorted(strata.items())]
     return "\n".join(out)
-
-
-def grouped(rows: list[dict], key: str) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        out[str(r.get(key, "-"))].append(r)
-    return dict(sorted(out.items()))
 
 
 def leave_one_source_out(rows: list[dict]) -> list[dict]:

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from advisor.memory.terms import pick_band
-from checks.accuracy import (
+from checks.conformal import (
     BAND_COVERAGE,
     CASES_PER_SOURCE,
     HELD_OUT_PER_SOURCE,
     MIN_SOURCES,
     UNDER_SHARE,
-    _conformal,
+    conformal,
     grouped,
     points,
 )
@@ -63,8 +63,8 @@ def fit_new_source(rows: list[dict], table: dict) -> dict | None:
         return None
     weight = {g: min(1.0, CASES_PER_SOURCE / n) for g, n in per_source.items()}
     misses = 1 - BAND_COVERAGE
-    hi = _conformal([(s, weight[g]) for s, _, g in scores], 1 - misses * UNDER_SHARE)
-    lo = _conformal([(s, weight[g]) for _, s, g in scores], 1 - misses * (1 - UNDER_SHARE))
+    hi = conformal([(s, weight[g]) for s, _, g in scores], 1 - misses * UNDER_SHARE)
+    lo = conformal([(s, weight[g]) for _, s, g in scores], 1 - misses * (1 - UNDER_SHARE))
     if hi is None or lo is None:
         return None
     return {

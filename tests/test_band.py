@@ -57,10 +57,10 @@ def test_every_estimate_says_what_its_band_was_measured_on():
 
 
 def test_conformal_quantile_needs_enough_cases_and_counts_the_case_being_judged():
-    assert accuracy._conformal([(x / 10, 1.0) for x in range(10)], 0.95) is None
+    assert accuracy.conformal([(x / 10, 1.0) for x in range(10)], 0.95) is None
     scores = [(x / 100, 1.0) for x in range(100)]
     # 95% of (100 + 1): the 96th smallest
-    assert accuracy._conformal(scores, 0.95) == pytest.approx(0.95)
+    assert accuracy.conformal(scores, 0.95) == pytest.approx(0.95)
 
 
 def _rows(group: str, residuals: list[float], n_sources: int = 1) -> list[dict]:
