@@ -62,3 +62,14 @@ def test_model_offload_holds_the_bf16_dit_and_its_cfg_batch():
     act = terms["activations"]
     assert act.values["batch"] == 2  # torch.cat([latents] * 2)
     assert act.values["tokens"] == 15 * 30 * 53 + 256  # 85 frames, max_sequence_length 256
+
+
+def test_the_sequential_offload_recipe_says_the_tiled_decode_it_is_sized_with():
+    # the rung sets vae_tiling (data/small_card_recipes.toml): Mochi's untiled 85-frame
+    # decode alone would not fit a 24 GB card, so the answer must name both switches
+    from tests.conftest import plain_answer
+
+    en = plain_answer("mochi 1 preview 4090", "en")
+    assert "enable_sequential_cpu_offload" in en and "enable_vae_tiling" in en
+    zh = plain_answer("mochi 1 preview 4090", "zh")
+    assert "「enable_sequential_cpu_offload」" in zh and "「enable_vae_tiling」" in zh
