@@ -282,3 +282,13 @@ def test_a_named_16_bit_model_never_gets_a_low_end_below_its_weights():
     weights = sum(t.bytes for t in est.terms if t.name == "weights")
     assert est.low_bytes >= weights * 1e9 / 2**30 - 1
     assert est.low_bytes <= est.total_bytes <= est.high_bytes
+
+
+def test_the_json_answer_gives_the_stated_band_and_how_far_measured_setups_ran():
+    """--json's estimate (docs/engine.md): low_bytes <= total <= measured_high_bytes <=
+    high_bytes, the last two apart where the engine works out part of the figure."""
+    from advisor.report import estimate_json
+
+    out = estimate_json(estimate(Workload(model="qwen2.5-7b", context_tokens=32768)))["estimate"]
+    assert out["low_bytes"] <= out["total_bytes"] <= out["measured_high_bytes"]
+    assert out["measured_high_bytes"] < out["high_bytes"]
