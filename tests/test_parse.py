@@ -548,6 +548,8 @@ def test_what_can_this_card_run_is_a_fit_question(text, card, count):
         ("wan2.1 14b 480p 81帧 4090", 81),
         ("ltx-video 161 frames 768x512", 161),
         ("hunyuanvideo num_frames=129 720p", 129),
+        ("allegro diffusers cpu offload 720p 88f, RTX A2000 12GB", 88),  # a README's shorthand
+        ("step-video 544px992px136f", 136),
         ("wan2.1 1.3b 480p", None),  # not stated: the model's default frames are assumed
     ],
 )

@@ -17,7 +17,10 @@ from advisor.parse.scan import Reading, Scan, reject
 
 # The word a frame count cannot match without, tested first: the pattern's number is tried
 # at every position, and most lines name no frames.
-_FRAME_WORD = re.compile(r"帧|frame", re.I)
+# "88f" / "544px960px97f": the frame-count shorthand of video READMEs (HunyuanVideo's
+# "720px1280px129f", Step-Video's "544px992px136f") and of the names people give their runs.
+_FRAME_SHORT = r"(?:(?<![\w.])|(?<=px))(\d{2,4})f\b"
+_FRAME_WORD = re.compile(r"帧|frame|" + _FRAME_SHORT, re.I)
 
 
 @cache
@@ -167,7 +170,7 @@ def recognize_images(s: Scan, r: Reading) -> None:
 
 def recognize_frames(s: Scan, r: Reading) -> None:
     """A video's frame count: "81帧", "81 frames", "frames=129" (Wan's --frame_num, diffusers'
-    num_frames); "one frame", "single-frame", "单帧" (a video model trained on images: the
+    num_frames), "129f"; "one frame", "single-frame", "单帧" (a video model trained on images: the
     trainers take each image as a one-frame video) is 1."""
     if not _FRAME_WORD.search(s.text):
         return
@@ -175,9 +178,10 @@ def recognize_frames(s: Scan, r: Reading) -> None:
         r.fields["video_frames"] = 1
         return
     if m := s.take(
-        r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b"
+        r"(?<![\d.])(\d{1,4})\s*(?:帧|frames?\b)|\b(?:num_frames|frame_num|frames)\s*[:=]\s*(\d{1,4})\b|"
+        + _FRAME_SHORT
     ):
-        frames = int(m.group(1) or m.group(2))
+        frames = int(m.group(1) or m.group(2) or m.group(3))
         if not 1 <= frames <= 10_000:
             raise reject("bad_value", "video_frames")
         r.fields["video_frames"] = frames
