@@ -79,7 +79,12 @@ def runtime_name(result) -> str | None:  # noqa: ANN001
 
 
 # How a training stack is written in an answer (its project's own spelling).
-STACK_NAMES = {"unsloth": "Unsloth", "llama-factory": "LLaMA-Factory", "axolotl": "Axolotl"}
+STACK_NAMES = {
+    "unsloth": "Unsloth",
+    "llama-factory": "LLaMA-Factory",
+    "axolotl": "Axolotl",
+    "litgpt": "LitGPT",
+}
 
 
 def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN001

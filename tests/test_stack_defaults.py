@@ -91,3 +91,16 @@ def test_axolotl_keeps_every_activation_unless_its_config_says():
     lora, lora_b = _gc_assumed("axolotl")
     assert lora == "off" and lora_b > _gc_assumed(None)[1]
     assert _gc_assumed("axolotl", mode="qlora")[0] == "off"
+
+
+def test_litgpt_is_read_from_a_question_as_the_case_adapter_reads_it():
+    """'litgpt' / 'lit-gpt' name the stack whose defaults data/training_stacks.toml holds
+    (LoRA on query and value, no checkpointing on one card), said as LitGPT's."""
+    from advisor.parse import parse_query
+    from tests.conftest import plain_answer
+
+    for line in ("litgpt lora llama2 7b on a 4090", "lit-gpt lora llama2 7b on a 4090"):
+        parsed = parse_query(line)
+        assert parsed.workload.framework == "litgpt" and not parsed.ignored
+    last = plain_answer("litgpt lora llama2 7b batch 2 seq 512 on a 4090", "en").splitlines()[-1]
+    assert "gradient checkpointing off (the default in LitGPT)" in last
