@@ -42,3 +42,14 @@ def test_a_wan_answer_sizes_the_official_script_beside_diffusers(lang: str) -> N
 def test_a_named_program_gets_no_note() -> None:
     rec = recommend_query(parse_query("wan2.1 t2v 1.3b 480p with diffusers on a 3090"))
     assert not any(p.code.startswith("official_script") for p in rec.pitfalls)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_skyreels_names_its_own_script_not_wans(lang: str) -> None:
+    # SkyReels-V2 shares Wan's family; its README runs generate_video.py --offload, which
+    # moves umT5 to the GPU to encode (no --t5_cpu) and keeps the VAE there
+    raw = tomllib.loads((DATA_DIR / "official_scripts.toml").read_text())
+    sky = next(s for s in raw["script"] if s.get("ids") == ["skyreels-v2"])
+    assert "43.4 GB" in sky["source"] and sky["set"]["text_encoders_on_gpu"] is True
+    text = plain_answer("skyreels-v2 14b 540p on a 4090", lang)
+    assert "generate_video.py --offload" in text and "--t5_cpu" not in text

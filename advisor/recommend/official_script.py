@@ -24,6 +24,13 @@ def _scripts() -> tuple[dict[str, Any], ...]:
         return tuple(tomllib.load(fh)["script"])
 
 
+def _belongs(script: dict[str, Any], family: str, model_id: str) -> bool:
+    """The script is the model's authors': its family, and its ids where the entry names them
+    (a family can hold other authors' models: SkyReels-V2 runs Wan's transformer)."""
+    ids = script.get("ids")
+    return script["family"] == family and (not ids or model_id.startswith(tuple(ids)))
+
+
 def official_script_note(base: EstimateResult, gpu: GpuSpec | None) -> Pitfall | None:
     """The authors' script's figure for an inference asked without a program, or None."""
     w = base.workload
@@ -34,7 +41,9 @@ def official_script_note(base: EstimateResult, gpu: GpuSpec | None) -> Pitfall |
     if w.weights_format not in _SCRIPT_FORMATS:
         return None  # a quantized checkpoint: the authors' script loads the 16-bit one
     spec = catalog.models().get(base.model.id or "")
-    script = next((s for s in _scripts() if spec is not None and s["family"] == spec.family), None)
+    script = next(
+        (s for s in _scripts() if spec is not None and _belongs(s, spec.family, spec.id)), None
+    )
     if script is None:
         return None
     update = dict(script["set"])
