@@ -85,12 +85,17 @@ def test_qlora_under_transformers_checkpoints_as_peft_prepares_it():
     assert _gc_assumed("litgpt", mode="qlora")[0] == "off"
 
 
-def test_axolotl_keeps_every_activation_unless_its_config_says():
-    """axolotl's config schema: gradient_checkpointing defaults to False, and its loader hands
-    that setting to prepare_model_for_kbit_training, so QLoRA too (config.py 70be546)."""
+def test_axolotl_is_sized_as_its_example_configs_run():
+    """axolotl's schema defaults gradient_checkpointing to False, but its users run the YAML
+    configs of its examples/, which set it true (examples/mistral/qlora.yml): named without
+    the setting, an axolotl LoRA or QLoRA is checkpointed as with no stack named, and said
+    as the engine's assumption (not as axolotl's default)."""
     lora, lora_b = _gc_assumed("axolotl")
-    assert lora == "off" and lora_b > _gc_assumed(None)[1]
-    assert _gc_assumed("axolotl", mode="qlora")[0] == "off"
+    assert lora == "on" and lora_b == _gc_assumed(None)[1]
+    assert _gc_assumed("axolotl", mode="qlora")[0] == "on"
+    from advisor.memory.stacks import default_checkpointing
+
+    assert default_checkpointing("axolotl", 1) is None
 
 
 def test_litgpt_is_read_from_a_question_as_the_case_adapter_reads_it():
