@@ -55,7 +55,30 @@ def fix_label(lang: str, name: str, arg: str, rec=None) -> str:  # noqa: ANN001
         key = f"fix.{name}_{trainer.lower().replace('-', '_')}"
         if label(lang, key) != key:
             return label(lang, key, arg=arg)
+    if name in WORDED_BY_FORMAT and setup is not None:
+        key = f"fix.{name}_{_training_format(setup, getattr(rec, 'headline', None))}"
+        if label(lang, key) != key:
+            return label(lang, key, arg=arg)
     return label(lang, f"fix.{name}", arg=arg)
+
+
+# Recipes whose flags follow the format the weights train in: kohya's SDXL full fine-tune
+# keeps the U-Net in fp32 unless --full_bf16 (or, on a card without bf16, --full_fp16)
+# says otherwise (kohya-ss/sd-scripts docs/train_SDXL-en.md, README "--full_bf16").
+# `fix.<name>_fp16` / `_fp32` word it for those formats; bf16 is the plain wording.
+WORDED_BY_FORMAT = ("full_unet_only_cached",)
+
+
+def _training_format(setup, pick) -> str:  # noqa: ANN001
+    """The weights' format as the answer states it: asked, else assumed, an assumed bf16
+    on a card without it being the fp16 it runs in (render.workload_facts)."""
+    from advisor.assumed import lacks_bf16
+
+    assumed = {a.field: a.value for a in setup.assumed}
+    fmt = str(setup.workload.weights_format or assumed.get("weights_format") or "bf16")
+    if fmt == "bf16" and lacks_bf16(pick) and setup.workload.weights_format is None:
+        return "fp16"
+    return fmt.lower()
 
 
 @cache

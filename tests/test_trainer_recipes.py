@@ -78,3 +78,23 @@ def test_the_script_name_leaves_the_model_word_to_be_read() -> None:
     w = parse_query("train_dreambooth_lora_sdxl.py on a 3060 12gb").workload
     assert w is not None and w.model == "sdxl" and w.framework == "diffusers"
     assert w.mode.value == "lora"
+
+
+KOHYA_FULL_16GB = {
+    "en": "kohya sdxl full finetune 4060ti 16g",
+    "zh": "kohya sdxl 全参微调 4060ti 16g 能跑吗",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_kohyas_full_fine_tune_recipe_names_the_16_bit_flags_it_is_sized_with(lang: str) -> None:
+    """The recipe is sized with the U-Net's weights and gradients in 16 bits: the answer
+    names --full_bf16 (sdxl_train.py keeps the U-Net in fp32 without it), and on a card
+    without bf16 (Titan RTX, Turing) --full_fp16 instead."""
+    rec = recommend_query(parse_query(KOHYA_FULL_16GB[lang]))
+    assert rec.verdict is not None and rec.verdict.fix == "full_unet_only_cached"
+    verdict = plain_answer(KOHYA_FULL_16GB[lang], lang).splitlines()[2]
+    assert "--full_bf16 --mixed_precision bf16" in verdict and "--full_fp16" not in verdict
+    turing = plain_answer(KOHYA_FULL[lang], lang).splitlines()[2]
+    assert "--full_fp16 --mixed_precision fp16" in turing
+    assert "--full_bf16 --mixed_precision bf16" not in turing
