@@ -46,11 +46,15 @@ def label(lang: str, key: str, **fmt: object) -> str:
 
 
 def fix_label(lang: str, name: str, arg: str, rec=None) -> str:  # noqa: ANN001
-    """A change's wording; where the user named a trainer and the change has a wording of
-    its own for it (`fix.<name>_<trainer>`: kohya's --fp8_base, ai-toolkit's quantize:
-    true), that one, so a kohya user is not told ai-toolkit's switch."""
+    """A change's wording; where the user named a trainer (else a runtime) and the change
+    has a wording of its own for it (`fix.<name>_<trainer>`: kohya's --fp8_base, ai-toolkit's
+    quantize: true; Ollama, which has no expert offload), that one, so a kohya user is not
+    told ai-toolkit's switch."""
     setup = (rec.asked or rec.result) if rec is not None else None
-    trainer = (getattr(setup.workload, "framework", None) or "") if setup is not None else ""
+    w = setup.workload if setup is not None else None
+    runtime = getattr(getattr(w, "runtime", None), "value", "") or ""
+    # the trainer named, else the runtime ("fix.cpu_moe_ollama": Ollama has no such option)
+    trainer = (getattr(w, "framework", None) or runtime) if w is not None else ""
     if trainer:
         key = f"fix.{name}_{trainer.lower().replace('-', '_')}"
         if label(lang, key) != key:

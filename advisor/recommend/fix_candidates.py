@@ -14,6 +14,7 @@ from advisor.catalog import find_format
 from advisor.constraints import kv_cache_type, runtime_of
 from advisor.memory.stacks import chunked_by_default
 from advisor.models import (
+    Architecture,
     EstimateResult,
     Kind,
     Mode,
@@ -47,7 +48,13 @@ CHEAP = (
 )
 # Fixes that stream weights from CPU RAM every step: several times slower. A change that
 # fits (even tight) at full speed is advised before them.
-SLOW = ("offload_params", "offload_sequential", "offload_sequential_one_image", "gpu_layers")
+SLOW = (
+    "offload_params",
+    "offload_sequential",
+    "offload_sequential_one_image",
+    "cpu_moe",
+    "gpu_layers",
+)
 # llama.cpp / Ollama partial offload on the user's own card (-ngl N; Ollama's num_gpu): the
 # most layers under the cap (fixes_for: _most_gpu_layers); the rest run on the CPU at its
 # memory bandwidth (advisor/recommend/speed.py). Before renting more cards. The candidate
@@ -231,13 +238,7 @@ def costlier_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     gguf_runtime = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
     arch = model.arch
     if not training and model.kind == Kind.llm and gguf_runtime and arch is not None:
-        on_card = arch.layers if w.n_gpu_layers is None else w.n_gpu_layers
-        layers = min(int(arch.layers * GPU_LAYER_SHARE), on_card - 1)
-        if layers > 0:
-            yield (
-                f"gpu_layers:{layers}",
-                partial(w.model_copy, update={"n_gpu_layers": layers}),
-            )
+        yield from _cpu_side_fixes(w, arch, runtime)
     # Under DPO/GRPO/PPO the method stays; the policy's own recipe changes.
     recipe = "policy_mode" if w.mode.is_post_training else "mode"
     if full:
@@ -345,3 +346,25 @@ def _bits(w: Workload, result: EstimateResult) -> float:
             if a.field == "weights_format":
                 fmt = find_format(a.value)
     return fmt.bits if fmt is not None else 16.0
+
+
+def _cpu_side_fixes(
+    w: Workload, arch: Architecture, runtime: Runtime | None
+) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """A GGUF runtime's own ways to leave part of the model to the CPU: a layer split
+    (-ngl; Ollama's num_gpu, which Ollama picks by itself) and, for a MoE model, the
+    experts of the fewest layers in RAM with every layer's attention and shared weights on
+    the card (llama.cpp --n-cpu-moe; data/runtimes.toml [llamacpp_moe_offload]), faster
+    than a layer split. Ollama has no expert offload: there it comes after its own split.
+    Each count is found in fixes_for; the codes here are markers."""
+    on_card = arch.layers if w.n_gpu_layers is None else w.n_gpu_layers
+    out: list[tuple[str, Callable[[], Workload]]] = []
+    if arch.experts and not w.n_cpu_moe and on_card == arch.layers:
+        out.append(
+            (f"cpu_moe:{arch.layers}", partial(w.model_copy, update={"n_cpu_moe": arch.layers}))
+        )
+    layers = min(int(arch.layers * GPU_LAYER_SHARE), on_card - 1)
+    if layers > 0:
+        split = (f"gpu_layers:{layers}", partial(w.model_copy, update={"n_gpu_layers": layers}))
+        out.insert(0 if runtime == Runtime.ollama else len(out), split)
+    yield from out

@@ -67,6 +67,7 @@ def fixes_for(
             "quantize",
             "vllm_flags",
             "gpu_layers",
+            "cpu_moe",
             "smaller_model",
         ):
             continue  # the least change of each kind is the advice
@@ -83,6 +84,15 @@ def fixes_for(
                 continue
             code = f"gpu_layers:{layers}"
             make = partial(result.workload.model_copy, update={"n_gpu_layers": layers})
+        if kind == "cpu_moe":
+            if family in seen_kinds or gpu.vendor == "Apple":
+                continue  # unified memory: the experts left to the CPU live in it too
+            seen_kinds.add(family)  # one count: the fewest layers' experts under the cap
+            layers = _fewest_cpu_moe_layers(result, cap)
+            if not layers:
+                continue
+            code = f"cpu_moe:{layers}"
+            make = partial(result.workload.model_copy, update={"n_cpu_moe": layers})
         known = _trial(result, code, make, trials)
         if known is None:
             continue  # the changed workload is not one the engine estimates
@@ -134,6 +144,24 @@ def _most_gpu_layers(result: EstimateResult, cap: float) -> int:
         return est is not None and est.total_bytes <= cap
 
     return (largest(1, top, fits) or 0) if top >= 1 else 0
+
+
+def _fewest_cpu_moe_layers(result: EstimateResult, cap: float) -> int:
+    """The fewest layers whose MoE experts stay on the CPU (llama.cpp --n-cpu-moe N) for
+    the job to fit under `cap`, every layer's attention and shared weights on the card; 0
+    when not even all experts on the CPU fit. A layer more on the CPU never weighs more."""
+    w, arch = result.workload, result.model.arch
+    if arch is None or not arch.experts:
+        return 0
+    layers = arch.layers
+
+    def fits(kept: int) -> bool:  # `kept` layers keep their experts on the card
+        trial = w.model_copy(update={"n_cpu_moe": layers - kept, "n_gpu_layers": None})
+        est = trial_estimate(trial).estimate
+        return est is not None and est.total_bytes <= cap
+
+    kept = largest(0, layers - 1, fits)
+    return 0 if kept is None else layers - kept
 
 
 def _cannot_lower(code: str, result: EstimateResult) -> bool:

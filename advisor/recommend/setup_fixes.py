@@ -55,7 +55,7 @@ def offered(code: str, w: Workload) -> bool:
         return False
     if not whole_model_family(w):
         return True
-    if kind in ("cards", "offload", "offload_params", "gpu_layers"):
+    if kind in ("cards", "offload", "offload_params", "gpu_layers", "cpu_moe"):
         return False
     if kind == "quantize":
         if is_reference_whisper(w.framework):

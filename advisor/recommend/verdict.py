@@ -4,6 +4,9 @@ it fit, cheapest first (split out of advisor.recommend, which calls `verdict_of`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from advisor.catalog import GpuSpec
 from advisor.constraints import apple_raised_limit_gb, blockers, tp_ok
 from advisor.models import EstimateResult, Parallelism, Workload
@@ -86,12 +89,21 @@ def verdict_of(
     )
 
 
+# Fixes whose count fixes_for searches (-ngl, --n-cpu-moe): the Workload field it sets.
+COUNTED = {"gpu_layers": "n_gpu_layers", "cpu_moe": "n_cpu_moe"}
+
+
 def fixed_figure(setup: EstimateResult, code: str | None) -> int | None:
     """Per card after a single change on the same cards (the verdict's "fits with X" and
     the figure it comes to); None for a stack, more cards, or a change not listed."""
     if code is None or code.startswith(("stack:", "cards:", "wired_limit:")):
         return None
-    make = next((m for c, m in candidate_fixes(setup) if c == code), None)
+    kind, _, arg = code.partition(":")
+    make: Callable[[], Workload] | None
+    if kind in COUNTED and arg.isdigit():  # the candidates list a marker count: the found one
+        make = partial(setup.workload.model_copy, update={COUNTED[kind]: int(arg)})
+    else:
+        make = next((m for c, m in candidate_fixes(setup) if c == code), None)
     if make is None:
         return None
     try:
