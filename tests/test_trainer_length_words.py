@@ -52,3 +52,34 @@ def test_the_length_word_glued_to_its_number_is_read_as_bs4_is(line: str, length
     parsed = parse_query(line)
     assert parsed.workload.seq_len == length and not parsed.ignored, parsed.ignored
     assert "bare_length = 2048" not in parsed.assumed
+
+
+# The lengths as pasted from the trainers' configs and command lines: Unsloth / TRL
+# (max_seq_length / max_seq_len), LLaMA-Factory (cutoff_len, YAML or a dict), ms-swift
+# (swift sft --max_length), each in JSON, YAML, keyword and flag spelling.
+PASTED = {
+    "en": [
+        ('unsloth qlora llama 3 8b "max_seq_length": 4096 on a 4090', None),
+        ("unsloth qlora llama 3 8b max_seq_len=4096 on a 4090", None),
+        ("llamafactory lora qwen2.5 7b {'cutoff_len': 4096} on a 4090", None),
+        ("llamafactory lora qwen2.5 7b cutoff_len: 4096 on a 4090", None),
+        ("swift sft qwen2.5-7b lora --max_length 4096 on a 4090", "ms-swift"),
+    ],
+    "zh": [
+        ('用 unsloth qlora 微调 llama 3 8b，"max_seq_length": 4096，4090 够吗', None),
+        ("unsloth qlora 微调 llama 3 8b max_seq_len=4096 4090 能跑吗", None),
+        ("llamafactory lora 微调 qwen2.5 7b，{'cutoff_len': 4096}，4090 够吗", None),
+        ("llamafactory lora 微调 qwen2.5 7b cutoff_len: 4096 4090 能跑吗", None),
+        ("swift sft qwen2.5-7b lora --max_length 4096 4090 能跑吗", "ms-swift"),
+    ],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_lengths_pasted_from_trainer_configs(lang: str) -> None:
+    for line, stack in PASTED[lang]:
+        parsed = parse_query(line)
+        assert parsed.workload is not None and parsed.workload.seq_len == 4096, line
+        assert not parsed.ignored, (line, parsed.ignored)
+        if stack:
+            assert parsed.workload.framework == stack, line

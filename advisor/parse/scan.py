@@ -174,6 +174,9 @@ class Reading:
 
 
 _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | re.S)
+# A config key pasted as JSON or a Python dict ('"max_seq_length": 2048', "{'cutoff_len':
+# 4096}"): the quotes and the opening brace are not words, the key is.
+_QUOTED_KEY = re.compile(r"\{?\s*[\"'](\w[\w.\-]*)[\"']\s*(?=[:=])")
 
 
 def normalize(text: str, *, split_cjk: bool = True) -> str:
@@ -183,6 +186,7 @@ def normalize(text: str, *, split_cjk: bool = True) -> str:
     for _ in range(2 if "</" in text else 0):  # one level of nesting: <b><i>qwen</i></b>
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
+    text = _QUOTED_KEY.sub(r" \1", text)
     if not text.isprintable():
         text = "".join(ch if ch.isprintable() else " " for ch in text)
     # Chinese glued to a Latin name or number ("部署deepseek-r1:671b", "qwen3.5-27B非常慢",
