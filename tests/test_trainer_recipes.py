@@ -98,3 +98,24 @@ def test_kohyas_full_fine_tune_recipe_names_the_16_bit_flags_it_is_sized_with(la
     turing = plain_answer(KOHYA_FULL[lang], lang).splitlines()[2]
     assert "--full_fp16 --mixed_precision fp16" in turing
     assert "--full_bf16 --mixed_precision bf16" not in turing
+
+
+@pytest.mark.parametrize(
+    ("line", "mode", "fmt"),
+    [
+        ("sdxl_train.py --full_bf16 on a 4060 ti 16gb", "full", "bf16"),
+        ("用 sdxl_train.py --full_fp16 全参微调，T4 能跑吗", "full", "fp16"),
+        ("sdxl_train_network.py on a 4060 8gb", "lora", None),
+        ("kohya flux_train_network.py --fp8_base 3090 能跑吗", "lora", "fp8"),
+    ],
+)
+def test_kohyas_script_names_and_16_bit_flags_are_read(
+    line: str, mode: str, fmt: str | None
+) -> None:
+    """The script the recipe names (sdxl_train.py: the whole U-Net; *_train_network.py: a
+    LoRA) is kohya's, and --full_bf16 / --full_fp16 the format the weights train in."""
+    parsed = parse_query(line)
+    w = parsed.workload
+    assert w is not None and w.framework == "kohya" and w.mode.value == mode, line
+    assert w.weights_format == fmt, line
+    assert not parsed.ignored, (line, parsed.ignored)

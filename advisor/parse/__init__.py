@@ -58,6 +58,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     cards.recognize_cards,
     vram.recognize_vram,
     stack.recognize_trainer_script,  # "train_dreambooth_lora_flux": before the names
+    stack.recognize_kohya_script,  # "sdxl_train.py": before the names
     stack.recognize_runtime,  # before names: "sd webui sdxl" is WebUI running SDXL
     stack.recognize_platform_words,  # after the cards: "rocm" beside a Radeon
     stack.recognize_speech_stack,  # before names: "openai-whisper large-v3"

@@ -177,6 +177,9 @@ _TAG_PAIR = re.compile(r"<([a-z][a-z0-9]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.I | r
 # A config key pasted as JSON or a Python dict ('"max_seq_length": 2048', "{'cutoff_len':
 # 4096}"): the quotes and the opening brace are not words, the key is.
 _QUOTED_KEY = re.compile(r"\{?\s*[\"'](\w[\w.\-]*)[\"']\s*(?=[:=])")
+# kohya sd-scripts' 16-bit training flags (--full_bf16 / --full_fp16: the weights and
+# gradients in that format; README "SDXL training"): a full run in that format.
+_FULL_16 = re.compile(r"\bfull_(bf16|fp16)\b", re.I)
 
 
 def normalize(text: str, *, split_cjk: bool = True) -> str:
@@ -187,6 +190,7 @@ def normalize(text: str, *, split_cjk: bool = True) -> str:
         text = _TAG_PAIR.sub(r" \2 ", text)
     text = text.replace("×", "x").replace("＊", "*")
     text = _QUOTED_KEY.sub(r" \1", text)
+    text = _FULL_16.sub(r"full \1", text)
     if not text.isprintable():
         text = "".join(ch if ch.isprintable() else " " for ch in text)
     # Chinese glued to a Latin name or number ("部署deepseek-r1:671b", "qwen3.5-27B非常慢",

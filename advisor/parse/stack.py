@@ -61,6 +61,31 @@ def recognize_trainer_script(s: Scan, r: Reading) -> None:
     r.fields.setdefault("framework", framework)
 
 
+# kohya sd-scripts' trainers by their script names (sdxl_train.py, sdxl_train_network.py,
+# flux_train_network.py, sd3_train.py, train_network.py; its README and docs/, read
+# 2026-12-07): the program is kohya, "_network" trains a LoRA and the others the whole
+# denoiser, and the model's word in front is left for the names to read. A bare "train" or
+# "train.py" is anyone's script: not read.
+_KOHYA_SCRIPT = re.compile(
+    r"(?<![a-z0-9])(?:(sdxl|flux|sd3|lumina)(_train(?:_network)?(?:\.py)?)|(train_network(?:\.py)?))"
+    r"(?![a-z0-9_.])",
+    re.I,
+)
+
+
+def recognize_kohya_script(s: Scan, r: Reading) -> None:
+    """ "sdxl_train.py": kohya's full fine-tune of SDXL; "train_network.py": its LoRA."""
+    m = _KOHYA_SCRIPT.search(s.text)
+    if m is None:
+        return
+    group = 2 if m.group(2) else 3
+    s._consume(m, m.span(group))
+    mode = "lora" if "network" in m.group(group).lower() else "full"
+    r.modes.append(mode)
+    r.mode = r.mode or mode
+    r.fields.setdefault("framework", vocab.load("runtimes")["stack"]["kohya"])
+
+
 def recognize_platform_words(s: Scan, r: Reading) -> None:
     """ "rocm", "metal": read when the card named is that vendor's (the answer is on its
     stack already), else left over."""
