@@ -169,7 +169,8 @@ def test_vllm_answers_name_its_own_attention_backends(line: str) -> None:
 @pytest.mark.parametrize(
     ("line", "lang", "note"),
     [
-        ("预算5万 想配一台跑大模型推理的机器 求推荐", "zh", True),
+        # a budget in yuan, not 万: the cheapest plan (3 used cards) leads
+        ("预算50000元 想配一台跑大模型推理的机器 求推荐", "zh", True),
         ("买3张3090 跑 qwen2.5-72b awq 推理", "zh", True),
         ("buy 3x 3090 for llm inference", "en", True),
         ("buy 2x 3090 for llm inference", "en", False),

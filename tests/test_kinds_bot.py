@@ -27,7 +27,8 @@ EN = User(7102, "Bo", "en")
         # purchase: a plan within the budget, the box, break-even
         (ZH, "预算8万配一台深度学习服务器", ["预算 ¥80,000", "合计", "电源 ≥", "回本"]),
         (EN, "budget $12k build a workstation for llama 70b", ["A plan for $12,000", "Total"]),
-        (ZH, "预算2万 买卡 微调 qwen2.5-7b", ["二手", "只买全新"]),
+        # a budget in 万: new cards with an invoice first, unless no new plan runs the job
+        (ZH, "预算2万 买卡 微调 qwen2.5-7b", ["二手", "只买全新", "排序"]),
         (EN, "which gpu should i buy", ["What's the budget?"]),
         # A vs B: side by side, with and without a workload
         (ZH, "4090还是3090", ["对比", "能跑：", "二手"]),

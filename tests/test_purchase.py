@@ -34,8 +34,9 @@ def test_the_china_price_of_the_5090_belongs_to_the_24gb_5090_d_v2_not_the_5090(
     """ "预算5万 一台训练服务器" offered "2× GeForce RTX 5090, ¥44,998": the 5090 D's ¥16,499
     under the 32 GB card's name. The new-only plan is now the 5090 D V2 (24 GB) it prices."""
     a = _answer("预算5万 一台训练服务器", "CNY")
-    assert a.alternative is not None
-    [line] = a.alternative.lines
+    # a budget in 万 is an institution's: the new plan leads (the used one after it)
+    assert a.invoice_first and a.plan is not None
+    [line] = a.plan.lines
     assert (line.gpu_id, line.count, line.unit_price) == ("rtx-5090d-v2", 2, 16499)
     assert line.price_basis == "launch"
     assert catalog.gpus()["rtx-5090d-v2"].vram_gb == 24
@@ -43,7 +44,7 @@ def test_the_china_price_of_the_5090_belongs_to_the_24gb_5090_d_v2_not_the_5090(
     [global_5090] = [e for e in card_prices() if e.gpu_id == "rtx-5090"]
     assert global_5090.cny is None and global_5090.export_controlled
     zh = _text("预算5万 一台训练服务器", "zh")
-    assert "RTX 5090 D V2 (China, 24 GB)（首发价 ¥16,499/张）" in zh
+    assert "RTX 5090 D V2 (China, 24 GB)（全新，首发价 ¥16,499/张）" in zh
     assert "2× GeForce RTX 5090，" not in zh
 
 
@@ -71,7 +72,7 @@ def test_in_china_an_export_controlled_card_is_named_with_the_china_version() ->
     assert "该卡受美国出口管制" in zh and "国内版是 GeForce RTX 5090 D V2" in zh
     # an automatic plan in yuan takes the card sold in China before a controlled one
     a = _answer("预算10万 买卡 微调 qwen2.5-7b", "CNY")
-    for plan in (a.plan, a.alternative):
+    for plan in (a.plan, a.used_plan or a.alternative):
         assert plan is not None
         assert not any(
             e.export_controlled for e in card_prices() if e.gpu_id == plan.lines[0].gpu_id
@@ -81,7 +82,8 @@ def test_in_china_an_export_controlled_card_is_named_with_the_china_version() ->
 @pytest.mark.parametrize(
     ("line", "lang", "words"),
     [
-        ("预算5万 一台训练服务器", "zh", ["二手卡一般开不出正规发票", "固定资产", "只买全新"]),
+        # a budget in 万 or a lab named ranks new cards first (the test below)
+        ("预算50000元 一台训练服务器", "zh", ["二手卡一般开不出正规发票", "固定资产", "只买全新"]),
         ("budget $5k build a deep learning box", "en", ["without the invoice", "new cards only"]),
     ],
 )
@@ -298,3 +300,32 @@ def test_a_budget_one_box_can_spend_is_not_called_a_cluster() -> None:
     assert a.roomier is not None and a.roomier.total <= 40_000 and not a.capped
     assert "cluster" not in _text("budget $40k workstation for sdxl", "en")
     assert _answer("buy a gpu, budget 1000000000000 usd", "USD").capped
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lab_budget_ranks_new_cards_with_an_invoice_before_used_ones(lang: str) -> None:
+    """ "预算8万 32b推理+7b lora" led with 4× used RTX 3090 at a converted used-market price,
+    beside a note that a university cannot invoice used cards. A budget in 万 (or a lab,
+    school or research group named) is an institution's purchase: the new plan leads, the
+    used one follows, labelled, and the answer says which ranking it used."""
+    line = "预算8万 32b推理+7b lora"
+    a = _answer(line, "CNY" if lang == "zh" else "USD")
+    assert a.invoice_first and a.plan is not None and a.used_plan is not None
+    assert all(ln.condition == "new" for ln in a.plan.lines)
+    assert any(ln.condition == "used" for ln in a.used_plan.lines)
+    assert a.alternative is None and not a.used_cards
+    assert a.public_json()["purchase"]["ranking"] == "new_with_invoice_first"
+    text = _text(line, lang)
+    first_card = text.split("\n")[1]
+    assert "used" not in first_card and "二手" not in first_card
+    if lang == "zh":
+        assert "二手方案" in text and "• 排序：" in text and "发票" in text
+    else:
+        assert "Used cards (cheaper, but no proper invoice" in text and "• Ranking:" in text
+
+
+def test_a_budget_written_without_an_institution_keeps_the_cheapest_plan_first() -> None:
+    """ "$12k workstation": no lab, school or 万: the used plan may lead, with its note."""
+    a = _answer("budget $12k workstation for llama 70b", "USD")
+    assert not a.invoice_first and a.used_plan is None
+    assert a.public_json()["purchase"]["ranking"] == "cheapest_first"

@@ -434,7 +434,13 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         new = _best(priced_in, limit, workload, False, card_only)
         if new is not None:
             alternative = _plan(new[0], new[1], priced_in, workload, china, card_only)
-    roomier = _roomier(plan, limit, priced_in, workload, china, card_only)
+    invoice_first = "institution" in parsed.cues
+    base["invoice_first"] = invoice_first
+    if invoice_first and alternative is not None and alternative.fits_workload is not False:
+        # an institution buys with an invoice: the new cards lead, the used plan after them
+        # (unless no new plan in the budget runs the job: the used one leads, said so)
+        plan, base["used_plan"], alternative = alternative, plan, None
+    roomier = _roomier(plan, limit, priced_in, workload, china, card_only, not invoice_first)
     # a budget the best machine uses a tenth of: more than one box can hold, judged on the
     # most the budget buys ("$40k workstation for sdxl" spends $2,300 on SDXL, yet $38,760
     # on four cards in one box: it read "plan a cluster")
@@ -476,12 +482,14 @@ def _roomier(
     workload: Workload | None,
     china: bool,
     card_only: bool,
+    used: bool = True,
 ) -> Plan | None:
     """The most memory the budget buys (as with no model named), beside the cheapest plan
-    that runs the model, when that plan spends less than half the budget."""
+    that runs the model, when that plan spends less than half the budget; `used`: used
+    cards allowed (not for an institution's purchase, which needs an invoice)."""
     if workload is None or limit is None or plan.total >= limit * ROOMIER_BELOW_SHARE:
         return None
-    best = _best(currency, limit, None, True, card_only)
+    best = _best(currency, limit, None, used, card_only)
     if best is None or catalog.gpus()[best[0].gpu_id].vram_gb * best[1] <= plan.vram_gb:
         return None
     return _plan(best[0], best[1], currency, workload, china, card_only)

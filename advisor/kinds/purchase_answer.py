@@ -87,6 +87,10 @@ class PurchaseAnswer(BaseModel):
     unpriced: str | None = None
     plan: Plan | None = None
     alternative: Plan | None = None  # new cards only, beside a plan with used ones
+    # An institution's purchase (a lab, a school, a research group, a budget in 万): ranked
+    # new cards with an invoice first; the plan with used cards, cheaper, after it
+    invoice_first: bool = False
+    used_plan: Plan | None = None
     # A model named that a small part of the budget runs: what the whole budget buys beside it
     roomier: Plan | None = None
     china: bool  # the notes for buying in China apply
@@ -174,6 +178,9 @@ class PurchaseAnswer(BaseModel):
                 "utilization_stated": self.utilization_stated,
                 "capped": self.capped,
                 "alternative_total": self.alternative.total if self.alternative else None,
+                "ranking": "new_with_invoice_first" if self.invoice_first else "cheapest_first",
+                "used_plan": _lines_json(self.used_plan),
+                "used_plan_total": self.used_plan.total if self.used_plan else None,
                 "rent_instead": plan.rent_name if plan else None,
                 "unpriced": self.unpriced,
                 "sold_as": self.sold_as,

@@ -24,6 +24,7 @@ KINDS = ("fit", "capability", "purchase", "serve", "train_time", "compare", "out
 # the weak purchase words and greetings from what is left ("llama-server" is a runtime,
 # "hi" inside a name is not a greeting).
 _FROM_ORIGINAL = (
+    "institution",
     "purchase",
     "card_only",
     "rent",
@@ -36,6 +37,14 @@ _FROM_ORIGINAL = (
 )
 
 
+# A budget written in 万 ("预算8万", "老板给了10个w", "5万元"): the scale of a lab's or a
+# company's purchase; not "10万条数据" (a count of samples)
+_WAN_BUDGET = re.compile(
+    r"(?:预算|经费|花|给了|投入|budget)\D{0,6}\d+(?:\.\d+)?\s*(?:个\s*)?(?:万|w(?![a-z]))"
+    r"|\d\s*(?:万|w)\s*(?:元|块|rmb|预算)"
+)
+
+
 @cache
 def _cue_patterns() -> dict[str, re.Pattern[str]]:
     table = vocab.load("kinds")
@@ -44,6 +53,7 @@ def _cue_patterns() -> dict[str, re.Pattern[str]]:
         "purchase_weak": table["purchase"]["weak"],
         "card_only": table["purchase"]["card_only"],
         "rent": table["purchase"]["rent"],
+        "institution": table["purchase"]["institution"],
         "compare": table["compare"]["words"],
         "capability": table["capability"]["words"],
         "train_time": table["train_time"]["words"],
@@ -72,6 +82,8 @@ def recognize_question_kind(s: Scan, r: Reading) -> None:
             continue  # read, never consumed: "显存", "model", "vllm" have their own readers
         if s.take_all(pattern) and cue not in _FROM_ORIGINAL:
             r.cues.add(cue)
+    if _WAN_BUDGET.search(original):
+        r.cues.add("institution")  # "预算8万": bought through an institution's purchasing
     rent, buy = (_cue_patterns()[c].search(original) for c in ("rent", "purchase"))
     if rent and buy and rent.start() < buy.start():
         r.cues.add("rent_first")  # "rent an A100 or buy a 4090": the second card is bought
