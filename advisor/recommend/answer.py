@@ -32,7 +32,7 @@ from advisor.recommend.rank import (
     within_budget,
 )
 from advisor.recommend.search import Setups, candidates
-from advisor.recommend.verdict import verdict_of
+from advisor.recommend.verdict import verdict_of, without_more_cards
 from advisor.types import Option
 
 
@@ -134,6 +134,8 @@ def answer(
     )
     if head_gpu is not None and platform is not None:
         fixes = platform_fixes(fixes, head_gpu)
+    if owned and named is not None and platform is None:
+        verdict, fixes = without_more_cards(verdict, fixes, setup)
     if headline is None or not headline.blocked:  # an engine that cannot start takes no share
         setup = _with_engine_share(setup, head_gpu)
     pitfalls = _answer_pitfalls(
@@ -264,6 +266,10 @@ def _oom_as_asked(pitfalls: list[Pitfall], verdict: Verdict | None) -> list[Pitf
         ]
     if verdict is None or verdict.fix is None:
         return pitfalls
+    if verdict.state == "blocked" and verdict.fix.startswith("llamacpp:"):
+        # the figure is the serving engine's, which cannot run on the card: neither its OOM
+        # nor its share of the card at start is said
+        return [p for p in pitfalls if p.code not in ("oom", "vllm_preallocates")]
     return [
         p.model_copy(update={"code": "oom_as_asked", "severity": "warning"})
         if p.code == "oom"

@@ -12,6 +12,7 @@ from itertools import chain
 
 from advisor.catalog import find_format
 from advisor.constraints import kv_cache_type, runtime_of
+from advisor.memory.runtimes import SERVING_ENGINES
 from advisor.memory.stacks import chunked_by_default
 from advisor.models import (
     Architecture,
@@ -150,8 +151,42 @@ def unblocking_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[],
         for fmt in SWITCH_FORMATS:
             if current is None or current.id != fmt:
                 yield f"quantize:{fmt}", partial(w.model_copy, update={"weights_format": fmt})
+        if result.estimate is not None and result.estimate.runtime in SERVING_ENGINES:
+            yield llamacpp_route(result)
     if w.attention is not None and w.attention.value == "flash":
         yield "attention_sdpa", lambda: w.model_copy(update={"attention": "sdpa"})
+
+
+# The GGUF type llama.cpp runs for a model asked in a serving engine's format, by the
+# format's bits: Q4_K_M is the 4-bit file people run (llama.cpp README, "quantize"
+# recommendations), Q8_0 the 8-bit one; 16-bit weights stay F16.
+GGUF_FOR_BITS = ((5.0, "q4_k_m"), (8.0, "q8_0"))
+# The serving engine's own knobs, which llama.cpp does not have.
+SERVING_KNOBS = (
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "gpu_memory_utilization",
+    "cuda_graphs",
+    "custom_all_reduce",
+)
+
+
+def llamacpp_route(result: EstimateResult) -> tuple[str, Callable[[], Workload]]:
+    """The same model in llama.cpp, in the GGUF type of the asked format's bits, where the
+    card cannot run the serving engine asked (vLLM / SGLang / TGI need CC 7.0+: a Pascal
+    P40 runs llama.cpp): `llamacpp:q4_k_m`."""
+    w = result.workload
+    bits = _bits(w, result)
+    fmt = next((f for top, f in GGUF_FOR_BITS if bits <= top), "fp16")
+    update: dict = {k: None for k in SERVING_KNOBS}
+    kv = w.kv_cache_dtype if w.kv_cache_dtype in ("q8_0", "q4_0", "fp16") else None
+    update |= {
+        "runtime": Runtime.llamacpp,
+        "framework": "llama.cpp",
+        "weights_format": fmt,
+        "kv_cache_dtype": kv,
+    }
+    return f"llamacpp:{fmt}", partial(w.model_copy, update=update)
 
 
 def candidate_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:

@@ -71,6 +71,8 @@ def fixes_for(
             "smaller_model",
         ):
             continue  # the least change of each kind is the advice
+        if kind == "llamacpp" and "serving_engine_needs_volta" not in blockers(gpu, result):
+            continue  # the route for a card the serving engine itself does not run on
         if _cannot_lower(code, result) and (
             result.estimate is None or result.estimate.total_bytes > cap
         ):

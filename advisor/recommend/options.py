@@ -42,6 +42,13 @@ class Verdict(BaseModel):
     # and the (eager, lazy) contexts the sentence names; None where the eager one decides
     lazy_context_bytes: int | None = None
     contexts: tuple[int, int] | None = None
+    # does not run on the user's one card at any context (context_fit.py): per card at the
+    # shortest context tried (`no_context_tokens`; with the lazy CUDA context where that
+    # applies, `no_context_lazy`) and the weights' share of it
+    no_context_bytes: int | None = None
+    no_context_tokens: int | None = None
+    no_context_lazy: bool = False
+    weights_bytes: int | None = None
 
     @property
     def word(self) -> str:

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from itertools import chain
 
 from advisor.catalog import GpuSpec
 from advisor.constraints import apple_raised_limit_gb, blockers, tp_ok
 from advisor.models import EstimateResult, Parallelism, Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, adds_cards, workload_for
+from advisor.recommend.context_fit import CONTEXT_STEP, longest_context
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fix_candidates import SLOW, candidate_fixes
+from advisor.recommend.fix_candidates import SLOW, candidate_fixes, unblocking_fixes
 from advisor.recommend.fixes import fixes_for
 from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.lazy_context import context_bytes, lazy_fit
@@ -75,18 +77,67 @@ def verdict_of(
     first = codes[0] if codes else None
     if own_card and first is not None and adds_cards(first):
         first = None
-    return (
-        Verdict(
-            state=state,
-            headroom_fraction=o.headroom_fraction,
-            fix=first,
-            fix_tight=first is not None and first in tight,
-            measured_up_to_bytes=up_to if state == "tight" else None,
-            tight_fixes=sorted(c for c in tight if adds_cards(c)),
-            fixed_bytes=fixed_figure(setup, first),
-        ),
-        codes,
+    verdict = Verdict(
+        state=state,
+        headroom_fraction=o.headroom_fraction,
+        fix=first,
+        fix_tight=first is not None and first in tight,
+        measured_up_to_bytes=up_to if state == "tight" else None,
+        tight_fixes=sorted(c for c in tight if adds_cards(c)),
+        fixed_bytes=fixed_figure(setup, first),
     )
+    if state == "no_fit" and own_card and o.count == 1 and first is None:
+        return own_card_context(verdict, codes, setup, gpu)
+    return verdict, codes
+
+
+def without_more_cards(
+    verdict: Verdict | None, codes: list[str], setup: EstimateResult
+) -> tuple[Verdict | None, list[str]]:
+    """The verdict and changes for a card the user owns: no "rent N cards" (Baichuan2-7B
+    NF4 on a GTX 1660 Ti said "rent 2 cards (tight)"; the cards to rent instead are listed
+    below the verdict). More of the same card named as such stays ("2× RTX 3090 with
+    vLLM's lean flags" for 72B AWQ on one 3090, "2× Radeon RX 7900 XTX": cards one can
+    buy; the caller keeps them on a Mac or a Radeon, platform.py)."""
+
+    def more(code: str) -> bool:
+        return code.startswith("cards:")
+
+    kept = [c for c in codes if not more(c)]
+    if verdict is None or verdict.fix is None or not more(verdict.fix):
+        return verdict, kept
+    first = kept[0] if kept else None
+    update = {"fix": first, "fix_tight": False, "fixed_bytes": fixed_figure(setup, first)}
+    return verdict.model_copy(update=update), kept
+
+
+def own_card_context(
+    verdict: Verdict, codes: list[str], setup: EstimateResult, gpu: GpuSpec
+) -> tuple[Verdict, list[str]]:
+    """On one card of the user's own where no change on it was found: the longest
+    context it runs at (below the 2k the shorter-context changes stop at; with the lazy
+    CUDA context of PyTorch 2.1+ where only that fits), or the figure at the shortest
+    context when none does (context_fit.py)."""
+    found = longest_context(setup, gpu)
+    if found is None:
+        return verdict, codes
+    if found.tokens is None:
+        update: dict[str, object] = {
+            "no_context_bytes": found.bytes,
+            "no_context_tokens": CONTEXT_STEP,
+            "no_context_lazy": found.lazy,
+            "weights_bytes": found.weights,
+            "contexts": context_bytes() if found.lazy else None,
+        }
+        return verdict.model_copy(update=update), codes
+    code = f"shorter_context{'_lazy' if found.lazy else ''}:{found.tokens}"
+    update = {
+        "fix": code,
+        "fix_tight": found.tight,
+        "fixed_bytes": found.bytes,
+        "contexts": context_bytes() if found.lazy else None,
+    }
+    return verdict.model_copy(update=update), [code, *codes]
 
 
 # Fixes whose count fixes_for searches (-ngl, --n-cpu-moe): the Workload field it sets.
@@ -103,7 +154,8 @@ def fixed_figure(setup: EstimateResult, code: str | None) -> int | None:
     if kind in COUNTED and arg.isdigit():  # the candidates list a marker count: the found one
         make = partial(setup.workload.model_copy, update={COUNTED[kind]: int(arg)})
     else:
-        make = next((m for c, m in candidate_fixes(setup) if c == code), None)
+        listed = chain(candidate_fixes(setup), unblocking_fixes(setup))
+        make = next((m for c, m in listed if c == code), None)
     if make is None:
         return None
     try:

@@ -1,0 +1,66 @@
+"""A model that does not run on the user's own small card as asked: the answer says the
+longest context it runs at there (below the 2k the shorter-context changes stop at), tight
+with the lazy CUDA context of PyTorch 2.1+ where only that fits, or that it runs at no
+context at all; never "rent 2 cards" of a card the user owns (advisor/recommend/
+context_fit.py, verdict.own_card_context, verdict.without_more_cards)."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.parse import parse_query
+from advisor.recommend import recommend_query
+from advisor.recommend.card_counts import adds_cards
+from advisor.recommend.context_fit import CONTEXT_STEP
+from advisor.render import render
+from checks import answer_invariants as inv
+
+BAICHUAN_4K = "baichuan2-7b bnb 4bit 推理，1660ti 6g 能跑吗"
+BAICHUAN_1K = "baichuan2-7b bnb 4bit 推理，1k上下文，1660ti 6g 能跑吗"
+LLAMA2_NF4 = "llama-2-7b bnb 4bit 推理 4k 上下文，1660ti 6g 能跑吗"
+
+
+def _answers(q: str):  # noqa: ANN202
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="CNY")
+    texts = {
+        lang: render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        for lang in ("en", "zh")
+    }
+    return rec, texts
+
+
+@pytest.mark.parametrize("q", [BAICHUAN_4K, BAICHUAN_1K])
+def test_a_model_whose_weights_and_context_outgrow_the_card_runs_at_no_context(q: str) -> None:
+    """Baichuan2-7B NF4 on a 6 GB GTX 1660 Ti: was "❌ take a card with more memory" at 4k
+    and "❌ … rent 2 cards (tight)" at 1k; now "❌ at any context" with the figure at the
+    shortest context under the lazy CUDA context, and no more cards of the user's card."""
+    rec, texts = _answers(q)
+    v = rec.verdict
+    assert v.state == "no_fit" and v.fix is None
+    assert v.no_context_tokens == CONTEXT_STEP and v.no_context_lazy
+    assert v.weights_bytes < rec.named.usable_bytes < v.no_context_bytes < rec.named.per_gpu_bytes
+    assert not any(adds_cards(c) for c in rec.fixes)
+    head = {lang: text.split("\n")[2] for lang, text in texts.items()}
+    assert "too small at any context" in head["en"] and "PyTorch 2.1+" in head["en"]
+    assert "take a card with more memory" in head["en"] and "more cards" not in head["en"]
+    assert "上下文再短也装不下" in head["zh"] and "换显存更大的卡" in head["zh"]
+    for lang, text in texts.items():
+        assert "rent 2 cards" not in text and "租 2 张卡" not in text
+        assert not inv.contradictions(text, lang)
+
+
+def test_a_model_that_runs_at_a_short_context_gets_the_longest_one() -> None:
+    """Llama-2-7B NF4 at 4k on the same card: nothing at 2k or more runs, 512 tokens does
+    (tight): the answer says that context and its figure, not "does not fit"."""
+    rec, texts = _answers(LLAMA2_NF4)
+    v = rec.verdict
+    assert v.fix is not None and v.fix.startswith("shorter_context")
+    tokens = int(v.fix.partition(":")[2])
+    assert CONTEXT_STEP <= tokens < 2048 and tokens % CONTEXT_STEP == 0
+    assert v.word in ("fits_with", "tight_with")
+    assert v.fixed_bytes is not None and v.fixed_bytes < rec.named.usable_bytes
+    assert f"context cut to {tokens} tokens" in texts["en"].split("\n")[2]
+    assert f"上下文缩短到 {tokens} tokens" in texts["zh"].split("\n")[2]
+    for lang, text in texts.items():
+        assert not inv.contradictions(text, lang)
