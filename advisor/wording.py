@@ -74,15 +74,15 @@ WORDED_BY_FORMAT = ("full_unet_only_cached",)
 
 
 def _training_format(setup, pick) -> str:  # noqa: ANN001
-    """The weights' format as the answer states it: asked, else assumed, an assumed bf16
-    on a card without it being the fp16 it runs in (render.workload_facts)."""
+    """The format the recipe trains the weights in: the one asked, else 16 bits (the
+    recipe's --full_bf16; kohya's own fp32 default, assumed, is what the recipe changes),
+    bf16 being the fp16 it runs in on a card without it (render.workload_facts)."""
     from advisor.assumed import lacks_bf16
 
-    assumed = {a.field: a.value for a in setup.assumed}
-    fmt = str(setup.workload.weights_format or assumed.get("weights_format") or "bf16")
-    if fmt == "bf16" and lacks_bf16(pick) and setup.workload.weights_format is None:
-        return "fp16"
-    return fmt.lower()
+    asked = setup.workload.weights_format
+    if asked is None:
+        return "fp16" if lacks_bf16(pick) else "bf16"
+    return str(asked).lower()
 
 
 @cache

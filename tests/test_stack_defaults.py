@@ -109,3 +109,22 @@ def test_litgpt_is_read_from_a_question_as_the_case_adapter_reads_it():
         assert parsed.workload.framework == "litgpt" and not parsed.ignored
     last = plain_answer("litgpt lora llama2 7b batch 2 seq 512 on a 4090", "en").splitlines()[-1]
     assert "gradient checkpointing off (the default in LitGPT)" in last
+
+
+def test_a_kohya_full_fine_tune_keeps_the_unet_in_fp32_unless_its_recipe_says_full_bf16():
+    """kohya's sdxl_train.py casts the U-Net to 16 bits only under --full_bf16 / --full_fp16
+    (data/training_stacks.toml [full_weights]). Expected: named without a format, the full
+    fine-tune is sized and said in fp32 (weights = parameters x 4 B), and on a 16 GB card the
+    answer is its 24 GB recipe with --full_bf16, in both languages."""
+    from advisor.parse import parse_query
+    from tests.conftest import plain_answer
+
+    r = estimate(parse_query("kohya sdxl full finetune 4060ti 16g").workload)
+    assumed = {a.field: a.value for a in r.assumed}
+    assert assumed["weights_format"] == "fp32"
+    weights = sum(t.bytes for t in r.estimate.terms if t.name == "weights")
+    assert weights > 2.5e9 * 4  # SDXL's 2.6B U-Net in fp32
+    en = plain_answer("kohya sdxl full finetune 4060ti 16g", "en")
+    zh = plain_answer("kohya sdxl full finetune 4060ti 16g", "zh")
+    assert "--full_bf16" in en.split("\n")[2] and "--full_bf16" in zh.split("\n")[2]
+    assert "weights in fp32" in en

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
+from advisor.memory.stacks import full_weights_format
 from advisor.memory.terms import Breakdown
 from advisor.models import (
     Architecture,
@@ -159,8 +160,11 @@ def default_format(w: Workload, spec: ModelSpec | None, acc: Breakdown) -> str:
         if catalog.find_format(w.weights_format) is None:
             raise UnknownFormatError(w.weights_format)
         return catalog.find_format(w.weights_format).id  # type: ignore[union-attr]
+    full = w.mode in (Mode.full, Mode.pretrain)
     if w.mode == Mode.qlora:
         fmt = "nf4"
+    elif full and (kept := full_weights_format(w.framework)):
+        fmt = kept
     elif spec is not None and spec.default_format:
         fmt = spec.default_format
     elif w.mode.is_training and w.mixed_precision:

@@ -1,5 +1,6 @@
 """What a named training stack does when the user does not say (data/training_stacks.toml):
-its gradient accumulation, its LoRA target modules and its activation checkpointing."""
+its gradient accumulation, its LoRA target modules, its activation checkpointing and the
+weights' format of a full fine-tune."""
 
 from __future__ import annotations
 
@@ -98,3 +99,10 @@ def stack_loss_bytes(
     if compiled:
         return logit + fp32 / chunks, "stack_chunked_ce_compiled"
     return logit + fp32 + fp32 / chunks, "stack_chunked_ce"
+
+
+def full_weights_format(framework: str | None) -> str | None:
+    """The weights' format a full fine-tune keeps when no format is named, where the stack
+    decides it (data/training_stacks.toml [full_weights]: kohya keeps fp32 without
+    --full_bf16 / --full_fp16); None: the engine's own default holds."""
+    return stack_defaults()["full_weights"].get((framework or "").lower())

@@ -96,6 +96,10 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
     training = w.mode.is_training
     full = training and w.mode not in ADAPTER_MODES
     current = w.model_dump()
+    # the base the estimate used: asked, else assumed (kohya's full fine-tune keeps fp32)
+    base = w.weights_format or next(
+        (a.value for a in result.assumed if a.field == "weights_format"), None
+    )
     offered: list[dict[str, Any]] = []  # what each rung offered so far changes
     for rung in rungs(training):
         if training and rung.full != full:
@@ -107,7 +111,7 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
         if not trainer_has(rung, w):
             continue
         fmt = rung.updates.get("weights_format")
-        if fmt is not None and _bits(fmt) >= _bits(w.weights_format):
+        if fmt is not None and _bits(fmt) >= _bits(base):
             continue  # never a larger base than asked
         change = {k: v for k, v in rung.updates.items() if not _same(current.get(k), v)}
         if not change or change in offered:
