@@ -194,3 +194,27 @@ def test_a_tensor_parallel_group_asked_for_is_the_group_planned() -> None:
         assert result.plan.kv_bytes_per_sequence > 0.5 * GIB, text
         assert all(o.cards_per_replica == 2 for o in result.plan.options), text
         assert "--tensor-parallel-size 2" in text, text
+
+
+def test_a_count_asked_of_the_card_named_is_answered_enough_or_not() -> None:
+    """ "30 个学生同时用 qwen2.5-14b，用 4 张 4090 够吗" was answered "2× RTX 4090 …" with no
+    word on the 4 asked: now it says 4 are enough (2 do it in FP8; bf16 takes 6, so 4
+    would not be, in 16 bits), in both languages."""
+    result, zh = _serve("30 个学生同时用 qwen2.5-14b，用 4 张 4090 够吗")
+    assert result.asked_cards == 4 and result.asked_gpu_id == "rtx-4090"
+    top = result.plan.options[0]
+    assert top.gpu_id == "rtx-4090" and top.total_cards <= 4
+    assert "你问的 4 张 GeForce RTX 4090：够" in zh
+    _, en = _serve("30 students using qwen2.5-14b at once, are 4x 4090 enough", "en")
+    assert "The 4× GeForce RTX 4090 you asked about: enough" in en
+    if result.cards_at_16bit and result.cards_at_16bit > 4:
+        assert "4 张不够" in zh and "so 4 are not enough" in en
+
+
+def test_a_count_below_the_plan_is_answered_not_enough() -> None:
+    result, zh = _serve("500 个学生同时用 qwen2.5-7b，用 1 张 4090 够吗")
+    top = result.plan.options[0]
+    assert top.gpu_id == "rtx-4090" and top.total_cards > 1
+    assert f"你问的 1 张 GeForce RTX 4090：不够，要 {top.total_cards} 张" in zh
+    _, en = _serve("500 students using qwen2.5-7b at once, is 1x 4090 enough", "en")
+    assert f"you asked about: not enough, it takes {top.total_cards}" in en

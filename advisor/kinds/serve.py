@@ -33,6 +33,10 @@ class ServeAnswer(BaseModel):
     fp8_native_on: str | None = None
     cards_at_16bit: int | None = None
     error: str | None = None  # the parse error's code, answered in the template's words
+    # "用 4 张 4090 够吗": the count of the card named, answered beside the plan (enough or
+    # not, in the plan's format and, for an fp8 plan, in 16 bits); None when not asked
+    asked_cards: int | None = None
+    asked_gpu_id: str | None = None
 
     def public_json(self) -> dict[str, Any]:
         if self.plan is None:
@@ -80,6 +84,8 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
         needs_quantized_repo=quantization_flag(w.weights_format).endswith(("awq", "gptq")),
         fp8_native_on=plan.options[0].gpu_name if fp8 is not None else None,
         cards_at_16bit=cards_at_16bit,
+        asked_cards=parsed.gpu_count if parsed.gpu_id and parsed.gpu_count else None,
+        asked_gpu_id=parsed.gpu_id,
     )
 
 
