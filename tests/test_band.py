@@ -6,7 +6,7 @@ import pytest
 
 from advisor.memory import estimate
 from advisor.memory.terms import band_table, new_source_widening, pick_band
-from advisor.models import Workload
+from advisor.models import Runtime, Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend
 from checks import accuracy
@@ -129,9 +129,10 @@ def test_a_short_chat_and_a_long_prefill_are_banded_on_their_own_strata():
 
 def test_a_source_nobody_measured_widens_the_band_by_the_part_the_engine_works_out():
     """[new_source]: the stated band's high end is the level's plus k x the share of the
-    estimate the engine derives (all but 16/32-bit weights, counted exactly). Expected: a
-    weight-heavy chat widens less than an activation-heavy long prefill, each by exactly
-    that, and a 4-bit model (weights not counted exactly) by k in full."""
+    estimate the engine derives (all but 16/32-bit weights and weights stored quantized,
+    counted exactly). Expected: a weight-heavy chat widens less than an activation-heavy
+    long prefill, each by exactly that, a model bitsandbytes quantizes while loading by k in
+    full, a GGUF file's weights counted."""
     k_lo, k_hi = new_source_widening(band_table())
     assert k_hi > 0
     w = Workload(model="qwen2.5-7b", weights_format="bf16", context_tokens=4096)
@@ -145,7 +146,12 @@ def test_a_source_nobody_measured_widens_the_band_by_the_part_the_engine_works_o
     weights = sum(t.bytes for t in chat.terms if t.name == "weights")
     assert chat.band_basis.derived_share == pytest.approx(1 - weights / chat.total_bytes, abs=1e-3)
     assert chat.band_basis.derived_share < long.band_basis.derived_share
-    assert four.band_basis.derived_share == 1.0
+    assert four.band_basis.derived_share == 1.0  # bitsandbytes quantizes while loading
+    # a GGUF file's weights are its own bytes: counted, as 16-bit weights are
+    gguf = estimate(
+        w.model_copy(update={"weights_format": "q4_k_m", "runtime": Runtime.llamacpp})
+    ).estimate
+    assert gguf.band_basis.derived_share < 0.5
 
 
 def test_the_new_source_widening_is_the_conformal_quantile_over_calibration_sources():

@@ -373,10 +373,12 @@ def settle_band(
     # loaders differ in what they keep unquantized.
     exact = not guessed and not _quantized(fmt)
     resident = sum(t.bytes for t in est.terms if t.name == "weights") if exact else 0
-    # The widening for a source the engine never saw scales with the part it derives (16-
-    # or 32-bit weights are parameters x bytes, also for a model known by its size alone);
-    # confidence stays the level's (how well measured this kind of setup is).
-    counted = 0 if _quantized(fmt) else sum(t.bytes for t in est.terms if t.name == "weights")
+    # The widening for a source the engine never saw scales with the part it derives: 16-
+    # or 32-bit weights are parameters x bytes (also for a model known by its size alone)
+    # and weights stored quantized (GGUF, AWQ, GPTQ, FP8) are the checkpoint's own bytes;
+    # weights a library quantizes while loading (bitsandbytes, torchao, quanto) are not
+    # counted (its buffers and 16-bit layers are what spread). Confidence stays the level's.
+    counted = sum(t.bytes for t in est.terms if t.name == "weights") if _counted(fmt) else 0
     derived = max(0.0, 1 - counted / total) if total > 0 else 1.0
     k_lo, k_hi = new_source_widening(band_table())
     measured_hi = hi
@@ -402,6 +404,15 @@ def confidence_of(lo: float, hi: float) -> Confidence:
     return (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
+
+
+def _counted(fmt: str | None) -> bool:
+    """Whether the weights' bytes are known rather than worked out: 16/32-bit, or stored
+    quantized in the checkpoint (not quantized by a library while loading)."""
+    from advisor.memory.quantizers import quantizer_of
+
+    spec = catalog.find_format(fmt) if fmt else None
+    return spec is None or spec.bits >= 16 or quantizer_of(spec.id) is None
 
 
 def _quantized(fmt: str | None) -> bool:
