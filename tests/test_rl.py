@@ -214,3 +214,23 @@ def test_trl_dpo_is_sized_with_its_default_eight_pairs_and_says_so(line: str, la
     assert "batch 1," not in text and "批大小 1，" not in text
     if rec.verdict is not None and rec.verdict.state in ("tight", "no_fit"):
         assert any("batch:" in f for f in [*rec.fixes, rec.verdict.fix or ""]), rec.fixes
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "ms-swift dpo lora 训练 qwen2.5-7b-instruct 单卡 rtx5000 ada 32g 够不够",
+        "ms-swift dpo lora qwen2.5-7b-instruct on one rtx 5000 ada 32gb, enough?",
+    ],
+)
+def test_ms_swift_preference_training_keeps_its_own_batch_of_one(question: str) -> None:
+    """ms-swift's TrainArgumentsMixin: per_device_train_batch_size = 1 (TRL's DPOConfig
+    leaves TrainingArguments' 8). Before: sized at 8 pairs, ~55 GiB, "does not fit 32 GB"
+    as asked; ms-swift's own DPO example is ~24 GiB at 2k tokens."""
+    name, facts = framework_facts("ms-swift")
+    assert name == "ms-swift" and facts["train_batch"]["dpo"] == 1
+    assert facts["preference_max_length"] == framework_facts("trl")[1]["preference_max_length"]
+    rec = recommend_query(parse_query(question), "USD")
+    assumed = {a.field: a.value for a in rec.result.assumed}
+    assert assumed.get("batch_size") == "1"
+    assert rec.result.estimate.total_bytes < 0.9 * 32e9  # type: ignore[union-attr]

@@ -53,9 +53,13 @@ def framework_facts(framework: str | None) -> tuple[str, dict[str, Any]]:
     """The framework's name and defaults; one the table lacks is read as TRL's."""
     frameworks = table()["framework"]
     name = (framework or DEFAULT_FRAMEWORK).lower()
-    return (
-        (name, frameworks[name]) if name in frameworks else (DEFAULT_FRAMEWORK, frameworks["trl"])
-    )
+    if name not in frameworks:
+        return DEFAULT_FRAMEWORK, frameworks[DEFAULT_FRAMEWORK]
+    facts = frameworks[name]
+    # a stack that runs another's trainers (ms-swift over TRL) lists only what it changes
+    if "base" in facts:
+        facts = {**frameworks[facts["base"]], **facts}
+    return name, facts
 
 
 def num_generations(w: Workload) -> int:
@@ -115,7 +119,9 @@ def policy_workload(w: Workload, acc: Breakdown) -> tuple[Workload, int, int]:
     update: dict[str, Any] = {
         "mode": w.tuning,
         # the policy's loss reads the completion's logits only (TRL's logits_to_keep)
-        "loss_tokens": completion + 1 if method["online"] and name == "trl" else None,
+        "loss_tokens": completion + 1
+        if method["online"] and fw.get("base", name) == "trl"
+        else None,
         "batch_size": examples * per,
         "seq_len": seq,
         # a training stack named beside the method (Unsloth patches TRL's trainers)
