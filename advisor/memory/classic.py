@@ -334,7 +334,10 @@ def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) ->
     else:
         width = w.image_width or ref
         height = w.image_height or width
-    if w.multiscale_crop and "default_input" in fam:
+    # A family whose own training recipe is the multi-scale crop (DETR's
+    # `multiscale_crop = true`) pads to that canvas in training unless asked otherwise.
+    recipe_crop = w.mode.is_training and fam.get("multiscale_crop", False)
+    if (w.multiscale_crop or recipe_crop) and "default_input" in fam:
         width, height = multiscale_crop_canvas(width, height)
         acc.assume("multiscale_crop", f"{width}x{height}")
     pad = fam.get("pad_to", 1)
