@@ -41,3 +41,23 @@ def test_the_reference_figures_scale_by_bandwidth_and_never_past_the_measured_ca
     assert fast is not None and fast.at_least and fast.realtime_x == round(780 / 17, 1)
     # a model the benchmark did not measure: no figure claimed
     assert realtime_factor("whisper-small", t4, 1) is None
+
+
+def test_whisperx_runs_batched_at_its_own_command_line_batch() -> None:
+    """WhisperX is faster-whisper batched at its transcribe.py --batch_size default 8.
+    Before: "whisperx large-v2 batched ... 8gb 3070 laptop" was sized at the examples'
+    batch 16, ~10.3 GiB, "does not fit" an 8 GB card its README says runs large-v2."""
+    for question, lang in (
+        ("whisperx large-v2 batched transcription on an 8gb rtx 3070 laptop, enough vram?", "en"),
+        ("whisperx large-v2 批量转录 rtx 3070 笔记本 8g 显存够吗", "zh"),
+    ):
+        p = parse_query(question)
+        assert p.workload.framework == "faster-whisper" and p.workload.batch_size == 8
+        assert "speech_stack_batch = 8" in p.assumed and not p.ignored
+        rec = recommend_query(p, "USD")
+        text = render("answer", lang, plain=True, rec=rec, parsed=p)
+        assert "WhisperX" in text
+        assert rec.result.estimate.total_bytes < 8 * 2**30  # type: ignore[union-attr]
+    told = parse_query("whisperx large-v2 batch 16 on 8gb")
+    assert told.workload.batch_size == 16
+    assert not any(a.startswith("speech_stack_batch") for a in told.assumed)

@@ -99,10 +99,14 @@ def recognize_batch(s: Scan, r: Reading) -> None:
         r.fields["batch_size"] = int(m.group(1))
         if not 1 <= r.fields["batch_size"] <= 65_536:
             raise reject("bad_value", "batch_size")
+        # a told batch replaces a program's own (WhisperX's 8)
+        r.assumed[:] = [a for a in r.assumed if not a.startswith("speech_stack_batch = ")]
         s.take(_BATCH_ALONE)  # "批量转录": the batched mode the number already sets
         return
     speech = r.spec is not None and r.spec.family == "whisper"
-    if speech and "batch_size" not in r.fields and s.take(_BATCH_ALONE):
+    if speech and "batch_size" in r.fields:
+        s.take(_BATCH_ALONE)  # "whisperx ... batched": the program's own batch, already set
+    elif speech and s.take(_BATCH_ALONE):
         # "whisper large-v3 T4 batch": batched transcription at the batch the faster-whisper
         # and transformers examples pass (data/audio_speed.toml), said so
         r.fields["batch_size"] = default_batch()

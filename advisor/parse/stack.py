@@ -112,7 +112,12 @@ def recognize_speech_stack(s: Scan, r: Reading) -> None:
     names and without the model's own word."""
     pattern, table = _speech_table()
     if m := s.take(pattern):
-        r.fields["framework"] = table[m.group(0).strip(" _-").lower()]
+        word = m.group(0).strip(" _-").lower()
+        r.fields["framework"] = table[word]
+        # a program that always batches (WhisperX): its own batch unless one is told
+        if batch := vocab.load("runtimes")["speech_stack"]["batch"].get(word):
+            r.fields["batch_size"] = batch
+            r.assumed.append(f"speech_stack_batch = {batch}")
 
 
 def recognize_stack(s: Scan, r: Reading) -> None:
