@@ -44,7 +44,7 @@ def test_the_reference_figures_scale_by_bandwidth_and_never_past_the_measured_ca
 
 
 def test_whisperx_runs_batched_at_its_own_command_line_batch() -> None:
-    """WhisperX is faster-whisper batched at its transcribe.py --batch_size default 8.
+    """WhisperX is faster-whisper batched at its CLI --batch_size default 8 (__main__.py).
     Before: "whisperx large-v2 batched ... 8gb 3070 laptop" was sized at the examples'
     batch 16, ~10.3 GiB, "does not fit" an 8 GB card its README says runs large-v2."""
     for question, lang in (
