@@ -10,7 +10,7 @@ answer shows them.
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
-from advisor.models import EstimateResult
+from advisor.models import EstimateResult, Offload
 from advisor.pitfalls.card import card_pitfalls, gpu_notes, overprovisioned, stack_note
 from advisor.pitfalls.kv_cache import (
     kv_cache_notes,
@@ -62,7 +62,8 @@ def find_pitfalls(
     out += host_ram(result)
     if gpu is not None:
         out += stack_floor(result, gpu)
-    if pick is not None and (not pick.fits or pick.risky):
+    streamed = result.workload.cpu_offload in (Offload.model, Offload.sequential)
+    if pick is not None and (not pick.fits or pick.risky or streamed):
         out += own_levers(result)
     out += stack_note(gpu, owned)
     return out

@@ -45,9 +45,13 @@ def low_bit_quality(result: EstimateResult) -> list[Pitfall]:
 
 def own_levers(result: EstimateResult) -> list[Pitfall]:
     """The pipeline's own memory levers from its authors' guide (data/pitfalls.toml
-    [own_levers], by catalog family), for a card that is tight or short."""
+    [own_levers], by catalog model, else by family), for a card that is tight or short or
+    that runs it offloaded."""
     spec = find_model(result.model.id) if result.model.id else None
-    levers = pitfall_texts()["own_levers"]["families"].get(spec.family if spec else "")
+    table = pitfall_texts()["own_levers"]
+    levers = table.get("models", {}).get(spec.id if spec else "") or table["families"].get(
+        spec.family if spec else ""
+    )
     if levers is None:
         return []
     return [pitfall("own_levers", {"text": {"zh": levers["zh"], "en": levers["en"]}})]
