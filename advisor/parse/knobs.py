@@ -173,6 +173,13 @@ def _bare_length(m: re.Match[str]) -> int | None:
     return n if n in BARE_LENGTHS else None
 
 
+def _bare_side(m: re.Match[str]) -> int | None:
+    """A bare number read as an image side only where latent models can take it: a multiple
+    of 8 (the VAE's downscale, diffusers' pipelines round to it); "3050" is a card."""
+    n = int(m.group(1))
+    return n if n % 8 == 0 else None
+
+
 def recognize_bare_context(s: Scan, r: Reading) -> None:
     """ "128k" alone is a context; a bare 3-4 digit number next to an image model a resolution."""
     if "_ctx" not in r.fields and (m := s.take(r"\b(\d+(?:\.\d+)?)\s*k\b")):
@@ -189,7 +196,7 @@ def recognize_bare_context(s: Scan, r: Reading) -> None:
         r.spec is not None
         and r.spec.kind.value == "diffusion"
         and "image_width" not in r.fields
-        and (m := s.take(r"\b(\d{3,4})\b"))
+        and (m := s.take_if(r"\b(\d{3,4})\b", _bare_side)[0])
     ):
         r.fields["image_width"] = r.fields["image_height"] = int(m.group(1))
 
