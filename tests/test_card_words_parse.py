@@ -26,3 +26,21 @@ def test_a_3050_is_the_users_card_not_the_image_size(question) -> None:
 def test_a_bare_number_that_no_latent_model_takes_is_no_image_side() -> None:
     p = parse_query("sdxl 出图 3050")
     assert p.workload.image_width is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "gpt-oss-120b in llama.cpp on a dgx spark 128gb with full 128k context, fits?",
+        "gpt-oss-120b 用 llama.cpp 在 128gb 统一内存上跑 full 128k context 行吗",
+        "qwen2.5-7b with the full 32768 tokens context on a 4090",
+    ],
+)
+def test_full_before_a_length_is_the_context_not_a_full_fine_tune(question) -> None:
+    p = parse_query(question)
+    assert p.workload.mode == Mode.inference
+
+
+def test_a_full_fine_tune_with_a_context_stays_a_full_fine_tune() -> None:
+    p = parse_query("full fine-tune qwen2.5-7b 4k context on a100")
+    assert p.workload.mode == Mode.full

@@ -73,8 +73,18 @@ def _finetune_short() -> re.Pattern[str]:
 POST_TRAINING = ("grpo", "ppo", "dpo", "kto", "orpo", "simpo", "rloo")
 
 
+# "with full 128k context", "full 32768 tokens": "full" before a length is the whole context
+# window, not a full fine-tune (an inference question was sized as training, ~30x too much).
+_FULL = re.compile(r"(?<![a-z0-9])full(?![a-z0-9])", re.I)
+_LENGTH_AFTER = re.compile(
+    r"[\s\-]*\d+(?:\.\d+)?\s*(?:k(?![a-z0-9])|(?:tokens?|context|ctx)\b)", re.I
+)
+
+
 def recognize_mode(s: Scan, r: Reading) -> None:
     s.take_all(_not_mode())
+    while s.take_if(_FULL, lambda m: _LENGTH_AFTER.match(s.original, m.end()))[0]:
+        pass  # the length itself was read as the context already
     for pattern, mode in _groups("mode") if _any_group("mode").search(s.text) else ():
         if s.take_all(pattern):
             r.modes.append(mode)
