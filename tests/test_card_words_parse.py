@@ -44,3 +44,12 @@ def test_full_before_a_length_is_the_context_not_a_full_fine_tune(question) -> N
 def test_a_full_fine_tune_with_a_context_stays_a_full_fine_tune() -> None:
     p = parse_query("full fine-tune qwen2.5-7b 4k context on a100")
     assert p.workload.mode == Mode.full
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["framepack 生成视频 4060ti 8g 能跑吗", "can framepack make videos on a 4060 ti 8gb?"],
+)
+def test_a_4060_ti_8g_is_the_8_gb_board(question) -> None:
+    p = parse_query(question)
+    assert p.gpu_id == "rtx-4060-ti-8gb" and p.vram_gib is None
