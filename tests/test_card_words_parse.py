@@ -53,3 +53,16 @@ def test_a_full_fine_tune_with_a_context_stays_a_full_fine_tune() -> None:
 def test_a_4060_ti_8g_is_the_8_gb_board(question) -> None:
     p = parse_query(question)
     assert p.gpu_id == "rtx-4060-ti-8gb" and p.vram_gib is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "ms-swift 全参微调 qwen2.5-32b deepspeed zero3 8卡 h200 max_length 8192 够吗",
+        "ms-swift 全参微调 qwen2.5-32b 8张h200 max_length 8192 够吗",
+        "ms-swift full fine-tune of qwen2.5-32b with zero3 on 8×h200, max_length 8192, enough?",
+    ],
+)
+def test_a_card_before_a_max_length_knob_is_still_read(question) -> None:
+    p = parse_query(question)
+    assert p.gpu_id == "h200" and p.gpu_count == 8

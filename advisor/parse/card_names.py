@@ -33,7 +33,9 @@ _NAME = (
     r"(?:(?P<mem_before>\d{2,3})\s?g(?:b|ib)?\s*(?:的\s*)?)?"
     rf"(?:(?:{_BRAND})\s*)*"
     rf"(?P<name>{_WORDS_ONLY}|(?:pro\s?)?[a-z]{{0,5}}-?\d{{1,4}}[a-z]{{0,5}}"
-    r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|max|ultra|xtx|xt|gre|s|d[\s\-]?v2|(?<=d)[\s\-]?v2|d)(?![a-z]))*)"
+    # a suffix word ("max", "pro") glued to more by "_" or "-" is a knob's name: "h200
+    # max_length 8192" is an H200 and its max_length, not an unknown "h200 max"
+    r"(?:[\s\-]?(?:ti|super|ada|pcie|sxm\d?|nvl|pro|max|ultra|xtx|xt|gre|s|d[\s\-]?v2|(?<=d)[\s\-]?v2|d)(?![a-z_]|-[a-z]))*)"
     # its compute written after it: Ascend 910B parts by TFLOPS ("910b280T", LLaMA-Factory #4297)
     r"(?:[\s\-]?\d{3}\s?t(?:flops)?(?![a-z0-9]))?"
     # "v100 32g", and in brackets "a100(40g)", "A10(24G)" (not "3090 (48GB total)"); "2080ti
