@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from advisor import catalog
 from advisor.models import Mode
 from advisor.parse import parse_query
 
@@ -66,3 +67,19 @@ def test_a_4060_ti_8g_is_the_8_gb_board(question) -> None:
 def test_a_card_before_a_max_length_knob_is_still_read(question) -> None:
     p = parse_query(question)
     assert p.gpu_id == "h200" and p.gpu_count == 8
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "一张4090 48g魔改版 能跑哪些模型",
+        "4090 魔改48g 能跑哪些模型",
+        "what models fit a 4090 48gb?",
+    ],
+)
+def test_a_modded_4090_48g_is_a_48_gb_card(question) -> None:
+    p = parse_query(question)
+    assert p.gpu_id == "rtx-4090-48gb"
+    gpu = catalog.gpus()["rtx-4090-48gb"]
+    assert gpu.vram_gb == 48 and gpu.sources and gpu.spec_read_date == "2026-12-07"
+    assert parse_query("qwen2.5-7b on a 4090").gpu_id == "rtx-4090"
