@@ -83,3 +83,33 @@ def test_a_modded_4090_48g_is_a_48_gb_card(question) -> None:
     gpu = catalog.gpus()["rtx-4090-48gb"]
     assert gpu.vram_gb == 48 and gpu.sources and gpu.spec_read_date == "2026-12-07"
     assert parse_query("qwen2.5-7b on a 4090").gpu_id == "rtx-4090"
+
+
+@pytest.mark.parametrize(
+    ("question", "gpu_id", "gb"),
+    [
+        (
+            "vllm 跑 qwen3-4b-fp8 --max-model-len 32768 单卡 rtx 2000 ada 16g 能起来吗",
+            "rtx-2000-ada",
+            16,
+        ),
+        ("can vllm serve qwen3-4b-fp8 on one rtx 2000 ada?", "rtx-2000-ada", 16),
+        (
+            "ms-swift dpo lora 训练 qwen2.5-7b-instruct 单卡 rtx5000 ada 32g 够不够",
+            "rtx-5000-ada",
+            32,
+        ),
+        ("ms-swift dpo lora qwen2.5-7b-instruct on an rtx 5000 ada 32gb?", "rtx-5000-ada", 32),
+        (
+            "detr r50 training in mmdet with batch 4 per gpu on a 12gb titan x pascal, ok?",
+            "titan-x-pascal",
+            12,
+        ),
+        ("mmdet detr r50 训练 batch 4 titan x pascal 12g 行吗", "titan-x-pascal", 12),
+    ],
+)
+def test_workstation_and_pascal_titan_cards_are_in_the_catalog(question, gpu_id, gb) -> None:
+    p = parse_query(question)
+    assert p.gpu_id == gpu_id and p.unknown_card is None
+    gpu = catalog.gpus()[gpu_id]
+    assert gpu.vram_gb == gb and gpu.sources and gpu.spec_read_date == "2026-12-07"
