@@ -21,6 +21,7 @@ from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.similar_names import longer_context_siblings, suggest
 from advisor.parse.stack import framework_of
+from advisor.parse.tasks import first_model_task
 from advisor.parse.training_mode import (
     four_bit_mode,
     fp32_only_training,
@@ -397,6 +398,8 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         )
     assumed = list(r.assumed)
     ignored = _notes(ignored, assumed, r)
+    if second := next((a for a in assumed if a.startswith("second_model = ")), None):
+        first_model_task(r, s.original, second.split(" = ", 1)[1])
     if kind == "fit" and "compare" in r.cues and any(a.startswith("second_model") for a in assumed):
         kind = "compare"  # "qwen vs llama 14b": the second model is read by _notes
     check_unknown_model(r, ignored)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from advisor import catalog
 from advisor.models import Kind
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan
@@ -119,3 +120,21 @@ def recognize_ask_fit(s: Scan, r: Reading) -> None:
     """ "4090 能跑什么模型", "what's the biggest model I can run on a 3090"."""
     if s.take(_ask_fit()):
         r.ask_fit = True
+
+
+def first_model_task(r: Reading, text: str, second: str) -> None:
+    """ "whisper转录和yolo训练", "whisper transcription and yolo training": two models, each
+    with its own task word. The first model keeps the inference word written after it, up
+    to the second model's name; the training word beside the second model is that one's."""
+    if r.spec is None or "inference" not in r.modes or r.mode in (None, "inference"):
+        return
+    other_spec = catalog.find_model(second)
+    if other_spec is None:
+        return
+    low = text.lower()
+    first, other = low.find(r.spec.family.lower()), low.find(other_spec.family.lower())
+    if first < 0 or other < 0:
+        return
+    between = low[first : other if other > first else len(low)]
+    if any(p.search(between) for p, mode in _groups("mode") if mode == "inference"):
+        r.mode = "inference"
