@@ -64,3 +64,26 @@ def test_a_model_that_runs_at_a_short_context_gets_the_longest_one() -> None:
     assert f"上下文缩短到 {tokens} tokens" in texts["zh"].split("\n")[2]
     for lang, text in texts.items():
         assert not inv.contradictions(text, lang)
+
+
+def test_a_smaller_format_replaces_the_first_one_when_only_both_changes_together_run() -> None:
+    """Llama-2-13B fp16 on a 12 GB RTX 3060: 8-bit at 2k stayed at 16 GiB, so no stack was
+    found and the answer was "❌ … take a card with more memory"; NF4 at 2k runs (tight,
+    ~11.1 GiB): the answer says that (stacked_fixes._next_step)."""
+    rec, texts = _answers("llama-2-13b fp16 推理 我的 3060 12g")
+    v = rec.verdict
+    assert v.fix is not None and v.fix.startswith("stack:")
+    assert "quantize:nf4" in v.fix and "shorter_context:" in v.fix
+    assert v.word == "tight_with"
+    assert "weights quantized to nf4" in texts["en"].split("\n")[2]
+    assert "权重量化到 nf4" in texts["zh"].split("\n")[2]
+    for lang, text in texts.items():
+        assert not inv.contradictions(text, lang)
+
+
+def test_a_serving_engine_is_not_answered_with_a_context_at_which_it_runs() -> None:
+    """vLLM's start-up profile and flags decide on a small card, not the context: Qwen2.5-14B
+    AWQ on a 12 GB card is not said to be "too small at any context"."""
+    rec, texts = _answers("my 3060 12gb, can it run qwen2.5-14b awq with vllm")
+    assert rec.verdict.no_context_bytes is None
+    assert "at any context" not in texts["en"] and "上下文再短也装不下" not in texts["zh"]

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from advisor.catalog import GpuSpec
 from advisor.largest import largest
+from advisor.memory.runtimes import SERVING_ENGINES
 from advisor.models import EstimateResult, Kind
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.headroom import HEADROOM, runs_in
@@ -53,7 +54,8 @@ def _context(setup: EstimateResult) -> int | None:
 def longest_context(setup: EstimateResult, gpu: GpuSpec) -> ContextFit | None:
     """The longest context the job runs at on one `gpu` (see ContextFit); None for a job
     with no context to shorten (training, not an LLM), a batch or several requests at once,
-    or one asked at CONTEXT_STEP or less."""
+    a serving engine (vLLM / SGLang / TGI: their own flags are the changes), or one asked at
+    CONTEXT_STEP or less."""
     asked = _context(setup)
     if asked is None or asked <= CONTEXT_STEP or setup.estimate is None:
         return None
@@ -76,6 +78,12 @@ def longest_context(setup: EstimateResult, gpu: GpuSpec) -> ContextFit | None:
 
     top = (asked - 1) // CONTEXT_STEP
     weights = sum(t.bytes for t in setup.estimate.terms if t.name == "weights")
+    if setup.estimate.runtime in SERVING_ENGINES:
+        # its start-up profile and flags, not the context, decide (vLLM's lean flags): said
+        # only where the weights alone are over the card
+        if weights <= usable:
+            return None
+        return ContextFit(None, need(1), False, True, weights)
     for lazy, off in ((False, 0), (True, saving)):
         if lazy and not saving:
             break
