@@ -113,3 +113,22 @@ def test_workstation_and_pascal_titan_cards_are_in_the_catalog(question, gpu_id,
     assert p.gpu_id == gpu_id and p.unknown_card is None
     gpu = catalog.gpus()[gpu_id]
     assert gpu.vram_gb == gb and gpu.sources and gpu.spec_read_date == "2026-12-07"
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        (
+            "llama.cpp 跑 glm-4.5-air q4_k_m 32k上下文 ai max+ 395 128g 统一内存 行不行",
+            "ai max+ 395",
+        ),
+        ("glm-4.5-air q4_k_m in llama.cpp on a ryzen ai max+ 395 128gb, ok?", "ryzen ai max+ 395"),
+        (
+            "gpt-oss-120b in llama.cpp on a dgx spark 128gb with full 128k context, fits?",
+            "dgx spark",
+        ),
+    ],
+)
+def test_a_unified_memory_machine_the_catalog_lacks_is_said_unknown(question, name) -> None:
+    p = parse_query(question)
+    assert p.gpu_id is None and p.unknown_card == name and p.vram_gib == 128

@@ -390,7 +390,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
             ask_fit=kind == "capability",
             owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
             # "arc a770 16g 能跑什么": the card the memory belongs to is named, not replaced
-            unknown_card=card_name_in(ignored) if r.gpu_id is None else None,
+            unknown_card=_unknown_card(r, ignored),
             other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
             question_kind=kind,
             cues=sorted(r.cues),
@@ -471,7 +471,7 @@ def _unknown_card(r: Reading, ignored: list[str]) -> str | None:
     answer is for a card of that memory, and says the name was not known."""
     if r.gpu_id is not None:
         return None
-    return card_name_in(ignored)
+    return r.unknown_machine or card_name_in(ignored)
 
 
 def card_name_in(ignored: list[str]) -> str | None:

@@ -36,6 +36,8 @@ def recognize_cards(s: Scan, r: Reading) -> None:
     """A named card, with its count before or after it, else a count alone."""
     r.owns_card = r.owns_card or bool(_owns().search(s.text))  # read, not consumed
     p = card_patterns()
+    if machine := s.take(_unknown_machines()):
+        r.unknown_machine = machine.group(0).strip()
     laptops = laptop_card(s, r)
     card_end = None if laptops else _named_card(s, r, p)
     _other_cards(s, r)  # before the counts below: "两张3090还是一张4090" keeps its "一张"
@@ -81,6 +83,11 @@ def _other_cards(s: Scan, r: Reading) -> None:
         known = [g for g, _ in r.other_cards]
         if other.gpu_id != r.gpu_id and other.gpu_id not in known:
             r.other_cards.append((other.gpu_id, other.gpu_count))
+
+
+@cache
+def _unknown_machines() -> re.Pattern[str]:
+    return re.compile(vocab.alternation(vocab.load("cards")["unknown_machines"]["names"]))
 
 
 @cache

@@ -156,6 +156,8 @@ class Reading:
     ask_count: bool = False  # "需要几张 H100": the count is the question
     ask_offload: bool = False  # "要开offload吗": whether to offload is the question
     laptops: int | None = None  # "2x 4090 laptop": laptops, one GPU each (parse.cards)
+    # "ai max+ 395", "dgx spark": a unified-memory machine the catalog lacks, as written
+    unknown_machine: str | None = None
     assumed: list[str] = field(default_factory=list)
     # A GGUF repo without a quant type ("Qwen/Qwen2.5-14B-Instruct-GGUF"): Q4_K_M unless a
     # type is named elsewhere in the line ("… q8_0").
