@@ -131,3 +131,22 @@ def test_stable_video_diffusion_is_a_known_video_model(line: str, lang: str, mod
     assert "Stable Video Diffusion" in text.splitlines()[0], text
     if "4080" in line:
         assert rec.setup.estimate.total_bytes < 15.8 * 2**30, text
+
+
+def test_the_rtx_5880_ada_is_read_and_served_on_the_users_own_cards() -> None:
+    """Before: 'rtx 5880 ada 48g' was not in the catalog and the answer rented 2x A6000."""
+    from advisor.parse import parse_query as _parse
+    from advisor.recommend import recommend_query as _recommend
+    from advisor.render import render as _render
+
+    for question, lang in (
+        ("vllm 部署 internlm2.5-20b-chat 20个人用 上下文4k 要几张 rtx 5880 ada 48g", "zh"),
+        (
+            "vllm serving internlm2.5-20b-chat for 20 users, 4k context, how many rtx 5880 ada 48g",
+            "en",
+        ),
+    ):
+        p = _parse(question)
+        assert p.gpu_id == "rtx-5880-ada"
+        text = _render("answer", lang, plain=True, rec=_recommend(p, "USD"), parsed=p)
+        assert "RTX 5880 Ada" in text and "A6000" not in text.split("\n")[3]
