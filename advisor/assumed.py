@@ -37,14 +37,6 @@ def assumption_text(lang: str, text: str) -> str:
     return text
 
 
-def lacks_bf16(pick) -> bool:  # noqa: ANN001
-    """The card an answer is about (its headline option) has no bf16 (T4, V100, Pascal)."""
-    from advisor import catalog
-
-    gpu = catalog.gpus().get(pick.gpu_id) if pick is not None else None
-    return gpu is not None and gpu.vendor == "NVIDIA" and not gpu.bf16_supported
-
-
 # Assumptions about an LLM's own internals (its KV cache, logits, a causal loss, how its
 # attention kernel is picked): not said of a model that has none of them (an encoder
 # reranker, a ViT, SAM, a diffusion pipeline), where they read as noise or as wrong.
@@ -94,7 +86,7 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
     what that card runs: fp16, the same bytes ("Assumed: KV cache in bf16" beside "T4 has
     no bf16" contradicted it)."""
     out: list[str] = []
-    fp16 = lacks_bf16(pick)
+    fp16 = catalog.lacks_bf16(pick)
     kind = getattr(result.model, "kind", None)
     llm = getattr(kind, "value", kind) == "llm"
     for text in parsed.assumed:

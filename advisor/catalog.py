@@ -61,6 +61,13 @@ def gpus() -> dict[str, GpuSpec]:
     return by_id
 
 
+def lacks_bf16(pick) -> bool:  # noqa: ANN001
+    """The card an answer is about (its headline option, anything with a gpu_id) has no bf16
+    (T4, V100, Pascal)."""
+    gpu = gpus().get(pick.gpu_id) if pick is not None else None
+    return gpu is not None and gpu.vendor == "NVIDIA" and not gpu.bf16_supported
+
+
 def apple_gpus() -> list[GpuSpec]:
     """data/gpus_apple.toml: one entry per Apple chip and memory size. The GPU gets the
     macOS default share of the unified memory (2/3 below 64 GB, 3/4 from 64 GB); the bare

@@ -14,13 +14,12 @@ from functools import cache
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from advisor import constraints
+from advisor import catalog, constraints
 from advisor.assumed import (
     assumption,
     assumption_text,
     assumptions,
     context_cap,
-    lacks_bf16,
     runtime_name,
 )
 from advisor.memory.terms import shown_name
@@ -109,7 +108,7 @@ def workload_facts(result, pick=None) -> dict[str, object]:  # noqa: ANN001
     (`pick`'s) is stated as the fp16 it runs in (`assumptions`)."""
     w = result.workload
     assumed = {a.field: a.value for a in result.assumed}
-    if lacks_bf16(pick) and assumed.get("weights_format") == "bf16":
+    if catalog.lacks_bf16(pick) and assumed.get("weights_format") == "bf16":
         assumed["weights_format"] = "fp16"
     context = w.seq_len if w.mode.is_training else w.context_tokens
     context = context or assumed.get("seq_len" if w.mode.is_training else "context_tokens")

@@ -77,7 +77,7 @@ def _training_format(setup, pick) -> str:  # noqa: ANN001
     """The format the recipe trains the weights in: the one asked, else 16 bits (the
     recipe's --full_bf16; kohya's own fp32 default, assumed, is what the recipe changes),
     bf16 being the fp16 it runs in on a card without it (render.workload_facts)."""
-    from advisor.assumed import lacks_bf16
+    from advisor.catalog import lacks_bf16
 
     asked = setup.workload.weights_format
     if asked is None:

@@ -378,7 +378,8 @@ def settle_band(
     # and weights stored quantized (GGUF, AWQ, GPTQ, FP8) are the checkpoint's own bytes;
     # weights a library quantizes while loading (bitsandbytes, torchao, quanto) are not
     # counted (its buffers and 16-bit layers are what spread). Confidence stays the level's.
-    counted = sum(t.bytes for t in est.terms if t.name == "weights") if _counted(fmt) else 0
+    onload = "onload" in stratum.split("-")  # strata.band_stratum: quantized while loading
+    counted = 0 if onload else sum(t.bytes for t in est.terms if t.name == "weights")
     derived = max(0.0, 1 - counted / total) if total > 0 else 1.0
     k_lo, k_hi = new_source_widening(band_table())
     measured_hi = hi
@@ -404,15 +405,6 @@ def confidence_of(lo: float, hi: float) -> Confidence:
     return (
         Confidence.high if width <= 0.15 else Confidence.medium if width <= 0.3 else Confidence.low
     )
-
-
-def _counted(fmt: str | None) -> bool:
-    """Whether the weights' bytes are known rather than worked out: 16/32-bit, or stored
-    quantized in the checkpoint (not quantized by a library while loading)."""
-    from advisor.memory.quantizers import quantizer_of
-
-    spec = catalog.find_format(fmt) if fmt else None
-    return spec is None or spec.bits >= 16 or quantizer_of(spec.id) is None
 
 
 def _quantized(fmt: str | None) -> bool:
