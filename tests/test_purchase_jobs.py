@@ -52,3 +52,26 @@ def test_jobs_are_sizes_with_their_task_beside_them(
     line: str, jobs: list[tuple[float, str]]
 ) -> None:
     assert read_jobs(line) == jobs
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        (
+            "budget ~10k usd for one workstation: qlora on 70b models + serving a 32b model "
+            "to 10 people, which gpus?",
+            "en",
+        ),
+        ("预算1万美元 一台工作站：70b qlora 微调 + 给10个人部署32b 推理，买什么卡", "zh"),
+    ],
+)
+def test_a_70b_qlora_plan_uses_the_fsdp_qlora_split_over_24_gb_cards(line: str, lang: str) -> None:
+    """FSDP-QLoRA (Answer.AI fsdp_qlora) trains 70B on 2x 24 GB with the sharded 4-bit
+    weights kept on the CPU. Before: '70B does not fit within this budget' beside 4x 3090."""
+    parsed = parse_query(line)
+    result = answer_kind(parsed, "USD")
+    plan = result.plan  # type: ignore[union-attr]
+    assert plan is not None and plan.fits_workload is True and plan.recipe == "offload_params"
+    assert max(ln.count for ln in plan.lines) >= 2
+    text = render(parsed.question_kind, lang, plain=True, result=result, parsed=parsed)
+    assert "does not fit" not in text and "放不下" not in text

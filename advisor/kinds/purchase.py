@@ -32,7 +32,7 @@ from advisor.kinds.purchase_costs import (
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.memory import estimate
 from advisor.memory.stacks import chunked_by_default
-from advisor.models import Kind, Mode, Optimizer, Workload
+from advisor.models import Kind, Mode, Offload, Optimizer, Parallelism, Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price
 from advisor.recommend.headroom import HEADROOM
@@ -77,12 +77,29 @@ def fit_recipe(workload: Workload, gpu: GpuSpec, count: int) -> tuple[bool, str 
     if est is None:
         return True, None
     cap = int(gpu.usable_vram_bytes * (1 - HEADROOM))
+    if est.total_bytes > cap and _sharded_qlora(w):
+        # FSDP-QLoRA's split (Answer.AI fsdp_qlora: 70B on 2x 24 GB): the 4-bit weights
+        # sharded over the cards and kept on the CPU, gathered a layer at a time, as the
+        # fit answer's "offload_params" change (recommend/fix_candidates.py) sizes it
+        split = estimate(w.model_copy(update={"cpu_offload": Offload.params})).estimate
+        if split is not None and split.total_bytes <= cap:
+            return True, "offload_params"
     if est.total_bytes <= cap or not diffusion:
         return est.total_bytes <= cap, None
     found = small_card_recipe(result, gpu, cap, cap)
     if found is None or any(r.slow for r in rungs(w.mode.is_training) if r.code == found[0]):
         return False, None
     return True, found[0]
+
+
+def _sharded_qlora(w: Workload) -> bool:
+    """A QLoRA run split over several cards by FSDP / ZeRO-3, nothing offloaded yet."""
+    return (
+        w.tuning == Mode.qlora
+        and w.num_gpus > 1
+        and w.parallelism in (Parallelism.fsdp, Parallelism.zero3)
+        and w.cpu_offload == Offload.none
+    )
 
 
 def _host_ram_gb(vram_gb: float) -> int:
