@@ -173,11 +173,16 @@ def _bare_length(m: re.Match[str]) -> int | None:
     return n if n in BARE_LENGTHS else None
 
 
+_RESOLUTION_WORD = re.compile(r"(?:分辨率|resolution|res)\s*[:：=]?\s*$", re.IGNORECASE)
+
+
 def _bare_side(m: re.Match[str]) -> int | None:
     """A bare number read as an image side only where latent models can take it: a multiple
-    of 8 (the VAE's downscale, diffusers' pipelines round to it); "3050" is a card."""
+    of 8 (the VAE's downscale, diffusers' pipelines round to it), or right after a word that
+    says it is one ("分辨率2060"); "3050" alone is a card."""
     n = int(m.group(1))
-    return n if n % 8 == 0 else None
+    said = _RESOLUTION_WORD.search(m.string[max(0, m.start() - 12) : m.start()])
+    return n if n % 8 == 0 or said else None
 
 
 def recognize_bare_context(s: Scan, r: Reading) -> None:
