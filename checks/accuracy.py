@@ -33,10 +33,7 @@ from advisor.memory import estimate
 from advisor.memory.runtimes import LLAMACPP_FAMILY, SERVING_ENGINES
 from advisor.memory.runtimes.llamacpp import BUFFER_TERMS
 from advisor.memory.runtimes.vllm import PROFILE_TERMS
-from advisor.memory.terms import (
-    band_table,
-    pick_band,
-)
+from advisor.memory.terms import band_table
 from checks import calibration
 from checks.cases import case_to_workload, guide_formula_bytes
 from checks.conformal import (
@@ -47,6 +44,7 @@ from checks.conformal import (
     UNDER_SHARE,
     conformal,
     grouped,
+    level_band,
     points,
 )
 
@@ -252,14 +250,7 @@ def band_holds_with(rows: list[dict], table: dict) -> tuple[int, int]:
         **table,
     }
     for r in points(rows):
-        lo, hi, *_ = pick_band(
-            table,
-            r["family"],
-            r["band_runtime"],
-            r["unmodelled"],
-            r.get("stratum", ""),
-            r["guessed"],
-        )
+        lo, hi = level_band(table, r)
         judged += 1
         held += (
             r["estimate_bytes"] * (1 - lo) <= r["measured_bytes"] <= r["estimate_bytes"] * (1 + hi)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from advisor.memory.terms import pick_band
 from checks.conformal import (
     BAND_COVERAGE,
     CASES_PER_SOURCE,
@@ -26,6 +25,7 @@ from checks.conformal import (
     UNDER_SHARE,
     conformal,
     grouped,
+    level_band,
     points,
 )
 
@@ -37,14 +37,7 @@ def _scores(rows: list[dict], table: dict) -> list[tuple[float, float, str]]:
     share, and the source, per measured case."""
     out = []
     for r in points(rows):
-        lo, hi, *_ = pick_band(
-            table,
-            r["family"],
-            r["band_runtime"],
-            r["unmodelled"],
-            r.get("stratum", ""),
-            r["guessed"],
-        )
+        lo, hi = level_band(table, r)
         x = r["measured_bytes"] / r["estimate_bytes"] - 1
         share = max(r["derived_share"], MIN_SHARE)
         out.append(((x - hi) / share, (-x - lo) / share, r["group"]))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from advisor.memory.terms import pick_band
+
 # The band must hold this share of measurements from a source the fit never saw; of the
 # misses, UNDER_SHARE may lie above the band (an under-estimate is the costly miss).
 BAND_COVERAGE = 0.90
@@ -41,3 +43,12 @@ def conformal(scores: list[tuple[float, float]], level: float) -> float | None:
         if run >= level * total:
             return s
     return None
+
+
+def level_band(table: dict, r: dict) -> tuple[float, float]:
+    """(low, high) the band table gives a scored case (its family, runtime group, stratum
+    and what the engine knew), before the widening for sources nobody measured."""
+    lo, hi, *_ = pick_band(
+        table, r["family"], r["band_runtime"], r["unmodelled"], r.get("stratum", ""), r["guessed"]
+    )
+    return lo, hi
