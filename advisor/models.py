@@ -421,9 +421,7 @@ class BandBasis:
     # the stratum inside the runtime group (memory/strata.py: context regime, quantized on
     # load or stored quantized), whatever level answered; "" where no axis applies
     stratum: str = ""
-    # the share of the estimate the engine derives rather than knows exactly (all of it but
-    # a named model's 16- or 32-bit weights): what the widening for a source the engine was
-    # never tuned on scales with (data/band.toml [new_source])
+    # share of the estimate worked out, not counted: what [new_source] widens by (band.py)
     derived_share: float = 1.0
 
 
@@ -448,11 +446,10 @@ class Estimate:
     # What nvidia-smi shows on the headline card when the runtime takes its share up front
     # (vLLM/SGLang: gpu_memory_utilization x the card); None: total_bytes.
     nvidia_smi_bytes: int | None = None
-    # What the band was measured on (terms.settle_band).
+    # What the band was measured on (band.settle_band).
     band_basis: BandBasis | None = None
-    # How far measured setups like this one ran above the estimate (the level's high end,
-    # before the widening for a source the engine never saw): what a near-the-limit
-    # decision and its "measured setups ran up to" line use. None: high_bytes.
+    # the level's high end before [new_source]: how far measured setups like this ran, what
+    # near-the-limit decisions use (None: high_bytes)
     measured_high_bytes: int | None = None
 
     @property

@@ -30,10 +30,10 @@ from pathlib import Path
 
 from advisor.fit import max_context_tokens
 from advisor.memory import estimate
+from advisor.memory.band import band_table
 from advisor.memory.runtimes import LLAMACPP_FAMILY, SERVING_ENGINES
 from advisor.memory.runtimes.llamacpp import BUFFER_TERMS
 from advisor.memory.runtimes.vllm import PROFILE_TERMS
-from advisor.memory.terms import band_table
 from checks import calibration
 from checks.cases import case_to_workload, guide_formula_bytes
 from checks.conformal import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from advisor.memory.terms import pick_band
+from advisor.memory.band import pick_band
 
 # The band must hold this share of measurements from a source the fit never saw; of the
 # misses, UNDER_SHARE may lie above the band (an under-estimate is the costly miss).

@@ -235,7 +235,7 @@ def test_a_stack_no_word_table_knows_is_scored_as_unmodelled() -> None:
     # kbit-prepared norms back to 16 bits, data/training_stacks.toml [kbit_training])
     assert stack("axolotl (transformers + peft + bitsandbytes, 2023)") == "axolotl"
     assert stack("diffusers") is None and stack("") is None  # the runtime alone: modelled
-    from advisor.memory.terms import framework_modelled
+    from advisor.memory.band import framework_modelled
 
     assert not framework_modelled(UNKNOWN_STACK)
     assert framework_modelled("ultralytics") and framework_modelled("openai-whisper")

@@ -5,7 +5,7 @@ measured residuals (bench/accuracy.py --fit-band), read back by the engine
 import pytest
 
 from advisor.memory import estimate
-from advisor.memory.terms import band_table, new_source_widening, pick_band
+from advisor.memory.band import band_table, new_source_widening, pick_band
 from advisor.models import Runtime, Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend

@@ -9,7 +9,7 @@ import pytest
 
 from advisor import catalog
 from advisor.kinds import answer_kind
-from advisor.kinds.purchase import fit_recipe
+from advisor.kinds.purchase_fit import fit_recipe
 from advisor.parse import parse_query
 from advisor.render import render
 

@@ -9,7 +9,8 @@ import pytest
 
 from advisor import catalog
 from advisor.kinds import answer_kind
-from advisor.kinds.purchase import PurchaseAnswer, _fits
+from advisor.kinds.purchase import PurchaseAnswer
+from advisor.kinds.purchase_fit import fits
 from advisor.models import Optimizer
 from advisor.parse import parse_query
 from advisor.render import render
@@ -49,9 +50,9 @@ def test_a_full_fine_tune_over_every_plan_on_adamw_is_planned_with_an_8bit_optim
     assert said in text and "放不下，这是显存最多" not in text and "does not fit within" not in text
     gpu = catalog.gpus()[plan.lines[0].gpu_id]
     w = parse_query(line).workload
-    assert w is not None and not _fits(w, gpu, plan.lines[0].count)
+    assert w is not None and not fits(w, gpu, plan.lines[0].count)
     light = w.model_copy(update={"optimizer": Optimizer.paged_adamw_8bit})
-    assert _fits(
+    assert fits(
         light.model_copy(update={"chunked_loss": result.chunked_loss}), gpu, plan.lines[0].count
     )
 

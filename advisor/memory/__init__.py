@@ -20,6 +20,7 @@ breakdown, overheads and the band; `resolve` the model lookup.
 
 from __future__ import annotations
 
+from advisor.memory.band import settle_band
 from advisor.memory.classic import estimate_classic_cnn
 from advisor.memory.diffusion import estimate_diffusion, generic_diffusion_spec, named_encoders
 from advisor.memory.llm import estimate_transformer
@@ -31,7 +32,7 @@ from advisor.memory.resolve import (
 )
 from advisor.memory.rl import estimate_post_training
 from advisor.memory.strata import band_stratum
-from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown, settle_band
+from advisor.memory.terms import CUDA_CONTEXT_BYTES, GIB, Breakdown
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.memory.transformer import (
     activation_bytes_per_token_layer,

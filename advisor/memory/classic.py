@@ -18,9 +18,10 @@ from functools import cache
 
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
+from advisor.memory.band import family_band
 from advisor.memory.mask_targets import loss_target_terms
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import Breakdown, family_band, finish
+from advisor.memory.terms import Breakdown, finish
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.models import (
     Estimate,

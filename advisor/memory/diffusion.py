@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from advisor.catalog import ModelSpec
 from advisor.memory import video
+from advisor.memory.band import family_band
 from advisor.memory.diffusion_components import (
     PLAIN_FORMATS,
     controlnet_weight_bytes,
@@ -24,7 +25,7 @@ from advisor.memory.pipeline_stages import (
 )
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.resolve import default_format
-from advisor.memory.terms import GENERIC_SOURCE, Breakdown, family_band, finish, load_peak
+from advisor.memory.terms import GENERIC_SOURCE, Breakdown, finish, load_peak
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import Estimate, Kind, Offload, Runtime, Workload
 

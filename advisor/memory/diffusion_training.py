@@ -7,6 +7,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import video
+from advisor.memory.band import family_band
 from advisor.memory.diffusion_components import text_encoder_format, vae_decode
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.stacks import (
@@ -14,7 +15,7 @@ from advisor.memory.stacks import (
     precompute_sequential,
     with_default_lora_targets,
 )
-from advisor.memory.terms import Breakdown, family_band, finish, rebalance
+from advisor.memory.terms import Breakdown, finish, rebalance
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.memory.unet_levels import unet_training_activations
 from advisor.models import Estimate, Kind, Mode, Optimizer, Workload

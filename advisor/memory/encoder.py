@@ -17,8 +17,9 @@ import tomllib
 from functools import cache
 
 from advisor.catalog import DATA_DIR, ModelSpec
+from advisor.memory.band import band
 from advisor.memory.runtimes import coefficient
-from advisor.memory.terms import Breakdown, band, finish
+from advisor.memory.terms import Breakdown, finish
 from advisor.memory.transformer import mlp_width
 from advisor.models import Architecture, Attention, Estimate, ResolvedModel, Runtime, Workload
 

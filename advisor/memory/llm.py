@@ -5,6 +5,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import encoder, multimodal
+from advisor.memory.band import band
 from advisor.memory.kv_types import runtime_kv_dtype
 from advisor.memory.quantizers import (
     FLOAT_FORMATS,
@@ -28,7 +29,7 @@ from advisor.memory.runtimes import (
     vllm,
     whisper,
 )
-from advisor.memory.terms import Breakdown, band, finish, load_peak
+from advisor.memory.terms import Breakdown, finish, load_peak
 from advisor.memory.training import estimate_training
 from advisor.memory.transformer import estimate_weight_bytes
 from advisor.models import (

@@ -16,8 +16,8 @@ Two axes, chosen on the residuals (docs/accuracy.md "The band"):
 from __future__ import annotations
 
 from advisor import catalog
+from advisor.memory.band import band_table
 from advisor.memory.quantizers import quantizer_of
-from advisor.memory.terms import band_table
 from advisor.models import Kind, Workload
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import sharding
+from advisor.memory.band import band
 from advisor.memory.stacks import default_accumulation
-from advisor.memory.terms import Breakdown, band, finish, rebalance, weights_line
+from advisor.memory.terms import Breakdown, finish, rebalance, weights_line
 from advisor.memory.training_activations import add_activations
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param, training_setup
 from advisor.memory.training_setup import TrainingSetup
