@@ -56,6 +56,18 @@ def plain_answer(q: str, lang: str) -> str:
     return render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
 
 
+def answers_both(q: str):  # noqa: ANN201
+    """The recommendation (in yuan) and its short answer in both languages (plain text),
+    for tests that judge one reply's verdict and its wording in zh and en together."""
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="CNY")
+    texts = {
+        lang: render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
+        for lang in ("en", "zh")
+    }
+    return rec, texts
+
+
 def make_settings(tg: FakeTelegram, db: Path, **overrides: object) -> Settings:
     values: dict = {
         "telegram_api_base_url": tg.base_url,

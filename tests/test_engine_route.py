@@ -5,29 +5,17 @@ labelled as such and its OOM is not said (fix_candidates.llamacpp_route)."""
 
 from __future__ import annotations
 
-from advisor.parse import parse_query
-from advisor.recommend import recommend_query
-from advisor.render import render
 from checks import answer_invariants as inv
+from tests.conftest import answers_both
 
 P40_VLLM = "vllm gptq qwen2.5-32b，tesla p40，8k 上下文 可以吗"
-
-
-def _answers(q: str):  # noqa: ANN202
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY")
-    texts = {
-        lang: render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
-        for lang in ("en", "zh")
-    }
-    return rec, texts
 
 
 def test_vllm_on_a_p40_is_answered_for_llama_cpp_q4_k_m() -> None:
     """Was: ⛔ (vLLM needs CC 7.0+) then "⛔ not enough VRAM: 25.9 GiB … OOM", a vLLM
     figure, and the llama.cpp route it recommended never sized. Q4_K_M of Qwen2.5-32B at
     8k is ~21 GiB of the P40's 22.5: runs, tight."""
-    rec, texts = _answers(P40_VLLM)
+    rec, texts = answers_both(P40_VLLM)
     v = rec.verdict
     assert v.state == "blocked" and v.fix == "llamacpp:q4_k_m"
     assert v.fixed_bytes is not None and v.fixed_bytes < rec.named.usable_bytes

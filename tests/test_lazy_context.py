@@ -9,25 +9,13 @@ import dataclasses
 
 from advisor.catalog import gpus
 from advisor.models import Runtime
-from advisor.parse import parse_query
-from advisor.recommend import recommend_query
 from advisor.recommend.lazy_context import context_bytes, lazy_fit
-from advisor.render import render
 from checks import answer_invariants as inv
+from tests.conftest import answers_both
 from tests.test_answer_invariants import problems_of
 
 GEMMA_4060 = "unsloth qlora 微调 gemma-2-9b max_seq_length 2048 4060 8g 够吗"
 BAICHUAN_1660TI = "baichuan2-7b-chat bnb 4bit 量化 推理 1660ti 6g 能跑吗"
-
-
-def _answers(q: str):  # noqa: ANN202
-    parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY")
-    texts = {
-        lang: render("answer", lang, rec=rec, parsed=parsed, canonical=q, plain=True)
-        for lang in ("en", "zh")
-    }
-    return rec, texts
 
 
 def test_the_contexts_come_from_the_data_file() -> None:
@@ -38,7 +26,7 @@ def test_the_contexts_come_from_the_data_file() -> None:
 def test_qlora_on_an_8gb_card_is_tight_with_a_recent_pytorch_in_both_languages() -> None:
     """Was: "⚠️ cut the sequences to 512" (8.2 GiB needed, 7.9 usable); Unsloth's table
     gives ~6.5 GB for a 9B QLoRA: with the lazy context it is ~7.5 GiB, tight as asked."""
-    rec, texts = _answers(GEMMA_4060)
+    rec, texts = answers_both(GEMMA_4060)
     v = rec.verdict
     assert v.state == "tight" and v.word == "tight" and v.fix is None
     assert v.lazy_context_bytes is not None
@@ -62,7 +50,7 @@ def test_qlora_on_an_8gb_card_is_tight_with_a_recent_pytorch_in_both_languages()
 def test_a_job_the_lazy_context_does_not_save_stays_does_not_fit() -> None:
     """Baichuan2-7B NF4 at 4k on a 6 GB card: weights + KV alone are over the card, so the
     smaller context changes nothing: ❌, and the answer still holds every invariant."""
-    rec, texts = _answers(BAICHUAN_1660TI)
+    rec, texts = answers_both(BAICHUAN_1660TI)
     assert rec.verdict.state == "no_fit" and rec.verdict.lazy_context_bytes is None
     assert "recent PyTorch" not in texts["en"] and "较新的「PyTorch」" not in texts["zh"]
     assert not problems_of(0, BAICHUAN_1660TI)
@@ -72,7 +60,7 @@ def test_a_job_the_lazy_context_does_not_save_stays_does_not_fit() -> None:
 
 def test_the_lazy_context_is_pytorchs_on_nvidia_only() -> None:
     """llama.cpp charges its own context, and a card without CUDA has no module loading."""
-    rec, _ = _answers(GEMMA_4060)
+    rec, _ = answers_both(GEMMA_4060)
     est = rec.result.estimate
     cards = gpus()
     nvidia = next(g for g in cards.values() if g.vendor == "NVIDIA")
