@@ -298,3 +298,24 @@ def test_the_json_answer_gives_the_stated_band_and_how_far_measured_setups_ran()
     out = estimate_json(estimate(Workload(model="qwen2.5-7b", context_tokens=32768)))["estimate"]
     assert out["low_bytes"] <= out["total_bytes"] <= out["measured_high_bytes"]
     assert out["measured_high_bytes"] < out["high_bytes"]
+
+
+def test_the_details_view_says_how_far_measured_setups_ran_and_that_the_range_is_wider():
+    """Qwen2.5-7B on a 4090: the details view gives the measured high end (the figure the
+    verdict uses) and says the stated range is widened for sources nobody measured, in
+    both languages, with the same figure."""
+    from advisor.parse import parse_query
+    from advisor.recommend import recommend_query
+    from advisor.render import render
+    from advisor.units import gib
+
+    q = "4090 能跑 qwen2.5-7b 吗"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed)
+    est = rec.result.estimate
+    assert est.decision_high_bytes < est.high_bytes
+    up_to = gib(est.decision_high_bytes)
+    en = render("details", "en", rec=rec, parsed=parsed, canonical=q, plain=True)
+    zh = render("details", "zh", rec=rec, parsed=parsed, canonical=q, plain=True)
+    assert f"measured setups like this ran up to {up_to}" in en and "widened" in en
+    assert f"类似配置的实测最高到 {up_to}" in zh and "放宽" in zh
