@@ -1,4 +1,4 @@
-"""bench/data/extra_cases5.json to extra_cases20.json and extra_cases22.json:
+"""bench/data/extra_cases5.json to extra_cases20.json, extra_cases22.json and extra_cases23.json:
 measured VRAM cases from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
@@ -34,9 +34,10 @@ NEW_SOURCE_SETS = (
     "extra_cases19.json",
     "extra_cases20.json",
     "extra_cases22.json",
+    "extra_cases23.json",
 )
 # The smallest a set may be: extra_cases7 was gathered for the weak categories alone.
-MIN_CASES = {"extra_cases7.json": 7}
+MIN_CASES = {"extra_cases7.json": 7, "extra_cases23.json": 4}
 SHARED = ROOT.parent / "shared" / "eval" / "vram_cases.json"
 MAX_CASES_PER_SOURCE = 4
 
