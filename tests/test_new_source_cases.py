@@ -1,4 +1,4 @@
-"""bench/data/extra_cases5.json to extra_cases20.json, extra_cases22.json and extra_cases23.json:
+"""bench/data/extra_cases5.json to extra_cases23.json:
 measured VRAM cases from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
@@ -33,6 +33,7 @@ NEW_SOURCE_SETS = (
     "extra_cases18.json",
     "extra_cases19.json",
     "extra_cases20.json",
+    "extra_cases21.json",
     "extra_cases22.json",
     "extra_cases23.json",
 )
