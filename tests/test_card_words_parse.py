@@ -123,10 +123,6 @@ def test_workstation_and_pascal_titan_cards_are_in_the_catalog(question, gpu_id,
             "ai max+ 395",
         ),
         ("glm-4.5-air q4_k_m in llama.cpp on a ryzen ai max+ 395 128gb, ok?", "ryzen ai max+ 395"),
-        (
-            "gpt-oss-120b in llama.cpp on a dgx spark 128gb with full 128k context, fits?",
-            "dgx spark",
-        ),
     ],
 )
 def test_a_unified_memory_machine_the_catalog_lacks_is_said_unknown(question, name) -> None:

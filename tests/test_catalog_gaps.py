@@ -150,3 +150,30 @@ def test_the_rtx_5880_ada_is_read_and_served_on_the_users_own_cards() -> None:
         assert p.gpu_id == "rtx-5880-ada"
         text = _render("answer", lang, plain=True, rec=_recommend(p, "USD"), parsed=p)
         assert "RTX 5880 Ada" in text and "A6000" not in text.split("\n")[3]
+
+
+@pytest.mark.parametrize(
+    ("line", "lang", "said"),
+    [
+        (
+            "gpt-oss-120b in llama.cpp on a dgx spark 128gb with full 128k context, fits?",
+            "en",
+            "unified memory",
+        ),
+        ("DGX Spark 能跑 llama 3.1 70b q4 吗", "zh", "统一内存"),
+        ("gb10 跑 qwen3 32b 行吗", "zh", "统一内存"),
+    ],
+)
+def test_the_dgx_spark_is_sized_on_the_memory_cuda_can_take(
+    line: str, lang: str, said: str
+) -> None:
+    """Before: 'dgx spark' was an unknown machine and the answer rented an A800. It is the
+    user's own GB10 machine, judged on the ~101 GiB CUDA can take of its 128 GB pool at boot
+    (MiaAI-Lab issue #47: 101.3-102.2 GiB free of 121.69), not on 128 GB, and the answer
+    says the memory is shared with the system."""
+    parsed, rec, text = _answer(line, lang)
+    assert parsed.gpu_id == "dgx-spark" and parsed.unknown_card is None
+    gpu = catalog.gpus()["dgx-spark"]
+    assert 100 < gpu.usable_vram_gib < 110 and gpu.vram_gb == 128 and gpu.sources
+    assert "DGX Spark" in text.splitlines()[1] and "A800" not in text.splitlines()[1]
+    assert said in text
