@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from advisor.memory import UnknownFormatError, UnknownModelError, estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import canonical_query, parse_query
 from advisor.recommend import recommend_query
 from advisor.report import estimate_json, recommendation_json

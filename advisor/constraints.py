@@ -10,7 +10,8 @@ from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format
 from advisor.memo import ByIdentity, Memo
-from advisor.models import EstimateResult, Kind, Runtime
+from advisor.models.choices import Kind, Runtime
+from advisor.models.result import EstimateResult
 
 # The runtime an LLM answer assumes when none is named: vLLM serves, transformers trains.
 SERVING_DEFAULT = Runtime.vllm

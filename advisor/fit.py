@@ -15,7 +15,7 @@ from advisor.catalog import GpuSpec
 from advisor.largest import largest
 from advisor.memo import Memo
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.recommend.headroom import HEADROOM, MIN_FREE
 from advisor.recommend.recipes import small_card_recipe
 

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from advisor.catalog import GpuSpec
-from advisor.models import Estimate
+from advisor.models.estimate import Estimate
 from advisor.parse.measured import MeasuredReport
 
 GIB = 2**30

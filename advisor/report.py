@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from advisor.models import EstimateResult, ResolvedModel, Term
+from advisor.models.estimate import Term
+from advisor.models.result import EstimateResult, ResolvedModel
 from advisor.recommend import Option, Price, Recommendation
 
 

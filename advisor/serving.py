@@ -30,7 +30,9 @@ from advisor.constraints import allreduce_latency_s, blockers, nvlinked, speed_c
 from advisor.decode_speed import decode_fit
 from advisor.memory import estimate
 from advisor.memory.runtimes.vllm import serving_fit
-from advisor.models import EstimateResult, Parallelism, Runtime, Workload
+from advisor.models.choices import Parallelism, Runtime
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.specs import PriceSpec
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "serving.toml"

@@ -8,7 +8,8 @@ import re
 
 from pydantic import BaseModel, Field
 
-from advisor.models import Architecture, Kind
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Kind
 
 # "config.json of ORG/NAME" / "model_index.json of ORG/NAME": the repo a catalog entry was read from
 _REPO_IN_SOURCE = re.compile(r"\.json of ([A-Za-z0-9][\w.\-]*/[\w.\-]+)")

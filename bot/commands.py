@@ -10,7 +10,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler, CommandHandler, Mess
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit, fit_for_gpu
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import ParsedQuery, parse_query
 from advisor.recommend import Price, cheapest_price
 from advisor.recommend.grid import precision_grid

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from advisor import catalog
 from advisor.memory import estimate
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 from bot.measurement_store import Measurement, read_measurements
 
 GIB = 2**30

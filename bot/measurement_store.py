@@ -27,7 +27,7 @@ class Measurement(BaseModel):
     id: int | None = None
     history_id: int
     canonical: str
-    workload: dict  # advisor.models.Workload as JSON: the workload estimated
+    workload: dict  # advisor.models.workload.Workload as JSON: the workload estimated
     runtime: str | None
     assumed: list[tuple[str, str]]
     recipe: str | None

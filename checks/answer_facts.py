@@ -5,7 +5,7 @@ one is in (checks/answer_invariants.py lists the rules)."""
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
-from advisor.models import Kind, Runtime
+from advisor.models.choices import Kind, Runtime
 from advisor.recommend import Recommendation
 
 HEADROOM = 0.20  # the guide's "VRAM misestimate" rule, restated here on purpose

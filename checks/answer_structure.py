@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
-from advisor.models import Mode
+from advisor.models.choices import Mode
 from advisor.recommend import Recommendation
 from advisor.recommend.fix_candidates import VLLM_FLAG_CODES
 from advisor.recommend.pricing import card_prices

@@ -16,7 +16,9 @@ import re
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.models import Architecture, Kind, Workload
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 from advisor.parse.image_knobs import BARE_BLOCK_SWAP
 
 # (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are

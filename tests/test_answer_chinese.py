@@ -11,7 +11,7 @@ from dataclasses import replace
 from advisor import catalog
 from advisor.architectures import architectures
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import ParseError, parse_query, vocab
 from advisor.recommend import cheapest_price, recommend_query
 from advisor.recommend.grid import precision_grid
@@ -315,7 +315,7 @@ def test_a_formula_is_shown_from_formulas_toml_and_never_in_english_in_chinese(
     monkeypatch,  # noqa: ANN001
 ) -> None:
     from advisor import wording as rendering
-    from advisor.models import Term
+    from advisor.models.estimate import Term
 
     term = Term(
         name="kv_cache",

@@ -6,7 +6,8 @@ import pytest
 
 from advisor.memory import estimate
 from advisor.memory.band import band_table, new_source_widening, pick_band
-from advisor.models import Runtime, Workload
+from advisor.models.choices import Runtime
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend
 from checks import accuracy

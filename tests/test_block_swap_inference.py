@@ -5,7 +5,7 @@ swap_units)."""
 
 from advisor import catalog
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 GIB = 2**30

@@ -8,7 +8,7 @@ from __future__ import annotations
 from advisor.memory import GIB, estimate
 from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 def flux(**extra: object) -> Workload:

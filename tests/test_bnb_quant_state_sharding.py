@@ -11,7 +11,7 @@ from __future__ import annotations
 from advisor.memory import estimate
 from advisor.memory.quantizers import bnb_whole_state_bits
 from advisor.memory.transformer import embedding_params
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import formula
 
 

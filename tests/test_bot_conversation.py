@@ -249,7 +249,7 @@ async def test_a_skipped_step_shows_the_default_it_left_in_place(tg: FakeTelegra
 
 
 def test_every_step_field_in_wizard_toml_exists_in_the_engine() -> None:
-    from advisor.models import Workload
+    from advisor.models.workload import Workload
     from bot.choices import wizard_spec
 
     for name, step in wizard_spec()["steps"].items():

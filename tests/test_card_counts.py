@@ -198,7 +198,7 @@ def test_a_serving_replica_is_tensor_parallel_over_a_count_that_divides_the_head
 ) -> None:
     """vLLM refuses --tensor-parallel-size 8 for Qwen2.5-7B's 28 heads: no serving plan
     proposes it."""
-    from advisor.models import Workload
+    from advisor.models.workload import Workload
     from advisor.serving import plan_serving
 
     w = Workload(model=model)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from advisor import catalog
-from advisor.models import Mode
+from advisor.models.choices import Mode
 from advisor.parse import parse_query
 
 

@@ -9,7 +9,7 @@ import pytest
 from advisor import catalog
 from advisor.memory import GIB, estimate
 from advisor.memory.classic import fallback_activation_bytes_per_sample, openmmlab_bn_bytes
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

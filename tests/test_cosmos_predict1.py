@@ -4,7 +4,8 @@ its configs and code, each --offload_* flag read from a question."""
 
 from advisor import catalog
 from advisor.memory import estimate, video
-from advisor.models import Offload, Workload
+from advisor.models.choices import Offload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 SEVEN, FOURTEEN = "cosmos-predict1-7b-text2world", "cosmos-predict1-14b-text2world"

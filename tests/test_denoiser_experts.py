@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from advisor.catalog import find_model
 from advisor.memory import estimate
-from advisor.models import Offload, Workload
+from advisor.models.choices import Offload
+from advisor.models.workload import Workload
 
 WAN_720P = dict(model="wan2.2-t2v-a14b", image_width=1280, image_height=720, video_frames=81)
 

@@ -8,7 +8,7 @@ import pytest
 from advisor import catalog
 from advisor.memory import GIB, estimate
 from advisor.memory.classic import segmentation_class_bytes_per_pixel
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

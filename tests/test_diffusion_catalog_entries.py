@@ -9,7 +9,8 @@ import pytest
 
 from advisor import catalog
 from advisor.memory import estimate, video
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from checks.cases import find_spec
 

@@ -5,7 +5,8 @@ own optimizer and zeroes the gradient): one block's gradients at a time."""
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 
 
 def _terms(released: bool) -> dict:

@@ -5,7 +5,7 @@ they precompute embeddings and latents before them (advisor/memory/diffusion_tra
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 GIB = 2**30

@@ -3,7 +3,7 @@ diffusers' autoencoder_kl_magvit.py at 58eb52c (data/models/video_more.toml)."""
 
 from advisor import catalog
 from advisor.memory import estimate, video
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

@@ -13,7 +13,8 @@ from advisor.memory.distributed import (
     zero_config,
 )
 from advisor.memory.transformer import activation_bytes_per_token_layer
-from advisor.models import Attention, Parallelism, Workload
+from advisor.models.choices import Attention, Parallelism
+from advisor.models.workload import Workload
 
 
 def _terms(w: Workload) -> dict[str, int]:

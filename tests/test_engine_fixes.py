@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from advisor.memory import GIB, estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 

@@ -4,7 +4,7 @@ is the check, never the tuning): each test pins the mechanism, not a case's figu
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 def awq(framework: str, prompt: int, new: int, batch: int = 1, model: str = "llama-2-7b"):

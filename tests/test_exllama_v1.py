@@ -10,7 +10,7 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.memory import estimate
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 PROMPT, CTX = 1920, 2048
 HIDDEN, MLP, HEADS, VOCAB = 4096, 11008, 32, 32000

@@ -16,7 +16,7 @@ import pytest
 
 from advisor import catalog, memo, memory
 from advisor.memory.terms import LeanTerm
-from advisor.models import Term
+from advisor.models.estimate import Term
 from advisor.parse import parse_query, vocab
 from advisor.recommend import Recommendation, recommend, recommend_query
 from advisor.recommend.card_counts import workload_for

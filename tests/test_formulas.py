@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 

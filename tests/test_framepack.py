@@ -3,7 +3,7 @@ HunyuanVideo transformer): the peak follows the section, not the video's length.
 
 from advisor import catalog
 from advisor.memory import estimate, video
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

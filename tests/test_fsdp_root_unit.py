@@ -9,7 +9,7 @@ from __future__ import annotations
 from advisor.memory import estimate
 from advisor.memory.distributed import fsdp1_root_unsharded
 from advisor.memory.transformer import embedding_params
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import formula
 
 

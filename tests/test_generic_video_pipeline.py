@@ -14,7 +14,8 @@ from advisor.memory.video_generic import (
     bytes_per_token_per_sqrt_b,
     generic_video_spec,
 )
-from advisor.models import Kind, Offload, Workload
+from advisor.models.choices import Kind, Offload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 GIB = 2**30

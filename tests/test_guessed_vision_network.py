@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.parse import parse_query
 
 

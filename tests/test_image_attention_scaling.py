@@ -11,7 +11,7 @@ import pytest
 from advisor import catalog
 from advisor.memory import estimate
 from advisor.memory.classic import scale_to_input
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 # Σ depth x heads x N x N/R^2 x 4 B at 512 x 512: strides 4/8/16/32, R 8/4/2/1, heads 1/2/5/8
 PER_BLOCK = (16384 * 256 * 1 * 4, 4096 * 256 * 2 * 4, 1024 * 256 * 5 * 4, 256 * 256 * 8 * 4)

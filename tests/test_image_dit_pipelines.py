@@ -6,7 +6,7 @@ left out its 8.78B GLM-4 text encoder.
 """
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 GIB = 2**30
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from advisor.memory import estimate
 from advisor.memory.stacks import kbit_activation_bytes, stack_defaults
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import assumption
 
 GIB = 2**30

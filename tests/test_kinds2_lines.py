@@ -11,7 +11,7 @@ import pytest
 
 from advisor.kinds import answer_kind
 from advisor.memory import estimate
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.parse import parse_query
 from advisor.render import render
 

@@ -3,7 +3,7 @@ checkpointing only with the flag, --fp8_base, --blocks_to_swap (data/training_st
 data/models.toml FLUX shape)."""
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 GIB = 2**30

@@ -3,7 +3,7 @@ n_anchors] fp32 tensors in the loss (data/classic_activations.toml [label_assign
 to the shapes in the frameworks' code, and the objects per image read from a question."""
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

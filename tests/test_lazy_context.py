@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from advisor.catalog import gpus
-from advisor.models import Runtime
+from advisor.models.choices import Runtime
 from advisor.recommend.lazy_context import context_bytes, lazy_fit
 from checks import answer_invariants as inv
 from tests.conftest import answers_both

@@ -11,7 +11,7 @@ import pytest
 
 from advisor.memory import estimate
 from advisor.memory.runtimes import coefficient
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from tests.conftest import plain_answer
 
 GIB = 2**30

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from advisor import parse
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import assumption
 from checks.cases import stack
 

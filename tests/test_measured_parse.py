@@ -134,8 +134,8 @@ def test_typed_messages_that_are_not_reports(text: str) -> None:
 # --- the judgement and its wording (advisor/measured.py, templates/*/measured_*.j2) ---------
 
 
-def _estimate(total: int, allocated: int):  # noqa: ANN202 - an advisor.models.Estimate
-    from advisor.models import Confidence, Estimate
+def _estimate(total: int, allocated: int):  # noqa: ANN202 - an advisor.models.estimate.Estimate
+    from advisor.models.estimate import Confidence, Estimate
 
     return Estimate(
         per_gpu=True,

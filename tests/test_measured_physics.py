@@ -5,7 +5,7 @@ working set, vLLM's non-torch memory, encoder-only vision models."""
 from __future__ import annotations
 
 from advisor.memory import GIB, estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 def term(result, name: str) -> float:

@@ -13,7 +13,7 @@ import pytest
 
 from advisor import catalog, memo
 from advisor.fit import CONTEXT_PROBE_MODEL, card_fit
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import canonical_query, parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.grid import precision_grid

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from advisor import catalog
 from advisor.memory import UnknownFormatError, UnknownModelError, estimate, kv_bytes_per_token
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 GIB = 2**30
 
@@ -252,7 +252,7 @@ def test_generating_one_token_is_a_prefill_with_no_cache_concatenation():
     is none (optimum benchmark_gptq.py: Llama-2-13B fp16, prompt 512, batch 16 peaks at
     33.4 GiB prefill-only vs 50.3 GiB with 512 new tokens)."""
     from advisor.memory import estimate
-    from advisor.models import Workload
+    from advisor.models.workload import Workload
 
     base = {
         "model": "llama-2-13b",
@@ -272,7 +272,7 @@ def test_a_layers_backward_buffers_never_coexist_with_the_logits():
     """The loss's buffers are freed by its own backward before any layer's backward runs:
     the training peak counts the larger of the two, and the breakdown still sums to it."""
     from advisor.memory import estimate
-    from advisor.models import Workload
+    from advisor.models.workload import Workload
 
     e = estimate(Workload(model="llama-3.1-8b", mode="lora", seq_len=2048, batch_size=2)).estimate
     b = e.breakdown

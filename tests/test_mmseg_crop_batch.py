@@ -11,7 +11,7 @@ import re
 import pytest
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.render import render

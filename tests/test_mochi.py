@@ -4,7 +4,7 @@ working set from autoencoder_kl_mochi.py, at diffusers 58eb52c (data/models/vide
 
 from advisor import catalog
 from advisor.memory import estimate, video
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 DIM, TEXT_DIM, BLOCKS = 24 * 128, 1536, 48

@@ -8,7 +8,7 @@ import pytest
 from advisor import catalog
 from advisor.constraints import blockers
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 

@@ -11,7 +11,7 @@ from advisor import catalog
 from advisor.constraints import blockers
 from advisor.decode_speed import card_fit, decode_fit, stack_fit
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend.speed import card_speed
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.speed import decode_step_s

@@ -120,7 +120,7 @@ def test_freeze_tuning_is_read_as_freeze_tuning_not_a_full_fine_tune() -> None:
     """LLaMA-Factory's finetuning_type: freeze trains the last layers only; "冻结微调" and
     "freeze" were read as a full fine-tune (135 GiB for a 7B where freeze-tuning needs ~26).
     Expected: Mode.freeze, in both languages, and the canonical line reads back the same."""
-    from advisor.models import Mode
+    from advisor.models.choices import Mode
     from advisor.parse import canonical_query
 
     for q in (

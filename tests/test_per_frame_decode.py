@@ -9,7 +9,8 @@ from pathlib import Path
 
 from advisor.memory import estimate, video
 from advisor.memory.diffusion import decode_key
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,8 @@ import pytest
 
 from advisor import catalog
 from advisor.memory import estimate
-from advisor.models import Kind, Mode, Workload
+from advisor.models.choices import Kind, Mode
+from advisor.models.workload import Workload
 
 GIB = 2**30
 

@@ -11,7 +11,7 @@ from advisor import catalog
 from advisor.kinds import answer_kind
 from advisor.kinds.purchase import PurchaseAnswer
 from advisor.kinds.purchase_fit import fits
-from advisor.models import Optimizer
+from advisor.models.choices import Optimizer
 from advisor.parse import parse_query
 from advisor.render import render
 

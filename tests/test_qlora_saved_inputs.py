@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from advisor.memory import estimate, quantizers
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 CPU_RECORD = Path(__file__).resolve().parent.parent / "calibration" / "data" / "lora_saved_cpu.json"
 

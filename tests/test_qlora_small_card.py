@@ -4,7 +4,7 @@ the change people make."""
 from __future__ import annotations
 
 from advisor.memory import GIB, estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 

@@ -15,7 +15,7 @@ from advisor.memory import estimate
 from advisor.memory.quantizers import kept_bytes_per_weight, lm_head_quantized_bytes
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import assumption
 
 

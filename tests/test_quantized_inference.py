@@ -10,7 +10,7 @@ Hand counts for Llama-2-7B (catalog: 6.74B parameters, hidden 4096, MLP 11008, v
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import assumption
 
 PARAMS = 6.74e9

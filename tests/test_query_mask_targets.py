@@ -4,7 +4,7 @@ returns masks.long(), and _loss_by_feat_single keeps the matched targets' int64 
 concatenation and a float copy alive together; at most one segment a query (100)."""
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

@@ -1,7 +1,7 @@
 """The guide's examples and scenarios for the recommender."""
 
 from advisor import catalog
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import recommend
 

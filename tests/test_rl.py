@@ -6,7 +6,7 @@ import pytest
 
 from advisor import Workload, estimate
 from advisor.memory.rl import framework_facts, table
-from advisor.models import Mode
+from advisor.models.choices import Mode
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
 from advisor.recommend.fix_candidates import costlier_fixes

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from advisor import catalog
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.recommend import Recommendation, recommend, recommend_query
 from advisor.recommend.pricing import payable_in_china
@@ -435,7 +435,7 @@ def test_a_long_pretraining_job_is_answered_with_a_setup_that_finishes_in_days()
 def test_the_grid_says_what_the_card_runs_and_for_which_batch():
     """D23: /gpu v100 showed "BF16 4k ✅" under "BF16 不支持"; Whisper got a grid of "—"
     only; the grid header said "batch 1" under batch-16 answers."""
-    from advisor.models import Workload
+    from advisor.models.workload import Workload
     from advisor.recommend.grid import precision_grid
 
     v100 = next(g for g in catalog.gpus().values() if "V100" in g.name)

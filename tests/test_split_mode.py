@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.memory import estimate
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.render import assumption
 
 

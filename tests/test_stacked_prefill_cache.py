@@ -15,7 +15,7 @@ from advisor.hubspec import architecture
 from advisor.memory import estimate
 from advisor.memory.allocator import CachingAllocator, replay
 from advisor.memory.runtimes.stacked_cache import prefill_events, reserve_bytes
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 MIB = 1 << 20
 GLM4 = dict(layers=40, hidden=4096, heads=32, kv_heads=2, head_dim=128, inter=13696, elem=2)

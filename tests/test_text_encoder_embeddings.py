@@ -14,7 +14,8 @@ import pytest
 
 from advisor.memory import estimate
 from advisor.memory.quantizers import _table, component_weight_bytes, embedding_kept_params
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 from advisor.render import formula
 
 GIB = 2**30

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from advisor.memory import estimate
 from advisor.memory.stacks import chunked_by_default, stack_loss_bytes
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.parse.canonical import canonical_query
 from advisor.render import assumption

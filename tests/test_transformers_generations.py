@@ -8,7 +8,7 @@ layers x 8 KV heads x 128: 128 KiB of bf16 cache per token)."""
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 VOCAB, HIDDEN, MLP = 128256, 4096, 14336
 KV_PER_TOKEN = 32 * 2 * 8 * 128 * 2

@@ -11,7 +11,7 @@ of bf16 cache a token) and Llama-2-7B (32 x 32 x 128 MHA: 512 KiB a token, vocab
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 def _estimate(model: str, **kw):

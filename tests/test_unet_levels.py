@@ -15,7 +15,8 @@ from advisor.memory.unet_levels import (
     unet_levels,
     unet_training_activations,
 )
-from advisor.models import Mode, Optimizer, Workload
+from advisor.models.choices import Mode, Optimizer
+from advisor.models.workload import Workload
 
 
 def spec(model: str):  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ trainable counts (117,440,512 for LTX-Video and 132,120,576 for CogVideoX-5b at 
 """
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 GIB = 2**30
 

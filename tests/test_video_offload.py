@@ -8,7 +8,8 @@ from advisor.catalog import find_model
 from advisor.memory import estimate
 from advisor.memory.diffusion import denoiser_activations
 from advisor.memory.video import causal_mask_bytes, decode_working_set, geometry
-from advisor.models import Offload, Workload
+from advisor.models.choices import Offload
+from advisor.models.workload import Workload
 
 GIB = 2**30
 WAN_480P = dict(image_width=832, image_height=480, video_frames=81)

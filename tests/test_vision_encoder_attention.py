@@ -7,7 +7,7 @@ a 64 x 64 = 4096-token grid at 1024 px (data/vision_encoders.toml).
 """
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 GIB = 2**30
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from advisor.catalog import find_model
 from advisor.memory import estimate
-from advisor.models import Offload, Runtime, Workload
+from advisor.models.choices import Offload, Runtime
+from advisor.models.workload import Workload
 
 WAN_720P = dict(image_width=1280, image_height=720, video_frames=81, cpu_offload=Offload.model)
 TOKENS = 21 * (720 // 16) * (1280 // 16)  # 81 frames -> 21 latent frames, 8x VAE, 2x2 patch

@@ -6,7 +6,7 @@ the prompt out or states it as the audio's 1500 frames."""
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 def kv(**kw: object) -> float:

@@ -6,7 +6,7 @@ runs BetterTransformer / SDPA whatever the release (its cli.py, sdpa_frameworks)
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from checks.cases import stack
 

@@ -5,7 +5,7 @@ faster-whisper / WhisperX (CTranslate2, weights in the compute type) and transfo
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
 GB = 1e9

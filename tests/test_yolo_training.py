@@ -3,7 +3,7 @@ beside it, and Ultralytics' defaults when the user names none (data/classic_acti
 [ema], [family.yolo])."""
 
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 def test_the_ema_copy_of_the_model_is_counted_in_fp32():

@@ -12,11 +12,11 @@ from typing import Any
 
 from advisor.hubspec.keys import first, model_type, text_config, vocabulary
 from advisor.hubspec.layers import layer_plan, recurrent_state_elements
-from advisor.models import Architecture
+from advisor.models.architecture import Architecture
 
 __all__ = ["architecture", "first", "model_type", "text_config", "vocabulary"]
 
-# The engine's schema bounds (advisor.models.Architecture): a config past them is capped.
+# The engine's schema bounds (advisor.models.architecture.Architecture): a config past them is capped.
 MAX_CONTEXT_TOKENS = 10_000_000
 MIN_CONTEXT_TOKENS = 64
 

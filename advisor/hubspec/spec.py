@@ -19,7 +19,8 @@ from advisor.hubspec.layers import layer_plan, mixer_params
 from advisor.hubspec.quant import QuantInfo, quant_info
 from advisor.hubspec.tensors import TensorCounts
 from advisor.hubspec.towers import tower_params
-from advisor.models import Architecture, Kind
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Kind
 
 
 class GgufFile(BaseModel):

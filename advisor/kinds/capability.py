@@ -26,7 +26,7 @@ from advisor.fit import (
     largest_tight_model_b,
 )
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import card_with
 

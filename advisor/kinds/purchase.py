@@ -33,7 +33,8 @@ from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.kinds.purchase_fit import fit_recipe, fits
 from advisor.memory import estimate
 from advisor.memory.stacks import chunked_by_default
-from advisor.models import Kind, Mode, Optimizer, Workload
+from advisor.models.choices import Kind, Mode, Optimizer
+from advisor.models.workload import Workload
 from advisor.parse import ParsedQuery
 from advisor.recommend import cheapest_price
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from advisor.catalog import GpuSpec
 from advisor.memory import estimate
-from advisor.models import Kind, Mode, Offload, Parallelism, Workload
+from advisor.models.choices import Kind, Mode, Offload, Parallelism
+from advisor.models.workload import Workload
 from advisor.recommend.headroom import HEADROOM
 from advisor.recommend.recipes import rungs, small_card_recipe
 

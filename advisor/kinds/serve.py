@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.catalog import find_model
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import ParsedQuery
 from advisor.serving import ServePlan, plan_serving, quantization_flag
 

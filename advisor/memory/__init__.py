@@ -43,7 +43,9 @@ from advisor.memory.transformer import (
     trainable_params,
 )
 from advisor.memory.video_generic import generic_video_spec
-from advisor.models import EstimateResult, Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 
 __all__ = [
     "CUDA_CONTEXT_BYTES",

@@ -13,7 +13,10 @@ from typing import Any
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.terms import GENERIC_SOURCE
-from advisor.models import BandBasis, Confidence, Estimate, Kind, ResolvedModel, Runtime, Workload
+from advisor.models.choices import Kind, Runtime
+from advisor.models.estimate import BandBasis, Confidence, Estimate
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 BAND_FILE = Path(__file__).resolve().parent.parent / "data" / "band.toml"
 

@@ -23,14 +23,10 @@ from advisor.memory.mask_targets import loss_target_terms
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, finish
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
-from advisor.models import (
-    Estimate,
-    Kind,
-    Optimizer,
-    Parallelism,
-    ResolvedModel,
-    Workload,
-)
+from advisor.models.choices import Kind, Optimizer, Parallelism
+from advisor.models.estimate import Estimate
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 
 @cache

@@ -27,7 +27,9 @@ from advisor.memory.quantizers import component_weight_bytes
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import GENERIC_SOURCE, Breakdown, finish, load_peak
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import Estimate, Kind, Offload, Runtime, Workload
+from advisor.models.choices import Kind, Offload, Runtime
+from advisor.models.estimate import Estimate
+from advisor.models.workload import Workload
 
 __all__ = ["denoiser_activations", "estimate_diffusion", "generic_diffusion_spec", "named_encoders"]
 

@@ -8,7 +8,8 @@ from advisor.memory import video
 from advisor.memory.pipeline_stages import CONTROLNET_SHARE
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import Attention, Runtime, Workload
+from advisor.models.choices import Attention, Runtime
+from advisor.models.workload import Workload
 
 # 16/32-bit formats: a text encoder given one of these is simply loaded in it.
 PLAIN_FORMATS = {"fp32", "fp16", "bf16"}

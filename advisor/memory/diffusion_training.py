@@ -18,7 +18,9 @@ from advisor.memory.stacks import (
 from advisor.memory.terms import Breakdown, finish, rebalance
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
 from advisor.memory.unet_levels import unet_training_activations
-from advisor.models import Estimate, Kind, Mode, Optimizer, Workload
+from advisor.models.choices import Kind, Mode, Optimizer
+from advisor.models.estimate import Estimate
+from advisor.models.workload import Workload
 
 
 def _encoder_bytes(

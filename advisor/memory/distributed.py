@@ -13,7 +13,8 @@ from functools import cache, lru_cache
 
 from advisor.catalog import DATA_DIR
 from advisor.memory.transformer import mlp_width
-from advisor.models import Architecture, Parallelism
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Parallelism
 
 
 @cache

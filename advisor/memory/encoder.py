@@ -21,7 +21,11 @@ from advisor.memory.band import band
 from advisor.memory.runtimes import coefficient
 from advisor.memory.terms import Breakdown, finish
 from advisor.memory.transformer import mlp_width
-from advisor.models import Architecture, Attention, Estimate, ResolvedModel, Runtime, Workload
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Runtime
+from advisor.models.estimate import Estimate
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 # Families whose catalog entries are image encoders (no decoder, no KV cache).
 VISION_ENCODER_FAMILIES = {"sam", "vit", "clip", "siglip", "dinov2"}

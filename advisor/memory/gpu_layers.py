@@ -4,7 +4,8 @@ the whole job at each count (the runtime's own terms are in `runtimes.llamacpp`)
 from __future__ import annotations
 
 from advisor.memory import estimate
-from advisor.models import Runtime, Workload
+from advisor.models.choices import Runtime
+from advisor.models.workload import Workload
 
 
 def layers_that_fit(w: Workload, card_bytes: int) -> int:

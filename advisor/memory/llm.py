@@ -32,16 +32,11 @@ from advisor.memory.runtimes import (
 from advisor.memory.terms import Breakdown, finish, load_peak
 from advisor.memory.training import estimate_training
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import (
-    Architecture,
-    Attention,
-    Estimate,
-    Mode,
-    Parallelism,
-    ResolvedModel,
-    Runtime,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Mode, Parallelism, Runtime
+from advisor.models.estimate import Estimate
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 # Splits that put a share of the weights on each card (layers for PP and llama.cpp's layer
 # split, columns for TP, shards for ZeRO-3/FSDP).

@@ -11,7 +11,7 @@ from functools import cache
 from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.label_assigner import label_assigner_term
 from advisor.memory.terms import Breakdown
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 @cache

@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor.catalog import DATA_DIR
 from advisor.memory.terms import Breakdown
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 @cache

@@ -16,7 +16,7 @@ from advisor.memory.quantizers import (
     stays_on_gpu_under_model_offload,
 )
 from advisor.memory.terms import Breakdown, load_peak
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 # A ControlNet is a trainable copy of the denoiser's encoder and middle blocks (Zhang et al.
 # 2023, arXiv:2302.05543): the two checkpoints in the catalog are 0.42 (SD 1.5) and 0.49

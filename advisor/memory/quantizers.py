@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor import catalog
 from advisor.memory.transformer import estimate_weight_bytes, mlp_width
-from advisor.models import Architecture
+from advisor.models.architecture import Architecture
 
 # An nn.Embedding left alone by a Linear-only quantizer stays in the pipeline's 16-bit
 # torch_dtype (quantizers.toml [text_encoder_embedding]).

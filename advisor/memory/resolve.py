@@ -10,13 +10,10 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.stacks import full_weights_format
 from advisor.memory.terms import Breakdown
-from advisor.models import (
-    Architecture,
-    Kind,
-    Mode,
-    ResolvedModel,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Kind, Mode
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 
 class UnknownModelError(ValueError):

@@ -28,7 +28,10 @@ from typing import Any
 from advisor.catalog import ModelSpec
 from advisor.memory.terms import GIB, Breakdown, finish
 from advisor.memory.transformer import kv_bytes_per_token
-from advisor.models import Estimate, Mode, Parallelism, ResolvedModel, Runtime, Workload
+from advisor.models.choices import Mode, Parallelism, Runtime
+from advisor.models.estimate import Estimate
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "post_training.toml"
 DEFAULT_FRAMEWORK = "trl"

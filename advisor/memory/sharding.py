@@ -11,7 +11,7 @@ from advisor import catalog
 from advisor.memory import distributed, quantizers
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import embedding_params
-from advisor.models import Offload, Parallelism
+from advisor.models.choices import Offload, Parallelism
 
 if TYPE_CHECKING:
     from advisor.memory.training_setup import TrainingSetup

@@ -9,7 +9,8 @@ from functools import cache
 
 from advisor.catalog import DATA_DIR
 from advisor.memory.terms import Breakdown
-from advisor.models import Mode, Workload
+from advisor.models.choices import Mode
+from advisor.models.workload import Workload
 
 
 @cache

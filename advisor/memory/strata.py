@@ -18,7 +18,8 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.memory.band import band_table
 from advisor.memory.quantizers import quantizer_of
-from advisor.models import Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.workload import Workload
 
 
 def run_tokens(w: Workload) -> int | None:

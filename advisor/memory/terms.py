@@ -4,13 +4,9 @@ advisor/memory/band.py)."""
 
 from __future__ import annotations
 
-from advisor.models import (
-    Assumption,
-    Confidence,
-    Estimate,
-    Term,
-    Workload,
-)
+from advisor.models.estimate import Confidence, Estimate, Term
+from advisor.models.result import Assumption
+from advisor.models.workload import Workload
 
 GIB = 2**30
 

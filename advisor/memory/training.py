@@ -13,17 +13,11 @@ from advisor.memory.terms import Breakdown, finish, rebalance, weights_line
 from advisor.memory.training_activations import add_activations
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param, training_setup
 from advisor.memory.training_setup import TrainingSetup
-from advisor.models import (
-    Architecture,
-    Attention,
-    Estimate,
-    Offload,
-    Optimizer,
-    Parallelism,
-    ResolvedModel,
-    Runtime,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Offload, Optimizer, Parallelism, Runtime
+from advisor.models.estimate import Estimate
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 FUSED_OPTIMIZER_FRAMEWORKS = {"torchtune"}
 

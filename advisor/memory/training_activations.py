@@ -12,7 +12,7 @@ from advisor.memory.transformer import (
     activation_bytes_per_token_layer,
     lora_target_dims,
 )
-from advisor.models import Attention, Kind, Mode
+from advisor.models.choices import Attention, Kind, Mode
 
 # Unsloth computes the loss with Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009):
 # the lm_head matmul and the log-softmax are fused per vocabulary block.

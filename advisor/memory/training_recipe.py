@@ -16,15 +16,10 @@ from advisor.memory.stacks import (
 from advisor.memory.terms import Breakdown
 from advisor.memory.training_setup import TrainingSetup
 from advisor.memory.transformer import trainable_params
-from advisor.models import (
-    Architecture,
-    Attention,
-    Mode,
-    Optimizer,
-    Parallelism,
-    ResolvedModel,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Mode, Optimizer, Parallelism
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 # Stacks whose full fine-tune recipes default to pure bf16 (no fp32 master): torchtune's
 # configs set `dtype: bf16` with no mixed-precision wrapper (docs, read 2026-11-30).

@@ -7,14 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from advisor.catalog import ModelSpec
-from advisor.models import (
-    Architecture,
-    Attention,
-    Optimizer,
-    Parallelism,
-    ResolvedModel,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Optimizer, Parallelism
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 
 @dataclass

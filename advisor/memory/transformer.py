@@ -8,12 +8,9 @@ from functools import lru_cache
 
 from advisor import catalog
 from advisor.memory.resolve import UnknownFormatError
-from advisor.models import (
-    Architecture,
-    Attention,
-    Mode,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Mode
+from advisor.models.workload import Workload
 
 # KV cache length a static-cache framework pre-allocates when not told otherwise.
 STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}

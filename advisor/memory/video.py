@@ -11,7 +11,7 @@ from functools import cache
 from pydantic import BaseModel
 
 from advisor.catalog import DATA_DIR
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 # Decoded video: RGB for every frame, kept while the decoder runs and concatenated (or
 # clamped) into a second copy at the end.

@@ -11,7 +11,7 @@ from functools import cache
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.terms import GENERIC_SOURCE
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.specs import DiffusionSpec
 
 GENERIC_VIDEO_ID = "generic-video-dit"

@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor import catalog
-from advisor.models import Kind, Mode, Workload
+from advisor.models.choices import Kind, Mode
+from advisor.models.workload import Workload
 from advisor.parse import vocab
 from advisor.parse.backbone_depth import pick_depth
 from advisor.parse.names import family_model

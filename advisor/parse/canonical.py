@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.models import Optimizer, Workload
+from advisor.models.choices import Optimizer
+from advisor.models.workload import Workload
 from advisor.parse.assemble import ParsedQuery
 from advisor.parse.stack import framework_of
 

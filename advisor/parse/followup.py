@@ -14,7 +14,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor import catalog
-from advisor.models import Mode, Workload
+from advisor.models.choices import Mode
+from advisor.models.workload import Workload
 from advisor.parse import MAX_QUERY_CHARS, parse_query, read, vocab
 from advisor.parse.assemble import ParsedQuery, leftovers
 from advisor.parse.platform import vague_quant_runtime

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from advisor.models import Offload
+from advisor.models.choices import Offload
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan
 

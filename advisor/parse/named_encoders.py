@@ -12,7 +12,7 @@ import tomllib
 from functools import cache
 
 from advisor import catalog
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan
 

@@ -13,7 +13,7 @@ from typing import Any
 from advisor import catalog
 from advisor.architectures import ArchSpec, architecture_of
 from advisor.memory.runtimes import is_gguf
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.parse import vocab
 
 

@@ -8,7 +8,7 @@ import re
 from functools import cache
 
 from advisor import catalog
-from advisor.models import Attention, Optimizer
+from advisor.models.choices import Attention, Optimizer
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan, reject
 

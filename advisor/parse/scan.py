@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor.catalog import ModelSpec
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.parse.vocab import CJK_LATIN_EDGE
 
 

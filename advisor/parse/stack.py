@@ -7,7 +7,7 @@ import re
 from functools import cache
 
 from advisor import catalog
-from advisor.models import Offload, Parallelism
+from advisor.models.choices import Offload, Parallelism
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan, reject
 

@@ -7,7 +7,7 @@ import re
 from functools import cache
 
 from advisor import catalog
-from advisor.models import Kind
+from advisor.models.choices import Kind
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan
 

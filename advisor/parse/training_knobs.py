@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from advisor.models import Attention, Optimizer
+from advisor.models.choices import Attention, Optimizer
 from advisor.parse import vocab
 from advisor.parse.scan import SCALE, Reading, Scan, number, reject
 

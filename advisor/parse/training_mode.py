@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import catalog
-from advisor.models import Kind, Mode
+from advisor.models.choices import Kind, Mode
 from advisor.parse import vocab
 from advisor.parse.scan import Reading
 from advisor.parse.tasks import POST_TRAINING

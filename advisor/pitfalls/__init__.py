@@ -10,7 +10,8 @@ answer shows them.
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
-from advisor.models import EstimateResult, Offload
+from advisor.models.choices import Offload
+from advisor.models.result import EstimateResult
 from advisor.pitfalls.card import card_pitfalls, gpu_notes, overprovisioned, stack_note
 from advisor.pitfalls.kv_cache import (
     kv_cache_notes,

@@ -21,7 +21,8 @@ from advisor.constraints import (
 )
 from advisor.memory.runtimes import LLAMACPP_FAMILY
 from advisor.memory.runtimes.whisper import own_kernels
-from advisor.models import EstimateResult, Kind, Runtime
+from advisor.models.choices import Kind, Runtime
+from advisor.models.result import EstimateResult
 from advisor.pitfalls.pitfall import GIB, gib_text, pitfall
 from advisor.types import Option, Pitfall, pitfall_texts
 from advisor.units import headroom

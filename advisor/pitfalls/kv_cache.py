@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from advisor.constraints import kv_cache_type
 from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
-from advisor.models import Attention, EstimateResult, Kind, Runtime
+from advisor.models.choices import Attention, Kind, Runtime
+from advisor.models.result import EstimateResult
 from advisor.pitfalls.pitfall import GIB, gib_text, pitfall
 from advisor.types import Pitfall, pitfall_texts
 

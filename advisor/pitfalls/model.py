@@ -5,7 +5,8 @@ guide."""
 from __future__ import annotations
 
 from advisor.catalog import find_format, find_model
-from advisor.models import EstimateResult, Kind
+from advisor.models.choices import Kind
+from advisor.models.result import EstimateResult
 from advisor.pitfalls.pitfall import pitfall
 from advisor.types import Pitfall, pitfall_texts
 

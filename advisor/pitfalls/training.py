@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format, find_model
 from advisor.decode_speed import decode_fit
-from advisor.models import EstimateResult, Kind, Mode, Offload
+from advisor.models.choices import Kind, Mode, Offload
+from advisor.models.result import EstimateResult
 from advisor.pitfalls.pitfall import GIB, gib_text, pitfall
 from advisor.types import Option, Pitfall, pitfall_texts
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from advisor import catalog
 from advisor.memo import Memo, prices_key
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import ParsedQuery
 from advisor.pitfalls import card_pitfalls
 from advisor.recommend.answer import answer, search_cards

@@ -12,7 +12,9 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import speed_constants
 from advisor.decode_speed import decode_fit
 from advisor.memory.runtimes import coefficient
-from advisor.models import EstimateResult, Runtime, Workload
+from advisor.models.choices import Runtime
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.pitfalls import Pitfall, card_pitfalls, find_pitfalls
 from advisor.recommend.consumer_route import consumer_card_route
 from advisor.recommend.free_tiers import free_tiers

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from advisor.models import EstimateResult
+from advisor.models.result import EstimateResult
 from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate
 from advisor.recommend.options import Option, Recommendation

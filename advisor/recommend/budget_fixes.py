@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.models import EstimateResult, Workload
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.answer import Search, fixed_answer, search_cards
 from advisor.recommend.fix_candidates import candidate_fixes
 from advisor.recommend.options import Recommendation

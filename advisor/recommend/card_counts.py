@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.models import Parallelism, Workload
+from advisor.models.choices import Parallelism
+from advisor.models.workload import Workload
 
 # Card counts tried, fewest first: any count on one machine (ZeRO-3 / FSDP, data parallel,
 # llama.cpp's and pipeline layer splits take 3 or 6 cards as well as 4; vLLM/SGLang tensor

@@ -14,7 +14,9 @@ from typing import Any
 from advisor import catalog
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.memory import GIB, estimate
-from advisor.models import EstimateResult, Kind, Workload
+from advisor.models.choices import Kind
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.headroom import HEADROOM, MIN_FREE
 from advisor.recommend.recipes import faster_route_run, small_card_recipe
 from advisor.types import Option, Pitfall, pitfall_texts

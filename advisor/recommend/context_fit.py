@@ -14,7 +14,8 @@ from typing import NamedTuple
 from advisor.catalog import GpuSpec
 from advisor.largest import largest
 from advisor.memory.runtimes import SERVING_ENGINES
-from advisor.models import EstimateResult, Kind
+from advisor.models.choices import Kind
+from advisor.models.result import EstimateResult
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.lazy_context import lazy_saving

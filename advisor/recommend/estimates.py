@@ -15,7 +15,8 @@ from pydantic import BaseModel
 from advisor import memory
 from advisor.catalog import catalog_version
 from advisor.memo import Memo
-from advisor.models import EstimateResult, Workload
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 
 # ~17 kB an entry (tracemalloc); a recommendation makes ~24: 1024 hold about 40 questions'.
 _ESTIMATES: Memo[EstimateResult] = Memo("estimate", 1024)

@@ -14,17 +14,10 @@ from advisor.catalog import find_format
 from advisor.constraints import kv_cache_type, runtime_of
 from advisor.memory.runtimes import SERVING_ENGINES
 from advisor.memory.stacks import chunked_by_default
-from advisor.models import (
-    Architecture,
-    EstimateResult,
-    Kind,
-    Mode,
-    Offload,
-    Optimizer,
-    Parallelism,
-    Runtime,
-    Workload,
-)
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Kind, Mode, Offload, Optimizer, Parallelism, Runtime
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, workload_for
 from advisor.recommend.recipes import recipe_fixes
 from advisor.recommend.setup_fixes import offered, own_fixes

@@ -16,7 +16,8 @@ from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, applicable, blockers, tp_ok
 from advisor.largest import largest
 from advisor.memory import CUDA_CONTEXT_BYTES
-from advisor.models import EstimateResult, Workload
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fix_candidates import (
     CHEAP,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.constraints import blockers
-from advisor.models import EstimateResult, Kind
+from advisor.models.choices import Kind
+from advisor.models.result import EstimateResult
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fixes import cheap_floor
 from advisor.recommend.headroom import HEADROOM

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from advisor.catalog import GpuSpec, find_format
 from advisor.constraints import apple_raised_limit_gb, blockers
-from advisor.models import Estimate, EstimateResult, Kind, Mode, Runtime, Workload
+from advisor.models.choices import Kind, Mode, Runtime
+from advisor.models.estimate import Estimate
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.card_counts import workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fix_candidates import VLLM_LEAN, VLLM_LEAN_TP, VLLM_LIKE

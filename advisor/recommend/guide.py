@@ -5,7 +5,8 @@ Where no line agrees, the answer quotes none rather than one that contradicts it
 from __future__ import annotations
 
 from advisor import catalog
-from advisor.models import EstimateResult, Kind
+from advisor.models.choices import Kind
+from advisor.models.result import EstimateResult
 from advisor.recommend.headroom import HEADROOM
 from advisor.specs import TaskSpec
 

@@ -12,7 +12,8 @@ from functools import cache
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.memory import GIB
 from advisor.memory.runtimes import LLAMACPP_FAMILY
-from advisor.models import Estimate, Runtime
+from advisor.models.choices import Runtime
+from advisor.models.estimate import Estimate
 from advisor.recommend.headroom import runs_in
 
 _OWN_SHARE = {Runtime.vllm, Runtime.sglang, Runtime.tgi}

@@ -4,7 +4,8 @@ job, whether the answer is several of it, and the small-card recipe it is answer
 from __future__ import annotations
 
 from advisor.catalog import GpuSpec
-from advisor.models import EstimateResult, Workload
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.card_counts import COUNTS, adds_cards
 from advisor.recommend.fix_candidates import SLOW
 from advisor.recommend.headroom import HEADROOM, MIN_FREE

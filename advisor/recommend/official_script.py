@@ -12,7 +12,8 @@ from typing import Any
 from advisor import catalog
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.memory import GIB, estimate
-from advisor.models import EstimateResult, Kind, Offload
+from advisor.models.choices import Kind, Offload
+from advisor.models.result import EstimateResult
 from advisor.types import Pitfall
 
 _SCRIPT_FORMATS = (None, "bf16", "fp16", "fp32")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from advisor import catalog
-from advisor.models import Offload
+from advisor.models.choices import Offload
 from advisor.parse import ParsedQuery
 from advisor.recommend.named_card import named_option
 from advisor.recommend.options import OffloadAnswer, Recommendation

@@ -12,7 +12,8 @@ from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.constraints import offload_transfer
 from advisor.memory.transformer import estimate_weight_bytes
-from advisor.models import EstimateResult, Offload
+from advisor.models.choices import Offload
+from advisor.models.result import EstimateResult
 
 PLAIN = ("fp32", "fp16", "bf16")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from advisor.models import EstimateResult
+from advisor.models.result import EstimateResult
 from advisor.specs import TaskSpec
 from advisor.types import Option, Pitfall
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from advisor import catalog
 from advisor.constraints import applicable, blockers
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.pitfalls import card_pitfalls
 from advisor.recommend.card_counts import COUNTS, adds_cards
 from advisor.recommend.options import Verdict

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import GpuSpec
-from advisor.models import EstimateResult
+from advisor.models.result import EstimateResult
 from advisor.recommend.card_counts import adds_cards
 from advisor.recommend.rank import cheapest_of
 from advisor.recommend.verdict import verdict_of

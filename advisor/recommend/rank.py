@@ -11,7 +11,8 @@ from advisor.audio_speed import realtime_factor
 from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, blockers, tp_ok
 from advisor.memo import ByIdentity
-from advisor.models import EstimateResult, Kind, Runtime
+from advisor.models.choices import Kind, Runtime
+from advisor.models.result import EstimateResult
 from advisor.recommend.fixes import CheapFixes, fixes_for
 from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.pricing import times

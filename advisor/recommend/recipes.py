@@ -20,7 +20,9 @@ from typing import Any
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import blockers
 from advisor.memory import estimate
-from advisor.models import EstimateResult, Kind, Mode, Offload, Optimizer, Runtime, Workload
+from advisor.models.choices import Kind, Mode, Offload, Optimizer, Runtime
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.headroom import HEADROOM
 
 # Adapter recipes on a frozen base: the base may be stored smaller (a full fine-tune

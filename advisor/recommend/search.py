@@ -9,7 +9,8 @@ from bisect import bisect_left
 from advisor import catalog
 from advisor.constraints import applicable, blockers, speed_constants
 from advisor.memo import Memo
-from advisor.models import EstimateResult, Workload
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import CheapFixes

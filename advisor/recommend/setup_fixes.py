@@ -25,7 +25,8 @@ from functools import partial
 from advisor import catalog
 from advisor.memory.encoder import VISION_ENCODER_FAMILIES
 from advisor.memory.runtimes.whisper import is_reference_whisper, own_kernels
-from advisor.models import EstimateResult, Workload
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.parse import vocab
 
 # Fix kinds Unsloth has no such thing for (one GPU, no ZeRO/FSDP, no DeepSpeed offload).

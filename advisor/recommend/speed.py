@@ -16,7 +16,8 @@ from advisor.constraints import (
 )
 from advisor.decode_speed import DecodeFit, decode_fit, host_read_gbs
 from advisor.memo import ByIdentity
-from advisor.models import EstimateResult, Kind, Mode
+from advisor.models.choices import Kind, Mode
+from advisor.models.result import EstimateResult
 from advisor.recommend.offload_speed import offload_bytes_per_image, offload_seconds
 from advisor.throughput import (
     diffusion_anchor,

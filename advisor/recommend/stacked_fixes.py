@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from advisor.catalog import GpuSpec
 from advisor.constraints import blockers, tp_ok
-from advisor.models import EstimateResult
+from advisor.models.result import EstimateResult
 from advisor.recommend.estimates import trial_estimate
 from advisor.recommend.fix_candidates import candidate_fixes
 from advisor.recommend.headroom import HEADROOM, runs_in

@@ -10,7 +10,9 @@ from itertools import chain
 
 from advisor.catalog import GpuSpec
 from advisor.constraints import apple_raised_limit_gb, blockers, tp_ok
-from advisor.models import EstimateResult, Parallelism, Workload
+from advisor.models.choices import Parallelism
+from advisor.models.result import EstimateResult
+from advisor.models.workload import Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, adds_cards, workload_for
 from advisor.recommend.context_fit import CONTEXT_STEP, longest_context
 from advisor.recommend.estimates import trial_estimate

@@ -17,7 +17,10 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory.terms import Breakdown, weights_line
 from advisor.memory.transformer import kv_bytes_per_token, recurrent_state_bytes
-from advisor.models import Architecture, Attention, Kind, Mode, ResolvedModel, Runtime, Workload
+from advisor.models.architecture import Architecture
+from advisor.models.choices import Attention, Kind, Mode, Runtime
+from advisor.models.result import ResolvedModel
+from advisor.models.workload import Workload
 
 DATA = Path(__file__).resolve().parent.parent.parent / "data" / "runtimes.toml"
 

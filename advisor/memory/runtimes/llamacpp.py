@@ -19,7 +19,7 @@ from __future__ import annotations
 from advisor.memory.runtimes import InferenceSetup, add_kv, coefficient
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import embedding_params, kv_bytes_per_token, mlp_width
-from advisor.models import Attention
+from advisor.models.choices import Attention
 
 
 def expert_params_per_layer(s: InferenceSetup) -> float:

@@ -19,7 +19,8 @@ from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coeffic
 from advisor.memory.runtimes.stacked_cache import reserve_bytes
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
-from advisor.models import Attention, Runtime, Workload
+from advisor.models.choices import Attention, Runtime
+from advisor.models.workload import Workload
 
 # Frameworks that pre-allocate a static cache for the model's length when not told.
 STATIC_CACHE_FRAMEWORKS = {"torchtune", "gpt-fast", "tensorrt-llm", "trt-llm"}

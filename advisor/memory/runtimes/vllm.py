@@ -15,7 +15,8 @@ from __future__ import annotations
 from advisor.memory.runtimes import InferenceSetup, add_kv, add_weights, coefficient
 from advisor.memory.terms import GIB, Breakdown
 from advisor.memory.transformer import kv_bytes_per_token, mlp_width
-from advisor.models import Estimate, Runtime, ServingFit
+from advisor.models.choices import Runtime
+from advisor.models.estimate import Estimate, ServingFit
 
 
 def engine_key(s: InferenceSetup) -> str:
