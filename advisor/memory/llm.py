@@ -13,6 +13,7 @@ from advisor.memory.quantizers import (
     kept_fp32_extra_bytes,
     lm_head_quantized_bytes,
     load_dtype,
+    skipped_encoder_params,
 )
 from advisor.memory.resolve import default_format
 from advisor.memory.runtimes import (
@@ -180,6 +181,12 @@ def _weight_bytes(
     weight_bytes += int(
         kept_fp32_extra_bytes(spec.family if spec else None, arch, fmt, w.quantize_after_load)
     )
+    skipped = skipped_encoder_params(fmt, (w.framework or "").lower() or None, arch)
+    if skipped:
+        # Unsloth keeps the vision / audio encoders' Linears 16-bit (quantizers.toml)
+        bits = catalog.find_format(fmt).bits  # type: ignore[union-attr]
+        weight_bytes += int(skipped * (kept_bytes_per_weight(load) - bits / 8))
+        acc.assume("quant_skipped", "unsloth_encoders")
     if not w.mode.is_training and not arch.tied_embeddings:
         weight_bytes -= lm_head_quantized_bytes(arch, params, fmt, load, w.quantize_after_load, acc)
     # a lean breakdown keeps no text (terms.Breakdown): its formulas are not written

@@ -155,6 +155,15 @@ def bnb_legacy_saves_inputs(fmt: str, framework: str | None) -> bool:
     return framework in row["legacy_stacks"] or bool(row["unknown_stack_legacy"])
 
 
+def skipped_encoder_params(fmt: str, framework: str | None, arch: Architecture | None) -> int:
+    """The encoders' Linear weights a stack's 4-bit load leaves in the 16-bit load dtype
+    (quantizers.toml [encoder_skip]: Unsloth's SKIP_QUANTIZATION_MODULES); 0 elsewhere."""
+    row = _table()["encoder_skip"]
+    if arch is None or fmt not in row["formats"] or framework not in row["frameworks"]:
+        return 0
+    return arch.encoder_linear_params
+
+
 def bnb_legacy_saved_bytes_per_token(arch: Architecture, elem: float) -> float:
     """What those kept inputs add per token and layer over a frozen 16-bit base: the two
     norm outputs (hidden) and the down-projection input (MLP width), measured by

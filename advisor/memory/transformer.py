@@ -33,7 +33,8 @@ def estimate_weight_bytes(
     params: float, arch: Architecture | None, fmt: str, kept_bytes: float = 2.0
 ) -> int:
     """params x bits/8. Formats with scope "linear" (GPTQ, AWQ, bitsandbytes, fp8, quanto)
-    leave embeddings and lm_head unquantized in the load dtype, `kept_bytes` per weight (2
+    leave embeddings and lm_head (and what is not a Linear: `Architecture.unquantized_params`)
+    unquantized in the load dtype, `kept_bytes` per weight (2
     for a 16-bit load, 4 when loaded in float32: data/quantizers.toml [load_dtype]); scope
     "experts" (gpt-oss MXFP4) quantizes only the MoE experts' weights."""
     spec = catalog.find_format(fmt)
@@ -43,7 +44,7 @@ def estimate_weight_bytes(
         experts = min(arch.layers * arch.experts * 3 * arch.hidden * arch.moe_intermediate, params)
         return int(experts * spec.bits / 8 + (params - experts) * kept_bytes)
     if spec.scope in ("linear", "experts") and arch is not None:
-        emb = min(embedding_params(arch), params)
+        emb = min(embedding_params(arch) + arch.unquantized_params, params)
         return int((params - emb) * spec.bits / 8 + emb * kept_bytes)
     return int(params * spec.bits / 8)
 

@@ -43,6 +43,15 @@ class Architecture(BaseModel):
     attention_layers: int | None = Field(default=None, ge=0, le=1000)
     recurrent_state_elements: int = Field(default=0, ge=0)
     state_layers: int = Field(default=0, ge=0, le=1000)  # layers that keep such a state
+    # Parameters inside params_b that are not nn.Linear besides the token embedding and
+    # lm_head (Gemma 3n's per-layer embedding table, a convolutional vision tower): a
+    # quantizer of Linear layers (bitsandbytes, GPTQ, AWQ, torchao) leaves them in the load
+    # dtype, as it leaves the embedding.
+    unquantized_params: int = Field(default=0, ge=0)
+    # Linear parameters of a vision or audio encoder inside params_b: quantized by
+    # transformers' bitsandbytes loader, kept 16-bit by Unsloth's skip list
+    # (data/quantizers.toml [encoder_skip]).
+    encoder_linear_params: int = Field(default=0, ge=0)
 
     @property
     def kv_heads_(self) -> int:
