@@ -423,6 +423,33 @@ def knobs_from_text(case: dict, kind: Kind, fields: dict) -> list[str]:
     return knobs
 
 
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+def _unsloth_release(notes: str) -> dict:
+    """The Unsloth release a source ran: named ("Unsloth 2024.1"), else the month it is dated
+    by, since Unsloth's releases are year.month ("(January 2024)" -> 2024.1), as the bot
+    reads "unsloth 2024.1" from a question (advisor/parse/training_knobs.py)."""
+    if m := re.search(r"[Uu]nsloth[ =v]*(20\d\d\.\d{1,2})\b", notes):
+        return {"unsloth_version": m.group(1)}
+    if m := re.search(rf"\b({'|'.join(MONTHS)}) (20\d\d)\b", notes):
+        return {"unsloth_version": f"{m.group(2)}.{MONTHS.index(m.group(1)) + 1}"}
+    return {}
+
+
 def numbers_in_notes(notes: str, fields: dict) -> dict:
     """Settings the schema has no field for but every source of that kind states in its
     notes: the frame count of a video, how many layers' MoE experts llama.cpp kept on the
@@ -460,6 +487,8 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     serving = fields.get("runtime") == "vllm"
     if serving and re.search(r"V0 engine|V1 engine \((?:[A-Z][a-z]+ )?202[45]\b", notes):
         out["vllm_sort_sampler"] = True
+    if fields.get("framework") == "unsloth":
+        out.update(_unsloth_release(notes))
     if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
         version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
         if version:

@@ -107,3 +107,21 @@ def full_weights_format(framework: str | None) -> str | None:
     decides it (data/training_stacks.toml [full_weights]: kohya keeps fp32 without
     --full_bf16 / --full_fp16); None: the engine's own default holds."""
     return stack_defaults()["full_weights"].get((framework or "").lower())
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def unsloth_before(version: str | None, change: str) -> bool:
+    """Whether the Unsloth release named runs before a change of data/training_stacks.toml
+    [unsloth_release] (`offloaded_checkpoints`, `cut_cross_entropy`); None: today's."""
+    if version is None:
+        return False
+    since = stack_defaults()["unsloth_release"][f"{change}_since"]
+    return _release(version)[:2] < _release(since)[:2]
+
+
+def unsloth_logit_bytes() -> float:
+    """Bytes a logit Unsloth's Fast_CrossEntropyLoss holds before Cut Cross-Entropy."""
+    return float(stack_defaults()["unsloth_release"]["logit_bytes_before_cce"])

@@ -146,8 +146,14 @@ def _add_saved_activations(
     elif t.gc:
         # Unsloth's default use_gradient_checkpointing="unsloth" offloads the checkpoints
         # to CPU memory, as torchtune's enable_activation_offloading does.
-        offloaded = w.activation_offload or t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+        # Releases before 2024.4 kept them on the card (training_stacks.toml [unsloth_release]).
+        offloaded = w.activation_offload or (
+            t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+            and not stacks.unsloth_before(w.unsloth_version, "offloaded_checkpoints")
+        )
         ckpt = 0.0 if offloaded else 2 * arch.hidden * (t.elem / 2) * tokens * layers / t.tp
+        if not offloaded and t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
+            acc.assume("unsloth_checkpoints", "on_card_before_offload")
         saved = ckpt + one_block
         formula = f"checkpointed: {layers} layer inputs x {tokens} tokens + one layer recomputed"
     else:
@@ -205,6 +211,10 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     own = stacks.stack_loss_bytes(t.framework, w.chunked_loss, w.torch_compile)
     if t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
         per = 0.0  # logits are never materialized: a vocabulary chunk at a time
+        if stacks.unsloth_before(w.unsloth_version, "cut_cross_entropy"):
+            # its Fast_CrossEntropyLoss saves the whole 16-bit logits, gradient in place
+            per = stacks.unsloth_logit_bytes()
+            acc.assume("loss_path", "unsloth_fast_ce")
     elif w.liger_kernel:
         return _liger_logits(t, acc, tokens), False
     elif own is not None:  # the stack's own chunked loss, as its code holds it
@@ -225,11 +235,19 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("logits", logits, ""), False
     chunked = bool(w.chunked_loss) or own is not None
+    fast_ce = t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
+    path = (
+        "Unsloth's cross-entropy kernel"
+        if fast_ce
+        else "chunked"
+        if chunked
+        else "16-bit + fp32 loss"
+    )
     logits_b = acc.add(
         "logits",
         logits,
-        f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({'chunked' if chunked else '16-bit + fp32 loss'})",
-        key="logits.chunked" if chunked else "logits",
+        f"{tokens} tokens x {arch.vocab} vocab x {per:g} B ({path})",
+        key="logits.unsloth_fast_ce" if fast_ce else "logits.chunked" if chunked else "logits",
         tokens=tokens,
         vocab=arch.vocab,
         bytes_per_logit=per,

@@ -11,6 +11,7 @@ from advisor.memory import encoder, multimodal, sharding
 from advisor.memory.stacks import (
     default_checkpointing,
     kbit_activation_bytes,
+    unsloth_before,
     with_default_lora_targets,
 )
 from advisor.memory.terms import Breakdown
@@ -193,7 +194,10 @@ def _precision(
     else:
         param_bytes = 4 if framework in PEFT_FRAMEWORKS or fmt == "fp32" else 2
     master = full and mixed and param_bytes == 2
-    acc.assume("training_recipe", precision_recipe(full, fmt, compute, master, framework))
+    recipe = precision_recipe(full, fmt, compute, master, framework)
+    if recipe == "unsloth" and unsloth_before(w.unsloth_version, "cut_cross_entropy"):
+        recipe = "unsloth_release"  # said by release (training_activations.py)
+    acc.assume("training_recipe", recipe)
     return param_bytes, master
 
 

@@ -183,6 +183,9 @@ class Workload(BaseModel):
     # The transformers release generate() runs under ("4.40"), when known: which of its
     # generations applies (data/runtimes.toml [transformers] *_since). None: today's.
     transformers_version: str | None = Field(default=None, pattern=r"^\d+\.\d+(\.\d+)?$")
+    # The Unsloth release (year.month, "2024.1"), when known: whether its checkpoints are
+    # offloaded and its loss fused (data/training_stacks.toml [unsloth_release]). None: today's.
+    unsloth_version: str | None = Field(default=None, pattern=r"^20\d\d\.\d{1,2}(\.\d+)?$")
     cuda_graphs: bool | None = None  # vLLM/SGLang: None = on (their default)
     # vLLM's custom all-reduce (IPC buffers) under TP: None = on (the default; vLLM turns it
     # off itself on cards without P2P), False = --disable-custom-all-reduce.

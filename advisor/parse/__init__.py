@@ -47,6 +47,7 @@ Recognizer = Callable[[Scan, Reading], None]
 # counts, model names before bare sizes ("qwen2.5-7b" is a name, "7b" a size), KV-cache and
 # 8-bit-optimizer words before formats, data sizes before parameter counts ("30m tokens").
 RECOGNIZERS: tuple[Recognizer, ...] = (
+    training_knobs.recognize_stack_release,  # the release's "2024.1" before any number reads it
     budget.recognize_budget,
     budget.recognize_hours_per_day,  # before the sizes and counts read "8" of "每天8小时"
     tasks.recognize_ask_fit,  # before names and modes: "能跑什么模型" names no model

@@ -194,7 +194,8 @@ def _stack_parts(p: ParsedQuery, w: Workload) -> list[str]:
     if w.runtime:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):
-        parts.append(w.framework)
+        # the release beside its stack's name, as a question writes it ("unsloth 2024.1")
+        parts.append(f"{w.framework} {w.unsloth_version}" if w.unsloth_version else w.framework)
     return parts
 
 

@@ -149,3 +149,18 @@ def recognize_objects_per_image(s: Scan, r: Reading) -> None:
         if not 1 <= value <= 100_000:
             raise reject("bad_value", "objects_per_image")
         r.fields["objects_per_image"] = value
+
+
+@cache
+def _release_pattern() -> re.Pattern[str]:
+    after = "|".join(
+        f"(?<={re.escape(w)})" for w in vocab.load("words")["knobs"]["unsloth_version"]
+    )
+    return re.compile(rf"(?:{after})\s*(?:==|=|v)?\s*(20\d\d\.\d{{1,2}})(?:\.\d+)?(?![\d.])", re.I)
+
+
+def recognize_stack_release(s: Scan, r: Reading) -> None:
+    """Unsloth's release after its name ("unsloth 2024.1", "unsloth==2024.4.2"): only the
+    number is taken, the name is left for the stack."""
+    if m := s.take(_release_pattern()):
+        r.fields["unsloth_version"] = m.group(1)
