@@ -1,0 +1,60 @@
+"""A ResNet trained at CIFAR's 32 px is the CIFAR variant (mmpretrain ResNet_CIFAR: a 3x3
+stride-1 first conv, no max-pool), whose stages work at the full input size: the term
+cifar_stem (data/classic_activations.toml [cifar_stem]) is pinned to the figures
+calibration/cifar_stem_cpu.py measured (calibration/data/cifar_stem_cpu.json)."""
+
+import json
+import tomllib
+from pathlib import Path
+
+from advisor.catalog import DATA_DIR
+from advisor.memory import estimate
+from advisor.models import Workload
+from advisor.parse import parse_query
+from tests.conftest import answers_both
+
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "cifar_stem_cpu.json"
+
+
+def _term(w: Workload):
+    r = estimate(w)
+    terms = {t.name: t for t in r.estimate.terms}
+    return terms.get("cifar_stem"), terms, r
+
+
+def test_the_figures_are_the_measured_slopes():
+    with (DATA_DIR / "classic_activations.toml").open("rb") as fh:
+        table = tomllib.load(fh)["cifar_stem"]["bytes_per_sample"]
+    measured = json.loads(MEASURED.read_text())["models"]
+    for name, figure in table.items():
+        assert figure == measured[name]["cifar_peak_bytes_per_sample"], name
+        # the CIFAR variant keeps ten times and more the ImageNet variant's at 32 px
+        assert measured[name]["saved_ratio"] > 10, name
+
+
+def test_resnet18_at_32px_is_sized_as_the_cifar_variant_and_says_so():
+    w = Workload(model="resnet18", mode="full", batch_size=256, image_width=32, image_height=32)
+    term, terms, r = _term(w)
+    assert term is not None
+    # activations + the term = 256 samples x the CIFAR variant's 4,543,936 B
+    total = terms["activations"].bytes + term.bytes
+    assert abs(total - 256 * 4_543_936) <= 2
+    assert {a.field: a.value for a in r.assumed}["resnet_stem"] == "cifar_resnet_stem"
+
+
+def test_imagenet_sizes_and_other_families_keep_the_imagenet_figure():
+    big = Workload(model="resnet50", mode="full", batch_size=32, image_width=224, image_height=224)
+    assert _term(big)[0] is None
+    other = Workload(model="efficientnet-b0", mode="full", batch_size=64, image_width=32)
+    assert _term(other)[0] is None
+    assert _term(Workload(model="resnet18", mode="inference", image_width=32))[0] is None
+
+
+def test_a_question_naming_cifar_reaches_the_same_reading_in_both_languages():
+    for line in ("train resnet18 on cifar10, batch 256", "用cifar10训练resnet18，batch 256"):
+        w = parse_query(line).workload
+        assert w is not None and w.image_width == 32, line
+        assert _term(w)[0] is not None, line
+    _, texts = answers_both("train resnet18 on cifar10, batch 256")
+    assert "ResNet_CIFAR" in texts["en"]
+    assert "「ResNet_CIFAR」" in texts["zh"]
