@@ -140,6 +140,7 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
     (r"llama\.?cpp|gguf", "llamacpp"),
     (r"ollama", "ollama"),
     (r"exllama", "exllamav2"),
+    (r"lmdeploy|turbomind", "lmdeploy"),
     (r"diffusers|sample_video", "diffusers"),
     (r"transformers|optimum|peft|trl|torchtune|unsloth|torchtitan", "transformers"),
 ]
@@ -481,6 +482,10 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     for setting in ("max_num_batched_tokens", "max_num_seqs", "n_ubatch"):
         if m := re.search(rf"\b{setting}[ =:]+(\d+)", notes):
             out[setting] = int(m.group(1))
+    # LMDeploy's KV pool share, as the bot reads it (advisor/parse/knobs.py)
+    share = re.search(r"cache[-_]max[-_]entry[-_]count[ =:]+(0?\.\d+)", notes)
+    if fields.get("runtime") == "lmdeploy" and share:
+        out["cache_max_entry_count"] = float(share.group(1))
     # vLLM's sampler sorted the vocabulary for top-k/top-p in V0 and in V1 until the Triton
     # kernel of February 2026 (vLLM PR #33538); start-up logs that name the engine and date
     # it say which. The v0.19 logs (April 2026) are after it.

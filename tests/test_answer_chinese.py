@@ -180,6 +180,7 @@ ALLOWED = {
     "Ollama",
     "LM Studio",
     "ExLlamaV2",
+    "LMDeploy",
     "MLX",
     "diffusers",
     "ComfyUI",

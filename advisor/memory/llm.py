@@ -25,6 +25,7 @@ from advisor.memory.runtimes import (
     exllama,
     from_scratch,
     llamacpp,
+    lmdeploy,
     pick_runtime,
     transformers,
     vllm,
@@ -156,9 +157,10 @@ def _attention(
         # vLLM / SGLang / TGI pick their own attention backend (FlashAttention, FlashInfer,
         # Triton, ROCm's), never PyTorch SDPA: the memory is the same (no score matrix).
         serving = picked is not None and picked[0] in SERVING_ENGINES
-        acc.assume(
-            "attention", "llamacpp_flash" if gguf else "engine_backend" if serving else "sdpa"
-        )
+        # LMDeploy's TurboMind runs its own fused attention kernels likewise.
+        turbomind = picked is not None and picked[0] == Runtime.lmdeploy
+        own = "engine_backend" if serving else "turbomind_kernels" if turbomind else "sdpa"
+        acc.assume("attention", "llamacpp_flash" if gguf else own)
     return attention
 
 
@@ -323,6 +325,8 @@ def _allocate(setup: InferenceSetup, acc: Breakdown) -> int:
         allocated = llamacpp.allocate(setup, acc)
     elif runtime == Runtime.exllamav2:
         allocated = exllama.allocate(setup, acc)
+    elif runtime == Runtime.lmdeploy:
+        allocated = lmdeploy.allocate(setup, acc)
     elif setup.framework in autoawq.FRAMEWORKS:
         allocated = autoawq.allocate(setup, acc)
     else:

@@ -108,6 +108,7 @@ class Runtime(StrEnum):
     ollama = "ollama"
     lmstudio = "lmstudio"
     exllamav2 = "exllamav2"
+    lmdeploy = "lmdeploy"
     mlx = "mlx"
     diffusers = "diffusers"
     comfyui = "comfyui"

@@ -162,6 +162,9 @@ class Workload(BaseModel):
     max_num_batched_tokens: int | None = Field(default=None, ge=1, le=10_000_000)  # vLLM
     max_num_seqs: int | None = Field(default=None, ge=1, le=100_000)  # vLLM --max-num-seqs
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1)  # vLLM/SGLang
+    # LMDeploy --cache-max-entry-count as a share: the part of the memory left free after the
+    # weights that its KV block pool takes at start (data/runtimes.toml [lmdeploy]). None: 0.8.
+    cache_max_entry_count: float | None = Field(default=None, gt=0, lt=1)
     n_gpu_layers: int | None = Field(default=None, ge=0, le=1000)  # llama.cpp -ngl
     n_ubatch: int | None = Field(default=None, ge=1, le=65_536)  # llama.cpp micro-batch
     n_cpu_moe: int | None = Field(default=None, ge=0, le=1000)  # llama.cpp --n-cpu-moe

@@ -77,6 +77,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     quant.recognize_quant_words,
     quant.recognize_exl2,
     knobs.recognize_gpu_memory_utilization,
+    knobs.recognize_cache_max_entry_count,
     knobs.recognize_static_cache,
     training_knobs.recognize_loss_knobs,
     training_knobs.recognize_multiscale_crop,

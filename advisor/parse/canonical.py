@@ -193,6 +193,8 @@ def _stack_parts(p: ParsedQuery, w: Workload) -> list[str]:
         parts.append(f"max {w.objects_per_image} objects per image")
     if w.runtime:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
+    if w.cache_max_entry_count is not None:
+        parts.append(f"cache-max-entry-count {w.cache_max_entry_count:g}")
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):
         # the release beside its stack's name, as a question writes it ("unsloth 2024.1")
         parts.append(f"{w.framework} {w.unsloth_version}" if w.unsloth_version else w.framework)

@@ -43,6 +43,9 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
             "gpu_memory_utilization": (
                 rf"(?:--)?{words('gpu_memory_utilization')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(%)?"
             ),
+            "cache_max_entry_count": (
+                rf"(?:--)?{words('cache_max_entry_count')}\s*[:=：]?\s*(\d*\.?\d+)\s*(%)?"
+            ),
         }.items()
     }
 
@@ -214,6 +217,18 @@ def recognize_gpu_memory_utilization(s: Scan, r: Reading) -> None:
         if not 0 < value <= 1:
             raise reject("bad_value", "gpu_memory_utilization")
         r.fields["gpu_memory_utilization"] = value
+
+
+def recognize_cache_max_entry_count(s: Scan, r: Reading) -> None:
+    """LMDeploy's --cache-max-entry-count: the share of the memory left after the weights
+    its KV block pool takes at start, 0.5 or 50% (a count of blocks, 1 or more, is not
+    read as a share: a bad value)."""
+    if m := s.take(_knob_patterns()["cache_max_entry_count"]):
+        value = float(m.group(1)) / (100 if m.group(2) else 1)
+        if not 0 < value < 1:
+            raise reject("bad_value", "cache_max_entry_count")
+        r.fields["cache_max_entry_count"] = value
+        r.fields.setdefault("runtime", "lmdeploy")
 
 
 def recognize_static_cache(s: Scan, r: Reading) -> None:

@@ -5,7 +5,7 @@ extra passes over it, and what a quantized cache needs of llama.cpp and Ollama."
 from __future__ import annotations
 
 from advisor.constraints import kv_cache_type
-from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient
+from advisor.memory.runtimes import LLAMACPP_FAMILY, coefficient, lmdeploy
 from advisor.models.choices import Attention, Kind, Runtime
 from advisor.models.result import EstimateResult
 from advisor.pitfalls.pitfall import GIB, gib_text, pitfall
@@ -74,6 +74,9 @@ def serving_notes(result: EstimateResult) -> list[Pitfall]:
         util = w.gpu_memory_utilization or coefficient(engine, "gpu_memory_utilization")
         name = {"vllm": "vLLM", "sglang": "SGLang"}[engine]
         out.append(pitfall("vllm_preallocates", engine=name, share=f"{util * 100:.0f}%", util=util))
+    if est.runtime == Runtime.lmdeploy and not w.mode.is_training:
+        ratio = lmdeploy.cache_share(w)
+        out.append(pitfall("lmdeploy_preallocates", share=f"{ratio * 100:.0f}%", ratio=ratio))
     if framework in ("transformers", "hf") and not w.mode.is_training:
         out.append(pitfall("hf_generate_kv"))
     return out

@@ -11,7 +11,7 @@ from advisor import catalog
 from advisor.catalog import GpuSpec
 from advisor.constraints import speed_constants
 from advisor.decode_speed import decode_fit
-from advisor.memory.runtimes import coefficient
+from advisor.memory.runtimes import coefficient, lmdeploy
 from advisor.models.choices import Runtime
 from advisor.models.result import EstimateResult
 from advisor.models.workload import Workload
@@ -271,7 +271,11 @@ def _oom_as_asked(pitfalls: list[Pitfall], verdict: Verdict | None) -> list[Pitf
     if verdict.state == "blocked" and verdict.fix.startswith("llamacpp:"):
         # the figure is the serving engine's, which cannot run on the card: neither its OOM
         # nor its share of the card at start is said
-        return [p for p in pitfalls if p.code not in ("oom", "vllm_preallocates")]
+        return [
+            p
+            for p in pitfalls
+            if p.code not in ("oom", "vllm_preallocates", "lmdeploy_preallocates")
+        ]
     return [
         p.model_copy(update={"code": "oom_as_asked", "severity": "warning"})
         if p.code == "oom"
@@ -297,8 +301,13 @@ def _not_beside(
 
 def _with_engine_share(setup: EstimateResult, gpu: GpuSpec | None) -> EstimateResult:
     """vLLM/SGLang take gpu_memory_utilization x the card at start (the KV cache fills the
-    rest): nvidia-smi shows that share, whatever the model needs."""
+    rest), LMDeploy --cache-max-entry-count of what the weights left free: nvidia-smi shows
+    that share, whatever the model needs."""
     est = setup.estimate
+    if est is not None and gpu is not None and est.runtime == Runtime.lmdeploy:
+        ratio = lmdeploy.cache_share(setup.workload)
+        share = lmdeploy.share_bytes(est, gpu.usable_vram_bytes, ratio)
+        return replace(setup, estimate=replace(est, nvidia_smi_bytes=share))
     if est is None or gpu is None or est.runtime not in (Runtime.vllm, Runtime.sglang):
         return setup
     util = setup.workload.gpu_memory_utilization or coefficient(

@@ -39,6 +39,8 @@ _FRAMEWORK_RUNTIMES = {
     "lmstudio": Runtime.lmstudio,
     "exllamav2": Runtime.exllamav2,
     "exllama": Runtime.exllamav2,
+    "lmdeploy": Runtime.lmdeploy,
+    "turbomind": Runtime.lmdeploy,
     "mlx": Runtime.mlx,
     # AutoAWQ runs the model in PyTorch under transformers (its fused modules: autoawq.py).
     "autoawq": Runtime.transformers,
