@@ -9,7 +9,7 @@ from pathlib import Path
 
 from advisor.catalog import DATA_DIR
 from advisor.memory import estimate
-from advisor.models import Workload
+from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from tests.conftest import answers_both
 

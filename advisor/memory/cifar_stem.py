@@ -10,7 +10,7 @@ from functools import cache
 
 from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.terms import Breakdown
-from advisor.models import Workload
+from advisor.models.workload import Workload
 
 
 @cache
