@@ -97,9 +97,8 @@ def _saved_bytes_per_token(
         # DINOv2's own blocks: no dropout, and their score matrices are a term of their own
         # (reference_scores below), the rest of the block as any block's.
         dropout, attention = False, Attention.sdpa
-    per_layer_tok = (
-        activation_bytes_per_token_layer(arch, seq_eff, attention, t.elem, dropout) / t.tp
-    )
+    keys = t.attention_keys or seq_eff  # a speech model's frames and labels (speech_training)
+    per_layer_tok = activation_bytes_per_token_layer(arch, keys, attention, t.elem, dropout) / t.tp
     if w.liger_kernel:
         per_layer_tok -= distributed.liger_activation_saving_per_token(arch, t.elem) / t.tp
     sp_block, sp_loss = 0.0, 0.0
@@ -194,7 +193,7 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     # (torch.distributed.pipelining schedules), and torchtitan splits the local batch into
     # as many micro-batches as pipeline ranks by default (config_manager.py 2024-12:
     # "The default value will be the number of pipeline stages").
-    tokens = max(t.tokens // t.pp, 1)
+    tokens = max(t.loss_positions // t.pp, 1)  # a speech model's labels only
     if w.loss_tokens is not None:
         return _logprob_logits(t, acc), False
     # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;

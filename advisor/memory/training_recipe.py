@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from advisor.catalog import ModelSpec
-from advisor.memory import encoder, multimodal, sharding
+from advisor.memory import encoder, multimodal, sharding, speech_training
 from advisor.memory.stacks import (
     default_checkpointing,
     kbit_activation_bytes,
@@ -89,7 +89,8 @@ def training_setup(
     """The recipe's defaults, each stated in `assumed` when the user gave none: the run's
     own (`_run_defaults`) and its precision (`_precision`)."""
     n = w.num_gpus
-    w, batch, seq, opt, gc = _run_defaults(w, model, spec, acc, arch, framework)
+    speech = speech_training.sequence(model.id, w, acc)
+    w, batch, seq, opt, gc = _run_defaults(w, model, spec, acc, arch, framework, speech)
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
     params = model.params_b * 1e9
@@ -130,6 +131,8 @@ def training_setup(
         # flight, about the whole local batch (torchtitan / Megatron).
         layers=math.ceil(arch.layers / pp),
         pp=pp,
+        labels=speech.labels if speech else 0,
+        attention_keys=speech.attention_keys if speech else 0,
     )
 
 
@@ -140,6 +143,7 @@ def _run_defaults(
     acc: Breakdown,
     arch: Architecture,
     framework: str | None,
+    speech: speech_training.SpeechSequence | None = None,
 ) -> tuple[Workload, int, int, Optimizer, bool]:
     """The batch, the sequence (with image or audio tokens), the LoRA targets, the optimizer
     and gradient checkpointing, each as asked or the stack's default, said.
@@ -148,10 +152,13 @@ def _run_defaults(
     if w.batch_size is None:
         acc.assume("batch_size", 1)
     grid = encoder.training_grid_tokens(spec, w)
-    seq = w.seq_len or w.context_tokens or grid or min(2048, arch.max_context_tokens)
-    if w.seq_len is None and w.context_tokens is None:
-        acc.assume("seq_len", seq)
-    seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image / audio tokens
+    if speech is not None:  # the encoder's frames and the decoder's labels, each once
+        seq = speech.tokens
+    else:
+        seq = w.seq_len or w.context_tokens or grid or min(2048, arch.max_context_tokens)
+        if w.seq_len is None and w.context_tokens is None:
+            acc.assume("seq_len", seq)
+        seq += multimodal.extra_prompt_tokens(model.id, w, acc)  # image tokens
     w = with_default_lora_targets(w, framework, acc)
     opt = w.optimizer or Optimizer.adamw
     if w.optimizer is None:

@@ -42,7 +42,16 @@ class TrainingSetup:
     tp: int
     layers: int  # layers on this card (pipeline stage)
     pp: int = 1  # pipeline stages = micro-batches (torchtitan's default count)
+    # a speech model's decoder label tokens a sample (0: the loss runs over every position)
+    labels: int = 0
+    # keys an eager score matrix holds a position (0: the sequence length)
+    attention_keys: int = 0
 
     @property
     def tokens(self) -> int:
         return self.batch * self.seq
+
+    @property
+    def loss_positions(self) -> int:
+        """Positions the loss's logits cover: a speech model's label tokens only."""
+        return self.batch * self.labels if self.labels else self.tokens

@@ -181,7 +181,9 @@ def activation_bytes_per_token_layer(
     mlp = (8 if arch.gated_mlp else 4) * inter * scale
     attn = 0.0
     if attention == Attention.eager:
-        attn = arch.heads * seq * (6 if elem_bytes <= 2 else 8)
+        # under autocast (AMP on fp32 weights: ~2.5 B a value) the scores' matmul runs in
+        # 16 bits and the softmax in fp32, as in a 16-bit model: 6 B; fp32 compute keeps 8
+        attn = arch.heads * seq * (6 if elem_bytes < 4 else 8)
     elif attention == Attention.sliced:
         attn = arch.heads * seq * 3
     masks = 0.0
