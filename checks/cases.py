@@ -155,6 +155,8 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"insanely-fast-whisper", "insanely-fast-whisper"),
     (r"detectron2", "detectron2"),
     (r"ultralytics", "ultralytics"),
+    # ATorch wraps a transformers model (and PEFT's LoRA): its own name first
+    (r"\batorch\b", "atorch"),
     (r"torchtune", "torchtune"),
     (r"torchtitan", "torchtitan"),
     (r"litgpt", "litgpt"),

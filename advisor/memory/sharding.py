@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from advisor import catalog
-from advisor.memory import distributed, quantizers
+from advisor.memory import distributed, quantizers, stacks
 from advisor.memory.terms import Breakdown
 from advisor.memory.transformer import embedding_params
 from advisor.models.choices import Offload, Parallelism
@@ -84,6 +84,10 @@ def add_gathered(t: TrainingSetup, acc: Breakdown) -> int:
             blocks=count,
             bits=gather_bits,
         )
+    if stacks.autocast_over_fp32(t.fmt, t.compute, t.par, t.framework):
+        # no MixedPrecision param_dtype: the flat parameter is gathered in its fp32
+        # (data/training_stacks.toml [amp_fp32_weights]), as the root unit is
+        gather_bits = stacks.amp_fp32_weights()["gather_bits"]
     b = acc.add(
         "gathered_layers",
         2 * layer_params * gather_bits / 8 / tp,

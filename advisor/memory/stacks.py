@@ -9,7 +9,7 @@ from functools import cache
 
 from advisor.catalog import DATA_DIR
 from advisor.memory.terms import Breakdown
-from advisor.models.choices import Mode
+from advisor.models.choices import Mode, Parallelism
 from advisor.models.workload import Workload
 
 
@@ -67,6 +67,26 @@ def kbit_activation_bytes(framework: str | None, fmt: str, sharded: bool) -> flo
     if sharded or fmt not in row["formats"] or (framework or "") not in row["stacks"]:
         return None
     return float(row["activation_bytes"])
+
+
+def amp_fp32_weights() -> dict:
+    """Autocast over fp32 weights: the bytes of a layer's checkpointed input (the fp32
+    residual stream) and the bits FSDP gathers an unsharded unit in (data/training_stacks.toml
+    [amp_fp32_weights])."""
+    return stack_defaults()["amp_fp32_weights"]
+
+
+def autocast_over_fp32(fmt: str, compute: str, par: Parallelism, framework: str | None) -> bool:
+    """Whether the forward runs autocast over the fp32 parameters themselves, nothing casting
+    them first: an unsharded run (one card, DDP) of fp32 weights under mixed precision, or
+    FSDP under a stack that mixes precision by autocast alone (data/training_stacks.toml
+    [amp_fp32_weights] autocast_fsdp). DeepSpeed converts the module, and accelerate's FSDP
+    casts the parameters (MixedPrecision param_dtype)."""
+    if fmt != "fp32" or compute == "fp32":
+        return False
+    if par in (Parallelism.none, Parallelism.ddp):
+        return True
+    return par == Parallelism.fsdp and (framework or "") in amp_fp32_weights()["autocast_fsdp"]
 
 
 def precompute_sequential(framework: str | None) -> bool:

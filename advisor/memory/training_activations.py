@@ -150,7 +150,8 @@ def _add_saved_activations(
             t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS
             and not stacks.unsloth_before(w.unsloth_version, "offloaded_checkpoints")
         )
-        ckpt = 0.0 if offloaded else 2 * arch.hidden * (t.elem / 2) * tokens * layers / t.tp
+        per_value = _checkpoint_bytes(t, acc)
+        ckpt = 0.0 if offloaded else arch.hidden * per_value * tokens * layers / t.tp
         if not offloaded and t.framework in CUT_CROSS_ENTROPY_FRAMEWORKS:
             acc.assume("unsloth_checkpoints", "on_card_before_offload")
         saved = ckpt + one_block
@@ -180,6 +181,17 @@ def _add_saved_activations(
         fraction=round(fraction, 2),
     )
     return a_b, one_block, ckpt
+
+
+def _checkpoint_bytes(t: TrainingSetup, acc: Breakdown) -> float:
+    """Bytes a value of a checkpointed layer's input: the residual stream's dtype. Under
+    autocast over fp32 weights the stream is fp32 (the embedding is not autocast and the
+    residual add promotes: data/training_stacks.toml [amp_fp32_weights]), said as the
+    activations' dtype; where the stack casts the parameters first it is 16-bit."""
+    if not stacks.autocast_over_fp32(t.fmt, t.compute, t.par, t.framework):
+        return t.elem
+    acc.assume("activation_dtype", "fp32_residual_amp")
+    return float(stacks.amp_fp32_weights()["checkpoint_bytes"])
 
 
 def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:

@@ -27,7 +27,16 @@ from advisor.models.workload import Workload
 PURE_16BIT = {"torchtune"}
 # PEFT keeps adapters in fp32 and casts the layer input to fp32 for them (ms-swift trains
 # LoRA through PEFT: base_args.py tuner_backend = 'peft').
-PEFT_FRAMEWORKS = {None, "peft", "trl", "transformers", "llama-factory", "axolotl", "ms-swift"}
+PEFT_FRAMEWORKS = {
+    None,
+    "peft",
+    "trl",
+    "transformers",
+    "llama-factory",
+    "axolotl",
+    "ms-swift",
+    "atorch",
+}
 # Recipes that shard optimizer state over the cards (ZeRO-1 keeps gradients whole).
 SHARDED_STATES = {
     Parallelism.zero1,
