@@ -53,10 +53,21 @@ def test_a_stated_transcript_length_is_the_labels():
 
 
 def test_eager_scores_hold_every_frame_against_every_frame_and_labels_against_both():
-    s = SpeechSequence(FRAMES, LABELS)
+    s = SpeechSequence(FRAMES, LABELS, 32, 32)
     assert s.tokens == FRAMES + LABELS
     scores = FRAMES * FRAMES + LABELS * (LABELS + FRAMES)
     assert s.attention_keys * s.tokens >= scores > (s.attention_keys - 1) * s.tokens
+
+
+def test_the_turbo_models_encoder_keeps_its_32_layers_over_a_4_layer_decoder():
+    """large-v3-turbo's config.json: encoder_layers 32, decoder_layers 4. Its fine-tune
+    runs the 1500 frames through 32 layers, as large-v3 does; only the labels' share
+    shrinks."""
+    turbo = _terms(_lora(model="whisper-large-v3-turbo", gradient_checkpointing=False))
+    large = _terms(_lora(model="whisper-large-v3", gradient_checkpointing=False))
+    assert turbo["activations"] > 0.85 * large["activations"]
+    s = SpeechSequence(FRAMES, LABELS, 32, 4)
+    assert s.tokens == FRAMES + LABELS // 8
 
 
 def test_eager_scores_under_autocast_take_the_fp32_softmax_and_its_16_bit_copy():

@@ -41,6 +41,13 @@ def encoder_frames(model_id: str | None) -> int:
     return int(row["encoder_frames"]) if row is not None and row["kind"] == "speech" else 0
 
 
+def encoder_layers(model_id: str | None) -> int:
+    """Layers a speech model's encoder runs where they differ from its decoder's (the
+    turbo model's 32 over a 4-layer decoder); 0 where the catalog's layer count holds."""
+    row = _tables().get(model_id or "")
+    return int(row.get("encoder_layers", 0)) if row is not None and row["kind"] == "speech" else 0
+
+
 def extra_prompt_tokens(model_id: str | None, w: Workload, acc: Breakdown) -> int:
     """Tokens the non-text inputs add to every sequence's prompt (0 for text models)."""
     row = _tables().get(model_id or "")

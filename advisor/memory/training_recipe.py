@@ -98,7 +98,7 @@ def training_setup(
     """The recipe's defaults, each stated in `assumed` when the user gave none: the run's
     own (`_run_defaults`) and its precision (`_precision`)."""
     n = w.num_gpus
-    speech = speech_training.sequence(model.id, w, acc)
+    speech = speech_training.sequence(model.id, w, arch.layers, acc)
     w, batch, seq, opt, gc = _run_defaults(w, model, spec, acc, arch, framework, speech)
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
@@ -138,7 +138,7 @@ def training_setup(
         tp=tp,
         # Each pipeline stage holds its own layers; 1F1B keeps up to `pp` micro-batches in
         # flight, about the whole local batch (torchtitan / Megatron).
-        layers=math.ceil(arch.layers / pp),
+        layers=math.ceil((speech.encoder_layers if speech else arch.layers) / pp),
         pp=pp,
         labels=speech.labels if speech else 0,
         attention_keys=speech.attention_keys if speech else 0,
