@@ -72,3 +72,13 @@ def test_the_answer_says_the_encoders_stay_16_bit():
     for lang in ("en", "zh"):
         line = assumption(lang, "quant_skipped", "unsloth_encoders")
         assert "SKIP_QUANTIZATION_MODULES" in line
+
+
+def test_gemma_3s_siglip_tower_is_kept_16_bit_under_unsloth():
+    # vision_config: 27 layers, width 1152, MLP 4304 (SigLIP-So400m)
+    siglip = 27 * (4 * 1152**2 + 2 * 1152 * 4304)
+    for model in ("gemma-3-4b", "gemma-3-12b", "gemma-3-27b"):
+        assert catalog.find_model(model).arch.encoder_linear_params == siglip
+    w = Workload(model="gemma-3-12b", mode="qlora", weights_format="nf4", framework="unsloth")
+    r = estimate(w)
+    assert "quant_skipped = unsloth_encoders" in r.assumptions
