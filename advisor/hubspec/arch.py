@@ -122,6 +122,7 @@ def architecture(config: dict[str, Any]) -> Architecture | None:
         gated_mlp=gated_mlp(c),
         fused_gate_up=code_flag(c, "fused_gate_up"),
         stacked_prefill_cache=code_flag(c, "stacked_prefill_cache"),
+        causal_mask_buffer=code_flag(c, "causal_mask_buffer"),
         sliding_window=window if window and window >= 16 else None,
         sliding_layers_fraction=fraction if window and window >= 16 else 0.0,
         kv_lora_rank=c.get("kv_lora_rank") or None,

@@ -331,11 +331,30 @@ def _allocate(setup: InferenceSetup, acc: Breakdown) -> int:
         allocated = autoawq.allocate(setup, acc)
     else:
         allocated = transformers.allocate(setup, acc)
+    if runtime == Runtime.transformers and setup.arch.causal_mask_buffer:
+        allocated += _add_mask_buffers(setup, acc)
     if whisper.is_reference_whisper(setup.framework):
         allocated = whisper.load(setup, acc, allocated)
     if w.quantize_after_load and setup.weight_bits < 16:
         allocated = load_peak(acc, allocated, setup.model.params_b * 1e9 * 2 / setup.split)
     return allocated
+
+
+def _add_mask_buffers(setup: InferenceSetup, acc: Breakdown) -> int:
+    """GPT-2's attention keeps its causal mask as a buffer: a bool n_positions x n_positions
+    matrix per layer, on the GPU with the weights (data/runtimes.toml [transformers]
+    causal_mask_buffer_source)."""
+    arch = setup.arch
+    positions = arch.max_context_tokens
+    layers = arch.layers // setup.split
+    return acc.add(
+        "mask_buffers",
+        layers * positions * positions,
+        f"{layers} layers x {positions} x {positions} bool causal mask",
+        key="mask_buffers",
+        layers=layers,
+        positions=positions,
+    )
 
 
 def _finish_inference(

@@ -28,6 +28,11 @@ class Architecture(BaseModel):
     # the model's own code (ChatGLM2/3, GLM-4 remote code) grows the prefill's cache as one
     # tensor, concatenated layer by layer (advisor/memory/runtimes/stacked_cache.py)
     stacked_prefill_cache: bool = False
+    # GPT-2's attention registers its causal mask as a buffer (transformers modeling_gpt2.py
+    # GPT2Attention: `register_buffer("bias", torch.tril(torch.ones((max_positions,
+    # max_positions), dtype=torch.bool)))`): one bool max_context x max_context matrix per
+    # layer on the GPU beside the weights (data/runtimes.toml [transformers]).
+    causal_mask_buffer: bool = False
     experts: int | None = Field(default=None, ge=1, le=4096)
     experts_per_token: int | None = Field(default=None, ge=1, le=4096)
     moe_intermediate: int | None = Field(default=None, ge=16, le=1_000_000)
