@@ -32,6 +32,20 @@ from advisor.recommend.headroom import HEADROOM, MIN_FREE
 # requirements once read: a changed workload weighs the same on any card.
 Trials = dict[tuple[int, str], tuple[EstimateResult, list[Requirement] | None]]
 
+# Fix kinds of which only the least change is advised (the first found: cheapest first).
+_LEAST_OF_EACH = frozenset(
+    (
+        "batch",
+        "cards",
+        "shorter_context",
+        "quantize",
+        "vllm_flags",
+        "gpu_layers",
+        "cpu_moe",
+        "smaller_model",
+    )
+)
+
 
 def fixes_for(
     result: EstimateResult,
@@ -61,16 +75,7 @@ def fixes_for(
         if only_cheap and kind not in CHEAP:
             continue
         family = "vllm_flags" if kind in VLLM_FLAG_CODES else kind
-        if family in seen_kinds and family in (
-            "batch",
-            "cards",
-            "shorter_context",
-            "quantize",
-            "vllm_flags",
-            "gpu_layers",
-            "cpu_moe",
-            "smaller_model",
-        ):
+        if family in seen_kinds and family in _LEAST_OF_EACH:
             continue  # the least change of each kind is the advice
         if kind == "llamacpp" and "serving_engine_needs_volta" not in blockers(gpu, result):
             continue  # the route for a card the serving engine itself does not run on
@@ -78,43 +83,63 @@ def fixes_for(
             result.estimate is None or result.estimate.total_bytes > cap
         ):
             continue  # its estimate would be this one's, over the cap as this one is
-        if kind == "gpu_layers":
+        if kind in ("gpu_layers", "cpu_moe"):
             if family in seen_kinds or gpu.vendor == "Apple":
-                continue  # unified memory: the layers left to the CPU live in it too
-            seen_kinds.add(family)  # one count: the most layers under the cap
-            layers = _most_gpu_layers(result, cap)
-            if not layers:
+                continue  # unified memory: the layers or experts left to the CPU live in it too
+            seen_kinds.add(family)  # one count: the least offload under the cap
+            sized = _offload_fix(kind, result, cap)
+            if sized is None:
                 continue
-            code = f"gpu_layers:{layers}"
-            make = partial(result.workload.model_copy, update={"n_gpu_layers": layers})
-        if kind == "cpu_moe":
-            if family in seen_kinds or gpu.vendor == "Apple":
-                continue  # unified memory: the experts left to the CPU live in it too
-            seen_kinds.add(family)  # one count: the fewest layers' experts under the cap
-            layers = _fewest_cpu_moe_layers(result, cap)
-            if not layers:
-                continue
-            code = f"cpu_moe:{layers}"
-            make = partial(result.workload.model_copy, update={"n_cpu_moe": layers})
-        known = _trial(result, code, make, trials)
-        if known is None:
-            continue  # the changed workload is not one the engine estimates
-        trial, reqs = known
-        if trial.estimate is None or trial.estimate.total_bytes > cap:
-            continue
-        if not tp_ok(trial, trial.workload.num_gpus):
-            continue  # vLLM would not start: the count does not divide the heads
-        if reqs is None:  # read only for a change that fits (most trials do not)
-            reqs = applicable(trial)
-            if trials is not None:
-                trials[(id(result), code)] = (trial, reqs)
-        if blockers(gpu, trial, reqs):
+            code, make = sized
+        trial = _fitting_trial(result, code, make, trials, gpu, cap)
+        if trial is None:
             continue
         out.append((code, trial))
         seen_kinds.add(family)
         if len(out) >= limit or (enough is not None and enough(out)):
             break
     return out
+
+
+def _offload_fix(
+    kind: str, result: EstimateResult, cap: float
+) -> tuple[str, Callable[[], Workload]] | None:
+    """A llama.cpp offload fix sized to the card: the most layers on the GPU (gpu_layers)
+    or the fewest layers' experts on the CPU (cpu_moe) under `cap`; None when no count fits."""
+    if kind == "gpu_layers":
+        layers, setting = _most_gpu_layers(result, cap), "n_gpu_layers"
+    else:
+        layers, setting = _fewest_cpu_moe_layers(result, cap), "n_cpu_moe"
+    if not layers:
+        return None
+    return f"{kind}:{layers}", partial(result.workload.model_copy, update={setting: layers})
+
+
+def _fitting_trial(
+    result: EstimateResult,
+    code: str,
+    make: Callable[[], Workload],
+    trials: Trials | None,
+    gpu: GpuSpec,
+    cap: float,
+) -> EstimateResult | None:
+    """The estimate of `result` changed by `code` when it fits under `cap` and leaves `gpu`
+    able to run the job; None otherwise (or where the change does not estimate)."""
+    known = _trial(result, code, make, trials)
+    if known is None:
+        return None  # the changed workload is not one the engine estimates
+    trial, reqs = known
+    if trial.estimate is None or trial.estimate.total_bytes > cap:
+        return None
+    if not tp_ok(trial, trial.workload.num_gpus):
+        return None  # vLLM would not start: the count does not divide the heads
+    if reqs is None:  # read only for a change that fits (most trials do not)
+        reqs = applicable(trial)
+        if trials is not None:
+            trials[(id(result), code)] = (trial, reqs)
+    if blockers(gpu, trial, reqs):
+        return None
+    return trial
 
 
 def _trial(
