@@ -11,6 +11,7 @@ from itertools import chain
 from advisor.catalog import GpuSpec
 from advisor.constraints import apple_raised_limit_gb, blockers, tp_ok
 from advisor.models.choices import Parallelism
+from advisor.models.estimate import Estimate
 from advisor.models.result import EstimateResult
 from advisor.models.workload import Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, adds_cards, workload_for
@@ -48,28 +49,13 @@ def verdict_of(
         # The memory fits; tensor parallelism cannot split the heads over this many cards
         # (vLLM refuses to start). "Does not fit" beside a figure under the card's memory
         # contradicted itself, and memory fixes changed nothing (consist, 2026-11-30).
-        codes, tight = split_fixes(setup, gpu, o.count)
-        # own cards: a change on these cards, even a tight one, before renting more
-        first = next((c for c in codes if not (own_card and adds_cards(c))), None)
-        return Verdict(
-            state="split",
-            headroom_fraction=o.headroom_fraction,
-            fix=first,
-            fix_tight=first is not None and first in tight,
-            heads=heads_of(setup),
-        ), codes
+        return _split_verdict(setup, gpu, o, own_card)
     else:
         state = "tight" if o.fits else "no_fit"
     if state == "no_fit" and o.count == 1:
-        lazy = lazy_fit(o.per_gpu_bytes, o.usable_bytes, setup.estimate, gpu)
+        lazy = _lazy_verdict(setup.estimate, gpu, o)
         if lazy is not None:
-            # fits once PyTorch 2.1+ loads CUDA modules lazily: tight, no change, no cards
-            return Verdict(
-                state="tight",
-                headroom_fraction=1 - lazy / o.usable_bytes,
-                lazy_context_bytes=lazy,
-                contexts=context_bytes(),
-            ), []
+            return lazy, []
     if state == "no_fit" and o.count > 1 and not tp_ok(setup, o.count):
         # neither fits as is nor splits its heads over this count: the changes are the
         # splits that do (layers in a pipeline, fewer or more cards), no setting on it
@@ -91,6 +77,37 @@ def verdict_of(
     if state == "no_fit" and own_card and o.count == 1 and first is None:
         return own_card_context(verdict, codes, setup, gpu)
     return verdict, codes
+
+
+def _split_verdict(
+    setup: EstimateResult, gpu: GpuSpec, o: Option, own_card: bool
+) -> tuple[Verdict, list[str]]:
+    """The memory fits but tensor parallelism cannot split the heads over `o`'s cards: the
+    splits that do, and on the user's own cards a change on them before renting more."""
+    codes, tight = split_fixes(setup, gpu, o.count)
+    # own cards: a change on these cards, even a tight one, before renting more
+    first = next((c for c in codes if not (own_card and adds_cards(c))), None)
+    return Verdict(
+        state="split",
+        headroom_fraction=o.headroom_fraction,
+        fix=first,
+        fix_tight=first is not None and first in tight,
+        heads=heads_of(setup),
+    ), codes
+
+
+def _lazy_verdict(estimate: Estimate, gpu: GpuSpec, o: Option) -> Verdict | None:
+    """Tight, with no change and no more cards, where the job fits one card once PyTorch
+    2.1+ loads CUDA modules lazily; None where it does not."""
+    lazy = lazy_fit(o.per_gpu_bytes, o.usable_bytes, estimate, gpu)
+    if lazy is None:
+        return None
+    return Verdict(
+        state="tight",
+        headroom_fraction=1 - lazy / o.usable_bytes,
+        lazy_context_bytes=lazy,
+        contexts=context_bytes(),
+    )
 
 
 def without_more_cards(
@@ -221,19 +238,9 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
     more_cards = [c for c, _ in comfortable if c.startswith("cards:")]
     tight: set[str] = set()
     if all(c.partition(":")[0] in SLOW for c in same_cards) and state != "tight":
-        # Nothing at full speed leaves the headroom: a full-speed change that fits tight
-        # comes before streaming weights from RAM (several times slower).
-        loose = fixes_for(setup, gpu, comfortable=False, limit=6)
-        own = [c for c, _ in loose if not c.startswith("cards:")]
-        fast = [c for c in own if c.partition(":")[0] not in SLOW]
-        if same_cards:  # slow ones leave the headroom: tight full-speed ones go first
-            tight = set(fast[:2])
-            same_cards = fast[:2] + same_cards
-        else:  # nothing leaves the headroom: the two first that fit, full speed first
-            same_cards = (fast + [c for c in own if c not in fast])[:2]
-            tight = set(same_cards)
-        more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
-        tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+        same_cards, more_cards, tight = _full_speed_first(
+            setup, gpu, comfortable, same_cards, more_cards
+        )
     if same_cards and same_cards[0].startswith("shorter_context:"):
         kept = keeps_the_asked_context(setup, gpu)
         if kept is not None and kept != same_cards[0]:
@@ -253,9 +260,7 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
         # on the four rented ones.
         fewer = fewer_cards_with_settings(setup, gpu, more_cards)
         if fewer is not None:
-            more_cards = [fewer[0]] + more_cards
-            if fewer[1]:
-                tight.add(fewer[0])
+            more_cards = _put_first(fewer, more_cards, tight)
     if same_cards and len(more_cards) > 1:
         # A change on the card named already runs it: more cards stay the costly last resort,
         # the fewest of them only (Gemma-3-12B bf16 on one 16 GB card: AWQ on the card, or two
@@ -268,24 +273,50 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
         # 2k, not "rent 2 cards")
         stacked = stacked_fix(setup, gpu, extra=("quantize",))
         if stacked is not None:
-            same_cards = [stacked[0]]
-            if stacked[1]:
-                tight.add(stacked[0])
+            same_cards = _put_first(stacked, same_cards, tight)
     if not [c for c in same_cards if c not in tight]:
         # No one change leaves the headroom on these cards: several settings of the same run
         # together, before any tight single change and before renting more cards.
         stacked = stacked_fix(setup, gpu)
         if stacked is not None and (not same_cards or not stacked[1]):
-            same_cards = [stacked[0]] + same_cards
-            if stacked[1]:
-                tight.add(stacked[0])
+            same_cards = _put_first(stacked, same_cards, tight)
     raised = wired_limit_fix(setup, gpu)
     if raised is not None:  # a setting of the Mac, no speed lost: before every other change
-        same_cards = [raised[0]] + same_cards
-        if raised[1]:
-            tight.add(raised[0])
+        same_cards = _put_first(raised, same_cards, tight)
     listed = (same_cards + more_cards)[:4]
     return listed, {c for c in tight if c in listed}
+
+
+def _full_speed_first(
+    setup: EstimateResult,
+    gpu: GpuSpec,
+    comfortable: list[tuple[str, EstimateResult]],
+    same_cards: list[str],
+    more_cards: list[str],
+) -> tuple[list[str], list[str], set[str]]:
+    """Nothing at full speed leaves the headroom: a full-speed change that fits tight
+    comes before streaming weights from RAM (several times slower). The changes on the same
+    cards, those with more cards, and the ones that fit only tight."""
+    loose = fixes_for(setup, gpu, comfortable=False, limit=6)
+    own = [c for c, _ in loose if not c.startswith("cards:")]
+    fast = [c for c in own if c.partition(":")[0] not in SLOW]
+    if same_cards:  # slow ones leave the headroom: tight full-speed ones go first
+        tight = set(fast[:2])
+        same_cards = fast[:2] + same_cards
+    else:  # nothing leaves the headroom: the two first that fit, full speed first
+        same_cards = (fast + [c for c in own if c not in fast])[:2]
+        tight = set(same_cards)
+    more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
+    tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    return same_cards, more_cards, tight
+
+
+def _put_first(found: tuple[str, bool], codes: list[str], tight: set[str]) -> list[str]:
+    """`codes` with the change `found` (its code, whether it fits only tight) first; a
+    tight one joins `tight`."""
+    if found[1]:
+        tight.add(found[0])
+    return [found[0]] + codes
 
 
 def keeps_the_asked_context(setup: EstimateResult, gpu: GpuSpec) -> str | None:
