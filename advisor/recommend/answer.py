@@ -91,6 +91,70 @@ def fixed_answer(
     return rec.model_copy(update={"budget_fix": code, "asked": asked})
 
 
+def _on_platform(
+    options: list[Option],
+    picks: list[Option],
+    named: Option | None,
+    named_gpu: GpuSpec | None,
+    setups: Setups,
+) -> tuple[str | None, list[Option], list[Option], bool]:
+    """The named card's platform (a Mac, an AMD card; None for CUDA), and the options and
+    picks kept to it, with whether renting a card instead is said: on such hardware the
+    answer stays on it (platform.py)."""
+    platform = platform_of(named_gpu) if named is not None else None
+    rent_instead = False
+    if platform is not None and named is not None and named_gpu is not None:
+        options, picks, rent_instead = keep_to_platform(
+            options, picks, named, named_gpu, setups.at(named.count)
+        )
+    return platform, options, picks, rent_instead
+
+
+def _head_notes(
+    headline: Option | None, named: Option | None, noted: dict[int, Option], asked: bool
+) -> list[Pitfall] | None:
+    """The headline's notes are its card_pitfalls on its setup: the answer's list starts
+    with the same when that setup is the one asked (each costs a few pitfalls to build)."""
+    if headline is not None and (headline is named or id(headline) in noted) and asked:
+        return headline.notes
+    return None
+
+
+def _headline(
+    named: Option | None,
+    cheapest: Option | None,
+    best_value: Option | None,
+    picks: list[Option],
+    budget_total: float | None,
+) -> Option | None:
+    """The option the answer leads with: the named card, else the cheapest pick. A budget
+    for the whole job asks what the job costs: the headline is then the pick cheapest in
+    total (best value ranks by job cost), not the one cheapest per hour (a ¥4.98/h card for
+    ¥65 led above a ¥8.88/h one that does the job for ¥37)."""
+    by_job = budget_total is not None and best_value is not None and best_value.job_cost
+    return named or (best_value if by_job else cheapest) or (picks[0] if picks else None)
+
+
+def _headline_verdict(
+    setup: EstimateResult,
+    headline: Option | None,
+    head_gpu: GpuSpec | None,
+    named: Option | None,
+    platform: str | None,
+    owned: bool,
+) -> tuple[Verdict | None, list[str]]:
+    """The headline's verdict and fixes: on a Mac or an AMD card only the fixes its
+    platform runs; on the user's own cards no more cards."""
+    verdict, fixes = verdict_of(
+        setup, headline, head_gpu, own_card=named is not None and named.count == 1
+    )
+    if head_gpu is not None and platform is not None:
+        fixes = platform_fixes(fixes, head_gpu)
+    if owned and named is not None and platform is None:
+        verdict, fixes = without_more_cards(verdict, fixes, setup)
+    return verdict, fixes
+
+
 def answer(
     found: Search,
     named: Option | None,
@@ -110,34 +174,13 @@ def answer(
     setups = own or searched
     base = setups.base
     w = setups.w
-    platform = platform_of(named_gpu) if named is not None else None
-    rent_instead = False
-    if platform is not None and named is not None and named_gpu is not None:
-        # a Mac or an AMD card named: the answer stays on that hardware (platform.py)
-        options, picks, rent_instead = keep_to_platform(
-            options, picks, named, named_gpu, setups.at(named.count)
-        )
+    platform, options, picks, rent_instead = _on_platform(options, picks, named, named_gpu, setups)
     cheapest, best_value, fastest, noted = _noted_picks(searched, picks, base, w)
-
-    # A budget for the whole job asks what the job costs: the headline is then the pick
-    # cheapest in total (best value ranks by job cost), not the one cheapest per hour (a
-    # ¥4.98/h card for ¥65 led above a ¥8.88/h one that does the job for ¥37).
-    by_job = budget_total is not None and best_value is not None and best_value.job_cost
-    headline = named or (best_value if by_job else cheapest) or (picks[0] if picks else None)
+    headline = _headline(named, cheapest, best_value, picks, budget_total)
     setup = setups.at(headline.count) if headline else base
-    # The headline's notes are its card_pitfalls on this setup: the answer's list starts
-    # with the same when that setup is the one asked (each costs a few pitfalls to build).
-    head_notes = None
-    if headline is not None and (headline is named or id(headline) in noted) and setup is base:
-        head_notes = headline.notes
+    head_notes = _head_notes(headline, named, noted, setup is base)
     head_gpu = named_gpu or (catalog.gpus()[headline.gpu_id] if headline else None)
-    verdict, fixes = verdict_of(
-        setup, headline, head_gpu, own_card=named is not None and named.count == 1
-    )
-    if head_gpu is not None and platform is not None:
-        fixes = platform_fixes(fixes, head_gpu)
-    if owned and named is not None and platform is None:
-        verdict, fixes = without_more_cards(verdict, fixes, setup)
+    verdict, fixes = _headline_verdict(setup, headline, head_gpu, named, platform, owned)
     if headline is None or not headline.blocked:  # an engine that cannot start takes no share
         setup = _with_engine_share(setup, head_gpu)
     pitfalls = _answer_pitfalls(
