@@ -35,7 +35,7 @@ from advisor.memory import estimate
 from advisor.memory.stacks import chunked_by_default
 from advisor.models.choices import Kind, Mode, Optimizer
 from advisor.models.workload import Workload
-from advisor.parse import ParsedQuery
+from advisor.parse import Budget, ParsedQuery
 from advisor.recommend import cheapest_price
 
 
@@ -325,11 +325,12 @@ def heaviest_job(
     return sized, [(f"{size:g}B", mode) for size, mode in jobs]
 
 
-def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
-    budget = parsed.budget if parsed.budget and not parsed.budget.per_hour else None
-    priced_in = currency
-    if budget is not None and budget.currency_named and budget.currency in CURRENCIES:
-        priced_in = budget.currency
+def _answer_fields(
+    parsed: ParsedQuery, budget: Budget | None, priced_in: str
+) -> tuple[Workload | None, dict[str, Any]]:
+    """The job the plan is sized for (the heaviest of several) and the fields every
+    purchase answer carries: the budget and currency, the break-even terms, the job's kind
+    and its model's name."""
     be = _catalog()["break_even"]
     base: dict[str, Any] = {
         "budget_amount": budget.amount if budget else None,
@@ -359,6 +360,42 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
         if spec
         else (f"{workload.params_b:g}B" if workload and workload.params_b else None)
     )
+    return workload, base
+
+
+def _named_answer(
+    parsed: ParsedQuery,
+    named: tuple[CardPrice, int],
+    priced_in: str,
+    workload: Workload | None,
+    card_only: bool,
+    base: dict[str, Any],
+) -> PurchaseAnswer:
+    """ "买一台4090还是租", "buy 4x 3090": the cards asked about, priced, for a lighter recipe
+    where the job as asked runs on none of them."""
+    if workload is not None and not _fits_any((*named, 0.0), workload):
+        for lighter, flags in _lighter(workload):
+            if _fits_any((*named, 0.0), lighter):
+                workload = lighter
+                base |= dict.fromkeys(flags, True)
+                break
+    bought = _bought_and_rented(parsed)
+    rented = bought[1] if bought else None
+    china = priced_in == "CNY"
+    plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
+    base["unpriced"] = _unpriced(parsed)
+    if bought and named[0].china_sku_of == bought[0][0]:
+        # "买一张4090" in yuan: the card sold in China, priced and named (4090 D)
+        base["sold_as"] = catalog.gpus()[bought[0][0]].name
+    return PurchaseAnswer(problem=None, plan=plan, named_cards=True, **base)
+
+
+def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
+    budget = parsed.budget if parsed.budget and not parsed.budget.per_hour else None
+    priced_in = currency
+    if budget is not None and budget.currency_named and budget.currency in CURRENCIES:
+        priced_in = budget.currency
+    workload, base = _answer_fields(parsed, budget, priced_in)
     if budget is not None and budget.currency not in CURRENCIES and budget.currency_named:
         return PurchaseAnswer(problem="unknown_currency", **base)
     if budget is not None and budget.amount <= 0:
@@ -367,21 +404,8 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     china = priced_in == "CNY"
     card_only = _card_only(parsed, limit, priced_in)
     named = _named_card(parsed, priced_in, limit, card_only)
-    if named is not None:  # "买一台4090还是租", "buy 4x 3090": the cards asked about, priced
-        if workload is not None and not _fits_any((*named, 0.0), workload):
-            for lighter, flags in _lighter(workload):
-                if _fits_any((*named, 0.0), lighter):
-                    workload = lighter
-                    base |= dict.fromkeys(flags, True)
-                    break
-        bought = _bought_and_rented(parsed)
-        rented = bought[1] if bought else None
-        plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
-        base["unpriced"] = _unpriced(parsed)
-        if bought and named[0].china_sku_of == bought[0][0]:
-            # "买一张4090" in yuan: the card sold in China, priced and named (4090 D)
-            base["sold_as"] = catalog.gpus()[bought[0][0]].name
-        return PurchaseAnswer(problem=None, plan=plan, named_cards=True, **base)
+    if named is not None:
+        return _named_answer(parsed, named, priced_in, workload, card_only, base)
     base["unpriced"] = _unpriced(parsed)
     if budget is None and workload is None:
         return PurchaseAnswer(problem="no_budget", **base)
