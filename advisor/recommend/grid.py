@@ -106,17 +106,15 @@ def _cell_state(
     return state, need
 
 
-def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
-    """✅ fits with the guide's headroom, ⚠️ fits tight, ❌ does not fit, or the card cannot
-    run that format (constraints) / the model does not take that context. A card without
-    bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
-    No grid when no cell says anything (Whisper's 448-token window is under every column)."""
-    base = workload_for(w, count)
-    # Every cell runs on the program the answer above assumed: left free, each row picked its
-    # own (FP8 served by vLLM with chunked prefill, INT4 under transformers), and a 7B's grid
-    # read "FP8 128k ⚠️ · INT4 128k ❌" under an answer that says "runtime: transformers".
-    # An assumed runtime the card cannot run (vLLM on a Pascal card) is not pinned: every
-    # row would read ⛔ where transformers or llama.cpp run some of them.
+def _on_the_answers_runtime(
+    base: Workload, gpu: GpuSpec
+) -> tuple[Workload, Runtime | None, str | None]:
+    """The grid's workload pinned to the runtime the answer above assumed, that runtime
+    (None where left free) and the weights format the answer used. Left free, each row
+    picked its own (FP8 served by vLLM with chunked prefill, INT4 under transformers), and a
+    7B's grid read "FP8 128k ⚠️ · INT4 128k ❌" under an answer that says "runtime:
+    transformers". An assumed runtime the card cannot run (vLLM on a Pascal card) is not
+    pinned: every row would read ⛔ where transformers or llama.cpp run some of them."""
     first = estimate(base)
     runtime = first.estimate.runtime if first.estimate is not None else None
     if runtime is not None and (base.runtime is not None or not blockers(gpu, first)):
@@ -124,11 +122,14 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     else:
         runtime = None
     used = next((a.value for a in first.assumed if a.field == "weights_format"), None)
-    # A training run's length is its sequence (seq_len); context_tokens is what inference
-    # reads. Varying the wrong one showed every column of a LoRA question as its asked length
-    # ("128k ✅" beside a 4k run that needs most of the card).
-    length = "seq_len" if base.mode.is_training else "context_tokens"
-    cells: list[GridCell] = []
+    return base, runtime, used
+
+
+def _grid_rows(
+    w: Workload, base: Workload, used: str | None, runtime: Runtime | None, gpu: GpuSpec
+) -> list[str]:
+    """The formats of the grid's rows on `runtime`: GGUF quants under llama.cpp and its
+    front ends, FP16 for BF16 on a card without it, GGUF where vLLM cannot run a format."""
     rows = _rows(w, str(used) if used else None)
     if runtime in GGUF_RUNTIMES:
         kept = w.weights_format or used  # the answer's own format keeps its row as asked
@@ -136,6 +137,21 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     rows = [f if f != "bf16" or gpu.bf16_supported else "fp16" for f in rows]
     if runtime == Runtime.vllm:
         rows = [_gguf_where_blocked(base, f, gpu) for f in rows]
+    return rows
+
+
+def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
+    """✅ fits with the guide's headroom, ⚠️ fits tight, ❌ does not fit, or the card cannot
+    run that format (constraints) / the model does not take that context. A card without
+    bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
+    No grid when no cell says anything (Whisper's 448-token window is under every column)."""
+    base, runtime, used = _on_the_answers_runtime(workload_for(w, count), gpu)
+    # A training run's length is its sequence (seq_len); context_tokens is what inference
+    # reads. Varying the wrong one showed every column of a LoRA question as its asked length
+    # ("128k ✅" beside a 4k run that needs most of the card).
+    length = "seq_len" if base.mode.is_training else "context_tokens"
+    cells: list[GridCell] = []
+    rows = _grid_rows(w, base, used, runtime, gpu)
     max_context: int | None = None  # the model's, once the first cell has resolved it
     for fmt in rows:
         for ctx in GRID_CONTEXTS:
