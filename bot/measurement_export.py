@@ -18,6 +18,7 @@ from pathlib import Path
 from advisor import catalog
 from advisor.memory import estimate
 from advisor.models.choices import Kind
+from advisor.models.result import ResolvedModel
 from advisor.models.workload import Workload
 from bot.measurement_store import Measurement, read_measurements
 
@@ -26,14 +27,84 @@ SOURCE_REPO = "gpu-advisor-bot/reports"  # one source group in bench/accuracy.py
 CATEGORY_KINDS = {Kind.llm: "llm", Kind.diffusion: "diffusion", Kind.classic: "classic"}
 
 
+def _model_section(model: ResolvedModel) -> dict:
+    """The case's model as the engine resolved it, with its architecture's fields."""
+    arch = model.arch.model_dump() if model.arch is not None else {}
+    return {
+        "name": model.id or model.name,
+        "family": None,
+        "params_b": model.params_b,
+        "active_params_b": model.active_params_b,
+        "arch": {
+            "layers": arch.get("layers"),
+            "hidden": arch.get("hidden"),
+            "heads": arch.get("heads"),
+            "kv_heads": arch.get("kv_heads"),
+            "head_dim": arch.get("head_dim"),
+            "intermediate": arch.get("intermediate"),
+            "vocab": arch.get("vocab"),
+            "experts": arch.get("experts"),
+            "experts_per_token": arch.get("experts_per_token"),
+            "source": model.source or "advisor catalog",
+        },
+    }
+
+
+def _workload_section(w: Workload, m: Measurement) -> dict:
+    """The case's workload in the schema's fields (what it cannot express is in
+    `engine_workload`)."""
+    assumed = dict(m.assumed)
+    return {
+        "mode": w.mode.value,
+        "weights_precision": w.weights_format or assumed.get("weights_format"),
+        "compute_dtype": w.compute_dtype,
+        "mixed_precision": w.mixed_precision,
+        "batch_size": w.batch_size,
+        "prompt_tokens": w.prompt_tokens,
+        "new_tokens": w.new_tokens,
+        "seq_len": w.seq_len or w.context_tokens,
+        "image_width": w.image_width,
+        "image_height": w.image_height,
+        "images_per_prompt": w.images_per_prompt,
+        "denoise_steps": w.denoise_steps,
+        "optimizer": w.optimizer.value if w.optimizer else None,
+        "gradient_checkpointing": w.gradient_checkpointing,
+        "attention": w.attention.value if w.attention else None,
+        "lora_rank": w.lora_rank,
+        "lora_targets": w.lora_targets,
+        "gradient_accumulation": w.gradient_accumulation,
+        "num_gpus": w.num_gpus,
+        "parallelism": w.parallelism.value if w.parallelism else None,
+        "cpu_offload": w.cpu_offload.value != "none",
+        "kv_cache_dtype": w.kv_cache_dtype,
+        "framework": m.runtime,
+    }
+
+
+def _notes(m: Measurement) -> str:
+    """How the report came in and what the engine said at the time, in words."""
+    return (
+        f"Reported through the bot on {m.gpu_count}x {m.gpu_id}; the question as read: "
+        f"{m.canonical}; runtime {m.runtime or 'none'}; assumed: "
+        + (", ".join(f"{k} = {v}" for k, v in m.assumed) or "nothing")
+        + (f"; answered for {m.recipe}" if m.recipe else "")
+        + f"; catalog {m.catalog_version}. At the report the engine said "
+        f"{m.estimate_bytes / GIB:.2f} GiB ({m.view} view), outcome {m.outcome}."
+        + (
+            " Not scorable: nvidia-smi shows the share of the card the serving engine "
+            "reserves at start (gpu_memory_utilization), not what the job needs."
+            if m.view == "share"
+            else ""
+        )
+    )
+
+
 def measurement_case(m: Measurement) -> dict:
     w = Workload.model_validate(m.workload)
     result = estimate(w)
     model = result.model
-    assumed = dict(m.assumed)
     training = w.mode.is_training
     kind = CATEGORY_KINDS.get(model.kind, model.kind.value)
-    arch = model.arch.model_dump() if model.arch is not None else {}
     bound = None
     if m.kind == "oom":
         assert m.limit_bytes is not None
@@ -47,49 +118,8 @@ def measurement_case(m: Measurement) -> dict:
     return {
         "id": f"bot-report-{m.id}",
         "category": f"{kind}_{'training' if training else 'inference'}",
-        "model": {
-            "name": model.id or model.name,
-            "family": None,
-            "params_b": model.params_b,
-            "active_params_b": model.active_params_b,
-            "arch": {
-                "layers": arch.get("layers"),
-                "hidden": arch.get("hidden"),
-                "heads": arch.get("heads"),
-                "kv_heads": arch.get("kv_heads"),
-                "head_dim": arch.get("head_dim"),
-                "intermediate": arch.get("intermediate"),
-                "vocab": arch.get("vocab"),
-                "experts": arch.get("experts"),
-                "experts_per_token": arch.get("experts_per_token"),
-                "source": model.source or "advisor catalog",
-            },
-        },
-        "workload": {
-            "mode": w.mode.value,
-            "weights_precision": w.weights_format or assumed.get("weights_format"),
-            "compute_dtype": w.compute_dtype,
-            "mixed_precision": w.mixed_precision,
-            "batch_size": w.batch_size,
-            "prompt_tokens": w.prompt_tokens,
-            "new_tokens": w.new_tokens,
-            "seq_len": w.seq_len or w.context_tokens,
-            "image_width": w.image_width,
-            "image_height": w.image_height,
-            "images_per_prompt": w.images_per_prompt,
-            "denoise_steps": w.denoise_steps,
-            "optimizer": w.optimizer.value if w.optimizer else None,
-            "gradient_checkpointing": w.gradient_checkpointing,
-            "attention": w.attention.value if w.attention else None,
-            "lora_rank": w.lora_rank,
-            "lora_targets": w.lora_targets,
-            "gradient_accumulation": w.gradient_accumulation,
-            "num_gpus": w.num_gpus,
-            "parallelism": w.parallelism.value if w.parallelism else None,
-            "cpu_offload": w.cpu_offload.value != "none",
-            "kv_cache_dtype": w.kv_cache_dtype,
-            "framework": m.runtime,
-        },
+        "model": _model_section(model),
+        "workload": _workload_section(w, m),
         "engine_workload": m.workload,
         "gpu": card.name if card is not None else m.gpu_id,
         "measured": {
@@ -109,20 +139,7 @@ def measurement_case(m: Measurement) -> dict:
             "title": f"'I ran it' report {m.id}",
         },
         "quote": figure,
-        "notes": (
-            f"Reported through the bot on {m.gpu_count}x {m.gpu_id}; the question as read: "
-            f"{m.canonical}; runtime {m.runtime or 'none'}; assumed: "
-            + (", ".join(f"{k} = {v}" for k, v in m.assumed) or "nothing")
-            + (f"; answered for {m.recipe}" if m.recipe else "")
-            + f"; catalog {m.catalog_version}. At the report the engine said "
-            f"{m.estimate_bytes / GIB:.2f} GiB ({m.view} view), outcome {m.outcome}."
-            + (
-                " Not scorable: nvidia-smi shows the share of the card the serving engine "
-                "reserves at start (gpu_memory_utilization), not what the job needs."
-                if m.view == "share"
-                else ""
-            )
-        ),
+        "notes": _notes(m),
     }
 
 
