@@ -14,10 +14,14 @@ import io
 import logging
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 from advisor.recommend import Recommendation
 from advisor.recommend.bars import Bar, option_bars
 from advisor.render import label, term_colours
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,59 @@ def _bar_label(b: Bar, lang: str) -> str:
     return f"{b.count}× {name}{mark}"
 
 
+def _draw_bar(
+    ax: Axes,
+    y: int,
+    b: Bar,
+    lang: str,
+    colours: dict[str, tuple[str, str]],
+    families: list[str],
+    seen: set[str],
+    texts: list[str],
+) -> None:
+    """One option's bar at row `y`: its terms stacked in their colours (a term's word in
+    the legend once: `seen`), the card's usable memory and the guide's 80% line, the band,
+    and the figure beside it; every text drawn is added to `texts`."""
+    left = 0.0
+    hues: dict[str, int] = {}  # terms of one colour in a bar: told apart by hatching
+    for name, n in b.terms or [("", b.total_bytes)]:
+        colour = colours.get(name, colours[""])[1]
+        hatch = HATCHES[hues.get(colour, 0) % len(HATCHES)]
+        hues[colour] = hues.get(colour, 0) + 1
+        word = label(lang, f"term.{name}") if name else label(lang, "chart.total")
+        first = word not in seen
+        seen.add(word)
+        if first:
+            texts.append(word)
+        ax.barh(
+            y,
+            n / GIB,
+            left=left,
+            height=0.55,
+            color=colour,
+            hatch=hatch,
+            edgecolor="white",
+            linewidth=0.5,
+            label=word if first else None,
+        )
+        left += n / GIB
+    usable = b.usable_bytes / GIB
+    ax.plot([usable, usable], [y - 0.4, y + 0.4], color="black", linewidth=2)
+    ax.plot([usable * (1 - HEADROOM)] * 2, [y - 0.4, y + 0.4], "k--", linewidth=1)
+    ax.plot([b.low_bytes / GIB, b.high_bytes / GIB], [y + 0.36] * 2, color="#555", lw=1.5)
+    ax.plot([b.low_bytes / GIB, b.high_bytes / GIB], [y + 0.36] * 2, "|", color="#555")
+    figure = f"{b.total_bytes / GIB:.1f} / {usable:.1f} GiB"
+    texts.append(figure)
+    ax.text(
+        max(left, usable, b.high_bytes / GIB) * 1.02,
+        y,
+        figure,
+        va="center",
+        fontsize=8,
+        family=families,
+    )
+
+
 def draw(rec: Recommendation, lang: str) -> Chart | None:
     """The picture of `rec`'s breakdown in `lang`, or None when the answer has no per-card
     figure (a task without a memory formula)."""
@@ -93,44 +150,7 @@ def draw(rec: Recommendation, lang: str) -> Chart | None:
     texts.extend(names)
     seen: set[str] = set()
     for y, b in enumerate(bars):
-        left = 0.0
-        hues: dict[str, int] = {}  # terms of one colour in a bar: told apart by hatching
-        for name, n in b.terms or [("", b.total_bytes)]:
-            colour = colours.get(name, colours[""])[1]
-            hatch = HATCHES[hues.get(colour, 0) % len(HATCHES)]
-            hues[colour] = hues.get(colour, 0) + 1
-            word = label(lang, f"term.{name}") if name else label(lang, "chart.total")
-            first = word not in seen
-            seen.add(word)
-            if first:
-                texts.append(word)
-            ax.barh(
-                y,
-                n / GIB,
-                left=left,
-                height=0.55,
-                color=colour,
-                hatch=hatch,
-                edgecolor="white",
-                linewidth=0.5,
-                label=word if first else None,
-            )
-            left += n / GIB
-        usable = b.usable_bytes / GIB
-        ax.plot([usable, usable], [y - 0.4, y + 0.4], color="black", linewidth=2)
-        ax.plot([usable * (1 - HEADROOM)] * 2, [y - 0.4, y + 0.4], "k--", linewidth=1)
-        ax.plot([b.low_bytes / GIB, b.high_bytes / GIB], [y + 0.36] * 2, color="#555", lw=1.5)
-        ax.plot([b.low_bytes / GIB, b.high_bytes / GIB], [y + 0.36] * 2, "|", color="#555")
-        figure = f"{b.total_bytes / GIB:.1f} / {usable:.1f} GiB"
-        texts.append(figure)
-        ax.text(
-            max(left, usable, b.high_bytes / GIB) * 1.02,
-            y,
-            figure,
-            va="center",
-            fontsize=8,
-            family=families,
-        )
+        _draw_bar(ax, y, b, lang, colours, families, seen, texts)
     # the legend's marks for the lines, once
     ax.plot([], [], color="black", linewidth=2, label=say("chart.usable"))
     ax.plot([], [], "k--", linewidth=1, label=say("chart.headroom_line"))
