@@ -25,17 +25,7 @@ class BotMethods:
         if method == "getMe":
             return self.bot_user
         if method == "answerCallbackQuery":  # Telegram takes one answer per query, in time
-            window = self.callback_answer_window_s
-            pressed = self._pressed_at.get(p["callback_query_id"], time.monotonic())
-            if p["callback_query_id"] in self._answered or (
-                window is not None and time.monotonic() - pressed > window
-            ):
-                raise ApiError(
-                    400,
-                    "Bad Request: query is too old and response timeout expired or query ID is invalid",
-                )
-            self._answered.add(p["callback_query_id"])
-            return True
+            return self._answer_callback(p)
         if method == "setWebhook":
             self._set_webhook(p)
             return True
@@ -70,64 +60,18 @@ class BotMethods:
             scope = (p.get("scope") or {"type": "default"})["type"]
             return self.commands.get((scope, p.get("language_code", "")), [])
         if method == "sendMessage":
-            chat_id = self._chat_for(p)
-            shown = self._check_text(p)
-            msg: dict[str, Any] = {
-                "message_id": next(self._message_ids),
-                "date": int(time.time()),
-                "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
-                "from": self.bot_user,
-                "text": shown,
-            }
-            if p.get("message_thread_id"):
-                msg["message_thread_id"] = int(p["message_thread_id"])
-                msg["is_topic_message"] = True
-            markup = p.get("reply_markup")
-            if isinstance(markup, dict) and "inline_keyboard" in markup:
-                msg["reply_markup"] = markup
-            self.messages[(chat_id, msg["message_id"])] = msg
-            return msg
+            return self._send_message(p)
         if method == "sendPhoto":
             return self._send_photo(p)
         if method in ("editMessageText", "editMessageReplyMarkup"):
-            chat_id = self._chat_for(p)
-            key = (chat_id, int(p["message_id"]))
-            old = self.messages.get(key)
-            if old is None:
-                raise ApiError(400, "Bad Request: message to edit not found")
-            new = dict(old)
-            if method == "editMessageText":
-                new["text"] = self._check_text(p)
-            markup = p.get("reply_markup")
-            if isinstance(markup, dict) and "inline_keyboard" in markup:
-                new["reply_markup"] = markup
-            else:
-                new.pop("reply_markup", None)
-            if new.get("text") == old.get("text") and new.get("reply_markup") == old.get(
-                "reply_markup"
-            ):
-                raise ApiError(
-                    400,
-                    "Bad Request: message is not modified: specified new message "
-                    "content and reply markup are exactly the same",
-                )
-            self.messages[key] = new
-            return new
+            return self._edit_message(method, p)
         if method == "getChatMember":
             user = {"id": int(p["user_id"]), "is_bot": False, "first_name": "Member"}
             if int(p["user_id"]) in self.admins:
                 return {"status": "creator", "user": user, "is_anonymous": False}
             return {"status": "member", "user": user}
         if method == "getChatAdministrators":
-            self._chat_for(p)
-            return [
-                {
-                    "status": "creator",
-                    "user": {"id": uid, "is_bot": False, "first_name": "Admin"},
-                    "is_anonymous": False,
-                }
-                for uid in sorted(self.admins)
-            ]
+            return self._chat_administrators(p)
         if method == "answerInlineQuery":
             return self._answer_inline(p)
         if method == "deleteMessage":
@@ -135,6 +79,79 @@ class BotMethods:
             return self.messages.pop((int(p["chat_id"]), int(p["message_id"])), None) is not None
         # A 404 would surface in PTB as a misleading InvalidToken (research B.4).
         raise ApiError(400, f"Bad Request: the stand-in lacks method {method}")
+
+    def _answer_callback(self, p: dict) -> bool:
+        """answerCallbackQuery: one answer per query, within the window after the press."""
+        window = self.callback_answer_window_s
+        pressed = self._pressed_at.get(p["callback_query_id"], time.monotonic())
+        if p["callback_query_id"] in self._answered or (
+            window is not None and time.monotonic() - pressed > window
+        ):
+            raise ApiError(
+                400,
+                "Bad Request: query is too old and response timeout expired or query ID is invalid",
+            )
+        self._answered.add(p["callback_query_id"])
+        return True
+
+    def _send_message(self, p: dict) -> dict:
+        """sendMessage: the text checked as Telegram checks it, stored as the chat's message."""
+        chat_id = self._chat_for(p)
+        shown = self._check_text(p)
+        msg: dict[str, Any] = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "supergroup"},
+            "from": self.bot_user,
+            "text": shown,
+        }
+        if p.get("message_thread_id"):
+            msg["message_thread_id"] = int(p["message_thread_id"])
+            msg["is_topic_message"] = True
+        markup = p.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:
+            msg["reply_markup"] = markup
+        self.messages[(chat_id, msg["message_id"])] = msg
+        return msg
+
+    def _edit_message(self, method: str, p: dict) -> dict:
+        """editMessageText / editMessageReplyMarkup: refused, as Telegram refuses it, for a
+        message that is gone or an edit that changes nothing."""
+        chat_id = self._chat_for(p)
+        key = (chat_id, int(p["message_id"]))
+        old = self.messages.get(key)
+        if old is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        new = dict(old)
+        if method == "editMessageText":
+            new["text"] = self._check_text(p)
+        markup = p.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:
+            new["reply_markup"] = markup
+        else:
+            new.pop("reply_markup", None)
+        if new.get("text") == old.get("text") and new.get("reply_markup") == old.get(
+            "reply_markup"
+        ):
+            raise ApiError(
+                400,
+                "Bad Request: message is not modified: specified new message "
+                "content and reply markup are exactly the same",
+            )
+        self.messages[key] = new
+        return new
+
+    def _chat_administrators(self, p: dict) -> list[dict]:
+        """getChatAdministrators: the chat's admins, each its creator."""
+        self._chat_for(p)
+        return [
+            {
+                "status": "creator",
+                "user": {"id": uid, "is_bot": False, "first_name": "Admin"},
+                "is_anonymous": False,
+            }
+            for uid in sorted(self.admins)
+        ]
 
     def _send_photo(self, p: dict) -> dict:
         """A photo uploaded with the request (multipart `photo`), as Telegram takes one: at
