@@ -21,7 +21,7 @@ from advisor.kinds.compare_sides import CompareAnswer, FormatChange, Side, Verdi
 from advisor.kinds.compare_verdict import RUNS, side_label, verdict_of
 from advisor.kinds.purchase_costs import buy_price
 from advisor.parse import ParsedQuery
-from advisor.recommend import cheapest_price, recommend_query
+from advisor.recommend import Recommendation, cheapest_price, recommend_query
 from advisor.recommend.card_counts import COUNTS
 
 
@@ -160,6 +160,52 @@ def _base(gpu_id: str, count: int, currency: str) -> dict[str, Any]:
     }
 
 
+def _at_fewest_cards(
+    parsed: ParsedQuery, rec: Recommendation, cards: list[tuple[str, int]], currency: str
+) -> tuple[ParsedQuery, Recommendation]:
+    """The question with each card at the fewest of it that run the job, and its answer.
+    "a100 和 h100 跑 llama 3.1 70b 哪个快": neither holds 70B alone, so each card is
+    compared at the fewest of it that run the job (2× A100 vs 2× H100), said so; a card
+    that runs it alone (tight included) stays one: "买4090还是a6000 跑70b" is the A6000
+    alone against the 4090s it takes, not 2x A6000."""
+    alone = {
+        o.gpu_id
+        for o, v in [(rec.named, rec.verdict), *((a.option, a.verdict) for a in rec.also)]
+        if o is not None and v is not None and v.state != "no_fit"
+    }
+    fewest = [(g, 1 if g in alone else _fewest_cards(parsed, g, currency)) for g, _ in cards]
+    first_n, others = fewest[0], fewest[1:]
+    asked = parsed.model_copy(
+        update={"gpu_count": first_n[1], "other_cards": others, "ask_count": False}
+    )
+    return asked, recommend_query(asked, default_currency=currency)
+
+
+def _judged_sides(rec: Recommendation, currency: str) -> list[Side]:
+    """One side per card judged: the named card and each other card, with its verdict,
+    figure and speed."""
+    judged = []
+    if rec.named is not None and rec.verdict is not None:
+        judged.append((rec.named, rec.verdict))
+    judged += [(a.option, a.verdict) for a in rec.also]
+    sides = []
+    for option, judgement in judged:
+        sides.append(
+            Side(
+                **_base(option.gpu_id, option.count, currency),
+                verdict=judgement.state,
+                per_card_bytes=option.per_gpu_bytes,
+                measured_up_to_bytes=option.measured_up_to_bytes,
+                usable_bytes=option.usable_bytes,
+                headroom_fraction=option.headroom_fraction,
+                tokens_per_s=option.decode_tokens_per_s,
+                train_hours=option.train_hours,
+                images_per_min=option.images_per_min,
+            )
+        )
+    return sides
+
+
 def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     if not compares_cards(parsed):
         return _compare_models(parsed, currency)
@@ -181,40 +227,8 @@ def answer(parsed: ParsedQuery, currency: str) -> CompareAnswer:
     if _counts_unasked(parsed) and not all(
         v.state != "no_fit" for v in [rec.verdict, *(a.verdict for a in rec.also)] if v
     ):
-        # "a100 和 h100 跑 llama 3.1 70b 哪个快": neither holds 70B alone, so each card is
-        # compared at the fewest of it that run the job (2× A100 vs 2× H100), said so
-        # a card that runs it alone (tight included) stays one: "买4090还是a6000 跑70b" is
-        # the A6000 alone against the 4090s it takes, not 2x A6000
-        alone = {
-            o.gpu_id
-            for o, v in [(rec.named, rec.verdict), *((a.option, a.verdict) for a in rec.also)]
-            if o is not None and v is not None and v.state != "no_fit"
-        }
-        fewest = [(g, 1 if g in alone else _fewest_cards(parsed, g, currency)) for g, _ in cards]
-        first_n, others = fewest[0], fewest[1:]
-        asked = parsed.model_copy(
-            update={"gpu_count": first_n[1], "other_cards": others, "ask_count": False}
-        )
-        rec = recommend_query(asked, default_currency=currency)
-    judged = []
-    if rec.named is not None and rec.verdict is not None:
-        judged.append((rec.named, rec.verdict))
-    judged += [(a.option, a.verdict) for a in rec.also]
-    sides = []
-    for option, judgement in judged:
-        sides.append(
-            Side(
-                **_base(option.gpu_id, option.count, currency),
-                verdict=judgement.state,
-                per_card_bytes=option.per_gpu_bytes,
-                measured_up_to_bytes=option.measured_up_to_bytes,
-                usable_bytes=option.usable_bytes,
-                headroom_fraction=option.headroom_fraction,
-                tokens_per_s=option.decode_tokens_per_s,
-                train_hours=option.train_hours,
-                images_per_min=option.images_per_min,
-            )
-        )
+        asked, rec = _at_fewest_cards(parsed, rec, cards, currency)
+    sides = _judged_sides(rec, currency)
     offer_fp8(_on_runtime_of(asked, rec), sides, currency)
     model = rec.result.model
     serving = plan_serving_sides(asked, sides, currency)
