@@ -169,9 +169,9 @@ def _cannot(gpu: GpuSpec) -> list[str]:
     return _CANNOT[gpu.id]
 
 
-def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRow]:
-    cannot = _cannot(gpu)
-    # GGUF Q4_K_M at 4k under llama.cpp (layers split over several cards): the chat recipe
+def _chat_row(gpu: GpuSpec, count: int) -> CapabilityRow:
+    """The largest model to chat with: GGUF Q4_K_M at 4k under llama.cpp (layers split over
+    several cards), and a larger one that fits tight."""
     chat_job: dict = {
         "weights_format": "q4_k_m",
         "runtime": "llamacpp",
@@ -182,28 +182,22 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
     chat = largest_model_b(gpu, count, **chat_job)
     chat_tight = largest_tight_model_b(gpu, count, **chat_job)
     chat_tight = chat_tight if chat_tight and (chat is None or chat_tight > chat) else None
-    rows = [
-        CapabilityRow(
-            task="chat",
-            precision="q4_k_m",
-            recipe="llamacpp_4k",
-            largest_params_b=chat,
-            example=example_llm(chat),
-            tight_params_b=chat_tight,
-            tight_example=example_llm(chat_tight),
-        )
-    ]
-    for fmt in ("bf16", "int8", "int4"):
-        size = fit.inference_b.get(fmt)
-        rows.append(
-            CapabilityRow(
-                task="serve",
-                precision=fmt,
-                recipe="4k",
-                largest_params_b=size,
-                example=example_llm(size),
-            )
-        )
+    return CapabilityRow(
+        task="chat",
+        precision="q4_k_m",
+        recipe="llamacpp_4k",
+        largest_params_b=chat,
+        example=example_llm(chat),
+        tight_params_b=chat_tight,
+        tight_example=example_llm(chat_tight),
+    )
+
+
+def _finetune_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRow]:
+    """The largest model each fine-tuning recipe trains (QLoRA, LoRA, full), QLoRA's
+    tight size beside it as /fit's rung."""
+    cannot = _cannot(gpu)
+    rows = []
     for mode, fmt in (("qlora", "nf4"), ("lora", "bf16"), ("full", "bf16")):
         size = fit.finetune_b.get(mode)
         tight = None
@@ -231,6 +225,23 @@ def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRo
                 tight_example=example_llm(tight),
             )
         )
+    return rows
+
+
+def capability_rows(gpu: GpuSpec, count: int, fit: CardFit) -> list[CapabilityRow]:
+    rows = [_chat_row(gpu, count)]
+    for fmt in ("bf16", "int8", "int4"):
+        size = fit.inference_b.get(fmt)
+        rows.append(
+            CapabilityRow(
+                task="serve",
+                precision=fmt,
+                recipe="4k",
+                largest_params_b=size,
+                example=example_llm(size),
+            )
+        )
+    rows += _finetune_rows(gpu, count, fit)
     rows.append(_image_row(gpu))
     return rows
 
