@@ -73,6 +73,20 @@ def short_card_name(gpu_id: str) -> str:
     return name.replace("NVIDIA ", "").replace("GeForce ", "").strip()
 
 
+def _machines_of_one(r: Reading, count: int, card_text: str, unit_after: bool) -> bool:
+    """Each card is a machine of its own: laptops (each a machine of one card), or a count
+    of more than one whose unit names machines, in the count read with the card
+    (`card_text`) or right after it (`unit_after`)."""
+    return r.laptops is not None or (
+        r.gpu_count is not None
+        and count > 1
+        and (
+            any(u in card_text for u in vocab.load("machines")["machine_units"]["in_count"])
+            or unit_after
+        )
+    )
+
+
 def parse_machine_line(text: str) -> MachineLine:
     """Never raises: a line that names no known card comes back with `error`."""
     if not text or not text.strip():
@@ -101,20 +115,7 @@ def parse_machine_line(text: str) -> MachineLine:
     start, end = span
     rest = s.text[end:]
     unit_after = machine_word.match(rest)
-    machines_of_one = (
-        r.laptops is not None
-        or (  # each laptop is a machine of one card
-            r.gpu_count is not None
-            and count > 1
-            and (
-                any(
-                    u in lowered[start:end]
-                    for u in vocab.load("machines")["machine_units"]["in_count"]
-                )
-                or unit_after is not None
-            )
-        )
-    )
+    machines_of_one = _machines_of_one(r, count, lowered[start:end], unit_after is not None)
     if unit_after is not None:
         rest = " " * unit_after.end() + rest[unit_after.end() :]
     # name and note in the user's own case, from the positions left unread
