@@ -34,6 +34,8 @@ from advisor.memory.band import band_table
 from advisor.memory.runtimes import LLAMACPP_FAMILY, SERVING_ENGINES
 from advisor.memory.runtimes.llamacpp import BUFFER_TERMS
 from advisor.memory.runtimes.vllm import PROFILE_TERMS
+from advisor.models.estimate import Estimate
+from advisor.models.workload import Workload
 from checks import calibration
 from checks.cases import case_to_workload, guide_formula_bytes
 from checks.conformal import (
@@ -79,6 +81,35 @@ def judged_bytes(est, measured_what: str) -> tuple[int, str]:
     return est.total_bytes, "total"
 
 
+def _bound_result(bound: dict, est: Estimate, workload: Workload, base: dict) -> dict:
+    """A bound case judged: the engine's figure on the bound's side (fits under, OOM at,
+    greater or less than), or for a longest context that ran, the context the engine
+    says fits, within 25%."""
+    limit = bound["limit_gib"] * GIB
+    kind = bound["kind"]
+    total, alloc = est.total_bytes, est.allocated_bytes
+    guide = base["guide_bytes"]
+    if kind == "fits_under":
+        ok, gok, judged = total <= limit, guide <= limit, total
+    elif kind == "oom_at":
+        ok, gok, judged = total > limit, guide > limit, total
+    elif kind == "greater_than":
+        ok, gok, judged = alloc > limit, guide > limit, alloc
+    elif kind == "less_than":
+        ok, gok, judged = alloc < limit, guide < limit, alloc
+    else:  # max_context_tokens: judged on the largest context that fits
+        # The measured bound is the longest context that ran, so the engine's own
+        # estimate of it is judged (its point estimate, as every value case is); the
+        # answer's safer figure, whose band's high end fits, is the band's to judge.
+        judged = max_context_tokens(workload, int(limit), safe=False) or 0
+        ok, gok = abs(judged / bound["tokens"] - 1) <= 0.25, False
+    if kind == "max_context_tokens":  # judged on the context, not on bytes
+        for k in ("estimate_bytes", "low_bytes", "high_bytes"):
+            base.pop(k)
+    key = "context_tokens" if kind == "max_context_tokens" else "estimate_bytes"
+    return {**base, "bound": kind, "ok": ok, "guide_ok": gok, key: int(judged)}
+
+
 def score_case(case: dict) -> dict:
     base = {
         "id": case["id"],
@@ -111,29 +142,7 @@ def score_case(case: dict) -> dict:
     )
     bound = measured.get("bound")
     if bound:
-        limit = bound["limit_gib"] * GIB
-        kind = bound["kind"]
-        total, alloc = est.total_bytes, est.allocated_bytes
-        guide = base["guide_bytes"]
-        if kind == "fits_under":
-            ok, gok, judged = total <= limit, guide <= limit, total
-        elif kind == "oom_at":
-            ok, gok, judged = total > limit, guide > limit, total
-        elif kind == "greater_than":
-            ok, gok, judged = alloc > limit, guide > limit, alloc
-        elif kind == "less_than":
-            ok, gok, judged = alloc < limit, guide < limit, alloc
-        else:  # max_context_tokens: judged on the largest context that fits
-            # The measured bound is the longest context that ran, so the engine's own
-            # estimate of it is judged (its point estimate, as every value case is); the
-            # answer's safer figure, whose band's high end fits, is the band's to judge.
-            judged = max_context_tokens(workload, int(limit), safe=False) or 0
-            ok, gok = abs(judged / bound["tokens"] - 1) <= 0.25, False
-        if kind == "max_context_tokens":  # judged on the context, not on bytes
-            for k in ("estimate_bytes", "low_bytes", "high_bytes"):
-                base.pop(k)
-        key = "context_tokens" if kind == "max_context_tokens" else "estimate_bytes"
-        return {**base, "bound": kind, "ok": ok, "guide_ok": gok, key: int(judged)}
+        return _bound_result(bound, est, workload, base)
     if measured.get("value_gib") is None:
         return {**base, "skipped": "no value"}
     meas = measured["value_gib"] * GIB
