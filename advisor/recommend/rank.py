@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from advisor import catalog
-from advisor.audio_speed import realtime_factor
+from advisor.audio_speed import AudioSpeed, realtime_factor
 from advisor.catalog import GpuSpec
 from advisor.constraints import Requirement, blockers, tp_ok
 from advisor.memo import ByIdentity
@@ -26,7 +26,7 @@ from advisor.recommend.speed import (
     speed_row,
 )
 from advisor.types import Option, Price
-from advisor.video_speed import clip_seconds
+from advisor.video_speed import ClipTime, clip_seconds
 
 # "Fastest" is chosen among setups that cost at most this many times the cheapest per hour:
 # a B200 is not the answer for bert-base.
@@ -137,6 +137,24 @@ def option(
     return option_from(facts, result, card_row(gpu), count, price, speed_always, blocked)
 
 
+def _media_speed(
+    speed_f: Any, gpu: GpuSpec, count: int, shown: bool
+) -> tuple[AudioSpeed | None, ClipTime | None]:
+    """An audio job's speed against real time, or how long a video job's clip takes, on
+    one card (`speed.speed_facts` of the job); neither beside several cards or where no
+    speed is shown."""
+    if not shown or count != 1:
+        return None, None
+    if speed_f.kind == "audio":
+        audio = realtime_factor(
+            speed_f.model_id, gpu, speed_f.batch, speed_f.runtime, None, speed_f.weight_bytes
+        )
+        return audio, None
+    if speed_f.kind == "video" and speed_f.clip:
+        return None, clip_seconds(speed_f.model_id, gpu, speed_f.clip)
+    return None, None
+
+
 def option_from(
     facts: OptionFacts,
     result: EstimateResult,
@@ -163,14 +181,7 @@ def option_from(
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
         (row or speed_row(speed_f, speed, count)) if fits or speed_always else NO_SPEED
     )
-    audio = None
-    if speed_f.kind == "audio" and (fits or speed_always) and count == 1:
-        audio = realtime_factor(
-            speed_f.model_id, speed.gpu, speed_f.batch, speed_f.runtime, None, speed_f.weight_bytes
-        )
-    clip = None
-    if speed_f.kind == "video" and speed_f.clip and (fits or speed_always) and count == 1:
-        clip = clip_seconds(speed_f.model_id, speed.gpu, speed_f.clip)
+    audio, clip = _media_speed(speed_f, speed.gpu, count, fits or speed_always)
     job_cost = None
     if train_hours is not None and price is not None:
         job_cost = round(train_hours * price.amount, 2)
