@@ -440,6 +440,7 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
             "mobilenet_v3_large",
             "efficientnet_b0",
             "efficientnet_b3",
+            "efficientnet_b7",
             "convnext_tiny",
             "convnext_base",
             "densenet121",

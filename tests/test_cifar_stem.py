@@ -58,3 +58,16 @@ def test_a_question_naming_cifar_reaches_the_same_reading_in_both_languages():
     _, texts = answers_both("train resnet18 on cifar10, batch 256")
     assert "ResNet_CIFAR" in texts["en"]
     assert "「ResNet_CIFAR」" in texts["zh"]
+
+
+def test_efficientnet_b7_is_catalogued_from_its_measured_saved_bytes():
+    # calibration/activations_cpu.py efficientnet_b7: torchvision's B7, 224x224, batch 2
+    cal = Path(__file__).resolve().parents[1] / "calibration" / "data" / "activations_cpu.json"
+    record = json.loads(cal.read_text())["models"]["efficientnet_b7"]
+    w = Workload(model="efficientnet-b7", mode="full", batch_size=4, image_width=224)
+    r = estimate(w)
+    assert r.model.id == "efficientnet-b7"
+    activations = {t.name: t.bytes for t in r.estimate.terms}["activations"]
+    per_sample = record["saved_bytes"] / record["batch"]
+    assert abs(activations / 4 / per_sample - 1) < 0.01
+    assert parse_query("train efficientnet-b7 on cifar10").workload.model == "efficientnet-b7"
