@@ -269,3 +269,11 @@ def test_test_helpers_are_imported_under_one_module_name() -> None:
         if name.split(".")[0] in helpers
     ]
     assert bare == []
+
+
+def test_the_engines_types_are_imported_from_the_module_that_holds_them() -> None:
+    """advisor/models/ holds one thing per module and its __init__ re-exports none: a
+    `from advisor.models import Workload` fails at import, so none may be written."""
+    graph = import_graph()
+    assert "advisor.models.workload" in graph["advisor.models.result"]
+    assert sorted(m for m, targets in graph.items() if "advisor.models" in targets) == []
