@@ -105,6 +105,13 @@ NOTE_KNOBS: list[tuple[str, str, object]] = [
     (r"--split_mode\b", "split_mode", True),
     # A trainer's latent cache (diffusers / kohya --cache_latents; not its --not_ switch).
     (r"(?<!not_)\bcache_latents\b|\blatents (are )?cached\b", "latents_cached", True),
+    # A language model trained through a task head, not its LM head (the bot reads the same
+    # setting from a question: advisor/data/vocab/words.toml [knobs] classifier_head).
+    (
+        r"ForSequenceClassification|without its LM head|\bno LM head|classification head",
+        "classifier_head",
+        True,
+    ),
     # Liger kernels as each stack spells the switch (HF use_liger_kernel, LLaMA-Factory
     # enable_liger_kernel, ms-swift --use_liger_kernel) or names them.
     (

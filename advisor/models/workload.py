@@ -100,6 +100,11 @@ class Workload(BaseModel):
     # torch.compile on the model and loss (torchtune's `compile: True`): changes what a
     # compiled chunked loss saves for backward (advisor/memory/stacks.py stack_loss_bytes).
     torch_compile: bool = False
+    # A language model trained through a small task head instead of its LM head
+    # (AutoModelForSequenceClassification's `score` Linear, or the base AutoModel with a head
+    # of its own): the loss never sees vocabulary-sized logits (data/training_stacks.toml
+    # [classifier_head]).
+    classifier_head: bool = False
     activation_offload: bool = False
     optimizer_in_backward: bool = False
     # Liger kernels (HF use_liger_kernel, LLaMA-Factory enable_liger_kernel, ms-swift

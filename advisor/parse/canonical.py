@@ -187,6 +187,8 @@ def _stack_parts(p: ParsedQuery, w: Workload) -> list[str]:
         parts.append("chunked loss" if w.chunked_loss else "standard cross-entropy")
     if w.torch_compile:
         parts.append("torch.compile")
+    if w.classifier_head:
+        parts.append("classification head")
     if w.multiscale_crop:
         parts.append("ms-crop")
     if w.objects_per_image:

@@ -104,14 +104,17 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
 
 
 def recognize_loss_knobs(s: Scan, r: Reading) -> None:
-    """The loss a question names: a chunked cross-entropy, a standard one, torch.compile
-    (data/vocab/words.toml [knobs]). Unsaid, the chunked loss is the stack's own default."""
+    """The loss a question names: a chunked cross-entropy, a standard one, torch.compile, a
+    classification head in place of the LM head (data/vocab/words.toml [knobs]). Unsaid, the
+    chunked loss is the stack's own default."""
     if s.take(vocab.knob_words("chunked_loss")):
         r.fields["chunked_loss"] = True
     elif s.take(vocab.knob_words("standard_loss")):
         r.fields["chunked_loss"] = False
     if s.take(vocab.knob_words("torch_compile")):
         r.fields["torch_compile"] = True
+    if s.take(vocab.knob_words("classifier_head")):
+        r.fields["classifier_head"] = True
 
 
 def recognize_multiscale_crop(s: Scan, r: Reading) -> None:
