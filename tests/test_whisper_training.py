@@ -89,3 +89,19 @@ def test_without_checkpointing_every_layer_keeps_its_eager_scores():
     kept = _terms(_lora(gradient_checkpointing=False, attention="eager"))
     scores = 32 * 20 * FRAMES * FRAMES * 6 * BATCH
     assert kept["activations"] > scores
+
+
+def test_a_question_says_adalora_and_checkpointing_off_as_the_recipe_runs():
+    """AdaLoRA is a LoRA fine-tune; checkpointing said off in either language is off (PEFT's
+    prepare_model_for_kbit_training leaves an fp32 model without checkpointing: peft v0.5.0)."""
+    from advisor.parse import parse_query
+
+    for text in (
+        "whisper large-v2 adalora batch 4 fp32, no gradient checkpointing, eager",
+        "whisper large-v2 adalora 微调 batch 4 fp32 不开梯度检查点 eager",
+        "whisper large-v2 lora batch 4 gradient_checkpointing=False",
+    ):
+        w = parse_query(text).workload
+        assert w is not None and w.mode == "lora" and w.gradient_checkpointing is False, text
+    on = parse_query("whisper large-v2 lora batch 4 with gradient checkpointing").workload
+    assert on is not None and on.gradient_checkpointing is True

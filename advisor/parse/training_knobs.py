@@ -90,7 +90,13 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
     if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
         word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
         r.fields.setdefault("optimizer", Optimizer(word))
-    if s.take(r"no[- ]?gc|不用梯度检查点|关闭梯度检查点"):
+    # said off: "no gc", "no / without gradient checkpointing", "gradient checkpointing off /
+    # false", "不开 / 关掉 / 没开梯度检查点", "梯度检查点关"
+    if s.take(
+        r"no[- ]?gc\b|\b(?:no|without|disabled?)[ _-]+(?:gradient|activation)[ _-]?checkpointing"
+        r"|(?:gradient|activation)[ _-]?checkpointing[ _=:]*(?:off|false|disabled)\b"
+        r"|(?:不用|不使用|关闭|关掉|不开|没开|未开)梯度检查点|梯度检查点[：: ]*(?:关|否)"
+    ):
         r.fields["gradient_checkpointing"] = False
     elif s.take(r"\bgc\b|梯度检查点|gradient[_ ]checkpointing|activation checkpointing"):
         r.fields["gradient_checkpointing"] = True
