@@ -194,6 +194,14 @@ def _checkpoint_bytes(t: TrainingSetup, acc: Breakdown) -> float:
     return float(stacks.amp_fp32_weights()["checkpoint_bytes"])
 
 
+def _classifier_logits(t: TrainingSetup, acc: Breakdown, tokens: int) -> int:
+    """A task head's logits (a few labels a token), no vocabulary-sized tensor: nothing the
+    breakdown shows (data/training_stacks.toml [classifier_head]), said as the loss path."""
+    acc.assume("loss_path", "classifier_head")
+    per_token = stacks.stack_defaults()["classifier_head"]["logit_bytes_per_token"]
+    return int(tokens * per_token / t.tp)
+
+
 def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     """A language model's loss logits by loss path: log-probs of the completion only,
     none under Cut Cross-Entropy, Liger's fused chunk, a chunked loss, or transformers'
@@ -208,10 +216,8 @@ def _add_loss_logits(t: TrainingSetup, acc: Breakdown) -> tuple[int, bool]:
     tokens = max(t.loss_positions // t.pp, 1)  # a speech model's labels only
     if w.loss_tokens is not None:
         return _logprob_logits(t, acc), False
-    if w.classifier_head:  # a task head: no vocabulary logits (training_stacks.toml)
-        acc.assume("loss_path", "classifier_head")
-        per_token = stacks.stack_defaults()["classifier_head"]["logit_bytes_per_token"]
-        return int(tokens * per_token / t.tp), True
+    if w.classifier_head:
+        return _classifier_logits(t, acc, tokens), True
     # 16-bit logits + fp32 copy + log-softmax + its gradient at the start of backward;
     # a chunked loss keeps the 16-bit logits and one fp32 chunk at a time. Checked
     # 2026-11-30 against transformers' loss_utils.ForCausalLMLoss (v4.46+): it upcasts
