@@ -159,7 +159,8 @@ def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, flo
             if spec is not None and round(spec.vram_gb) == int(mem):
                 return spec, None
     spec = catalog.find_gpu(key) or _spelled(spellings, key)
-    if spec is None and key.endswith("s") and len(key) > 3:  # "3090s", "a100s"
+    if spec is None and key.endswith("s") and (len(key) > 3 or key[-2].isdigit()):
+        # "3090s", "a100s", "l4s": a plural of a card whose name ends in its number
         spec = catalog.find_gpu(key[:-1]) or _spelled(spellings, key[:-1])
     if spec is None:
         return None, None
