@@ -15,7 +15,7 @@ from advisor.parse.scan import Reading, Scan, reject
 # Shapes of format tokens; each is looked up in formats.toml (an unknown one, "fp17", is an
 # error with the list of formats rather than a silent default).
 _TOKEN = re.compile(
-    r"(?<![a-z0-9.])(q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+(?:\.\d+)?\s?-?bits?|nf4|fp4|gptq|awq"
+    r"(?<![a-z0-9.])((?:ud[-_])?(?:iq\d_(?:xxs|xs|s|m|nl)|q\d_k_xx?[sl])|q\d_k(?:_[sml])?|q\d_\d|q\d|fp\d+|bf16|int\d+|\d+(?:\.\d+)?\s?-?bits?|nf4|fp4|gptq|awq"
     r"|mxfp4|gguf|qint\d|qfloat8|半精度|全精度|单精度)(?![a-z0-9])"
 )
 # Read only when nothing more specific is named ("gguf q5_k_m" is Q5_K_M).
@@ -185,12 +185,23 @@ def recognize_exl2(s: Scan, r: Reading) -> None:
     r.fields.setdefault("runtime", "exllamav2")
 
 
-def _token_format(token: str) -> str:
+# A GGUF type the format table lacks ("q4_k_xl", "iq5_xxs"): the K-quant of its digit
+# (Q4_K_M for a 4), said as an assumption naming both, never silently another format.
+_GGUF_SHAPE = re.compile(r"(?:ud[-_])?i?q(\d)_\w+")
+
+
+def _token_format(token: str, r: Reading | None = None) -> str:
     token = token.replace(" ", "")
     bits = re.fullmatch(r"(\d+)-?bits?", token)
     if bits:
         token = {"4": "int4", "8": "int8", "16": "fp16", "32": "fp32"}.get(bits.group(1), token)
     fmt = catalog.find_format(token)
+    shape = _GGUF_SHAPE.fullmatch(token)
+    if fmt is None and shape is not None and r is not None:
+        nearest = catalog.find_format(f"q{shape.group(1)}_k_m") or catalog.find_format("q4_k_m")
+        if nearest is not None:
+            r.assumed.append(f"gguf_unknown = {token.upper()} → {nearest.id.upper()}")
+            return nearest.id
     if fmt is None:
         raise reject("unknown_format", token, sorted(catalog.formats()))
     return fmt.id
@@ -198,7 +209,7 @@ def _token_format(token: str) -> str:
 
 def recognize_formats(s: Scan, r: Reading) -> None:
     """Format tokens; the most specific one named wins (awq over 4bit, q5_k_m over gguf)."""
-    found = [(m.group(1), _token_format(m.group(1))) for m in _TOKEN.finditer(s.text)]
+    found = [(m.group(1), _token_format(m.group(1), r)) for m in _TOKEN.finditer(s.text)]
     if not found:
         return
     s.take_all(_TOKEN)

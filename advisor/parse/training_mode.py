@@ -163,11 +163,14 @@ def fp32_only_training(fields: dict[str, Any], gpu_id: str | None, assumed: list
 
 
 def implied_mode(fields: dict[str, Any], assumed: list[str]) -> str | None:
-    """Training words without a mode word ("fsdp 4卡", "unsloth", "amp") still mean training."""
+    """Training words without a mode word ("fsdp 4卡", "unsloth", "amp") still mean training.
+    A framework named beside a GGUF runtime ("unsloth's R1 GGUF with llama.cpp") names who
+    made the file: llama.cpp, Ollama and LM Studio only run inference."""
     implied = vocab.load("runtimes")["implied_mode"]
     parallelism = fields.get("parallelism")
     mode = implied["parallelism"].get(parallelism.value if parallelism else "")
-    mode = mode or implied["framework"].get(fields.get("framework") or "")
+    if fields.get("runtime") not in vocab.load("runtimes")["gguf_runtimes"]:
+        mode = mode or implied["framework"].get(fields.get("framework") or "")
     if mode is None and fields.get("mixed_precision") is not None:
         mode = implied["mixed_precision"]
     if mode is not None:
