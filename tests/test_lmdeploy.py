@@ -75,3 +75,18 @@ def test_the_answer_shows_the_pool_nvidia_smi_shows_and_says_why_in_both_languag
     assert est.nvidia_smi_bytes == share_bytes(est, card, 0.5) > est.total_bytes
     assert "LMDeploy reserves" in texts["en"] and "--cache-max-entry-count 0.5" in texts["en"]
     assert "LMDeploy 启动时预占" in texts["zh"] and "--cache-max-entry-count 0.5" in texts["zh"]
+
+
+def test_requests_served_at_once_hold_their_kv_blocks_together():
+    _, one, _ = _est(context_tokens=4096)
+    _, many, _ = _est(context_tokens=4096, concurrency=8)
+    kv_one, kv_many = (sum(t.bytes for t in e.terms if t.name == "kv_cache") for e in (one, many))
+    assert kv_many == 8 * kv_one
+
+
+def test_a_smaller_kv_cache_is_offered_in_lmdeploys_own_setting():
+    from advisor.render import labels
+
+    rec, texts = answers_both("lmdeploy serve qwen2.5-7b 20 concurrent users context 8k my 4090")
+    assert "--quant-policy 8" in texts["en"] and "--kv-cache-dtype" not in texts["en"]
+    assert "--quant-policy 8" in labels("zh")["fix"]["kv_int8_lmdeploy"]

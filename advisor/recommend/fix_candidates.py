@@ -37,6 +37,7 @@ CHEAP = (
     "kv_q8_ollama",
     "kv_q8_llamacpp",
     "kv_q4_exllama",
+    "kv_int8_lmdeploy",
     "vllm_lean",
     "vllm_lean_tp",
 )
@@ -91,6 +92,7 @@ KV_FIXES = {
     Runtime.llamacpp: ("kv_q8_llamacpp", "q8_0"),  # --cache-type-k/v q8_0
     Runtime.lmstudio: ("kv_q8_llamacpp", "q8_0"),
     Runtime.exllamav2: ("kv_q4_exllama", "q4_0"),  # ExLlamaV2Cache_Q4, ~4.5 bits a value
+    Runtime.lmdeploy: ("kv_int8_lmdeploy", "int8"),  # --quant-policy 8 (data/kv_cache.toml)
 }
 # Smaller formats a runtime loads: llama.cpp only reads GGUF types.
 # GGUF Q8_0 after int8: the same bytes where int8 runs, the 8-bit route where it does not

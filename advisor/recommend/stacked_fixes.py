@@ -24,6 +24,7 @@ STACK_INFERENCE = (
     "kv_q8_ollama",
     "kv_q8_llamacpp",
     "kv_q4_exllama",
+    "kv_int8_lmdeploy",
     "shorter_context",
 )
 STACK_STEPS = 8

@@ -19,7 +19,9 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     if s.w.cache_max_entry_count is None:
         acc.assume("cache_max_entry_count", ratio)
     allocated = add_weights(s, acc)
-    return allocated + add_kv(s, acc, s.kv_per_token, s.context, s.batch)
+    # requests served at once hold their blocks together, as a batch does
+    sequences = s.w.concurrency or s.batch
+    return allocated + add_kv(s, acc, s.kv_per_token, s.context, sequences)
 
 
 def cache_share(w: Workload) -> float:
