@@ -129,3 +129,12 @@ def test_the_pascal_whisper_answer_names_its_program_not_llama_cpp(capsys) -> No
     assert "llama.cpp" not in text.splitlines()[0], text  # the header: the program sized
     for wrong in ("GGUF", "Q4_K_M", "q4_k_m", "Ollama 默认", "SDPA", "运行框架：transformers"):
         assert wrong not in text, (wrong, text)
+
+
+def test_faster_whisper_and_whisperx_state_ctranslate2s_float16_not_bf16():
+    """Not told a compute type, WhisperX runs float16 (`--compute_type` default) and
+    faster-whisper the converted model's float16 (data/runtimes.toml [ctranslate2])."""
+    for text in ("whisperx large-v2 batch 16", "faster-whisper large-v3 batch 4"):
+        result = estimate(parse_query(text).workload)
+        assumed = {a.field: a.value for a in result.assumed}
+        assert assumed["weights_format"] == "fp16", text

@@ -27,13 +27,18 @@ def own_program(framework: str | None) -> bool:
 
 
 def reference_format(framework: str | None, fmt: str, acc: Breakdown) -> str:
-    """The weights' format when the user gave none: fp32 under openai-whisper (stated in
-    place of the usual default), else `fmt`."""
-    if not is_reference_whisper(framework):
+    """The weights' format when the user gave none: fp32 under openai-whisper, CTranslate2's
+    float16 under faster-whisper and WhisperX (data/runtimes.toml [ctranslate2]
+    default_format), each stated in place of the usual default; else `fmt`."""
+    if is_reference_whisper(framework):
+        program = "fp32"
+    elif own_kernels(framework):
+        program = str(coefficient("ctranslate2", "default_format"))
+    else:
         return fmt
     acc.assumed = [a for a in acc.assumed if a.field != "weights_format"]
-    acc.assume("weights_format", "fp32")
-    return "fp32"
+    acc.assume("weights_format", program)
+    return program
 
 
 def load(s: InferenceSetup, acc: Breakdown, allocated: int) -> int:
