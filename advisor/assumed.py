@@ -45,6 +45,8 @@ LLM_ONLY = frozenset(
         "kv_cache_dtype",
         "kv_cache_dtype_unsupported",
         "kv_cache_without_flash_attention",
+        "transformers_release",
+        "last_token_logits_since",
         "loss_path",
         "cache_tokens",
         "max_num_batched_tokens",

@@ -195,6 +195,9 @@ def _stack_parts(p: ParsedQuery, w: Workload) -> list[str]:
         parts.append(f"max {w.objects_per_image} objects per image")
     if w.runtime:
         parts.append(_RUNTIME_WORD.get(w.runtime.value, w.runtime.value))
+    if w.transformers_version:
+        # the release beside its library's name, as a question writes it ("transformers 4.45")
+        parts.append(f"transformers {w.transformers_version}")
     if w.cache_max_entry_count is not None:
         parts.append(f"cache-max-entry-count {w.cache_max_entry_count:g}")
     if w.framework and (w.runtime is None or w.framework != framework_of(w.runtime.value)):

@@ -168,8 +168,19 @@ def _release_pattern() -> re.Pattern[str]:
     return re.compile(rf"(?:{after})\s*(?:==|=|v)?\s*(20\d\d\.\d{{1,2}})(?:\.\d+)?(?![\d.])", re.I)
 
 
+@cache
+def _transformers_release_pattern() -> re.Pattern[str]:
+    after = "|".join(
+        f"(?<={re.escape(w)})" for w in vocab.load("words")["knobs"]["transformers_version"]
+    )
+    return re.compile(rf"(?:{after})\s*(?:==|=|v)?\s*([45]\.\d{{1,2}})(?:\.\d+)?(?![\d.])", re.I)
+
+
 def recognize_stack_release(s: Scan, r: Reading) -> None:
-    """Unsloth's release after its name ("unsloth 2024.1", "unsloth==2024.4.2"): only the
-    number is taken, the name is left for the stack."""
+    """Unsloth's release after its name ("unsloth 2024.1", "unsloth==2024.4.2") and
+    transformers' ("transformers 4.45", "transformers==4.56.1"): only the number is taken,
+    the name is left for the stack."""
     if m := s.take(_release_pattern()):
         r.fields["unsloth_version"] = m.group(1)
+    if m := s.take(_transformers_release_pattern()):
+        r.fields["transformers_version"] = m.group(1)

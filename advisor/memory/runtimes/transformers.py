@@ -32,20 +32,44 @@ def _release(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 
 
-def generation(w: Workload) -> tuple[bool, bool]:
+def release(w: Workload, family: str | None = None) -> tuple[int, ...] | None:
+    """The transformers release the estimate follows: the one named, else the one the
+    model family's own config.json and measurements name (data/runtimes.toml [transformers]
+    family_release), else None (a current release)."""
+    if w.transformers_version is not None:
+        return _release(w.transformers_version)[:2]
+    named = coefficient("transformers", "family_release").get(family or "")
+    return _release(named) if named else None
+
+
+def generation(w: Workload, family: str | None = None) -> tuple[bool, bool]:
     """(the cache is re-concatenated each step, logits over the whole prompt) for the
-    transformers release the workload names (data/runtimes.toml [transformers] *_since):
-    both before 4.36, full-prompt logits alone from 4.36 to 4.44, neither since 4.45;
+    transformers release (`release`; data/runtimes.toml [transformers] *_since): both
+    before 4.36, full-prompt logits alone from 4.36 to 4.44, neither since 4.45, later for
+    a family whose forward ignored num_logits_to_keep (family_last_token_logits_since);
     `legacy_generate` says both."""
     if w.legacy_generate:
         return True, True
-    if w.transformers_version is None:
+    v = release(w, family)
+    if v is None:
         return False, False
-    v = _release(w.transformers_version)[:2]
+    since = coefficient("transformers", "family_last_token_logits_since").get(family or "")
     return (
         v < _release(coefficient("transformers", "dynamic_cache_since")),
-        v < _release(coefficient("transformers", "last_token_logits_since")),
+        v < _release(since or coefficient("transformers", "last_token_logits_since")),
     )
+
+
+def full_logits_bytes(w: Workload, family: str | None = None) -> float:
+    """Bytes per vocabulary entry and prompt token of full-prompt logits: 16-bit logits
+    and their fp32 upcast before 4.46, the 16-bit logits alone since
+    (data/runtimes.toml [transformers] logits_upcast_until)."""
+    v = release(w, family)
+    if w.legacy_generate or v is None:
+        return float(coefficient("transformers", "legacy_logits_bytes"))
+    if v < _release(coefficient("transformers", "logits_upcast_until")):
+        return float(coefficient("transformers", "legacy_logits_bytes"))
+    return float(coefficient("transformers", "full_logits_16bit_bytes"))
 
 
 def eager_by_default(w: Workload, runtime: Runtime) -> bool:
@@ -76,6 +100,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     if from_scratch.handles(s.framework):
         return from_scratch.allocate(s, acc)
     w, arch = s.w, s.arch
+    _say_release(s, acc)
     cache_len = s.context
     if s.framework in STATIC_CACHE_FRAMEWORKS and w.context_tokens is None:
         cache_len = max(s.context, min(arch.max_context_tokens, 8192))
@@ -87,6 +112,20 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     allocated += add_dequant_buffer(s, acc)
     allocated += add_int8_matmul_buffer(s, acc)
     return allocated + _add_generation_peak(s, acc, per_tok, cache_len)
+
+
+def _family(s: InferenceSetup) -> str | None:
+    return s.spec.family if s.spec is not None else None
+
+
+def _say_release(s: InferenceSetup, acc: Breakdown) -> None:
+    """A release taken from the model family's own config.json, said as assumed, with the
+    first release that keeps only the last token's logits (`release`)."""
+    named = coefficient("transformers", "family_release").get(_family(s) or "")
+    if named and s.w.transformers_version is None and not s.w.legacy_generate:
+        since = coefficient("transformers", "family_last_token_logits_since")[_family(s)]
+        acc.assume("transformers_release", named)
+        acc.assume("last_token_logits_since", since)
 
 
 def _prefill_buffers(
@@ -123,8 +162,7 @@ def _prefill_buffers(
     # over the decoder's positions only: an encoder's input frames get none (Whisper)
     decoder_tokens = s.batch * (s.prompt - s.encoder_tokens)
     logits_tokens = min(prefill_tokens, decoder_tokens) if full_logits else s.batch
-    logit_bytes = coefficient("transformers", "legacy_logits_bytes")
-    logits = logits_tokens * arch.vocab * logit_bytes / s.tp
+    logits = logits_tokens * arch.vocab * full_logits_bytes(w, _family(s)) / s.tp
     # The attention's, the MLP's and the lm_head's buffers are each freed before the next
     # runs: the prefill peak is the largest.
     prefill = max(prefill_tokens * per_token, scores, logits)
@@ -136,7 +174,7 @@ def _add_generation_peak(s: InferenceSetup, acc: Breakdown, per_tok: float, cach
     yet grown (`_prefill_buffers`) and what the first or a later decode step holds beside
     the cache (the prompt's fp32 logits, a re-concatenated cache's second copy)."""
     w, arch = s.w, s.arch
-    legacy, full_logits = generation(w)
+    legacy, full_logits = generation(w, _family(s))
     prefill, prefill_tokens, per_token, scores, logits_tokens = _prefill_buffers(
         s, legacy, full_logits
     )
@@ -152,7 +190,8 @@ def _add_generation_peak(s: InferenceSetup, acc: Breakdown, per_tok: float, cach
     # with last-token logits), the prompt's fp32 logits live through the first decode step.
     # Past the final cache: the first step holds them beside its cache (two copies of the
     # prompt's when re-concatenated), a later legacy step two copies of the whole cache.
-    held = logits_tokens * arch.vocab * 4 / s.tp if full_logits and decodes else 0.0
+    held_bytes = min(4.0, full_logits_bytes(w, _family(s)))
+    held = logits_tokens * arch.vocab * held_bytes / s.tp if full_logits and decodes else 0.0
     # Only the self-attention cache is re-concatenated: an encoder-decoder model's
     # cross-attention keys and values (Whisper's audio frames) are computed at the first
     # step and reused as they are (WhisperAttention: past_key_value[0:2] taken whole when
