@@ -221,8 +221,11 @@ def _find_model(name: str) -> ModelSpec | None:
     model_id = index.get(key) or index.get(key.replace("-", ""))
     if model_id is None:
         # Instruction-tuned or chat variants share the base model's memory footprint.
-        stripped = re.sub(r"-(instruct|chat|it|base|hf|fp16|bf16)$", "", key)
+        stripped = _CHAT_SUFFIX.sub("", key)
         model_id = index.get(stripped)
+    if model_id is None:
+        # a fine-tune published under its own name, its base's architecture (finetunes.toml)
+        model_id = finetune_base(key)
     if model_id is None:
         # A video model's image-to-video / text-to-video sibling published under the base
         # name + "-I2V" / "-T2V" (tencent/HunyuanVideo-I2V: the same 13B transformer, the
@@ -242,6 +245,30 @@ def _find_model(name: str) -> ModelSpec | None:
         found = _find_model(base)
         model_id = found.id if found is not None else None
     return models()[model_id] if model_id else None
+
+
+@cache
+def _finetunes() -> dict[str, tuple[str, str]]:
+    """data/finetunes.toml: a fine-tune's normalised name -> (its base's id, source)."""
+    return {
+        normalize_name(row["name"]): (row["base"], row["source"])
+        for row in _load("finetunes.toml")["finetune"]
+    }
+
+
+_CHAT_SUFFIX = re.compile(r"-(instruct|chat|it|base|hf|fp16|bf16)$")
+
+
+def finetune_base(name: str) -> str | None:
+    """The catalog id a fine-tune that keeps its base's architecture is sized as
+    ("llama-3.1-nemotron-70b-instruct" -> llama-3.1-70b), else None."""
+    key = normalize_name(name).replace(":", "-")
+    for _ in range(2):  # "-instruct-hf": peeled one suffix at a time
+        row = _finetunes().get(key) or _finetunes().get(_CHAT_SUFFIX.sub("", key))
+        if row is not None:
+            return row[0]
+        key = _CHAT_SUFFIX.sub("", key)
+    return None
 
 
 def same_architecture_variant(name: str, spec: ModelSpec) -> str | None:

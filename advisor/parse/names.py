@@ -19,7 +19,9 @@ _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
 def use_model(r: Reading, spec: ModelSpec, word: str) -> None:
     r.spec = spec
     variant = catalog.same_architecture_variant(word, spec)
-    if variant is not None:  # "qwen2.5-coder-14b": sized as Qwen2.5 14B, said so
+    if catalog.finetune_base(word) == spec.id:  # "llama-3.1-nemotron-70b": Llama 3.1 70B
+        r.assumed.append(f"finetune_of = {word.strip()} → {spec.name}")
+    elif variant is not None:  # "qwen2.5-coder-14b": sized as Qwen2.5 14B, said so
         r.assumed.append(f"same_architecture = {word.strip()} → {spec.name}")
 
 
