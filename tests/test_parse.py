@@ -169,7 +169,7 @@ ERRORS = [
     ("-7B", "bad_value"),
     ("1e30B", "bad_value"),
     ("7b batch 1000000000", "bad_value"),
-    ("qwen2.5-7b ctx 1000000", "context_too_long"),
+    ("qwen2.5-32b ctx 1000000", "context_too_long"),
     ("", "empty"),
     ("   ", "empty"),
     ("x" * 10_000, "too_long"),
@@ -302,7 +302,10 @@ def test_a_model_asked_at_a_context_it_lacks_is_answered_at_its_limit_with_the_s
     assert p.ok and p.workload.context_tokens == 8192
     assert "context_capped = 32768 8192 Llama 3 8B llama-3.1-8b" in p.assumed
     # without a sibling that takes the context, still the clear error
-    assert parse_query("qwen2.5-7b ctx 1000000").error.code == "context_too_long"
+    assert parse_query("qwen2.5-32b ctx 1000000").error.code == "context_too_long"
+    # Qwen2.5-7B at 1M: its 1M-window release (Qwen2.5-7B-Instruct-1M) is the sibling
+    capped = next(a for a in parse_query("qwen2.5-7b ctx 1000000").assumed if "capped" in a)
+    assert capped.endswith("qwen2.5-7b-instruct-1m"), capped
 
 
 def test_a_longer_context_sibling_is_the_same_model_re_released_not_a_coder_or_a_distill():

@@ -22,9 +22,15 @@ def _knob_patterns() -> dict[str, re.Pattern[str]]:
     return {
         name: re.compile(pattern, re.I)
         for name, pattern in {
-            "context": rf"{words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k)?(?![a-z0-9])",
+            # "1m" is a million tokens (Qwen2.5-1M's "1M-token context"); "满1m上下文", "full
+            # 1M context": the word before the length is part of it (not a full fine-tune)
+            "context": (
+                rf"{words('context')}\s*[:=：]?\s*(\d+(?:\.\d+)?)\s*(k|m)?(?![a-z0-9])"
+                r"(?!\s*[张块卡台])"  # "上下文 4张a100": a count of cards, not a length
+            ),
             "context_after": (
-                rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k)?\s*(?:tokens?\s*)?{words('context_after')}"
+                r"(?:(?:开满|满|full|whole|entire)\s*(?:the\s+)?)?"
+                rf"(?<![\d.])(\d+(?:\.\d+)?)\s*(k|m)?\s*(?:tokens?\s*)?{words('context_after')}"
             ),
             "prompt": (
                 rf"{words('prompt')}\s*(?:长度|length|of|是|为)?\s*[:=：]?\s*"
@@ -56,9 +62,19 @@ def recognize_prompt_length(s: Scan, r: Reading) -> None:
     if "_ctx" in r.fields:
         return
     p = _knob_patterns()
+    # "满1m上下文", "1M context": a context of a million tokens, before recognize_data reads
+    # "1m" as a million training samples
+    m, _ = s.take_if(p["context_after"], lambda m: (m.group(2) or "").lower() == "m")
+    if m is not None:
+        r.fields["_ctx"] = int(number(m.group(1)) * _CONTEXT_UNIT["m"])
+        return
     if (m := s.take(p["prompt"])) or (m := s.take(p["prompt_after"])):
         r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
 
+
+# k: 1024 tokens as runtimes count them (128k = 131072); m: a million ("1M-token context",
+# Qwen2.5-7B-Instruct-1M's max_position_embeddings 1010000)
+_CONTEXT_UNIT = {"k": 1024, "m": 1_000_000}
 
 # "平均上下文8k", "average context 8k", "8k context on average": the context is the
 # average request's, said right before or after it
@@ -73,7 +89,8 @@ def recognize_context(s: Scan, r: Reading) -> None:
         or (m := s.take(p["context_after"]))
         or (m := s.take(p["context_glued"]))
     ):
-        r.fields["_ctx"] = int(number(m.group(1)) * (1024 if m.group(2) else 1))
+        unit = (m.group(2) or "").lower()
+        r.fields["_ctx"] = int(number(m.group(1)) * _CONTEXT_UNIT.get(unit, 1))
         before = _AVERAGE_BEFORE.search(s.text[max(0, m.start() - 12) : m.start()])
         after = _AVERAGE_AFTER.search(s.text[m.end() : m.end() + 16])
         if before or after:

@@ -68,7 +68,8 @@ def _measured() -> re.Pattern[str]:
     size = r"\d{1,4}(?:\.\d+)?\s*(?:g|gb|gib|m|mb|mib)(?![a-z0-9])"
     before = vocab.alternation(words["measured_before"] + words["required_before"])
     after = vocab.alternation(words["measured_after"])
-    return re.compile(rf"{before}\s*(?:了)?\s*{size}|{EDGE}{size}\s*{after}")
+    # "1m上下文" is a million-token context, not "about 1 MB" (上下 "about"; 上下文 "context")
+    return re.compile(rf"{before}\s*(?:了)?\s*{size}|{EDGE}{size}\s*{after}(?!文)")
 
 
 def recognize_vram(s: Scan, r: Reading) -> None:

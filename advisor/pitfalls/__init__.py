@@ -19,7 +19,7 @@ from advisor.pitfalls.kv_cache import (
     kv_size_notes,
     serving_notes,
 )
-from advisor.pitfalls.model import low_bit_quality, model_notes, own_levers
+from advisor.pitfalls.model import low_bit_quality, model_notes, own_levers, vendor_long_context
 from advisor.pitfalls.pitfall import pitfall
 from advisor.pitfalls.training import (
     full_finetune_multi_gpu,
@@ -51,6 +51,7 @@ def find_pitfalls(
         out += card_pitfalls(result, gpu, pick) if card_notes is None else card_notes
         out += overprovisioned(result, gpu, pick, cheapest, owned)
     out += model_notes(result)
+    out += vendor_long_context(result, gpu, pick)
     out += kv_size_notes(result)
     out += serving_notes(result)
     out += kv_copies_speed(result)

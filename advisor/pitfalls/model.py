@@ -4,11 +4,11 @@ guide."""
 
 from __future__ import annotations
 
-from advisor.catalog import find_format, find_model
+from advisor.catalog import GpuSpec, find_format, find_model
 from advisor.models.choices import Kind
 from advisor.models.result import EstimateResult
 from advisor.pitfalls.pitfall import pitfall
-from advisor.types import Pitfall, pitfall_texts
+from advisor.types import Option, Pitfall, pitfall_texts
 
 
 def model_notes(result: EstimateResult) -> list[Pitfall]:
@@ -33,6 +33,27 @@ def model_notes(result: EstimateResult) -> list[Pitfall]:
             )
         )
     return out
+
+
+def vendor_long_context(
+    result: EstimateResult, gpu: GpuSpec | None, pick: Option | None
+) -> list[Pitfall]:
+    """A long-context model's own stated total VRAM at its full window (data/pitfalls.toml
+    [vendor_long_context], by catalog id), where the context asked is past `past_tokens`;
+    the cards' total beside it."""
+    row = pitfall_texts()["vendor_long_context"]["models"].get(result.model.id or "")
+    asked = result.workload.context_tokens
+    if row is None or result.workload.mode.is_training or not asked or asked <= row["past_tokens"]:
+        return []
+    total = gpu.vram_gb * pick.count if gpu is not None and pick is not None else None
+    return [
+        pitfall(
+            "vendor_long_context",
+            model=result.model.name,
+            floor=row["floor_gb"],
+            total=f"{total:g}" if total is not None else "?",
+        )
+    ]
 
 
 def low_bit_quality(result: EstimateResult) -> list[Pitfall]:
