@@ -71,3 +71,35 @@ def test_efficientnet_b7_is_catalogued_from_its_measured_saved_bytes():
     per_sample = record["saved_bytes"] / record["batch"]
     assert abs(activations / 4 / per_sample - 1) < 0.01
     assert parse_query("train efficientnet-b7 on cifar10").workload.model == "efficientnet-b7"
+
+
+def _swish(w: Workload):
+    r = estimate(w)
+    terms = {t.name: t for t in r.estimate.terms}
+    return terms.get("mmcv_swish"), terms
+
+
+def test_openmmlab_efficientnet_keeps_the_measured_swish_share():
+    # calibration/mmcv_swish_cpu.py: torchvision's B7 with mmcv's Swish swapped in
+    cal = Path(__file__).resolve().parents[1] / "calibration" / "data" / "mmcv_swish_cpu.json"
+    ratio = json.loads(cal.read_text())["models"]["efficientnet_b7"]["saved_ratio"]
+    w = Workload(
+        model="efficientnet-b7", mode="full", batch_size=128, image_width=32, framework="mmpretrain"
+    )
+    term, terms = _swish(w)
+    assert term is not None
+    assert abs(term.bytes / terms["activations"].bytes - (ratio - 1)) < 1e-3
+    torchvision_run = w.model_copy(update={"framework": None})
+    assert _swish(torchvision_run)[0] is None
+    inference = Workload(model="efficientnet-b7", mode="inference", framework="mmpretrain")
+    assert _swish(inference)[0] is None
+
+
+def test_mmcls_in_a_question_reaches_the_swish_line():
+    for line in (
+        "train efficientnet-b7 on cifar10 with mmcls, batch 128",
+        "用mmpretrain训练efficientnet-b7",
+    ):
+        w = parse_query(line).workload
+        assert w is not None and w.framework == "mmpretrain", line
+        assert _swish(w)[0] is not None, line

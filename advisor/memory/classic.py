@@ -19,7 +19,7 @@ from functools import cache
 from advisor import catalog
 from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.band import family_band
-from advisor.memory.cifar_stem import cifar_stem_term
+from advisor.memory.built_variants import built_variant_terms
 from advisor.memory.mask_targets import loss_target_terms
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, finish
@@ -386,7 +386,9 @@ def estimate_classic_cnn(
             mb_per_sample=round(per_sample / 1e6),
             size=size,
         )
-        allocated += cifar_stem_term(acc, w, spec, (width, height), batch, per_sample, amp_share)
+        allocated += built_variant_terms(
+            acc, w, spec, (width, height), batch, per_sample, amp_share
+        )
         allocated += training_extras(acc, w, spec, params, (width, height), batch, amp_share)
     else:
         allocated += acc.add(
