@@ -151,6 +151,12 @@ def _settled(
     return round(lo, 3), round(hi, 3), confidence, basis
 
 
+def _sized_by_the_fit(spec: ModelSpec | None) -> bool:
+    """A vision network whose activations come from classic.py's size fit: uncatalogued,
+    or catalogued with neither a measured figure nor an architecture."""
+    return spec is None or (spec.arch is None and not spec.activation_bytes_per_sample)
+
+
 def settle_band(
     est: Estimate,
     kind: Kind,
@@ -173,8 +179,9 @@ def settle_band(
         or (spec is not None and spec.source.startswith(GENERIC_SOURCE))
         # a vision network the catalog lacks: its activations from the size fit over measured
         # classifiers or a family median (classic.fallback_activation_bytes_per_sample,
-        # dense_prediction_bytes_per_sample)
-        or (kind == Kind.classic and spec is None and w.arch is None)
+        # dense_prediction_bytes_per_sample); a catalogued one known by its size alone (no
+        # measured figure, no arch: data/models/detection_mmdet.toml RTMDet) takes the same fit
+        or (kind == Kind.classic and w.arch is None and _sized_by_the_fit(spec))
     )
     lo, hi, confidence, basis = _settled(
         band_family(kind, w.mode.is_training),
