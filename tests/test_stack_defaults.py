@@ -52,8 +52,12 @@ def test_the_assumption_reads_in_both_languages():
     assert "所有线性层" in zh and "all-linear" not in zh
 
 
-def _gc_assumed(framework: str | None, cards: int = 1, mode: str = "lora") -> tuple[str, int]:
-    w = Workload(model="llama-3.1-8b", mode=mode, seq_len=2048, framework=framework)
+def _gc_assumed(
+    framework: str | None, cards: int = 1, mode: str = "lora", fmt: str | None = None
+) -> tuple[str, int]:
+    w = Workload(
+        model="llama-3.1-8b", mode=mode, seq_len=2048, framework=framework, weights_format=fmt
+    )
     if cards > 1:
         w = w.model_copy(update={"num_gpus": cards, "parallelism": "fsdp"})
     r = estimate(w)
@@ -83,6 +87,16 @@ def test_qlora_under_transformers_checkpoints_as_peft_prepares_it():
     assert _gc_assumed("peft", mode="qlora")[0] == "on"
     assert _gc_assumed("transformers", mode="lora")[0] == "off"
     assert _gc_assumed("litgpt", mode="qlora")[0] == "off"
+
+
+def test_a_lora_over_8_bit_weights_checkpoints_as_peft_prepares_it():
+    """An 8-bit LoRA (load_in_8bit, the PEFT Whisper and alpaca-lora recipes) goes through the
+    same prepare_model_for_kbit_training as QLoRA, which turns checkpointing on: the answer
+    had assumed it off while assuming that helper's fp32 upcast, and sized Whisper large-v2
+    8-bit LoRA at batch 1 at 9.1 GiB against PEFT's "under 8 GB" recipe."""
+    on, on_b = _gc_assumed("peft", fmt="int8")
+    off, off_b = _gc_assumed("peft", fmt="bf16")
+    assert (on, off) == ("on", "off") and on_b < off_b
 
 
 def test_axolotl_is_sized_as_its_example_configs_run():

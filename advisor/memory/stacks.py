@@ -59,6 +59,12 @@ def default_checkpointing(framework: str | None, cards: int, *, qlora: bool = Fa
     return None
 
 
+def kbit_format(fmt: str) -> bool:
+    """Whether weights in this format are bitsandbytes' 8- or 4-bit ones that PEFT's
+    prepare_model_for_kbit_training prepares (data/training_stacks.toml [kbit_training])."""
+    return fmt in stack_defaults()["kbit_training"]["formats"]
+
+
 def kbit_activation_bytes(framework: str | None, fmt: str, sharded: bool) -> float | None:
     """Bytes a saved activation takes when the stack prepares a bitsandbytes model for
     training with its norms and embeddings upcast to fp32 (data/training_stacks.toml

@@ -11,6 +11,7 @@ from advisor.memory import encoder, multimodal, sharding, speech_training
 from advisor.memory.stacks import (
     default_checkpointing,
     kbit_activation_bytes,
+    kbit_format,
     unsloth_before,
     with_default_lora_targets,
 )
@@ -99,7 +100,7 @@ def training_setup(
     own (`_run_defaults`) and its precision (`_precision`)."""
     n = w.num_gpus
     speech = speech_training.sequence(model.id, w, arch.layers, acc)
-    w, batch, seq, opt, gc = _run_defaults(w, model, spec, acc, arch, framework, speech)
+    w, batch, seq, opt, gc = _run_defaults(w, model, spec, acc, arch, framework, fmt, speech)
     compute = w.compute_dtype or ("fp32" if fmt == "fp32" and not w.mixed_precision else "bf16")
     full = w.mode in (Mode.full, Mode.pretrain)
     params = model.params_b * 1e9
@@ -152,6 +153,7 @@ def _run_defaults(
     acc: Breakdown,
     arch: Architecture,
     framework: str | None,
+    fmt: str,
     speech: speech_training.SpeechSequence | None = None,
 ) -> tuple[Workload, int, int, Optimizer, bool]:
     """The batch, the sequence (with image or audio tokens), the LoRA targets, the optimizer
@@ -174,7 +176,10 @@ def _run_defaults(
         acc.assume("optimizer", "adamw")
     gc = w.gradient_checkpointing
     if gc is None:
-        by_stack = default_checkpointing(framework, w.num_gpus, qlora=w.mode == Mode.qlora)
+        # a LoRA over 8- or 4-bit bitsandbytes weights is prepared for training as QLoRA is
+        # (PEFT's prepare_model_for_kbit_training, use_gradient_checkpointing=True)
+        kbit = w.mode == Mode.qlora or (w.mode == Mode.lora and kbit_format(fmt))
+        by_stack = default_checkpointing(framework, w.num_gpus, qlora=kbit)
         gc = model.params_b >= 1.0 if by_stack is None else by_stack
         acc.assume("gradient_checkpointing", "on" if gc else "off")
     return w, batch, seq, opt, gc
