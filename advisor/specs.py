@@ -93,6 +93,10 @@ class DiffusionSpec(BaseModel):
     # counted only where its pipeline expands the timesteps too (timestep_per_token_diffusers).
     timestep_modulation_per_hidden: int = 0
     timestep_per_token_diffusers: bool = False
+    # Control hints a side network computes before the denoiser's blocks and keeps until the
+    # block each feeds, one [tokens, inner_dim] tensor in the compute dtype apiece (Wan VACE:
+    # one per context block; data/models/video_wan.toml says where), 0: none.
+    control_hints: int = 0
     # A UNet's layout from its unet/config.json: block_out_channels (one per resolution
     # level), layers_per_block, transformer layers per attention module at each level (0:
     # no attention there) and in the mid block; training sizes its activations per level

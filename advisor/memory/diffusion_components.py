@@ -84,6 +84,8 @@ def denoiser_activations(
     modulation = timestep_modulation_bytes(w, spec) * batch_eff * attn_tokens
     act += modulation
     compute_bytes = 4 if fmt == "fp32" else 2
+    hints = d.control_hints * (d.inner_dim or 0) * compute_bytes * batch_eff * attn_tokens
+    act += hints
     scores = batch_eff * d.attn_heads * attn_tokens**2 * compute_bytes * 3
     attention = w.attention or Attention.sdpa
     if attention == Attention.eager:
@@ -94,6 +96,9 @@ def denoiser_activations(
     if modulation:
         values["key"] = "activations.denoiser_timestep_per_token"
         values["mod_kib"] = round(timestep_modulation_bytes(w, spec) / 1024)
+    if hints:
+        values["hints"] = d.control_hints
+        values["hints_gib"] = round(hints / 2**30, 2)
     return (
         act,
         (
