@@ -110,7 +110,7 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
             continue  # "the U-Net trained alone" is no recipe for a DiT
         if rung.images_only and _images(w) <= 1:
             continue
-        if not trainer_has(rung, w):
+        if not trainer_has(rung, w, _family(result)):
             continue
         fmt = rung.updates.get("weights_format")
         if fmt is not None and _bits(fmt) >= _bits(base):
@@ -128,17 +128,37 @@ def _denoiser(result: EstimateResult) -> str:
     return d.denoiser if d is not None else ""
 
 
-def trainer_has(rung: Rung, w: Workload) -> bool:
+def trainer_has(rung: Rung, w: Workload, family: str = "") -> bool:
     """A trainer the user named offers only its own recipes (kohya has no 4-bit base, and
-    block swap is kohya's); with none named, the blocks_to_swap-only rungs stay kohya's."""
+    block swap is kohya's); with none named, the blocks_to_swap-only rungs stay kohya's, and
+    a trainer's own rung is offered for a model one of its trainers trains."""
     named = (w.framework or (w.runtime.value if w.runtime else "")).lower()
     if not rung.trainers:
         return True
     if rung.full:
         return named in rung.trainers  # a trainer's own full fine-tune recipe: when named
     if not named:
-        return "blocks_to_swap" not in rung.updates
+        return "blocks_to_swap" not in rung.updates and _trained_by(rung.trainers, family)
     return named in rung.trainers
+
+
+@cache
+def _trainer_families() -> dict[str, tuple[str, ...]]:
+    with (DATA_DIR / "small_card_recipes.toml").open("rb") as fh:
+        table = tomllib.load(fh).get("trainer_families", {})
+    return {name: tuple(families) for name, families in table.items()}
+
+
+def _trained_by(trainers: tuple[str, ...], family: str) -> bool:
+    """Whether one of these trainers trains the family (data/small_card_recipes.toml
+    [trainer_families]; a trainer it does not list trains any)."""
+    known = _trainer_families()
+    return any(t not in known or not family or family in known[t] for t in trainers)
+
+
+def _family(result: EstimateResult) -> str:
+    spec = find_model(result.model.id) if result.model.id else None
+    return spec.family if spec is not None else ""
 
 
 def _same(have: Any, want: Any) -> bool:
