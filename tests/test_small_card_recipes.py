@@ -265,3 +265,20 @@ def test_block_swap_is_kohyas_and_nf4_is_not_offered_to_ai_toolkit() -> None:
         rec = ask(line)
         assert rec.recipe == "base_fp8", (line, rec.recipe)
         assert "blocks_to_swap" not in answer(line), line
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("wan2.1 t2v 14b 720p 81帧 4090 blockswap 20", "zh"),
+        ("wan2.1 t2v 14b 720p 81 frames on a 4090 with blockswap 20", "en"),
+    ],
+)
+def test_a_block_swap_the_user_set_is_answered_as_asked(line: str, lang: str) -> None:
+    """Before: 'blockswap 20' was read, then the answer replaced it with the engine's own
+    sequential offload and called the block-swapped figure "loaded the default way"."""
+    rec = ask(line)
+    assert rec.setup.workload.blocks_to_swap == 20
+    assert rec.named is not None and rec.named.per_gpu_bytes == rec.setup.estimate.total_bytes
+    text = answer(line, lang)
+    assert "按默认方式加载" not in text and "Loaded the default way" not in text

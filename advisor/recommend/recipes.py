@@ -70,13 +70,16 @@ def _bits(fmt: str | None) -> float:
 
 def asks_no_knobs(w: Workload, kind: Kind) -> bool:
     """The user set none of the knobs a recipe sets: the engine may choose them. A user who
-    named an offload mode, slicing, tiling or (for training) the base's format has chosen."""
+    named an offload mode, block swap, slicing, tiling or (for training) the base's format
+    has chosen: "blockswap 20" is answered as asked, with its fixes, not replaced by the
+    engine's own offload."""
     if kind != Kind.diffusion:
         return False
     if w.mode.is_training:
         return w.mode in ADAPTER_MODES and w.weights_format is None
     return (
         w.cpu_offload == Offload.none
+        and not w.blocks_to_swap
         and not w.vae_slicing
         and not w.vae_tiling
         and w.text_encoders_on_gpu
