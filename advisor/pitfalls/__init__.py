@@ -22,6 +22,7 @@ from advisor.pitfalls.kv_cache import (
 from advisor.pitfalls.model import low_bit_quality, model_notes, own_levers, vendor_long_context
 from advisor.pitfalls.pitfall import pitfall
 from advisor.pitfalls.training import (
+    diffusers_full_fp32,
     full_finetune_multi_gpu,
     host_ram,
     qlora_host_ram,
@@ -61,6 +62,7 @@ def find_pitfalls(
         out += rollout_time(result, gpu)
     out += low_bit_quality(result)
     out += full_finetune_multi_gpu(result, pick)
+    out += diffusers_full_fp32(result)
     out += host_ram(result)
     if gpu is not None:
         out += stack_floor(result, gpu)

@@ -69,6 +69,17 @@ def stack_floor(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
     ]
 
 
+def diffusers_full_fp32(result: EstimateResult) -> list[Pitfall]:
+    """A full fine-tune through diffusers' training scripts: the trained network stays fp32
+    (data/training_stacks.toml [full_weights]); what that costs and the README's recipes."""
+    w = result.workload
+    if (w.framework or "").lower() != "diffusers" or w.mode not in (Mode.full, Mode.pretrain):
+        return []
+    if result.model.kind != Kind.diffusion or w.weights_format not in (None, "fp32"):
+        return []
+    return [pitfall("diffusers_full_fp32")]
+
+
 def loaded_weight_bytes(result: EstimateResult) -> float:
     """What is loaded from disk into RAM: the weights on the cards; for a diffusion pipeline
     every component, wherever it runs (offloaded or streamed ones live in host RAM, and the
