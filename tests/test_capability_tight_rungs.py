@@ -22,7 +22,10 @@ def rows(gpu_id: str) -> dict[str, object]:
 def test_a_12gb_card_runs_14b_chat_tight_and_flux_as_nf4(gpu_id: str) -> None:
     r = rows(gpu_id)
     chat, image, qlora = r["chat"], r["image"], r["qlora"]
-    assert chat.largest_params_b == 14 and chat.example == "Qwen2.5 14B", chat
+    # Qwen2.5 14B at Q4_K_M is its 8.99 GB file (llama.cpp's mix, data/gguf_mix.toml) with
+    # 4k of KV: over the 20% rule on a 12 GB card, so tight; 13B comfortable
+    assert chat.largest_params_b == 13 and chat.tight_params_b == 14, chat
+    assert chat.tight_example == "Qwen2.5 14B", chat
     assert image.example == "FLUX.1 [dev]" and image.recipe == "nf4", image
     assert image.also_example and "XL" in image.also_example, image
     # comfortable 3B at 2k tokens (the whole-vocabulary logits, 2.9 GiB, are what grows),
@@ -41,10 +44,10 @@ def test_a_24gb_card_names_no_offload_companion() -> None:
         (
             "手上有张4070 12g 能跑哪些模型",
             "zh",
-            ["最大 14B", "NF4", "Stable Diffusion XL"],
+            ["14B 偏紧", "NF4", "Stable Diffusion XL"],
         ),
-        ("我的3060 12g能跑什么模型", "zh", ["最大 14B", "常驻显存", "QLoRA 2k tokens 8B 偏紧"]),
-        ("what can my rtx 4070 run", "en", ["up to 14B", "NF4"]),
+        ("我的3060 12g能跑什么模型", "zh", ["14B 偏紧", "常驻显存", "QLoRA 2k tokens 8B 偏紧"]),
+        ("what can my rtx 4070 run", "en", ["14B tight", "NF4"]),
     ],
 )
 def test_the_12gb_capability_answer_says_the_tight_rungs(

@@ -137,8 +137,11 @@ def test_moe_holds_all_experts():
 
 
 def test_gguf_q4_k_m_uses_its_real_bits_per_weight():
+    """llama.cpp's Q4_K_M mix (data/gguf_mix.toml): Q4_K with the output matrix and about
+    half the attn_v / ffn_down at Q6_K, 4.89 bits a weight for Llama-3.1-8B's shapes (its
+    file: 4.92 GB), where one 4.85 bits per weight was taken before."""
     est = estimate(Workload(params_b=7, weights_format="q4_k_m", mode="load_only")).estimate
-    assert est.breakdown["weights"] == pytest.approx(7e9 * 4.85 / 8)
+    assert est.breakdown["weights"] == pytest.approx(7e9 * 4.89 / 8, rel=0.01)
 
 
 def test_sdxl_four_images_at_1024_peaks_in_vae_decode_near_measured():

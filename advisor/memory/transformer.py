@@ -7,6 +7,7 @@ import re
 from functools import lru_cache
 
 from advisor import catalog
+from advisor.memory.gguf_mix import mixed_weight_bytes
 from advisor.memory.resolve import UnknownFormatError
 from advisor.models.architecture import Architecture
 from advisor.models.choices import Attention, Mode
@@ -46,7 +47,8 @@ def estimate_weight_bytes(
     if spec.scope in ("linear", "experts") and arch is not None:
         emb = min(embedding_params(arch) + arch.unquantized_params, params)
         return int((params - emb) * spec.bits / 8 + emb * kept_bytes)
-    return int(params * spec.bits / 8)
+    mixed = mixed_weight_bytes(spec.id, params, arch)  # a GGUF K-quant preset's tensor types
+    return mixed if mixed is not None else int(params * spec.bits / 8)
 
 
 def kv_bytes_per_token(
