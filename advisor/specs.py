@@ -138,6 +138,11 @@ class ModelSpec(BaseModel):
     # on /v1/chat/completions. Equal to the source repo where the release is itself the
     # chat model (Qwen3, DeepSeek-V3, phi-4).
     chat_repo: str | None = None
+    # The vendor's own pre-quantized chat repos by weight format ("awq-4bit", "gptq-4bit",
+    # "gptq-8bit"): what `vllm serve` loads for AWQ / GPTQ (the 16-bit repo with
+    # --quantization awq fails: it has no quantized weights); source in quantized_repos_source
+    quantized_repos: dict[str, str] = Field(default_factory=dict)
+    quantized_repos_source: str | None = None
 
     @property
     def serve_repo(self) -> str | None:

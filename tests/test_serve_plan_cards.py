@@ -4,6 +4,8 @@ that runs as written (Hugging Face repo, --quantization, --dtype half on Volta).
 
 from __future__ import annotations
 
+import pytest
+
 from advisor import Workload, catalog
 from advisor.constraints import nvlinked
 from advisor.kinds import answer_kind
@@ -93,6 +95,32 @@ def test_nf4_serving_says_bitsandbytes_and_awq_asks_for_the_quantized_repo() -> 
     assert "--quantization bitsandbytes" in text
     _, text = _serve("qwen2.5-32b awq 50人 vllm")
     assert "--quantization awq" in text and "-AWQ" in text
+    _, text = _serve("serve llama-3.1-8b awq to 30 users", "en")  # no vendor AWQ repo: the note
+    assert "--quantization awq" in text and "pre-quantized repo" in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(
+    ("line", "repo"),
+    [
+        (
+            "vllm 部署 qwen2.5-32b-instruct-awq 20人用 上下文8k 两张4090",
+            "Qwen/Qwen2.5-32B-Instruct-AWQ",
+        ),
+        ("serve qwen2.5-7b gptq int4 to 30 users", "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4"),
+        ("serve qwen2.5-14b gptq int8 to 30 users", "Qwen/Qwen2.5-14B-Instruct-GPTQ-Int8"),
+    ],
+)
+def test_the_printed_vllm_serve_names_the_vendors_quantized_repo(
+    line: str, repo: str, lang: str
+) -> None:
+    """`vllm serve Qwen/Qwen2.5-32B-Instruct --quantization awq` fails (no quantized weights
+    in the 16-bit repo): the command names the vendor's own AWQ / GPTQ repo."""
+    _, text = _serve(line, lang)
+    assert f"vllm serve {repo} " in text, text
+    assert (
+        "-Instruct --" not in text and "16 位的原版" not in text and "16-bit original" not in text
+    )
 
 
 def test_a_v100_serves_bf16_models_in_fp16_and_says_so() -> None:

@@ -57,7 +57,10 @@ def test_a_bare_quantized_under_a_serving_engine_is_awq_and_says_so(
 def test_a_bare_quantized_served_to_many_users_is_planned_as_awq() -> None:
     answer = answer_kind(parse_query("qwen2.5-72b 量化 部署给30个人用"), "CNY")
     assert isinstance(answer, ServeAnswer)
-    assert answer.weights_format == "awq-4bit" and answer.needs_quantized_repo
+    assert answer.weights_format == "awq-4bit"
+    # the vendor's AWQ repo is served (catalog quantized_repos), so no "load a quantized
+    # repo" note is needed
+    assert answer.serve_repo == "Qwen/Qwen2.5-72B-Instruct-AWQ" and not answer.needs_quantized_repo
 
 
 @pytest.mark.parametrize(

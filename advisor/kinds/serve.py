@@ -25,7 +25,8 @@ class ServeAnswer(BaseModel):
     # what `vllm serve` loads: the catalog entry's chat / instruct repo (a base repo has no
     # chat template), else the repo id asked; None: unknown, the template writes the name
     serve_repo: str | None = None
-    # AWQ/GPTQ: vLLM needs a repo of pre-quantized weights, not the 16-bit one named
+    # AWQ/GPTQ: vLLM needs a repo of pre-quantized weights, not the 16-bit one named; False
+    # where serve_repo is the vendor's own quantized repo (catalog quantized_repos)
     needs_quantized_repo: bool = False
     # no format named, a 16-bit model: fp8 weights on a card with native fp8 (Ada, Hopper,
     # Blackwell) serve the load on fewer cards than 16 bits, so the plan is in fp8, said so:
@@ -74,6 +75,13 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
     if fp8 is not None:
         plan, w = fp8, w.model_copy(update={"weights_format": "fp8"})
     repo = w.model if w.model and "/" in w.model else (spec.serve_repo if spec else None)
+    quantized = quantization_flag(w.weights_format).endswith(("awq", "gptq"))
+    if quantized and spec is not None and repo == spec.serve_repo:
+        # AWQ / GPTQ: the vendor's pre-quantized repo where the catalog has it ("int4" is
+        # served as AWQ: data/serving.toml [quantization])
+        fmt = "awq-4bit" if w.weights_format == "int4" else w.weights_format or ""
+        own = spec.quantized_repos.get(fmt)
+        repo, quantized = (own, False) if own else (repo, quantized)
     return ServeAnswer(
         model_name=name,
         model_id=w.model,
@@ -81,7 +89,7 @@ def answer(parsed: ParsedQuery, currency: str) -> ServeAnswer:
         qps=w.qps,
         weights_format=w.weights_format,
         serve_repo=repo,
-        needs_quantized_repo=quantization_flag(w.weights_format).endswith(("awq", "gptq")),
+        needs_quantized_repo=quantized,
         fp8_native_on=plan.options[0].gpu_name if fp8 is not None else None,
         cards_at_16bit=cards_at_16bit,
         asked_cards=parsed.gpu_count if parsed.gpu_id and parsed.gpu_count else None,
