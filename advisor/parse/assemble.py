@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from advisor import catalog
-from advisor.models.choices import Kind, Mode
+from advisor.models.choices import Kind, Mode, Offload
 from advisor.models.workload import Workload
 from advisor.parse import vocab
 from advisor.parse.backbone_depth import pick_depth
@@ -207,6 +207,10 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     _gguf_default(fields, r, mode, assumed)
     _gguf_type(fields, assumed)
     fields["mode"] = Mode(mode)
+    if fields["mode"] == Mode.inference and fields.get("cpu_offload") == Offload.optimizer:
+        # a bare "offload" on an inference job: there is no optimizer to move ("can it fully
+        # offload?" in llama.cpp's words asks whether every layer goes on the GPU, -ngl)
+        del fields["cpu_offload"]
     unsloth_dtype(fields, r.gpu_id, assumed)
     fp32_only_training(fields, r.gpu_id, assumed)
     _place_context(fields, r, assumed)

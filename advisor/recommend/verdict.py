@@ -165,8 +165,22 @@ COUNTED = {"gpu_layers": "n_gpu_layers", "cpu_moe": "n_cpu_moe"}
 
 def fixed_figure(setup: EstimateResult, code: str | None) -> int | None:
     """Per card after a single change on the same cards (the verdict's "fits with X" and
-    the figure it comes to); None for a stack, more cards, or a change not listed."""
-    if code is None or code.startswith(("stack:", "cards:", "wired_limit:")):
+    the figure it comes to), or after a stack's changes taken in turn; None for more cards
+    or a change not listed."""
+    if code is not None and code.startswith("stack:"):
+        current: EstimateResult | None = setup
+        for step in code.removeprefix("stack:").split("+"):
+            current = _after(current, step)
+        return current.estimate.total_bytes if current and current.estimate else None
+    if code is None or code.startswith(("cards:", "wired_limit:")):
+        return None
+    trial = _after(setup, code)
+    return trial.estimate.total_bytes if trial is not None and trial.estimate else None
+
+
+def _after(setup: EstimateResult | None, code: str) -> EstimateResult | None:
+    """The estimate after one change of `setup` (None: not listed for it, or refused)."""
+    if setup is None:
         return None
     kind, _, arg = code.partition(":")
     make: Callable[[], Workload] | None
@@ -178,10 +192,9 @@ def fixed_figure(setup: EstimateResult, code: str | None) -> int | None:
     if make is None:
         return None
     try:
-        trial = trial_estimate(make())
+        return trial_estimate(make())
     except ValueError:
         return None
-    return trial.estimate.total_bytes if trial.estimate is not None else None
 
 
 def heads_of(setup: EstimateResult) -> str:
@@ -308,6 +321,14 @@ def _full_speed_first(
         tight = set(same_cards)
     more_cards = more_cards or [c for c, _ in loose if c.startswith("cards:")]
     tight |= {c for c in more_cards if c not in {k for k, _ in comfortable}}
+    if same_cards and not fast and not setup.workload.mode.is_training:
+        # Only layers streamed from RAM run it: a smaller format with the run's own
+        # settings stacked (a q8_0 KV cache, a shorter context) on the card alone comes
+        # first where together they fit (Qwen2.5-14B Q6_K at 32k on a 12 GB card: Q4_K_M
+        # with a q8_0 KV cache, not only -ngl 25 at a few tokens a second)
+        stacked = stacked_fix(setup, gpu, extra=("quantize",))
+        if stacked is not None:
+            same_cards = _put_first(stacked, same_cards, tight)
     return same_cards, more_cards, tight
 
 
