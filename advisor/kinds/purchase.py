@@ -31,7 +31,7 @@ from advisor.kinds.purchase_costs import (
 )
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
 from advisor.kinds.purchase_fit import fit_recipe, fits
-from advisor.memory import estimate
+from advisor.kinds.purchase_jobs import deciding_job, heaviest_job, job_fits, model_jobs
 from advisor.memory.stacks import chunked_by_default
 from advisor.models.choices import Kind, Mode, Optimizer
 from advisor.models.workload import Workload
@@ -295,7 +295,7 @@ def _fits_any(best: tuple[CardPrice, int, float], workload: Workload) -> bool:
 def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     """The plan, its buy-or-rent figures at the hours a day the line states (each plan's
     break-even again at that utilisation), else at the catalog's."""
-    result = _answer(parsed, currency)
+    result = _with_job_fits(parsed, _answer(parsed, currency))
     if parsed.hours_per_day is None:
         return result
     share = parsed.hours_per_day / 24
@@ -311,18 +311,48 @@ def answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     return result.model_copy(update=update)
 
 
-def heaviest_job(
-    w: Workload, jobs: list[tuple[float, str]]
-) -> tuple[Workload, list[tuple[str, str]]]:
-    """A line naming several jobs ("32b推理和7b lora微调"): the machine runs them one at a
-    time, so it is sized for the one needing the most memory per card; each job's label
-    (size and task) for the answer's title, in the order written."""
-    runs = [
-        w.model_copy(update={"model": None, "params_b": size, "mode": Mode(mode)})
-        for size, mode in jobs
-    ]
-    sized = max(runs, key=lambda r: estimate(r).estimate.total_bytes)  # type: ignore[union-attr]
-    return sized, [(f"{size:g}B", mode) for size, mode in jobs]
+def _jobs(
+    parsed: ParsedQuery, currency: str
+) -> tuple[Workload | None, list[Workload], list[tuple[str, str, float]]]:
+    """The job that decides the plan, every job the line names (none: one job, the line's
+    workload) and each job's label, task and figure as asked."""
+    workload = parsed.workload
+    if workload is None or not (parsed.jobs or parsed.second_job):
+        return workload, [], []
+    if parsed.jobs:
+        workload, runs, jobs = heaviest_job(workload, parsed.jobs)
+    else:
+        workload, runs, jobs = model_jobs(workload, parsed.second_job)  # type: ignore[arg-type]
+    return _deciding_job(parsed, currency, runs, workload), runs, jobs
+
+
+def _deciding_job(
+    parsed: ParsedQuery, currency: str, runs: list[Workload], heaviest: Workload
+) -> Workload:
+    """The job whose cheapest plan in the budget (in a lighter form where needed) costs most."""
+    budget = parsed.budget if parsed.budget and not parsed.budget.per_hour else None
+    limit = budget.amount if budget else None
+    card_only = _card_only(parsed, limit, currency)
+
+    def cost(run: Workload) -> float:
+        for form in (run, *(lighter for lighter, _ in _lighter(run))):
+            best = _best(currency, limit, form, True, card_only)
+            if best is not None and _fits_any(best, form):
+                return best[2]
+        return float("inf")
+
+    return deciding_job(runs, heaviest, cost)
+
+
+def _with_job_fits(parsed: ParsedQuery, result: PurchaseAnswer) -> PurchaseAnswer:
+    """Several jobs: how each runs on the plan's cards (purchase_jobs.job_fits)."""
+    if not result.jobs or result.plan is None:
+        return result
+    sized, runs, _ = _jobs(parsed, result.currency)
+    line = result.plan.lines[0]
+    fits = job_fits(runs, catalog.gpus()[line.gpu_id], line.count, _lighter)
+    index = runs.index(sized) if sized in runs else 0
+    return result.model_copy(update={"job_fits": fits, "sized_job": index})
 
 
 def _answer_fields(
@@ -346,9 +376,9 @@ def _answer_fields(
             "electricity_cny_per_kwh" if priced_in == "CNY" else "electricity_usd_per_kwh"
         ],
     }
-    workload = parsed.workload
-    if workload is not None and parsed.jobs:
-        workload, base["jobs"] = heaviest_job(workload, parsed.jobs)
+    workload, _, jobs = _jobs(parsed, priced_in)
+    if jobs:
+        base["jobs"] = jobs
     base["training"] = workload is not None and workload.mode.is_training
     # a bare "量化": the file and program the plan is sized for (parse/platform.py)
     base["quantized_as"] = next(

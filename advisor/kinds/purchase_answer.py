@@ -67,9 +67,14 @@ class PurchaseAnswer(BaseModel):
     cheapest_total: float | None = None  # too_small: the least a plan costs
     capped: bool = False  # more budget than one 8-card machine uses: a cluster
     model_name: str | None = None
-    # several jobs named ("32b推理和7b lora微调"): each (size "32B", Mode value), in the order
-    # written; the plan is sized for the one needing the most memory (purchase.heaviest_job)
-    jobs: list[tuple[str, str]] = []
+    # several jobs named ("32b推理和7b lora微调", "wan2.1 视频生成和flux lora训练"): each
+    # (size "32B" or model name, Mode value, GiB as asked), in the order written; the plan is
+    # sized for the one needing the most memory (purchase.heaviest_job / model_jobs)
+    jobs: list[tuple[str, str, float]] = []
+    # each job on the plan's cards: (fits with the guide's headroom, low-VRAM recipe or None,
+    # the lighter form it needs: None, "four_bit" or "optimizer_8bit")
+    job_fits: list[tuple[bool, str | None, str | None]] = []
+    sized_job: int = 0  # the job the plan is sized for (its index in `jobs`)
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
     # a full fine-tune did not fit on AdamW: planned with an 8-bit optimizer (paged AdamW 8-bit)
     optimizer_8bit: bool = False

@@ -22,7 +22,7 @@ from advisor.parse.question import decide_kind
 from advisor.parse.scan import Budget, ParseError, Reading, Scan, reject
 from advisor.parse.similar_names import longer_context_siblings, suggest
 from advisor.parse.stack import framework_of
-from advisor.parse.tasks import first_model_task
+from advisor.parse.tasks import first_model_task, second_model_task
 from advisor.parse.training_mode import (
     four_bit_mode,
     fp32_only_training,
@@ -84,6 +84,10 @@ class ParsedQuery(BaseModel):
     # size with its own task word beside it, as (billions of parameters, Mode value), in the
     # order written; empty where the line names one job (its workload is then the job)
     jobs: list[tuple[float, str]] = []
+    # "wan2.1 14b 视频生成和flux lora训练": a purchase naming a second model with its own task,
+    # as (catalog id, Mode value or None: no task word of its own, the line's); the workload
+    # is the first model's job
+    second_job: tuple[str, str | None] | None = None
 
     @property
     def ok(self) -> bool:
@@ -403,8 +407,10 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         )
     assumed = list(r.assumed)
     ignored = _notes(ignored, assumed, r)
+    second_job = None
     if second := next((a for a in assumed if a.startswith("second_model = ")), None):
         first_model_task(r, s.original, second.split(" = ", 1)[1])
+        second_job = _second_job(r, s.original, second.split(" = ", 1)[1], kind)
     if kind == "fit" and "compare" in r.cues and any(a.startswith("second_model") for a in assumed):
         kind = "compare"  # "qwen vs llama 14b": the second model is read by _notes
     check_unknown_model(r, ignored)
@@ -436,7 +442,19 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         question_kind=kind,
         cues=sorted(r.cues),
         jobs=read_jobs(s.original) if kind == "purchase" else [],
+        second_job=second_job,
     )
+
+
+def _second_job(r: Reading, text: str, name: str, kind: str) -> tuple[str, str | None] | None:
+    """A purchase's second model and its own task word's Mode value (None: none of its own)."""
+    spec = catalog.find_model(name)
+    if kind != "purchase" or spec is None:
+        return None
+    mode = second_model_task(r, text, name)
+    if mode == "lora" and spec.kind not in (Kind.llm, Kind.diffusion):
+        mode = "full"  # "yolo训练": a vision model is trained whole
+    return spec.id, mode
 
 
 # A leftover shaped like a model name: letters, digits, letters ("mask2former", "yolo12x"),

@@ -122,19 +122,59 @@ def recognize_ask_fit(s: Scan, r: Reading) -> None:
         r.ask_fit = True
 
 
-def first_model_task(r: Reading, text: str, second: str) -> None:
-    """ "whisper转录和yolo训练", "whisper transcription and yolo training": two models, each
-    with its own task word. The first model keeps the inference word written after it, up
-    to the second model's name; the training word beside the second model is that one's."""
-    if r.spec is None or "inference" not in r.modes or r.mode in (None, "inference"):
-        return
+def _two_models(r: Reading, text: str, second: str) -> tuple[str, str] | None:
+    """The first model's words and the second's: the line split at the last joining word
+    between the two names."""
     other_spec = catalog.find_model(second)
-    if other_spec is None:
-        return
+    if r.spec is None or other_spec is None:
+        return None
     low = text.lower()
     first, other = low.find(r.spec.family.lower()), low.find(other_spec.family.lower())
     if first < 0 or other < 0:
+        return None
+    a, b = sorted((first, other))
+    # "run wan video generation and train flux lora", "generate images with flux and lora
+    # fine-tune qwen": the words after the last joining word between the two names are the
+    # later name's job, the words before it the earlier name's (a verb may come first)
+    joins = list(_JOIN.finditer(low, a, b))
+    cut = joins[-1].start() if joins else b
+    earlier, later = low[:cut], low[cut:]
+    return (earlier, later) if first < other else (later, earlier)
+
+
+_JOIN = re.compile(r"\band\b|\bplus\b|和|与|及|以及|还有|[,，+;；、]")
+
+
+def _runs(words: str) -> bool:
+    """An inference word, or a generation word ("视频生成", "image generation": a diffusion
+    model generating runs it), with no training word."""
+    modes = [mode for p, mode in _groups("mode") if p.search(words)]
+    generates = any(p.search(words) for p, kind in _groups("kind") if kind == "diffusion")
+    return ("inference" in modes or generates) and all(m == "inference" for m in modes)
+
+
+def first_model_task(r: Reading, text: str, second: str) -> None:
+    """ "whisper转录和yolo训练", "whisper transcription and yolo training", "wan2.1 视频生成和
+    flux lora训练": two models, each with its own task word. The first model keeps the
+    inference (or generation) word written after it, up to the second model's name; the
+    training word beside the second model is that one's."""
+    if r.mode in (None, "inference"):
         return
-    between = low[first : other if other > first else len(low)]
-    if any(p.search(between) for p, mode in _groups("mode") if mode == "inference"):
+    parts = _two_models(r, text, second)
+    if parts is not None and _runs(parts[0]):
         r.mode = "inference"
+
+
+def second_model_task(r: Reading, text: str, second: str) -> str | None:
+    """The second model's own task (a Mode value) from the words after its name: a
+    generation word runs it, a training word trains it ("微调" / "训练" read as LoRA, as a
+    purchase's jobs read them: parse/assemble.py read_jobs); None: no word of its own."""
+    parts = _two_models(r, text, second)
+    if parts is None:
+        return None
+    if _runs(parts[1]):
+        return "inference"
+    for pattern, mode in _groups("mode"):
+        if mode not in POST_TRAINING and mode != "inference" and pattern.search(parts[1]):
+            return "lora" if mode in ("train", "finetune") else mode
+    return None
