@@ -29,6 +29,9 @@ class DiffusionSpec(BaseModel):
     denoiser_act_bytes_per_token: int
     vae_force_upcast: bool
     vae_decode_tensors: int
+    # A VAE re-scaled to decode in fp16 without overflow, for a VAE that overflows there
+    # (SDXL's: madebyollin/sdxl-vae-fp16-fix): named where the pipeline runs in fp16
+    vae_fp16_fix: str | None = None
     controlnet_params_b: float | None = None  # one ControlNet for this denoiser, if known
     # ControlNets the pipeline always runs beside the denoiser, whatever the question says
     # (InfiniteYou's InfuseNet is a FluxControlNetModel its pipeline passes as controlnet=):

@@ -9,6 +9,7 @@ import math
 import tomllib
 from functools import cache
 
+from advisor import catalog
 from advisor.architectures import architecture_of
 from advisor.catalog import DATA_DIR, GpuSpec
 from advisor.constraints import (
@@ -54,6 +55,7 @@ def card_pitfalls(result: EstimateResult, gpu: GpuSpec, pick: Option) -> list[Pi
     out += _multi_card_notes(result, gpu, pick)
     out += _rollout_share(result, gpu, pick)
     out += _old_server_card(gpu)
+    out += _fp16_vae(result, gpu)
     note = gpu_notes().get(gpu.id)
     if note is not None:
         lang_params = {"note": {"zh": note["zh"], "en": note["en"]}}
@@ -157,6 +159,17 @@ def _under_raised_limit(gpu: GpuSpec, pick: Option) -> bool:
     not an OOM (the headline names the sysctl)."""
     top = apple_raised_limit_gb(gpu)
     return top is not None and pick.per_gpu_bytes <= top * GIB * 0.99
+
+
+def _fp16_vae(result: EstimateResult, gpu: GpuSpec) -> list[Pitfall]:
+    """A VAE that overflows in fp16 (SDXL's: force_upcast in its vae/config.json) on a card
+    without bf16, where it runs in fp16: NaN / black images unless the re-scaled VAE the
+    catalog names (vae_fp16_fix) or an fp32 decode is used."""
+    spec = catalog.models().get(result.model.id or "")
+    fixed = spec.diffusion.vae_fp16_fix if spec is not None and spec.diffusion else None
+    if fixed is None or gpu.bf16_supported:
+        return []  # bf16 has fp32's range; fp16 asked on such a card: diffusers upcasts
+    return [pitfall("vae_fp16_overflow", gpu=gpu.name, vae=fixed)]
 
 
 def _old_server_card(gpu: GpuSpec) -> list[Pitfall]:
