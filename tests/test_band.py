@@ -94,11 +94,16 @@ def test_leave_one_source_out_judges_a_source_on_the_band_fitted_without_it():
 
 
 def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
-    """Llama-3.1-8B QLoRA on a 16 GB card: fits by the estimate with headroom, but the
-    high end measured on setups like it is over the card. Expected: the verdict carries that
-    figure (not the stated band's high end, widened further for sources nobody measured)
-    and the answer says it may not fit, in both languages."""
-    p = parse_query("llama-3.1-8b qlora on 4080")
+    """Qwen2.5-14B LoRA on a 48 GB card: fits by the estimate with headroom, but the high
+    end measured on setups like it (+40%) is over the card. Expected: the verdict carries
+    that figure (not the stated band's high end, widened further for sources nobody
+    measured). A level too wide to inform (QLoRA's +92%) says nothing of it."""
+    wide = parse_query("llama-3.1-8b qlora on 4080")
+    assert (
+        recommend(wide.workload, gpu_id=wide.gpu_id, currency="CNY").verdict.measured_up_to_bytes
+        is None
+    )
+    p = parse_query("qwen2.5-14b lora on an a6000")
     rec = recommend(p.workload, gpu_id=p.gpu_id, currency="CNY")
     est, v = rec.result.estimate, rec.verdict
     high = est.decision_high_bytes

@@ -41,6 +41,16 @@ FASTEST_TIE = 0.05
 # upper tail comes from rare runs well over the estimate (the classic band's high end is
 # +131%), and a job using under half the card is not one to warn about.
 HEDGE_HEADROOM = 0.5
+# The hedge names the measured level's high end (data/band.toml, the level the estimate's band
+# comes from) only where that level is narrow enough to inform: at most +50% over the
+# estimate. The fitted levels fall in two groups, +15% to +40% (LLM inference and training,
+# diffusion inference, quantized inference) and +65% to +113% (classic training, quantized
+# training, unmodelled stacks, guessed architectures), with nothing in between; a high end of
+# +92% fires on every fit with less than 48% of the card free, just under HEDGE_HEADROOM, so
+# it said "may not fit" of nearly every fit it could (Unsloth's own 7 GB GRPO run on an 8 GB
+# card, mmseg's 8 GiB OCRNet on an 11 GB one). Over eval/golden.py's 2,707 fit answers, the
+# first option carried it in 470 before and 223 after.
+HEDGE_MAX_HIGH = 0.5
 
 
 def engine_share(result: EstimateResult) -> float | None:
@@ -91,6 +101,8 @@ def _option_facts(result: EstimateResult) -> OptionFacts:
     assumed = next((a.value for a in result.assumed if a.field == "parallelism"), None)
     split = par.value if par is not None else assumed
     high = result.estimate.decision_high_bytes if result.estimate else 0
+    if need and high > need * (1 + HEDGE_MAX_HIGH):
+        high = 0  # a level too wide to inform a decision near the limit: no hedge
     return OptionFacts(need, engine_share(result), split, {}, speed_facts(result), high)
 
 
