@@ -137,7 +137,36 @@ def grid_order(rec: Recommendation) -> list[Problem]:
                     )
                 )
     out += grid_asked_cell(rec)
+    out += grid_vs_as_asked(rec)
     return out
+
+
+def grid_vs_as_asked(rec: Recommendation) -> list[Problem]:
+    """An answer that says the asked setup runs out of memory as asked never marks the asked
+    format at the asked length or longer as running with the runtime's defaults: a cell
+    that runs only with vLLM's lean flags says so (GridCell.lean, the grid's "*")."""
+    s, v = rec.setup or rec.result, rec.verdict
+    if not rec.grid or v is None or v.state != "no_fit" or s.estimate is None:
+        return []
+    if rec.recipe or rec.budget_fix or s.estimate.runtime is None:
+        return []
+    if s.estimate.runtime.value not in ("vllm", "sglang"):
+        return []
+    w = s.workload
+    assumed = {a.field: a.value for a in s.assumed}
+    field = "seq_len" if w.mode.is_training else "context_tokens"
+    length = getattr(w, field) or assumed.get(field)
+    fmt = w.weights_format or assumed.get("weights_format")
+    if not length or not fmt:
+        return []
+    return [
+        ("grid", f"{c.format} {c.context_tokens} {c.state} runs as is, the verdict: OOM as asked")
+        for c in rec.grid
+        if c.format == str(fmt)
+        and c.context_tokens >= int(length)
+        and c.state in ("ok", "tight")
+        and not c.lean
+    ]
 
 
 def grid_asked_cell(rec: Recommendation) -> list[Problem]:

@@ -472,3 +472,19 @@ def test_a_full_finetune_note_never_denies_a_one_card_pick() -> None:
         one = [o for o in inv.picks(rec) if o.count == 1 and o.fits and not o.blocked]
         codes = {p.code for p in rec.pitfalls}
         assert not (one and "full_finetune_multi_gpu" in codes), q
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_grid_cell_that_runs_only_with_vllms_lean_flags_is_marked_apart(lang: str) -> None:
+    """'OOM as asked (needs --enforce-eager …)' above a grid whose AWQ 32k read '⚠️' (tight)
+    said both: the cells that run only with the lean flags carry '*' and the legend says
+    that with vLLM's defaults they run out of memory."""
+    q = "vllm awq llama-3.1-8b-instruct on an rtx a2000 12gb, max-model-len 16k, will it start?"
+    parsed = parse_query(q)
+    rec = recommend_query(parsed, default_currency="CNY" if lang == "zh" else "USD")
+    assert rec.verdict is not None and rec.verdict.state == "no_fit"
+    longer = [c for c in rec.grid if c.format == "awq-4bit" and c.context_tokens >= 16384]
+    assert longer and all(c.lean or c.state in ("no", "beyond") for c in longer)
+    assert not inv.check_structure(parsed, rec)
+    text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
+    assert "32k ⚠️*" in text and "--gpu-memory-utilization 0.9" in text, text

@@ -67,10 +67,11 @@ def _tokens_per_s(result, gpu: GpuSpec, count: int) -> float | None:  # noqa: AN
 
 def _cell_state(
     result: EstimateResult, est: Estimate, trial: Workload, gpu: GpuSpec, count: int
-) -> tuple[str, int]:
-    """One cell's state and the figure it is judged on: ok, tight (also where vLLM's lean
-    flags or a Mac's raised GPU share make it run), no, split (tensor parallel cannot use
-    the count) or unsupported (the card cannot run it)."""
+) -> tuple[str, int, bool]:
+    """One cell's state, the figure it is judged on and whether it runs only with vLLM's lean
+    flags: ok, tight (also where vLLM's lean flags or a Mac's raised GPU share make it run),
+    no, split (tensor parallel cannot use the count) or unsupported (the card cannot run
+    it)."""
     need = est.total_bytes
     lean_runs = False
     if (
@@ -103,7 +104,7 @@ def _cell_state(
         state = "tight"
     else:
         state = "ok"
-    return state, need
+    return state, need, lean_runs and state == "tight"
 
 
 def _on_the_answers_runtime(
@@ -177,7 +178,7 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
             if model.arch is not None and ctx > model.arch.max_context_tokens:
                 cells.append(GridCell(format=fmt, context_tokens=ctx, state="beyond"))
                 continue
-            state, need = _cell_state(result, est, trial, gpu, count)
+            state, need, lean = _cell_state(result, est, trial, gpu, count)
             speed = None
             if ctx == GRID_CONTEXTS[0] and state in ("ok", "tight") and not base.mode.is_training:
                 speed = _tokens_per_s(result, gpu, count)
@@ -188,6 +189,7 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
                     state=state,
                     per_gpu_bytes=need,
                     tokens_per_s=speed,
+                    lean=lean,
                 )
             )
     if all(c.state == "beyond" for c in cells):

@@ -19,6 +19,10 @@ class GridCell(BaseModel):
     # Single-request decode speed, on the first (shortest) context of an inference row that
     # runs: "how fast" is asked per precision ("Q4_K_M ~10 tok/s, Q8_0 ~6 tok/s").
     tokens_per_s: float | None = None
+    # runs only with vLLM's lean flags (--enforce-eager, a smaller start-up profile): with its
+    # defaults (--gpu-memory-utilization 0.9, CUDA graphs, the profile run) it does not, as
+    # the verdict's "out of memory as asked" says; marked apart from a plain ⚠️ tight
+    lean: bool = False
 
 
 class Verdict(BaseModel):
