@@ -68,3 +68,26 @@ def test_the_answer_states_the_model_and_its_scripts_precision(
     text = plain_answer(question, lang)
     head = text.splitlines()[0]
     assert name in head and fmt in head, head
+
+
+@pytest.mark.parametrize(
+    ("question", "tokens"),
+    [
+        # 30 s (ChatTTS README's clip) x 93.75 mel frames a second (24 kHz, hop 256)
+        ("f5-tts inference on a 6gb card", 2813),
+        # 30 s x CosyVoice 2's 25 Hz speech tokens
+        ("cosyvoice2 推理 3060 够吗", 750),
+    ],
+)
+def test_the_sequence_is_the_assumed_speech_in_tokens(question: str, tokens: int) -> None:
+    from advisor.memory import estimate
+
+    w = parse_query(question).workload
+    assert w is not None
+    assumed = {a.field: a.value for a in estimate(w).assumed}
+    assert assumed["speech_seconds"] == "30" and assumed["context_tokens"] == str(tokens), assumed
+
+
+@pytest.mark.parametrize(("lang", "phrase"), [("zh", "按 30 秒语音算"), ("en", "30 s of speech")])
+def test_the_answer_says_the_length_of_speech_assumed(lang: str, phrase: str) -> None:
+    assert phrase in plain_answer("f5-tts inference on a 6gb card", lang)

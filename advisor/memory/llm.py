@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from advisor import catalog
 from advisor.catalog import ModelSpec
-from advisor.memory import encoder, multimodal
+from advisor.memory import encoder, multimodal, tts
 from advisor.memory.band import band
 from advisor.memory.kv_types import runtime_kv_dtype
 from advisor.memory.quantizers import (
@@ -266,7 +266,8 @@ def _prompt_and_context(
     w: Workload, model: ResolvedModel, arch: Architecture, acc: Breakdown
 ) -> tuple[int, int]:
     """The prompt and the whole context in tokens: as asked (a context, or a prompt and its
-    new tokens), else 4096 (or the model's window) said as assumed; images (VLM) and audio
+    new tokens), else 4096 (or the model's window; a TTS model's speech tokens for
+    the assumed length of speech) said as assumed; images (VLM) and audio
     frames (Whisper) are prompt tokens to the decoder on top."""
     if w.context_tokens:
         prompt = w.prompt_tokens or max(w.context_tokens - (w.new_tokens or 0), 1)
@@ -275,7 +276,9 @@ def _prompt_and_context(
         prompt = w.prompt_tokens or 1
         context = prompt + (w.new_tokens or 0)
     else:
-        context = min(4096, arch.max_context_tokens)
+        # a TTS model: the speech tokens of the assumed length of speech
+        speech = tts.speech_tokens(model.id, acc)
+        context = min(speech or 4096, arch.max_context_tokens)
         prompt = context
         acc.assume("context_tokens", context)
     # Images (VLM) and audio frames (Whisper) are prompt tokens to the decoder.
