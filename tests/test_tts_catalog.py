@@ -91,3 +91,17 @@ def test_the_sequence_is_the_assumed_speech_in_tokens(question: str, tokens: int
 @pytest.mark.parametrize(("lang", "phrase"), [("zh", "按 30 秒语音算"), ("en", "30 s of speech")])
 def test_the_answer_says_the_length_of_speech_assumed(lang: str, phrase: str) -> None:
     assert phrase in plain_answer("f5-tts inference on a 6gb card", lang)
+
+
+@pytest.mark.parametrize(
+    ("lang", "phrase"),
+    [
+        ("zh", "本引擎对 TTS 模型只细算推理"),
+        ("en", "the engine sizes TTS models for inference only"),
+    ],
+)
+def test_a_tts_training_answer_says_its_figure_is_a_generic_fine_tune(
+    lang: str, phrase: str
+) -> None:
+    assert phrase in plain_answer("gpt-sovits 训练 4060 8g", lang)
+    assert phrase not in plain_answer("gpt-sovits v2 推理 显存", lang)

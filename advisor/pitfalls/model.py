@@ -12,8 +12,8 @@ from advisor.types import Option, Pitfall, pitfall_texts
 
 
 def model_notes(result: EstimateResult) -> list[Pitfall]:
-    """A mixture of experts' total parameters (all held, a few active), and a context asked
-    past the model's window."""
+    """A mixture of experts' total parameters (all held, a few active), a context asked
+    past the model's window, and a TTS model's training sized as a generic fine-tune."""
     w, model = result.workload, result.model
     out: list[Pitfall] = []
     arch = model.arch
@@ -32,6 +32,9 @@ def model_notes(result: EstimateResult) -> list[Pitfall]:
                 "beyond_model_context", model=model.name, max=arch.max_context_tokens, asked=asked
             )
         )
+    spec = find_model(model.id) if model.id else None
+    if spec is not None and spec.family == "tts" and w.mode.is_training:
+        out.append(pitfall("tts_training_generic", model=model.name))
     return out
 
 
