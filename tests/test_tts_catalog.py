@@ -105,3 +105,10 @@ def test_a_tts_training_answer_says_its_figure_is_a_generic_fine_tune(
 ) -> None:
     assert phrase in plain_answer("gpt-sovits 训练 4060 8g", lang)
     assert phrase not in plain_answer("gpt-sovits v2 推理 显存", lang)
+
+
+@pytest.mark.parametrize(("lang", "grid"), [("zh", "能不能跑这个模型"), ("en", "run this model?")])
+def test_a_tts_answer_has_no_context_grid(lang: str, grid: str) -> None:
+    # its sequence is the speech it generates, not a 4k / 32k / 128k context to pick
+    assert grid not in plain_answer("f5-tts 推理 3060", lang)
+    assert grid in plain_answer("qwen2.5-7b 推理 3060", lang)

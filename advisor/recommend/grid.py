@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.catalog import GpuSpec, find_format
+from advisor.catalog import GpuSpec, find_format, find_model
 from advisor.constraints import apple_raised_limit_gb, blockers
 from advisor.models.choices import Kind, Mode, Runtime
 from advisor.models.estimate import Estimate
@@ -145,7 +145,12 @@ def precision_grid(w: Workload, gpu: GpuSpec, count: int) -> list[GridCell]:
     """✅ fits with the guide's headroom, ⚠️ fits tight, ❌ does not fit, or the card cannot
     run that format (constraints) / the model does not take that context. A card without
     bf16 (V100, T4) gets an FP16 row in its place: the same memory, what it actually runs.
-    No grid when no cell says anything (Whisper's 448-token window is under every column)."""
+    No grid when no cell says anything (Whisper's 448-token window is under every column),
+    nor for a TTS model: its sequence is the speech tokens of the speech it generates
+    (memory/tts.py), not a context to pick."""
+    spec = find_model(w.model) if w.model else None
+    if spec is not None and spec.family == "tts":
+        return []
     base, runtime, used = _on_the_answers_runtime(workload_for(w, count), gpu)
     # A training run's length is its sequence (seq_len); context_tokens is what inference
     # reads. Varying the wrong one showed every column of a LoRA question as its asked length
