@@ -159,7 +159,6 @@ def test_a_mixture_written_without_its_b(text, model):
 @pytest.mark.parametrize(
     ("text", "size"),
     [
-        ("qwen2-vl-2b 推理", 2),
         ("falcon-40b on 2 A100", 40),
         ("Chat-UniVi-13B 需要多少显存", 13),
         ("qwen2-1.5b 微调", 1.5),
@@ -170,6 +169,12 @@ def test_an_older_release_the_catalog_lacks_is_its_size_with_the_name_kept(text,
     p = _read(text)
     assert p.workload.params_b == size
     assert p.unrecognized is not None and p.unrecognized.code == "unknown_model"
+
+
+def test_qwen2_vl_is_a_catalog_model_now():
+    """Qwen2-VL 2B/7B/72B joined the catalog (data/models): no longer an unknown release."""
+    p = _read("qwen2-vl-2b 推理")
+    assert p.workload.model == "qwen2-vl-2b" and p.unrecognized is None
 
 
 def test_a_size_an_outside_line_was_never_released_at_stays_did_you_mean():
