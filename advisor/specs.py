@@ -121,6 +121,9 @@ class ModelSpec(BaseModel):
     default_format: str | None = None
     source: str
     checked: bool = False
+    # Which figures were read in the model's own repository files and which came from
+    # elsewhere (data/models/tts.toml); None where the entry does not say.
+    verified: str | None = None
     arch: Architecture | None = None
     diffusion: DiffusionSpec | None = None
     activation_bytes_per_sample: int | None = None
