@@ -1,8 +1,7 @@
 """A trainer's own small-card rung is offered, when no trainer is named, only for a model
 that trainer trains (data/small_card_recipes.toml [trainer_families]): kohya's
 --network_train_unet_only is no fix for a CogVideoX DiT, which neither sd-scripts nor
-musubi-tuner trains. FluxGym, a UI that runs kohya's flux_train_network.py, is read as
-kohya."""
+musubi-tuner trains. FluxGym's own presets: tests/test_fluxgym_presets.py."""
 
 from __future__ import annotations
 
@@ -31,13 +30,3 @@ def test_kohyas_unet_only_flag_is_not_offered_for_a_model_kohya_does_not_train(l
 def test_kohyas_rungs_stay_for_a_model_kohya_trains(lang: str):
     _, texts = answers_both(SDXL[lang])
     assert "--network_train_unet_only" in texts[lang]
-
-
-def test_fluxgym_is_read_as_kohyas_flux_trainer():
-    rec, texts = answers_both("fluxgym flux lora training on a 12gb rtx 3080, doable?")
-    assert rec.result.workload.framework == "kohya"
-    assert "fluxgym" not in texts["en"].split("Not understood")[-1]
-    assert "--blocks_to_swap" in texts["en"]
-    rec, texts = answers_both("用 fluxgym 训练 flux lora，3080 12g 能行吗")
-    assert rec.result.workload.framework == "kohya"
-    assert "--blocks_to_swap" in texts["zh"]

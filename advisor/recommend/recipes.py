@@ -134,13 +134,16 @@ def _denoiser(result: EstimateResult) -> str:
 def trainer_has(rung: Rung, w: Workload, family: str = "") -> bool:
     """A trainer the user named offers only its own recipes (kohya has no 4-bit base, and
     block swap is kohya's); with none named, the blocks_to_swap-only rungs stay kohya's, and
-    a trainer's own rung is offered for a model one of its trainers trains."""
+    a trainer's own rung is offered for a model one of its trainers trains. A UI that offers
+    only its presets (FluxGym) gets those alone, and they only when it is named."""
     named = (w.framework or (w.runtime.value if w.runtime else "")).lower()
     if not rung.trainers:
-        return True
+        return named not in _presets_only()
     if rung.full:
         return named in rung.trainers  # a trainer's own full fine-tune recipe: when named
     if not named:
+        if set(rung.trainers) & set(_presets_only()):
+            return False  # a UI's presets are its own answer: only when it is named
         return "blocks_to_swap" not in rung.updates and _trained_by(rung.trainers, family)
     return named in rung.trainers
 
@@ -150,6 +153,12 @@ def _trainer_families() -> dict[str, tuple[str, ...]]:
     with (DATA_DIR / "small_card_recipes.toml").open("rb") as fh:
         table = tomllib.load(fh).get("trainer_families", {})
     return {name: tuple(families) for name, families in table.items()}
+
+
+@cache
+def _presets_only() -> tuple[str, ...]:
+    with (DATA_DIR / "small_card_recipes.toml").open("rb") as fh:
+        return tuple(tomllib.load(fh).get("presets_only", {}).get("trainers", ()))
 
 
 def _trained_by(trainers: tuple[str, ...], family: str) -> bool:
