@@ -30,3 +30,13 @@ def test_kohyas_unet_only_flag_is_not_offered_for_a_model_kohya_does_not_train(l
 def test_kohyas_rungs_stay_for_a_model_kohya_trains(lang: str):
     _, texts = answers_both(SDXL[lang])
     assert "--network_train_unet_only" in texts[lang]
+
+
+def test_the_default_way_names_no_empty_trainer():
+    """With no trainer named, the headline says 'the default', not "( default" (en); zh
+    reads as it did."""
+    _, texts = answers_both(COGVIDEOX["en"])
+    assert "( default" not in texts["en"]
+    assert "(the default of gradient checkpointing on" in texts["en"]
+    _, texts = answers_both(COGVIDEOX["zh"])
+    assert "（默认打开梯度检查点" in texts["zh"]
