@@ -286,6 +286,7 @@ def _replica_options(
 
     gpus = named or list(catalog.rented_gpus())  # a merged entry at its smaller memory
     options: list[ServeOption] = []
+    held: set[str] = set()  # cards a smaller group already serves the model on
     kv_seq = 0
     for tp in tensor_parallel_sizes(w):
         result = _replica_estimate(w, tp, context)
@@ -298,7 +299,10 @@ def _replica_options(
         for gpu in gpus:
             if gpu.memory_bandwidth_gbs <= 0:
                 continue  # no speed known: no capacity claimed
-            if not group_linked(gpu, tp, w):
+            if not group_linked(gpu, tp, w) and gpu.id in held:
+                # past a pair over PCIe only where no smaller group holds one replica (four
+                # A10G at --tensor-parallel-size 4, as AWS g5.12xlarge runs a 14B model),
+                # the all-reduces' cost counted in the speed (_step_s)
                 continue
             price = cheapest_price(gpu.id, prices, currency)
             if price is None and not named:
@@ -306,6 +310,7 @@ def _replica_options(
             option = plan_option(result, gpu, tp, active, context, price, longest)
             if option is not None:
                 options.append(option)
+                held.add(gpu.id)
     return options, kv_seq
 
 

@@ -246,3 +246,30 @@ def test_a_count_below_the_plan_is_answered_not_enough() -> None:
     assert f"你问的 1 张 GeForce RTX 4090：不够，要 {top.total_cards} 张" in zh
     _, en = _serve("500 students using qwen2.5-7b at once, is 1x 4090 enough", "en")
     assert f"you asked about: not enough, it takes {top.total_cards}" in en
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        (
+            "how many a10gs to serve qwen2.5-14b-instruct to 30 concurrent users with 8k "
+            "context each in vllm?",
+            "en",
+        ),
+        ("vllm 部署 qwen2.5-14b-instruct 给 30 个并发用户 每个 8k 上下文 要几张 a10g", "zh"),
+    ],
+)
+def test_a_model_no_pcie_pair_holds_is_split_over_four_pcie_cards(text: str, lang: str) -> None:
+    """Before: tensor parallelism past a pair was tried only over NVLink, so A10Gs (PCIe)
+    had no plan for Qwen2.5-14B at 8k and the answer said no machine of up to 8 cards holds
+    it; a group of 4 at --tensor-parallel-size 4 (AWS g5.12xlarge) serves it."""
+    result, out = _serve(text, lang)
+    options = result.plan.options  # type: ignore[attr-defined]
+    assert options and options[0].gpu_id == "a10g" and options[0].cards_per_replica == 4
+    assert "--tensor-parallel-size 4" in out
+
+
+def test_a_model_one_card_holds_is_still_not_split_over_pcie() -> None:
+    """The rule the fallback keeps: an 8B model on RTX A5000s gets single-card replicas."""
+    result, _ = _serve("serve llama-3.1-8b to 30 users on rtx a5000", "en")
+    assert all(o.cards_per_replica == 1 for o in result.plan.options)  # type: ignore[attr-defined]
