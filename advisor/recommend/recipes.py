@@ -105,6 +105,13 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
     base = w.weights_format or next(
         (a.value for a in result.assumed if a.field == "weights_format"), None
     )
+    # checkpointing the estimate assumed on (a stack's default) is as good as set: a rung
+    # that only turns it on changes nothing
+    have = dict(current)
+    if current.get("gradient_checkpointing") is None and any(
+        a.field == "gradient_checkpointing" and a.value == "on" for a in result.assumed
+    ):
+        have["gradient_checkpointing"] = True
     offered: list[dict[str, Any]] = []  # what each rung offered so far changes
     for rung in rungs(training):
         if training and rung.full != full:
@@ -118,7 +125,7 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
         fmt = rung.updates.get("weights_format")
         if fmt is not None and _bits(fmt) >= _bits(base):
             continue  # never a larger base than asked
-        change = {k: v for k, v in rung.updates.items() if not _same(current.get(k), v)}
+        change = {k: v for k, v in rung.updates.items() if not _same(have.get(k), v)}
         if not change or change in offered:
             continue  # nothing new: a rung whose other settings the user already chose
         offered.append(change)
