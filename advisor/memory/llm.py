@@ -236,7 +236,7 @@ def estimate_inference(
     if fmt not in FLOAT_FORMATS and load == "fp32":
         # quantized weights loaded in float32: what stays unquantized is fp32 (quantizers.toml)
         acc.assume("load_dtype", load)
-    if w.mode != Mode.load_only:
+    if w.mode != Mode.load_only and not tts.non_autoregressive(model.id):
         kv_dtype = _kv_dtype_asked(w, runtime, kv_dtype, acc)
     setup = InferenceSetup(
         w=w,
@@ -322,6 +322,8 @@ def _allocate(setup: InferenceSetup, acc: Breakdown) -> int:
     w, runtime = setup.w, setup.runtime
     if w.mode == Mode.load_only:
         allocated = add_weights(setup, acc)
+    elif tts.non_autoregressive(setup.model.id):
+        return tts.allocate_flow(setup, acc)  # a flow-matching DiT: no KV cache
     elif runtime in SERVING_ENGINES:
         allocated = vllm.allocate(setup, acc)
     elif runtime in LLAMACPP_FAMILY:
@@ -367,8 +369,10 @@ def _finish_inference(
     serving engine, llama.cpp's own context, the band; and the KV bytes a token."""
     w, runtime, model, spec = setup.w, setup.runtime, setup.model, setup.spec
     reserve = 0
+    flow = tts.non_autoregressive(model.id)
     if (
         runtime == Runtime.transformers
+        and not flow
         and w.mode != Mode.load_only
         and setup.framework not in autoawq.FRAMEWORKS
     ):
@@ -385,6 +389,6 @@ def _finish_inference(
         own_context=llamacpp.context_bytes() if runtime in LLAMACPP_FAMILY else None,
     )
     est.runtime = runtime
-    est.kv_bytes_per_token = int(setup.kv_per_token)
+    est.kv_bytes_per_token = 0 if flow else int(setup.kv_per_token)
     est.non_kv_bytes = est.total_bytes - sum(t.bytes for t in est.terms if t.name == "kv_cache")
     return est

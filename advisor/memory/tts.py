@@ -10,7 +10,9 @@ from functools import cache
 from typing import Any
 
 from advisor.catalog import DATA_DIR
+from advisor.memory.runtimes import InferenceSetup, add_weights, coefficient
 from advisor.memory.terms import Breakdown
+from advisor.memory.transformer import mlp_width
 
 
 @cache
@@ -28,3 +30,35 @@ def speech_tokens(model_id: str | None, acc: Breakdown) -> int | None:
     seconds = _table()["tts_defaults"]["speech_seconds"]
     acc.assume("speech_seconds", seconds)
     return math.ceil(float(row["tokens_per_second"]) * seconds)
+
+
+def non_autoregressive(model_id: str | None) -> bool:
+    """A model that predicts every frame of the utterance at once (F5-TTS's flow-matching
+    DiT): no KV cache, no per-token decode (data/models/tts.toml `autoregressive`)."""
+    row = _table().get("tts", {}).get(model_id or "")
+    return row is not None and row.get("autoregressive", True) is False
+
+
+def allocate_flow(s: InferenceSetup, acc: Breakdown) -> int:
+    """A non-autoregressive TTS model: its weights and the DiT's activations over the mel
+    frames of the utterance, the guided and unguided passes in one batch of
+    `guidance_batch`; the largest of one block's buffers at a time, as transformers'
+    prefill (data/runtimes.toml [transformers] prefill_hidden_buffers, prefill_mlp_buffers)."""
+    row = _table()["tts"][s.model.id or ""]
+    guidance = int(row.get("guidance_batch", 1))
+    allocated = add_weights(s, acc)
+    arch = s.arch
+    per_frame = (
+        coefficient("transformers", "prefill_hidden_buffers") * arch.hidden
+        + coefficient("transformers", "prefill_mlp_buffers") * mlp_width(arch)
+    ) * s.act_bytes
+    frames = s.batch * s.context
+    return allocated + acc.add(
+        "activations",
+        guidance * frames * per_frame,
+        f"{guidance} x {frames} mel frames x {per_frame / 1024:.0f} KiB (DiT, no KV cache)",
+        key="activations.tts_flow",
+        guidance=guidance,
+        frames=frames,
+        kib_per_frame=round(per_frame / 1024, 1),
+    )

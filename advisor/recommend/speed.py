@@ -16,6 +16,7 @@ from advisor.constraints import (
 )
 from advisor.decode_speed import DecodeFit, decode_fit, host_read_gbs
 from advisor.memo import ByIdentity
+from advisor.memory import tts
 from advisor.models.choices import Kind, Mode
 from advisor.models.result import EstimateResult
 from advisor.recommend.offload_speed import offload_bytes_per_image, offload_seconds
@@ -289,6 +290,10 @@ def _speed_facts(result: EstimateResult) -> _Speed:
             runtime=runtime,
             weight_bytes=fmt.bits / 8 if fmt is not None else 2.0,
         )
+    if tts.non_autoregressive(model.id) and not w.mode.is_training:
+        # a flow-matching TTS model makes the whole utterance at once: its speed is a
+        # real-time factor no catalog figure gives here, never tokens per second
+        return _Speed("none")
     if model.kind == Kind.llm and not w.mode.is_training:
         batch = w.concurrency or w.batch_size or 1
         prompt = w.prompt_tokens or w.context_tokens or 4096
