@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from advisor.catalog import ModelSpec
 from advisor.models.choices import Kind
+from advisor.parse.mm_config import expand_config_names
 from advisor.parse.vocab import CJK_LATIN_EDGE
 
 
@@ -201,6 +202,8 @@ def normalize(text: str, *, split_cjk: bool = True) -> str:
     # A /lab line keeps its spelling (split_cjk=False): its machine name and note are shown.
     if split_cjk:
         text = CJK_LATIN_EDGE.sub(" ", text)
+        # "segformer_mit-b5_8xb1-160k_cityscapes-1024x1024": the words it stands for
+        text = expand_config_names(text)
     return text.strip()
 
 
