@@ -323,6 +323,17 @@ def shorter_context_fixes(result: EstimateResult) -> Iterator[tuple[str, Callabl
         shorter //= 2
 
 
+def context_fix(result: EstimateResult, tokens: int) -> Callable[[], Workload] | None:
+    """The run at a context (sequence length) of `tokens`, any value: the longest that
+    fits once a stack has found a halving that does (stacked_fixes). None for a job with
+    no context."""
+    ctx = _context_of(result)
+    if ctx is None:
+        return None
+    extra = {} if result.workload.mode.is_training else {"prompt_tokens": None, "new_tokens": None}
+    return partial(result.workload.model_copy, update={ctx[0]: tokens, **extra})
+
+
 def quantize_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], Workload]]]:
     """Smaller number formats the answer's runtime loads, for LLM and diffusion inference,
     each on that runtime."""

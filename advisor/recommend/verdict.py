@@ -17,14 +17,14 @@ from advisor.models.workload import Workload
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, adds_cards, workload_for
 from advisor.recommend.context_fit import CONTEXT_STEP, longest_context
 from advisor.recommend.estimates import trial_estimate
-from advisor.recommend.fix_candidates import SLOW, candidate_fixes, unblocking_fixes
+from advisor.recommend.fix_candidates import SLOW, candidate_fixes, context_fix, unblocking_fixes
 from advisor.recommend.fixes import fixes_for
 from advisor.recommend.headroom import HEADROOM, runs_in
 from advisor.recommend.lazy_context import context_bytes, lazy_fit
 from advisor.recommend.options import Verdict
 from advisor.recommend.rank import fits_on
 from advisor.recommend.setup_fixes import offered
-from advisor.recommend.stacked_fixes import stacked_fix
+from advisor.recommend.stacked_fixes import stacked_fix, stacked_fixes
 from advisor.types import Option
 
 
@@ -71,7 +71,9 @@ def verdict_of(
         fix=first,
         fix_tight=first is not None and first in tight,
         measured_up_to_bytes=up_to if state == "tight" else None,
-        tight_fixes=sorted(c for c in tight if adds_cards(c)),
+        # more cards, and settings stacked on the same cards, that run only tight are marked
+        # so beside the comfortable stack they follow (stacked_fixes)
+        tight_fixes=sorted(c for c in tight if adds_cards(c) or c.startswith("stack:")),
         fixed_bytes=fixed_figure(setup, first),
     )
     if state == "no_fit" and own_card and o.count == 1 and first is None:
@@ -189,6 +191,8 @@ def _after(setup: EstimateResult | None, code: str) -> EstimateResult | None:
     else:
         listed = chain(candidate_fixes(setup), unblocking_fixes(setup))
         make = next((m for c, m in listed if c == code), None)
+        if make is None and kind == "shorter_context" and arg.isdigit():
+            make = context_fix(setup, int(arg))  # a stack's longest context (stacked_fixes)
     if make is None:
         return None
     try:
@@ -284,8 +288,7 @@ def fixes_by_cost(setup: EstimateResult, gpu: GpuSpec, state: str) -> tuple[list
         # Only more cards so far: a smaller format with a shorter context on the card named
         # comes first where the two together run it (13B in 8-bit on a 12 GB card: 4-bit at
         # 2k, not "rent 2 cards")
-        stacked = stacked_fix(setup, gpu, extra=("quantize",))
-        if stacked is not None:
+        for stacked in reversed(stacked_fixes(setup, gpu, extra=("quantize",))):
             same_cards = _put_first(stacked, same_cards, tight)
     if not [c for c in same_cards if c not in tight]:
         # No one change leaves the headroom on these cards: several settings of the same run
@@ -326,8 +329,7 @@ def _full_speed_first(
         # settings stacked (a q8_0 KV cache, a shorter context) on the card alone comes
         # first where together they fit (Qwen2.5-14B Q6_K at 32k on a 12 GB card: Q4_K_M
         # with a q8_0 KV cache, not only -ngl 25 at a few tokens a second)
-        stacked = stacked_fix(setup, gpu, extra=("quantize",))
-        if stacked is not None:
+        for stacked in reversed(stacked_fixes(setup, gpu, extra=("quantize",))):
             same_cards = _put_first(stacked, same_cards, tight)
     return same_cards, more_cards, tight
 
