@@ -106,6 +106,8 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
     framework = getattr(result.workload, "framework", None)
     own = own_kernels(framework)
     skip = ("runtime", "attention") if own else ("runtime",) if own_program(framework) else ()
+    if any(a.field == "tts_program" for a in result.assumed):
+        skip = (*skip, "runtime")  # a TTS repository's own inference program is said instead
     for a in result.assumed:
         # a reference implementation's own attention (SAM's, DINOv2's) is said for what it is
         reference = a.field == "attention" and a.value.endswith("_reference_eager")

@@ -228,6 +228,8 @@ def estimate_inference(
     runtime, assumed = picked or pick_runtime(w, model.kind, fmt)
     if assumed:
         acc.assume("runtime", runtime.value)
+        if program := tts.program(model.id):
+            acc.assume("tts_program", program)  # said in place of the runtime
     batch = w.batch_size or 1
     if w.batch_size is None and w.concurrency is None:
         acc.assume("batch_size", 1)

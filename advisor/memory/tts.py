@@ -25,7 +25,7 @@ def speech_tokens(model_id: str | None, acc: Breakdown) -> int | None:
     """The sequence of the assumed length of speech, said as assumed; None for a model
     whose token rate the catalog lacks (the general default context applies)."""
     row = _table().get("tts", {}).get(model_id or "")
-    if row is None:
+    if row is None or "tokens_per_second" not in row:
         return None
     seconds = _table()["tts_defaults"]["speech_seconds"]
     acc.assume("speech_seconds", seconds)
@@ -62,3 +62,10 @@ def allocate_flow(s: InferenceSetup, acc: Breakdown) -> int:
         frames=frames,
         kib_per_frame=round(per_frame / 1024, 1),
     )
+
+
+def program(model_id: str | None) -> str | None:
+    """The repository's own inference program a TTS model runs in (data/models/tts.toml
+    [tts.<id>] program): said as the runtime, not the transformers path the engine sizes."""
+    row = _table().get("tts", {}).get(model_id or "")
+    return str(row["program"]) if row is not None and "program" in row else None
