@@ -2,7 +2,8 @@
 `autoregressive = false`) is sized as its weights and the DiT's activations over the mel
 frames of the utterance, the guided and unguided passes in one batch of two (F5-TTS
 backbones/dit.py cfg_infer), with no KV cache and no tokens-per-second speed; an
-autoregressive one keeps its speech tokens' KV cache."""
+autoregressive one keeps its speech tokens' KV cache, its speed said in speech tokens a
+second, not a chat model's tok/s."""
 
 from __future__ import annotations
 
@@ -42,3 +43,14 @@ def test_the_answer_has_no_kv_cache_and_no_token_speed(lang: str, kv: str, act: 
     text = plain_answer(F5[lang], lang)
     assert "tok/s" not in text and "torch.cat" not in text, text
     assert kv not in text and act in text, text
+
+
+@pytest.mark.parametrize(
+    ("lang", "unit"), [("zh", "语音 token/秒"), ("en", "speech tokens/s per request")]
+)
+def test_an_autoregressive_tts_speed_is_in_speech_tokens(lang: str, unit: str) -> None:
+    text = plain_answer("cosyvoice2 推理 3060 够吗", lang)
+    assert unit in text and "tok/s" not in text, text
+    # a chat model keeps its tokens per second
+    chat = plain_answer("qwen2.5-7b 推理 3060", lang)
+    assert "tok/s" in chat and "语音 token" not in chat and "speech tokens" not in chat

@@ -124,6 +124,15 @@ class Recommendation(BaseModel):
     offload_asked: OffloadAnswer | None = None
 
     @property
+    def speech_tokens(self) -> bool:
+        """A TTS model's decode makes speech tokens (codec / semantic tokens of audio), not
+        a chat model's text tokens: its speed is worded so (data/models/tts.toml)."""
+        from advisor import catalog
+
+        spec = catalog.models().get(self.result.model.id or "")
+        return spec is not None and spec.family == "tts"
+
+    @property
     def generate_batch(self) -> bool:
         """The figure's runtime is transformers: several sequences are one generate() batch,
         not concurrent requests (a serving engine's), and are worded so."""
