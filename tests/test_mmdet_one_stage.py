@@ -46,3 +46,17 @@ def test_rtmdet_keeps_the_band_of_the_size_fit_its_activations_come_from():
     # and keeps that guess's width (advisor/memory/band.py _sized_by_the_fit)
     known = estimate(Workload(model="rtmdet-m", mode="full", batch_size=8, image_width=640))
     assert known.estimate.low_bytes < 0.5 * known.estimate.total_bytes
+
+
+def test_yolox_says_its_configs_640_input_and_the_800_px_batches_it_is_sized_at():
+    # configs/yolox/yolox_s_8xb8-300e_coco.py: img_scale (640, 640), BatchSyncRandomResize
+    # random_size_range (480, 800): the answer states both beside the 800x800 it sizes at
+    rec, texts = answers_both("mmdet yolox-l 训练 单卡 batch 8 3090 24g 够吗")
+    assert rec.result.model.id == "yolox-l"
+    assert "分辨率 800x800" in texts["zh"] and "配置输入 640x640 → 480–800 px" in texts["zh"]
+    assert (
+        "resolution 800x800" in texts["en"] and "config input 640x640 → 480–800 px" in texts["en"]
+    )
+    # a size the question names is the size, with no multi-scale note
+    _, texts = answers_both("mmdet yolox-l training 640x640 batch 8 on a 3090")
+    assert "config input" not in texts["en"] and "配置输入" not in texts["zh"]

@@ -329,6 +329,9 @@ def input_size(w: Workload, spec: ModelSpec | None, ref: int, acc: Breakdown) ->
     if w.image_width is None and w.image_height is None and "default_input" in fam:
         width, height = fam["default_input"]
         acc.assume("resolution", f"{width}x{height}")
+        if batch_resize := fam.get("batch_resize"):  # YOLOX: the config's size, the range
+            (cw, ch), (lo, hi) = fam["config_input"], batch_resize
+            acc.assume("batch_resize", f"{cw}x{ch} → {lo}–{hi} px")
     else:
         width = w.image_width or ref
         height = w.image_height or width
