@@ -342,6 +342,8 @@ def quantize_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
     if w.mode.is_training or model.kind not in (Kind.llm, Kind.diffusion):
         return
     bits = _bits(w, result)
+    if runtime == Runtime.transformers and model.kind == Kind.llm:
+        yield from _bnb_4bit_fix(w, bits, runtime)
     gguf = runtime in (Runtime.llamacpp, Runtime.ollama, Runtime.lmstudio)
     formats: tuple[str, ...] = GGUF_QUANTIZE_FORMATS if gguf else QUANTIZE_FORMATS
     if runtime == Runtime.transformers and model.kind == Kind.llm:
@@ -360,6 +362,36 @@ def quantize_fixes(result: EstimateResult) -> Iterator[tuple[str, Callable[[], W
                 # and "quantize to fp8" stood beside the grid's ⛔ for fp8 on a 3090
                 update["runtime"] = runtime
             yield f"quantize:{fmt}", partial(w.model_copy, update=update)
+
+
+# bitsandbytes formats: a user loading with them is shown the same library's 4-bit first.
+BNB_FORMATS = ("int8", "nf4", "fp4")
+# The same library's 4-bit as its docs set it up (transformers docs "bitsandbytes",
+# BitsAndBytesConfig: load_in_4bit=True, bnb_4bit_quant_type="nf4",
+# bnb_4bit_use_double_quant=True, bnb_4bit_compute_dtype=torch.bfloat16; read 2026-12-07,
+# https://huggingface.co/docs/transformers/quantization/bitsandbytes): double-quantized NF4,
+# computed in 16 bits (left unset the compute dtype is float32, and every prompt's matmul
+# holds an fp32 copy of the widest weight: data/quantizers.toml [dequant_per_call]). float16
+# runs on every card (bfloat16 needs Ampere); both hold the same bytes.
+BNB_4BIT = "nf4-dq"
+BNB_4BIT_COMPUTE = "fp16"
+
+
+def _bnb_4bit_fix(
+    w: Workload, bits: float, runtime: Runtime
+) -> Iterator[tuple[str, Callable[[], Workload]]]:
+    """For a model loaded through bitsandbytes in more than 4 bits (load_in_8bit): its own
+    4-bit (`BNB_4BIT`) before any other library's checkpoint (AWQ, GPTQ)."""
+    if w.weights_format not in BNB_FORMATS or bits <= 4.5:
+        return
+    update: dict[str, object] = {
+        "weights_format": BNB_4BIT,
+        "compute_dtype": w.compute_dtype or BNB_4BIT_COMPUTE,
+        "runtime": runtime,
+    }
+    torch_name = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+    code = f"bnb_4bit:{torch_name[str(update['compute_dtype'])]}"
+    yield code, partial(w.model_copy, update=update)
 
 
 def vllm_flag_fixes(w: Workload) -> Iterator[tuple[str, Callable[[], Workload]]]:
