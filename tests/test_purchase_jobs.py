@@ -106,6 +106,17 @@ MIXED = [
         "en",
         [("Qwen2.5 7B", "lora"), ("FLUX.1 [dev]", "inference")],
     ),
+    # a third model named with its own task is sized too, never dropped
+    (
+        "预算3万 实验室要跑 qwen2.5-14b 推理服务 和 sdxl lora 训练 和 yolov8 训练 买什么卡",
+        "zh",
+        [("Qwen2.5 14B", "inference"), ("Stable Diffusion XL 1.0", "lora"), ("YOLOv8n", "full")],
+    ),
+    (
+        "budget $5000 for a lab: qwen2.5-14b serving and sdxl lora training and yolov8 training",
+        "en",
+        [("Qwen2.5 14B", "inference"), ("Stable Diffusion XL 1.0", "lora"), ("YOLOv8n", "full")],
+    ),
 ]
 
 

@@ -322,7 +322,7 @@ def _jobs(
     if parsed.jobs:
         workload, runs, jobs = heaviest_job(workload, parsed.jobs)
     else:
-        workload, runs, jobs = model_jobs(workload, parsed.second_job)  # type: ignore[arg-type]
+        workload, runs, jobs = model_jobs(workload, parsed.second_job, parsed.more_jobs)  # type: ignore[arg-type]
     return _deciding_job(parsed, currency, runs, workload), runs, jobs
 
 

@@ -28,16 +28,19 @@ def heaviest_job(
 
 
 def model_jobs(
-    w: Workload, second: tuple[str, str | None]
+    w: Workload, second: tuple[str, str | None], more: list[tuple[str, str | None]] | None = None
 ) -> tuple[Workload, list[Workload], list[tuple[str, str, float]]]:
     """ "wan2.1 14b 视频生成和flux lora训练": the line's model with its task and a second
     catalog model with its own (else the line's), each sized as asked; the machine is sized
     for the one needing the most memory."""
-    spec = catalog.models()[second[0]]
-    mode = Mode(second[1]) if second[1] else w.mode
-    other = Workload(kind=spec.kind, model=spec.id, mode=mode, num_gpus=w.num_gpus)
-    first = catalog.models().get(w.model or "")
-    return _sized([w, other], [first.name if first else "?", spec.name])
+    runs, first = [w], catalog.models().get(w.model or "")
+    labels = [first.name if first else "?"]
+    for model_id, task in [second, *(more or [])]:  # the third and later models alike
+        spec = catalog.models()[model_id]
+        mode = Mode(task) if task else w.mode
+        runs.append(Workload(kind=spec.kind, model=spec.id, mode=mode, num_gpus=w.num_gpus))
+        labels.append(spec.name)
+    return _sized(runs, labels)
 
 
 def _sized(

@@ -88,6 +88,9 @@ class ParsedQuery(BaseModel):
     # as (catalog id, Mode value or None: no task word of its own, the line's); the workload
     # is the first model's job
     second_job: tuple[str, str | None] | None = None
+    # "… 和 sdxl lora 训练 和 yolov8 训练": the third and later models with their own tasks,
+    # each sized beside the first two
+    more_jobs: list[tuple[str, str | None]] = []
 
     @property
     def ok(self) -> bool:
@@ -407,10 +410,12 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         )
     assumed = list(r.assumed)
     ignored = _notes(ignored, assumed, r)
-    second_job = None
-    if second := next((a for a in assumed if a.startswith("second_model = ")), None):
-        first_model_task(r, s.original, second.split(" = ", 1)[1])
-        second_job = _second_job(r, s.original, second.split(" = ", 1)[1], kind)
+    second_job, more_jobs = None, []
+    seconds = [a.split(" = ", 1)[1] for a in assumed if a.startswith("second_model = ")]
+    if seconds:
+        first_model_task(r, s.original, seconds[0])
+        second_job = _second_job(r, s.original, seconds[0], kind)
+        more_jobs = [j for n in seconds[1:] if (j := _second_job(r, s.original, n, kind))]
     if kind == "fit" and "compare" in r.cues and any(a.startswith("second_model") for a in assumed):
         kind = "compare"  # "qwen vs llama 14b": the second model is read by _notes
     check_unknown_model(r, ignored)
@@ -443,6 +448,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         cues=sorted(r.cues),
         jobs=read_jobs(s.original) if kind == "purchase" else [],
         second_job=second_job,
+        more_jobs=more_jobs if second_job else [],
     )
 
 
