@@ -38,22 +38,32 @@ def model_notes(result: EstimateResult) -> list[Pitfall]:
     return out
 
 
+def vendor_floor_gb(result: EstimateResult) -> float | None:
+    """A long-context model's own stated total VRAM (GB, over all cards) at the context
+    asked (data/pitfalls.toml [vendor_long_context]), where it is past `past_tokens`;
+    None elsewhere. The other cards offered hold at least it (recommend/search.py)."""
+    row = pitfall_texts()["vendor_long_context"]["models"].get(result.model.id or "")
+    asked = result.workload.context_tokens
+    if row is None or result.workload.mode.is_training or not asked or asked <= row["past_tokens"]:
+        return None
+    return float(row["floor_gb"])
+
+
 def vendor_long_context(
     result: EstimateResult, gpu: GpuSpec | None, pick: Option | None
 ) -> list[Pitfall]:
     """A long-context model's own stated total VRAM at its full window (data/pitfalls.toml
     [vendor_long_context], by catalog id), where the context asked is past `past_tokens`;
     the cards' total beside it."""
-    row = pitfall_texts()["vendor_long_context"]["models"].get(result.model.id or "")
-    asked = result.workload.context_tokens
-    if row is None or result.workload.mode.is_training or not asked or asked <= row["past_tokens"]:
+    floor = vendor_floor_gb(result)
+    if floor is None:
         return []
     total = gpu.vram_gb * pick.count if gpu is not None and pick is not None else None
     return [
         pitfall(
             "vendor_long_context",
             model=result.model.name,
-            floor=row["floor_gb"],
+            floor=f"{floor:g}",
             total=f"{total:g}" if total is not None else "?",
         )
     ]

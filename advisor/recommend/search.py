@@ -11,6 +11,7 @@ from advisor.constraints import applicable, blockers, speed_constants
 from advisor.memo import Memo
 from advisor.models.result import EstimateResult
 from advisor.models.workload import Workload
+from advisor.pitfalls.model import vendor_floor_gb
 from advisor.recommend.card_counts import COUNTS, ONE_MACHINE, workload_for
 from advisor.recommend.estimates import estimate, trial_estimate
 from advisor.recommend.fixes import CheapFixes
@@ -179,7 +180,15 @@ def candidates(
                 opt = with_cheap_fix(opt, setups.fit(opt.count), gpu, trials, own=True)
             placed[place] = opt
         del pending[first:], sizes[first:]
-    return [o for o in placed if o is not None], excluded
+    kept = [o for o in placed if o is not None]
+    floor = vendor_floor_gb(setups.base)
+    if floor is not None:
+        # The model's vendor states a total for this context (Qwen2.5-7B-Instruct-1M: 120 GB
+        # over all cards at 1M tokens, data/pitfalls.toml [vendor_long_context]): a setup
+        # under it is not offered, whatever the estimate (2x L20 and 1x H20, 96 GB, were)
+        vram = {c.gpu.id: c.gpu.vram_gb for c in cards}
+        kept = [o for o in kept if vram[o.gpu_id] * o.count >= floor]
+    return kept, excluded
 
 
 def _able_to_run(
