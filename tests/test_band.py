@@ -94,16 +94,17 @@ def test_leave_one_source_out_judges_a_source_on_the_band_fitted_without_it():
 
 
 def test_a_fit_decided_near_the_limit_says_how_far_measured_setups_ran():
-    """Qwen2.5-14B LoRA on a 48 GB card: fits by the estimate with headroom, but the high
-    end measured on setups like it (+40%) is over the card. Expected: the verdict carries
-    that figure (not the stated band's high end, widened further for sources nobody
-    measured). A level too wide to inform (QLoRA's +92%) says nothing of it."""
+    """FLUX.1-schnell in NF4 (bitsandbytes, quantized while loading) on a 24 GB card: fits by
+    the estimate with headroom, but the high end measured on setups like it (+38%) is over
+    the card. Expected: the verdict carries that figure (not the stated band's high end,
+    widened further for sources nobody measured). A level too wide to inform (QLoRA's +92%)
+    says nothing of it, and a card with room to spare says nothing either."""
     wide = parse_query("llama-3.1-8b qlora on 4080")
     assert (
         recommend(wide.workload, gpu_id=wide.gpu_id, currency="CNY").verdict.measured_up_to_bytes
         is None
     )
-    p = parse_query("qwen2.5-14b lora on an a6000")
+    p = parse_query("flux.1-schnell nf4 on 3090")
     rec = recommend(p.workload, gpu_id=p.gpu_id, currency="CNY")
     est, v = rec.result.estimate, rec.verdict
     high = est.decision_high_bytes

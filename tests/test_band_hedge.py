@@ -32,16 +32,17 @@ def test_a_wide_level_says_no_hedge(q: str, lang: str) -> None:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_narrow_level_near_the_limit_keeps_it(lang: str) -> None:
-    text = plain_answer("w7900 48g ollama qwen2.5-72b q4_k_m 速度", lang)
-    assert FULL[lang] in text and "15%" in text
-    assert HEDGE_MAX_HIGH >= 0.15
+    # FLUX in NF4 under diffusers (quantized while loading): a level of +38% (data/band.toml)
+    text = plain_answer("flux.1-schnell nf4 on 3090", lang)
+    assert FULL[lang] in text and "38%" in text
+    assert HEDGE_MAX_HIGH >= 0.38
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_hedge_is_said_once_per_answer(lang: str) -> None:
-    q = "A40 两张 lora qwen2.5-32b"
+    q = "flux dev torchao int8 4090"
     parsed = parse_query(q)
-    rec = recommend_query(parsed, default_currency="CNY")  # three picks near their limit
+    rec = recommend_query(parsed, default_currency="CNY")  # several picks near their limit
     text = render("answer", lang, rec=rec, parsed=parsed, canonical=q, view="full", plain=True)
     assert text.count(FULL[lang]) == 1, text
     assert SHORT[lang] in text

@@ -10,6 +10,7 @@ from advisor import catalog
 from advisor.constraints import nvlinked
 from advisor.parse import parse_query
 from advisor.recommend import recommend_query
+from advisor.recommend.rank import HEDGE_MAX_HIGH
 
 
 def _tagged(q: str, tag: str):
@@ -20,9 +21,9 @@ def _tagged(q: str, tag: str):
 @pytest.mark.parametrize(
     ("q", "lang"),
     [
-        ("想用wan2.1 14b生成视频 要多大显存", "zh"),
-        ("wan2.1 14b 视频生成 显存够不够", "zh"),
-        ("how much vram to generate video with wan2.1 14b", "en"),
+        ("flux.1-dev nf4 要多大显存", "zh"),
+        ("how much vram for flux.1-schnell nf4", "en"),
+        ("qwen2.5-7b 推理 要多大显存", "zh"),
     ],
 )
 def test_best_value_holds_the_bands_high_end_where_a_priced_card_does(q: str, lang: str) -> None:
@@ -32,9 +33,26 @@ def test_best_value_holds_the_bands_high_end_where_a_priced_card_does(q: str, la
     assert value.measured_up_to_bytes is None  # no "may not fit" on the best-value pick
     high = rec.result.estimate
     assert high is not None
-    # the card named best value holds the high end measured on setups like this (per
+    # a level narrow enough to inform a decision (rank.HEDGE_MAX_HIGH)...
+    assert high.decision_high_bytes <= high.total_bytes * (1 + HEDGE_MAX_HIGH)
+    # ...and the card named best value holds the high end measured on setups like this (per
     # card), not just the estimate
     assert value.usable_bytes >= high.decision_high_bytes / value.count
+
+
+@pytest.mark.parametrize(
+    "q", ["想用wan2.1 14b生成视频 要多大显存", "how much vram to generate video with wan2.1 14b"]
+)
+def test_a_level_too_wide_to_inform_leaves_best_value_on_the_estimate(q: str) -> None:
+    """Wan 14B under diffusers: the level measured for it runs past +50% (data/band.toml),
+    too wide to decide on (rank.HEDGE_MAX_HIGH): the best-value card holds the estimate and
+    carries no "may not fit"."""
+    rec = recommend_query(parse_query(q))
+    value = next((o for o in rec.options if "best_value" in (o.why or "")), None)
+    est = rec.result.estimate
+    assert value is not None and est is not None and value.measured_up_to_bytes is None
+    assert est.decision_high_bytes > est.total_bytes * (1 + HEDGE_MAX_HIGH)
+    assert value.usable_bytes >= est.total_bytes / value.count
 
 
 @pytest.mark.parametrize(
