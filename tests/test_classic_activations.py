@@ -8,7 +8,8 @@ import pytest
 
 from advisor import catalog
 from advisor.memory import GIB, estimate
-from advisor.memory.classic import fallback_activation_bytes_per_sample, openmmlab_bn_bytes
+from advisor.memory.classic import openmmlab_bn_bytes
+from advisor.memory.classic_inputs import fallback_activation_bytes_per_sample
 from advisor.models.workload import Workload
 from advisor.parse import parse_query
 
@@ -279,7 +280,7 @@ def test_the_multiscale_crop_recipe_pads_a_batch_to_a_crop_flipped_canvas() -> N
     # mmdet's ms-crop pipeline (configs/swin/mask_rcnn_swin-t-p4-w7_fpn_ms-crop-3x_coco.py):
     # a 600-high, 384-wide crop resized to an 800 short side is 1250 x 800, padded with a
     # 800 x 1333 image of the same (landscape) original orientation: 1280 x 1344
-    from advisor.memory.classic import multiscale_crop_canvas
+    from advisor.memory.classic_inputs import multiscale_crop_canvas
 
     assert multiscale_crop_canvas(1333, 800) == (1333, 1250)
     assert multiscale_crop_canvas(800, 1333) == (1250, 1333)

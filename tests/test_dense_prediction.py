@@ -9,7 +9,7 @@ import pytest
 
 from advisor import catalog
 from advisor.memory import GIB, estimate
-from advisor.memory.classic import fallback_activation_bytes_per_sample
+from advisor.memory.classic_inputs import fallback_activation_bytes_per_sample
 from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.render import assumption

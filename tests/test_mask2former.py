@@ -62,7 +62,7 @@ def test_coco_keeps_a_detectors_own_config_size_and_yolos_640() -> None:
 
 
 def test_the_window_12_backbone_counts_its_larger_windows() -> None:
-    from advisor.memory.classic import window_scores_per_pixel
+    from advisor.memory.classic_extras import window_scores_per_pixel
 
     w12 = window_scores_per_pixel(find_model("mask2former-swin-b"))
     w7 = window_scores_per_pixel(find_model("swin-b"))

@@ -11,7 +11,7 @@ import re
 from functools import cache
 
 from advisor.memory import video
-from advisor.memory.classic import family_defaults
+from advisor.memory.classic_inputs import family_defaults
 from advisor.parse import vocab
 from advisor.parse.scan import Reading, Scan, reject
 
