@@ -17,165 +17,23 @@ from __future__ import annotations
 from typing import Any
 
 from advisor import catalog
-from advisor.catalog import GpuSpec
-from advisor.fit import card_fit
-from advisor.kinds.capability import capability_rows
-from advisor.kinds.purchase_answer import CURRENCIES, Plan, PlanLine, PurchaseAnswer
-from advisor.kinds.purchase_costs import (
-    CardPrice,
-    buy_or_rent,
-    card_prices,
-    china_sku_for,
-    power,
-    resale,
-)
+from advisor.kinds.purchase_answer import CURRENCIES, Plan, PurchaseAnswer
+from advisor.kinds.purchase_costs import CardPrice, buy_or_rent, card_prices, china_sku_for
 from advisor.kinds.purchase_costs import purchase_catalog as _catalog
-from advisor.kinds.purchase_fit import fit_recipe, fits
+from advisor.kinds.purchase_fit import fits
 from advisor.kinds.purchase_jobs import deciding_job, heaviest_job, job_fits, model_jobs
+from advisor.kinds.purchase_plan import (
+    OWN_PC_MAX_CARDS,
+    best_option,
+    box_for,
+    build_plan,
+    cheapest_total,
+    max_cards,
+)
 from advisor.memory.stacks import chunked_by_default
 from advisor.models.choices import Kind, Mode, Optimizer
 from advisor.models.workload import Workload
 from advisor.parse import Budget, ParsedQuery
-from advisor.recommend import cheapest_price
-
-
-def _box(count: int, currency: str, card_only: bool = False) -> tuple[str, float]:
-    """The machine around `count` cards; `card_only`: cards for the asker's own PC (none)."""
-    if card_only:
-        return "own_pc", 0.0
-    for box in _catalog()["box"]:
-        if count <= box["max_cards"]:
-            return box["kind"], float(box[currency.lower()])
-    raise ValueError(f"no box for {count} cards")
-
-
-def _max_cards(gpu: GpuSpec) -> int:
-    limits = _catalog()["limits"]
-    return limits["consumer_max_cards"] if gpu.segment == "consumer" else limits["max_cards"]
-
-
-def _host_ram_gb(vram_gb: float) -> int:
-    """At least the cards' memory (Dettmers' hardware guide), in a size people buy."""
-    for size in (32, 64, 128, 256, 512, 1024):
-        if size >= vram_gb:
-            return size
-    return 2048
-
-
-# Cards for a PC the asker has ("预算3000买显卡"): as many as a desktop takes
-OWN_PC_MAX_CARDS = 2
-
-
-def _plan(
-    entry: CardPrice,
-    count: int,
-    currency: str,
-    workload: Workload | None,
-    china: bool,
-    card_only: bool,
-    rented: tuple[str, int] | None = None,
-) -> Plan:
-    """`rented`: the card and count the line would rent instead ("or rent an A100"); else
-    the same cards rented."""
-    gpu = catalog.gpus()[entry.gpu_id]
-    unit = entry.price(currency)
-    box_kind, box_price = _box(count, currency, card_only)
-    psu, wall = power(gpu, count)
-    vram = gpu.vram_gb * count
-    rent_id, rent_count = rented or (gpu.id, count)
-    rent = cheapest_price(rent_id, catalog.load_prices(), currency)
-    rent_hour = rent.amount * rent_count if rent is not None else None
-    total = unit * count + box_price
-    costs = resale(entry, gpu, count, currency)
-    costs |= buy_or_rent(total, rent_hour, wall, currency, None, costs["resale_value"])
-    sku = next((e.gpu_id for e in card_prices() if e.china_sku_of == gpu.id), None)
-    fit = (None, None) if workload is None else fit_recipe(workload, gpu, count)
-    return Plan(
-        **costs,
-        china_sku_name=catalog.gpus()[sku].name if sku and china else None,
-        lines=[
-            PlanLine(
-                gpu_id=gpu.id,
-                gpu_name=gpu.name,
-                count=count,
-                unit_price=unit,
-                condition=entry.condition,
-                price_converted=entry.is_converted(currency),
-                price_basis=entry.basis,
-                launch_price=entry.launch_price(currency),
-                price_source=entry.source,
-                price_date=entry.read_date,
-            )
-        ],
-        currency=currency,
-        box_kind=box_kind,
-        box_price=box_price,
-        total=total,
-        vram_gb=vram,
-        psu_watts=psu,
-        host_ram_gb=_host_ram_gb(vram),
-        wall_watts=wall,
-        blower_cards=count >= 3,
-        fits_workload=None if workload is None else fit[0],
-        recipe=None if workload is None else fit[1],
-        runs=capability_rows(gpu, count, card_fit(gpu.id, count)),
-        rent_per_hour=rent_hour,
-        rent_name=f"{rent_count}× {catalog.gpus()[rent_id].name}" if rented else None,
-        export_controlled=entry.export_controlled and china,
-        china_sku=entry.china_sku and china,
-        geforce=gpu.segment == "consumer",
-    )
-
-
-def _options(
-    currency: str, budget: float | None, used: bool, card_only: bool
-) -> list[tuple[CardPrice, int, float]]:
-    """Every (card, count, total) the budget covers; `used`: used cards allowed."""
-    out = []
-    for entry in card_prices():
-        gpu = catalog.gpus().get(entry.gpu_id)
-        if gpu is None or (entry.condition == "used" and not used):
-            continue
-        if entry.china_sku and currency != "CNY":
-            continue  # the China SKUs (4090 D) are sold in China
-        most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
-        for count in range(1, most + 1):
-            total = entry.price(currency) * count + _box(count, currency, card_only)[1]
-            if budget is None or total <= budget:
-                out.append((entry, count, total))
-    return out
-
-
-def _best(
-    currency: str, budget: float | None, workload: Workload | None, used: bool, card_only: bool
-) -> tuple[CardPrice, int, float] | None:
-    options = _options(currency, budget, used, card_only)
-    # in China the cards sold there come first: an export-controlled card (the global 5090,
-    # the 4090, A100, H100) needs a US licence, so a plan names it only when nothing else does
-    sold_here = [o for o in options if not (currency == "CNY" and o[0].export_controlled)]
-    if workload is not None:
-        for group in (sold_here, options):
-            fitting = [o for o in group if fits(workload, catalog.gpus()[o[0].gpu_id], o[1])]
-            if fitting:  # the cheapest that fits; fewer cards on a tie (one box, less power)
-                return min(fitting, key=lambda o: (o[2], o[1]))
-    if not options or budget is None:
-        return None
-    options = sold_here or options
-
-    min_card_gb = _catalog()["limits"]["min_card_gb"]
-
-    def value(o: tuple[CardPrice, int, float]) -> tuple[bool, float, float, float]:
-        # cards of the guide's size first (a model split over fewer, larger cards runs
-        # better: four 16 GB cards are not two 32 GB ones), then memory, bandwidth, price
-        gpu = catalog.gpus()[o[0].gpu_id]
-        big = gpu.vram_gb >= min_card_gb
-        return (big, gpu.vram_gb * o[1], gpu.memory_bandwidth_gbs * o[1], -o[2])
-
-    return max(options, key=value)
-
-
-def _cheapest_total(currency: str, card_only: bool) -> float:
-    return min(total for _, _, total in _options(currency, None, True, card_only))
 
 
 def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
@@ -226,10 +84,10 @@ def _named_card(
     entries = [sku] if sku else sorted(_priced_as(gpu_id), key=lambda e: e.condition != "new")
     for entry in entries:
         gpu = catalog.gpus()[entry.gpu_id]
-        most = OWN_PC_MAX_CARDS if card_only else _max_cards(gpu)
+        most = OWN_PC_MAX_CARDS if card_only else max_cards(gpu)
         if not 1 <= count <= most:
             return None
-        total = entry.price(currency) * count + _box(count, currency, card_only)[1]
+        total = entry.price(currency) * count + box_for(count, currency, card_only)[1]
         if limit is None or total <= limit:
             return entry, count
     return None
@@ -336,7 +194,7 @@ def _deciding_job(
 
     def cost(run: Workload) -> float:
         for form in (run, *(lighter for lighter, _ in _lighter(run))):
-            best = _best(currency, limit, form, True, card_only)
+            best = best_option(currency, limit, form, True, card_only)
             if best is not None and _fits_any(best, form):
                 return best[2]
         return float("inf")
@@ -412,7 +270,7 @@ def _named_answer(
     bought = _bought_and_rented(parsed)
     rented = bought[1] if bought else None
     china = priced_in == "CNY"
-    plan = _plan(named[0], named[1], priced_in, workload, china, card_only, rented)
+    plan = build_plan(named[0], named[1], priced_in, workload, china, card_only, rented)
     base["unpriced"] = _unpriced(parsed)
     if bought and named[0].china_sku_of == bought[0][0]:
         # "买一张4090" in yuan: the card sold in China, priced and named (4090 D)
@@ -439,24 +297,24 @@ def _answer(parsed: ParsedQuery, currency: str) -> PurchaseAnswer:
     base["unpriced"] = _unpriced(parsed)
     if budget is None and workload is None:
         return PurchaseAnswer(problem="no_budget", **base)
-    best = _best(priced_in, limit, workload, True, card_only)
+    best = best_option(priced_in, limit, workload, True, card_only)
     if workload is not None and (best is None or not _fits_any(best, workload)):
         for lighter, flags in _lighter(workload):
-            found = _best(priced_in, limit, lighter, True, card_only)
+            found = best_option(priced_in, limit, lighter, True, card_only)
             if found is not None and _fits_any(found, lighter):
                 base["as_asked"] = _as_asked(priced_in, limit, workload, china, card_only)
                 workload, best = lighter, found
                 base |= dict.fromkeys(flags, True)
                 break
     if best is None:
-        cheapest = _cheapest_total(priced_in, card_only)
+        cheapest = cheapest_total(priced_in, card_only)
         return PurchaseAnswer(problem="too_small", cheapest_total=cheapest, **base)
-    plan = _plan(best[0], best[1], priced_in, workload, china, card_only)
+    plan = build_plan(best[0], best[1], priced_in, workload, china, card_only)
     alternative = None
     if best[0].condition == "used":
-        new = _best(priced_in, limit, workload, False, card_only)
+        new = best_option(priced_in, limit, workload, False, card_only)
         if new is not None:
-            alternative = _plan(new[0], new[1], priced_in, workload, china, card_only)
+            alternative = build_plan(new[0], new[1], priced_in, workload, china, card_only)
     invoice_first = "institution" in parsed.cues
     base["invoice_first"] = invoice_first
     if invoice_first and alternative is not None and alternative.fits_workload is not False:
@@ -486,10 +344,10 @@ def _as_asked(
     AS_ASKED_OVER_SHARE of it."""
     if workload is None or limit is None:
         return None
-    best = _best(currency, None, workload, True, card_only)
+    best = best_option(currency, None, workload, True, card_only)
     if best is None or best[2] > limit * (1 + AS_ASKED_OVER_SHARE):
         return None
-    return _plan(best[0], best[1], currency, workload, china, card_only)
+    return build_plan(best[0], best[1], currency, workload, china, card_only)
 
 
 # A model's cheapest plan that leaves more than this share of the budget unspent: the plan
@@ -512,7 +370,7 @@ def _roomier(
     cards allowed (not for an institution's purchase, which needs an invoice)."""
     if workload is None or limit is None or plan.total >= limit * ROOMIER_BELOW_SHARE:
         return None
-    best = _best(currency, limit, None, used, card_only)
+    best = best_option(currency, limit, None, used, card_only)
     if best is None or catalog.gpus()[best[0].gpu_id].vram_gb * best[1] <= plan.vram_gb:
         return None
-    return _plan(best[0], best[1], currency, workload, china, card_only)
+    return build_plan(best[0], best[1], currency, workload, china, card_only)
