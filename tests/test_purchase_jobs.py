@@ -8,7 +8,7 @@ import pytest
 
 from advisor.kinds import answer_kind
 from advisor.parse import parse_query
-from advisor.parse.assemble import read_jobs
+from advisor.parse.jobs import read_jobs
 from advisor.render import render
 
 LAB = {

@@ -16,6 +16,8 @@ from advisor.models.choices import Kind, Mode, Offload
 from advisor.models.workload import Workload
 from advisor.parse import vocab
 from advisor.parse.backbone_depth import pick_depth
+from advisor.parse.data_size import place_data
+from advisor.parse.jobs import read_jobs
 from advisor.parse.names import family_model
 from advisor.parse.platform import platform_runtime, vague_quant_runtime
 from advisor.parse.question import decide_kind
@@ -221,7 +223,7 @@ def workload_fields(r: Reading, assumed: list[str], ignored: list[str]) -> dict[
     unsloth_dtype(fields, r.gpu_id, assumed)
     fp32_only_training(fields, r.gpu_id, assumed)
     _place_context(fields, r, assumed)
-    _place_data(fields, assumed, ignored)
+    place_data(fields, assumed, ignored)
     if fields.get("runtime") and "framework" not in fields:
         # a runtime read from a tag, repo or quant ("gemma3:12b", "mlx-community/…")
         fields["framework"] = framework_of(fields["runtime"])
@@ -292,96 +294,10 @@ def _place_context(fields: dict[str, Any], r: Reading, assumed: list[str]) -> No
     fields["seq_len" if fields["mode"].is_training else "context_tokens"] = ctx
 
 
-# Epochs a run may take ("absurd epochs" is a clear error, not a 10^9-epoch answer).
-MAX_EPOCHS = 100_000
-
-
-def _place_images(
-    fields: dict[str, Any], epochs: float | None, images: int, usual: int | None, assumed: list[str]
-) -> None:
-    """A vision dataset named on a training line: the images the run processes, the
-    training split x epochs (the usual recipe's epochs when none is named, said so)."""
-    if epochs is None:
-        epochs = usual or 1
-        assumed.append(f"epochs = {epochs:g}")
-    if not 0 < epochs <= MAX_EPOCHS or images * epochs > 10**13:
-        raise reject("bad_value", "epochs")
-    fields["train_images"] = max(int(images * epochs), 1)
-
-
-def _place_data(fields: dict[str, Any], assumed: list[str], ignored: list[str]) -> None:
-    tokens, samples, epochs = (fields.pop(k, None) for k in ("_tokens", "_samples", "_epochs"))
-    schedule = fields.pop("_schedule", None)
-    images, usual = fields.pop("_dataset_images", None), fields.pop("_usual_epochs", None)
-    usual = fields.pop("_usual_epochs_by_model", {}).get(fields.get("model"), usual)
-    vision = fields.get("kind") not in (None, Kind.llm)
-    if images and tokens is None and samples is None and fields["mode"].is_training and vision:
-        _place_images(fields, epochs, images, usual, assumed)
-        return
-    if samples is not None:
-        tokens = samples * (fields.get("seq_len") or 1024)
-        assumed.append(f"{samples:g} samples x {fields.get('seq_len') or 1024} tokens")
-    if tokens is None and epochs is None:
-        return
-    if tokens is None and schedule is not None:
-        # a detection schedule ("1x") is understood; with no data size it sets no duration
-        assumed.append(f"schedule = {schedule}")
-        return
-    if not fields["mode"].is_training:
-        ignored.append("data/epochs (not training)")
-    elif tokens is None:
-        ignored.append("epochs without a data size")
-    else:
-        total = int(tokens * (epochs or 1))
-        if not 1 <= total <= 10**15:
-            raise reject("bad_value", "train_tokens")
-        fields["train_tokens"] = total
-
-
 # Kinds answered without a workload when the line names no model ("4090还是3090", "8万配一台").
 # Such a line still carries the "no_model" error, so a caller that knows only workloads
 # answers it as before ("which model?"); advisor/kinds answers it by its kind first.
 _WORKLOAD_OPTIONAL = ("capability", "purchase", "compare", "out_of_scope")
-
-
-# A size with the task written right beside it, either side ("32b推理", "7b lora微调",
-# "inference of 32b", "lora 7b"): one job of a purchase line naming several
-_TASKS = (
-    ("qlora", "qlora"),
-    ("lora", "lora"),
-    ("全参", "full"),
-    ("full", "full"),
-    ("微调", "lora"),
-    ("fine-tun", "lora"),
-    ("finetun", "lora"),
-    ("训练", "lora"),
-    ("推理", "inference"),
-    ("部署", "inference"),
-    ("inference", "inference"),
-    ("serving", "inference"),
-)
-_TASK = "|".join(re.escape(word) for word, _ in _TASKS)
-_SIZE = r"(?<![a-z0-9.\-_:])(?P<size>\d+(?:\.\d+)?)\s?b(?![a-z0-9])"
-_JOB_AFTER = re.compile(_SIZE + r"\s*(?:的\s*)?(?P<task>(?:(?:" + _TASK + r")\s*)+)")
-_JOB_BEFORE = re.compile(r"(?P<task>" + _TASK + r")[a-z]*\s*(?:of\s+|on\s+|a\s+)?" + _SIZE)
-
-
-def read_jobs(text: str) -> list[tuple[float, str]]:
-    """The jobs a purchase line names, each a size with its task word beside it: two or
-    more with different sizes, else none (one job is the line's workload)."""
-    low = text.lower()
-    found: list[tuple[int, float, str]] = []
-    for pattern in (_JOB_AFTER, _JOB_BEFORE):
-        for m in pattern.finditer(low):
-            words = m.group("task")
-            mode = next(mode for word, mode in _TASKS if word in words)
-            if all(pos != m.start("size") for pos, _, _ in found):  # the task after it first
-                found.append((m.start("size"), float(m.group("size")), mode))
-    jobs: list[tuple[float, str]] = []
-    for _, size, mode in sorted(found):
-        if not any(size == s for s, _ in jobs):
-            jobs.append((size, mode))
-    return jobs if len(jobs) > 1 else []
 
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:

@@ -48,7 +48,7 @@ def recognize_dataset(s: Scan, r: Reading) -> None:
     pattern, sizes, classes = _datasets()
     if m := s.take(pattern):
         row = _dataset_rows()[vocab.squash(m.group(0))]
-        if "train_images" in row:  # "how long": the training split x epochs (_place_data)
+        if "train_images" in row:  # "how long": the training split x epochs (place_data)
             r.fields["_dataset_images"] = row["train_images"]
             r.fields["_usual_epochs"] = row.get("usual_epochs")
             r.fields["_usual_epochs_by_model"] = row.get("usual_epochs_by_model", {})

@@ -168,7 +168,7 @@ def first_model_task(r: Reading, text: str, second: str) -> None:
 def second_model_task(r: Reading, text: str, second: str) -> str | None:
     """The second model's own task (a Mode value) from the words after its name: a
     generation word runs it, a training word trains it ("微调" / "训练" read as LoRA, as a
-    purchase's jobs read them: parse/assemble.py read_jobs); None: no word of its own."""
+    purchase's jobs read them: parse/jobs.py read_jobs); None: no word of its own."""
     parts = _two_models(r, text, second)
     if parts is None:
         return None
