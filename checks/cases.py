@@ -2,11 +2,8 @@
 
 The adapter maps each case's structured fields onto a Workload. Free-text fields are read
 through fixed word tables (RUNTIME_WORDS, STACK_WORDS, DTYPES, OPTIMIZERS, PARALLEL), and
-the few settings the schema has no field for (diffusers offload/slicing/tiling, torchtune's
-chunked loss, optimizer in backward, activation offloading, precomputed text embeddings,
-which pipeline components a quantizer touched, frame counts, the transformers generation,
-the vLLM profile batch and llama.cpp's micro-batch)
-from the case's `notes` by fixed phrase tables — the same for every case, never keyed by
+the few settings the schema has no field for from the case's `notes` by fixed phrase tables
+(checks/note_knobs.py, checks/note_numbers.py) — the same for every case, never keyed by
 case id, model name or source.
 """
 
@@ -20,120 +17,8 @@ from advisor.models.architecture import Architecture
 from advisor.models.choices import Kind
 from advisor.models.workload import Workload
 from advisor.parse.image_knobs import BARE_BLOCK_SWAP
-
-# (regex on notes, workload field, value). Negated mentions ("no optimizer_in_bwd") are
-# skipped by the lookbehind.
-NOTE_KNOBS: list[tuple[str, str, object]] = [
-    # Wan's own generate.py `--offload_model True`: the DiT leaves the card before the VAE
-    # decode and the T5 after encoding, components in turn, as the bot reads it for a user
-    # (advisor/data/vocab/runtimes.toml)
-    (
-        r"enable_model_cpu_offload|\bMODEL offload|--offload_model True|offload_model=True",
-        "cpu_offload",
-        "model",
-    ),
-    # diffusers' group offloading of the denoiser (enable_group_offload /
-    # apply_group_offloading(transformer, ...)): a leaf or a block group at a time, read as
-    # sequential offload as the bot reads "group offload" (advisor/data/vocab/runtimes.toml)
-    (
-        r"enable_sequential_cpu_offload|SEQUENTIAL offload|[Ss]equential \(per-submodule\) CPU"
-        r"|enable_group_offload|apply_group_offloading\(transformer",
-        "cpu_offload",
-        "sequential",
-    ),
-    # the text encoder under block-level group offloading: onloaded whole while it encodes,
-    # as the bot reads "text encoder ... block_level" (advisor/parse/group_offload.py te_block_level)
-    (
-        r"text encoder[^.;]{0,40}block-level group offload"
-        r"|apply_group_offloading\(text_encoder[^)]*block_level",
-        "text_encoder_block_offload",
-        True,
-    ),
-    (r"(?<![Ss]equential )\bCPU offloading\b", "cpu_offload", "model"),
-    (r"(?<!no )(enable_vae_slicing|VAE slicing)", "vae_slicing", True),
-    (r"AutoencoderTiny|taesd", "tiny_vae", True),
-    (
-        r"text encoders? deleted|embeddings precomputed|prompt embeddings .*precomputed|only the transformer is on GPU"
-        # A native pipeline's flag (Wan's --t5_cpu) that runs the text encoder on the CPU.
-        r"|text encoders? runs? on the CPU|--t5_cpu\b",
-        "text_encoders_on_gpu",
-        False,
-    ),
-    (r"modules_to_save", "trainable_embeddings", True),
-    # transformers' static cache, named as its API or described as preallocated before generating
-    (
-        r"cache_implementation\s*=\s*['\"]static|StaticCache|static (bf16 |fp16 )?KV cache|"
-        r"cache (is )?preallocated|preallocated (KV )?cache",
-        "static_cache",
-        True,
-    ),
-    # transformers' torch_dtype for quantized weights, when the case states float32 (given, or
-    # "auto" on a float32 checkpoint); "no torch_dtype" leaves the loader's default.
-    (
-        r"(?<!no )torch_dtype[ =]*'?(?:torch\.)?float32|torch_dtype 'auto' \(the checkpoint's own "
-        r"dtype, float32",
-        "load_dtype",
-        "fp32",
-    ),
-    (
-        r"(16-bit|bf16|fp16) weights (on|onto|to) the GPU before quantiz|load peak|"
-        r"(loaded|loads) in (bf16|fp16|16-bit)[^.]*then quantiz",
-        "quantize_after_load",
-        True,
-    ),
-    # A standard loss stated where the stack's recipes would chunk it (torchtune before its
-    # chunked losses), and torch.compile on, which changes what a chunked loss saves
-    # (advisor/memory/stacks.py stack_loss_bytes); the bot reads both from a question
-    # (advisor/data/vocab/words.toml [knobs] standard_loss, torch_compile).
-    (r"standard (CE|cross-entropy)", "chunked_loss", False),
-    (r"(?<!no )chunked (CE|cross-entropy)|CEWithChunkedOutputLoss", "chunked_loss", True),
-    (r"\bcompile\b(?!\s*[:=]\s*False)", "torch_compile", True),
-    # mmdet's multi-scale crop recipe, as its config names spell it ("ms-crop"), as the bot
-    # reads it (advisor/data/vocab/words.toml multiscale_crop)
-    (r"(?<![a-z])ms-crop\b|multi-scale crop", "multiscale_crop", True),
-    (r"(?<!no )activation offloading|offloaded gradient checkpointing", "activation_offload", True),
-    (
-        r"(?<!no )optimizer_in_bwd(?!\s*=\s*False)|optimizer step fused into backward"
-        r"|gradient_release\s*[=:]?\s*true",
-        "optimizer_in_backward",
-        True,
-    ),
-    (r"(?<!no )VAE tiling|enable_tiling", "vae_tiling", True),
-    # lvdm's per-frame decode (perframe_ae=True), as the config spells it or in words.
-    (r"perframe_ae\s*[=:]?\s*True|per-frame VAE decod", "vae_per_frame", True),
-    # kohya sd-scripts' FLUX --split_mode (the DiT's halves take turns on the GPU).
-    (r"--split_mode\b", "split_mode", True),
-    # A trainer's latent cache (diffusers / kohya --cache_latents; not its --not_ switch).
-    (r"(?<!not_)\bcache_latents\b|\blatents (are )?cached\b", "latents_cached", True),
-    # A language model trained through a task head, not its LM head (the bot reads the same
-    # setting from a question: advisor/data/vocab/words.toml [knobs] classifier_head).
-    (
-        r"ForSequenceClassification|without its LM head|\bno LM head|classification head",
-        "classifier_head",
-        True,
-    ),
-    # Liger kernels as each stack spells the switch (HF use_liger_kernel, LLaMA-Factory
-    # enable_liger_kernel, ms-swift --use_liger_kernel) or names them.
-    (
-        r"(?<!no )(use_liger_kernel|enable_liger_kernel|[Ll]iger[ -]?[Kk]ernel)",
-        "liger_kernel",
-        True,
-    ),
-    (
-        r"transformer \+ T5|T5 \+ transformer|text encoder \+ transformer|transformer and all "
-        r"three text encoders|T5 encoder, transformer and VAE all quantized",
-        "text_encoder_format",
-        "weights",
-    ),
-    # kohya's HunyuanVideo fork --fp8-llm: the LLM text encoder in fp8 (the bot reads it
-    # from a question the same way, advisor/parse/image_knobs.py recognize_text_encoder_format)
-    (r"--fp8[-_]llm\b", "text_encoder_format", "fp8"),
-    (
-        r"on the transformer only|T5\S*( \([^)]*\))? and VAE (stay )?fp16",
-        "text_encoder_format",
-        "compute",
-    ),
-]
+from checks.note_knobs import knobs_from_text, mentioned
+from checks.note_numbers import numbers_in_notes
 
 # What the case's free-text `framework` says, read by a fixed word table: the runtime
 # that ran the model, and the training stack (first match wins).
@@ -198,7 +83,6 @@ DATASET_CLASSES: list[tuple[str, int]] = [
     (r"\bvoc\b|pascal voc", 21),
 ]
 UNKNOWN_STACK = "other"
-CHUNK_OFFLOAD_KNOBS = {"chunked_loss", "activation_offload", "torch_compile"}
 # xformers' memory_efficient_attention never materializes the scores (its kernels tile them,
 # as FlashAttention does): read as flash, as a user's "xformers" is (advisor/parse/training_knobs.py).
 ATTENTION_WORDS = [
@@ -250,22 +134,6 @@ PARALLEL = {
     "fsdp+tp": "fsdp",
     "fsdp+tp+pp": "fsdp",
 }
-
-
-# A mention the text denies: "(no --t5_cpu)", "without VAE tiling", "not cache_latents".
-NEGATION = re.compile(r"(?:\bno|\bnot|\bwithout|\bnever)[ `'\"(]*$", re.I)
-# Of two offload modes a case names, the one that keeps less on the GPU is the one it ran
-# ("enable_sequential_cpu_offload" together with a pipeline's own cpu_offloading=True):
-# sequential offload streams every submodule, model offload keeps a component resident.
-OFFLOAD_RANK = {"model": 1, "sequential": 2}
-
-
-def mentioned(pattern: str, text: str) -> bool:
-    """Whether the text names the setting: a match not preceded by a negation."""
-    return any(
-        not NEGATION.search(text[max(0, m.start() - 12) : m.start()])
-        for m in re.finditer(pattern, text)
-    )
 
 
 def _first(table: list[tuple[str, str]], text: str) -> str | None:
@@ -403,119 +271,6 @@ def structured_fields(
             "params" if fields["parallelism"] in ("fsdp", "zero3") else "optimizer"
         )
     return fields
-
-
-def knobs_from_text(case: dict, kind: Kind, fields: dict) -> list[str]:
-    """Settings named only in the notes or the quote, by the fixed phrase table; the quote
-    is read too, since a table row's label ("4Bit + CPU offloading + VAE tiling") can be
-    the only place a setting is named."""
-    wl = case["workload"]
-    text = f"{case.get('notes') or ''} {case.get('quote') or ''}"
-    knobs: list[str] = []
-    for pattern, field, value in NOTE_KNOBS:
-        # Offload modes here are diffusers' (inference).
-        if field == "cpu_offload" and (kind != Kind.diffusion or wl["mode"] != "inference"):
-            continue
-        # Chunked losses and activation offloading are torchtune / Unsloth features; an HF
-        # row's notes may describe them only to contrast the two.
-        if field in CHUNK_OFFLOAD_KNOBS and fields.get("framework") not in ("torchtune", "unsloth"):
-            continue
-        if mentioned(pattern, text):
-            ranked = field == "cpu_offload" and isinstance(value, str)
-            if ranked and OFFLOAD_RANK.get(str(fields.get(field)), 0) > OFFLOAD_RANK[str(value)]:
-                continue
-            if value == "compute":
-                value = wl.get("compute_dtype") or "fp16"
-            elif value == "weights":
-                value = wl.get("weights_precision")
-            fields[field] = value
-            knobs.append(f"{field}={value}")
-    return knobs
-
-
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-
-
-def _unsloth_release(notes: str) -> dict:
-    """The Unsloth release a source ran: named ("Unsloth 2024.1"), else the month it is dated
-    by, since Unsloth's releases are year.month ("(January 2024)" -> 2024.1), as the bot
-    reads "unsloth 2024.1" from a question (advisor/parse/training_knobs.py)."""
-    if m := re.search(r"[Uu]nsloth[ =v]*(20\d\d\.\d{1,2})\b", notes):
-        return {"unsloth_version": m.group(1)}
-    if m := re.search(rf"\b({'|'.join(MONTHS)}) (20\d\d)\b", notes):
-        return {"unsloth_version": f"{m.group(2)}.{MONTHS.index(m.group(1)) + 1}"}
-    return {}
-
-
-def numbers_in_notes(notes: str, fields: dict) -> dict:
-    """Settings the schema has no field for but every source of that kind states in its
-    notes: the frame count of a video, how many layers' MoE experts llama.cpp kept on the
-    host (its --n-cpu-moe), and the transformers release (tuple KV cache before 4.36,
-    full-prompt logits before 4.45; sources from 2023 that name no version: legacy), and
-    the blocks a block swap keeps on the CPU."""
-    out: dict = {}
-    if m := re.search(r"(\d+) frames", notes):
-        out["video_frames"] = int(m.group(1))
-    elif re.search(r"\b(?:one|a single|single)[ -]frame\b", notes):
-        # a video model trained on an image folder: each image a one-frame video
-        out["video_frames"] = 1
-    # kohya sd-scripts / musubi-tuner / kohya's HunyuanVideo fork block swap, as the bot
-    # reads it from a question (advisor/parse/image_knobs.py recognize_block_swap).
-    if m := re.search(r"--blocks?[_-]to[_-]swap[ =]+(\d+)", notes):
-        out["blocks_to_swap"] = int(m.group(1))
-    # diffusers' block-level group offloading of the denoiser, as the bot reads it
-    # (advisor/parse/group_offload.py group_blocks, use_stream); the text encoder's own group size
-    # is not the denoiser's.
-    call = re.search(r"apply_group_offloading\(transformer[^)]*\)", notes)
-    if call and (m := re.search(r"num_blocks_per_group\s*=\s*(\d+)", call.group(0))):
-        out["group_offload_blocks"] = int(m.group(1))
-        out["group_offload_stream"] = "use_stream=True" in call.group(0)
-    if m := re.search(r"(\d+) of \d+ layers' experts on host", notes):
-        out["n_cpu_moe"] = int(m.group(1))
-    # Serving-engine settings a start-up log states and the schema has no field for: the
-    # profile batch vLLM ran (V0 without chunked prefill profiles max_model_len tokens and
-    # max_num_seqs 256 rows, not the V1 defaults) and llama.cpp's micro-batch.
-    for setting in ("max_num_batched_tokens", "max_num_seqs", "n_ubatch"):
-        if m := re.search(rf"\b{setting}[ =:]+(\d+)", notes):
-            out[setting] = int(m.group(1))
-    # LMDeploy's KV pool share, as the bot reads it (advisor/parse/knobs.py)
-    share = re.search(r"cache[-_]max[-_]entry[-_]count[ =:]+(0?\.\d+)", notes)
-    if fields.get("runtime") == "lmdeploy" and share:
-        out["cache_max_entry_count"] = float(share.group(1))
-    # vLLM's sampler sorted the vocabulary for top-k/top-p in V0 and in V1 until the Triton
-    # kernel of February 2026 (vLLM PR #33538); start-up logs that name the engine and date
-    # it say which. The v0.19 logs (April 2026) are after it.
-    serving = fields.get("runtime") == "vllm"
-    if serving and re.search(r"V0 engine|V1 engine \((?:[A-Z][a-z]+ )?202[45]\b", notes):
-        out["vllm_sort_sampler"] = True
-    if fields.get("framework") == "unsloth":
-        out.update(_unsloth_release(notes))
-    if fields.get("mode") == "inference" and fields.get("runtime") == "transformers":
-        version = re.search(r"[Tt]ransformers (\d+)\.(\d+)", notes)
-        if version:
-            # the release says which generation (advisor/memory/runtimes/transformers.py)
-            out["transformers_version"] = f"{version.group(1)}.{version.group(2)}"
-        elif re.search(
-            r"2023|PyTorch (1\.|2\.0)|auto-gptq|cache concatenation|benchmark_gptq", notes
-        ):
-            # Undated sources: the year, the PyTorch release, AutoGPTQ (2023-early 2024),
-            # optimum's benchmark_gptq.py (written for transformers 4.32, Aug 2023) or the
-            # concatenating cache itself place them before transformers 4.36.
-            out["legacy_generate"] = True
-    return out
 
 
 def guide_formula_bytes(case: dict) -> float:

@@ -12,7 +12,7 @@ from advisor.memory.stacks import stack_defaults
 from advisor.models.workload import Workload
 from advisor.parse import parse_query
 from advisor.render import assumption
-from checks.cases import NOTE_KNOBS
+from checks.note_knobs import NOTE_KNOBS
 
 
 def _run(**extra: object):

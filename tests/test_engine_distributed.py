@@ -155,7 +155,7 @@ def test_liger_rmsnorm_and_swiglu_save_less_activation():
 def test_adapter_reads_liger_from_the_notes():
     import re
 
-    from checks.cases import NOTE_KNOBS
+    from checks.note_knobs import NOTE_KNOBS
 
     pattern = next(p for p, field, _ in NOTE_KNOBS if field == "liger_kernel")
     assert re.search(pattern, "trained with use_liger_kernel=True")

@@ -90,7 +90,7 @@ def test_a_question_names_the_group_size_and_the_stream(
 
 
 def test_a_case_reads_the_denoisers_group_size_as_the_bot_does() -> None:
-    from checks.cases import numbers_in_notes
+    from checks.note_numbers import numbers_in_notes
 
     notes = (
         "apply_group_offloading(transformer, offload_type='block_level', "

@@ -82,7 +82,7 @@ def test_the_release_is_said_in_both_languages():
 
 
 def test_the_case_adapter_reads_the_release_as_the_bot_does():
-    from checks.cases import _unsloth_release
+    from checks.note_numbers import _unsloth_release
 
     assert _unsloth_release("ran Unsloth 2024.8, transformers 4.44") == {
         "unsloth_version": "2024.8"
