@@ -49,11 +49,7 @@ def resnet(name: str, cifar: bool) -> nn.Module:
 
 
 def measure(name: str, cifar: bool, batch: int) -> dict:
-    model = resnet(name, cifar)
-    images = torch.randn(batch, 3, SIZE, SIZE)
-    labels = torch.randint(0, 10, (batch,))
-    loss_fn = nn.CrossEntropyLoss()
-    return cal.count_step(model, lambda: loss_fn(model(images), labels))
+    return cal.classifier_step(resnet(name, cifar), SIZE, batch, classes=10)
 
 
 def main() -> None:

@@ -57,10 +57,7 @@ def measure(name: str, swish: bool) -> dict:
     model = torchvision.models.get_model(name, weights=None).train()
     if swish:
         swap_silu(model)
-    images = torch.randn(BATCH, 3, SIZE, SIZE)
-    labels = torch.randint(0, 1000, (BATCH,))
-    loss_fn = nn.CrossEntropyLoss()
-    return cal.count_step(model, lambda: loss_fn(model(images), labels))
+    return cal.classifier_step(model, SIZE, BATCH)
 
 
 def main() -> None:
