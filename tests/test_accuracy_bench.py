@@ -77,7 +77,7 @@ def test_the_adapter_names_no_case_and_no_source() -> None:
     cases_path = ROOT.parent / "shared" / "eval" / "vram_cases.json"
     if not cases_path.exists():
         pytest.skip("no shared cases here")
-    adapter = ("cases.py", "note_knobs.py", "note_numbers.py")
+    adapter = ("cases.py", "note_knobs.py", "data/note_knobs.toml", "note_numbers.py")
     source = "".join((ROOT / "checks" / f).read_text(encoding="utf-8") for f in adapter).lower()
     for case in json.loads(cases_path.read_text(encoding="utf-8")):
         assert case["id"].lower() not in source
