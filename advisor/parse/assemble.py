@@ -300,30 +300,37 @@ def _place_context(fields: dict[str, Any], r: Reading, assumed: list[str]) -> No
 _WORKLOAD_OPTIONAL = ("capability", "purchase", "compare", "out_of_scope")
 
 
+def _without_workload(s: Scan, r: Reading, kind: str, ignored: list[str]) -> ParsedQuery:
+    """A kind answered without a workload (_WORKLOAD_OPTIONAL) on a line that names no
+    model: the card, the budget and the words read; "which model?" unless it asks what a
+    named card runs."""
+    has_card = r.gpu_id is not None or r.vram_gib is not None
+    return ParsedQuery(
+        gpu_id=r.gpu_id,
+        gpu_count=r.gpu_count,
+        vram_gib=r.vram_gib if r.gpu_id is None else None,  # "biggest model on 24G"
+        budget=r.budget,
+        hours_per_day=r.hours_per_day,
+        understood=list(s.understood),
+        ignored=ignored[:20],
+        ask_fit=kind == "capability",
+        owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
+        # "arc a770 16g 能跑什么": the card the memory belongs to is named, not replaced
+        unknown_card=_unknown_card(r, ignored),
+        other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
+        question_kind=kind,
+        cues=sorted(r.cues),
+        error=None if kind == "capability" and has_card else ParseError(code="no_model"),
+    )
+
+
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
     ignored = leftovers(s)
     kind = decide_kind(r, s.understood, unread=bool(ignored) and card_name_in(ignored) is None)
     if kind == "out_of_scope":
         check_unknown_model(r, ignored)  # "qwen2.8": a misspelt model, not small talk
     if kind in _WORKLOAD_OPTIONAL and r.spec is None and r.params_b is None:
-        has_card = r.gpu_id is not None or r.vram_gib is not None
-        return ParsedQuery(
-            gpu_id=r.gpu_id,
-            gpu_count=r.gpu_count,
-            vram_gib=r.vram_gib if r.gpu_id is None else None,  # "biggest model on 24G"
-            budget=r.budget,
-            hours_per_day=r.hours_per_day,
-            understood=list(s.understood),
-            ignored=ignored[:20],
-            ask_fit=kind == "capability",
-            owns_card=r.owns_card and (r.gpu_id is not None or r.vram_gib is not None),
-            # "arc a770 16g 能跑什么": the card the memory belongs to is named, not replaced
-            unknown_card=_unknown_card(r, ignored),
-            other_cards=[(g, n) for g, n in r.other_cards if g != r.gpu_id],
-            question_kind=kind,
-            cues=sorted(r.cues),
-            error=None if kind == "capability" and has_card else ParseError(code="no_model"),
-        )
+        return _without_workload(s, r, kind, ignored)
     assumed = list(r.assumed)
     ignored = _notes(ignored, assumed, r)
     second_job, more_jobs = None, []
