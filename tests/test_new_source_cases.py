@@ -36,6 +36,7 @@ NEW_SOURCE_SETS = (
     "extra_cases21.json",
     "extra_cases22.json",
     "extra_cases23.json",
+    "extra_cases25.json",
     "extra_cases26.json",
 )
 # The smallest a set may be: extra_cases7 was gathered for the weak categories alone.
