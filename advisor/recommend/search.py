@@ -165,30 +165,53 @@ def candidates(
         # a training job's hours on these cards: one past `limit` takes more (within_a_week)
         timed = count < 8 and facts.speed.kind == "train"
         for place, card in pending[first:]:
-            gpu = card.gpu
-            at, row = count, None
-            if timed:
-                row = speed_row(facts.speed, card.speed, count)
-                if row[4] is not None and row[4] > limit:
-                    at = week.count_for(card, count)
-            if at == count:
-                opt = option_from(facts, result, card, count, priced[card.id], False, [], row)
-            else:
-                opt = week.option(card, at)
-            if opt.risky:
-                # `opt` was built here for this list alone: the fix is set in place
-                opt = with_cheap_fix(opt, setups.fit(opt.count), gpu, trials, own=True)
-            placed[place] = opt
+            price = priced[card.id]
+            placed[place] = _card_option(card, count, facts, result, price, timed, week, trials)
         del pending[first:], sizes[first:]
     kept = [o for o in placed if o is not None]
-    floor = vendor_floor_gb(setups.base)
-    if floor is not None:
-        # The model's vendor states a total for this context (Qwen2.5-7B-Instruct-1M: 120 GB
-        # over all cards at 1M tokens, data/pitfalls.toml [vendor_long_context]): a setup
-        # under it is not offered, whatever the estimate (2x L20 and 1x H20, 96 GB, were)
-        vram = {c.gpu.id: c.gpu.vram_gb for c in cards}
-        kept = [o for o in kept if vram[o.gpu_id] * o.count >= floor]
-    return kept, excluded
+    return _at_vendor_floor(kept, setups.base, cards), excluded
+
+
+def _card_option(
+    card: Card,
+    count: int,
+    facts: OptionFacts,
+    result: EstimateResult,
+    price: Price | None,
+    timed: bool,
+    week: _InAWeek,
+    trials: CheapFixes,
+) -> Option:
+    """A card's option at the fewest of it that fit (`count`, whose facts and estimate the
+    walk read): on more of it when a training job there (`timed`) takes longer than a week,
+    with the cheap fix of a risky fit set in place."""
+    at, row = count, None
+    if timed:
+        row = speed_row(facts.speed, card.speed, count)
+        if row[4] is not None and row[4] > week.limit:
+            at = week.count_for(card, count)
+    if at == count:
+        opt = option_from(facts, result, card, count, price, False, [], row)
+    else:
+        opt = week.option(card, at)
+    if opt.risky:
+        # `opt` was built here for this list alone: the fix is set in place
+        opt = with_cheap_fix(opt, week.setups.fit(opt.count), card.gpu, trials, own=True)
+    return opt
+
+
+def _at_vendor_floor(
+    kept: list[Option], base: EstimateResult, cards: tuple[Card, ...]
+) -> list[Option]:
+    """The options whose cards hold the total the model's vendor states for this context
+    (Qwen2.5-7B-Instruct-1M: 120 GB over all cards at 1M tokens, data/pitfalls.toml
+    [vendor_long_context]): a setup under it is not offered, whatever the estimate (2x L20
+    and 1x H20, 96 GB, were)."""
+    floor = vendor_floor_gb(base)
+    if floor is None:
+        return kept
+    vram = {c.gpu.id: c.gpu.vram_gb for c in cards}
+    return [o for o in kept if vram[o.gpu_id] * o.count >= floor]
 
 
 def _able_to_run(
