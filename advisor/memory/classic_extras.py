@@ -1,6 +1,7 @@
 """The training terms of a classic detector or segmentor beside its weights, states and
 activations: the YOLO trainers' EMA copy, Swin's window attention under autocast, the mask
-head's positive RoIs and mmdet's bitmap mask targets (data/classic_activations.toml)."""
+and keypoint heads' positive RoIs and mmdet's bitmap mask targets
+(data/classic_activations.toml)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,15 @@ def training_extras(
             key="mask_head_rois",
             rois=rois,
             stages=stages,
+        )
+    keypoint_rois = keypoint_head_extra_rois(spec, batch)
+    if keypoint_rois > 0:
+        added += acc.add(
+            "keypoint_head_rois",
+            keypoint_head_roi_bytes(keypoint_rois, amp_share),
+            "keypoint head on the sampler's positive RoIs (up to 128 an image)",
+            key="keypoint_head_rois",
+            rois=keypoint_rois,
         )
     mask_targets = mmdet_mask_target_bytes(w, spec, width, height, batch, amp_share)
     if mask_targets > 0:
@@ -118,6 +128,23 @@ def mask_head_roi_bytes(rois: int, stages: int, amp_share: float) -> float:
     RoI, times the AMP share)."""
     per_roi = activation_data()["mask_head_positives"]["bytes_per_roi"]
     return rois * stages * per_roi * amp_share
+
+
+def keypoint_head_extra_rois(spec: ModelSpec | None, batch: int) -> int:
+    """The positive RoIs a trained Keypoint R-CNN's sampler gives its keypoint head beyond
+    the few the catalog's random-weight measurement had, (sampler cap - calibrated
+    positives) per image (data/classic_activations.toml [keypoint_head_positives]); 0 for
+    a detector without a keypoint head."""
+    table = activation_data()["keypoint_head_positives"]
+    if spec is None or spec.id not in table["models"]:
+        return 0
+    return max(0, table["positives_cap"] - table["calibrated_positives"]) * batch
+
+
+def keypoint_head_roi_bytes(rois: int, amp_share: float) -> float:
+    """Bytes the keypoint head keeps for `rois` more positive RoIs: its pooled input, the
+    eight conv outputs and the keypoint logits' log-softmax a RoI, times the AMP share."""
+    return rois * activation_data()["keypoint_head_positives"]["bytes_per_roi"] * amp_share
 
 
 def mmdet_mask_target_bytes(
