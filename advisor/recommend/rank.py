@@ -181,15 +181,9 @@ def option_from(
     card count), the card's row, the price of `count` of it (pricing.times) and its missing
     requirements. `row`: `speed_row(facts.speed, card.speed, count)` when the caller has
     it (the search reads a training job's hours before it builds the option)."""
-    need, share, split, tp_by_count, speed_f, high = facts
-    usable, speed = card.usable_bytes, card.speed
-    if share is not None:
-        usable = int(usable * share)
-    headroom = 1 - need / usable if usable else -1
-    tp = tp_by_count.get(count)
-    if tp is None:
-        tp = tp_by_count[count] = tp_ok(result, count)
-    fits = runs_in(need, usable) and tp
+    need, _, split, _, speed_f, high = facts
+    speed = card.speed
+    usable, headroom, fits = _fit_on(facts, result, card, count)
     tps, total_tps, concurrency, prefill_s, train_hours, images = (
         (row or speed_row(speed_f, speed, count)) if fits or speed_always else NO_SPEED
     )
@@ -228,6 +222,23 @@ def option_from(
         if fits and high > usable and headroom <= HEDGE_HEADROOM
         else None,
     )
+
+
+def _fit_on(
+    facts: OptionFacts, result: EstimateResult, card: Card, count: int
+) -> tuple[int, float, bool]:
+    """Whether the job runs on `count` of the card: the bytes usable of each (the engine's
+    share of the card where it takes one), the headroom left of them, and the fit (the
+    bytes needed run in them and the model splits over `count` by tensor parallelism, read
+    once per count into the facts)."""
+    need, usable = facts.need, card.usable_bytes
+    if facts.share is not None:
+        usable = int(usable * facts.share)
+    headroom = 1 - need / usable if usable else -1
+    tp = facts.tp_by_count.get(count)
+    if tp is None:
+        tp = facts.tp_by_count[count] = tp_ok(result, count)
+    return usable, headroom, runs_in(need, usable) and tp
 
 
 def with_cheap_fix(
