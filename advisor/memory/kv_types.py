@@ -32,3 +32,12 @@ def runtime_kv_dtype(runtime: str, wanted: str) -> tuple[str, str | None]:
     no_smaller = [t for t in entry["types"] if size[t] >= size[wanted]]
     chosen = min(no_smaller, key=lambda t: size[t]) if no_smaller else wanted
     return chosen, entry["how"]
+
+
+def transformers_quantized_cache(kv_dtype: str) -> dict[str, Any] | None:
+    """transformers' QuantizedCache settings when `kv_dtype` is one of its types (int8 /
+    int4 / int2 under HQQ or quanto), else None (data/kv_cache.toml [transformers]
+    quantized_*: every layer full length, one layer dequantized and concatenated per step,
+    a 16-bit residual of residual_length tokens)."""
+    entry = kv_cache_table()["transformers"]
+    return entry if kv_dtype in entry["quantized_types"] else None

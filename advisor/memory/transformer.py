@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from advisor import catalog
 from advisor.memory.gguf_mix import mixed_weight_bytes
+from advisor.memory.kv_types import transformers_quantized_cache
 from advisor.memory.resolve import UnknownFormatError
 from advisor.models.architecture import Architecture
 from advisor.models.choices import Attention, Mode
@@ -62,7 +63,8 @@ def kv_bytes_per_token(
     (heads x (nope + rope)) and values (heads x v_head_dim) (modeling_deepseek_v3.py,
     past_key_values.update(key_states, value_states), 4.57; its docs, model_doc/
     deepseek_v3.md: "current implementation uses the 'naive' attention compution (so not
-    really MLA)"). Sources: llama.cpp llama-kv-cache.cpp (n_embd_k_gqa), vLLM
+    really MLA)"). transformers' quantized cache (int8 / int4 / int2) holds every layer
+    whole, its QuantizedLayer being a DynamicLayer whatever the window. Sources: llama.cpp llama-kv-cache.cpp (n_embd_k_gqa), vLLM
     kv_cache_interface.py page_size_bytes, DeepSeek-V2 paper §2.1."""
     b = catalog.kv_cache_bytes_per_element()[kv_dtype]
     layers = arch.kv_layers_
@@ -72,10 +74,15 @@ def kv_bytes_per_token(
     if arch.kv_lora_rank and arch.qk_nope_head_dim:
         k_dim = arch.qk_nope_head_dim + (arch.qk_rope_head_dim or 0)
         per_layer = arch.kv_heads_ * (k_dim + arch.head_dim_) * b
-    if arch.sliding_window and arch.sliding_layers_fraction > 0 and context > 0:
+    # transformers' QuantizedCache keeps every layer full length, sliding or not
+    # (data/kv_cache.toml [transformers] quantized_full_length)
+    quantized = transformers_quantized_cache(kv_dtype) if framework == "transformers" else None
+    whole = quantized is not None and bool(quantized["quantized_full_length"])
+    window = arch.sliding_window
+    if window and arch.sliding_layers_fraction > 0 and context > 0 and not whole:
         swa_layers = layers * arch.sliding_layers_fraction
         full_layers = layers - swa_layers
-        window_share = min(arch.sliding_window, context) / context
+        window_share = min(window, context) / context
         return per_layer * (full_layers + swa_layers * window_share)
     return per_layer * layers
 

@@ -9,6 +9,7 @@ their sources: data/runtimes.toml [transformers].
 
 from __future__ import annotations
 
+from advisor.memory.kv_types import transformers_quantized_cache
 from advisor.memory.quantizers import (
     dequant_bytes,
     dequant_rule,
@@ -107,6 +108,7 @@ def allocate(s: InferenceSetup, acc: Breakdown) -> int:
     per_tok = kv_bytes_per_token(arch, s.kv_dtype, cache_len, "transformers") / s.tp
     allocated = add_weights(s, acc)
     allocated += add_kv(s, acc, per_tok, cache_len, s.batch)
+    allocated += add_quantized_cache_copies(s, acc, cache_len)
     if s.fmt in EXLLAMA_KERNEL_FORMATS:
         allocated += add_gptq_scratch(s, acc)
     allocated += add_dequant_buffer(s, acc)
@@ -224,6 +226,39 @@ def _add_generation_peak(s: InferenceSetup, acc: Breakdown, per_tok: float, cach
         tokens=prefill_tokens,
         kib_per_token=round(per_token / 1024, 1),
         vocab=arch.vocab,
+    )
+
+
+def add_quantized_cache_copies(s: InferenceSetup, acc: Breakdown, cache_len: int) -> int:
+    """transformers' QuantizedCache (int8 / int4 / int2, HQQ or quanto): each decode step
+    dequantizes one layer's whole cache and concatenates it with the residual and the new
+    token, two copies of that layer's keys and values in the model dtype, and every layer
+    keeps up to residual_length tokens in the model dtype before quantizing them
+    (data/kv_cache.toml [transformers] quantized_*, cache_utils.py QuantizedLayer.update)."""
+    q = transformers_quantized_cache(s.kv_dtype)
+    if q is None:
+        return 0
+    arch = s.arch
+    kv_heads = max(arch.kv_heads_ // s.tp, 1)
+    per_token_layer = 2 * kv_heads * arch.head_dim_ * s.act_bytes  # keys and values
+    copies = int(q["quantized_step_copies"])
+    residual = min(int(q["quantized_residual_length"]), cache_len)
+    size = per_token_layer * s.batch * (copies * cache_len + arch.kv_layers_ * residual)
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("kv_dequant_buffer", size, "")
+    return acc.add(
+        "kv_dequant_buffer",
+        size,
+        f"quantized cache: one layer's {cache_len} tokens dequantized and concatenated"
+        f" ({copies} copies in {s.load_dtype}) + {residual} residual tokens per layer",
+        key="kv_dequant_buffer",
+        copies=copies,
+        tokens=cache_len,
+        kv_heads=kv_heads,
+        head_dim=arch.head_dim_,
+        dtype=s.load_dtype,
+        residual=residual,
+        layers=arch.kv_layers_,
     )
 
 
