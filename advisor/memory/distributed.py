@@ -55,6 +55,19 @@ def zero_bucket_elements(
     return min(cfg["reduce_bucket_size"], trainable), 1.0, overlap
 
 
+def zero12_ipg_elements(
+    framework: str | None, stage: Parallelism, hidden: int
+) -> tuple[float, int]:
+    """(reduce_bucket_size, buffers): the gradient (ipg) buckets ZeRO-1/2 allocate at every
+    backward whatever trains, two with overlap_comm, one without
+    (data/distributed.toml [deepspeed] ipg_buffers: stage_1_and_2.py backward())."""
+    cfg = zero_config(framework, stage, hidden)
+    counts = _data()["deepspeed"]["ipg_buffers"]
+    return cfg["reduce_bucket_size"], int(
+        counts["overlap" if cfg["overlap_comm"] else "no_overlap"]
+    )
+
+
 def zero3_retained_params(
     framework: str | None, arch: Architecture, params: float, embed_params: float
 ) -> float:

@@ -34,6 +34,10 @@ def add_deepspeed_comm_buffers(
     config docs); without, one reduce buffer; ZeRO-3: the reduce buffer and the prefetch
     bucket, "auto" being hidden^2 and 0.9 x hidden^2."""
     elements, factor, overlap = distributed.zero_bucket_elements(framework, par, hidden, trainable)
+    if par != Parallelism.zero3:
+        bucket, buffers = distributed.zero12_ipg_elements(framework, par, hidden)
+        if buffers * bucket > factor * elements:
+            return _add_ipg_buffers(acc, bucket, buffers)
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("comm_buffers", factor * elements * 2, "")
     return acc.add(
@@ -42,6 +46,23 @@ def add_deepspeed_comm_buffers(
         f"DeepSpeed buckets{' (overlap_comm)' if overlap else ''}: {factor:g} x {elements / 1e6:.0f}M elements x 2 B",
         elements_m=round(elements / 1e6),
         factor=factor,
+    )
+
+
+def _add_ipg_buffers(acc: Breakdown, bucket: float, buffers: int) -> int:
+    """ZeRO-1/2's gradient buckets, allocated whole at reduce_bucket_size at every backward
+    however few parameters train (a LoRA): more than the 4.5x rule bounded by the trained
+    parameters (data/distributed.toml [deepspeed] ipg_buffers)."""
+    if acc.lean:
+        return acc.add("comm_buffers", buffers * bucket * 2, "")
+    return acc.add(
+        "comm_buffers",
+        buffers * bucket * 2,
+        f"DeepSpeed gradient buckets: {buffers} x {bucket / 1e6:.0f}M elements x 2 B"
+        " (reduce_bucket_size, allocated whatever trains)",
+        key="comm_buffers.ipg",
+        buffers=buffers,
+        elements_m=round(bucket / 1e6),
     )
 
 
