@@ -226,6 +226,86 @@ def echo_summary(phases: list[dict]) -> dict:
     }
 
 
+async def _start_bot(
+    tg: FakeTelegram, args: argparse.Namespace, workdir: Path, port: int
+) -> asyncio.subprocess.Process:
+    """The bot against the stand-in, its database and log in `workdir`, once it takes
+    updates: on a webhook at `port`, or polling with its health endpoint (and /metrics)
+    there."""
+    env = {"WEBHOOK_LISTEN": "127.0.0.1"}
+    if args.webhook:
+        env |= {
+            "WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram",
+            "WEBHOOK_SECRET": "load-bench-secret",
+            "WEBHOOK_PORT": str(port),
+        }
+    else:
+        env["HEALTH_PORT"] = str(port)
+    proc = await spawn_bot(
+        tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log"), **env
+    )
+    if args.webhook:
+        await wait_webhook(tg, timeout=60)
+    else:
+        await tg.wait_polling(timeout=60)
+    return proc
+
+
+async def _drive_profiled(
+    tg: FakeTelegram, proc: asyncio.subprocess.Process, args: argparse.Namespace
+) -> tuple[Stats, float]:
+    """The users' traffic for the window (`drive`), under the sampling profiler when
+    `--profile` names a file: its top functions are written beside it and printed."""
+    profile = getattr(args, "profile", None)
+    profiler = None
+    if profile:
+        # sampled from the start of traffic: the warm-up, if any, is in the profile too
+        profiler = await start_profiler(proc.pid, Path(profile), args.warmup + args.duration)
+    stats, bot_cpu = await drive(tg, proc, args, args.duration, lab=getattr(args, "lab", False))
+    if profiler is not None:
+        await profiler.wait()
+        if Path(profile).exists():
+            top = top_cumulative(Path(profile))
+            Path(f"{profile}.top.txt").write_text(top + "\n")
+            print(top, file=sys.stderr)
+    return stats, bot_cpu
+
+
+def _latency_figures(stats: Stats) -> dict:
+    """The reply latencies' percentiles: all, the users that woke, and by kind of update."""
+    return {
+        "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
+        "latency_ms_users_woke": {
+            q: round(percentile(stats.woke, q) * 1000, 1) for q in (50, 95, 99)
+        },
+        # which kinds of update make the tail: a typed question, /start, a button press, ...
+        "latency_ms_by_kind": {
+            kind: {
+                "n": len(ts),
+                **{f"p{q}": round(percentile(ts, q) * 1000, 1) for q in (50, 99)},
+            }
+            for kind, ts in sorted(stats.by_kind.items())
+        },
+    }
+
+
+def _cpu_figures(stats: Stats, cpu_ms: float, calls: Counter[str]) -> dict:
+    """The CPU each update cost the bot (all of it and by thread) and the bench, and the Bot
+    API calls each update made."""
+    return {
+        "bot_cpu_ms_per_update": round(cpu_ms, 2),
+        # The bench shares the machine: its own CPU is what the bot cannot have.
+        "bench_cpu_ms_per_update": round(stats.bench_cpu * 1000 / max(stats.updates, 1), 2),
+        "bot_cpu_ms_per_update_by_thread": {
+            name: round(cpu * 1000 / max(stats.updates, 1), 2)
+            for name, cpu in sorted(stats.threads_cpu.items(), key=lambda kv: -kv[1])
+        },
+        "api_calls_per_update": {
+            m: round(n / max(stats.updates, 1), 2) for m, n in calls.most_common()
+        },
+    }
+
+
 async def run(args: argparse.Namespace) -> dict:
     workdir = Path(tempfile.mkdtemp(prefix="advisor-load-"))
     # callers that predate the echo phase and the warm-up (tests/test_metrics.py) get neither
@@ -237,34 +317,8 @@ async def run(args: argparse.Namespace) -> dict:
                 p_429=0.01, p_5xx=0.02, p_drop=0.01, p_slow=0.02, slow_s=0.3, seed=args.seed
             )
         port = free_port()
-        env = {"WEBHOOK_LISTEN": "127.0.0.1"}
-        if args.webhook:
-            env |= {
-                "WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram",
-                "WEBHOOK_SECRET": "load-bench-secret",
-                "WEBHOOK_PORT": str(port),
-            }
-        else:
-            env["HEALTH_PORT"] = str(port)
-        proc = await spawn_bot(
-            tg.base_url, str(workdir / "bot.sqlite3"), log_path=str(workdir / "bot.log"), **env
-        )
-        if args.webhook:
-            await wait_webhook(tg, timeout=60)
-        else:
-            await tg.wait_polling(timeout=60)
-        profile = getattr(args, "profile", None)
-        profiler = None
-        if profile:
-            # sampled from the start of traffic: the warm-up, if any, is in the profile too
-            profiler = await start_profiler(proc.pid, Path(profile), args.warmup + args.duration)
-        stats, bot_cpu = await drive(tg, proc, args, args.duration, lab=getattr(args, "lab", False))
-        if profiler is not None:
-            await profiler.wait()
-            if Path(profile).exists():
-                top = top_cumulative(Path(profile))
-                Path(f"{profile}.top.txt").write_text(top + "\n")
-                print(top, file=sys.stderr)
+        proc = await _start_bot(tg, args, workdir, port)
+        stats, bot_cpu = await _drive_profiled(tg, proc, args)
         elapsed = args.duration  # updates are sent only inside the window; each waits for its reply
         await asyncio.sleep(min(args.drain, 2.0))  # late duplicates would show up here
         rss = peak_rss_mb(proc.pid)
@@ -282,29 +336,9 @@ async def run(args: argparse.Namespace) -> dict:
         "duration_s": round(elapsed, 1),
         "updates": stats.updates,
         "updates_per_s": round(stats.updates / elapsed, 1),
-        "latency_ms": {q: round(percentile(stats.latencies, q) * 1000, 1) for q in (50, 95, 99)},
-        "latency_ms_users_woke": {
-            q: round(percentile(stats.woke, q) * 1000, 1) for q in (50, 95, 99)
-        },
-        # which kinds of update make the tail: a typed question, /start, a button press, ...
-        "latency_ms_by_kind": {
-            kind: {
-                "n": len(ts),
-                **{f"p{q}": round(percentile(ts, q) * 1000, 1) for q in (50, 99)},
-            }
-            for kind, ts in sorted(stats.by_kind.items())
-        },
+        **_latency_figures(stats),
         "peak_rss_mb": round(rss, 1) if rss else None,
-        "bot_cpu_ms_per_update": round(cpu_ms, 2),
-        # The bench shares the machine: its own CPU is what the bot cannot have.
-        "bench_cpu_ms_per_update": round(stats.bench_cpu * 1000 / max(stats.updates, 1), 2),
-        "bot_cpu_ms_per_update_by_thread": {
-            name: round(cpu * 1000 / max(stats.updates, 1), 2)
-            for name, cpu in sorted(stats.threads_cpu.items(), key=lambda kv: -kv[1])
-        },
-        "api_calls_per_update": {
-            m: round(n / max(stats.updates, 1), 2) for m, n in calls.most_common()
-        },
+        **_cpu_figures(stats, cpu_ms, calls),
         "echo": echo,
         "cpu_ratio_to_echo": (
             round(cpu_ms / echo["cpu_ms_per_update"], 2)
