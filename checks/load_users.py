@@ -69,6 +69,13 @@ class Stats:
     threads_cpu: dict[str, float] = field(default_factory=dict)  # CPU s by thread, measured
     bench_cpu: float = 0.0  # this process's own CPU s (stand-in + simulated users), measured
 
+    def record(self, kind: str, t0: float, at: float) -> None:
+        """A measured update sent at `t0`: answered at `at` (the stand-in's time stamp), and
+        seen by its user now."""
+        self.woke.append(time.perf_counter() - t0)
+        self.latencies.append(at - t0)
+        self.by_kind.setdefault(kind, []).append(self.latencies[-1])
+
 
 def pick_button(call: Call, rng: random.Random) -> str | None:
     """What a user would tap next: a task or model at random, else a choice or skip."""
@@ -118,43 +125,12 @@ async def one_user(
             stats.timeouts += 1
             return None
         if measured:
-            stats.woke.append(time.perf_counter() - t0)
-            stats.latencies.append(reply.at - t0)
-            stats.by_kind.setdefault(kind, []).append(stats.latencies[-1])
+            stats.record(kind, t0, reply.at)
         return reply
-
-    async def inline() -> None:
-        if think_s:
-            await asyncio.sleep(rng.expovariate(1 / think_s))
-        if time.perf_counter() >= deadline:
-            return
-        since = len(tg.calls)
-        update = tg.user_inline_query(user, rng.choice(INLINE))
-        qid = update["inline_query"]["id"]
-        t0 = time.perf_counter()
-        measured = t0 >= stats.measure_from
-        stats.updates += measured
-        stats.sent += 1
-        stats.inline_sent += 1
-        try:
-            answer = await tg.wait_for(
-                lambda c: (
-                    c.method == "answerInlineQuery" and c.params.get("inline_query_id") == qid
-                ),
-                timeout=15,
-                since=since,
-            )
-        except TimeoutError:
-            stats.timeouts += 1
-            return
-        if measured:
-            stats.woke.append(time.perf_counter() - t0)
-            stats.latencies.append(answer.at - t0)
-            stats.by_kind.setdefault("inline", []).append(stats.latencies[-1])
 
     while time.perf_counter() < deadline:
         if lab and rng.random() < P_INLINE:
-            await inline()
+            await inline_query(tg, user, deadline, stats, rng, think_s)
             continue
         if lab and chat.type != "private" and rng.random() < P_LAB_LIST:
             await act(lambda: tg.user_sends(user, chat, f"/lab{suffix}"), "lab")
@@ -174,6 +150,41 @@ async def one_user(
             if data is None:
                 break
             call = await act(lambda c=call, d=data: tg.user_clicks(user, c.result, d), "press")
+
+
+async def inline_query(
+    tg: FakeTelegram,
+    user: User,
+    deadline: float,
+    stats: Stats,
+    rng: random.Random,
+    think_s: float = 0.0,
+) -> None:
+    """The user types an inline query (`@Bot ...` in any chat), timed to the bot's
+    answerInlineQuery for it (an inline query is answered by that call, not a message)."""
+    if think_s:
+        await asyncio.sleep(rng.expovariate(1 / think_s))
+    if time.perf_counter() >= deadline:
+        return
+    since = len(tg.calls)
+    update = tg.user_inline_query(user, rng.choice(INLINE))
+    qid = update["inline_query"]["id"]
+    t0 = time.perf_counter()
+    measured = t0 >= stats.measure_from
+    stats.updates += measured
+    stats.sent += 1
+    stats.inline_sent += 1
+    try:
+        answer = await tg.wait_for(
+            lambda c: c.method == "answerInlineQuery" and c.params.get("inline_query_id") == qid,
+            timeout=15,
+            since=since,
+        )
+    except TimeoutError:
+        stats.timeouts += 1
+        return
+    if measured:
+        stats.record("inline", t0, answer.at)
 
 
 @contextmanager
