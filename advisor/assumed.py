@@ -78,6 +78,7 @@ STACK_NAMES = {
     "llama-factory": "LLaMA-Factory",
     "axolotl": "Axolotl",
     "litgpt": "LitGPT",
+    "internvl": "InternVL",
 }
 
 

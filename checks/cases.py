@@ -64,6 +64,9 @@ STACK_WORDS: list[tuple[str, str]] = [
     (r"kohya|sd-scripts|musubi", "kohya"),
     (r"finetrainers", "finetrainers"),
     (r"ai-toolkit", "ai-toolkit"),
+    # InternVL's own fine-tuning script (its shell scripts run internvl_chat_finetune.py
+    # with the repository's DeepSpeed configs), as the bot reads the script's name
+    (r"internvl_chat_finetune", "internvl"),
     (r"peft|trl", "peft"),
     (r"optimum", "optimum"),
     (r"deepspeed", "deepspeed"),
