@@ -195,7 +195,9 @@ def _precision_recipe(w: Workload, spec: ModelSpec | None, acc: Breakdown) -> tu
         acc.assume("training_recipe", "amp_fp32_master")
     elif w.mode.is_training and trains_in_amp_by_default(w, spec):
         amp = True
-        acc.assume("training_recipe", "amp_trainer_default")
+        said_as = activation_data()["default_amp"]["said_as"]
+        family = spec.family if spec is not None else ""
+        acc.assume("training_recipe", said_as.get(family, "amp_trainer_default"))
     return fmt, bool(amp)
 
 

@@ -10,6 +10,7 @@ from functools import cache
 
 from advisor.catalog import DATA_DIR, ModelSpec
 from advisor.memory.label_assigner import label_assigner_term
+from advisor.memory.ota_loss import ota_cost_term
 from advisor.memory.terms import Breakdown
 from advisor.models.workload import Workload
 
@@ -61,6 +62,7 @@ def loss_target_terms(
     acc: Breakdown, w: Workload, spec: ModelSpec | None, size: tuple[int, int], batch: int
 ) -> int:
     """What a detector's or segmentor's loss builds from its targets beside the forward's
-    activations: the YOLO label assigner, a mask-classification head's ground-truth masks."""
-    added = label_assigner_term(acc, w, spec, size, batch)
+    activations: the YOLO label assigner, YOLOv7's OTA cost tensors, a mask-classification
+    head's ground-truth masks."""
+    added = label_assigner_term(acc, w, spec, size, batch) + ota_cost_term(acc, w, spec)
     return added + query_mask_targets_term(acc, w, spec, size, batch)
