@@ -143,6 +143,12 @@ def _target_keys(text: str) -> tuple[str, ...]:
     if "all" in text:
         return _ALL_TARGETS
     picked = [key for key, pattern in _TARGET_PATTERNS.items() if pattern.search(text)]
+    if not picked and "linear" in text:
+        # "the language model's linear layers", "attention and MLP linear layers": every
+        # Linear with no projection named, as the trainers that say so adapt them (PEFT
+        # target_modules="all-linear"; InternVL's wrap_llm_lora lists every projection of
+        # the LLM; VideoLLaMA2's train.py find_all_linear_names)
+        return _ALL_TARGETS
     if "mlp" in text and not any(k in text for k in ("gate", "w1", "up_proj", "down")):
         picked += ["gate", "up", "down"]
     return tuple(picked) or ("q", "v")
