@@ -30,7 +30,7 @@ RUNTIME_WORDS: list[tuple[str, str]] = [
     (r"vllm", "vllm"),
     (r"sglang", "sglang"),
     (r"llama\.?cpp|gguf", "llamacpp"),
-    (r"ollama", "ollama"),
+    (r"(?<![a-z])ollama", "ollama"),
     (r"exllama", "exllamav2"),
     (r"lmdeploy|turbomind", "lmdeploy"),
     (r"diffusers|sample_video", "diffusers"),
