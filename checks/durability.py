@@ -267,21 +267,33 @@ async def run_durability(workdir: Path, plan: Plan) -> Outcome:
             await asyncio.sleep(0.2)
         await asyncio.sleep(0.5)  # let the last inbox rows be marked done
 
-        proc.send_signal(signal.SIGTERM)
-        tg.release_pollers()
-        try:
-            out.exit_code = await asyncio.wait_for(proc.wait(), 15)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-        answered = _answered_batches(tg)
-        out.unanswered += [f"question batch {b}" for b in sorted(set(sent) - answered)]
-        out.replayed_answers_refused = sum(
-            1 for c in tg.sent("answerCallbackQuery") if c.error and "too old" in c.error
-        )
+        await _stop_bot(tg, proc, out)
+        _count_answers(tg, sent, out)
     _check_database(db, sent, forgetters, out)
     out.elapsed_s = time.monotonic() - began
     return out
+
+
+async def _stop_bot(tg: FakeTelegram, proc: asyncio.subprocess.Process, out: Outcome) -> None:
+    """SIGTERM, as a deploy stops the bot, with the pollers let go: its exit code, or a kill
+    when it has not exited in 15 s."""
+    proc.send_signal(signal.SIGTERM)
+    tg.release_pollers()
+    try:
+        out.exit_code = await asyncio.wait_for(proc.wait(), 15)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+def _count_answers(tg: FakeTelegram, sent: dict[int, User], out: Outcome) -> None:
+    """The question batches sent and never answered, and the button presses replayed after
+    their callback query expired (refused by the Bot API as too old)."""
+    answered = _answered_batches(tg)
+    out.unanswered += [f"question batch {b}" for b in sorted(set(sent) - answered)]
+    out.replayed_answers_refused = sum(
+        1 for c in tg.sent("answerCallbackQuery") if c.error and "too old" in c.error
+    )
 
 
 def _check_database(db: Path, sent: dict[int, User], forgotten: list[User], out: Outcome) -> None:
