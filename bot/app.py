@@ -306,6 +306,13 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
     inbox.app = app
     app.inbox = inbox
     app.metrics = metrics
+    _add_handlers(app)
+    return app
+
+
+def _add_handlers(app: AdvisorApplication) -> None:
+    """Where each update goes, in order: every update remembered first, then the first
+    handler that matches."""
     app.add_handler(TypeHandler(Update, remember), group=-1)
     # One group: the first handler that matches wins, so a member inside the wizard gets
     # the wizard and everyone else the commands and fallbacks, never both.
@@ -323,7 +330,6 @@ def build_application(builder: ApplicationBuilder, settings: Settings) -> Adviso
         app.add_handler(wizard.conversation())
     app.add_handlers(commands.handlers())
     app.add_error_handler(on_error)
-    return app
 
 
 def _context_types():  # noqa: ANN202
