@@ -47,6 +47,8 @@ LLM_ONLY = frozenset(
         "kv_cache_without_flash_attention",
         "transformers_release",
         "last_token_logits_since",
+        "plain_forward",
+        "tuple_cache",
         "loss_path",
         "cache_tokens",
         "max_num_batched_tokens",

@@ -180,6 +180,15 @@ class Workload(BaseModel):
     # (torch.compile recipes): the whole cache, for the context (max_cache_len), exists before
     # the prefill runs, so the prefill's buffers come on top of all of it.
     static_cache: bool = False
+    # The prompt run as a plain forward, model(input_ids) called directly and decoded by a
+    # loop of such calls, not generate(): a CausalLM forward computes logits for every
+    # position (logits_to_keep=0 by default) at any release, and the caller's outputs live
+    # until its next call returns (data/runtimes.toml [transformers] plain_forward_source).
+    plain_forward: bool = False
+    # past_key_values handed to the model as tuples (to_legacy_cache / from_legacy_cache each
+    # step): the forward builds a new cache whose concatenated tensors coexist with the
+    # caller's tuple, as before 4.36 (data/runtimes.toml [transformers] tuple_cache_source).
+    tuple_cache: bool = False
     # mmdet's multi-scale crop recipe ("ms-crop": Swin / DETR-style AutoAugment with a random
     # crop): a batch pads to a canvas long side x long side's crop-flipped length
     # (data/classic_activations.toml [multiscale_crop]).

@@ -183,6 +183,10 @@ def _stack_parts(p: ParsedQuery, w: Workload) -> list[str]:
         parts.append(f"kv {w.kv_cache_dtype}")
     if w.static_cache:
         parts.append("static cache")
+    if w.plain_forward:
+        parts.append("plain forward")
+    if w.tuple_cache:
+        parts.append("tuple cache")
     if w.chunked_loss is not None:
         parts.append("chunked loss" if w.chunked_loss else "standard cross-entropy")
     if w.torch_compile:

@@ -253,3 +253,8 @@ def recognize_static_cache(s: Scan, r: Reading) -> None:
     preallocated for the whole context before the prefill."""
     if s.take(vocab.knob_words("static_cache")):
         r.fields["static_cache"] = True
+    # the user's own loop of forwards ("plain forward", "不用generate") and a cache handed
+    # over as tuples ("to_legacy_cache"): full-prompt logits, a re-concatenated cache
+    for field in ("plain_forward", "tuple_cache"):
+        if s.take(vocab.knob_words(field)):
+            r.fields[field] = True

@@ -48,17 +48,18 @@ def generation(w: Workload, family: str | None = None) -> tuple[bool, bool]:
     transformers release (`release`; data/runtimes.toml [transformers] *_since): both
     before 4.36, full-prompt logits alone from 4.36 to 4.44, neither since 4.45, later for
     a family whose forward ignored num_logits_to_keep (family_last_token_logits_since);
-    `legacy_generate` says both."""
+    `legacy_generate` says both; a plain forward has full-prompt logits and a tuple cache
+    is re-concatenated at any release."""
     if w.legacy_generate:
         return True, True
     v = release(w, family)
-    if v is None:
-        return False, False
     since = coefficient("transformers", "family_last_token_logits_since").get(family or "")
-    return (
-        v < _release(coefficient("transformers", "dynamic_cache_since")),
-        v < _release(since or coefficient("transformers", "last_token_logits_since")),
-    )
+    old_cache = v is not None and v < _release(coefficient("transformers", "dynamic_cache_since"))
+    last_token = _release(since or coefficient("transformers", "last_token_logits_since"))
+    # a plain forward computes every position's logits whatever the release, and a cache
+    # handed over as tuples is re-concatenated beside the caller's (Workload.plain_forward,
+    # tuple_cache)
+    return w.tuple_cache or old_cache, w.plain_forward or (v is not None and v < last_token)
 
 
 def full_logits_bytes(w: Workload, family: str | None = None) -> float:
@@ -66,9 +67,9 @@ def full_logits_bytes(w: Workload, family: str | None = None) -> float:
     and their fp32 upcast before 4.46, the 16-bit logits alone since
     (data/runtimes.toml [transformers] logits_upcast_until)."""
     v = release(w, family)
-    if w.legacy_generate or v is None:
+    if w.legacy_generate:
         return float(coefficient("transformers", "legacy_logits_bytes"))
-    if v < _release(coefficient("transformers", "logits_upcast_until")):
+    if v is not None and v < _release(coefficient("transformers", "logits_upcast_until")):
         return float(coefficient("transformers", "legacy_logits_bytes"))
     return float(coefficient("transformers", "full_logits_16bit_bytes"))
 
@@ -122,7 +123,12 @@ def _family(s: InferenceSetup) -> str | None:
 
 def _say_release(s: InferenceSetup, acc: Breakdown) -> None:
     """A release taken from the model family's own config.json, said as assumed, with the
-    first release that keeps only the last token's logits (`release`)."""
+    first release that keeps only the last token's logits (`release`); a plain forward and
+    a tuple cache said as the program runs them."""
+    if s.w.plain_forward:
+        acc.assume("plain_forward", f"{s.w.plain_forward}")
+    if s.w.tuple_cache:
+        acc.assume("tuple_cache", f"{s.w.tuple_cache}")
     named = coefficient("transformers", "family_release").get(_family(s) or "")
     if named and s.w.transformers_version is None and not s.w.legacy_generate:
         since = coefficient("transformers", "family_last_token_logits_since")[_family(s)]
@@ -206,12 +212,14 @@ def _add_generation_peak(s: InferenceSetup, acc: Breakdown, per_tok: float, cach
         key = "activations.concat_cache"
         if first > last:
             key = "activations.first_decode_concat" if legacy else "activations.first_decode"
+            if w.plain_forward or w.tuple_cache:  # the caller's own loop holds them
+                key += "_loop"
         return acc.add(
             "activations",
             max(first, last),
             "decode step: generate() concatenates the KV cache, old and new copies coexist"
             if key == "activations.concat_cache"
-            else "first decode step: the prompt's fp32 logits held beside the cache",
+            else "first decode step: the prompt's logits held beside the cache",
             key=key,
         )
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
