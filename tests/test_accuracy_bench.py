@@ -69,6 +69,21 @@ def test_without_the_cases_file_it_says_so_in_one_line_and_fails(tmp_path: Path)
     assert len(out.stdout.strip().splitlines()) == 1 and "Traceback" not in out.stderr
 
 
+def test_every_row_of_the_notes_phrase_table_compiles_and_sets_a_workload_field() -> None:
+    """checks/data/note_knobs.toml is read as data: a row whose field the workload lacks, or
+    whose pattern is not a regex, would otherwise be skipped or fail only on the case that
+    names it."""
+    import re
+
+    from advisor.models.workload import Workload
+    from checks.note_knobs import NOTE_KNOBS
+
+    assert len(NOTE_KNOBS) >= 26
+    for pattern, field, _value in NOTE_KNOBS:
+        re.compile(pattern)
+        assert field in Workload.model_fields, field
+
+
 def test_the_adapter_names_no_case_and_no_source() -> None:
     """The phrase tables are the same for every case: no case id or source repository
     appears in the adapter (skipped where the shared cases are absent)."""
