@@ -42,6 +42,16 @@ def numbers_in_notes(notes: str, fields: dict) -> dict:
     full-prompt logits before 4.45; sources from 2023 that name no version: legacy), and
     the blocks a block swap keeps on the CPU."""
     out: dict = {}
+    # the frames a video pipeline decodes per VAE call, as the bot reads them
+    # (advisor/parse/image_knobs.py recognize_decode_chunk), taken out before the frame count
+    chunk = re.search(
+        r"\b(?:decode_chunk_size|decoding_t)\s*[=:]?\s*(\d+)\b"
+        r"|decod\w*\s+(\d+)\s*frames?\s+at\s+a\s+time",
+        notes,
+    )
+    if chunk:
+        out["decode_chunk_frames"] = int(chunk.group(1) or chunk.group(2))
+        notes = notes[: chunk.start()] + notes[chunk.end() :]
     if m := re.search(r"(\d+) frames", notes):
         out["video_frames"] = int(m.group(1))
     elif re.search(r"\b(?:one|a single|single)[ -]frame\b", notes):

@@ -131,6 +131,9 @@ def _pipeline_memory(
     decode, decode_formula, decode_values = vae_decode(
         w, spec, vae_bytes, images, frames, width, height
     )
+    geo = video.geometry(spec.id)
+    if geo is not None and geo.chunk_setting and w.decode_chunk_frames is None and frames > 1:
+        acc.assume("decode_chunk", frames)
     p = PipelineMemory(
         spec=spec,
         fmt=fmt,

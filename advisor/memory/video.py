@@ -48,6 +48,9 @@ class VideoGeometry(BaseModel):
     # A sampler that generates one fixed-size section at a time (FramePack): `frames` is the
     # section's token count in frames, and the video's length does not change the peak.
     section: bool = False
+    # A pipeline whose decode chunk is a setting that defaults to every frame
+    # (StableVideoDiffusionPipeline decode_chunk_size): the answer says it decodes them all.
+    chunk_setting: bool = False
 
 
 @dataclass
@@ -133,6 +136,7 @@ def decode_working_set(
     maps: int,
     tiling: bool,
     per_frame: bool = False,
+    chunk: int | None = None,
 ) -> DecodeWorkingSet:
     """One video through the 3D VAE decoder. The peak is the larger of two moments:
     the last (full-resolution) stage on one batch of frames (`maps` maps of its channels,
@@ -141,8 +145,11 @@ def decode_working_set(
     both. With enable_tiling the decoder sees one spatial tile at a time (diffusers
     tiled_decode, tile_sample_min_height x _width); the decoded tiles are kept as RGB.
     A pipeline that decodes frame by frame (`per_frame`) puts one frame through the decoder
-    at a time (video.toml [per_frame_decode])."""
+    at a time (video.toml [per_frame_decode]); a decode chunk the user set (`chunk`:
+    decode_chunk_size, decoding_t) replaces the pipeline's default."""
     at_once = min(frames, g.decode_frames) if g.decode_frames else frames
+    if chunk:
+        at_once = min(frames, chunk)
     if per_frame:
         at_once = min(at_once, per_frame_decode_frames())
     area = float(width * height)
@@ -182,7 +189,15 @@ def video_vae_decode(
     (decode_working_set; the figures per VAE in data/models/video.toml), as the term shows
     it."""
     ws = decode_working_set(
-        geo, frames, width, height, vae_bytes, maps, tiling=w.vae_tiling, per_frame=w.vae_per_frame
+        geo,
+        frames,
+        width,
+        height,
+        vae_bytes,
+        maps,
+        tiling=w.vae_tiling,
+        per_frame=w.vae_per_frame,
+        chunk=w.decode_chunk_frames,
     )
     tiled = " (tiled)" if w.vae_tiling or geo.always_tiled else ""
     tiled += " (frame by frame)" if w.vae_per_frame else ""

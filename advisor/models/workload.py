@@ -160,6 +160,10 @@ class Workload(BaseModel):
     # The pipeline decodes the video's latents one frame at a time (lvdm's perframe_ae=True:
     # DynamiCrafter, ToonCrafter, ViewCrafter); data/models/video.toml [per_frame_decode].
     vae_per_frame: bool = False
+    # Frames a video pipeline puts through its VAE decoder per call (diffusers
+    # StableVideoDiffusionPipeline decode_chunk_size, Stability's sgm decoding_t); None: the
+    # pipeline's default (data/models/video.toml decode_frames; 0 there: all frames at once).
+    decode_chunk_frames: int | None = Field(default=None, ge=1, le=10_000)
     selective_checkpointing: bool = False  # torchtitan/Megatron SAC: some activations kept
     trainable_embeddings: bool = False  # PEFT modules_to_save: embeddings + lm_head train
     tensor_parallel: int | None = Field(default=None, ge=1, le=1024)  # TP inside FSDP/ZeRO

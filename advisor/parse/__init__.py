@@ -102,6 +102,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     image_knobs.recognize_diffusion_knobs,
     group_offload.recognize_group_offload,
     image_knobs.recognize_images,
+    image_knobs.recognize_decode_chunk,  # "decode 2 frames at a time": before the frames
     image_knobs.recognize_frames,
     image_knobs.recognize_clip_seconds,
     image_knobs.recognize_block_swap,

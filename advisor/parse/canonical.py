@@ -65,6 +65,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("vae tiling")
     if w.vae_per_frame:
         parts.append("perframe_ae")
+    if w.decode_chunk_frames:
+        parts.append(f"decode_chunk_size {w.decode_chunk_frames}")
     if w.split_mode:
         parts.append("split_mode")
     if not w.text_encoders_on_gpu:

@@ -168,6 +168,23 @@ def recognize_images(s: Scan, r: Reading) -> None:
         r.fields["images_per_prompt"] = int(m.group(1))
 
 
+def recognize_decode_chunk(s: Scan, r: Reading) -> None:
+    """The frames a video pipeline decodes per VAE call: "decode_chunk_size=8", "decoding_t 1"
+    (words.toml [knobs] decode_chunk), "decode 2 frames at a time", "每次解码2帧"; read before
+    the video's own frame count, which these frames are not."""
+    if "decod" not in s.text and "解码" not in s.text:
+        return
+    if m := s.take(
+        rf"{vocab.knob_words('decode_chunk')}\s*(?::\s*int\s*)?[:=：]?\s*(\d{{1,4}})\b"
+        r"|decod\w*\s+(\d{1,4})\s*frames?\s+(?:at\s+a\s+time|per\s+(?:call|chunk|batch))"
+        r"|(?:每次|一次)\s*解码\s*(\d{1,4})\s*帧"
+    ):
+        chunk = int(m.group(1) or m.group(2) or m.group(3))
+        if not 1 <= chunk <= 10_000:
+            raise reject("bad_value", "decode_chunk_frames")
+        r.fields["decode_chunk_frames"] = chunk
+
+
 def recognize_frames(s: Scan, r: Reading) -> None:
     """A video's frame count: "81帧", "81 frames", "frames=129" (Wan's --frame_num, diffusers'
     num_frames), "129f"; "one frame", "single-frame", "单帧" (a video model trained on images: the

@@ -19,7 +19,7 @@ from typing import Any
 
 from advisor.catalog import DATA_DIR, GpuSpec, find_format, find_model
 from advisor.constraints import blockers
-from advisor.memory import estimate
+from advisor.memory import estimate, video
 from advisor.models.choices import Kind, Mode, Offload, Optimizer, Runtime
 from advisor.models.result import EstimateResult
 from advisor.models.workload import Workload
@@ -39,6 +39,7 @@ class Rung:
     trainers: tuple[str, ...] = ()  # the named trainers that have it (empty: all)
     full: bool = False  # a full fine-tune's recipe (no base to store smaller), not an adapter's
     denoisers: tuple[str, ...] = ()  # the denoiser kinds it is written for (empty: all)
+    chunked_decode: bool = False  # only where the pipeline's decode chunk is a setting
 
 
 @cache
@@ -54,6 +55,7 @@ def rungs(training: bool) -> tuple[Rung, ...]:
             trainers=tuple(r.get("trainers", ())),
             full=bool(r.get("full", False)),
             denoisers=tuple(r.get("denoisers", ())),
+            chunked_decode=bool(r.get("chunked_decode", False)),
         )
         for r in data["training" if training else "inference"]
     )
@@ -82,6 +84,7 @@ def asks_no_knobs(w: Workload, kind: Kind) -> bool:
         and not w.blocks_to_swap
         and not w.vae_slicing
         and not w.vae_tiling
+        and w.decode_chunk_frames is None
         and w.text_encoders_on_gpu
         and w.runtime not in (Runtime.comfyui, Runtime.webui)  # they manage memory themselves
     )
@@ -120,6 +123,8 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
             continue  # "the U-Net trained alone" is no recipe for a DiT
         if rung.images_only and _images(w) <= 1:
             continue
+        if rung.chunked_decode and not _chunk_setting(result):
+            continue  # decode_chunk_size is a setting of the SVD pipeline, not of every VAE
         if not trainer_has(rung, w, _family(result)):
             continue
         fmt = rung.updates.get("weights_format")
@@ -130,6 +135,11 @@ def _applicable(result: EstimateResult) -> Iterator[tuple[Rung, Callable[[], Wor
             continue  # nothing new: a rung whose other settings the user already chose
         offered.append(change)
         yield rung, partial(w.model_copy, update=_typed(rung.updates))
+
+
+def _chunk_setting(result: EstimateResult) -> bool:
+    geo = video.geometry(result.model.id)
+    return geo is not None and geo.chunk_setting
 
 
 def _denoiser(result: EstimateResult) -> str:
