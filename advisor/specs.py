@@ -108,6 +108,11 @@ class DiffusionSpec(BaseModel):
     unet_layers_per_block: int = 2
     unet_transformer_layers: list[int] | None = None
     unet_mid_transformer_layers: int = 1
+    # A spatio-temporal UNet (diffusers UNetSpatioTemporalConditionModel: Stable Video
+    # Diffusion): every frame runs as a sample of the batch, and each ResNet and transformer
+    # block has a temporal twin of its width (SpatioTemporalResBlock, TransformerSpatioTemporal
+    # Model) blended with it by an AlphaBlender (advisor/memory/unet_levels.py).
+    unet_temporal_twins: bool = False
 
 
 class ModelSpec(BaseModel):

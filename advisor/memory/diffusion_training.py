@@ -312,6 +312,19 @@ def estimate_diffusion_training(
         param_bytes = 4
         adapter = trainable * param_bytes  # PEFT keeps the adapter's own weights in fp32
     allocated: float = _add_denoiser_weights(w, spec, acc, fmt, den_w, adapter, trainable, layers)
+    if full and fmt == "fp32" and _autocast_16bit(w) and not gc:
+        # autocast caches the 16-bit cast of every fp32 leaf weight that requires grad for
+        # the whole forward (aten autocast_mode.cpp cached_cast: a frozen LoRA base is cast
+        # per op and not kept), and each conv / linear saves its copy for the backward: the
+        # term the transformer and CNN recipes count too. Under checkpointing nothing saves
+        # them, so they go when the forward's autocast exits, before the backward's peak.
+        allocated += acc.add(
+            "compute_copy",
+            params * 2,
+            f"{d.denoiser_params_b:g}B x 2 B autocast 16-bit copy of fp32 weights",
+            params_b=round(d.denoiser_params_b, 3),
+            cards=1,
+        )
     grads = add_gradients(w, acc, trainable, param_bytes, layers)
     per = optimizer_state_bytes_per_param(
         opt, param_bytes, bool(w.mixed_precision) and full and param_bytes == 2
@@ -337,6 +350,11 @@ def estimate_diffusion_training(
     else:
         allocated = precompute_peak(w, spec, fmt, acc, allocated, width, height)
     return finish(acc, allocated, w, True, family_band(Kind.diffusion, True))
+
+
+def _autocast_16bit(w: Workload) -> bool:
+    """Training under autocast to a 16-bit compute dtype (mixed precision fp16 / bf16)."""
+    return bool(w.mixed_precision) or (w.compute_dtype or "fp32") in ("fp16", "bf16")
 
 
 def _checkpointing(w: Workload, acc: Breakdown) -> bool:
@@ -422,15 +440,20 @@ def _add_activations(
         act = batch * tokens * per_token_layer * layers
     by_level = unet_training_activations(d, (width // 8) * (height // 8), gc)
     if by_level is not None:
+        # a spatio-temporal UNet runs every (latent) frame as a sample of its batch
+        frames = int(tokens // ((width // 8) * (height // 8))) if d.unet_temporal_twins else 1
+        per_frame = f" x {frames} frames" if frames > 1 else ""
+        shown = {"frames": frames} if frames > 1 else {}
         return acc.add(
             "activations",
-            batch * by_level[0],
-            f"batch {batch} x UNet levels at {(width // 8) * (height // 8)} latent pixels "
-            f"and 1/4, 1/16 ... of them{' (checkpointed)' if gc else ''}",
-            key="activations.unet_levels",
+            batch * frames * by_level[0],
+            f"batch {batch}{per_frame} x UNet levels at {(width // 8) * (height // 8)} latent "
+            f"pixels and 1/4, 1/16 ... of them{' (checkpointed)' if gc else ''}",
+            key="activations.unet_levels_frames" if frames > 1 else "activations.unet_levels",
             batch=batch,
             tokens=(width // 8) * (height // 8),
             levels=by_level[1],
+            **shown,
         )
     return acc.add(
         "activations",
