@@ -123,6 +123,7 @@ OPTIMIZERS = {
     "sgd": "sgd",
     "sgd_momentum": "sgd_momentum",
     "lion": "lion",
+    "prodigy": "prodigy",
 }
 PARALLEL = {
     "none": "none",

@@ -151,3 +151,8 @@ def unsloth_before(version: str | None, change: str) -> bool:
 def unsloth_logit_bytes() -> float:
     """Bytes a logit Unsloth's Fast_CrossEntropyLoss holds before Cut Cross-Entropy."""
     return float(stack_defaults()["unsloth_release"]["logit_bytes_before_cce"])
+
+
+def prodigy_buffers() -> int:
+    """Buffers Prodigy keeps a parameter (data/training_stacks.toml [optimizer_state.prodigy])."""
+    return int(stack_defaults()["optimizer_state"]["prodigy"]["buffers"])

@@ -12,6 +12,7 @@ from advisor.memory.stacks import (
     default_checkpointing,
     kbit_activation_bytes,
     kbit_format,
+    prodigy_buffers,
     unsloth_before,
     with_default_lora_targets,
 )
@@ -52,7 +53,9 @@ SHARDED_STATES = {
 def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp32: bool) -> float:
     """AdamW keeps two moments in the parameter dtype (torch.optim.AdamW); bitsandbytes
     8-bit Adam one byte each (arXiv 2110.02861); SGD momentum and Lion one buffer;
-    Adafactor factored second moments (rows + cols, ~0 per parameter; arXiv 1804.04235).
+    Adafactor factored second moments (rows + cols, ~0 per parameter; arXiv 1804.04235);
+    Prodigy four buffers, AdamW's two moments plus `s` and the starting point `p0`
+    (data/training_stacks.toml [optimizer_state.prodigy]).
     Mixed precision with 16-bit parameters adds fp32 master weights (4 B)."""
     per = {
         Optimizer.adamw: 2 * param_bytes,
@@ -62,6 +65,7 @@ def optimizer_state_bytes_per_param(opt: Optimizer, param_bytes: int, master_fp3
         Optimizer.sgd_momentum: float(param_bytes),
         Optimizer.lion: float(param_bytes),
         Optimizer.adafactor: 0.02 * param_bytes,
+        Optimizer.prodigy: prodigy_buffers() * param_bytes,
     }[opt]
     return per + (4 if master_fp32 else 0)
 

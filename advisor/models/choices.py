@@ -64,6 +64,7 @@ class Optimizer(StrEnum):
     sgd_momentum = "sgd_momentum"
     adafactor = "adafactor"
     lion = "lion"
+    prodigy = "prodigy"
 
 
 class Attention(StrEnum):

@@ -79,7 +79,7 @@ def recognize_classes(s: Scan, r: Reading) -> None:
 # A word each training-knob pattern below holds: most lines have none, and then one scan
 # replaces four (whose leading \b re tries at every position).
 _TRAINING_KNOB_WORDS = re.compile(
-    r"adam|sgd|adafactor|lion|gc|梯度检查点|checkpointing|flash|sdpa|eager|xformers", re.I
+    r"adam|sgd|adafactor|lion|prodigy|gc|梯度检查点|checkpointing|flash|sdpa|eager|xformers", re.I
 )
 
 
@@ -87,7 +87,7 @@ def recognize_training_knobs(s: Scan, r: Reading) -> None:
     """Optimizer, gradient checkpointing, attention kernel."""
     if not _TRAINING_KNOB_WORDS.search(s.text):
         return
-    if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion)\b"):
+    if m := s.take(r"\b(adamw|adam|sgd|adafactor|lion|prodigy)\b"):
         word = {"adam": "adamw", "sgd": "sgd_momentum"}.get(m.group(1), m.group(1))
         r.fields.setdefault("optimizer", Optimizer(word))
     # said off: "no gc", "no / without gradient checkpointing", "gradient checkpointing off /
