@@ -60,3 +60,10 @@ def test_yolox_says_its_configs_640_input_and_the_800_px_batches_it_is_sized_at(
     # a size the question names is the size, with no multi-scale note
     _, texts = answers_both("mmdet yolox-l training 640x640 batch 8 on a 3090")
     assert "config input" not in texts["en"] and "配置输入" not in texts["zh"]
+
+
+def test_rtmdet_keeps_its_configs_ema_copy():
+    # configs/rtmdet custom_hooks: EMAHook (ExpMomentumEMA), an fp32 copy of the model
+    r = estimate(Workload(model="rtmdet-l", mode="full", batch_size=8, image_width=640))
+    ema = next(t for t in r.estimate.terms if t.name == "ema_model")
+    assert ema.bytes == 52.3e6 * 4

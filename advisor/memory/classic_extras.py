@@ -40,7 +40,7 @@ def training_extras(
         added += acc.add(
             "ema_model",
             ema,
-            "EMA copy of the model in fp32 (the YOLO trainers' ModelEMA)",
+            "EMA copy of the model in fp32 (the trainer's ModelEMA / EMAHook)",
             key="ema_model",
             params_m=round(params / 1e6, 1),
         )
@@ -77,8 +77,8 @@ def training_extras(
 
 
 def ema_copy_bytes(spec: ModelSpec | None, params: float) -> float:
-    """The fp32 moving-average copy of the model the YOLO trainers keep through training
-    (data/classic_activations.toml [ema])."""
+    """The fp32 moving-average copy of the model the family's trainer keeps through
+    training: ModelEMA, mmengine's EMAHook (data/classic_activations.toml [ema])."""
     table = activation_data()["ema"]
     if spec is None or spec.family not in table["families"]:
         return 0.0
