@@ -6,8 +6,10 @@ their own reading."""
 from __future__ import annotations
 
 from advisor import catalog
+from advisor.memory import estimate
 from advisor.memory.transformer import _target_keys, trainable_params
 from advisor.models.workload import Workload
+from advisor.parse import canonical_query, parse_query
 
 ALL = ("q", "k", "v", "o", "gate", "up", "down")
 
@@ -36,3 +38,43 @@ def test_rank_128_on_every_mistral_projection_is_peft_s_count():
     # per layer 128 x (q 4096+4096, k and v 4096+1024, o 4096+4096, gate/up/down 4096+14336)
     per_layer = 128 * (8192 + 5120 + 5120 + 8192 + 3 * 18432)
     assert trainable_params(w, spec.arch, 7.24e9) == per_layer * spec.arch.layers
+
+
+# --- the same targets read from a question (advisor/parse/training_knobs.py) ----------------
+
+
+def _targets(question: str) -> str | None:
+    parsed = parse_query(question)
+    assert parsed.workload is not None
+    return parsed.workload.lora_targets
+
+
+def test_a_question_names_every_linear_in_its_trainers_words():
+    assert _targets("qwen2.5-7b lora r64 all-linear 4090") == "all-linear"
+    assert _targets("qwen2.5-7b lora 所有线性层 4090") == "all-linear"
+    assert _targets("llama-factory qwen2.5-7b lora_target all 4090") == "all-linear"
+    assert _targets("qwen2.5-7b lora 4090") is None  # the stack's own default then
+
+
+def test_a_question_lists_its_projections():
+    assert _targets("qwen2.5-7b lora target_modules q_proj,v_proj 4090") == "q_proj,v_proj"
+    told = _targets("qwen2.5-7b lora on q_proj k_proj v_proj o_proj rank 16 4090")
+    assert told == "q_proj,k_proj,v_proj,o_proj"
+    assert (
+        parse_query("qwen2.5-7b lora on q_proj k_proj v_proj o_proj rank 16").workload.lora_rank
+        == 16
+    )  # type: ignore[union-attr]
+
+
+def test_the_canonical_line_keeps_the_targets_and_the_estimate_follows_them():
+    parsed = parse_query("qwen2.5-7b lora r16 all-linear 4090")
+    again = parse_query(canonical_query(parsed))
+    assert again.workload is not None and again.workload.lora_targets == "all-linear"
+    grads = []
+    for told in ("all-linear", "q_proj,v_proj"):
+        w = parse_query(f"qwen2.5-7b lora r16 {told}").workload
+        assert w is not None
+        est = estimate(w).estimate
+        assert est is not None
+        grads.append(next(t.bytes for t in est.terms if t.name == "gradients"))
+    assert grads[0] > 4 * grads[1]

@@ -97,6 +97,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     stack.recognize_concurrency,
     knobs.recognize_batch,
     training_knobs.recognize_classes,
+    training_knobs.recognize_lora_targets,  # before the rank: "q_proj" holds no rank
     knobs.recognize_lora_rank,
     image_knobs.recognize_resolution,
     image_knobs.recognize_diffusion_knobs,

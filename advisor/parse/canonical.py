@@ -28,6 +28,8 @@ def _training_parts(w: Workload) -> list[str]:
     parts = []
     if w.lora_rank:
         parts.append(f"rank {w.lora_rank}")
+    if w.lora_targets:
+        parts.append(w.lora_targets)  # "all-linear" / "q_proj,v_proj", read back as told
     if w.rollout == "colocate":
         parts.append("vllm")
     if w.train_tokens:

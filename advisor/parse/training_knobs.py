@@ -123,6 +123,27 @@ def recognize_loss_knobs(s: Scan, r: Reading) -> None:
         r.fields["classifier_head"] = True
 
 
+# A LoRA's target modules as a question names them: every Linear ("all-linear", "所有线性层",
+# LLaMA-Factory's "lora_target all"; data/vocab/words.toml [knobs] lora_all_linear) or the
+# projections listed ("q_proj,v_proj", "target_modules q_proj k_proj v_proj o_proj"), the
+# same strings the case adapter passes from a case's lora_targets (advisor/memory/
+# transformer.py lora_target_dims reads both).
+_PROJECTION = r"(?:q|k|v|o|gate|up|down)_proj"
+_PROJECTIONS = re.compile(
+    rf"(?:target_modules\s*[:=]?\s*)?\[?['\"]?\b{_PROJECTION}['\"]?"
+    rf"(?:\s*[,/+]?\s*['\"]?{_PROJECTION}['\"]?)*\]?",
+    re.I,
+)
+
+
+def recognize_lora_targets(s: Scan, r: Reading) -> None:
+    if s.take(vocab.knob_words("lora_all_linear")):
+        r.fields["lora_targets"] = "all-linear"
+    elif m := s.take(_PROJECTIONS):
+        names = re.findall(_PROJECTION, m.group(0).lower())
+        r.fields["lora_targets"] = ",".join(dict.fromkeys(names))
+
+
 def recognize_multiscale_crop(s: Scan, r: Reading) -> None:
     """mmdet's multi-scale crop recipe ("ms-crop", "multi-scale crop", "多尺度裁剪"): a
     detection batch pads to a larger canvas (advisor/memory/classic.py)."""
