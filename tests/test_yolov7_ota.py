@@ -34,8 +34,10 @@ def test_the_element_size_is_the_eleven_fp32_tensors_build_targets_holds() -> No
     # (-input - max_val): 11 fp32 tensors of [objects, candidates, classes]
     table = activation_data()["ota_cost_matrices"]
     assert table["bytes_per_element"] == 11 * 4
-    # find_3_positive: 3 anchors x the box's cell and two neighbours, on each level
+    # find_3_positive: 3 anchors x the box's cell and two neighbours, on each level;
+    # find_5_positive (the P6 models' auxiliary head): the cell and all four neighbours
     assert table["anchors_per_level"] * table["cells_per_anchor"] == 9
+    assert table["aux_cells_per_anchor"] == 5 and "yolov7" not in table["aux_head_models"]
     assert table["detect_levels"]["yolov7"] == 3 and table["detect_levels"]["yolov7-e6e"] == 4
 
 
@@ -51,9 +53,10 @@ def test_the_cost_tensors_are_one_images_and_the_batch_does_not_multiply_them() 
         "bytes_per_element": 44,
     }
     assert assumed["ota_objects_per_image"] == "120" and assumed["ota_classes"] == "80"
-    # a P6 model detects on four levels: 36 candidates an object
+    # a P6 model detects on four levels and trains with train_aux.py, whose auxiliary
+    # head's assigner (find_5_positive, g = 1.0) takes 5 cells an anchor: 60 an object
     p6, values, _ = ota(yolov7(model="yolov7-e6e", image_width=1280))
-    assert values["candidates"] == 120 * 36 and p6 == 120 * 120 * 36 * 80 * 44
+    assert values["candidates"] == 120 * 60 and p6 == 120 * 120 * 60 * 80 * 44
 
 
 def test_the_data_a_question_states_sets_objects_and_classes() -> None:

@@ -22,13 +22,16 @@ def _tables() -> tuple[dict, int]:
 def ota_shape(w: Workload, spec: ModelSpec | None) -> tuple[int, int, int, int]:
     """(objects, candidates, classes, bytes an element) of one image's OTA cost tensors;
     zeros for a model trained without that loss. Candidates: up to 3 anchors x 3 grid cells
-    an object on each detection level (find_3_positive)."""
+    an object on each detection level (find_3_positive), x 5 cells for the P6 models'
+    auxiliary head (find_5_positive under train_aux.py)."""
     table, default_objects = _tables()
     if spec is None or spec.family not in table["families"] or not w.mode.is_training:
         return 0, 0, 0, 0
     levels = table["detect_levels"].get(spec.id, 3)
+    aux = spec.id in table["aux_head_models"]
+    cells = table["aux_cells_per_anchor"] if aux else table["cells_per_anchor"]
     objects = w.objects_per_image or default_objects
-    per_object = table["anchors_per_level"] * table["cells_per_anchor"] * levels
+    per_object = table["anchors_per_level"] * cells * levels
     classes = w.num_classes or table["default_classes"]
     return objects, objects * per_object, classes, table["bytes_per_element"]
 
