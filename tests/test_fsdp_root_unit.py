@@ -60,3 +60,25 @@ def test_the_term_is_said_in_both_languages():
     en, zh = formula("en", term), formula("zh", term)
     assert "root unit" in en and "262M" in en
     assert "根单元" in zh and "262M" in zh
+
+
+def test_fp32_weights_are_gathered_in_the_mixed_precision_param_dtype():
+    # accelerate's FSDP plugin sets MixedPrecision(param_dtype=bf16) for bf16 mixed precision
+    # (data/training_stacks.toml [amp_fp32_weights]): the unsharded root is 16-bit, as the
+    # blocks are; ATorch mixes by autocast alone and gathers its fp32 flat parameter.
+    fp32 = dict(
+        mode="full",
+        weights_format="fp32",
+        compute_dtype="bf16",
+        mixed_precision=True,
+        num_gpus=16,
+    )
+    hf = _run(framework="transformers", **fp32)
+    atorch = _run(framework="atorch", **fp32)
+    emb = embedding_params(hf.model.arch)
+    assert _root(hf) == int(emb * 2 * (1 - 1 / 16))
+    assert _root(atorch) == int(emb * 4 * (1 - 1 / 16))
+    pure = _run(
+        framework="transformers", **{**fp32, "compute_dtype": "fp32", "mixed_precision": False}
+    )
+    assert _root(pure) == int(emb * 4 * (1 - 1 / 16))  # fp32 compute: nothing casts them

@@ -131,7 +131,13 @@ def add_fsdp1_root(t: TrainingSetup, acc: Breakdown, emb: float) -> int:
     ):
         return 0
     offloaded = t.w.cpu_offload == Offload.params
-    whole = emb * (4 if t.fmt == "fp32" else 2) / t.tp
+    # gathered in the flat parameter's dtype: fp32 weights stay fp32 only without a
+    # MixedPrecision param_dtype (fp32 compute, or a stack that mixes by autocast alone);
+    # accelerate's FSDP gathers them in bf16 / fp16, as the blocks (add_gathered)
+    fp32_gather = t.fmt == "fp32" and (
+        t.compute == "fp32" or stacks.autocast_over_fp32(t.fmt, t.compute, t.par, t.framework)
+    )
+    whole = emb * (4 if fp32_gather else 2) / t.tp
     extra = whole if offloaded else whole * (1 - 1 / t.split)
     if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
         return acc.add("fsdp_root_unit", extra, "")
