@@ -85,14 +85,39 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
         # an LLM is a card, Ascend 310P): a 16:9 frame that many lines high (the video convention:
         # 720p = 1280x720), width rounded to the 16-pixel multiple latent models use.
         # A still-image model's "1024p" is its square side.
-        height = int(m.group(1))
-        still = r.spec is not None and video.geometry(r.spec.id) is None
-        _explicit_size(r, height if still else round(height * 16 / 9 / 16) * 16, height)
+        _named_height(r, int(m.group(1)))
     elif m := s.take(r"(\d{2,5})\s*(?:px|分辨率)"):
         _explicit_size(r, int(m.group(1)), int(m.group(1)))
     elif m := s.take(r"\b(?:imgsz|img_size|img-size|image_size)\s*[:=]?\s*(\d{2,5})(?![\d.])"):
         # Ultralytics' / YOLOv5's imgsz (--img-size): the square side training letterboxes to
         _explicit_size(r, int(m.group(1)), int(m.group(1)))
+
+
+def _named_height(r: Reading, height: int) -> None:
+    """A frame named by its height: the family's own size at that height where its scripts
+    name one (vocab/words.toml [video_named_sizes]: Wan's 480p is 832x480), else the 16:9
+    frame, width rounded to 16 pixels; a still-image model's "1024p" is its square side."""
+    still = r.spec is not None and video.geometry(r.spec.id) is None
+    own = vocab.load("words")["video_named_sizes"].get(r.spec.family if r.spec else "", {})
+    if not still and str(height) in own:
+        _explicit_size(r, *own[str(height)])
+        return
+    _explicit_size(r, height if still else round(height * 16 / 9 / 16) * 16, height)
+
+
+# A resolution at the end of a video model's repo name (Wan-AI/Wan2.1-I2V-14B-480P,
+# Skywork/SkyReels-V2-T2V-14B-720P-Diffusers): the checkpoint's own size.
+_NAME_HEIGHT = re.compile(r"(?<![a-z\d.])(\d{3,4})p(?![a-z\d])", re.I)
+
+
+def name_resolution(r: Reading, word: str) -> None:
+    """The frame a video model's name carries ("wan2.1 i2v 14b 480p"), read as if typed; a
+    height that is the model's own default changes nothing."""
+    g = video.geometry(r.spec.id) if r.spec is not None else None
+    m = _NAME_HEIGHT.search(word)
+    if g is None or m is None or abs(int(m.group(1)) - g.height) < 16:
+        return
+    _named_height(r, int(m.group(1)))
 
 
 # The diffusion knob patterns built from vocab words, compiled once (as Scan.take would,

@@ -11,6 +11,7 @@ from functools import cache, lru_cache
 from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.parse import vocab
+from advisor.parse.image_knobs import name_resolution
 from advisor.parse.scan import Reading, Scan, reject
 
 _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
@@ -18,6 +19,7 @@ _SIZE = r"(?P<size>\d+(?:\.\d+)?)\s*b(?![a-z0-9])"
 
 def use_model(r: Reading, spec: ModelSpec, word: str) -> None:
     r.spec = spec
+    name_resolution(r, word)
     variant = catalog.same_architecture_variant(word, spec)
     if catalog.finetune_base(word) == spec.id:  # "llama-3.1-nemotron-70b": Llama 3.1 70B
         r.assumed.append(f"finetune_of = {word.strip()} → {spec.name}")
