@@ -19,7 +19,13 @@ from advisor.pitfalls.kv_cache import (
     kv_size_notes,
     serving_notes,
 )
-from advisor.pitfalls.model import low_bit_quality, model_notes, own_levers, vendor_long_context
+from advisor.pitfalls.model import (
+    low_bit_quality,
+    model_notes,
+    own_levers,
+    stack_levers,
+    vendor_long_context,
+)
 from advisor.pitfalls.pitfall import pitfall
 from advisor.pitfalls.training import (
     diffusers_full_fp32,
@@ -66,6 +72,7 @@ def find_pitfalls(
     out += host_ram(result)
     if gpu is not None:
         out += stack_floor(result, gpu)
+    out += stack_levers(result)
     streamed = result.workload.cpu_offload in (Offload.model, Offload.sequential)
     if pick is not None and (not pick.fits or pick.risky or streamed):
         out += own_levers(result)

@@ -90,3 +90,20 @@ def own_levers(result: EstimateResult) -> list[Pitfall]:
     if levers is None:
         return []
     return [pitfall("own_levers", {"text": {"zh": levers["zh"], "en": levers["en"]}})]
+
+
+def stack_levers(result: EstimateResult) -> list[Pitfall]:
+    """The named program's own memory switches or trap for this model (data/pitfalls.toml
+    [stack_levers]): an entry for the program, for training or inference as asked, written
+    for this catalog model (ids) or its family."""
+    w = result.workload
+    spec = find_model(result.model.id) if result.model.id else None
+    if spec is None or not w.framework:
+        return []
+    for entry in pitfall_texts()["stack_levers"]["entry"]:
+        if entry["stack"] != w.framework.lower() or entry["training"] != w.mode.is_training:
+            continue
+        if spec.id in entry.get("ids", ()) or spec.family in entry.get("families", ()):
+            said = pitfall("stack_levers", {"text": {"zh": entry["zh"], "en": entry["en"]}})
+            return [said.model_copy(update={"severity": entry.get("severity", said.severity)})]
+    return []
