@@ -329,3 +329,29 @@ def test_a_budget_written_without_an_institution_keeps_the_cheapest_plan_first()
     a = _answer("budget $12k workstation for llama 70b", "USD")
     assert not a.invoice_first and a.used_plan is None
     assert a.public_json()["purchase"]["ranking"] == "cheapest_first"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_converted_launch_price_says_no_china_street_price_was_read(lang: str) -> None:
+    # the RTX A6000's only price is NVIDIA's $4,650 list price: in yuan it is converted, and
+    # a lab buying with an invoice is told to ask JD / a reseller for the price it will pay
+    line = "预算5万 组里主要跑wan2.1 14b 视频生成和flux lora训练 买啥卡"
+    a = _answer(line, "CNY")
+    assert a.plan is not None and a.plan.lines[0].gpu_id == "rtx-a6000"
+    assert a.plan.lines[0].price_converted
+    said = {"zh": "没有读到国内的实际售价", "en": "no China street price read"}[lang]
+    asks = {"zh": "京东、经销商的含税价可能不同", "en": "VAT invoice at JD or a reseller"}[lang]
+    text = _text(line, lang)
+    assert said in text and asks in text
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_alternative_plan_says_what_it_trades(lang: str) -> None:
+    # the used 3090 beside a new 4090 D: the same 24 GB, about half the 16-bit throughput
+    line = "预算8万 实验室 跑flux lora 训练 买啥卡"
+    a = _answer(line, "CNY")
+    trade = a.trade(a.used_plan)
+    assert trade is not None and trade["gb"] == trade["plan_gb"] == 24
+    assert 0.4 < trade["compute"] < 0.6
+    said = {"zh": "16 位张量算力合计约为方案的 0.5 倍", "en": "about 0.5× the plan's 16-bit"}[lang]
+    assert said in _text(line, lang)

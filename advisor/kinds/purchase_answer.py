@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from advisor import catalog
 from advisor.kinds.capability import CapabilityRow
 
 CURRENCIES = ("CNY", "USD")
@@ -122,6 +123,24 @@ class PurchaseAnswer(BaseModel):
         """A plan with used cards: no invoice for an institution's purchasing, said so."""
         return self.plan is not None and any(ln.condition == "used" for ln in self.plan.lines)
 
+    def trade(self, other: Plan | None) -> dict[str, float] | None:
+        """What another plan the answer names trades against the plan: memory per card (the
+        smallest card's) and in all, and the cards' dense 16-bit tensor throughput summed, as a ratio
+        to the plan's (data/gpus.toml); None where a card's throughput is not listed."""
+        if other is None or self.plan is None:
+            return None
+        gb, plan_gb = _card_gb(other), _card_gb(self.plan)
+        compute, plan_compute = _tensor_tflops(other), _tensor_tflops(self.plan)
+        if gb is None or plan_gb is None or not compute or not plan_compute:
+            return None
+        return {
+            "gb": gb,
+            "plan_gb": plan_gb,
+            "total_gb": _total_gb(other),
+            "plan_total_gb": _total_gb(self.plan),
+            "compute": compute / plan_compute,
+        }
+
     def notes(self) -> list[str]:
         """What the answer warns about, as codes (the JSON's `notes`)."""
         p = self.plan
@@ -214,3 +233,25 @@ def _lines_json(plan: Plan | None) -> list[dict[str, Any]] | None:
     return [
         {"gpu_id": ln.gpu_id, "count": ln.count, "unit_price": ln.unit_price} for ln in plan.lines
     ]
+
+
+def _card_gb(plan: Plan) -> float | None:
+    gpus = catalog.gpus()
+    sizes = [gpus[ln.gpu_id].vram_gb for ln in plan.lines if ln.gpu_id in gpus]
+    return min(sizes) if len(sizes) == len(plan.lines) else None
+
+
+def _total_gb(plan: Plan) -> float:
+    gpus = catalog.gpus()
+    return sum(ln.count * gpus[ln.gpu_id].vram_gb for ln in plan.lines if ln.gpu_id in gpus)
+
+
+def _tensor_tflops(plan: Plan) -> float | None:
+    gpus = catalog.gpus()
+    total = 0.0
+    for ln in plan.lines:
+        gpu = gpus.get(ln.gpu_id)
+        if gpu is None or not gpu.fp16_bf16_tensor_dense_tflops:
+            return None
+        total += ln.count * gpu.fp16_bf16_tensor_dense_tflops
+    return total
