@@ -74,3 +74,26 @@ def test_answers_name_the_variant(lang: str) -> None:
     # "animate" is read as the model's name, not left unread
     unread = [line for line in animate.splitlines() if "ignored" in line or "已忽略" in line]
     assert not any("animate" in line for line in unread)
+
+
+def test_s2v_is_the_14b_dit_with_its_audio_layers() -> None:
+    # Wan-Video/Wan2.2 @42bf4cf wan/configs/wan_s2v_14B.py and wan/modules/s2v/: the
+    # T2V-14B DiT (14.29B) + 12 audio cross-attentions (105M) and AdaLayerNorms (52M) +
+    # the causal audio encoder (0.095B) + FramePack's motion convs (0.024B)
+    s2v = find_model("wan2.2-s2v-14b")
+    assert s2v is not None
+    assert s2v.diffusion is not None
+    assert s2v.diffusion.denoiser_params_b == pytest.approx(14.29 + 12 * 0.157 + 0.12, abs=0.02)
+    assert s2v.diffusion.text_encoders_params_b == [5.68]  # no CLIP: the VAE encodes the image
+    assert s2v.params_b == pytest.approx(16.30 + 5.68 + 0.127, abs=0.01)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_s2v_is_read_and_sized(lang: str) -> None:
+    q = "wan2.2 s2v 14b 4090 能跑吗" if lang == "zh" else "wan2.2 s2v 14b on a 4090, will it run?"
+    parsed = parse_query(q)
+    assert parsed.workload is not None and parsed.workload.model == "wan2.2-s2v-14b"
+    text = plain_answer(q, lang)
+    assert "Wan2.2-S2V-14B" in text and "Wan2.2-T2V-A14B" not in text
+    unread = [line for line in text.splitlines() if "ignored" in line or "已忽略" in line]
+    assert not any("s2v" in line for line in unread)
