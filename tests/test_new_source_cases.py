@@ -1,4 +1,4 @@
-"""bench/data/extra_cases5.json to extra_cases26.json:
+"""bench/data/extra_cases5.json to extra_cases27.json:
 measured VRAM cases from sources none of the other sets use: the shared schema, every case quoted with its source
 and setup, ids unique across all sets, at most four cases per source counted over every case
 file, and the adapter expresses every scorable case (so `python bench/accuracy.py --cases
@@ -39,6 +39,7 @@ NEW_SOURCE_SETS = (
     "extra_cases24.json",
     "extra_cases25.json",
     "extra_cases26.json",
+    "extra_cases27.json",
 )
 # The smallest a set may be: extra_cases7 was gathered for the weak categories alone.
 MIN_CASES = {"extra_cases7.json": 7}
