@@ -100,6 +100,12 @@ class DiffusionSpec(BaseModel):
     # block each feeds, one [tokens, inner_dim] tensor in the compute dtype apiece (Wan VACE:
     # one per context block; data/models/video_wan.toml says where), 0: none.
     control_hints: int = 0
+    # Bytes a condition-cache entry keeps on the GPU per sequence token and guidance pass when
+    # the pipeline's own cache is kept there (Workload.condition_cache_on_gpu): where its
+    # cache stores slices of each layer's full-sequence projections, the slices keep the
+    # whole tensors alive (OmniGen v1's OmniGenCache; data/models/image_dit.toml says how
+    # much). 0: no such cache.
+    condition_cache_bytes_per_token: int = 0
     # A UNet's layout from its unet/config.json: block_out_channels (one per resolution
     # level), layers_per_block, transformer layers per attention module at each level (0:
     # no attention there) and in the mid block; training sizes its activations per level

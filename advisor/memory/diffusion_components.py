@@ -86,6 +86,8 @@ def denoiser_activations(
     compute_bytes = 4 if fmt == "fp32" else 2
     hints = d.control_hints * (d.inner_dim or 0) * compute_bytes * batch_eff * attn_tokens
     act += hints
+    cache = condition_cache_bytes(w, spec, images * (2 if cfg else 1), attn_tokens + text)
+    act += cache
     scores = batch_eff * d.attn_heads * attn_tokens**2 * compute_bytes * 3
     attention = w.attention or Attention.sdpa
     if attention == Attention.eager:
@@ -96,6 +98,9 @@ def denoiser_activations(
     if modulation:
         values["key"] = "activations.denoiser_timestep_per_token"
         values["mod_kib"] = round(timestep_modulation_bytes(w, spec) / 1024)
+    if cache:
+        values["key"] = "activations.denoiser_condition_cache"
+        values["cache_gib"] = round(cache / 2**30, 2)
     if hints:
         values["hints"] = d.control_hints
         values["hints_gib"] = round(hints / 2**30, 2)
@@ -107,6 +112,18 @@ def denoiser_activations(
         ),
         values,
     )
+
+
+def condition_cache_bytes(w: Workload, spec: ModelSpec, rows: int, tokens: float) -> float:
+    """A pipeline's condition cache kept on the GPU (Workload.condition_cache_on_gpu): the
+    whole first-step projections its slices keep alive, every layer, for each guidance
+    pass's row (all passes' caches live through the steps, batched or one after the other).
+    OmniGen v1: data/models/image_dit.toml."""
+    d = spec.diffusion
+    assert d is not None
+    if not w.condition_cache_on_gpu or not d.condition_cache_bytes_per_token:
+        return 0.0
+    return float(rows * tokens * d.condition_cache_bytes_per_token)
 
 
 def timestep_modulation_bytes(w: Workload, spec: ModelSpec) -> float:

@@ -62,6 +62,10 @@ class Workload(BaseModel):
     text_encoders_on_gpu: bool = True
     # A pipeline's prompt upsampler turned off (Cosmos-Predict1 --disable_prompt_upsampler).
     prompt_upsampler_off: bool = False
+    # A pipeline's own key/value cache of its condition tokens kept on the GPU between layers
+    # (OmniGen v1's offload_kv_cache=False; its default moves it to the CPU):
+    # DiffusionSpec.condition_cache_bytes_per_token.
+    condition_cache_on_gpu: bool = False
     # A trainer told to cache the VAE latents before the steps (kohya / diffusers scripts
     # --cache_latents): no per-step VAE encode (advisor/memory/diffusion_training.py step_peak).
     latents_cached: bool = False

@@ -71,6 +71,7 @@ RECOGNIZERS: tuple[Recognizer, ...] = (
     releases.recognize_new_release,  # "qwen3.5 397b": a known line's release the catalog lacks
     outside.recognize_outside,  # "qwen2-vl-72b", "Tarsier-34b": an older release it lacks
     image_knobs.recognize_text_encoder_format,  # before formats: "--fp8-llm" is not the weights'
+    image_knobs.recognize_condition_cache,  # "offload_kv_cache=False": before the kv cache
     quant.recognize_kv_cache,
     quant.recognize_8bit_optimizer,
     stack.recognize_precision_recipe,

@@ -83,6 +83,8 @@ def _diffusion_parts(w: Workload) -> list[str]:
         parts.append("use_stream")
     if w.latents_cached:
         parts.append("cache_latents")
+    if w.condition_cache_on_gpu:
+        parts.append("offload_kv_cache=false")
     return parts
 
 

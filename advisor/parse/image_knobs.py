@@ -164,6 +164,14 @@ _DIFFUSION_SWITCHES = (
 )
 
 
+def recognize_condition_cache(s: Scan, r: Reading) -> None:
+    """A pipeline's own condition key/value cache kept on the GPU ("offload_kv_cache=False",
+    "kv缓存不卸载": OmniGen v1's switch, data/models/image_dit.toml); read before the KV-cache
+    and offload words, which would take its words."""
+    if "kv" in s.text and s.take(vocab.knob_words("condition_cache_on_gpu")):
+        r.fields["condition_cache_on_gpu"] = True
+
+
 def recognize_diffusion_knobs(s: Scan, r: Reading) -> None:
     """diffusers' VAE slicing / tiling and text encoders kept off the GPU."""
     if not _diffusion_patterns()["diffusion"].search(s.text):
