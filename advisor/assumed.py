@@ -81,6 +81,7 @@ STACK_NAMES = {
     "axolotl": "Axolotl",
     "litgpt": "LitGPT",
     "internvl": "InternVL",
+    "diffsynth": "DiffSynth-Studio",
 }
 
 
@@ -126,6 +127,11 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if field == "optimizer" and _family(result) == "yolo":
             # the YOLO trainers' own default (SGD for the runs people do), not a bare AdamW
             phrase = label(lang, "assume.optimizer_yolo")
+        if field == "runtime" and framework and _program_not_modelled(result):
+            # a program the engine does not model ("diffsynth"): the figures are the
+            # diffusers pipeline's (its own switches: pitfalls.toml [stack_levers])
+            stack = STACK_NAMES.get(framework, framework)
+            phrase = label(lang, "assume.runtime_sized_as", value=value, stack=stack)
         if field == "rl_framework" and framework and framework.lower() != value.lower():
             # "unsloth grpo": the stack named runs the method on TRL's trainer
             phrase = label(
@@ -134,6 +140,15 @@ def assumptions(lang: str, parsed, result, pick=None) -> list[str]:  # noqa: ANN
         if phrase not in out:
             out.append(phrase)
     return out
+
+
+def _program_not_modelled(result) -> bool:  # noqa: ANN001
+    """An image or video model run for inference by a program named that is not a runtime
+    the engine models (DiffSynth-Studio): sized as the diffusers pipeline, said so."""
+    w = result.workload
+    kind = getattr(result.model, "kind", None)
+    diffusion = getattr(kind, "value", kind) == "diffusion"
+    return diffusion and w.runtime is None and not w.mode.is_training
 
 
 def _stack_default(lang: str, result, field: str, value: str) -> str | None:  # noqa: ANN001

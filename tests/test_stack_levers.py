@@ -62,3 +62,16 @@ def test_no_lever_for_another_program_or_mode() -> None:
     ):
         rec = recommend_query(parse_query(q))
         assert not any(p.code == "stack_levers" for p in rec.pitfalls), q
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_assumptions_say_the_figures_are_the_pipelines_not_the_programs(lang: str) -> None:
+    # "runtime: diffusers" beside a DiffSynth question read as if it were assumed to be run
+    # with diffusers: it is the sizing basis, said so with the program named
+    text = plain_answer(DIFFSYNTH[lang], lang)
+    said = {
+        "zh": "按「diffusers」管线估算（你用的是「DiffSynth-Studio」",
+        "en": "sized as the diffusers pipeline (DiffSynth-Studio is what you run",
+    }[lang]
+    assert said in text
+    assert "运行框架：diffusers" not in text and "runtime: diffusers" not in text
