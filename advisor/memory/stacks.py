@@ -75,6 +75,16 @@ def kbit_activation_bytes(framework: str | None, fmt: str, sharded: bool) -> flo
     return float(row["activation_bytes"])
 
 
+def kbit_upcast_bytes(framework: str | None, fmt: str, sharded: bool) -> float | None:
+    """Bytes a weight the quantizer left 16-bit (embeddings, LM head, norms) takes once the
+    stack prepares a bitsandbytes model for training and upcasts it to fp32
+    (data/training_stacks.toml [kbit_training] upcast_bytes); None where the stack does not
+    (or the 4-bit weights are sharded), as `kbit_activation_bytes`."""
+    if kbit_activation_bytes(framework, fmt, sharded) is None:
+        return None
+    return float(stack_defaults()["kbit_training"]["upcast_bytes"])
+
+
 def amp_fp32_weights() -> dict:
     """Autocast over fp32 weights: the bytes of a layer's checkpointed input (the fp32
     residual stream) and the bits FSDP gathers an unsharded unit in (data/training_stacks.toml

@@ -190,7 +190,15 @@ def _add_overhead(acc: Breakdown, b: int, nccl: bool, slack_pct: int) -> None:
 
 # Terms alive for the whole step (rebalance scales the others).
 _RESIDENT = frozenset(
-    ("weights", "quant_state", "gathered_layers", "fsdp_root_unit", "compute_copy", "optimizer")
+    (
+        "weights",
+        "quant_state",
+        "kbit_upcast",
+        "gathered_layers",
+        "fsdp_root_unit",
+        "compute_copy",
+        "optimizer",
+    )
 )
 
 

@@ -8,11 +8,13 @@ from advisor import catalog
 from advisor.catalog import ModelSpec
 from advisor.memory import sharding
 from advisor.memory.band import band
-from advisor.memory.stacks import default_accumulation
+from advisor.memory.quantizers import kept_bytes_per_weight
+from advisor.memory.stacks import default_accumulation, kbit_upcast_bytes
 from advisor.memory.terms import Breakdown, finish, rebalance, weights_line
 from advisor.memory.training_activations import add_activations
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param, training_setup
 from advisor.memory.training_setup import TrainingSetup
+from advisor.memory.transformer import embedding_params
 from advisor.models.architecture import Architecture
 from advisor.models.choices import Attention, Offload, Optimizer, Parallelism, Runtime
 from advisor.models.estimate import Estimate
@@ -99,6 +101,8 @@ def add_resident_weights(
     # ZeRO-3 gathers into a new full-size buffer even on one GPU (partition_parameters.py
     # all_gather_coalesced: torch.empty(partition_sz * world_size)).
     w_b += sharding.add_bnb_quant_state(t, acc)
+    if not offload_params:
+        w_b += _add_kbit_upcast(t, acc)
     if (split > 1 and t.par == Parallelism.fsdp) or t.par == Parallelism.zero3:
         w_b += sharding.add_gathered(t, acc)
     elif fmt == "fp32" and t.compute != "fp32" and not offload_params:
@@ -110,6 +114,30 @@ def add_resident_weights(
             cards=split,
         )
     return w_b
+
+
+def _add_kbit_upcast(t: TrainingSetup, acc: Breakdown) -> int:
+    """PEFT's prepare_model_for_kbit_training casts every 16-bit parameter that is not 4-bit
+    to fp32: the embeddings, the LM head and the norms the quantizer left in the load dtype
+    stay fp32 on the card (data/training_stacks.toml [kbit_training] upcast_bytes). The
+    weights term holds them at the load dtype; this is the difference."""
+    sharded = t.par in (Parallelism.fsdp, Parallelism.zero3)
+    upcast = None if t.full else kbit_upcast_bytes(t.framework, t.fmt, sharded)
+    spec = catalog.find_format(t.fmt)
+    if upcast is None or spec is None or spec.scope != "linear":
+        return 0
+    kept = min(embedding_params(t.arch) + t.arch.unquantized_params, t.params)
+    extra = kept * (upcast - kept_bytes_per_weight("bf16")) / t.split
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("kbit_upcast", extra, "")
+    return acc.add(
+        "kbit_upcast",
+        extra,
+        f"{kept / 1e9:.2f}B unquantized weights (embeddings, lm_head, norms) upcast to fp32"
+        " by prepare_model_for_kbit_training",
+        params_b=round(kept / 1e9, 2),
+        cards=t.split,
+    )
 
 
 def add_states(t: TrainingSetup, acc: Breakdown) -> tuple[int, int, float]:
