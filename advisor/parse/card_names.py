@@ -90,7 +90,10 @@ def card_patterns() -> dict[str, re.Pattern[str]]:
             rf"(?P<n>\d{{1,2}}|{count_word()})\s+{_NAME}"
         ),
         "count_after": re.compile(
-            rf"{EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])|(?P<n2>\d{{1,4}}|{count_word()})"
+            # a number with a memory unit after the sign is the card's memory, not a count:
+            # "7900xtx 24g" is one 7900 XTX, not 24 of a "7900xt"
+            rf"{EDGE}{_NAME}\s*(?:[x*]\s*(?P<n>\d{{1,4}})(?![\d.])(?!\s?g(?:b|ib)?(?![a-z0-9]))"
+            rf"|(?P<n2>\d{{1,4}}|{count_word()})"
             rf"\s*(?:张|块|卡|台)"
             # "A800 7*80g": the count times each card's memory (LLaMA-Factory #6999)
             r"|(?P<n3>\d{1,2})\s*[x*]\s*(?=(?P<mem_each>\d{2,3})\s*g(?:b|ib)?(?![a-z0-9])))"
