@@ -1,6 +1,7 @@
 """A video's size named by its height ("480p", "720p"), typed or at the end of a repo name
 (Wan-AI/Wan2.1-I2V-14B-480P), is read as the frame the family's own scripts run at that
-height (vocab/words.toml [video_named_sizes]), else as the 16:9 frame."""
+height (vocab/words.toml [video_named_sizes]), else as the model's own frame where it is
+that high, else as the 16:9 frame."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def _size(q: str) -> tuple[int, int]:
         ("hunyuanvideo 540p 4090", (960, 544)),  # HunyuanVideo's 544px960px
         ("hunyuanvideo 720p 4090", (1280, 720)),
         ("cogvideox-5b 720p 4090", (1280, 720)),  # no table: the 16:9 frame
-        ("ltx-video 480p 4090", (848, 480)),
+        ("cogvideox-5b 480p 4090", (720, 480)),  # its own frame is 480 high: that frame
+        ("ltx-video 480p 4090", (704, 480)),
     ],
 )
 def test_a_named_height_is_the_familys_own_frame(q: str, size: tuple[int, int]) -> None:

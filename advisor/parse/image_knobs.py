@@ -95,12 +95,18 @@ def recognize_resolution(s: Scan, r: Reading) -> None:
 
 def _named_height(r: Reading, height: int) -> None:
     """A frame named by its height: the family's own size at that height where its scripts
-    name one (vocab/words.toml [video_named_sizes]: Wan's 480p is 832x480), else the 16:9
+    name one (vocab/words.toml [video_named_sizes]: Wan's 480p is 832x480), else the
+    model's own frame where it is that high (CogVideoX's 480p is its 720x480), else the 16:9
     frame, width rounded to 16 pixels; a still-image model's "1024p" is its square side."""
-    still = r.spec is not None and video.geometry(r.spec.id) is None
+    g = video.geometry(r.spec.id) if r.spec is not None else None
+    still = r.spec is not None and g is None
     own = vocab.load("words")["video_named_sizes"].get(r.spec.family if r.spec else "", {})
     if not still and str(height) in own:
         _explicit_size(r, *own[str(height)])
+        return
+    if g is not None and abs(g.height - height) < 16:
+        # the model's own frame is that height: its frame (CogVideoX's 480p is 720x480)
+        _explicit_size(r, g.width, g.height)
         return
     _explicit_size(r, height if still else round(height * 16 / 9 / 16) * 16, height)
 
