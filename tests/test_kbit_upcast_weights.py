@@ -64,3 +64,21 @@ def test_stacks_that_do_not_upcast_add_nothing():
 def test_the_term_is_named_in_both_languages():
     assert "fp32" in label("en", "term.kbit_upcast")
     assert "fp32" in label("zh", "term.kbit_upcast")
+
+
+def _head_cast(est) -> int:
+    return next((t.bytes for t in est.terms if t.name == "head_cast"), 0)
+
+
+def test_the_upcast_lm_head_is_cast_to_16_bits_and_saved_for_backward():
+    """autocast casts the frozen fp32 head afresh (no cache without requires_grad) and the
+    matmul saves that 16-bit copy: vocab x hidden x 2 B beside the logits."""
+    row = stack_defaults()["kbit_training"]
+    assert row["head_cast_bytes"] == 2
+    assert "cached_cast" in row["head_cast_source"] and "2026-12-08" in row["head_cast_source"]
+    est = _lora("peft")
+    head = 128256 * 4096 * 2
+    assert 0.99 * head <= _head_cast(est) <= 1.01 * head
+    assert _head_cast(_lora("litgpt")) == 0  # no upcast: the 16-bit head is used as it is
+    assert _head_cast(_lora("peft", liger_kernel=True)) == 0  # the fused loss takes the weight
+    assert "fp32" in label("en", "term.head_cast") and "fp32" in label("zh", "term.head_cast")

@@ -9,7 +9,7 @@ from advisor.catalog import ModelSpec
 from advisor.memory import sharding
 from advisor.memory.band import band
 from advisor.memory.quantizers import kept_bytes_per_weight
-from advisor.memory.stacks import default_accumulation, kbit_upcast_bytes
+from advisor.memory.stacks import default_accumulation, kbit_upcast_bytes, stack_defaults
 from advisor.memory.terms import Breakdown, finish, rebalance, weights_line
 from advisor.memory.training_activations import add_activations
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param, training_setup
@@ -43,6 +43,7 @@ def estimate_training(
     w_b = add_resident_weights(t, acc, weight_bytes, weight_formula)
     g_b, o_b, step_temp = add_states(t, acc)
     a_b, logits_b, transient, ckpt = add_activations(t, acc)
+    logits_b += _add_head_cast(t, acc, logits_b)
 
     ga = w.gradient_accumulation or default_accumulation(framework, acc)
     grads_live = g_b if (ga > 1 or par == Parallelism.ddp) else 0
@@ -116,15 +117,22 @@ def add_resident_weights(
     return w_b
 
 
+def _kbit_upcast(t: TrainingSetup) -> float | None:
+    """Bytes a weight left unquantized takes once the stack's prepare_model_for_kbit_training
+    has upcast it (None: not upcast here)."""
+    sharded = t.par in (Parallelism.fsdp, Parallelism.zero3)
+    upcast = None if t.full else kbit_upcast_bytes(t.framework, t.fmt, sharded)
+    spec = catalog.find_format(t.fmt)
+    return None if spec is None or spec.scope != "linear" else upcast
+
+
 def _add_kbit_upcast(t: TrainingSetup, acc: Breakdown) -> int:
     """PEFT's prepare_model_for_kbit_training casts every 16-bit parameter that is not 4-bit
     to fp32: the embeddings, the LM head and the norms the quantizer left in the load dtype
     stay fp32 on the card (data/training_stacks.toml [kbit_training] upcast_bytes). The
     weights term holds them at the load dtype; this is the difference."""
-    sharded = t.par in (Parallelism.fsdp, Parallelism.zero3)
-    upcast = None if t.full else kbit_upcast_bytes(t.framework, t.fmt, sharded)
-    spec = catalog.find_format(t.fmt)
-    if upcast is None or spec is None or spec.scope != "linear":
+    upcast = _kbit_upcast(t)
+    if upcast is None:
         return 0
     kept = min(embedding_params(t.arch) + t.arch.unquantized_params, t.params)
     extra = kept * (upcast - kept_bytes_per_weight("bf16")) / t.split
@@ -137,6 +145,28 @@ def _add_kbit_upcast(t: TrainingSetup, acc: Breakdown) -> int:
         " by prepare_model_for_kbit_training",
         params_b=round(kept / 1e9, 2),
         cards=t.split,
+    )
+
+
+def _add_head_cast(t: TrainingSetup, acc: Breakdown, logits_b: int) -> int:
+    """The LM head upcast to fp32 runs under 16-bit autocast: autocast casts the frozen fp32
+    weight afresh (no cache for a weight that needs no grad) and the matmul saves that
+    16-bit copy for the input's gradient, from the head's forward through the loss's
+    backward (data/training_stacks.toml [kbit_training] head_cast_bytes)."""
+    if not logits_b or _kbit_upcast(t) is None or t.compute == "fp32":
+        return 0
+    if t.w.liger_kernel or t.w.classifier_head:
+        return 0  # the fused loss takes the head's weight itself; a classifier has no LM head
+    per = stack_defaults()["kbit_training"]["head_cast_bytes"]
+    head = t.arch.vocab * t.arch.hidden
+    if acc.lean:  # a lean breakdown keeps no text (terms.Breakdown)
+        return acc.add("head_cast", head * per / t.tp, "")
+    return acc.add(
+        "head_cast",
+        head * per / t.tp,
+        f"{head / 1e6:.0f}M fp32 lm_head weights cast to {per} B by autocast, saved for backward",
+        params_m=round(head / 1e6),
+        bytes_per_param=per,
     )
 
 
