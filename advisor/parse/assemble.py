@@ -129,10 +129,33 @@ def check_unknown_model(r: Reading, ignored: list[str]) -> None:
             raise reject("unknown_model", word, suggest(word, size_b=r.params_b))
 
 
-def pick_model(r: Reading, assumed: list[str]) -> None:
-    """No model named: an image task means SDXL, coursework a small CNN; else an error."""
+# A name-shaped token: letters joined to a digit or by "-", "_", "." ("kolors-3",
+# "pixart-omega", "step-video-t2v", "hidream2")
+_NAME_TOKEN = re.compile(r"(?=.*[a-z]{2})[a-z0-9]+(?:[\-_.][a-z0-9]+)+|[a-z]{2,}\d[a-z0-9]*")
+
+
+def _unread_model(ignored: list[str], text: str) -> str | None:
+    """The token of the line a name-shaped leftover was cut from ("step-" from
+    "step-video-t2v", its "video" and "t2v" read as task words); None when none."""
+    _vendors, card_model = vocab.card_vendors()
+    tokens = [t.strip(".-_") for t in re.split(r"[^a-z0-9.\-_]+", text.lower())]
+    for word in ignored:
+        if not word.isascii() or card_model.match(word):
+            continue
+        whole = next((t for t in tokens if word.strip(".-_") and word.strip(".-_") in t), word)
+        if _NAME_TOKEN.fullmatch(whole) and not card_model.match(whole):
+            return whole
+    return None
+
+
+def pick_model(r: Reading, assumed: list[str], ignored: list[str], text: str) -> None:
+    """No model named: an image task means SDXL, coursework a small CNN; else an error. A
+    name the catalog lacks is said unknown, never answered as the default model (Step-Video-
+    T2V was answered as SDXL)."""
     if r.spec is not None or r.params_b is not None or r.kind in _NO_MODEL_KINDS[:3]:
         return
+    if r.kind in (Kind.diffusion, Kind.classic) and (name := _unread_model(ignored, text)):
+        raise reject("unknown_model", name, suggest(name))
     if r.kind == Kind.diffusion:
         r.spec = catalog.find_model("sdxl")
         assumed.append("model = sdxl")
@@ -343,7 +366,7 @@ def assemble(s: Scan, r: Reading) -> ParsedQuery:
         kind = "compare"  # "qwen vs llama 14b": the second model is read by _notes
     check_unknown_model(r, ignored)
     understood = list(s.understood)
-    pick_model(r, assumed)
+    pick_model(r, assumed, ignored, s.original)
     depth, ignored = pick_depth(r, s.original, ignored)
     fields = workload_fields(r, assumed, ignored)
     if kind == "serve" and Mode(fields.get("mode", Mode.inference)).is_training:
