@@ -390,6 +390,34 @@ def yolo(cfg: str, size: int, batch: int) -> dict:
     }
 
 
+def rtdetr(cfg: str, size: int, batch: int) -> dict:
+    """Ultralytics RT-DETR built from its bundled yaml (random weights, HGNetv2 backbone,
+    hybrid encoder, 6-layer decoder with 300 queries and denoising groups), its own loss
+    (RTDETRDetectionModel.loss: Hungarian matching, VFL + L1 + GIoU over every decoder
+    layer) on 7 boxes per image, as its trainer calls it."""
+    from ultralytics.nn.tasks import RTDETRDetectionModel
+
+    model = RTDETRDetectionModel(cfg, nc=80, verbose=False).train()
+    model.nc = 80  # set by the trainer from the data set (DetectionTrainer.set_model_attributes)
+    g = torch.Generator().manual_seed(0)
+    n = 7 * batch
+    xy = 0.1 + torch.rand(n, 2, generator=g) * 0.6
+    batch_dict = {
+        "img": torch.rand(batch, 3, size, size),
+        "cls": torch.randint(0, 80, (n, 1)).float(),
+        "bboxes": torch.cat([xy, 0.05 + torch.rand(n, 2, generator=g) * 0.2], 1),
+        "batch_idx": torch.arange(batch).repeat_interleave(7).float(),
+    }
+    out = count_step(model, lambda: model.loss(batch_dict)[0].sum())
+    return out | {
+        "task": "detection",
+        "backbone": cfg,
+        "input": [size, size],
+        "batch": batch,
+        "reference_input": size,
+    }
+
+
 def yolov5_repo(cfg: str, size: int, batch: int) -> dict:
     """ultralytics/yolov5's own Model (models/yolo.py, random weights) and ComputeLoss
     (utils/loss.py: objectness, class and box losses over its anchors) on 7 boxes per image,
@@ -558,6 +586,9 @@ CASES: list[tuple[str, Callable[[], dict]]] = [
     # ultralytics/yolov5 itself (tag v7.0: anchor-based Detect head and its ComputeLoss),
     # from a checkout named by YOLOV5_REPO
     *[(f"yolov5{s}", lambda s=s: yolov5_repo(f"yolov5{s}.yaml", 640, 2)) for s in "nsmlx"],
+    # Ultralytics RT-DETR (ultralytics 8.3.0's rtdetr-l.yaml, rtdetr-x.yaml), 640x640, batch 2.
+    ("rtdetr-l", lambda: rtdetr("rtdetr-l.yaml", 640, 2)),
+    ("rtdetr-x", lambda: rtdetr("rtdetr-x.yaml", 640, 2)),
 ]
 
 
