@@ -47,3 +47,23 @@ def test_the_kernel_floors_are_vllms_hardware_table_with_its_date() -> None:
     assert reqs["awq_needs_turing"]["min_cc"] == 7.5
     for rid in ("gptq_needs_volta", "awq_needs_turing"):
         assert "Supported Hardware" in reqs[rid]["source"] and reqs[rid]["read_date"]
+
+
+# transformers runs AWQ through AutoAWQ's kernels, built for compute capability 7.5 and up
+# (capabilities.toml awq_transformers_needs_turing): a tight bitsandbytes run on a Pascal
+# card is never told to switch to AWQ; on a Turing card the same run still is.
+PASCAL_TIGHT = {
+    "zh": "bnb 4bit 加载 mistral-7b-instruct-v0.3 推理 1080ti 上下文12k 够不够",
+    "en": "bnb 4bit mistral-7b-instruct-v0.3 inference on a gtx 1080 ti 12k context",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_pascal_card_is_never_told_to_switch_to_awq(lang: str) -> None:
+    from tests.conftest import plain_answer
+
+    pascal = plain_answer(PASCAL_TIGHT[lang], lang)
+    assert "1080 Ti" in pascal and "⚠️" in pascal.splitlines()[2]
+    assert "awq" not in pascal.lower()
+    turing_line = PASCAL_TIGHT[lang].replace("gtx 1080 ti", "2080 ti").replace("1080ti", "2080ti")
+    assert "awq-4bit" in plain_answer(turing_line, lang)
