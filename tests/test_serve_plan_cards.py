@@ -97,6 +97,26 @@ def test_nf4_serving_says_bitsandbytes_and_awq_asks_for_the_quantized_repo() -> 
     assert "--quantization awq" in text and "-AWQ" in text
     _, text = _serve("serve llama-3.1-8b awq to 30 users", "en")  # no vendor AWQ repo: the note
     assert "--quantization awq" in text and "pre-quantized repo" in text
+    # the note names the repo the command holds as the one to replace, in both languages
+    assert "in place of meta-llama/Llama-3.1-8B-Instruct above" in text
+    _, text = _serve("vllm 部署 llama-3.1-8b awq 30人")
+    assert "把上面命令里的「meta-llama/Llama-3.1-8B-Instruct」换成" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "lang"),
+    [
+        ("vllm 部署 qwen3-14b-awq 组里25个人用 上下文4k 要几张 a5500", "zh"),
+        ("serve qwen3-14b-awq with vllm for 25 people, 4k context, how many a5500", "en"),
+    ],
+)
+def test_qwen3_awq_is_served_from_qwens_own_awq_repo(line: str, lang: str) -> None:
+    """Qwen publishes the Qwen3 dense models as AWQ checkpoints (catalog quantized_repos):
+    the command loads Qwen/Qwen3-14B-AWQ, not the 16-bit repo, and no note contradicts it."""
+    _, text = _serve(line, lang)
+    assert "vllm serve Qwen/Qwen3-14B-AWQ " in text
+    assert "vllm serve Qwen/Qwen3-14B " not in text
+    assert "pre-quantized repo" not in text and "预量化" not in text
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
