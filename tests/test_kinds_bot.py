@@ -59,7 +59,7 @@ async def test_each_kind_gets_its_own_answer_in_a_private_chat(
         (EN, "budget 5000 euros buy a server", "no prices in EUR"),
         (EN, "buy a gpu for 300 dollars", "not enough"),
         (ZH, "昇腾 310p 能跑什么模型", "我不认识「昇腾 310p」"),
-        (EN, "arc a770 16g what can it run", "I don't know “arc a770”"),
+        (EN, "arc b580 12g what can it run", "I don't know “arc b580”"),
         # each bad budget in the other language too
         (EN, "budget 0 build a server", "above zero"),
         (ZH, "预算-3万 买卡", "预算要大于 0"),

@@ -572,7 +572,7 @@ def test_a_video_frame_count_is_read_and_kept_in_the_canonical_line(
         ("华为Ascend 310P卡是否支持部署qwen2.5-72B", "华为 ascend 310p"),
         ("radeon rx 7800xt 能跑 qwen2.5-14b 吗", "radeon rx 7800xt"),
         ("radeon rx 7900xtx 能跑 qwen2.5-14b 吗", None),  # in the catalog (gpus_owned.toml)
-        ("can my Arc A770 run llama 3 8b", "arc a770"),
+        ("can my Arc B580 run llama 3 8b", "arc b580"),
         ("寒武纪 MLU370 跑 glm-4-9b", "寒武纪 mlu370"),
         ("qwen2.5-7b 需要什么显卡", None),  # no card named: nothing to flag
         ("昇腾910B 能跑 qwen2.5-72b 吗", None),  # a catalog card is answered, not flagged

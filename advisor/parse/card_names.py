@@ -170,7 +170,7 @@ def resolve_card(name: str, mem: str | None = None) -> tuple[GpuSpec | None, flo
     if mem and as_smi_shows(spec, float(mem)):
         return spec, None  # "L40(45GB)": the card's 48 GB as nvidia-smi shows it, in GiB
     if mem and round(spec.vram_gb) != int(mem):
-        sibling = _sibling_with_memory(spec, int(mem))
+        sibling = sibling_with_memory(spec, int(mem))
         if sibling is not None:
             return sibling, None
         return spec, float(mem)
@@ -188,7 +188,7 @@ def _spelled(spellings: dict[str, str], key: str) -> GpuSpec | None:
     return catalog.gpus()[gpu_id] if gpu_id else None
 
 
-def _sibling_with_memory(spec: GpuSpec, mem: int) -> GpuSpec | None:
+def sibling_with_memory(spec: GpuSpec, mem: int) -> GpuSpec | None:
     """rtx-3080-10gb asked as "3080 12g" -> rtx-3080-12gb: same name stem, that memory."""
     stem = re.sub(r"-\d+gb.*$", "", spec.id)
     sibling = re.compile(re.escape(stem) + r"(-\d+gb.*)?")  # not rtx-3060 -> rtx-3060-ti

@@ -8,7 +8,14 @@ from functools import cache
 
 from advisor import catalog
 from advisor.parse import vocab
-from advisor.parse.card_names import EDGE, count_number, count_word, set_card, set_memory_only
+from advisor.parse.card_names import (
+    EDGE,
+    count_number,
+    count_word,
+    set_card,
+    set_memory_only,
+    sibling_with_memory,
+)
 from advisor.parse.scan import Reading, Scan
 
 _LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔记本)"
@@ -23,7 +30,12 @@ _LAPTOP_CARD = (
 @cache
 def _laptop_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     laptops = _LAPTOPS.format(words=count_word())
-    after = re.compile(rf"{EDGE}{laptops}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?", re.I)
+    after = re.compile(
+        rf"{EDGE}{laptops}{_LAPTOP_CARD}\s*(?:gpu\s*)?{_LAPTOP}(?:\s*gpu)?"
+        # its memory after the laptop word: "rtx 3050 laptop 6g"
+        r"(?:\s*(?P<mem_after>\d{1,2})\s*g(?:b|ib)?(?![a-z0-9]))?",
+        re.I,
+    )
     before = re.compile(
         rf"{laptops}{_LAPTOP}\s*(?:gpu|上的?|的|是|用)?\s*{EDGE}{_LAPTOP_CARD}", re.I
     )
@@ -49,11 +61,14 @@ def laptop_card(s: Scan, r: Reading) -> int | None:
         assert m is not None  # a card is read only from a match
         laptops = count_number(m.group("laptops")) if m.group("laptops") else 1
         if card.get("id") in catalog.gpus():
-            mem = m.group("mem")
-            odd = float(mem) if mem and int(mem) != card["gb"] else None
-            set_card(r, (catalog.gpus()[card["id"]], odd))
+            mem = m.group("mem") or m.groupdict().get("mem_after")
+            spec = catalog.gpus()[card["id"]]
+            board = sibling_with_memory(spec, int(mem)) if mem and int(mem) != card["gb"] else None
+            odd = float(mem) if mem and int(mem) != card["gb"] and board is None else None
+            set_card(r, (board or spec, odd))
             return laptops
-        set_memory_only(r, (card["name"], float(m.group("mem") or card["gb"])))
+        mem = m.group("mem") or m.groupdict().get("mem_after")
+        set_memory_only(r, (card["name"], float(mem or card["gb"])))
         return laptops
     return None
 

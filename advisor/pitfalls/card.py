@@ -272,10 +272,12 @@ def overprovisioned(
 
 
 def stack_note(gpu: GpuSpec | None, owned: bool) -> list[Pitfall]:
-    """The card's software stack: ROCm on AMD; else check the image's CUDA before renting,
+    """The card's software stack: ROCm on AMD, SYCL / XPU on Intel; else check the image's CUDA before renting,
     not said of a card one owns that no platform rents (a Mac, a P40)."""
     if gpu is not None and gpu.vendor == "AMD":
         return [pitfall("rocm_stack", gpu=gpu.name)]  # its stack, not CUDA's
+    if gpu is not None and gpu.vendor == "Intel":
+        return [pitfall("intel_stack", gpu=gpu.name)]  # SYCL / XPU, no CUDA kernels
     if not (owned and gpu is not None and not gpu.rentable):
         # "before renting, check the image": not said of a Mac or a P40 one owns
         return [pitfall("cuda_compat")]
