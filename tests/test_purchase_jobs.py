@@ -137,3 +137,35 @@ def test_a_purchase_naming_two_models_sizes_each_job_as_asked(
     said = "在这套卡上" if lang == "zh" else "on these cards"
     assert sum(said in ln for ln in text.splitlines()) == len(jobs), text
     assert "训练 Wan" not in title and "train Wan" not in title, title
+
+
+SERVE_AND_TRAIN = {
+    # "sd", SDXL's family name, was found inside "usd" before the Llama: the line was cut
+    # there and the two models' tasks swapped (70B LoRA fine-tuning + SDXL inference), and
+    # the 20 users dropped with the serving
+    "en": "budget 15k usd: need to serve llama-3.3-70b awq to 20 users and do sdxl lora training, which gpus?",
+    "zh": "预算10万 部署 qwen2.5-72b awq 给 20 人用 再加 sdxl lora 训练",
+}
+SERVE_AND_TRAIN_TITLE = {
+    "en": ("Llama 3.3 70B inference for 20 users (", "Stable Diffusion XL 1.0 LoRA fine-tuning ("),
+    "zh": ("Qwen2.5 72B 推理、20 人用（", "Stable Diffusion XL 1.0 LoRA 微调（"),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_job_keeps_its_own_verb_and_users(lang: str) -> None:
+    parsed = parse_query(SERVE_AND_TRAIN[lang])
+    assert parsed.workload is not None and parsed.workload.mode.value == "inference"
+    assert parsed.workload.users == 20
+    assert parsed.second_job == ("sdxl", "lora")
+    title = _answer(SERVE_AND_TRAIN[lang], lang).splitlines()[0]
+    assert all(job in title for job in SERVE_AND_TRAIN_TITLE[lang]), title
+    assert "70B LoRA" not in title and "SDXL 1.0 inference" not in title, title
+
+
+@pytest.mark.parametrize("currency", ["usd", "USD"])
+def test_a_model_family_inside_another_word_is_not_that_model(currency: str) -> None:
+    line = f"budget 20000 {currency} serve qwen2.5-72b awq to 30 users plus flux lora training"
+    parsed = parse_query(line)
+    assert parsed.workload is not None and parsed.workload.mode.value == "inference"
+    assert parsed.second_job == ("flux.1-dev", "lora")

@@ -234,9 +234,10 @@ def _answer_fields(
             "electricity_cny_per_kwh" if priced_in == "CNY" else "electricity_usd_per_kwh"
         ],
     }
-    workload, _, jobs = _jobs(parsed, priced_in)
+    workload, runs, jobs = _jobs(parsed, priced_in)
     if jobs:
         base["jobs"] = jobs
+        base["job_users"] = [r.users if not r.mode.is_training else None for r in runs]
     base["training"] = workload is not None and workload.mode.is_training
     # a bare "量化": the file and program the plan is sized for (parse/platform.py)
     base["quantized_as"] = next(

@@ -72,6 +72,9 @@ class PurchaseAnswer(BaseModel):
     # (size "32B" or model name, Mode value, GiB as asked), in the order written; the plan is
     # sized for the one needing the most memory (purchase.heaviest_job / model_jobs)
     jobs: list[tuple[str, str, float]] = []
+    # each job's people served ("serve llama-3.3-70b to 20 users and sdxl lora training": 20
+    # and None), in the order of `jobs`
+    job_users: list[int | None] = []
     # each job on the plan's cards: (fits with the guide's headroom, low-VRAM recipe or None,
     # the lighter form it needs: None, "four_bit" or "optimizer_8bit")
     job_fits: list[tuple[bool, str | None, str | None]] = []

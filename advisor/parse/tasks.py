@@ -129,7 +129,7 @@ def _two_models(r: Reading, text: str, second: str) -> tuple[str, str] | None:
     if r.spec is None or other_spec is None:
         return None
     low = text.lower()
-    first, other = low.find(r.spec.family.lower()), low.find(other_spec.family.lower())
+    first, other = _name_at(low, r.spec.family), _name_at(low, other_spec.family)
     if first < 0 or other < 0:
         return None
     a, b = sorted((first, other))
@@ -140,6 +140,13 @@ def _two_models(r: Reading, text: str, second: str) -> tuple[str, str] | None:
     cut = joins[-1].start() if joins else b
     earlier, later = low[:cut], low[cut:]
     return (earlier, later) if first < other else (later, earlier)
+
+
+def _name_at(low: str, family: str) -> int:
+    """Where a family's name starts a word: "sd" is SDXL's in "sdxl lora", not the "sd" of
+    "15k usd" (which put SDXL before Llama and swapped the two models' tasks); -1: absent."""
+    m = re.search(rf"(?<![a-z0-9]){re.escape(family.lower())}", low)
+    return m.start() if m else -1
 
 
 _JOIN = re.compile(r"\band\b|\bplus\b|和|与|及|以及|还有|[,，+;；、]")
