@@ -29,6 +29,11 @@ def _answer(line: str, lang: str) -> str:
         ("unsloth qlora gemma-3-4b on an rtx 3050 laptop 6g", "rtx-3050-laptop-6gb", 6),
         ("unsloth qlora gemma-3-4b on an rtx 3050 laptop", "rtx-3050-laptop", 4),
         ("3050 笔记本 6g 跑 qwen2.5-3b", "rtx-3050-laptop-6gb", 6),
+        (
+            "unsloth qlora gemma-3-4b-it on a 6gb rtx 3050 laptop, seq 2048",
+            "rtx-3050-laptop-6gb",
+            6,
+        ),
         ("intel arc a770 16g ollama qwen2.5-14b q4_k_m", "arc-a770", 16),
     ],
 )
@@ -64,3 +69,9 @@ def test_qlora_on_the_arc_is_refused_for_bitsandbytes() -> None:
 def test_an_intel_card_the_catalog_lacks_stays_unknown() -> None:
     parsed = parse_query("intel arc b580 12g 跑 qwen2.5-7b")
     assert parsed.gpu_id is None and parsed.unknown_card == "intel arc b580"
+
+
+def test_a_size_before_a_laptop_card_is_its_memory_only_where_the_part_has_it() -> None:
+    """ "我的笔记本 32g 4060": 32 GB is the laptop's RAM, never a 32 GB card."""
+    parsed = parse_query("我的笔记本 32g 4060 跑 qwen2.5-7b")
+    assert parsed.gpu_id == "rtx-4060-laptop" and parsed.vram_gib is None

@@ -22,6 +22,8 @@ _LAPTOP = r"(?:laptop|notebook|mobile|移动版|笔记本版|笔记本电脑|笔
 # "2x 4090 laptop", "2台笔记本 4060", "两台 4060 笔记本": two laptops, one GPU each
 _LAPTOPS = r"(?:(?P<laptops>\d{{1,2}}|{words})\s*[x×*台张]\s*)?"
 _LAPTOP_CARD = (
+    # its memory may come first: "a 6gb rtx 3050 laptop"
+    r"(?:(?P<mem_before>\d{1,2})\s*g(?:b|ib)?\s+)?"
     r"(?:nvidia\s*|geforce\s*|rtx\s*)*(?P<name>[2-5]0[5-9]0(?:\s?ti)?)"
     r"(?:\s*(?P<mem>\d{1,2})\s*g(?:b|ib)?(?![a-z0-9]))?"
 )
@@ -61,16 +63,31 @@ def laptop_card(s: Scan, r: Reading) -> int | None:
         assert m is not None  # a card is read only from a match
         laptops = count_number(m.group("laptops")) if m.group("laptops") else 1
         if card.get("id") in catalog.gpus():
-            mem = m.group("mem") or m.groupdict().get("mem_after")
+            mem = _memory(m, card)
             spec = catalog.gpus()[card["id"]]
             board = sibling_with_memory(spec, int(mem)) if mem and int(mem) != card["gb"] else None
             odd = float(mem) if mem and int(mem) != card["gb"] and board is None else None
             set_card(r, (board or spec, odd))
             return laptops
-        mem = m.group("mem") or m.groupdict().get("mem_after")
+        mem = _memory(m, card)
         set_memory_only(r, (card["name"], float(mem or card["gb"])))
         return laptops
     return None
+
+
+def _memory(m: re.Match[str], card: dict) -> str | None:
+    """The memory written with a laptop card: after its name or the laptop word; before the
+    name ("a 6gb rtx 3050 laptop") only where it is a board of that part in the catalog
+    ("我的笔记本 32g 4060" is the laptop's RAM, never a 32 GB card)."""
+    mem = m.group("mem") or m.groupdict().get("mem_after")
+    before = m.group("mem_before")
+    if mem or not before:
+        return mem
+    spec = catalog.gpus().get(card.get("id", ""))
+    is_board = int(before) == card["gb"] or (
+        spec is not None and sibling_with_memory(spec, int(before)) is not None
+    )
+    return before if is_board else None
 
 
 @cache
