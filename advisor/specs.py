@@ -59,6 +59,11 @@ class DiffusionSpec(BaseModel):
     # The authors' own inference script the entry is sized for, where it is not a diffusers
     # pipeline (Cosmos-Predict1's text2world.py): said in place of "runtime: diffusers".
     own_script: str | None = None
+    # The authors' script serves the text encoders and the VAE from another process on
+    # another GPU and keeps only the denoiser on the card it runs on (Step-Video-T2V's
+    # run_parallel.py with api/call_remote_server.py): their weights and the decode are not
+    # on that card. The value names the server script (said in the answer).
+    served_elsewhere: str | None = None
     # The denoiser's real shape, from its config: transformer blocks and the attention's
     # inner width (heads x head_dim). Without them training sizes it from the parameter
     # count (12 x hidden^2 per block), which misses DiTs whose head_dim is not 128 or whose

@@ -1,7 +1,7 @@
 """An image or video model the catalog lacks is said unknown, with the nearest names and a
 request for its size, never answered as the default model: "step-video-t2v 544x992 204帧
-h100" was answered for SDXL (its "video" and "t2v" read as task words, the rest left over,
-and an image task with no model read took SDXL)."""
+h100", before the catalog held Step-Video-T2V, was answered for SDXL (its "video" and "t2v"
+read as task words, the rest left over, and an image task with no model read took SDXL)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from advisor.render import render
 @pytest.mark.parametrize(
     ("line", "name"),
     [
-        ("step-video-t2v 544x992 204帧 h100 能跑吗", "step-video-t2v"),
+        ("magi-1-t2v 544x992 204帧 h100 能跑吗", "magi-1-t2v"),
         ("kolors-3 4090 出图", "kolors-3"),
         ("pixart-omega text to image on a 4090", "pixart-omega"),
         ("vidu-2 t2v 720p on an h100", "vidu-2"),

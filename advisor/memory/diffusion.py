@@ -157,6 +157,11 @@ def _pipeline_memory(
         decode_values=decode_values,
         decode_key=decode_key(w, video.geometry(spec.id) is not None),
     )
+    if d.served_elsewhere:
+        # the encoders and the VAE run in the authors' server process on another GPU: the
+        # card holds the denoiser alone (prompt embeddings and latents cross over the API)
+        p.te_w, p.vae_w, p.decode = [], 0.0, 0.0
+        acc.assume("served_elsewhere", d.served_elsewhere)
     if d.prompt_upsampler_params_b and not w.prompt_upsampler_off:
         p.upsampler_w = d.prompt_upsampler_params_b * 1e9 * 2
         acc.assume("prompt_upsampler", f"{d.prompt_upsampler_params_b:g}B")

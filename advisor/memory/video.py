@@ -51,6 +51,11 @@ class VideoGeometry(BaseModel):
     # A pipeline whose decode chunk is a setting that defaults to every frame
     # (StableVideoDiffusionPipeline decode_chunk_size): the answer says it decodes them all.
     chunk_setting: bool = False
+    # A pipeline that turns every whole group of `frame_group` frames into
+    # `group_latent_frames` latent frames and drops the rest (Step-Video-T2V
+    # StepVideoPipeline.prepare_latents: max(num_frames // 17 * 3, 1)); 0: causal, as above.
+    frame_group: int = 0
+    group_latent_frames: int = 0
 
 
 @dataclass
@@ -89,7 +94,10 @@ def geometry(model_id: str | None) -> VideoGeometry | None:
 
 def latent_frames(g: VideoGeometry, frames: int) -> int:
     """Causal video VAEs keep the first frame and compress the rest: 1 + (F - 1) / t; a
-    pipeline with even_frames_whole compresses an even count whole: F / t."""
+    pipeline with even_frames_whole compresses an even count whole: F / t; one with a
+    frame group makes group_latent_frames of each whole group (the rest dropped)."""
+    if g.frame_group:
+        return max(frames // g.frame_group * g.group_latent_frames, 1)
     if g.even_frames_whole and frames % 2 == 0:
         return math.ceil(frames / g.temporal)
     return 1 + math.ceil(max(frames - 1, 0) / g.temporal)
