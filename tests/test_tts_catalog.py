@@ -48,10 +48,10 @@ def test_each_entry_holds_its_parts_at_its_scripts_precision() -> None:
 
 def test_each_entry_says_what_was_read_in_its_repository() -> None:
     tts = [m for m in catalog.models().values() if m.family == "tts"]
-    assert len(tts) == 7
+    assert len(tts) == 8
     for m in tts:
         assert m.verified and "repository" in m.verified, m.id
-        assert "@" in m.source and "2026-12-07" in m.source, m.id
+        assert "@" in m.source and ("2026-12-07" in m.source or "2026-12-08" in m.source), m.id
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -145,3 +145,25 @@ def test_a_tts_answer_has_no_context_grid(lang: str, grid: str) -> None:
     # its sequence is the speech it generates, not a 4k / 32k / 128k context to pick
     assert grid not in plain_answer("f5-tts 推理 3060", lang)
     assert grid in plain_answer("qwen2.5-7b 推理 3060", lang)
+
+
+def test_megatts3_is_its_gpu_parts_with_a_flow_dit() -> None:
+    # bytedance/MegaTTS3 @f506233: DiT backbone 0.45B (readme), G2P a Qwen2.5-0.5B (0.49B),
+    # Whisper-style aligner 6+6 x 512 (~0.05B), WaveVAE 0.256B counted from wavvae_v3.py's
+    # modules, duration LM ~0.1B; all loaded without a cast (fp32), the DiT 24 x 1024, FFN
+    # 2048, 25 Hz WaveVAE latents
+    mt = _model("megatts3")
+    assert mt.params_b == pytest.approx(0.45 + 0.49 + 0.05 + 0.256 + 0.1, abs=0.02)
+    assert mt.default_format == "fp32"
+    assert mt.arch is not None and (mt.arch.layers, mt.arch.hidden) == (24, 1024)
+    assert mt.arch.intermediate == 2048 and not mt.arch.gated_mlp
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_megatts3_gets_a_sized_answer_without_a_kv_cache(lang: str) -> None:
+    q = "megatts3 推理 3060 够吗" if lang == "zh" else "megatts3 inference on a 3060, enough?"
+    parsed = parse_query(q)
+    assert parsed.ok and parsed.workload is not None and parsed.workload.model == "megatts3"
+    text = plain_answer(q, lang)
+    assert "MegaTTS 3" in text and "tts/infer_cli.py" in text
+    assert "KV" not in text and "tok/s" not in text

@@ -53,7 +53,7 @@ def allocate_flow(s: InferenceSetup, acc: Breakdown) -> int:
         + coefficient("transformers", "prefill_mlp_buffers") * mlp_width(arch)
     ) * s.act_bytes
     frames = s.batch * s.context
-    return allocated + acc.add(
+    allocated += acc.add(
         "activations",
         guidance * frames * per_frame,
         f"{guidance} x {frames} mel frames x {per_frame / 1024:.0f} KiB (DiT, no KV cache)",
@@ -61,6 +61,36 @@ def allocate_flow(s: InferenceSetup, acc: Breakdown) -> int:
         guidance=guidance,
         frames=frames,
         kib_per_frame=round(per_frame / 1024, 1),
+    )
+    return allocated + _waveform_decode(row, s, acc)
+
+
+def _waveform_decode(row: dict[str, Any], s: InferenceSetup, acc: Breakdown) -> int:
+    """The decoder that turns a flow model's latents into audio, where its program runs one
+    on the GPU (data/models/tts.toml [tts.<id>.waveform_decoder]): its working set over the
+    samples of the frames decoded (prompt and speech together) at the precision the program
+    runs it in, and the copy of its conv weights that torch's weight_norm pre-hook
+    recomputes and keeps from the first decode on."""
+    dec = row.get("waveform_decoder")
+    if dec is None:
+        return 0
+    seconds = s.batch * s.context / float(row["tokens_per_second"])
+    nbytes = int(dec["bytes_per_value"])
+    working = seconds * int(dec["sample_rate"]) * int(dec["values_per_sample"]) * nbytes
+    copy = float(dec["weight_copy_b"]) * 1e9 * nbytes
+    return acc.add(
+        "waveform_decode",
+        working + copy,
+        f"{seconds:.0f} s x {dec['sample_rate']} Hz x {dec['values_per_sample']} values"
+        f" x {nbytes} B + {dec['weight_copy_b']}B recomputed weights",
+        key="waveform_decode",
+        seconds=round(seconds, 1),
+        sample_rate=int(dec["sample_rate"]),
+        values=int(dec["values_per_sample"]),
+        bytes_per_value=nbytes,
+        working_gib=round(working / 2**30, 2),
+        copy_b=float(dec["weight_copy_b"]),
+        copy_gib=round(copy / 2**30, 2),
     )
 
 
