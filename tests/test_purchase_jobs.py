@@ -169,3 +169,33 @@ def test_a_model_family_inside_another_word_is_not_that_model(currency: str) -> 
     parsed = parse_query(line)
     assert parsed.workload is not None and parsed.workload.mode.value == "inference"
     assert parsed.second_job == ("flux.1-dev", "lora")
+
+
+# Two jobs ordered by "再" / "然后" / "then", or with no joining word at all: the line was cut
+# at the later name, so its training word went to the earlier model (70B LoRA fine-tuning,
+# the 20 users dropped with the serving)
+ORDERED_JOBS = [
+    ("zh", "预算10万人民币 要部署 llama-3.3-70b awq 给20人用 再训练 sdxl lora"),
+    ("zh", "预算10万 部署 llama-3.3-70b awq 给20人用 然后训练 sdxl lora"),
+    ("zh", "预算10万 部署 llama-3.3-70b awq 给20人用 训练 sdxl lora"),
+    ("zh", "预算10万 先训练 sdxl lora 再部署 llama-3.3-70b awq 给20人用"),
+    ("en", "budget 15k usd: serve llama-3.3-70b awq for 20 users then train sdxl lora"),
+    ("en", "budget 15k usd: serve llama-3.3-70b awq to 20 users, also train a sdxl lora"),
+    ("en", "budget 15k usd: serve llama-3.3-70b awq to 20 users train sdxl lora"),
+    ("en", "budget 15k usd: train sdxl lora then serve llama-3.3-70b awq to 20 users"),
+]
+ORDERED_TITLE = {
+    "en": ("Llama 3.3 70B inference for 20 users (", "Stable Diffusion XL 1.0 LoRA fine-tuning ("),
+    "zh": ("Llama 3.3 70B 推理、20 人用（", "Stable Diffusion XL 1.0 LoRA 微调（"),
+}
+
+
+@pytest.mark.parametrize(("lang", "line"), ORDERED_JOBS)
+def test_jobs_in_order_or_unjoined_keep_their_own_verbs(lang: str, line: str) -> None:
+    parsed = parse_query(line)
+    assert parsed.workload is not None and parsed.workload.mode.value == "inference"
+    assert parsed.workload.users == 20
+    assert parsed.second_job == ("sdxl", "lora")
+    title = _answer(line, lang).splitlines()[0]
+    assert all(job in title for job in ORDERED_TITLE[lang]), title
+    assert "70B LoRA" not in title, title

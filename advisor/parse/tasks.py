@@ -137,7 +137,7 @@ def _two_models(r: Reading, text: str, second: str) -> tuple[str, str] | None:
     # fine-tune qwen": the words after the last joining word between the two names are the
     # later name's job, the words before it the earlier name's (a verb may come first)
     joins = list(_JOIN.finditer(low, a, b))
-    cut = joins[-1].start() if joins else b
+    cut = joins[-1].start() if joins else _verb_before(low, a, b)
     earlier, later = low[:cut], low[cut:]
     return (earlier, later) if first < other else (later, earlier)
 
@@ -149,7 +149,26 @@ def _name_at(low: str, family: str) -> int:
     return m.start() if m else -1
 
 
-_JOIN = re.compile(r"\band\b|\bplus\b|和|与|及|以及|还有|[,，+;；、]")
+# Joining words, and the words that order two jobs ("…给20人用 再训练 sdxl lora", "serve
+# llama to 20 users then train sdxl lora"): without them the line was cut at the later name
+# and its training word went to the earlier model.
+_JOIN = re.compile(
+    r"\b(?:and|plus|then|also|as well as|after that)\b"
+    r"|和|与|及|以及|还有|再|然后|接着|之后|另外|同时|并且|顺便|[,，+;；、]"
+)
+
+
+def _verb_before(low: str, a: int, b: int) -> int:
+    """With no joining word between the names, a task word written just before the later
+    name is that one's ("部署 llama-3.3-70b 给20人用 训练 sdxl lora"): the cut is where it
+    starts; else at the later name."""
+    starts = [
+        m.start()
+        for p, _mode in _groups("mode")
+        for m in p.finditer(low, a, b)
+        if not low[m.end() : b].strip(" -_")
+    ]
+    return min(starts) if starts else b
 
 
 def _runs(words: str) -> bool:
