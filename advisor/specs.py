@@ -126,6 +126,31 @@ class DiffusionSpec(BaseModel):
     unet_temporal_twins: bool = False
 
 
+class VideoStateSpec(BaseModel):
+    """What a streaming video segmenter keeps on the GPU for a clip (SAM 2's
+    SAM2VideoPredictor inference state; data/models/sam2.toml says where each figure comes
+    from): every frame's pixels, resized to image_size and stored in fp32, and per tracked
+    frame and object its memory features (mem_dim channels at image_size / backbone_stride,
+    bf16), its low-resolution mask logits (image_size / mask_downscale, fp32) and its
+    object pointer (obj_ptr_dim, fp32)."""
+
+    image_size: int
+    mem_dim: int
+    backbone_stride: int
+    mask_downscale: int
+    obj_ptr_dim: int
+
+    @property
+    def frame_bytes(self) -> int:
+        return 3 * self.image_size**2 * 4
+
+    @property
+    def tracked_frame_bytes(self) -> int:
+        side = self.image_size // self.backbone_stride
+        mask = self.image_size // self.mask_downscale
+        return self.mem_dim * side * side * 2 + mask * mask * 4 + self.obj_ptr_dim * 4
+
+
 class ModelSpec(BaseModel):
     id: str
     name: str
@@ -143,6 +168,7 @@ class ModelSpec(BaseModel):
     arch: Architecture | None = None
     diffusion: DiffusionSpec | None = None
     activation_bytes_per_sample: int | None = None
+    video_state: VideoStateSpec | None = None
     reference_input: int | None = None
     # Classes of the head the activation figure was measured with (a segmentor's logits
     # and loss grow with them: data/classic_activations.toml [segmentation_classes]).

@@ -485,7 +485,8 @@ def test_a_count_per_hour_without_money_is_not_a_budget():
 
 
 def test_families_added_read_as_themselves_not_as_neighbours():
-    """InternVL is not InternLM; SAM 2 (no memory model yet) is said so, in both languages."""
+    """InternVL is not InternLM; SAM 2 is itself (the catalog's SAM 2.1 Hiera-L), never SAM
+    ViT-H; a model still without a memory model is said so, in both languages."""
     from advisor.render import render
 
     p = parse_query("internvl2-8b 推理")
@@ -493,10 +494,12 @@ def test_families_added_read_as_themselves_not_as_neighbours():
     assert parse_query("minicpm-v 2.6 推理").workload.model == "minicpm-v-2.6"
     assert parse_query("yolov5s 训练 coco").workload.image_width == 640
     sam2 = parse_query("sam2 推理 3060")
-    assert sam2.error is not None and sam2.error.code == "not_estimated"
+    assert sam2.ok and sam2.workload.model == "sam2.1-hiera-large"
+    cascade = parse_query("stable cascade 出图 3060")
+    assert cascade.error is not None and cascade.error.code == "not_estimated"
     for lang in ("zh", "en"):
-        text = render("error", lang, plain=True, error=sam2.error, parsed=sam2)
-        assert "SAM 2" in text and "sam vit-h" in text
+        text = render("error", lang, plain=True, error=cascade.error, parsed=cascade)
+        assert "Stable Cascade" in text
 
 
 def test_task_words_read_as_an_expert_would_and_say_so():

@@ -28,6 +28,7 @@ from advisor.memory.classic_inputs import (
 from advisor.memory.resolve import default_format
 from advisor.memory.terms import Breakdown, finish
 from advisor.memory.training_recipe import optimizer_state_bytes_per_param
+from advisor.memory.video_state import tracking_state
 from advisor.models.choices import Kind, Optimizer, Parallelism
 from advisor.models.estimate import Estimate
 from advisor.models.result import ResolvedModel
@@ -177,6 +178,7 @@ def estimate_classic_cnn(
             key="activations.inference_small",
             batch=batch,
         )
+        allocated += tracking_state(w, spec, acc)
     return finish(
         acc, allocated, w, w.mode.is_training, family_band(Kind.classic, w.mode.is_training)
     )
