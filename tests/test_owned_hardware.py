@@ -66,7 +66,7 @@ def _blocked(line: str, **change: object) -> list[str]:
 
 def test_runtimes_that_cannot_run_on_the_platform_are_blockers() -> None:
     # no CUDA on Apple: vLLM is not a runtime there, nor bitsandbytes' QLoRA
-    assert "cuda_only_runtime" in _blocked("m2 max 64gb qwen2.5-7b vllm")
+    assert "vllm_needs_cuda_rocm_or_xpu" in _blocked("m2 max 64gb qwen2.5-7b vllm")
     assert "bitsandbytes_needs_cuda" in _blocked("m2 max 64gb qwen2.5-7b qlora")
     # AWQ / GPTQ kernels are CUDA's (vLLM's ROCm build has none)
     assert "awq_gptq_need_cuda" in _blocked("7900xtx qwen2.5-14b awq")
