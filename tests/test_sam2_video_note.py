@@ -64,3 +64,23 @@ def test_a_question_with_a_clip_length_gets_a_figure(line: str, lang: str) -> No
     r = estimate(w)
     assert r.estimate is not None and "video_frames" in r.estimate.breakdown
     assert w.batch_size in (None, 1)
+
+
+def _note_codes(line: str) -> set[str]:
+    from advisor.pitfalls.model import video_state_unsized
+
+    parsed = parse_query(line)
+    assert parsed.ok and parsed.workload is not None
+    return {p.code for p in video_state_unsized(estimate(parsed.workload))}
+
+
+def test_without_a_clip_length_the_answer_says_what_a_video_adds() -> None:
+    # 3 x 1024^2 x 4 B = 12 MiB a frame; 787,456 B = 769 KiB a tracked frame and object
+    assert _note_codes("sam2.1 hiera large video segmentation on a 12gb rtx 2060") == {
+        "video_state_unsized"
+    }
+    assert _note_codes("sam2.1 视频分割 300帧 2060 12g") == set()
+    from advisor.pitfalls.model import video_state_unsized
+
+    note = video_state_unsized(estimate(Workload(model=LARGE, mode="inference")))[0]
+    assert note.params == {"frame_mib": "12", "size": "1024", "tracked_kib": "769"}

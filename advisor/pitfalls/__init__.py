@@ -25,6 +25,7 @@ from advisor.pitfalls.model import (
     own_levers,
     stack_levers,
     vendor_long_context,
+    video_state_unsized,
 )
 from advisor.pitfalls.pitfall import pitfall
 from advisor.pitfalls.training import (
@@ -58,6 +59,7 @@ def find_pitfalls(
         out += card_pitfalls(result, gpu, pick) if card_notes is None else card_notes
         out += overprovisioned(result, gpu, pick, cheapest, owned)
     out += model_notes(result)
+    out += video_state_unsized(result)
     out += vendor_long_context(result, gpu, pick)
     out += kv_size_notes(result)
     out += serving_notes(result)

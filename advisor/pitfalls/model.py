@@ -107,3 +107,22 @@ def stack_levers(result: EstimateResult) -> list[Pitfall]:
             said = pitfall("stack_levers", {"text": {"zh": entry["zh"], "en": entry["en"]}})
             return [said.model_copy(update={"severity": entry.get("severity", said.severity)})]
     return []
+
+
+def video_state_unsized(result: EstimateResult) -> list[Pitfall]:
+    """A streaming video segmenter (SAM 2) asked with no clip length: the figure is one
+    image's, and the note says what a video adds per frame and the switches that hold it
+    (data/models/sam2.toml; advisor/memory/video_state.py counts them when frames are named)."""
+    w = result.workload
+    spec = find_model(result.model.id) if result.model.id else None
+    if spec is None or spec.video_state is None or w.video_frames or w.mode.is_training:
+        return []
+    s = spec.video_state
+    return [
+        pitfall(
+            "video_state_unsized",
+            frame_mib=f"{s.frame_bytes / 2**20:.0f}",
+            size=s.image_size,
+            tracked_kib=f"{s.tracked_frame_bytes / 1024:.0f}",
+        )
+    ]
