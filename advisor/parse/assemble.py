@@ -15,6 +15,7 @@ from advisor import catalog
 from advisor.models.choices import Kind, Mode, Offload
 from advisor.models.workload import Workload
 from advisor.parse import vocab
+from advisor.parse.apple_machines import without_mac_names
 from advisor.parse.backbone_depth import pick_depth
 from advisor.parse.data_size import place_data
 from advisor.parse.jobs import read_jobs
@@ -348,7 +349,7 @@ def _without_workload(s: Scan, r: Reading, kind: str, ignored: list[str]) -> Par
 
 
 def assemble(s: Scan, r: Reading) -> ParsedQuery:
-    ignored = leftovers(s)
+    ignored = without_mac_names(leftovers(s), r.gpu_id)
     kind = decide_kind(r, s.understood, unread=bool(ignored) and card_name_in(ignored) is None)
     if kind == "out_of_scope":
         check_unknown_model(r, ignored)  # "qwen2.8": a misspelt model, not small talk
