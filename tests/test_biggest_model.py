@@ -19,6 +19,9 @@ from advisor.recommend import card_with
         ("biggest model on 24G", None, 24.0),
         ("24g显存最大能跑多大的模型", None, 24.0),
         ("我的 4060 最多能跑多大", "rtx-4060", None),
+        # "LLM" for "model": was asked "Which model, or how big?"
+        ("i have an intel arc a770 16gb, what llms can i run?", "arc-a770", None),
+        ("which llm can i run on my 4060 8gb", "rtx-4060", None),
     ],
 )
 def test_the_biggest_model_question_is_a_fit_question(line, gpu_id, vram) -> None:
@@ -42,3 +45,11 @@ def test_the_cli_answers_per_precision_in_both_languages(capsys) -> None:
     assert main(["biggest model on 24G", "--lang", "zh"]) == 0
     zh = capsys.readouterr().out
     assert "推理，4k 上下文：BF16 8B" in zh and "vram-24g" not in zh
+
+
+def test_what_llms_can_i_run_lists_the_card_in_both_languages(capsys) -> None:
+    line = "i have an intel arc a770 16gb, what llms can i run?"
+    assert main([line]) == 0
+    assert "What fits on Intel Arc A770 16GB" in capsys.readouterr().out
+    assert main([line, "--lang", "zh"]) == 0
+    assert "Intel Arc A770 16GB 能跑什么" in capsys.readouterr().out
