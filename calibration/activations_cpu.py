@@ -363,6 +363,20 @@ def detr(batch: int, scale: float = 0.5) -> dict:
     return out | {"task": "detection", "backbone": "resnet50", "input": [h, w], "batch": batch}
 
 
+def _seven_boxes_batch(size: int, batch: int) -> dict:
+    """The Ultralytics trainer's batch for `batch` random images of `size` px with 7 COCO
+    boxes each (the same tensors, in the same order, under the same seed for every model)."""
+    g = torch.Generator().manual_seed(0)
+    n = 7 * batch
+    xy = 0.1 + torch.rand(n, 2, generator=g) * 0.6
+    return {
+        "img": torch.rand(batch, 3, size, size),
+        "cls": torch.randint(0, 80, (n, 1)).float(),
+        "bboxes": torch.cat([xy, 0.05 + torch.rand(n, 2, generator=g) * 0.2], 1),
+        "batch_idx": torch.arange(batch).repeat_interleave(7).float(),
+    }
+
+
 def yolo(cfg: str, size: int, batch: int) -> dict:
     """Ultralytics YOLO built from its bundled yaml (random weights), its own training loss
     (v8DetectionLoss: task-aligned assigner, BCE + CIoU + DFL) on 7 boxes per image."""
@@ -371,15 +385,7 @@ def yolo(cfg: str, size: int, batch: int) -> dict:
 
     model = DetectionModel(cfg, nc=80, verbose=False).train()
     model.args = get_cfg()
-    g = torch.Generator().manual_seed(0)
-    n = 7 * batch
-    xy = 0.1 + torch.rand(n, 2, generator=g) * 0.6
-    batch_dict = {
-        "img": torch.rand(batch, 3, size, size),
-        "cls": torch.randint(0, 80, (n, 1)).float(),
-        "bboxes": torch.cat([xy, 0.05 + torch.rand(n, 2, generator=g) * 0.2], 1),
-        "batch_idx": torch.arange(batch).repeat_interleave(7).float(),
-    }
+    batch_dict = _seven_boxes_batch(size, batch)
     out = count_step(model, lambda: model.loss(batch_dict)[0].sum())
     return out | {
         "task": "detection",
@@ -399,15 +405,7 @@ def rtdetr(cfg: str, size: int, batch: int) -> dict:
 
     model = RTDETRDetectionModel(cfg, nc=80, verbose=False).train()
     model.nc = 80  # set by the trainer from the data set (DetectionTrainer.set_model_attributes)
-    g = torch.Generator().manual_seed(0)
-    n = 7 * batch
-    xy = 0.1 + torch.rand(n, 2, generator=g) * 0.6
-    batch_dict = {
-        "img": torch.rand(batch, 3, size, size),
-        "cls": torch.randint(0, 80, (n, 1)).float(),
-        "bboxes": torch.cat([xy, 0.05 + torch.rand(n, 2, generator=g) * 0.2], 1),
-        "batch_idx": torch.arange(batch).repeat_interleave(7).float(),
-    }
+    batch_dict = _seven_boxes_batch(size, batch)
     out = count_step(model, lambda: model.loss(batch_dict)[0].sum())
     return out | {
         "task": "detection",
