@@ -377,14 +377,9 @@ def _seven_boxes_batch(size: int, batch: int) -> dict:
     }
 
 
-def yolo(cfg: str, size: int, batch: int) -> dict:
-    """Ultralytics YOLO built from its bundled yaml (random weights), its own training loss
-    (v8DetectionLoss: task-aligned assigner, BCE + CIoU + DFL) on 7 boxes per image."""
-    from ultralytics.cfg import get_cfg
-    from ultralytics.nn.tasks import DetectionModel
-
-    model = DetectionModel(cfg, nc=80, verbose=False).train()
-    model.args = get_cfg()
+def _ultralytics_step(model, cfg: str, size: int, batch: int) -> dict:
+    """One training step of an Ultralytics model on that batch, through its own loss as its
+    trainer calls it, with the setup the catalog row records."""
     batch_dict = _seven_boxes_batch(size, batch)
     out = count_step(model, lambda: model.loss(batch_dict)[0].sum())
     return out | {
@@ -394,6 +389,17 @@ def yolo(cfg: str, size: int, batch: int) -> dict:
         "batch": batch,
         "reference_input": size,
     }
+
+
+def yolo(cfg: str, size: int, batch: int) -> dict:
+    """Ultralytics YOLO built from its bundled yaml (random weights), its own training loss
+    (v8DetectionLoss: task-aligned assigner, BCE + CIoU + DFL) on 7 boxes per image."""
+    from ultralytics.cfg import get_cfg
+    from ultralytics.nn.tasks import DetectionModel
+
+    model = DetectionModel(cfg, nc=80, verbose=False).train()
+    model.args = get_cfg()
+    return _ultralytics_step(model, cfg, size, batch)
 
 
 def rtdetr(cfg: str, size: int, batch: int) -> dict:
@@ -405,15 +411,7 @@ def rtdetr(cfg: str, size: int, batch: int) -> dict:
 
     model = RTDETRDetectionModel(cfg, nc=80, verbose=False).train()
     model.nc = 80  # set by the trainer from the data set (DetectionTrainer.set_model_attributes)
-    batch_dict = _seven_boxes_batch(size, batch)
-    out = count_step(model, lambda: model.loss(batch_dict)[0].sum())
-    return out | {
-        "task": "detection",
-        "backbone": cfg,
-        "input": [size, size],
-        "batch": batch,
-        "reference_input": size,
-    }
+    return _ultralytics_step(model, cfg, size, batch)
 
 
 def yolov5_repo(cfg: str, size: int, batch: int) -> dict:
