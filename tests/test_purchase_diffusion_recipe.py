@@ -37,3 +37,34 @@ def test_a_diffusion_job_fits_several_cards_as_it_fits_one() -> None:
     assert parsed.workload is not None
     gpu = catalog.gpus()["rtx-3090"]
     assert fit_recipe(parsed.workload, gpu, 2) == fit_recipe(parsed.workload, gpu, 1)
+
+
+# A video model too big for a 48 GB card at 16 bits is planned with fp8 weights and text
+# encoders, the fit answer's first format change, before 4-bit (before: "✅ fits with 4-bit
+# weights (16-bit does not fit)" for Wan2.1-14B on an RTX A6000)
+WAN = [
+    (
+        "预算5万 组里主要跑wan2.1 14b 视频生成和flux lora训练 买啥卡",
+        "zh",
+        "按 fp8 权重和文本编码器装得下",
+    ),
+    (
+        "budget 50k CNY, group mainly runs wan2.1 14b video generation and flux lora training",
+        "en",
+        "fits with fp8 weights and text encoders",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "lang", "said"), WAN)
+def test_a_video_job_too_big_at_16_bits_is_planned_in_fp8_before_4_bit(
+    line: str, lang: str, said: str
+) -> None:
+    parsed = parse_query(line)
+    result = answer_kind(parsed, "CNY")
+    text = render("purchase", lang, plain=True, result=result, parsed=parsed)
+    wan = next(i for i, job in enumerate(result.jobs) if job[0].startswith("Wan"))
+    fit, _recipe, form = result.job_fits[wan]
+    assert fit and form == "fp8_weights", text
+    assert said in text, text
+    assert "4-bit 权重装得下" not in text and "fits with 4-bit" not in text, text

@@ -48,7 +48,15 @@ def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
     if not workload.mode.is_training:
         if workload.weights_format is not None:
             return []
-        return [(workload.model_copy(update={"weights_format": "int4"}), ["four_bit"])]
+        four = [(workload.model_copy(update={"weights_format": "int4"}), ["four_bit"])]
+        if workload.kind != Kind.diffusion:
+            return four
+        # A diffusion pipeline: the fit answer's first format change, fp8 weights and text
+        # encoders (recommend/fix_candidates.py DIFFUSION_QUANTIZE_FORMATS; published fp8
+        # checkpoints, ComfyUI float8_e4m3fn), its low-VRAM rungs (model offload) tried
+        # with it by purchase_fit.fit_recipe, before 4-bit.
+        fp8 = {"weights_format": "fp8", "text_encoder_format": "fp8"}
+        return [(workload.model_copy(update=fp8), ["fp8_weights"]), *four]
     adamw = workload.optimizer in (None, Optimizer.adamw)
     if workload.mode not in (Mode.full, Mode.pretrain) or not adamw:
         return []

@@ -76,10 +76,12 @@ class PurchaseAnswer(BaseModel):
     # and None), in the order of `jobs`
     job_users: list[int | None] = []
     # each job on the plan's cards: (fits with the guide's headroom, low-VRAM recipe or None,
-    # the lighter form it needs: None, "four_bit" or "optimizer_8bit")
+    # the lighter form it needs: None, "fp8_weights", "four_bit" or "optimizer_8bit")
     job_fits: list[tuple[bool, str | None, str | None]] = []
     sized_job: int = 0  # the job the plan is sized for (its index in `jobs`)
     four_bit: bool = False  # the model did not fit at 16 bits: planned for 4-bit weights
+    # a diffusion pipeline did not fit at 16 bits: planned for fp8 weights and text encoders
+    fp8_weights: bool = False
     # a full fine-tune did not fit on AdamW: planned with an 8-bit optimizer (paged AdamW 8-bit)
     optimizer_8bit: bool = False
     chunked_loss: bool = False  # with it, a chunked cross-entropy (no full fp32 logits)
@@ -195,6 +197,7 @@ class PurchaseAnswer(BaseModel):
                 "host_ram_gb": plan.host_ram_gb if plan else None,
                 "fits_workload": plan.fits_workload if plan else None,
                 "four_bit": self.four_bit,
+                "fp8_weights": self.fp8_weights,
                 "optimizer_8bit": self.optimizer_8bit,
                 "chunked_loss": self.chunked_loss,
                 "as_asked": _lines_json(self.as_asked),
