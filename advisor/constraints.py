@@ -34,6 +34,9 @@ class Requirement(BaseModel):
     # Applies to cards of these vendors only (empty: every card): FP8 off CUDA needs the
     # card's own FP8 (MI300-class), where on NVIDIA weight-only FP8 runs on older cards.
     only_on: list[str] = []
+    # The runtime itself does not run on the card, whatever the format (vLLM on a Pascal
+    # card or a Mac): the card's own LLM runtime is sized instead (recommend/fixes.py)
+    engine: bool = False
     source: str
     read_date: str
 
@@ -47,6 +50,12 @@ def _data() -> dict:
 @cache
 def requirements() -> tuple[Requirement, ...]:
     return tuple(Requirement(**r) for r in _data()["requirement"])
+
+
+@cache
+def engine_blocker_ids() -> frozenset[str]:
+    """The requirements that keep a runtime itself off a card (`engine = true`)."""
+    return frozenset(r.id for r in requirements() if r.engine)
 
 
 @cache

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 
+from advisor.architectures import architecture_of
 from advisor.catalog import GpuSpec
-from advisor.constraints import Requirement, applicable, blockers, tp_ok
+from advisor.constraints import Requirement, applicable, blockers, engine_blocker_ids, tp_ok
 from advisor.largest import largest
 from advisor.memory import CUDA_CONTEXT_BYTES
 from advisor.models.result import EstimateResult
@@ -77,7 +78,7 @@ def fixes_for(
         family = "vllm_flags" if kind in VLLM_FLAG_CODES else kind
         if family in seen_kinds and family in _LEAST_OF_EACH:
             continue  # the least change of each kind is the advice
-        if kind == "llamacpp" and "serving_engine_needs_volta" not in blockers(gpu, result):
+        if kind == "llamacpp" and not _llamacpp_route_runs(gpu, result):
             continue  # the route for a card the serving engine itself does not run on
         if _cannot_lower(code, result) and (
             result.estimate is None or result.estimate.total_bytes > cap
@@ -99,6 +100,15 @@ def fixes_for(
         if len(out) >= limit or (enough is not None and enough(out)):
             break
     return out
+
+
+def _llamacpp_route_runs(gpu: GpuSpec, result: EstimateResult) -> bool:
+    """The asked runtime itself does not run on the card (capabilities.toml `engine`) and
+    the card's stack is one data/architectures.toml describes, each with a llama.cpp
+    backend (CUDA, HIP, Metal, SYCL); a card it lacks (Ascend) keeps its port's advice."""
+    return architecture_of(gpu) is not None and bool(
+        engine_blocker_ids() & set(blockers(gpu, result))
+    )
 
 
 def _offload_fix(
