@@ -34,6 +34,7 @@ from advisor.memory.stacks import chunked_by_default
 from advisor.models.choices import Kind, Mode, Optimizer
 from advisor.models.workload import Workload
 from advisor.parse import Budget, ParsedQuery
+from advisor.recommend.fix_candidates import DIFFUSION_QUANTIZE_FORMATS
 
 
 def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
@@ -55,8 +56,9 @@ def _lighter(workload: Workload | None) -> list[tuple[Workload, list[str]]]:
         # encoders (recommend/fix_candidates.py DIFFUSION_QUANTIZE_FORMATS; published fp8
         # checkpoints, ComfyUI float8_e4m3fn), its low-VRAM rungs (model offload) tried
         # with it by purchase_fit.fit_recipe, before 4-bit.
-        fp8 = {"weights_format": "fp8", "text_encoder_format": "fp8"}
-        return [(workload.model_copy(update=fp8), ["fp8_weights"]), *four]
+        first = DIFFUSION_QUANTIZE_FORMATS[0]  # "fp8": the form the answer's "fp8_weights" names
+        lighter = {"weights_format": first, "text_encoder_format": first}
+        return [(workload.model_copy(update=lighter), ["fp8_weights"]), *four]
     adamw = workload.optimizer in (None, Optimizer.adamw)
     if workload.mode not in (Mode.full, Mode.pretrain) or not adamw:
         return []
